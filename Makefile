@@ -1,0 +1,93 @@
+# bpfprof: one binary, every BPF object embedded as a bpftool skeleton.
+BPFTOOL ?= bpftool
+CLANG   ?= clang
+CC      ?= cc
+OUT     := build
+
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+VMLINUX_DIR := vmlinux/$(ARCH)
+
+BPF_SRCS  := $(wildcard bpf/*.bpf.c)
+BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(OUT)/%.bpf.o,$(BPF_SRCS))
+SKELS     := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
+USER_SRCS := $(wildcard user/*.c)
+USER_OBJS := $(patsubst user/%.c,$(OUT)/%.o,$(USER_SRCS))
+# Everything but main(): unit tests link against it.
+LIB_OBJS  := $(filter-out $(OUT)/main.o,$(USER_OBJS))
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
+WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
+WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WORKLOAD_SRCS))
+
+CFLAGS  ?= -O2 -g
+CFLAGS  += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+	   -D_GNU_SOURCE -Iinclude -Iuser -I$(OUT)
+LDLIBS  := -lbpf -ldw -lelf -lz -ldl -lm -lpthread
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(VMLINUX_DIR) -Iinclude -Ibpf \
+	      -Wall -Wno-unused-function -Wno-compare-distinct-pointer-types
+
+.PHONY: all clean deps test unit integration demo bench workloads
+all: bpfprof
+
+bpfprof: $(USER_OBJS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(OUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.bpf.h) $(wildcard include/*.h) $(VMLINUX_DIR)/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUT)/%.skel.h: $(OUT)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+# Every user object may include any skeleton or shared header; rebuilding all of them is cheap.
+$(OUT)/%.o: user/%.c $(wildcard user/*.h) $(wildcard include/*.h) $(SKELS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(OUT)/tests/%: tests/unit/%.c tests/unit/test.h $(LIB_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(LDLIBS)
+
+# Workloads keep frame pointers and stay unoptimised enough that their call structure is the
+# one written in the source: tests assert on it.  A workload may set its own flags in a
+# "// build: FLAGS" line.
+$(OUT)/workloads/%: tests/workloads/%.c
+	@mkdir -p $(@D)
+	$(CC) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline -fno-optimize-sibling-calls \
+		$$(sed -n 's|^// build: ||p' $<) -o $@ $< -lpthread -lm
+
+workloads: $(WORKLOAD_BINS)
+
+unit: $(UNIT_BINS)
+	tests/run.sh unit
+
+integration: bpfprof $(WORKLOAD_BINS)
+	tests/run.sh integration
+
+test: deps
+	$(MAKE) --no-print-directory bpfprof $(UNIT_BINS) $(WORKLOAD_BINS)
+	tests/run.sh all
+
+# Installs only what is missing; prints nothing to do when everything is there.
+DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev make gcc \
+	    linux-perf bpftrace fio util-linux procps libxml2-utils
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then echo "deps: all installed"; \
+	else echo "deps: installing$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi
+
+demo: deps
+	$(MAKE) --no-print-directory bpfprof $(OUT)/workloads/hotcold
+	./bpfprof profile -F 999 --svg $(OUT)/demo.svg -o $(OUT)/demo.txt -- $(OUT)/workloads/hotcold 2
+	@head -n 30 $(OUT)/demo.txt
+	@echo "flame graph: $(CURDIR)/$(OUT)/demo.svg   report: $(CURDIR)/$(OUT)/demo.txt"
+
+bench: bpfprof $(WORKLOAD_BINS)
+	@for b in bench/*.sh; do echo "== $$b"; bash $$b || exit 1; done
+
+clean:
+	rm -rf $(OUT) bpfprof

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0
+/* On-CPU stack sampling: one program per cpu-clock (or other) perf event, counting samples per
+ * (process, thread, comm, user stack, kernel stack) in the kernel. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "errno.bpf.h"
+#include "profile.h"
+#include "stacks.bpf.h"
+
+const volatile bool filter_tgid = false;
+const volatile bool filter_pid = false;
+const volatile bool targ_include_idle = false;
+const volatile bool targ_user_stacks = true;
+const volatile bool targ_kern_stacks = true;
+const volatile bool targ_follow_forks = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384); /* --max-stacks, set by the loader */
+	__type(key, struct sample_key);
+	__type(value, __u64);
+} counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} tgids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} pids SEC(".maps");
+
+__u64 samples_seen;
+
+static __always_inline bool wanted(__u32 tgid, __u32 pid)
+{
+	if (pid == 0 && !targ_include_idle)
+		return false;
+	if (filter_tgid && !bpf_map_lookup_elem(&tgids, &tgid))
+		return false;
+	if (filter_pid && !bpf_map_lookup_elem(&pids, &pid))
+		return false;
+	return true;
+}
+
+SEC("perf_event")
+int do_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct sample_key key = {};
+	__u32 tgid = id >> 32, pid = id;
+	__u64 ustack = 0, kstack = 0;
+
+	if (!wanted(tgid, pid))
+		return 0;
+	__sync_fetch_and_add(&samples_seen, 1);
+
+	/* Kernel threads have no user stack; asking would only cost a failed walk. */
+	if (targ_user_stacks && tgid != 0) {
+		if (capture_stack(ctx, BPF_F_USER_STACK, &ustack))
+			return 0;
+	}
+	if (targ_kern_stacks) {
+		if (capture_stack(ctx, 0, &kstack))
+			return 0;
+	}
+	key.tgid = tgid;
+	key.pid = pid;
+	key.user_stack = ustack;
+	key.kern_stack = kstack;
+	bpf_get_current_comm(key.comm, sizeof(key.comm));
+	add_to_counts(&counts, &key, 1);
+	if (tgid)
+		note_process(tgid);
+	return 0;
+}
+
+/* After exec the mappings are new: have user space capture them again. */
+static __always_inline void forget_process(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	bpf_map_delete_elem(&seen_procs, &tgid);
+}
+
+/* `-- COMMAND` and -p follow the processes their targets fork, as perf record does. */
+static __always_inline void follow_fork(struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	__u8 one = 1;
+
+	if (!targ_follow_forks || ptgid == ctgid)
+		return;
+	if (bpf_map_lookup_elem(&tgids, &ptgid))
+		bpf_map_update_elem(&tgids, &ctgid, &one, BPF_ANY);
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(exec_btf)
+{
+	forget_process();
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(exec_raw)
+{
+	forget_process();
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(fork_btf, struct task_struct *parent, struct task_struct *child)
+{
+	follow_fork(parent, child);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(fork_raw, struct task_struct *parent, struct task_struct *child)
+{
+	follow_fork(parent, child);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,139 @@
+/* Stack capture into bpfprof's own storage: bpf_get_stack() into a per-CPU buffer, hashed,
+ * stored once per distinct stack.  Shared by profile, offcpu and every stack-collecting program. */
+#ifndef BPFPROF_STACKS_BPF_H
+#define BPFPROF_STACKS_BPF_H
+#include "stacks.h"
+
+/* Settings, fixed before load. */
+const volatile __u32 targ_max_stack = MAX_STACK_DEPTH;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stack_trace);
+} stack_scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384); /* --max-stacks, set by the loader */
+	__type(key, __u64);
+	__type(value, struct stack_trace);
+} stacks SEC(".maps");
+
+/* Processes whose mappings user space has captured (or been asked to). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} seen_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} proc_events SEC(".maps");
+
+__u64 lost[LOST_REASONS];
+
+static __always_inline void count_lost(enum lost_reason why)
+{
+	if (why < LOST_REASONS)
+		__sync_fetch_and_add(&lost[why], 1);
+}
+
+/* FNV-1a over 64-bit words with a final avalanche; never returns 0, which means "no stack". */
+static __always_inline __u64 hash_frames(const struct stack_trace *st, __u32 nr)
+{
+	__u64 h = 0xcbf29ce484222325ULL ^ nr;
+
+	for (__u32 i = 0; i < MAX_STACK_DEPTH; i++) {
+		if (i >= nr)
+			break;
+		h = (h ^ st->ips[i]) * 0x100000001b3ULL;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return h ? h : 1;
+}
+
+/* Captures the current user (BPF_F_USER_STACK) or kernel stack and stores it in `stacks`;
+ * *id gets its key, or 0 for an empty stack.  Returns 0 or a negative errno (loss counted). */
+static __always_inline int capture_stack(void *ctx, __u64 flags, __u64 *id)
+{
+	struct stack_trace *st, *old;
+	__u32 zero = 0, nr, last;
+	long len;
+
+	st = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!st)
+		return -ENOENT;
+	len = bpf_get_stack(ctx, st->ips, targ_max_stack * sizeof(__u64), flags);
+	if (len < 0) {
+		count_lost(LOST_STACK_ERR);
+		return (int)len;
+	}
+	nr = len / sizeof(__u64);
+	*id = 0;
+	if (nr == 0)
+		return 0;
+	/* The mask proves the index in bounds to the verifier (ips has MAX_STACK_DEPTH + 1 slots). */
+	last = (nr - 1) & MAX_STACK_DEPTH;
+	st->nr = nr;
+	*id = hash_frames(st, nr);
+
+	old = bpf_map_lookup_elem(&stacks, id);
+	if (old) {
+		/* Full comparison would cost as much as the hash; length and both ends catch a
+		 * collision with near certainty. */
+		if (old->nr != nr || old->ips[0] != st->ips[0] || old->ips[last] != st->ips[last]) {
+			count_lost(LOST_STACK_COLLIDED);
+			return -EEXIST;
+		}
+		return 0;
+	}
+	if (bpf_map_update_elem(&stacks, id, st, BPF_NOEXIST) && !bpf_map_lookup_elem(&stacks, id)) {
+		count_lost(LOST_STACKS_FULL);
+		return -E2BIG;
+	}
+	return 0;
+}
+
+/* Asks user space, once per process (and again after exec), to capture its mappings. */
+static __always_inline void note_process(__u32 tgid)
+{
+	struct proc_seen_event *e;
+	__u8 one = 1;
+
+	if (bpf_map_lookup_elem(&seen_procs, &tgid))
+		return;
+	if (bpf_map_update_elem(&seen_procs, &tgid, &one, BPF_NOEXIST))
+		return;
+	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
+	if (!e) {
+		/* Try again at the next sample. */
+		bpf_map_delete_elem(&seen_procs, &tgid);
+		count_lost(LOST_NOTIFY);
+		return;
+	}
+	e->tgid = tgid;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* Adds delta to the counter under key; counts the loss when the map is full. */
+static __always_inline void add_to_counts(void *counts, const struct sample_key *key, __u64 delta)
+{
+	__u64 *val = bpf_map_lookup_elem(counts, key);
+
+	if (!val) {
+		bpf_map_update_elem(counts, key, &(__u64){ 0 }, BPF_NOEXIST);
+		val = bpf_map_lookup_elem(counts, key);
+		if (!val) {
+			count_lost(LOST_COUNTS_FULL);
+			return;
+		}
+	}
+	__sync_fetch_and_add(val, delta);
+}
+#endif

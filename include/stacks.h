@@ -1,0 +1,42 @@
+/* Stack storage shared by every stack-collecting BPF program and its loader. */
+#ifndef BPFPROF_STACKS_H
+#define BPFPROF_STACKS_H
+
+#define MAX_STACK_DEPTH 127 /* the kernel's default perf_event_max_stack */
+#define TASK_COMM_LEN   16
+
+/* A captured stack, innermost frame first, as bpf_get_stack() returns it.  Stored in the
+ * `stacks` map under a 64-bit hash of its frames: unlike bpf_get_stackid()'s bucket index, a
+ * 64-bit hash practically never collides, and the BPF side still checks length and leaf frame. */
+struct stack_trace {
+	__u32 nr;
+	__u32 pad;
+	__u64 ips[MAX_STACK_DEPTH + 1]; /* one spare slot: a power of two lets BPF mask indexes */
+};
+
+/* What samples are aggregated by.  user_stack / kern_stack are keys of the `stacks` map, 0 when
+ * that stack was not captured (kernel thread, -U / -K, or a sample taken in user mode). */
+struct sample_key {
+	__u32 tgid;
+	__u32 pid;
+	__u64 user_stack;
+	__u64 kern_stack;
+	char comm[TASK_COMM_LEN];
+};
+
+/* Why a sample could not be stored; indexes the `lost` counters. */
+enum lost_reason {
+	LOST_STACK_ERR,      /* bpf_get_stack() failed */
+	LOST_STACKS_FULL,    /* the stacks map is full (--max-stacks) */
+	LOST_STACK_COLLIDED, /* another stack already holds this hash */
+	LOST_COUNTS_FULL,    /* the counts map is full (--max-stacks) */
+	LOST_NOTIFY,         /* the ring buffer to user space was full */
+	LOST_REASONS,
+};
+
+/* Sent to user space the first time a process is seen (and again after it execs), so that its
+ * mappings are captured while it is alive: what lets an exited process still be symbolized. */
+struct proc_seen_event {
+	__u32 tgid;
+};
+#endif

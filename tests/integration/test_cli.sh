@@ -1,0 +1,41 @@
+#!/bin/bash
+# Command line: help, and bad input that must give one clear line and a non-zero exit.
+# No BPF is loaded before these errors, so this needs no root.
+. "$(dirname "$0")/lib.sh"
+
+# expect_error NAME EXPECTED-EXIT-REGEX MESSAGE-REGEX -- ARGS...
+expect_error() {
+	local name=$1 msg=$2; shift 3
+	local out rc
+	out=$(timeout 20 "$BPFPROF" "$@" 2>&1 >/dev/null); rc=$?
+	if [ "$rc" -eq 0 ] || [ "$rc" -ge 124 ]; then
+		fail "$name" "exit status $rc for: bpfprof $*"
+	elif ! printf '%s\n' "$out" | head -n 1 | grep -Eq "^bpfprof: .*$msg"; then
+		fail "$name" "message '$out' does not match '$msg'"
+	else
+		ok "$name"
+	fi
+}
+
+out=$("$BPFPROF" help); check "help lists profile" grep -q "profile" <<<"$out"
+out=$("$BPFPROF"); check "bare command lists commands" grep -q "Commands:" <<<"$out"
+"$BPFPROF" profile --help >"$TMP/h" 2>&1; rc=$?
+check "profile --help exits 0" test "$rc" -eq 0
+check "profile --help shows usage" grep -q "Usage: bpfprof profile" "$TMP/h"
+"$BPFPROF" nosuchcmd >/dev/null 2>&1; rc=$?
+check "unknown command exits 2" test "$rc" -eq 2
+
+dead=$( (sleep 0 & echo $!) ); wait
+while kill -0 "$dead" 2>/dev/null; do dead=$((dead + 1)); done
+expect_error "profile: pid that does not exist" "pid $dead does not exist" -- profile -p "$dead" 1
+expect_error "profile: -F 0" "invalid frequency" -- profile -F 0 1
+expect_error "profile: -F abc" "invalid frequency" -- profile -F abc 1
+expect_error "profile: negative duration" "invalid duration '-1'" -- profile -F 99 -1
+expect_error "profile: duration abc" "invalid duration" -- profile abc
+expect_error "profile: unknown option" "unknown option" -- profile --bogus
+expect_error "profile: unknown event" "unsupported event 'bogus'" -- profile -e bogus 1
+expect_error "profile: unknown CPU" "CPU" -- profile -C 9999 1
+expect_error "profile: bad CPU list" "invalid CPU list" -- profile -C 1-x 1
+expect_error "profile: --max-stack 0" "invalid --max-stack" -- profile --max-stack 0 1
+expect_error "profile: -U with -K" "exclude" -- profile -U -K 1
+expect_error "profile: missing command after --" "must be followed" -- profile --

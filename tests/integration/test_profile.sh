@@ -1,0 +1,102 @@
+#!/bin/bash
+# bpfprof profile on workloads of known shape: real BPF, real perf events.
+. "$(dirname "$0")/lib.sh"
+need_root "profile integration" || exit 0
+
+F=199
+# 1. -- COMMAND: full stacks, 2:1 split, sample count ~ F x seconds for one busy thread.
+"$BPFPROF" profile -F $F -f -- "$WL/hotcold" 3 >"$TMP/hc.folded" 2>"$TMP/hc.err"; rc=$?
+check "profile -- COMMAND exits 0" test "$rc" -eq 0
+a=$(folded_sum "$TMP/hc.folded" '^hotcold;.*main;driver;hot_a;spin ')
+b=$(folded_sum "$TMP/hc.folded" '^hotcold;.*main;driver;hot_b;spin ')
+total=$(folded_sum "$TMP/hc.folded" '^hotcold;')
+echo "# hot_a=$a hot_b=$b total=$total expected~$((F * 3))"
+check "full stack main;driver;hot_a;spin present" test "$a" -gt 0
+check "full stack main;driver;hot_b;spin present" test "$b" -gt 0
+check "hot_a:hot_b is 2:1 within 25%" within "$(awk -v a="$a" -v b="$b" 'BEGIN{print (b ? a/b : 0)}')" 2 0.25
+check "sample count within 20% of F x seconds" within "$total" $((F * 3)) 0.20
+
+# 2. Report: header and rows.
+"$BPFPROF" profile -F $F -- "$WL/hotcold" 1 >"$TMP/hc.report" 2>&1
+check "report header has sample count" grep -q "^# Samples: [0-9]" "$TMP/hc.report"
+check "report header has lost samples" grep -q "^# Lost samples: 0" "$TMP/hc.report"
+check "report has Children/Self columns" grep -q "Children.*Self.*Command.*Shared Object.*Symbol" "$TMP/hc.report"
+check "report has hot_a row" grep -Eq "hotcold +hotcold +\[\.\] hot_a" "$TMP/hc.report"
+
+# 3. Kernel frames under a syscall-heavy function.
+"$BPFPROF" profile -F $F -f --annotate -- "$WL/syscalls" read 1.5 >"$TMP/sc.folded" 2>&1
+k=$(folded_sum "$TMP/sc.folded" '^syscalls;.*read_zero;.*(entry_SYSCALL_64|do_syscall_64)_\[k\];.*_\[k\] ')
+echo "# syscall stacks with kernel frames: $k"
+check "syscall workload shows symbolized kernel frames under read_zero" test "$k" -gt 0
+check "kernel frames include the read path" grep -Eq 'read_zero;.*(ksys_read|vfs_read)_\[k\]' "$TMP/sc.folded"
+
+# 4. A short-lived process whose binary is deleted, exiting before the report.
+cp "$WL/hotcold" "$TMP/shortlived"
+"$BPFPROF" profile -F $F -f 3 >"$TMP/sl.folded" 2>"$TMP/sl.err" &
+prof=$!
+sleep 0.7
+"$TMP/shortlived" 0.8 &
+victim=$!
+sleep 0.2
+rm -f "$TMP/shortlived"
+wait $victim
+wait $prof; rc=$?
+check "system-wide profile exits 0" test "$rc" -eq 0
+sl=$(folded_sum "$TMP/sl.folded" '^shortlived;.*driver;hot_a')
+echo "# short-lived hot_a samples: $sl"
+check "exited process with deleted binary is symbolized" test "$sl" -gt 0
+
+# 5. -- COMMAND stops when the command exits (a 10 s profile of a 0.5 s command).
+SECONDS=0
+"$BPFPROF" profile -F $F -f 10 -- "$WL/hotcold" 0.5 >/dev/null 2>&1
+check "profile stops when the command exits" test "$SECONDS" -lt 8
+
+# 6. SIGINT mid-run still prints a report.
+"$WL/hotcold" 4 &
+busy=$!
+"$BPFPROF" profile -F $F -f -p $busy >"$TMP/int.folded" 2>"$TMP/int.err" &
+prof=$!
+sleep 1.5
+kill -INT $prof
+wait $prof; rc=$?
+kill $busy 2>/dev/null; wait $busy 2>/dev/null
+check "SIGINT: exit 0" test "$rc" -eq 0
+check "SIGINT: collected stacks printed" grep -q "hot_a" "$TMP/int.folded"
+check "-p shows only that process" awk '{ if ($0 !~ /^hotcold;/) bad = 1 } END { exit bad || NR == 0 }' "$TMP/int.folded"
+
+# 7. Flame graph SVG, valid XML, naming the hot functions.
+"$BPFPROF" profile -F $F --svg "$TMP/fg.svg" -o "$TMP/fg.txt" -- "$WL/hotcold" 1 2>"$TMP/fg.err"
+check "--svg writes an SVG" test -s "$TMP/fg.svg"
+if command -v xmllint >/dev/null; then
+	check "--svg is valid XML" xmllint --noout "$TMP/fg.svg"
+else
+	skip "--svg is valid XML" "xmllint not installed"
+fi
+check "--svg names hot_a" grep -q "hot_a" "$TMP/fg.svg"
+check "-o writes the report" grep -q "^# Samples" "$TMP/fg.txt"
+
+# 8. -K / -U restrict the stacks.
+"$BPFPROF" profile -F $F -f -K -- "$WL/syscalls" read 1 >"$TMP/k.folded" 2>&1
+check "-K: no user frames" awk '!/^syscalls;/ { next } /read_zero/ { bad = 1 } END { exit bad }' "$TMP/k.folded"
+"$BPFPROF" profile -F $F -f -U --annotate -- "$WL/syscalls" read 1 >"$TMP/u.folded" 2>&1
+check "-U: no kernel frames" awk '/_\[k\]/ { bad = 1 } END { exit bad }' "$TMP/u.folded"
+
+# 9. -e task-clock works; cycles gives a clear error on a machine without a PMU.
+"$BPFPROF" profile -e task-clock -F $F -f -- "$WL/hotcold" 1 >"$TMP/tc.folded" 2>&1
+check "-e task-clock samples" grep -q "hot_a" "$TMP/tc.folded"
+if perf_err=$("$BPFPROF" profile -e cycles 1 2>&1 >/dev/null); then
+	ok "-e cycles works (this machine has a hardware PMU)"
+else
+	check "-e cycles: clear error without a PMU" grep -q "not supported on this machine" <<<"$perf_err"
+fi
+
+# 10. -C limits CPUs: pin the workload to CPU 0 and sample only CPU 1: no hot_a.
+taskset -c 0 "$WL/hotcold" 1.5 &
+pinned=$!
+"$BPFPROF" profile -F $F -f -C 1 1 >"$TMP/c.folded" 2>&1
+wait $pinned
+if [ "$(nproc)" -ge 2 ]; then
+	check "-C 1 excludes a task pinned to CPU 0" awk '/^hotcold;.*hot_a/ { bad = 1 } END { exit bad }' "$TMP/c.folded"
+else
+	skip "-C 1 excludes a task pinned to CPU 0" "needs 2 CPUs"
+fi

@@ -1,0 +1,34 @@
+#!/bin/bash
+# Runs unit test programs and integration scripts, and prints one total line.
+# Every test prints "ok - NAME", "not ok - NAME" or "skip - NAME: REASON".
+set -u
+cd "$(dirname "$0")/.."
+what=${1:-all}
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+run() {
+	echo "# $*"
+	"$@" 2>&1 | tee -a "$log"
+	local rc=${PIPESTATUS[0]}
+	# A program that dies without reporting its own failure still counts as one.
+	if [ "$rc" -ne 0 ] && ! grep -q "^not ok" <(tail -n 200 "$log"); then
+		echo "not ok - $* exited with status $rc" | tee -a "$log"
+	fi
+}
+if [ "$what" = unit ] || [ "$what" = all ]; then
+	for t in build/tests/test_*; do [ -x "$t" ] && run "$t"; done
+fi
+if [ "$what" = integration ] || [ "$what" = all ]; then
+	for t in tests/integration/test_*.sh; do [ -f "$t" ] && run bash "$t"; done
+fi
+passed=$(grep -c '^ok ' "$log")
+failed=$(grep -c '^not ok ' "$log")
+skipped=$(grep -c '^skip ' "$log")
+if [ "$skipped" -gt 0 ]; then
+	echo "skipped:"; grep '^skip ' "$log" | sed 's/^/  /'
+fi
+if [ "$failed" -gt 0 ]; then
+	echo "failed:"; grep '^not ok ' "$log" | sed 's/^/  /'
+fi
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

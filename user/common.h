@@ -1,0 +1,65 @@
+/* Helpers shared by every subcommand: errors, number and list parsing, signals, child commands. */
+#ifndef BPFPROF_COMMON_H
+#define BPFPROF_COMMON_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <linux/types.h>
+#include <bpf/libbpf.h>
+
+extern bool verbose;              /* -v: libbpf messages and choices made */
+extern volatile sig_atomic_t exiting; /* set by SIGINT / SIGTERM */
+
+/* "bpfprof: " + message + newline on stderr. */
+void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Same, only with -v. */
+void p_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Strict number parsing: the whole string, no sign where unsigned, within [min, max].
+ * Return 0 or -EINVAL / -ERANGE. */
+int parse_u64(const char *s, __u64 min, __u64 max, __u64 *out);
+/* Seconds, fractional allowed ("0.5"), > 0. */
+int parse_seconds(const char *s, double *out);
+/* "-1", "-0.5": what getopt takes for an unknown option, but the user meant a number. */
+bool is_negative_number(const char *s);
+/* "1,2,3": each > 0; at most max entries.  Returns the count or -EINVAL / -E2BIG. */
+int parse_id_list(const char *s, __u32 *ids, int max);
+/* "0,2-3": sets cpus[i] for each listed CPU; -ERANGE for a CPU >= nr_cpus. */
+int parse_cpu_list(const char *s, bool *cpus, int nr_cpus);
+
+bool process_exists(__u32 pid);
+bool thread_exists(__u32 tid);
+/* Number of possible CPUs (libbpf's view), and whether CPU n is online. */
+int nr_cpus_possible(void);
+bool cpu_online(int cpu);
+
+/* SIGINT/SIGTERM set `exiting`; installed without SA_RESTART so blocking calls return. */
+void install_signal_handlers(void);
+
+/* A command started stopped before exec: the caller adds its pid to the BPF filters, then
+ * releases it, so not one of its instructions runs untraced. */
+struct child {
+	pid_t pid;
+	int gate_fd;   /* write end: closing it lets the child exec */
+	int err_fd;    /* read end: the child writes errno here if exec fails (CLOEXEC otherwise) */
+	int status;
+	bool exited;
+};
+int child_start(struct child *c, char **argv);
+/* Lets the child exec; returns 0, or -errno when exec failed (message printed). */
+int child_release(struct child *c, const char *name);
+/* Non-blocking: true once the child has exited (status saved). */
+bool child_poll(struct child *c);
+/* Ends the child if still running (SIGTERM) and reaps it. */
+void child_stop(struct child *c);
+
+/* libbpf's log callback: warnings always, debug only with -v. */
+int libbpf_print_fn(enum libbpf_print_level level, const char *fmt, va_list args);
+/* One line explaining a failed BPF load/attach (missing privileges, no BTF...). */
+void explain_bpf_error(const char *what, int err);
+
+/* Monotonic time in ns. */
+__u64 now_ns(void);
+#endif

@@ -1,0 +1,692 @@
+/* bpfprof profile: on-CPU stack sampling, aggregated in the kernel. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/perf_event.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "common.h"
+#include "flamegraph.h"
+#include "folded.h"
+#include "outfile.h"
+#include "probe.h"
+#include "profile.h"
+#include "profile.skel.h"
+#include "report.h"
+#include "stackcollect.h"
+#include "syms.h"
+#include "cmds.h"
+
+#define MAX_IDS 1024
+
+static struct profile_env {
+	__u64 freq;
+	bool freq_set;
+	__u32 pids[MAX_IDS], tids[MAX_IDS];
+	int nr_pids, nr_tids;
+	bool *cpus; /* NULL: all online CPUs */
+	bool user_only, kernel_only, include_idle;
+	__u64 max_stack, max_stacks;
+	const char *event;
+	bool folded, annotate, no_children;
+	double percent_limit;
+	const char *svg_path, *out_path, *title;
+	double duration;
+	char **command;
+} env;
+
+struct event_desc {
+	const char *name;
+	__u32 type;
+	__u64 config;
+};
+
+static const struct event_desc events[] = {
+	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
+	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
+	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
+	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
+};
+
+static const char usage[] =
+"Usage: bpfprof profile [options] [DURATION] [-- COMMAND [ARGS...]]\n"
+"Sample on-CPU stacks at a fixed frequency, counted in the kernel.\n"
+"Without DURATION (seconds) or COMMAND, runs until Ctrl-C.\n"
+"\n"
+"  -F, --freq HZ            sampling frequency (default 99)\n"
+"  -e, --event EVENT        cpu-clock (default), task-clock, or a hardware event\n"
+"                           (cycles, instructions, cache-misses, branch-misses)\n"
+"  -a, --all-cpus           all CPUs, all processes (default without -p/-t/COMMAND)\n"
+"  -p, --pid PID[,PID...]   only these processes\n"
+"  -t, --tid TID[,TID...]   only these threads\n"
+"  -C, --cpu LIST           only these CPUs, e.g. 0,2-3\n"
+"  -U, --user-stacks-only   user stacks only\n"
+"  -K, --kernel-stacks-only kernel stacks only\n"
+"  -I, --include-idle       include the idle task (pid 0)\n"
+"      --max-stack N        frames per stack (default and maximum 127)\n"
+"      --max-stacks N       distinct stacks kept in the kernel (default 16384)\n"
+"  -f, --folded             folded stacks for flamegraph.pl instead of the report\n"
+"      --annotate           with -f: suffix kernel frames with _[k]\n"
+"      --svg FILE           also write a flame graph SVG\n"
+"      --title TEXT         flame graph title\n"
+"  -o, --output FILE        write the report or folded stacks to FILE\n"
+"      --no-children        report Self only, like perf report --no-children\n"
+"      --percent-limit P    hide report entries below P percent\n"
+"  -v, --verbose            print libbpf messages and what was chosen\n"
+"  -h, --help               this help\n";
+
+enum { OPT_MAX_STACK = 256, OPT_MAX_STACKS, OPT_ANNOTATE, OPT_SVG, OPT_TITLE, OPT_NO_CHILDREN,
+       OPT_PERCENT_LIMIT };
+
+static const struct option long_opts[] = {
+	{ "freq", required_argument, NULL, 'F' },
+	{ "event", required_argument, NULL, 'e' },
+	{ "all-cpus", no_argument, NULL, 'a' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "tid", required_argument, NULL, 't' },
+	{ "cpu", required_argument, NULL, 'C' },
+	{ "user-stacks-only", no_argument, NULL, 'U' },
+	{ "kernel-stacks-only", no_argument, NULL, 'K' },
+	{ "include-idle", no_argument, NULL, 'I' },
+	{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
+	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
+	{ "folded", no_argument, NULL, 'f' },
+	{ "annotate", no_argument, NULL, OPT_ANNOTATE },
+	{ "svg", required_argument, NULL, OPT_SVG },
+	{ "title", required_argument, NULL, OPT_TITLE },
+	{ "output", required_argument, NULL, 'o' },
+	{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
+	{ "percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{},
+};
+
+static int max_sample_rate(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
+	int rate = 0;
+
+	if (f) {
+		if (fscanf(f, "%d", &rate) != 1)
+			rate = 0;
+		fclose(f);
+	}
+	return rate;
+}
+
+static int parse_ids(const char *arg, __u32 *ids, int *nr, bool threads)
+{
+	int n = parse_id_list(arg, ids, MAX_IDS);
+
+	if (n < 0) {
+		p_err("invalid %s list '%s'", threads ? "TID" : "PID", arg);
+		return -EINVAL;
+	}
+	for (int i = 0; i < n; i++) {
+		if (threads ? !thread_exists(ids[i]) : !process_exists(ids[i])) {
+			p_err("%s %u does not exist", threads ? "thread" : "pid", ids[i]);
+			return -ESRCH;
+		}
+	}
+	*nr = n;
+	return 0;
+}
+
+static int parse_cpus(const char *arg)
+{
+	int n = nr_cpus_possible(), err;
+
+	if (n <= 0) {
+		p_err("cannot count CPUs: %s", strerror(-n));
+		return -EINVAL;
+	}
+	env.cpus = calloc(n, sizeof(bool));
+	if (!env.cpus)
+		return -ENOMEM;
+	err = parse_cpu_list(arg, env.cpus, n);
+	if (err == -ERANGE) {
+		p_err("CPU list '%s' names a CPU this machine does not have (CPUs 0-%d)", arg, n - 1);
+		return err;
+	}
+	if (err) {
+		p_err("invalid CPU list '%s' (expected e.g. 0,2-3)", arg);
+		return err;
+	}
+	for (int c = 0; c < n; c++) {
+		if (env.cpus[c] && !cpu_online(c)) {
+			p_err("CPU %d is offline", c);
+			return -ENODEV;
+		}
+	}
+	return 0;
+}
+
+static const struct event_desc *find_event(const char *name)
+{
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
+		if (!strcmp(events[i].name, name))
+			return &events[i];
+	return NULL;
+}
+
+/* Splits argv at "--": options and DURATION before it, the command after it. */
+static int parse_args(int argc, char **argv)
+{
+	int dashdash = argc, opt, err;
+
+	env.freq = 99;
+	env.max_stack = MAX_STACK_DEPTH;
+	env.max_stacks = 16384;
+	env.event = "cpu-clock";
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			dashdash = i;
+			break;
+		}
+	}
+	if (dashdash < argc) {
+		if (dashdash + 1 == argc) {
+			p_err("'--' must be followed by a command");
+			return -EINVAL;
+		}
+		env.command = &argv[dashdash + 1];
+	}
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(dashdash, argv, ":F:e:ap:t:C:UKIfo:vh", long_opts, NULL)) != -1) {
+		switch (opt) {
+		case 'F':
+			err = parse_u64(optarg, 1, 1000000, &env.freq);
+			if (err) {
+				p_err("invalid frequency '%s' (expected a whole number of Hz, at least 1)",
+				      optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'e':
+			env.event = optarg;
+			break;
+		case 'a':
+			break;
+		case 'p':
+			if (parse_ids(optarg, env.pids, &env.nr_pids, false))
+				return -EINVAL;
+			break;
+		case 't':
+			if (parse_ids(optarg, env.tids, &env.nr_tids, true))
+				return -EINVAL;
+			break;
+		case 'C':
+			if (parse_cpus(optarg))
+				return -EINVAL;
+			break;
+		case 'U':
+			env.user_only = true;
+			break;
+		case 'K':
+			env.kernel_only = true;
+			break;
+		case 'I':
+			env.include_idle = true;
+			break;
+		case OPT_MAX_STACK:
+			if (parse_u64(optarg, 1, MAX_STACK_DEPTH, &env.max_stack)) {
+				p_err("invalid --max-stack '%s' (1 to %d)", optarg, MAX_STACK_DEPTH);
+				return -EINVAL;
+			}
+			break;
+		case OPT_MAX_STACKS:
+			if (parse_u64(optarg, 1, 1 << 22, &env.max_stacks)) {
+				p_err("invalid --max-stacks '%s' (1 to %d)", optarg, 1 << 22);
+				return -EINVAL;
+			}
+			break;
+		case 'f':
+			env.folded = true;
+			break;
+		case OPT_ANNOTATE:
+			env.annotate = true;
+			break;
+		case OPT_SVG:
+			env.svg_path = optarg;
+			break;
+		case OPT_TITLE:
+			env.title = optarg;
+			break;
+		case 'o':
+			env.out_path = optarg;
+			break;
+		case OPT_NO_CHILDREN:
+			env.no_children = true;
+			break;
+		case OPT_PERCENT_LIMIT: {
+			char *end;
+
+			env.percent_limit = strtod(optarg, &end);
+			if (*end || !*optarg || env.percent_limit < 0 || env.percent_limit > 100) {
+				p_err("invalid --percent-limit '%s' (0 to 100)", optarg);
+				return -EINVAL;
+			}
+			break;
+		}
+		case 'v':
+			verbose = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 1;
+		case ':':
+			p_err("option '%s' needs an argument", argv[optind - 1]);
+			fputs(usage, stderr);
+			return -EINVAL;
+		default:
+			if (is_negative_number(argv[optind - 1])) {
+				p_err("invalid duration '%s' (expected seconds > 0)", argv[optind - 1]);
+				return -EINVAL;
+			}
+			p_err("unknown option '%s'", argv[optind - 1]);
+			fputs(usage, stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < dashdash) {
+		if (parse_seconds(argv[optind], &env.duration)) {
+			p_err("invalid duration '%s' (expected seconds > 0)", argv[optind]);
+			return -EINVAL;
+		}
+		optind++;
+	}
+	if (optind < dashdash) {
+		p_err("unexpected argument '%s' (a command goes after '--')", argv[optind]);
+		return -EINVAL;
+	}
+	if (env.user_only && env.kernel_only) {
+		p_err("-U and -K exclude each other");
+		return -EINVAL;
+	}
+	if (env.command && (env.nr_pids || env.nr_tids)) {
+		p_err("-p/-t and a COMMAND exclude each other");
+		return -EINVAL;
+	}
+	if (!find_event(env.event)) {
+		p_err("unsupported event '%s' (supported: cpu-clock, task-clock, cycles, "
+		      "instructions, cache-misses, branch-misses)", env.event);
+		return -EINVAL;
+	}
+	if (env.freq > (__u64)INT_MAX || (max_sample_rate() > 0 && env.freq > (__u64)max_sample_rate())) {
+		p_err("frequency %llu Hz is above kernel.perf_event_max_sample_rate (%d)",
+		      (unsigned long long)env.freq, max_sample_rate());
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int open_sample_event(const struct event_desc *ev, int cpu)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = ev->type,
+		.config = ev->config,
+		.freq = 1,
+		.sample_freq = env.freq,
+	};
+	int fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+struct perf_links {
+	struct bpf_link **links;
+	int *fds;
+	int nr;
+};
+
+/* One sampling event per selected online CPU, opened before the BPF object is loaded so that an
+ * unsupported event is reported before any other work. */
+static int open_sampling(const struct event_desc *ev, struct perf_links *pl)
+{
+	int ncpu = nr_cpus_possible(), err;
+
+	pl->links = calloc(ncpu, sizeof(*pl->links));
+	pl->fds = calloc(ncpu, sizeof(*pl->fds));
+	if (!pl->links || !pl->fds)
+		return -ENOMEM;
+	for (int cpu = 0; cpu < ncpu; cpu++) {
+		int fd;
+
+		if ((env.cpus && !env.cpus[cpu]) || !cpu_online(cpu))
+			continue;
+		fd = open_sample_event(ev, cpu);
+		if (fd < 0) {
+			err = fd;
+			if (ev->type == PERF_TYPE_HARDWARE &&
+			    (err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV || err == -EINVAL))
+				p_err("event '%s' is not supported on this machine (no hardware PMU); "
+				      "use -e cpu-clock", ev->name);
+			else if (err == -EACCES || err == -EPERM)
+				p_err("cannot open perf event '%s': %s (needs root or CAP_PERFMON)",
+				      ev->name, strerror(-err));
+			else
+				p_err("cannot open perf event '%s' on CPU %d: %s", ev->name, cpu,
+				      strerror(-err));
+			return err;
+		}
+		pl->fds[pl->nr++] = fd;
+	}
+	return pl->nr ? 0 : -ENODEV;
+}
+
+static int attach_sampling(struct profile_bpf *skel, struct perf_links *pl)
+{
+	int err;
+
+	for (int i = 0; i < pl->nr; i++) {
+		pl->links[i] = bpf_program__attach_perf_event(skel->progs.do_sample, pl->fds[i]);
+		if (!pl->links[i]) {
+			err = -errno;
+			explain_bpf_error("cannot attach to the perf event", err);
+			return err;
+		}
+	}
+	p_info("sampling %s at %llu Hz on %d CPUs", env.event, (unsigned long long)env.freq, pl->nr);
+	return 0;
+}
+
+static void detach_sampling(struct perf_links *pl)
+{
+	for (int i = 0; i < pl->nr; i++) {
+		bpf_link__destroy(pl->links[i]);
+		close(pl->fds[i]);
+	}
+	pl->nr = 0;
+	free(pl->links);
+	free(pl->fds);
+	pl->links = NULL;
+	pl->fds = NULL;
+}
+
+static int handle_proc_event(void *ctx, void *data, size_t size)
+{
+	const struct proc_seen_event *e = data;
+
+	if (size >= sizeof(*e))
+		syms_cache__snapshot(ctx, e->tgid);
+	return 0;
+}
+
+static int fill_filters(struct profile_bpf *skel, const struct child *child)
+{
+	__u8 one = 1;
+	int err = 0;
+
+	for (int i = 0; i < env.nr_pids && !err; i++)
+		err = bpf_map__update_elem(skel->maps.tgids, &env.pids[i], 4, &one, 1, BPF_ANY);
+	for (int i = 0; i < env.nr_tids && !err; i++)
+		err = bpf_map__update_elem(skel->maps.pids, &env.tids[i], 4, &one, 1, BPF_ANY);
+	if (!err && child) {
+		__u32 pid = child->pid;
+
+		err = bpf_map__update_elem(skel->maps.tgids, &pid, 4, &one, 1, BPF_ANY);
+	}
+	return err;
+}
+
+static bool targets_gone(void)
+{
+	int i;
+
+	if (!env.nr_pids && !env.nr_tids)
+		return false;
+	for (i = 0; i < env.nr_pids; i++)
+		if (process_exists(env.pids[i]))
+			return false;
+	for (i = 0; i < env.nr_tids; i++)
+		if (thread_exists(env.tids[i]))
+			return false;
+	return true;
+}
+
+static void format_lost(const __u64 *lost, char *buf, size_t size)
+{
+	snprintf(buf, size, "stack capture failed %llu, stack table full %llu, hash collisions %llu, "
+		 "count table full %llu",
+		 (unsigned long long)lost[LOST_STACK_ERR], (unsigned long long)lost[LOST_STACKS_FULL],
+		 (unsigned long long)lost[LOST_STACK_COLLIDED],
+		 (unsigned long long)lost[LOST_COUNTS_FULL]);
+}
+
+/* Writes the text output (report or folded) to stdout or -o, and the SVG. */
+static int write_outputs(const struct stack_sample *samples, size_t n, const __u64 *lost,
+			 double elapsed)
+{
+	__u64 nr_lost = lost[LOST_STACK_ERR] + lost[LOST_STACKS_FULL] +
+			lost[LOST_STACK_COLLIDED] + lost[LOST_COUNTS_FULL];
+	char detail[256], title[128];
+	struct outfile of = {};
+	FILE *out = stdout;
+	int err = 0;
+
+	format_lost(lost, detail, sizeof(detail));
+	if (env.svg_path) {
+		struct flamegraph_opts fo = {
+			.title = env.title ? env.title : "CPU Flame Graph",
+			.count_name = "samples",
+			.palette = PALETTE_HOT,
+			.annotate_kernel = true,
+		};
+		FILE *svg = outfile_open(env.svg_path, &of);
+
+		snprintf(title, sizeof(title), "%s at %llu Hz, %.1f s%s", env.event,
+			 (unsigned long long)env.freq, elapsed, nr_lost ? ", samples lost" : "");
+		fo.subtitle = title;
+		if (!svg) {
+			p_err("cannot write %s: %s", env.svg_path, strerror(errno));
+			return -errno;
+		}
+		err = flamegraph_write(svg, samples, n, &fo);
+		err = err ?: outfile_commit(&of);
+		if (err) {
+			outfile_abort(&of);
+			p_err("cannot write %s: %s", env.svg_path, strerror(-err));
+			return err;
+		}
+	}
+	if (env.out_path) {
+		out = outfile_open(env.out_path, &of);
+		if (!out) {
+			err = -errno;
+			p_err("cannot write %s: %s", env.out_path, strerror(-err));
+			return err;
+		}
+	}
+	if (env.folded) {
+		struct folded_opts fo = { .annotate_kernel = env.annotate };
+
+		err = folded_write(out, samples, n, &fo);
+		if (nr_lost)
+			fprintf(stderr, "bpfprof: lost samples: %llu (%s)\n",
+				(unsigned long long)nr_lost, detail);
+	} else {
+		struct report_header h = {
+			.event = env.event,
+			.frequency = env.freq,
+			.duration_s = elapsed,
+			.lost = nr_lost,
+			.lost_detail = nr_lost ? detail : NULL,
+		};
+		struct report_opts ro = {
+			.children = !env.no_children,
+			.percent_limit = env.percent_limit,
+			.unit = REPORT_SAMPLES,
+			.call_graph = true,
+		};
+
+		err = report_write(out, &h, samples, n, &ro);
+	}
+	if (env.out_path) {
+		err = err ?: outfile_commit(&of);
+		if (err)
+			outfile_abort(&of);
+	} else if (!err && (fflush(stdout) || ferror(stdout))) {
+		err = -(errno ?: EIO);
+	}
+	if (err)
+		p_err("cannot write %s: %s", env.out_path ? env.out_path : "the output",
+		      strerror(-err));
+	return err;
+}
+
+static void configure(struct profile_bpf *skel)
+{
+	/* Filters and stack choices are read-only globals, fixed before load. */
+	skel->rodata->filter_tgid = env.nr_pids || env.command;
+	skel->rodata->filter_pid = env.nr_tids;
+	skel->rodata->targ_include_idle = env.include_idle;
+	skel->rodata->targ_user_stacks = !env.kernel_only;
+	skel->rodata->targ_kern_stacks = !env.user_only;
+	skel->rodata->targ_follow_forks = env.command != NULL;
+	skel->rodata->targ_max_stack = env.max_stack;
+	bpf_map__set_max_entries(skel->maps.counts, env.max_stacks);
+	/* User and kernel stacks are stored apart: room for both of every sample key. */
+	bpf_map__set_max_entries(skel->maps.stacks, env.max_stacks * 2);
+	probe_pick_tp(skel->progs.exec_btf, skel->progs.exec_raw, "sched_process_exec");
+	probe_pick_tp(skel->progs.fork_btf, skel->progs.fork_raw, "sched_process_fork");
+	if (!env.command) {
+		bpf_program__set_autoload(skel->progs.fork_btf, false);
+		bpf_program__set_autoload(skel->progs.fork_raw, false);
+	}
+}
+
+static void run_loop(struct ring_buffer *rb, struct child *child, __u64 start)
+{
+	__u64 deadline = env.duration ? start + (__u64)(env.duration * 1e9) : 0;
+
+	while (!exiting) {
+		int timeout = 100;
+
+		if (deadline) {
+			__u64 now = now_ns();
+
+			if (now >= deadline)
+				break;
+			if (deadline - now < 100000000ULL)
+				timeout = (deadline - now) / 1000000 + 1;
+		}
+		ring_buffer__poll(rb, timeout);
+		if (child && child_poll(child))
+			break;
+		if (targets_gone()) {
+			p_info("every target has exited");
+			break;
+		}
+	}
+}
+
+int cmd_profile(int argc, char **argv)
+{
+	struct stack_resolver *resolver = NULL;
+	struct stack_sample *samples = NULL;
+	struct profile_bpf *skel = NULL;
+	struct ring_buffer *rb = NULL;
+	struct perf_links pl = {};
+	struct child child = { .pid = -1 };
+	size_t nr_samples = 0;
+	__u64 start, lost[LOST_REASONS];
+	double elapsed;
+	int err;
+
+	err = parse_args(argc, argv);
+	if (err)
+		return err > 0 ? 0 : 2;
+	libbpf_set_print(libbpf_print_fn);
+	install_signal_handlers();
+
+	resolver = stack_resolver__new();
+	if (!resolver) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = open_sampling(find_event(env.event), &pl);
+	if (err)
+		goto cleanup;
+	if (env.command) {
+		err = child_start(&child, env.command);
+		if (err) {
+			p_err("cannot start '%s': %s", env.command[0], strerror(-err));
+			goto cleanup;
+		}
+	}
+
+	skel = profile_bpf__open();
+	if (!skel) {
+		err = -errno;
+		explain_bpf_error("cannot open the BPF object", err);
+		goto cleanup;
+	}
+	configure(skel);
+	err = profile_bpf__load(skel);
+	if (err) {
+		explain_bpf_error("cannot load the BPF programs", err);
+		goto cleanup;
+	}
+	err = fill_filters(skel, env.command ? &child : NULL);
+	if (err) {
+		p_err("cannot set the PID filters: %s", strerror(-err));
+		goto cleanup;
+	}
+	err = profile_bpf__attach(skel);
+	if (err) {
+		explain_bpf_error("cannot attach the BPF programs", err);
+		goto cleanup;
+	}
+	err = attach_sampling(skel, &pl);
+	if (err)
+		goto cleanup;
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.proc_events), handle_proc_event,
+			      stack_resolver__syms(resolver), NULL);
+	if (!rb) {
+		err = -errno;
+		p_err("cannot create the ring buffer: %s", strerror(-err));
+		goto cleanup;
+	}
+
+	start = now_ns();
+	if (env.command) {
+		err = child_release(&child, env.command[0]);
+		if (err)
+			goto cleanup;
+	}
+	run_loop(rb, env.command ? &child : NULL, start);
+	elapsed = (now_ns() - start) / 1e9;
+	/* Stop sampling first so the report describes exactly the run. */
+	detach_sampling(&pl);
+	ring_buffer__consume(rb);
+
+	memcpy(lost, (const void *)skel->bss->lost, sizeof(lost));
+	p_info("%llu samples taken in the kernel", (unsigned long long)skel->bss->samples_seen);
+	err = stacks_collect(resolver, bpf_map__fd(skel->maps.counts),
+			     bpf_map__fd(skel->maps.stacks), &samples, &nr_samples);
+	if (err) {
+		p_err("cannot read the samples: %s", strerror(-err));
+		goto cleanup;
+	}
+	err = write_outputs(samples, nr_samples, lost, elapsed);
+cleanup:
+	detach_sampling(&pl);
+	ring_buffer__free(rb);
+	profile_bpf__destroy(skel);
+	if (env.command)
+		child_stop(&child);
+	stack_samples_free(samples, nr_samples);
+	stack_resolver__free(resolver);
+	free(env.cpus);
+	return err ? 1 : 0;
+}

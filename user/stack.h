@@ -1,0 +1,68 @@
+/* Symbolized stacks as plain data: what subcommands hand to the writers (report, folded, SVG).
+ * Writers never touch BPF; this split keeps them unit-testable without root. */
+#ifndef BPFPROF_STACK_H
+#define BPFPROF_STACK_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+struct frame {
+	const char *name;   /* symbol (demangled), or NULL when unresolved */
+	const char *module; /* "[kernel.kallsyms]", "[ext4]", "/usr/lib/.../libc.so.6", "[vdso]",
+			     * "[unknown]" */
+	__u64 addr;         /* absolute instruction address */
+	__u64 offset;       /* offset in module, for unresolved frames ("libc.so.6+0x1234") */
+	bool kernel;
+};
+
+struct stack_sample {
+	char comm[16];
+	__u32 pid;          /* tgid */
+	__u32 tid;
+	__u64 value;        /* sample count, or time in microseconds (offcpu) */
+	__u32 nr_frames;
+	struct frame *frames; /* outermost first: user frames, then kernel frames */
+	/* offcpu --waker: who woke this thread; nr_waker_frames == 0 when not recorded */
+	char waker_comm[16];
+	__u32 nr_waker_frames;
+	struct frame *waker_frames; /* outermost first, like frames */
+};
+
+/* Short name of a module for display: basename of a path, "[kernel.kallsyms]" as is. */
+const char *stack_module_short(const char *module);
+
+/* Display name of a frame: the symbol, else "[unknown]"; with annotate_kernel, kernel frames get
+ * the "_[k]" suffix of stackcollapse-perf.pl --kernel.  Returns buf. */
+const char *stack_frame_name(const struct frame *f, bool annotate_kernel, char *buf, size_t size);
+
+/* Sum of values. */
+__u64 stack_samples_total(const struct stack_sample *s, size_t n);
+
+/* ---- helpers shared by the writers ---- */
+
+/* A growable NUL-terminated string; start it zeroed. */
+struct stack_buf {
+	char *s;
+	size_t len, cap;
+};
+/* Appends len bytes of s.  Returns 0 or -ENOMEM (the buffer is left as it was). */
+int stack_buf_add(struct stack_buf *b, const char *s, size_t len);
+/* Appends formatted text.  Returns 0 or -ENOMEM. */
+int stack_buf_printf(struct stack_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void stack_buf_free(struct stack_buf *b);
+
+/* Interned strings with dense ids 0, 1, 2...: how writers group frames by name in O(1). */
+struct stack_names;
+/* NULL when out of memory. */
+struct stack_names *stack_names__new(void);
+/* Id of the first len bytes of s, copied on first sight.  Returns the id or -ENOMEM. */
+int stack_names__intern(struct stack_names *t, const char *s, size_t len);
+const char *stack_names__str(const struct stack_names *t, __u32 id);
+__u32 stack_names__count(const struct stack_names *t);
+void stack_names__free(struct stack_names *t);
+
+/* Flushes out and reports any write that failed on it: a full disk or a closed pipe is an error.
+ * Returns 0, or -errno (-EIO when the error flag was set by an earlier write). */
+int stack_output_done(FILE *out);
+#endif

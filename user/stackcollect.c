@@ -1,0 +1,189 @@
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "common.h"
+#include "hashtab.h"
+#include "stackcollect.h"
+#include "syms.h"
+
+struct stack_resolver {
+	struct ksyms *ksyms;
+	bool ksyms_tried;
+	struct syms_cache *syms;
+	struct hashtab traces; /* stack id -> struct stack_trace */
+};
+
+struct stack_resolver *stack_resolver__new(void)
+{
+	struct stack_resolver *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->syms = syms_cache__new();
+	if (!r->syms) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+struct syms_cache *stack_resolver__syms(struct stack_resolver *r)
+{
+	return r->syms;
+}
+
+const __u64 *stack_resolver__trace(struct stack_resolver *r, int stacks_fd, __u64 id, __u32 *nr)
+{
+	struct stack_trace *st = hashtab_get(&r->traces, id, 0);
+
+	if (!st) {
+		st = malloc(sizeof(*st));
+		if (!st)
+			return NULL;
+		if (bpf_map_lookup_elem(stacks_fd, &id, st) || hashtab_put(&r->traces, id, 0, st)) {
+			free(st);
+			return NULL;
+		}
+		if (st->nr > MAX_STACK_DEPTH)
+			st->nr = MAX_STACK_DEPTH;
+	}
+	*nr = st->nr;
+	return st->ips;
+}
+
+static void resolve_kernel(struct stack_resolver *r, __u64 addr, struct frame *f)
+{
+	const struct ksym *ks;
+
+	if (!r->ksyms_tried) {
+		r->ksyms_tried = true;
+		r->ksyms = ksyms__load();
+		if (!r->ksyms)
+			p_err("cannot read /proc/kallsyms: %s; kernel frames stay unresolved",
+			      strerror(errno));
+	}
+	ks = r->ksyms ? ksyms__find(r->ksyms, addr) : NULL;
+	f->kernel = true;
+	f->addr = addr;
+	f->name = ks ? ks->name : NULL;
+	f->module = ks ? ks->module : "[kernel.kallsyms]";
+	f->offset = ks ? addr - ks->addr : addr;
+}
+
+static void resolve_user(struct stack_resolver *r, __u32 tgid, __u64 addr, __u64 lookup,
+			 struct frame *f)
+{
+	struct user_sym us;
+
+	syms_cache__resolve(r->syms, tgid, lookup, &us);
+	f->kernel = false;
+	f->addr = addr;
+	f->name = us.name;
+	f->module = us.module;
+	f->offset = us.offset;
+}
+
+__u32 stack_resolver__symbolize(struct stack_resolver *r, __u32 tgid, bool kernel, const __u64 *ips,
+				__u32 nr, struct frame *frames)
+{
+	for (__u32 i = 0; i < nr; i++) {
+		/* Callers' addresses are return addresses: look up the call instruction itself,
+		 * which matters when the call is the last instruction of a function. */
+		__u64 addr = ips[i], lookup = i ? addr - 1 : addr;
+		struct frame *f = &frames[nr - 1 - i];
+
+		if (kernel)
+			resolve_kernel(r, lookup, f);
+		else
+			resolve_user(r, tgid, addr, lookup, f);
+		f->addr = addr;
+	}
+	return nr;
+}
+
+int stack_sample_fill(struct stack_resolver *r, int stacks_fd, const struct sample_key *key,
+		      __u64 value, struct stack_sample *out)
+{
+	const __u64 *uips = NULL, *kips = NULL;
+	__u32 unr = 0, knr = 0;
+
+	memset(out, 0, sizeof(*out));
+	memcpy(out->comm, key->comm, sizeof(out->comm));
+	out->comm[sizeof(out->comm) - 1] = '\0';
+	out->pid = key->tgid;
+	out->tid = key->pid;
+	out->value = value;
+	if (key->user_stack)
+		uips = stack_resolver__trace(r, stacks_fd, key->user_stack, &unr);
+	if (key->kern_stack)
+		kips = stack_resolver__trace(r, stacks_fd, key->kern_stack, &knr);
+	if (!uips)
+		unr = 0;
+	if (!kips)
+		knr = 0;
+	if (unr + knr == 0)
+		return 0;
+	out->frames = calloc(unr + knr, sizeof(*out->frames));
+	if (!out->frames)
+		return -ENOMEM;
+	out->nr_frames = stack_resolver__symbolize(r, key->tgid, false, uips, unr, out->frames);
+	out->nr_frames += stack_resolver__symbolize(r, key->tgid, true, kips, knr,
+						    out->frames + out->nr_frames);
+	return 0;
+}
+
+int stacks_collect(struct stack_resolver *r, int counts_fd, int stacks_fd,
+		   struct stack_sample **out, size_t *nr)
+{
+	struct sample_key key, next, *prev = NULL;
+	struct stack_sample *samples = NULL, *tmp;
+	size_t n = 0, cap = 0;
+	__u64 value;
+	int err = 0;
+
+	while (bpf_map_get_next_key(counts_fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(counts_fd, &key, &value))
+			continue; /* deleted meanwhile */
+		if (n == cap) {
+			cap = cap ? cap * 2 : 1024;
+			tmp = realloc(samples, cap * sizeof(*samples));
+			if (!tmp) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			samples = tmp;
+		}
+		err = stack_sample_fill(r, stacks_fd, &key, value, &samples[n]);
+		if (err)
+			goto cleanup;
+		n++;
+	}
+	*out = samples;
+	*nr = n;
+	return 0;
+cleanup:
+	stack_samples_free(samples, n);
+	return err;
+}
+
+void stack_samples_free(struct stack_sample *s, size_t n)
+{
+	for (size_t i = 0; s && i < n; i++) {
+		free(s[i].frames);
+		free(s[i].waker_frames);
+	}
+	free(s);
+}
+
+void stack_resolver__free(struct stack_resolver *r)
+{
+	if (!r)
+		return;
+	hashtab_clear(&r->traces, free);
+	ksyms__free(r->ksyms);
+	syms_cache__free(r->syms);
+	free(r);
+}

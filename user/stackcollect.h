@@ -1,0 +1,31 @@
+/* Reads in-kernel stack aggregations (sample_key -> value, stack id -> frames) into symbolized
+ * stack_samples for the writers.  Shared by every stack-collecting subcommand. */
+#ifndef BPFPROF_STACKCOLLECT_H
+#define BPFPROF_STACKCOLLECT_H
+#include "stack.h"
+#include "stacks.h"
+
+struct stack_resolver;
+struct syms_cache;
+
+struct stack_resolver *stack_resolver__new(void);
+/* The user symbolizer, for capturing processes' mappings while the run goes on. */
+struct syms_cache *stack_resolver__syms(struct stack_resolver *r);
+/* Frames of stack `id` from the stacks map (cached); NULL when absent.  *nr gets the depth. */
+const __u64 *stack_resolver__trace(struct stack_resolver *r, int stacks_fd, __u64 id, __u32 *nr);
+/* Symbolizes a raw stack (innermost first, as the kernel gives it) into frames, outermost
+ * first, appended at *frames.  Returns the number of frames written. */
+__u32 stack_resolver__symbolize(struct stack_resolver *r, __u32 tgid, bool kernel, const __u64 *ips,
+				__u32 nr, struct frame *frames);
+void stack_resolver__free(struct stack_resolver *r);
+
+/* Builds a sample's frames (user then kernel, outermost first) from a key. 0 or -errno. */
+int stack_sample_fill(struct stack_resolver *r, int stacks_fd, const struct sample_key *key,
+		      __u64 value, struct stack_sample *out);
+
+/* Reads every (struct sample_key -> __u64) entry of counts_fd and the stacks they name.
+ * *out is a malloc'd array of *nr samples, freed with stack_samples_free(). 0 or -errno. */
+int stacks_collect(struct stack_resolver *r, int counts_fd, int stacks_fd,
+		   struct stack_sample **out, size_t *nr);
+void stack_samples_free(struct stack_sample *s, size_t n);
+#endif

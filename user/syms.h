@@ -1,0 +1,77 @@
+/* Symbolization: kernel (/proc/kallsyms) and user (/proc/PID/maps + ELF symtab/dynsym, build-id
+ * and .gnu_debuglink debug files, [vdso], /tmp/perf-PID.map JIT maps, C++ demangling). */
+#ifndef BPFPROF_SYMS_H
+#define BPFPROF_SYMS_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+/* ---- kernel ---- */
+struct ksym {
+	__u64 addr;
+	const char *name;
+	const char *module; /* "[kernel.kallsyms]" or "[MODNAME]" */
+};
+struct ksyms;
+
+/* Loads and sorts /proc/kallsyms (or a fixture in kallsyms format).  NULL with errno set on error. */
+struct ksyms *ksyms__load(void);
+struct ksyms *ksyms__load_file(const char *path);
+/* The symbol containing addr (greatest start <= addr), or NULL. */
+const struct ksym *ksyms__find(const struct ksyms *ks, __u64 addr);
+/* Address of a symbol by exact name, or 0. */
+__u64 ksyms__addr(const struct ksyms *ks, const char *name);
+void ksyms__free(struct ksyms *ks);
+
+/* ---- user: one ELF file ---- */
+struct elf_syms;
+/* Reads .symtab (from the file, or its build-id / debuglink debug file) and .dynsym.
+ * NULL with errno set when the file is not a readable ELF. */
+struct elf_syms *elf_syms__open(const char *path);
+/* Same from an already open fd (e.g. /proc/PID/map_files/..., kept open after the process exits). */
+struct elf_syms *elf_syms__open_fd(int fd, const char *path);
+/* Same from an ELF image in memory (the [vdso]). */
+struct elf_syms *elf_syms__open_mem(const void *image, size_t size, const char *name);
+/* Converts a file offset to the ELF virtual address (through the PT_LOAD that maps it):
+ * vaddr = off - p_offset + p_vaddr.  Returns false when no segment maps it. */
+bool elf_syms__file_offset_to_vaddr(const struct elf_syms *es, __u64 off, __u64 *vaddr);
+/* The symbol containing an ELF virtual address, or NULL; *sym_off gets addr - symbol start. */
+const char *elf_syms__find(const struct elf_syms *es, __u64 vaddr, __u64 *sym_off);
+/* Calls fn for every function symbol whose name matches the glob (fnmatch), with its ELF
+ * virtual address and file offset (what uprobes want); stops when fn returns non-zero. */
+int elf_syms__for_each_match(const struct elf_syms *es, const char *glob,
+			     int (*fn)(const char *name, __u64 vaddr, __u64 file_off, void *ctx),
+			     void *ctx);
+void elf_syms__free(struct elf_syms *es);
+
+/* ---- user: JIT perf maps (/tmp/perf-PID.map) ---- */
+struct perf_map;
+/* Parses "START SIZE name" lines, START/SIZE hex with or without 0x; later (newer) entries win
+ * where they overlap earlier ones.  NULL with errno set when the file cannot be read. */
+struct perf_map *perf_map__load(const char *path);
+const char *perf_map__find(const struct perf_map *pm, __u64 addr, __u64 *sym_off);
+void perf_map__free(struct perf_map *pm);
+
+/* Demangles a C++ (Itanium ABI) name; returns a malloc'd string, or NULL if not mangled or when
+ * no demangler is available (libstdc++'s __cxa_demangle is loaded lazily with dlopen). */
+char *demangle(const char *name);
+
+/* ---- user: processes ---- */
+struct user_sym {
+	const char *name;   /* NULL when unresolved */
+	const char *module; /* mapped file path, "[vdso]", "[JIT] tid N"... or "[unknown]" */
+	__u64 offset;       /* address as an offset in the module (for "module+0x..." display) */
+};
+struct syms_cache;
+
+struct syms_cache *syms_cache__new(void);
+/* Snapshots /proc/PID/maps now and keeps the files behind executable mappings open, so the
+ * process can be symbolized after it exits.  Call when a process is first seen.  Returns 0 or a
+ * negative errno (-ENOENT when the process is gone).  Calling it again refreshes the snapshot
+ * (after exec or dlopen). */
+int syms_cache__snapshot(struct syms_cache *sc, __u32 tgid);
+/* Symbolizes addr in process tgid (snapshotting it first if needed); ELF files are parsed once
+ * and shared by every process that maps them.  Always fills *out (name NULL when unresolved). */
+void syms_cache__resolve(struct syms_cache *sc, __u32 tgid, __u64 addr, struct user_sym *out);
+void syms_cache__free(struct syms_cache *sc);
+#endif
