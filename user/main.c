@@ -16,6 +16,7 @@ static int cmd_help(int argc, char **argv);
 
 static const struct cmd cmds[] = {
 	{ "profile", cmd_profile, "sample on-CPU stacks (report, folded, flame graph)" },
+	{ "biolat", cmd_biolat, "block I/O latency histograms, percentiles and heat maps" },
 	{ "help", cmd_help, "list the commands" },
 };
 
