@@ -880,8 +880,6 @@ int cmd_biolat(int argc, char **argv)
 		}
 	}
 
-	printf("Tracing block device I/O... Hit Ctrl-C to end.\n");
-	fflush(stdout);
 	/* time zero of the heat map and the events, then attach right away */
 	start = now_ns();
 	ec.start_ns = start;
@@ -897,6 +895,9 @@ int cmd_biolat(int argc, char **argv)
 		explain_bpf_error("cannot attach the BPF programs", err);
 		goto cleanup;
 	}
+	/* only now: scripts wait for this line before starting their I/O */
+	printf("Tracing block device I/O... Hit Ctrl-C to end.\n");
+	fflush(stdout);
 
 	err = run_loop(&h, rb, start, &end);
 	/* detach first: the last histograms, heat map and events then describe the same run */

@@ -30,3 +30,17 @@ unused_pid() {
 	while [ -e "/proc/$p" ]; do p=$((p - 1)); done
 	echo "$p"
 }
+# expect_error NAME MESSAGE-REGEX -- ARGS... : bpfprof ARGS fails (not killed by the timeout)
+# with a first stderr line "bpfprof: ...MESSAGE-REGEX".  Output goes to $TMP/expect_error.out.
+expect_error() {
+	local name=$1 msg=$2; shift 3
+	local out rc
+	out=$(timeout 20 "$BPFPROF" "$@" 2>&1 >"$TMP/expect_error.out"); rc=$?
+	if [ "$rc" -eq 0 ] || [ "$rc" -ge 124 ]; then
+		fail "$name" "exit status $rc for: bpfprof $*"
+	elif ! printf '%s\n' "$out" | head -n 1 | grep -Eq "^bpfprof: .*$msg"; then
+		fail "$name" "message '$out' does not match '$msg'"
+	else
+		ok "$name"
+	fi
+}

@@ -1,0 +1,233 @@
+#!/bin/bash
+# bpfprof biolat on known block I/O: a loop device of our own gets exactly the O_DIRECT requests
+# of tests/workloads/dio (4 KiB, aligned, one at a time: nothing to merge or split), so counts
+# are asserted exactly.  Bad input first; it needs no root.
+. "$(dirname "$0")/lib.sh"
+
+# ---- bad input: one clear line, non-zero exit, no output file, before any tracing ----
+expect_error "biolat: unknown disk" "disk 'nosuchdisk' not found" -- biolat -d nosuchdisk 1 1
+expect_error "biolat: disk name with a slash" "not found" -- biolat -d ../../etc 1 1
+expect_error "biolat: interval 0" "invalid interval '0'" -- biolat 0
+expect_error "biolat: interval abc" "invalid interval 'abc'" -- biolat abc
+expect_error "biolat: negative interval" "invalid interval '-1'" -- biolat -1
+expect_error "biolat: count 0" "invalid count '0'" -- biolat 1 0
+expect_error "biolat: extra argument" "unexpected argument" -- biolat 1 2 3
+expect_error "biolat: --heatmap-interval 0" "invalid --heatmap-interval '0'" -- \
+	biolat --heatmap "$TMP/bad.svg" --heatmap-interval 0 1 1
+expect_error "biolat: --heatmap-interval below 10 ms" "invalid --heatmap-interval" -- \
+	biolat --heatmap "$TMP/bad.svg" --heatmap-interval 0.005 1 1
+expect_error "biolat: --heatmap-interval abc" "invalid --heatmap-interval" -- \
+	biolat --heatmap-interval abc 1 1
+expect_error "biolat: heat map longer than 4096 columns" "more than the 4096" -- \
+	biolat --heatmap "$TMP/bad.svg" --heatmap-interval 0.01 1 100
+expect_error "biolat: --loglin 9" "invalid --loglin" -- biolat --loglin 9 1 1
+expect_error "biolat: --linear 0" "invalid --linear" -- biolat --linear 0 1 1
+expect_error "biolat: --linear with 1 bucket" "invalid --linear" -- biolat --linear 10,1 1 1
+expect_error "biolat: pid that does not exist" "pid $(unused_pid) does not exist" -- \
+	biolat -p "$(unused_pid)" 1 1
+expect_error "biolat: unknown option" "unknown option" -- biolat --bogus
+touch "$TMP/afile"
+expect_error "biolat: unwritable --heatmap path" "cannot write $TMP/afile/x.svg" -- \
+	biolat --heatmap "$TMP/afile/x.svg" 1 1
+check "biolat: unwritable path fails before tracing starts" \
+	bash -c "! grep -q Tracing '$TMP/expect_error.out'"
+expect_error "biolat: unwritable --events path" "cannot write /nonexistent-dir/ev.txt" -- \
+	biolat --events /nonexistent-dir/ev.txt 1 1
+# the SVG is fine but the TSV cannot be written: neither is left behind
+expect_error "biolat: one unwritable output of two" "cannot write $TMP/afile/x.tsv" -- \
+	biolat --heatmap "$TMP/ok.svg" --heatmap-data "$TMP/afile/x.tsv" 1 1
+check "biolat: no file left by the failed runs" \
+	bash -c "! ls '$TMP' | grep -Eq '^(bad|ok)\\.svg|\\.tmp\\.'"
+"$BPFPROF" biolat --help >"$TMP/h" 2>&1; rc=$?
+check "biolat --help exits 0 and shows usage" grep -q "Usage: bpfprof biolat" "$TMP/h"
+
+need_root "biolat integration" || exit 0
+if ! command -v losetup >/dev/null; then
+	skip "biolat integration" "losetup (util-linux) is not installed"
+	exit 0
+fi
+
+# ---- a loop device of our own over a file ----
+dd if=/dev/zero of="$TMP/img" bs=1M count=32 status=none
+# direct I/O to the backing file makes every loop request one request on the disk below
+LOOP=$(losetup --direct-io=on -f --show "$TMP/img" 2>/dev/null || losetup -f --show "$TMP/img")
+if [ -z "$LOOP" ]; then
+	skip "biolat integration" "cannot set up a loop device"
+	exit 0
+fi
+LN=${LOOP#/dev/}
+trap 'losetup -d "$LOOP"; rm -rf "$TMP"; kill $(jobs -p) 2>/dev/null' EXIT
+command -v udevadm >/dev/null && udevadm settle 2>/dev/null
+echo "# loop device $LOOP (direct I/O: $(cat /sys/block/$LN/loop/dio 2>/dev/null))"
+
+# The disk holding $TMP, for -D and the insert path (-p/-Q through an I/O scheduler).
+src=$(findmnt -no SOURCE -T "$TMP" 2>/dev/null)
+DISK=${src#/dev/}
+if [ -e "/sys/class/block/$DISK/partition" ]; then
+	DISK=$(basename "$(dirname "$(readlink -f "/sys/class/block/$DISK")")")
+fi
+[ -e "/sys/block/$DISK" ] || DISK=
+dd if=/dev/urandom of="$TMP/data" bs=1M count=8 conv=fsync status=none
+
+BL=
+# start_biolat OUT ARGS...: bpfprof biolat in the background, returning once it traces.
+start_biolat() {
+	local out=$1 i; shift
+	"$BPFPROF" biolat "$@" >"$out" 2>"$out.err" &
+	BL=$!
+	for i in $(seq 300); do
+		grep -q "^Tracing block device" "$out" && return 0
+		kill -0 "$BL" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "# biolat did not start: $(cat "$out.err")"
+	return 1
+}
+# stop_biolat: Ctrl-C, and its exit status in $rc.
+stop_biolat() { kill -INT "$BL"; wait "$BL"; rc=$?; }
+total_count() { awk '/^count [0-9]+/ { s += $2 } END { print s + 0 }' "$1"; }
+# label_count FILE REGEX: counts of the histograms whose "disk = .../flags = ..." line matches.
+label_count() {
+	awk -v re="$2" '/^(disk|flags) = / { l = $0 } /^count [0-9]+/ { if (l ~ re) s += $2 }
+		END { print s + 0 }' "$1"
+}
+
+# 1. -d: exactly the workload's requests, ended with Ctrl-C.
+start_biolat "$TMP/d.out" -d "$LN"
+"$WL/dio" "$LOOP" 120 80
+stop_biolat
+n=$(total_count "$TMP/d.out")
+echo "# -d $LN: $n I/Os, expected 200"
+check "biolat -d: Ctrl-C exits 0" test "$rc" -eq 0
+check "biolat -d counts exactly the 200 O_DIRECT requests" test "$n" -eq 200
+check "biolat prints a log2 histogram in usecs" grep -Eq '^ +usecs +: count +distribution' "$TMP/d.out"
+check "biolat prints the percentile summary" \
+	grep -Eq '^count 200  avg [0-9.]+ usecs  p50 [0-9.]+  p90 [0-9.]+  p99 [0-9.]+  p99.9 [0-9.]+ usecs' \
+	"$TMP/d.out"
+
+# 2. -F: reads and writes in their own histograms.
+start_biolat "$TMP/f.out" -d "$LN" -F
+"$WL/dio" "$LOOP" 70 30
+stop_biolat
+r=$(label_count "$TMP/f.out" '(= |-)Read$'); w=$(label_count "$TMP/f.out" '(= |-)Write$')
+echo "# -F: reads $r (expected 70), writes $w (expected 30): $(grep '^flags' "$TMP/f.out" | tr '\n' ' ')"
+check "biolat -F puts the 70 reads in Read histograms" test "$r" -eq 70
+check "biolat -F puts the 30 writes in Write histograms" test "$w" -eq 30
+check "biolat -F histograms add up to the total" test "$(total_count "$TMP/f.out")" -eq 100
+
+# 3. -D: the loop disk apart from the disk below it.
+if [ -n "$DISK" ]; then
+	start_biolat "$TMP/D.out" -D
+	"$WL/dio" "$LOOP" 150 0 &
+	"$WL/dio" "$TMP/data" 100 0
+	wait $!
+	stop_biolat
+	l=$(label_count "$TMP/D.out" "^disk = $LN\$"); v=$(label_count "$TMP/D.out" "^disk = $DISK\$")
+	echo "# -D: $LN $l (expected 150), $DISK $v (expected >= 100)"
+	check "biolat -D: exactly 150 I/Os on $LN" test "$l" -eq 150
+	check "biolat -D: at least the 100 direct reads on $DISK, apart" test "$v" -ge 100
+else
+	skip "biolat -D" "$TMP is not on a block device"
+fi
+
+# 4. --events: one "time latency" line per I/O.
+start_biolat "$TMP/e.out" -d "$LN" --events "$TMP/ev.txt"
+"$WL/dio" "$LOOP" 90 40
+stop_biolat
+echo "# --events: $(wc -l <"$TMP/ev.txt") lines; $(cat "$TMP/e.out.err")"
+check "biolat --events writes 130 lines" test "$(wc -l <"$TMP/ev.txt")" -eq 130
+check "biolat --events lines are 'time latency' in whole usecs" \
+	awk 'NF != 2 || $1 !~ /^[0-9]+$/ || $2 !~ /^[0-9]+$/ { exit 1 }' "$TMP/ev.txt"
+check "biolat --events latencies add up to the histogram's average" \
+	within "$(awk '{ s += $2 } END { print s / NR }' "$TMP/ev.txt")" \
+	"$(awk '/^count/ { print $4 }' "$TMP/e.out")" 0.05
+check "biolat --events reports its drop counter" grep -q "events: 130 written to .*, 0 dropped" "$TMP/e.out.err"
+
+# 5. Heat map over a 3 s run of three 1 s intervals, 0.5 s columns.
+start_biolat "$TMP/hm.out" -d "$LN" -T --heatmap "$TMP/hm.svg" --heatmap-data "$TMP/hm.tsv" \
+	--heatmap-interval 0.5 1 3
+"$WL/dio" "$LOOP" 100 60
+wait "$BL"; rc=$?
+cols=$(($(wc -l <"$TMP/hm.tsv") - 1))
+hsum=$(awk 'NR > 1 { for (i = 2; i <= NF; i++) s += $i } END { print s + 0 }' "$TMP/hm.tsv")
+echo "# heat map: $cols columns, $hsum I/Os"
+check "biolat 1 3 exits 0 by itself" test "$rc" -eq 0
+check "biolat 1 3 prints three intervals with timestamps" \
+	test "$(grep -Ec '^[0-9]{2}:[0-9]{2}:[0-9]{2}$' "$TMP/hm.out")" -eq 3
+check "biolat intervals add up to the 160 I/Os, none lost or counted twice" \
+	test "$(total_count "$TMP/hm.out")" -eq 160
+check "heat map TSV has 6 columns of 0.5 s for the 3 s run" test "$cols" -eq 6
+check "heat map TSV total is the 160 I/Os" test "$hsum" -eq 160
+check "heat map TSV header is time_s then row lower bounds" \
+	bash -c "head -n 1 '$TMP/hm.tsv' | grep -Eq '^time_s	0	1	2	3	4	5	6	7	8	10	12'"
+check "heat map TSV time column steps by 0.5 s" \
+	bash -c "cut -f1 '$TMP/hm.tsv' | tail -n +2 | tr '\n' ' ' | grep -q '^0.0 0.5 1.0 1.5 2.0 2.5 \$'"
+if command -v xmllint >/dev/null; then
+	check "heat map SVG is valid XML" xmllint --noout "$TMP/hm.svg"
+else
+	skip "heat map SVG is valid XML" "xmllint is not installed"
+fi
+cells=$(awk 'NR > 1 { for (i = 2; i <= NF; i++) n += ($i > 0) } END { print n + 0 }' "$TMP/hm.tsv")
+check "heat map SVG has one cell per non-empty TSV cell ($cells)" \
+	test "$(sed -n '/<g id="cells">/,/<\/g>/p' "$TMP/hm.svg" | grep -c '<rect')" -eq "$cells"
+check "heat map SVG cell tooltips add up to 160" test "$(grep -o '<title>[^<]*: [0-9]*</title>' \
+	"$TMP/hm.svg" | sed 's/.*: \([0-9]*\)<.*/\1/' | awk '{ s += $1 } END { print s }')" -eq 160
+
+# 6. -p: only the process's requests, not those of another on the same disk; ends on its exit.
+rm -f "$TMP/go"
+"$WL/dio" "$LOOP" 90 10 "$TMP/go" & a=$!
+"$WL/dio" "$LOOP" 60 20 "$TMP/go" & b=$!
+start_biolat "$TMP/p.out" -d "$LN" -p "$a"
+touch "$TMP/go"; wait "$a" "$b"
+wait "$BL"; rc=$?
+echo "# -p (direct issue, no scheduler): $(total_count "$TMP/p.out") (expected 100)"
+check "biolat -p ends when the process exits" test "$rc" -eq 0
+check "biolat -p counts exactly its 100 I/Os, not the other process's 80" \
+	test "$(total_count "$TMP/p.out")" -eq 100
+if [ -n "$DISK" ] && grep -q '\[' "/sys/block/$DISK/queue/scheduler" &&
+   ! grep -q '\[none\]' "/sys/block/$DISK/queue/scheduler"; then
+	# Through an I/O scheduler the submitter is recorded at insert, as dispatch may run in
+	# another task's context.
+	rm -f "$TMP/go"
+	"$WL/dio" "$TMP/data" 110 0 "$TMP/go" & a=$!
+	"$WL/dio" "$TMP/data" 70 0 "$TMP/go" & b=$!
+	start_biolat "$TMP/pv.out" -d "$DISK" -p "$a"
+	p1=$BL
+	start_biolat "$TMP/pq.out" -d "$DISK" -p "$a" -Q
+	touch "$TMP/go"; wait "$a" "$b"
+	wait "$p1" "$BL"
+	echo "# -p on $DISK ($(grep -o '\[.*\]' "/sys/block/$DISK/queue/scheduler")): $(total_count "$TMP/pv.out"), -Q $(total_count "$TMP/pq.out") (expected 110)"
+	check "biolat -p through the $DISK scheduler counts exactly its 110 reads" \
+		test "$(total_count "$TMP/pv.out")" -eq 110
+	check "biolat -p -Q (from insert) counts exactly its 110 reads" \
+		test "$(total_count "$TMP/pq.out")" -eq 110
+else
+	skip "biolat -p through an I/O scheduler" "no disk with a scheduler under $TMP"
+fi
+
+# 7. The raw_tp fallback (kernels without tp_btf), with every key and the insert program.
+BPFPROF_FORCE_RAW_TP=1 start_biolat "$TMP/raw.out" -v -d "$LN" -D -F -Q
+"$WL/dio" "$LOOP" 40 25
+stop_biolat
+check "raw_tp fallback is used when forced" grep -q "block_rq_issue: using raw_tp" "$TMP/raw.out.err"
+check "raw_tp fallback: reads 40" test "$(label_count "$TMP/raw.out" "disk = $LN .*(= |-)Read\$")" -eq 40
+check "raw_tp fallback: writes 25" test "$(label_count "$TMP/raw.out" "disk = $LN .*(= |-)Write\$")" -eq 25
+
+# 8. Other layouts and units count the same requests.
+start_biolat "$TMP/ll.out" -d "$LN" --loglin 3
+ll=$BL
+start_biolat "$TMP/lin.out" -d "$LN" --linear 50,20 -m
+"$WL/dio" "$LOOP" 50 0
+kill -INT "$ll"; wait "$ll"
+stop_biolat
+check "--loglin 3 counts the 50 I/Os" test "$(total_count "$TMP/ll.out")" -eq 50
+check "--loglin 3 rows are 1/8 of a power of two" \
+	bash -c "grep -Eq '^ +(16 -> 17|32 -> 35|64 -> 71|128 -> 143|256 -> 287) ' '$TMP/ll.out'"
+check "--linear 50,20 -m counts the 50 I/Os in msecs" \
+	test "$(total_count "$TMP/lin.out")" -eq 50
+check "--linear -m prints msecs in 50-wide buckets" grep -Eq '^ +0 -> 49 +: 50 ' "$TMP/lin.out"
+
+# 9. A write error at the end is an error, and the file is not left half-written.
+"$BPFPROF" biolat -d "$LN" --heatmap /dev/full 0.2 1 >/dev/null 2>"$TMP/full.err"; rc=$?
+check "biolat: a full disk for the heat map exits non-zero" test "$rc" -ne 0
+check "biolat: a full disk for the heat map says so" grep -q "cannot write /dev/full" "$TMP/full.err"
