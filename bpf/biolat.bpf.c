@@ -27,25 +27,21 @@ const volatile __u64 targ_step = 1;           /* BIOLAT_HIST_LINEAR, in units */
 const volatile __u32 targ_nr_slots = HIST_LOG2_SLOTS;
 const volatile bool targ_heatmap = false;
 const volatile bool targ_events = false;
+const volatile bool targ_reuse = false;       /* keep `start` entries: see below */
 
 /* Written by user space after load: start_ns is the moment just before attach. */
 struct heatmap_cfg heatmap_cfg;
 __u64 lost[BIOLAT_LOST_REASONS];
 
-struct start_val {
-	__u64 ts;
-	__u32 dev;
-	__u32 cmd_flags;
-	__u32 tgid;
-	__u32 pad;
-};
-
-/* Requests in flight, by address: their start time and what the histogram key needs. */
+/* Requests by address: their start time and what the histogram key needs.  Request structs are
+ * preallocated per tag set and reused, so with targ_reuse (the loader sized the map for every
+ * request of every disk) an entry is kept and rewritten in place for the request's next I/O:
+ * a lookup and a few stores instead of a locked insert and delete per I/O. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 16384); /* set by the loader */
 	__type(key, __u64);
-	__type(value, struct start_val);
+	__type(value, struct biolat_start);
 } start SEC(".maps");
 
 /* The histograms live in an inner map that user space swaps for an empty one at each interval:
@@ -109,11 +105,23 @@ static __always_inline struct request *rq_arg(__u64 *ctx, __u32 idx)
 	return (struct request *)ctx[0];
 }
 
-static __always_inline __u32 rq_dev(struct request *rq)
+/* The disk's dev_t.  btf: rq came from a tp_btf argument, a typed pointer the verifier lets us
+ * follow with plain loads (made fault-safe), several times cheaper than the helper calls
+ * BPF_CORE_READ makes, which raw_tp needs. */
+static __always_inline __u32 rq_dev(struct request *rq, bool btf)
 {
 	struct request___old *old = (void *)rq;
 	struct gendisk *disk;
 
+	if (btf) {
+		if (bpf_core_field_exists(old->rq_disk))
+			disk = old->rq_disk;
+		else
+			disk = rq->q->disk;
+		if (!disk)
+			return 0;
+		return ((__u32)disk->major << BIOLAT_MINORBITS) | (__u32)disk->first_minor;
+	}
 	if (bpf_core_field_exists(old->rq_disk))
 		disk = BPF_CORE_READ(old, rq_disk);
 	else
@@ -125,62 +133,118 @@ static __always_inline __u32 rq_dev(struct request *rq)
 }
 
 /* Fills the key parts of *val from rq; false when -d excludes the request. */
-static __always_inline bool describe(struct request *rq, struct start_val *val)
+static __always_inline bool describe(struct request *rq, struct biolat_start *val, bool btf)
 {
 	if (filter_dev || targ_per_disk) {
-		val->dev = rq_dev(rq);
+		val->dev = rq_dev(rq, btf);
 		if (filter_dev && val->dev != targ_dev)
 			return false;
 	}
 	if (targ_per_flags)
-		val->cmd_flags = BPF_CORE_READ(rq, cmd_flags);
+		val->cmd_flags = btf ? rq->cmd_flags : BPF_CORE_READ(rq, cmd_flags);
 	return true;
+}
+
+/* Stores *val for rq: in place when the request's entry exists, else as a new entry. */
+static __always_inline void store(__u64 key, struct biolat_start *sv, struct biolat_start *val)
+{
+	if (sv) {
+		sv->dev = val->dev;
+		sv->cmd_flags = val->cmd_flags;
+		sv->tgid = val->tgid;
+		sv->ts = val->ts;
+		sv->state = val->state;
+		return;
+	}
+	if (bpf_map_update_elem(&start, &key, val, BPF_ANY))
+		count_lost(BIOLAT_LOST_START_FULL);
+}
+
+/* Done with rq's entry: kept for the address's next request, or deleted. */
+static __always_inline void release(__u64 key, struct biolat_start *sv)
+{
+	if (targ_reuse)
+		sv->state = RQ_FREE;
+	else
+		bpf_map_delete_elem(&start, &key);
 }
 
 /* block_rq_insert (attached with -Q or -p): the request enters the I/O scheduler or a
  * dispatch list, still in the context of the task that submitted it. */
-static __always_inline int on_insert(struct request *rq)
+static __always_inline int on_insert(struct request *rq, bool btf)
 {
-	struct start_val val = {};
+	struct biolat_start *sv, val = { .state = RQ_QUEUED };
 	__u64 key = (__u64)rq;
 
-	if (!describe(rq, &val))
+	sv = bpf_map_lookup_elem(&start, &key);
+	/* a requeued request keeps its submitter and the time it was first queued */
+	if (sv && sv->state == RQ_REQUEUED) {
+		sv->state = RQ_QUEUED;
 		return 0;
+	}
+	if (sv && sv->state == RQ_ISSUED)
+		count_lost(BIOLAT_LOST_NO_COMPLETION);
+	if (!describe(rq, &val, btf))
+		goto skip;
 	val.ts = bpf_ktime_get_ns();
 	val.tgid = bpf_get_current_pid_tgid() >> 32;
-	if (bpf_map_update_elem(&start, &key, &val, BPF_ANY))
-		count_lost(BIOLAT_LOST_START_FULL);
+	store(key, sv, &val);
+	return 0;
+skip:
+	if (sv)
+		release(key, sv);
 	return 0;
 }
 
 /* block_rq_issue: the driver gets the request.  A request that went through insert keeps the
  * submitter recorded there (dispatch may run in a kworker or another task); one issued directly
  * (no scheduler, blk_mq_try_issue_directly) is issued by its submitter, so current is right. */
-static __always_inline int on_issue(struct request *rq)
+static __always_inline int on_issue(struct request *rq, bool btf)
 {
-	struct start_val *sv, val = {};
+	struct biolat_start *sv, val = { .state = RQ_ISSUED };
 	__u64 key = (__u64)rq;
 
-	if (targ_queued || filter_tgid) {
-		sv = bpf_map_lookup_elem(&start, &key);
-		if (sv) {
-			if (filter_tgid && sv->tgid != targ_tgid) {
-				bpf_map_delete_elem(&start, &key);
-				return 0;
-			}
-			if (!targ_queued)
-				sv->ts = bpf_ktime_get_ns();
+	sv = bpf_map_lookup_elem(&start, &key);
+	if (sv && (sv->state == RQ_QUEUED || sv->state == RQ_REQUEUED)) {
+		if (filter_tgid && sv->tgid != targ_tgid) {
+			release(key, sv);
 			return 0;
 		}
+		if (!targ_queued)
+			sv->ts = bpf_ktime_get_ns();
+		sv->state = RQ_ISSUED;
+		return 0;
 	}
-	val.tgid = bpf_get_current_pid_tgid() >> 32;
-	if (filter_tgid && val.tgid != targ_tgid)
-		return 0;
-	if (!describe(rq, &val))
-		return 0;
+	/* the previous request at this address was issued and never seen completing: on some
+	 * kernels block_rq_complete occasionally reaches perf's probe but no BPF program */
+	if (sv && sv->state == RQ_ISSUED)
+		count_lost(BIOLAT_LOST_NO_COMPLETION);
+	if (filter_tgid) {
+		val.tgid = bpf_get_current_pid_tgid() >> 32;
+		if (val.tgid != targ_tgid)
+			goto skip;
+	}
+	if (!describe(rq, &val, btf))
+		goto skip;
 	val.ts = bpf_ktime_get_ns();
-	if (bpf_map_update_elem(&start, &key, &val, BPF_ANY))
-		count_lost(BIOLAT_LOST_START_FULL);
+	store(key, sv, &val);
+	return 0;
+skip:
+	/* an entry left from this address's previous I/O must not time this one */
+	if (sv)
+		release(key, sv);
+	return 0;
+}
+
+/* block_rq_requeue: the driver could not take the request; it is issued again later (through
+ * insert, when attached), and that issue is not a new I/O. */
+static __always_inline int on_requeue(struct request *rq)
+{
+	__u64 key = (__u64)rq;
+	struct biolat_start *sv = bpf_map_lookup_elem(&start, &key);
+
+	if (sv && sv->state == RQ_ISSUED)
+		sv->state = RQ_REQUEUED;
 	return 0;
 }
 
@@ -189,8 +253,10 @@ static __always_inline int on_issue(struct request *rq)
 static __always_inline int on_merge(struct request *rq)
 {
 	__u64 key = (__u64)rq;
+	struct biolat_start *sv = bpf_map_lookup_elem(&start, &key);
 
-	bpf_map_delete_elem(&start, &key);
+	if (sv)
+		release(key, sv);
 	return 0;
 }
 
@@ -259,19 +325,25 @@ static __always_inline int on_complete(struct request *rq)
 {
 	struct biolat_key hkey = {};
 	struct biolat_event *e;
-	struct start_val *sv;
+	struct biolat_start *sv;
 	__u64 key = (__u64)rq, now, lat_ns, lat;
 
 	sv = bpf_map_lookup_elem(&start, &key);
 	if (!sv)
 		return 0; /* issued before the run started, or filtered out */
+	if (sv->state != RQ_ISSUED) {
+		/* ended without being issued (a failed dispatch), or completed already */
+		if (sv->state != RQ_FREE)
+			release(key, sv);
+		return 0;
+	}
 	now = bpf_ktime_get_ns();
 	lat_ns = now > sv->ts ? now - sv->ts : 0;
 	if (targ_per_disk)
 		hkey.dev = sv->dev;
 	if (targ_per_flags)
 		hkey.cmd_flags = sv->cmd_flags;
-	bpf_map_delete_elem(&start, &key);
+	release(key, sv);
 
 	lat = lat_ns / targ_unit_ns;
 	count_hist(&hkey, lat_ns, lat);
@@ -294,25 +366,37 @@ static __always_inline int on_complete(struct request *rq)
 SEC("tp_btf/block_rq_insert")
 int insert_btf(__u64 *ctx)
 {
-	return on_insert(rq_arg(ctx, targ_rq_arg));
+	return on_insert(rq_arg(ctx, targ_rq_arg), true);
 }
 
 SEC("raw_tp/block_rq_insert")
 int insert_raw(__u64 *ctx)
 {
-	return on_insert(rq_arg(ctx, targ_rq_arg));
+	return on_insert(rq_arg(ctx, targ_rq_arg), false);
 }
 
 SEC("tp_btf/block_rq_issue")
 int issue_btf(__u64 *ctx)
 {
-	return on_issue(rq_arg(ctx, targ_rq_arg));
+	return on_issue(rq_arg(ctx, targ_rq_arg), true);
 }
 
 SEC("raw_tp/block_rq_issue")
 int issue_raw(__u64 *ctx)
 {
-	return on_issue(rq_arg(ctx, targ_rq_arg));
+	return on_issue(rq_arg(ctx, targ_rq_arg), false);
+}
+
+SEC("tp_btf/block_rq_requeue")
+int requeue_btf(__u64 *ctx)
+{
+	return on_requeue(rq_arg(ctx, targ_rq_arg));
+}
+
+SEC("raw_tp/block_rq_requeue")
+int requeue_raw(__u64 *ctx)
+{
+	return on_requeue(rq_arg(ctx, targ_rq_arg));
 }
 
 SEC("tp_btf/block_rq_merge")

@@ -27,6 +27,22 @@ struct biolat_key {
 
 #define BIOLAT_MINORBITS 20
 
+/* A request in the `start` map (key: its address). */
+enum biolat_rq_state {
+	RQ_FREE,     /* completed, merged away, or filtered out */
+	RQ_QUEUED,   /* inserted (-Q/-p), not issued yet */
+	RQ_ISSUED,   /* timed, waiting for completion */
+	RQ_REQUEUED, /* sent back by the driver: will be inserted and issued again */
+};
+
+struct biolat_start {
+	__u64 ts;        /* issue time, or insert time with -Q */
+	__u32 dev;
+	__u32 cmd_flags;
+	__u32 tgid;      /* the submitter (-p) */
+	__u32 state;     /* enum biolat_rq_state */
+};
+
 /* One completed request, for --events. */
 struct biolat_event {
 	__u64 ts_ns;  /* bpf_ktime_get_ns() at completion */
@@ -39,6 +55,7 @@ enum biolat_lost {
 	BIOLAT_LOST_HISTS_FULL,   /* no room for a new histogram (-D/-F key) */
 	BIOLAT_LOST_HEATMAP_LATE, /* completed after the heat map's last column */
 	BIOLAT_LOST_EVENTS,       /* the --events ring buffer was full */
+	BIOLAT_LOST_NO_COMPLETION, /* issued, and its address issued again with no completion seen */
 	BIOLAT_LOST_REASONS,
 };
 

@@ -25,6 +25,9 @@
 #define HEATMAP_INTERVAL_MIN_NS (10 * NSEC_PER_MSEC)
 #define POLL_NS (100 * NSEC_PER_MSEC)
 #define EVENTS_RING_SIZE (4 * 1024 * 1024)
+/* In-flight map: at least this many entries; kept entries (targ_reuse) up to the most. */
+#define START_ENTRIES_MIN 16384
+#define START_ENTRIES_REUSE_MAX 131072
 
 static struct biolat_env {
 	bool millis, queued, per_disk, per_flags, timestamp;
@@ -658,6 +661,27 @@ static int pick_rq_args(struct biolat_bpf *skel)
 	return 0;
 }
 
+/* Keeps one entry per request struct when the map can hold twice every request of every disk
+ * (room for disks added or queues resized during the run); otherwise entries are deleted at
+ * completion and the map holds the requests in flight. */
+static int size_start(struct biolat_bpf *skel)
+{
+	long bound = blk_requests_bound();
+	__u32 entries = START_ENTRIES_MIN;
+
+	skel->rodata->targ_reuse = bound >= 0 && 2 * bound <= START_ENTRIES_REUSE_MAX;
+	if (skel->rodata->targ_reuse && 2 * bound > entries)
+		entries = 2 * bound;
+	if (bound < 0)
+		p_info("cannot count the disks' requests (%s): deleting entries at completion",
+		       strerror(-bound));
+	else
+		p_info("%ld requests on this machine's disks: %s, %u entries", bound,
+		       skel->rodata->targ_reuse ? "reusing in-flight entries" :
+						  "deleting entries at completion", entries);
+	return bpf_map__set_max_entries(skel->maps.start, entries);
+}
+
 static int configure(struct biolat_bpf *skel, struct hists *h)
 {
 	bool insert = env.queued || env.pid;
@@ -690,6 +714,7 @@ static int configure(struct biolat_bpf *skel, struct hists *h)
 	inner = bpf_map__inner_map(skel->maps.hists);
 	err = inner ? bpf_map__set_value_size(inner, vsize) : -ENOENT;
 	err = err ?: bpf_map__set_value_size(skel->maps.zero_hist, vsize);
+	err = err ?: size_start(skel);
 	err = err ?: bpf_map__set_max_entries(skel->maps.heatmap, env.heatmap_cols ?
 					      env.heatmap_cols * HEATMAP_ROWS : 1);
 	if (!err && env.events_path)
@@ -704,6 +729,7 @@ static int configure(struct biolat_bpf *skel, struct hists *h)
 	/* tp_btf where it exists, raw_tp otherwise; insert only when it is needed */
 	probe_pick_tp(skel->progs.issue_btf, skel->progs.issue_raw, "block_rq_issue");
 	probe_pick_tp(skel->progs.complete_btf, skel->progs.complete_raw, "block_rq_complete");
+	probe_pick_tp(skel->progs.requeue_btf, skel->progs.requeue_raw, "block_rq_requeue");
 	if (insert) {
 		probe_pick_tp(skel->progs.insert_btf, skel->progs.insert_raw, "block_rq_insert");
 	} else {
@@ -735,19 +761,52 @@ static __u64 prog_misses(struct bpf_program *prog)
 	return info.recursion_misses;
 }
 
+/* Requests issued and not seen completing when the run ended: in flight at the end, or whose
+ * completion never reached the BPF program. */
+static __u64 count_unfinished(struct biolat_bpf *skel)
+{
+	int fd = bpf_map__fd(skel->maps.start);
+	__u64 key, next, *prev = NULL, n = 0;
+	struct biolat_start val;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (!bpf_map_lookup_elem(fd, &key, &val) && val.state == RQ_ISSUED)
+			n++;
+	}
+	return n;
+}
+
 static void print_lost(struct biolat_bpf *skel, struct outputs *o)
 {
 	const __u64 *lost = skel->bss->lost;
 	__u64 nested = prog_misses(skel->progs.complete_btf) + prog_misses(skel->progs.complete_raw) +
 		       prog_misses(skel->progs.issue_btf) + prog_misses(skel->progs.issue_raw) +
 		       prog_misses(skel->progs.insert_btf) + prog_misses(skel->progs.insert_raw);
-	__u64 total = lost[BIOLAT_LOST_START_FULL] + lost[BIOLAT_LOST_HISTS_FULL] + nested;
+	__u64 total = lost[BIOLAT_LOST_START_FULL] + lost[BIOLAT_LOST_HISTS_FULL] +
+		      lost[BIOLAT_LOST_NO_COMPLETION] + nested;
+	__u64 unfinished = count_unfinished(skel);
 
+	p_info("lost: in-flight map full %llu, histogram map full %llu, completion not seen %llu, "
+	       "heat map late %llu, events %llu, nested runs %llu; unfinished at the end %llu",
+	       (unsigned long long)lost[BIOLAT_LOST_START_FULL],
+	       (unsigned long long)lost[BIOLAT_LOST_HISTS_FULL],
+	       (unsigned long long)lost[BIOLAT_LOST_NO_COMPLETION],
+	       (unsigned long long)lost[BIOLAT_LOST_HEATMAP_LATE],
+	       (unsigned long long)lost[BIOLAT_LOST_EVENTS], (unsigned long long)nested,
+	       (unsigned long long)unfinished);
 	if (total)
 		fprintf(stderr, "bpfprof: lost %llu I/Os: in-flight map full %llu, histogram map "
-			"full %llu, nested program runs skipped by the kernel %llu\n",
-			(unsigned long long)total, (unsigned long long)lost[BIOLAT_LOST_START_FULL],
-			(unsigned long long)lost[BIOLAT_LOST_HISTS_FULL], (unsigned long long)nested);
+			"full %llu, completion never seen by BPF %llu, nested program runs skipped by "
+			"the kernel %llu\n", (unsigned long long)total,
+			(unsigned long long)lost[BIOLAT_LOST_START_FULL],
+			(unsigned long long)lost[BIOLAT_LOST_HISTS_FULL],
+			(unsigned long long)lost[BIOLAT_LOST_NO_COMPLETION],
+			(unsigned long long)nested);
+	if (unfinished)
+		fprintf(stderr, "bpfprof: %llu I/Os issued and not completed when the run ended "
+			"(not counted)\n", (unsigned long long)unfinished);
 	if (lost[BIOLAT_LOST_HEATMAP_LATE])
 		fprintf(stderr, "bpfprof: %llu I/Os completed after the heat map's last column\n",
 			(unsigned long long)lost[BIOLAT_LOST_HEATMAP_LATE]);

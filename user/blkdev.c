@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -222,4 +223,67 @@ const char *blk_disk_name(__u32 dev, char *buf, size_t size)
 	base = strrchr(target, '/');
 	snprintf(buf, size, "%s", base ? base + 1 : target);
 	return buf;
+}
+
+static long read_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = 0;
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%ld", &v) != 1 || v < 0)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
+static bool has_scheduler(const char *disk)
+{
+	char path[PATH_MAX], line[256];
+	bool sched;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/scheduler", disk);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	/* "none [mq-deadline] kyber": the selected one is in brackets */
+	sched = fgets(line, sizeof(line), f) && strchr(line, '[') && !strstr(line, "[none]");
+	fclose(f);
+	return sched;
+}
+
+long blk_requests_bound(void)
+{
+	char path[PATH_MAX];
+	struct dirent *d, *h;
+	long total = 0, sched;
+	DIR *blk, *mq;
+
+	blk = opendir("/sys/block");
+	if (!blk)
+		return -errno;
+	while ((d = readdir(blk))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/block/%s/mq", d->d_name);
+		mq = opendir(path);
+		if (!mq)
+			continue; /* bio-based (zram, md, dm...): no requests */
+		snprintf(path, sizeof(path), "/sys/block/%s/queue/nr_requests", d->d_name);
+		sched = has_scheduler(d->d_name) ? read_long(path) : 0;
+		while ((h = readdir(mq))) {
+			if (!isdigit((unsigned char)h->d_name[0]))
+				continue;
+			snprintf(path, sizeof(path), "/sys/block/%s/mq/%s/nr_tags", d->d_name, h->d_name);
+			total += read_long(path);
+			snprintf(path, sizeof(path), "/sys/block/%s/mq/%s/nr_reserved_tags", d->d_name,
+				 h->d_name);
+			total += read_long(path) + sched + 1;
+		}
+		closedir(mq);
+	}
+	closedir(blk);
+	return total;
 }

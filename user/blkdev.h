@@ -54,4 +54,11 @@ int blk_disk_dev(const char *name, __u32 *dev, char *parent, size_t parent_size)
 /* Name of disk dev ("vda") from /sys/dev/block/MAJ:MIN, or "MAJ:MIN" when it has none (any
  * more); "-" for dev 0 (a request without a disk). */
 const char *blk_disk_name(__u32 dev, char *buf, size_t size);
+
+/* An upper bound on the struct requests of every blk-mq disk now present: per hardware queue
+ * (/sys/block/D/mq/N) its driver tags and reserved tags, the I/O scheduler's nr_requests when
+ * one is set, and a flush request.  Requests are preallocated per tag set and reused, so their
+ * addresses stay within this many until queues are resized or disks added.  Returns the bound
+ * or -errno when /sys/block cannot be read. */
+long blk_requests_bound(void);
 #endif
