@@ -150,11 +150,11 @@ bench() {
 # bytes_summary: heat map bytes read by bpfprof vs perf.data, from the last round's runs.
 bytes_summary() {
 	local hcols hb hps= pb psecs pps
-	if read -r hcols hb <"$BTMP/heatmap.bytes" 2>/dev/null && [ -n "$hb" ]; then
+	if read -r hcols hb 2>/dev/null <"$BTMP/heatmap.bytes" && [ -n "$hb" ]; then
 		hps=$(awk -v b="$hb" -v c="$hcols" 'BEGIN { printf "%.0f", b / c }')
 		echo "bytes: bpfprof biolat --heatmap read $hb bytes for $hcols columns of 1 s: $hps bytes per second of heat map"
 	fi
-	if read -r pb psecs <"$BTMP/perf.bytes" 2>/dev/null && [ -n "$pb" ]; then
+	if read -r pb psecs 2>/dev/null <"$BTMP/perf.bytes" && [ -n "$pb" ]; then
 		pps=$(awk -v b="$pb" -v s="$psecs" 'BEGIN { printf "%.0f", b / s }')
 		echo "bytes: perf record wrote $pb bytes of perf.data in $psecs s: $pps bytes per second"
 		[ -n "$hps" ] && echo "bytes: perf.data per second / heat map per second: $(ratio "$pps" "$hps")"
@@ -163,16 +163,25 @@ bytes_summary() {
 }
 
 # bpf_cost NAME DISK FILE: "NS COUNT", the tracer's BPF run time per I/O and the I/Os (runs of
-# its busiest program, the completion one) over one load run.
+# its busiest program, the completion one) over one load run.  Its programs are the block ones
+# that appeared after it started (bpftool 7.1 does not list the owning PIDs).
 bpf_cost() {
+	local before
+	before=$(bpftool prog show 2>/dev/null | awk -F: '/^[0-9]+:/ { print $1 }' | tr '\n' ' ')
 	start_tracer "$1" "$2" || return
 	iops "$3" >/dev/null
 	bpftool prog show >"$BTMP/progs" 2>/dev/null
 	stop_tracer
-	awk -v pid="$TR" '
-		/^[0-9]+: / { rt = 0; rc = 0
-			for (i = 1; i < NF; i++) { if ($i == "run_time_ns") rt = $(i + 1); if ($i == "run_cnt") rc = $(i + 1) } }
-		/^[ \t]+pids / && index($0, "(" pid ")") { t += rt; if (rc > c) c = rc }
+	awk -v before=" $before" '
+		/^[0-9]+: / { id = $1; sub(":", "", id); rt = rc = 0; name = ""
+			for (i = 1; i < NF; i++) {
+				if ($i == "name") name = $(i + 1)
+				if ($i == "run_time_ns") rt = $(i + 1)
+				if ($i == "run_cnt") rc = $(i + 1)
+			}
+			if (index(before, " " id " ") || name !~ /issue|compl|insert|requeue|merge|block_rq/)
+				next
+			t += rt; if (rc > c) c = rc }
 		END { if (c) printf "%.0f %d\n", t / c, c }' "$BTMP/progs"
 }
 

@@ -238,7 +238,7 @@ skip:
 
 /* block_rq_requeue: the driver could not take the request; it is issued again later (through
  * insert, when attached), and that issue is not a new I/O. */
-static __always_inline int on_requeue(struct request *rq)
+static __always_inline int on_requeue(struct request *rq, bool btf)
 {
 	__u64 key = (__u64)rq;
 	struct biolat_start *sv = bpf_map_lookup_elem(&start, &key);
@@ -250,7 +250,7 @@ static __always_inline int on_requeue(struct request *rq)
 
 /* block_rq_merge: rq is merged into another request and freed without completing; forget it,
  * or a later request at the same address, issued directly, would inherit its insert time. */
-static __always_inline int on_merge(struct request *rq)
+static __always_inline int on_merge(struct request *rq, bool btf)
 {
 	__u64 key = (__u64)rq;
 	struct biolat_start *sv = bpf_map_lookup_elem(&start, &key);
@@ -321,7 +321,7 @@ static __always_inline void count_heatmap(__u64 now, __u64 lat)
 		__sync_fetch_and_add(cell, 1);
 }
 
-static __always_inline int on_complete(struct request *rq)
+static __always_inline int on_complete(struct request *rq, bool btf)
 {
 	struct biolat_key hkey = {};
 	struct biolat_event *e;
@@ -363,65 +363,25 @@ static __always_inline int on_complete(struct request *rq)
 	return 0;
 }
 
-SEC("tp_btf/block_rq_insert")
-int insert_btf(__u64 *ctx)
-{
-	return on_insert(rq_arg(ctx, targ_rq_arg), true);
-}
+/* One tp_btf program and its raw_tp fallback per tracepoint; the loader keeps one of the two.
+ * The btf flag lets the tp_btf one read through typed pointers. */
+#define BLOCK_RQ_PROGS(tp, name, handler, arg)				\
+	SEC("tp_btf/" #tp)						\
+	int name##_btf(__u64 *ctx)					\
+	{								\
+		return handler(rq_arg(ctx, arg), true);			\
+	}								\
+	SEC("raw_tp/" #tp)						\
+	int name##_raw(__u64 *ctx)					\
+	{								\
+		return handler(rq_arg(ctx, arg), false);		\
+	}
 
-SEC("raw_tp/block_rq_insert")
-int insert_raw(__u64 *ctx)
-{
-	return on_insert(rq_arg(ctx, targ_rq_arg), false);
-}
-
-SEC("tp_btf/block_rq_issue")
-int issue_btf(__u64 *ctx)
-{
-	return on_issue(rq_arg(ctx, targ_rq_arg), true);
-}
-
-SEC("raw_tp/block_rq_issue")
-int issue_raw(__u64 *ctx)
-{
-	return on_issue(rq_arg(ctx, targ_rq_arg), false);
-}
-
-SEC("tp_btf/block_rq_requeue")
-int requeue_btf(__u64 *ctx)
-{
-	return on_requeue(rq_arg(ctx, targ_rq_arg));
-}
-
-SEC("raw_tp/block_rq_requeue")
-int requeue_raw(__u64 *ctx)
-{
-	return on_requeue(rq_arg(ctx, targ_rq_arg));
-}
-
-SEC("tp_btf/block_rq_merge")
-int merge_btf(__u64 *ctx)
-{
-	return on_merge(rq_arg(ctx, targ_rq_arg));
-}
-
-SEC("raw_tp/block_rq_merge")
-int merge_raw(__u64 *ctx)
-{
-	return on_merge(rq_arg(ctx, targ_rq_arg));
-}
-
+BLOCK_RQ_PROGS(block_rq_insert, insert, on_insert, targ_rq_arg)
+BLOCK_RQ_PROGS(block_rq_issue, issue, on_issue, targ_rq_arg)
+BLOCK_RQ_PROGS(block_rq_requeue, requeue, on_requeue, targ_rq_arg)
+BLOCK_RQ_PROGS(block_rq_merge, merge, on_merge, targ_rq_arg)
 /* block_rq_complete(struct request *rq, blk_status_t error, unsigned int nr_bytes) */
-SEC("tp_btf/block_rq_complete")
-int complete_btf(__u64 *ctx)
-{
-	return on_complete(rq_arg(ctx, targ_complete_rq_arg));
-}
-
-SEC("raw_tp/block_rq_complete")
-int complete_raw(__u64 *ctx)
-{
-	return on_complete(rq_arg(ctx, targ_complete_rq_arg));
-}
+BLOCK_RQ_PROGS(block_rq_complete, complete, on_complete, targ_complete_rq_arg)
 
 char LICENSE[] SEC("license") = "GPL";

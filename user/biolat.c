@@ -22,6 +22,7 @@
 #define NSEC_PER_SEC 1000000000ULL
 #define NSEC_PER_MSEC 1000000ULL
 #define INTERVAL_MIN_NS (10 * NSEC_PER_MSEC)
+#define INTERVAL_HINT "(seconds, at least 0.01)"
 #define HEATMAP_INTERVAL_MIN_NS (10 * NSEC_PER_MSEC)
 #define POLL_NS (100 * NSEC_PER_MSEC)
 #define EVENTS_RING_SIZE (4 * 1024 * 1024)
@@ -250,23 +251,13 @@ static int parse_args(int argc, char **argv)
 		case 'h':
 			fputs(usage, stdout);
 			return 1;
-		case ':':
-			p_err("option '%s' needs an argument", argv[optind - 1]);
-			fputs(usage, stderr);
-			return -EINVAL;
 		default:
-			if (is_negative_number(argv[optind - 1])) {
-				p_err("invalid interval '%s' (seconds, at least 0.01)", argv[optind - 1]);
-				return -EINVAL;
-			}
-			p_err("unknown option '%s'", argv[optind - 1]);
-			fputs(usage, stderr);
-			return -EINVAL;
+			return getopt_error(opt, argv, usage, "interval", INTERVAL_HINT);
 		}
 	}
 	if (optind < argc) {
 		if (parse_seconds_ns(argv[optind], INTERVAL_MIN_NS, &env.interval_ns)) {
-			p_err("invalid interval '%s' (seconds, at least 0.01)", argv[optind]);
+			p_err("invalid interval '%s' %s", argv[optind], INTERVAL_HINT);
 			return -EINVAL;
 		}
 		optind++;
@@ -544,7 +535,6 @@ out:
 struct heatmap_view {
 	const __u64 *cells; /* mmap of the heatmap map */
 	size_t size;
-	__u64 start_ns;
 };
 
 static __u64 heatmap_total(const __u64 *cells, __u32 cols)
@@ -750,15 +740,21 @@ static int configure(struct biolat_bpf *skel, struct hists *h)
 	return 0;
 }
 
-static __u64 prog_misses(struct bpf_program *prog)
+/* Runs the kernel skipped because the program was already running on that CPU. */
+static __u64 prog_misses(struct biolat_bpf *skel)
 {
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-	int fd = bpf_program__fd(prog);
+	struct bpf_program *prog;
+	__u64 misses = 0;
 
-	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
-		return 0;
-	return info.recursion_misses;
+	bpf_object__for_each_program(prog, skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			misses += info.recursion_misses;
+	}
+	return misses;
 }
 
 /* Requests issued and not seen completing when the run ended: in flight at the end, or whose
@@ -781,9 +777,7 @@ static __u64 count_unfinished(struct biolat_bpf *skel)
 static void print_lost(struct biolat_bpf *skel, struct outputs *o)
 {
 	const __u64 *lost = skel->bss->lost;
-	__u64 nested = prog_misses(skel->progs.complete_btf) + prog_misses(skel->progs.complete_raw) +
-		       prog_misses(skel->progs.issue_btf) + prog_misses(skel->progs.issue_raw) +
-		       prog_misses(skel->progs.insert_btf) + prog_misses(skel->progs.insert_raw);
+	__u64 nested = prog_misses(skel);
 	__u64 total = lost[BIOLAT_LOST_START_FULL] + lost[BIOLAT_LOST_HISTS_FULL] +
 		      lost[BIOLAT_LOST_NO_COMPLETION] + nested;
 	__u64 unfinished = count_unfinished(skel);

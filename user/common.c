@@ -78,6 +78,23 @@ bool is_negative_number(const char *s)
 	return s && s[0] == '-' && strspn(s + 1, "0123456789.") == strlen(s + 1) && s[1];
 }
 
+int getopt_error(int opt, char **argv, const char *usage, const char *number_msg,
+		 const char *number_hint)
+{
+	const char *arg = argv[optind - 1];
+
+	if (opt == ':') {
+		p_err("option '%s' needs an argument", arg);
+	} else if (is_negative_number(arg)) {
+		p_err("invalid %s '%s' %s", number_msg, arg, number_hint);
+		return -EINVAL;
+	} else {
+		p_err("unknown option '%s'", arg);
+	}
+	fputs(usage, stderr);
+	return -EINVAL;
+}
+
 int parse_id_list(const char *s, __u32 *ids, int max)
 {
 	char *copy, *tok, *save = NULL;

@@ -24,6 +24,13 @@ int parse_u64(const char *s, __u64 min, __u64 max, __u64 *out);
 int parse_seconds(const char *s, double *out);
 /* "-1", "-0.5": what getopt takes for an unknown option, but the user meant a number. */
 bool is_negative_number(const char *s);
+/* What a command's getopt_long loop does with ':' (an option without its argument) and '?' (an
+ * unknown option, or a negative number meant as the positional NUMBER, like "-1"): prints one
+ * "bpfprof: ..." line (and usage for a real option mistake) and returns -EINVAL.  number_msg
+ * names the positional argument for the error, e.g. "interval" or "duration"; number_hint
+ * follows the value, e.g. "(seconds, at least 0.01)". */
+int getopt_error(int opt, char **argv, const char *usage, const char *number_msg,
+		 const char *number_hint);
 /* "1,2,3": each > 0; at most max entries.  Returns the count or -EINVAL / -E2BIG. */
 int parse_id_list(const char *s, __u32 *ids, int max);
 /* "0,2-3": sets cpus[i] for each listed CPU; -ERANGE for a CPU >= nr_cpus. */
