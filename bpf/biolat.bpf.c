@@ -169,6 +169,20 @@ static __always_inline void release(__u64 key, struct biolat_start *sv)
 		bpf_map_delete_elem(&start, &key);
 }
 
+/* Starts timing rq now, as *val says; when -d excludes it, forgets the entry its address had,
+ * which must not time this I/O. */
+static __always_inline void track(struct request *rq, __u64 key, struct biolat_start *sv,
+				  struct biolat_start *val, bool btf)
+{
+	if (!describe(rq, val, btf)) {
+		if (sv)
+			release(key, sv);
+		return;
+	}
+	val->ts = bpf_ktime_get_ns();
+	store(key, sv, val);
+}
+
 /* block_rq_insert (attached with -Q or -p): the request enters the I/O scheduler or a
  * dispatch list, still in the context of the task that submitted it. */
 static __always_inline int on_insert(struct request *rq, bool btf)
@@ -184,15 +198,8 @@ static __always_inline int on_insert(struct request *rq, bool btf)
 	}
 	if (sv && sv->state == RQ_ISSUED)
 		count_lost(BIOLAT_LOST_NO_COMPLETION);
-	if (!describe(rq, &val, btf))
-		goto skip;
-	val.ts = bpf_ktime_get_ns();
 	val.tgid = bpf_get_current_pid_tgid() >> 32;
-	store(key, sv, &val);
-	return 0;
-skip:
-	if (sv)
-		release(key, sv);
+	track(rq, key, sv, &val, btf);
 	return 0;
 }
 
@@ -221,18 +228,13 @@ static __always_inline int on_issue(struct request *rq, bool btf)
 		count_lost(BIOLAT_LOST_NO_COMPLETION);
 	if (filter_tgid) {
 		val.tgid = bpf_get_current_pid_tgid() >> 32;
-		if (val.tgid != targ_tgid)
-			goto skip;
+		if (val.tgid != targ_tgid) {
+			if (sv)
+				release(key, sv);
+			return 0;
+		}
 	}
-	if (!describe(rq, &val, btf))
-		goto skip;
-	val.ts = bpf_ktime_get_ns();
-	store(key, sv, &val);
-	return 0;
-skip:
-	/* an entry left from this address's previous I/O must not time this one */
-	if (sv)
-		release(key, sv);
+	track(rq, key, sv, &val, btf);
 	return 0;
 }
 
