@@ -264,7 +264,24 @@ accounted "--linear 50,20 -m counts the 50 I/Os in msecs" "$(total_count "$TMP/l
 	"$(unseen "$TMP/lin.out")" 50
 check "--linear -m prints msecs in 50-wide buckets" grep -Eq '^ +0 -> 49 +: 50 ' "$TMP/lin.out"
 
-# 9. A write error at the end is an error, and the file is not left half-written.
+# 9. A partition names its disk in the error.  An MBR with one Linux partition from sector
+# 2048 to the end of an 8 MiB image, written by hand (no sfdisk needed).
+dd if=/dev/zero of="$TMP/parted.img" bs=1M count=8 status=none
+printf '\x00\x00\x00\x00\x83\x00\x00\x00\x00\x08\x00\x00\x00\x38\x00\x00' |
+	dd of="$TMP/parted.img" bs=1 seek=446 conv=notrunc status=none
+printf '\x55\xaa' | dd of="$TMP/parted.img" bs=1 seek=510 conv=notrunc status=none
+PLOOP=$(losetup -P -f --show "$TMP/parted.img" 2>/dev/null)
+if [ -n "$PLOOP" ] && [ -e "/sys/class/block/${PLOOP#/dev/}p1" ]; then
+	expect_error "biolat: a partition is refused, naming its disk" \
+		"'${PLOOP#/dev/}p1' is a partition.*use -d ${PLOOP#/dev/}\$" -- biolat -d "${PLOOP#/dev/}p1" 1 1
+elif zcat /proc/config.gz 2>/dev/null | grep -q '^# CONFIG_MSDOS_PARTITION is not set'; then
+	skip "biolat: a partition is refused" "this kernel reads no MBR partition tables (CONFIG_MSDOS_PARTITION off)"
+else
+	skip "biolat: a partition is refused" "no partition appeared on a partitioned loop device"
+fi
+[ -n "$PLOOP" ] && losetup -d "$PLOOP"
+
+# 10. A write error at the end is an error, and the file is not left half-written.
 "$BPFPROF" biolat -d "$LN" --heatmap /dev/full 0.2 1 >/dev/null 2>"$TMP/full.err"; rc=$?
 check "biolat: a full disk for the heat map exits non-zero" test "$rc" -ne 0
 check "biolat: a full disk for the heat map says so" grep -q "cannot write /dev/full" "$TMP/full.err"
