@@ -307,17 +307,18 @@ static __always_inline void count_hist(struct biolat_key *key, __u64 lat_ns, __u
 
 static __always_inline void count_heatmap(__u64 now, __u64 lat)
 {
-	__u64 start_ns = heatmap_cfg.start_ns, interval = heatmap_cfg.interval_ns, *cell;
+	__u64 start_ns = heatmap_cfg.start_ns, interval = heatmap_cfg.interval_ns, col, *cell;
 	__u32 idx;
 
 	if (!interval)
 		return;
+	col = now > start_ns ? (now - start_ns) / interval : 0;
 	/* completions past the run's last column are counted as lost, never folded into it */
-	if (now > start_ns && (now - start_ns) / interval >= heatmap_cfg.cols) {
+	if (col >= heatmap_cfg.cols) {
 		count_lost(BIOLAT_LOST_HEATMAP_LATE);
 		return;
 	}
-	idx = heatmap_index(heatmap_col(&heatmap_cfg, now), heatmap_row(&heatmap_cfg, lat));
+	idx = heatmap_index(col, heatmap_row(&heatmap_cfg, lat));
 	cell = bpf_map_lookup_elem(&heatmap, &idx);
 	if (cell)
 		__sync_fetch_and_add(cell, 1);
