@@ -3,4 +3,6 @@
 #ifndef BPFPROF_CMDS_H
 #define BPFPROF_CMDS_H
 int cmd_profile(int argc, char **argv);
+int cmd_runqlat(int argc, char **argv);
+int cmd_sched(int argc, char **argv);
 #endif

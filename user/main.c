@@ -16,6 +16,8 @@ static int cmd_help(int argc, char **argv);
 
 static const struct cmd cmds[] = {
 	{ "profile", cmd_profile, "sample on-CPU stacks (report, folded, flame graph)" },
+	{ "runqlat", cmd_runqlat, "run-queue latency histograms (BCC runqlat, in-kernel)" },
+	{ "sched", cmd_sched, "per-task scheduler latency table (perf sched latency, in-kernel)" },
 	{ "help", cmd_help, "list the commands" },
 };
 
