@@ -147,41 +147,7 @@ static __always_inline int on_switch(unsigned long long *ctx, struct task_struct
 	return 0;
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev, struct task_struct *next)
-{
-	return on_switch(ctx, prev, next, true);
-}
-
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(wakeup_btf, struct task_struct *p)
-{
-	return on_wakeup(p, true);
-}
-
-SEC("tp_btf/sched_wakeup_new")
-int BPF_PROG(wakeup_new_btf, struct task_struct *p)
-{
-	return on_wakeup(p, true);
-}
-
-SEC("raw_tp/sched_switch")
-int BPF_PROG(switch_raw, bool preempt, struct task_struct *prev, struct task_struct *next)
-{
-	return on_switch(ctx, prev, next, false);
-}
-
-SEC("raw_tp/sched_wakeup")
-int BPF_PROG(wakeup_raw, struct task_struct *p)
-{
-	return on_wakeup(p, false);
-}
-
-SEC("raw_tp/sched_wakeup_new")
-int BPF_PROG(wakeup_new_raw, struct task_struct *p)
-{
-	return on_wakeup(p, false);
-}
+SCHEDTP_PROGRAMS(on_switch, on_wakeup)
 
 /* Run by user space before attaching: every task of interest gets its storage in process
  * context, not on the hot path where a burst of first events (a signal waking all threads of a

@@ -98,4 +98,43 @@ static __always_inline bool task_on_cpu(struct task_struct *t, bool btf)
 		return false; /* uniprocessor kernels: only current is on the CPU, never woken */
 	return btf ? t->on_cpu : BPF_CORE_READ(t, on_cpu);
 }
+/* The six programs of a scheduler tracer, named as user/schedtp.h expects: switch, wakeup and
+ * wakeup_new in a tp_btf flavour (btf = true) and a raw_tp one (btf = false), each calling the
+ * file's
+ *   int on_switch(unsigned long long *ctx, struct task_struct *prev, struct task_struct *next,
+ *                 bool btf);
+ *   int on_wakeup(struct task_struct *p, bool btf);  */
+#define SCHEDTP_PROGRAMS(on_switch, on_wakeup)                                                   \
+	SEC("tp_btf/sched_switch")                                                              \
+	int BPF_PROG(switch_btf, bool preempt, struct task_struct *prev,                        \
+		     struct task_struct *next)                                                  \
+	{                                                                                       \
+		return on_switch(ctx, prev, next, true);                                        \
+	}                                                                                       \
+	SEC("tp_btf/sched_wakeup")                                                              \
+	int BPF_PROG(wakeup_btf, struct task_struct *p)                                         \
+	{                                                                                       \
+		return on_wakeup(p, true);                                                      \
+	}                                                                                       \
+	SEC("tp_btf/sched_wakeup_new")                                                          \
+	int BPF_PROG(wakeup_new_btf, struct task_struct *p)                                     \
+	{                                                                                       \
+		return on_wakeup(p, true);                                                      \
+	}                                                                                       \
+	SEC("raw_tp/sched_switch")                                                              \
+	int BPF_PROG(switch_raw, bool preempt, struct task_struct *prev,                        \
+		     struct task_struct *next)                                                  \
+	{                                                                                       \
+		return on_switch(ctx, prev, next, false);                                       \
+	}                                                                                       \
+	SEC("raw_tp/sched_wakeup")                                                              \
+	int BPF_PROG(wakeup_raw, struct task_struct *p)                                         \
+	{                                                                                       \
+		return on_wakeup(p, false);                                                     \
+	}                                                                                       \
+	SEC("raw_tp/sched_wakeup_new")                                                          \
+	int BPF_PROG(wakeup_new_raw, struct task_struct *p)                                     \
+	{                                                                                       \
+		return on_wakeup(p, false);                                                     \
+	}
 #endif

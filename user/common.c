@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -131,6 +132,40 @@ int parse_cpu_list(const char *s, bool *cpus, int nr_cpus)
 cleanup:
 	free(copy);
 	return err;
+}
+
+int parse_task_ids(const char *arg, __u32 *ids, int max, int *nr, bool threads)
+{
+	int n = parse_id_list(arg, ids, max);
+
+	if (n < 0) {
+		p_err("invalid %s list '%s'", threads ? "TID" : "PID", arg);
+		return -EINVAL;
+	}
+	for (int i = 0; i < n; i++) {
+		if (threads ? !thread_exists(ids[i]) : !process_exists(ids[i])) {
+			p_err("%s %u does not exist", threads ? "thread" : "pid", ids[i]);
+			return -ESRCH;
+		}
+	}
+	*nr = n;
+	return 0;
+}
+
+int option_error(int opt, char **argv, const char *usage, const char *positional)
+{
+	const char *arg = argv[optind - 1];
+
+	if (opt == ':') {
+		p_err("option '%s' needs an argument", arg);
+		fputs(usage, stderr);
+	} else if (is_negative_number(arg)) {
+		p_err("invalid %s '%s' (expected seconds > 0)", positional, arg);
+	} else {
+		p_err("unknown option '%s'", arg);
+		fputs(usage, stderr);
+	}
+	return -EINVAL;
 }
 
 bool process_exists(__u32 pid)

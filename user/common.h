@@ -29,6 +29,17 @@ int parse_id_list(const char *s, __u32 *ids, int max);
 /* "0,2-3": sets cpus[i] for each listed CPU; -ERANGE for a CPU >= nr_cpus. */
 int parse_cpu_list(const char *s, bool *cpus, int nr_cpus);
 
+/* -p PID,... (threads false) or -t TID,...: parse_id_list() into ids (at most max), checking that
+ * each process or thread exists.  Returns 0 with *nr set, or -EINVAL / -ESRCH with the message
+ * printed ("bpfprof: pid 4242 does not exist"). */
+int parse_task_ids(const char *arg, __u32 *ids, int max, int *nr, bool threads);
+
+/* The getopt_long() outcomes every command handles alike: ':' (an option without its argument)
+ * and '?' (an unknown option, or a negative number meant as the positional argument named
+ * `positional`, e.g. "duration": "invalid duration '-1' (expected seconds > 0)").  Prints the
+ * message, and the usage for unknown options; returns -EINVAL. */
+int option_error(int opt, char **argv, const char *usage, const char *positional);
+
 bool process_exists(__u32 pid);
 bool thread_exists(__u32 tid);
 /* Number of possible CPUs (libbpf's view), and whether CPU n is online. */

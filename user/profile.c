@@ -122,24 +122,6 @@ static int max_sample_rate(void)
 	return rate;
 }
 
-static int parse_ids(const char *arg, __u32 *ids, int *nr, bool threads)
-{
-	int n = parse_id_list(arg, ids, MAX_IDS);
-
-	if (n < 0) {
-		p_err("invalid %s list '%s'", threads ? "TID" : "PID", arg);
-		return -EINVAL;
-	}
-	for (int i = 0; i < n; i++) {
-		if (threads ? !thread_exists(ids[i]) : !process_exists(ids[i])) {
-			p_err("%s %u does not exist", threads ? "thread" : "pid", ids[i]);
-			return -ESRCH;
-		}
-	}
-	*nr = n;
-	return 0;
-}
-
 static int parse_cpus(const char *arg)
 {
 	int n = nr_cpus_possible(), err;
@@ -217,11 +199,11 @@ static int parse_args(int argc, char **argv)
 		case 'a':
 			break;
 		case 'p':
-			if (parse_ids(optarg, env.pids, &env.nr_pids, false))
+			if (parse_task_ids(optarg, env.pids, MAX_IDS, &env.nr_pids, false))
 				return -EINVAL;
 			break;
 		case 't':
-			if (parse_ids(optarg, env.tids, &env.nr_tids, true))
+			if (parse_task_ids(optarg, env.tids, MAX_IDS, &env.nr_tids, true))
 				return -EINVAL;
 			break;
 		case 'C':
@@ -283,18 +265,8 @@ static int parse_args(int argc, char **argv)
 		case 'h':
 			fputs(usage, stdout);
 			return 1;
-		case ':':
-			p_err("option '%s' needs an argument", argv[optind - 1]);
-			fputs(usage, stderr);
-			return -EINVAL;
 		default:
-			if (is_negative_number(argv[optind - 1])) {
-				p_err("invalid duration '%s' (expected seconds > 0)", argv[optind - 1]);
-				return -EINVAL;
-			}
-			p_err("unknown option '%s'", argv[optind - 1]);
-			fputs(usage, stderr);
-			return -EINVAL;
+			return option_error(opt, argv, usage, "duration");
 		}
 	}
 	if (optind < dashdash) {

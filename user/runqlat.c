@@ -107,11 +107,13 @@ static int parse_args(int argc, char **argv)
 				return -EINVAL;
 			break;
 		case 'p':
-			if (schedtp_parse_ids(&env.targets, optarg, false))
+			if (parse_task_ids(optarg, env.targets.pids, SCHEDTP_MAX_IDS, &env.targets.nr_pids,
+					   false))
 				return -EINVAL;
 			break;
 		case 't':
-			if (schedtp_parse_ids(&env.targets, optarg, true))
+			if (parse_task_ids(optarg, env.targets.tids, SCHEDTP_MAX_IDS, &env.targets.nr_tids,
+					   true))
 				return -EINVAL;
 			break;
 		case 'T':
@@ -146,18 +148,8 @@ static int parse_args(int argc, char **argv)
 		case 'h':
 			fputs(usage, stdout);
 			return 1;
-		case ':':
-			p_err("option '%s' needs an argument", argv[optind - 1]);
-			fputs(usage, stderr);
-			return -EINVAL;
 		default:
-			if (is_negative_number(argv[optind - 1])) {
-				p_err("invalid interval '%s' (expected seconds > 0)", argv[optind - 1]);
-				return -EINVAL;
-			}
-			p_err("unknown option '%s'", argv[optind - 1]);
-			fputs(usage, stderr);
-			return -EINVAL;
+			return option_error(opt, argv, usage, "interval");
 		}
 	}
 	if (optind < argc) {
@@ -397,10 +389,6 @@ static bool wait_until(__u64 deadline)
 
 static int configure(struct runqlat_bpf *skel)
 {
-	struct bpf_program *btf_progs[] = { skel->progs.switch_btf, skel->progs.wakeup_btf,
-					    skel->progs.wakeup_new_btf };
-	struct bpf_program *raw_progs[] = { skel->progs.switch_raw, skel->progs.wakeup_raw,
-					    skel->progs.wakeup_new_raw };
 	bool use_btf = schedtp_use_btf(env.force_raw);
 	double duration = env.interval && env.count ? env.interval * env.count : 0;
 	int err;
@@ -412,32 +400,17 @@ static int configure(struct runqlat_bpf *skel)
 	skel->rodata->targ_key = env.key;
 	skel->rodata->targ_ms = env.ms;
 	/* tp_btf + task storage where the kernel has both, raw_tp + hash otherwise */
-	schedtp_pick(btf_progs, raw_progs, 3, use_btf);
-	bpf_program__set_autoload(skel->progs.prefill, use_btf);
-	err = use_btf ? 0 : schedtp_disable_task_storage(skel->maps.start);
-	if (!err && use_btf)
-		err = bpf_map__set_max_entries(skel->maps.start_hash, 1);
-	err = err ?: bpf_map__set_max_entries(skel->maps.hists,
+	err = schedtp_configure(skel->obj, use_btf, skel->maps.start, skel->maps.start_hash,
+				bpf_map__max_entries(skel->maps.start_hash), skel->progs.prefill);
+	if (err)
+		return err;
+	err = bpf_map__set_max_entries(skel->maps.hists,
 					     env.key == RUNQLAT_BY_NONE ? 1 : env.max_entries);
 	err = err ?: heatmap_run_configure(&env.heatmap, skel->maps.heat, &skel->rodata->targ_heatmap,
 					   &skel->rodata->targ_heatmap_cfg, duration);
 	if (err)
 		p_err("cannot configure the BPF maps: %s", strerror(-err));
 	return err;
-}
-
-static int attach(struct runqlat_bpf *skel)
-{
-	const struct schedtp_attach order[] = {
-		{ skel->progs.switch_btf, &skel->links.switch_btf },
-		{ skel->progs.switch_raw, &skel->links.switch_raw },
-		{ skel->progs.wakeup_btf, &skel->links.wakeup_btf },
-		{ skel->progs.wakeup_raw, &skel->links.wakeup_raw },
-		{ skel->progs.wakeup_new_btf, &skel->links.wakeup_new_btf },
-		{ skel->progs.wakeup_new_raw, &skel->links.wakeup_new_raw },
-	};
-
-	return schedtp_attach_in_order(order, sizeof(order) / sizeof(order[0]));
 }
 
 static void free_snapshot(void *p)
@@ -448,6 +421,7 @@ static void free_snapshot(void *p)
 int cmd_runqlat(int argc, char **argv)
 {
 	struct runqlat_bpf *skel = NULL;
+	struct schedtp_links links = {};
 	struct hashtab prevs = {};
 	struct snapshot prev = {};
 	__u64 reports = 0, next;
@@ -477,7 +451,7 @@ int cmd_runqlat(int argc, char **argv)
 	err = schedtp_fill_filters(&env.targets, skel->maps.tgids, skel->maps.pids);
 	if (!err && bpf_program__autoload(skel->progs.switch_btf))
 		err = schedtp_run_task_iter(skel->progs.prefill, "prepares the task storage");
-	err = err ?: attach(skel);
+	err = err ?: schedtp_attach(skel->obj, &links);
 	if (err)
 		goto cleanup;
 
@@ -498,6 +472,7 @@ int cmd_runqlat(int argc, char **argv)
 				"Run Queue Latency Heat Map");
 	p_info("read %llu bytes of histograms from BPF maps", (unsigned long long)bytes_read);
 cleanup:
+	schedtp_detach(&links);
 	runqlat_bpf__destroy(skel);
 	hashtab_clear(&prevs, free_snapshot);
 	return err ? 1 : 0;

@@ -68,11 +68,13 @@ static int parse_args(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, ":p:t:s:o:vh", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
-			if (schedtp_parse_ids(&env.targets, optarg, false))
+			if (parse_task_ids(optarg, env.targets.pids, SCHEDTP_MAX_IDS, &env.targets.nr_pids,
+					   false))
 				return -EINVAL;
 			break;
 		case 't':
-			if (schedtp_parse_ids(&env.targets, optarg, true))
+			if (parse_task_ids(optarg, env.targets.tids, SCHEDTP_MAX_IDS, &env.targets.nr_tids,
+					   true))
 				return -EINVAL;
 			break;
 		case OPT_BY_COMM:
@@ -103,18 +105,8 @@ static int parse_args(int argc, char **argv)
 		case 'h':
 			fputs(usage, stdout);
 			return 1;
-		case ':':
-			p_err("option '%s' needs an argument", argv[optind - 1]);
-			fputs(usage, stderr);
-			return -EINVAL;
 		default:
-			if (is_negative_number(argv[optind - 1])) {
-				p_err("invalid duration '%s' (expected seconds > 0)", argv[optind - 1]);
-				return -EINVAL;
-			}
-			p_err("unknown option '%s'", argv[optind - 1]);
-			fputs(usage, stderr);
-			return -EINVAL;
+			return option_error(opt, argv, usage, "duration");
 		}
 	}
 	if (optind < argc) {
@@ -133,10 +125,6 @@ static int parse_args(int argc, char **argv)
 
 static int configure(struct sched_bpf *skel)
 {
-	struct bpf_program *btf_progs[] = { skel->progs.switch_btf, skel->progs.wakeup_btf,
-					    skel->progs.wakeup_new_btf };
-	struct bpf_program *raw_progs[] = { skel->progs.switch_raw, skel->progs.wakeup_raw,
-					    skel->progs.wakeup_new_raw };
 	bool use_btf = schedtp_use_btf(env.force_raw);
 	int err;
 
@@ -146,44 +134,14 @@ static int configure(struct sched_bpf *skel)
 	skel->rodata->targ_prev_state_arg = schedtp_switch_has_prev_state();
 	skel->rodata->targ_task_storage = use_btf;
 	/* tp_btf + task storage where the kernel has both, raw_tp + hash otherwise */
-	schedtp_pick(btf_progs, raw_progs, 3, use_btf);
-	bpf_program__set_autoload(skel->progs.prefill, use_btf);
-	if (use_btf)
-		err = bpf_map__set_max_entries(skel->maps.tasks_hash, 1);
-	else
-		err = schedtp_disable_task_storage(skel->maps.tasks) ?:
-		      bpf_map__set_max_entries(skel->maps.tasks_hash, env.max_tasks);
-	err = err ?: bpf_map__set_max_entries(skel->maps.stats, env.max_tasks);
+	err = schedtp_configure(skel->obj, use_btf, skel->maps.tasks, skel->maps.tasks_hash,
+				env.max_tasks, skel->progs.prefill);
+	if (err)
+		return err;
+	err = bpf_map__set_max_entries(skel->maps.stats, env.max_tasks);
 	if (err)
 		p_err("cannot configure the BPF maps: %s", strerror(-err));
 	return err;
-}
-
-static int attach(struct sched_bpf *skel)
-{
-	const struct schedtp_attach order[] = {
-		{ skel->progs.switch_btf, &skel->links.switch_btf },
-		{ skel->progs.switch_raw, &skel->links.switch_raw },
-		{ skel->progs.wakeup_btf, &skel->links.wakeup_btf },
-		{ skel->progs.wakeup_raw, &skel->links.wakeup_raw },
-		{ skel->progs.wakeup_new_btf, &skel->links.wakeup_new_btf },
-		{ skel->progs.wakeup_new_raw, &skel->links.wakeup_new_raw },
-	};
-
-	return schedtp_attach_in_order(order, sizeof(order) / sizeof(order[0]));
-}
-
-/* Stops counting, so that the table describes exactly the run. */
-static void detach(struct sched_bpf *skel)
-{
-	struct bpf_link **links[] = { &skel->links.switch_btf, &skel->links.switch_raw,
-				      &skel->links.wakeup_btf, &skel->links.wakeup_raw,
-				      &skel->links.wakeup_new_btf, &skel->links.wakeup_new_raw };
-
-	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
-		bpf_link__destroy(*links[i]);
-		*links[i] = NULL;
-	}
 }
 
 static __u64 bytes_read;
@@ -290,6 +248,7 @@ static void wait_for_end(void)
 int cmd_sched(int argc, char **argv)
 {
 	struct sched_bpf *skel = NULL;
+	struct schedtp_links links = {};
 	struct sched_row *rows = NULL;
 	size_t nr = 0;
 	int err;
@@ -317,14 +276,15 @@ int cmd_sched(int argc, char **argv)
 	err = schedtp_fill_filters(&env.targets, skel->maps.tgids, skel->maps.pids);
 	if (!err && skel->rodata->targ_task_storage)
 		err = schedtp_run_task_iter(skel->progs.prefill, "prepares the task storage");
-	err = err ?: attach(skel);
+	err = err ?: schedtp_attach(skel->obj, &links);
 	if (err)
 		goto cleanup;
 
 	printf("Tracing scheduler events... Hit Ctrl-C to end.\n");
 	fflush(stdout);
 	wait_for_end();
-	detach(skel);
+	/* stop counting: the table describes exactly the run */
+	schedtp_detach(&links);
 
 	/* copies every live task's statistics into `stats` */
 	err = schedtp_run_task_iter(skel->progs.dump_tasks, "reads the live tasks");
@@ -338,6 +298,7 @@ int cmd_sched(int argc, char **argv)
 	p_info("read %llu bytes of statistics from BPF maps", (unsigned long long)bytes_read);
 	err = write_table(rows, nr);
 cleanup:
+	schedtp_detach(&links);
 	sched_bpf__destroy(skel);
 	free(rows);
 	return err ? 1 : 0;

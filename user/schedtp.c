@@ -10,26 +10,6 @@
 #include "probe.h"
 #include "schedtp.h"
 
-int schedtp_parse_ids(struct schedtp_targets *t, const char *arg, bool threads)
-{
-	__u32 *ids = threads ? t->tids : t->pids;
-	int *nr = threads ? &t->nr_tids : &t->nr_pids;
-	int n = parse_id_list(arg, ids, SCHEDTP_MAX_IDS);
-
-	if (n < 0) {
-		p_err("invalid %s list '%s'", threads ? "TID" : "PID", arg);
-		return -EINVAL;
-	}
-	for (int i = 0; i < n; i++) {
-		if (threads ? !thread_exists(ids[i]) : !process_exists(ids[i])) {
-			p_err("%s %u does not exist", threads ? "thread" : "pid", ids[i]);
-			return -ESRCH;
-		}
-	}
-	*nr = n;
-	return 0;
-}
-
 bool schedtp_use_btf(bool force_raw)
 {
 	static const char *const tps[] = { "sched_switch", "sched_wakeup", "sched_wakeup_new" };
@@ -78,22 +58,49 @@ bool schedtp_switch_has_prev_state(void)
 	return ok;
 }
 
-void schedtp_pick(struct bpf_program **btf_progs, struct bpf_program **raw_progs, int n,
-		  bool use_btf)
+static const char *const prog_names[SCHEDTP_NR_PROGS] = { "switch", "wakeup", "wakeup_new" };
+
+/* obj's program "NAME_btf" or "NAME_raw". */
+static struct bpf_program *flavour_prog(struct bpf_object *obj, int i, bool btf)
 {
-	for (int i = 0; i < n; i++) {
-		bpf_program__set_autoload(btf_progs[i], use_btf);
-		bpf_program__set_autoload(raw_progs[i], !use_btf);
-	}
+	char name[32];
+
+	snprintf(name, sizeof(name), "%s_%s", prog_names[i], btf ? "btf" : "raw");
+	return bpf_object__find_program_by_name(obj, name);
 }
 
-int schedtp_disable_task_storage(struct bpf_map *map)
+int schedtp_pick(struct bpf_object *obj, bool use_btf)
 {
-	int err;
+	struct bpf_program *btf, *raw;
 
-	err = bpf_map__set_type(map, BPF_MAP_TYPE_HASH);
-	err = err ?: bpf_map__set_map_flags(map, 0);
-	return err ?: bpf_map__set_max_entries(map, 1);
+	for (int i = 0; i < SCHEDTP_NR_PROGS; i++) {
+		btf = flavour_prog(obj, i, true);
+		raw = flavour_prog(obj, i, false);
+		if (!btf || !raw)
+			return -ENOENT;
+		bpf_program__set_autoload(btf, use_btf);
+		bpf_program__set_autoload(raw, !use_btf);
+	}
+	return 0;
+}
+
+int schedtp_configure(struct bpf_object *obj, bool use_btf, struct bpf_map *storage,
+		      struct bpf_map *hash, __u32 hash_entries, struct bpf_program *prefill)
+{
+	int err = schedtp_pick(obj, use_btf);
+
+	err = err ?: bpf_program__set_autoload(prefill, use_btf);
+	if (use_btf) {
+		err = err ?: bpf_map__set_max_entries(hash, 1);
+	} else {
+		err = err ?: bpf_map__set_type(storage, BPF_MAP_TYPE_HASH);
+		err = err ?: bpf_map__set_map_flags(storage, 0);
+		err = err ?: bpf_map__set_max_entries(storage, 1);
+		err = err ?: bpf_map__set_max_entries(hash, hash_entries);
+	}
+	if (err)
+		p_err("cannot configure the BPF object: %s", strerror(-err));
+	return err;
 }
 
 int schedtp_fill_filters(const struct schedtp_targets *t, struct bpf_map *tgids,
@@ -126,21 +133,31 @@ bool schedtp_targets_gone(const struct schedtp_targets *t)
 	return true;
 }
 
-int schedtp_attach_in_order(const struct schedtp_attach *a, int n)
+int schedtp_attach(struct bpf_object *obj, struct schedtp_links *l)
 {
+	struct bpf_program *prog;
 	int err;
 
-	for (int i = 0; i < n; i++) {
-		if (!bpf_program__autoload(a[i].prog))
-			continue;
-		*a[i].link = bpf_program__attach(a[i].prog);
-		if (!*a[i].link) {
-			err = -errno;
+	for (int i = 0; i < SCHEDTP_NR_PROGS; i++) {
+		prog = flavour_prog(obj, i, true);
+		if (!prog || !bpf_program__autoload(prog))
+			prog = flavour_prog(obj, i, false);
+		l->links[i] = prog ? bpf_program__attach(prog) : NULL;
+		if (!l->links[i]) {
+			err = prog ? -errno : -ENOENT;
 			explain_bpf_error("cannot attach the scheduler tracepoints", err);
 			return err;
 		}
 	}
 	return 0;
+}
+
+void schedtp_detach(struct schedtp_links *l)
+{
+	for (int i = 0; i < SCHEDTP_NR_PROGS; i++) {
+		bpf_link__destroy(l->links[i]);
+		l->links[i] = NULL;
+	}
 }
 
 int schedtp_run_task_iter(struct bpf_program *prog, const char *what)

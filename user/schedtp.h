@@ -14,10 +14,6 @@ struct schedtp_targets {
 	int nr_pids, nr_tids;
 };
 
-/* Parses "-p 1,2" (threads false) or "-t 3" (threads true) into t, checking that each exists.
- * Returns 0, or -EINVAL / -ESRCH with a message printed. */
-int schedtp_parse_ids(struct schedtp_targets *t, const char *arg, bool threads);
-
 /* True when the fast flavour can be used: tp_btf on sched_switch, sched_wakeup and
  * sched_wakeup_new, and task storage maps (5.11+).  Otherwise the raw_tp programs keep their
  * timestamps in hash maps keyed by TID.  force_raw picks the latter regardless (--raw-tp).
@@ -28,13 +24,24 @@ bool schedtp_use_btf(bool force_raw);
  * the prototype of btf_trace_sched_switch in the kernel's BTF. */
 bool schedtp_switch_has_prev_state(void);
 
-/* Keeps the n programs of one flavour: the btf ones when use_btf, the raw ones otherwise. */
-void schedtp_pick(struct bpf_program **btf_progs, struct bpf_program **raw_progs, int n,
-		  bool use_btf);
+/* The programs of SCHEDTP_PROGRAMS (bpf/schedtp.bpf.h), sched_switch first. */
+#define SCHEDTP_NR_PROGS 3
 
-/* Turns a task storage map into a one-entry hash map, for kernels without task storage: the
- * programs that use it as task storage are not loaded there, but the map is still created. */
-int schedtp_disable_task_storage(struct bpf_map *map);
+struct schedtp_links {
+	struct bpf_link *links[SCHEDTP_NR_PROGS];
+};
+
+/* Keeps the programs of one flavour of obj (found by name): the tp_btf ones when use_btf, the
+ * raw_tp ones otherwise.  Returns 0, or -ENOENT when obj lacks one. */
+int schedtp_pick(struct bpf_object *obj, bool use_btf);
+
+/* Configures obj for the flavour chosen by schedtp_use_btf(): keeps its programs (schedtp_pick),
+ * loads the prefill task iterator only with task storage, and shrinks the per-task map the
+ * flavour does not use: `hash` to one entry with task storage, else `storage` (a task storage
+ * map) turned into a one-entry hash, since kernels without task storage cannot create it, and
+ * `hash` sized to hash_entries.  Returns 0 or -errno (message printed). */
+int schedtp_configure(struct bpf_object *obj, bool use_btf, struct bpf_map *storage,
+		      struct bpf_map *hash, __u32 hash_entries, struct bpf_program *prefill);
 
 /* Fills the tgids / pids filter maps. Returns 0 or -errno (message printed). */
 int schedtp_fill_filters(const struct schedtp_targets *t, struct bpf_map *tgids,
@@ -43,15 +50,15 @@ int schedtp_fill_filters(const struct schedtp_targets *t, struct bpf_map *tgids,
 /* True when targets were given and none of them exists any more. */
 bool schedtp_targets_gone(const struct schedtp_targets *t);
 
-struct schedtp_attach {
-	struct bpf_program *prog;
-	struct bpf_link **link; /* where the skeleton keeps it, so that destroy detaches it */
-};
+/* Attaches the programs kept by schedtp_pick(), sched_switch first: attached after the wakeup
+ * programs, it could miss the switch-in of a task seen woken, leaving a stale enqueue time
+ * behind.  Returns 0 or -errno (message printed); on failure, what was attached stays in *l for
+ * schedtp_detach(). */
+int schedtp_attach(struct bpf_object *obj, struct schedtp_links *l);
 
-/* Attaches a[0..n) in that order.  Callers put sched_switch first, so that no task is seen woken
- * whose switch-in is then missed (which would leave a stale enqueue time behind).  Programs not
- * loaded are skipped.  Returns 0 or -errno (message printed). */
-int schedtp_attach_in_order(const struct schedtp_attach *a, int n);
+/* Detaches (NULL-safe, idempotent): the counts stop here. */
+void schedtp_detach(struct schedtp_links *l);
+
 /* Runs a task iterator program once over every task (what = its purpose, for errors).
  * Returns 0 or -errno (message printed). */
 int schedtp_run_task_iter(struct bpf_program *prog, const char *what);

@@ -92,26 +92,3 @@ bracket() {
 	kill -CONT "$pid"
 	return $rc
 }
-
-# expect_error NAME MESSAGE-REGEX -- ARGS...: bpfprof ARGS must fail (not crash or hang) with
-# one "bpfprof: ..." line matching MESSAGE-REGEX.
-expect_error() {
-	local name=$1 msg=$2; shift 3
-	local out rc
-	out=$(timeout 20 "$BPFPROF" "$@" 2>&1 >/dev/null); rc=$?
-	if [ "$rc" -eq 0 ] || [ "$rc" -ge 124 ]; then
-		fail "$name" "exit status $rc for: bpfprof $*"
-	elif [ "$(printf '%s\n' "$out" | grep -c .)" -ne 1 ] && ! printf '%s\n' "$out" | grep -q Usage; then
-		fail "$name" "more than one line: $out"
-	elif ! printf '%s\n' "$out" | head -n 1 | grep -Eq "^bpfprof: .*$msg"; then
-		fail "$name" "message '$out' does not match '$msg'"
-	else
-		ok "$name"
-	fi
-}
-
-# no_such_pid: a pid no process can have (above pid_max): a pid that merely died may be reused
-# by the time bpfprof looks, on a busy machine.
-no_such_pid() {
-	echo $(($(cat /proc/sys/kernel/pid_max) + 1))
-}

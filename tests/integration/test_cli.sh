@@ -3,20 +3,6 @@
 # No BPF is loaded before these errors, so this needs no root.
 . "$(dirname "$0")/lib.sh"
 
-# expect_error NAME EXPECTED-EXIT-REGEX MESSAGE-REGEX -- ARGS...
-expect_error() {
-	local name=$1 msg=$2; shift 3
-	local out rc
-	out=$(timeout 20 "$BPFPROF" "$@" 2>&1 >/dev/null); rc=$?
-	if [ "$rc" -eq 0 ] || [ "$rc" -ge 124 ]; then
-		fail "$name" "exit status $rc for: bpfprof $*"
-	elif ! printf '%s\n' "$out" | head -n 1 | grep -Eq "^bpfprof: .*$msg"; then
-		fail "$name" "message '$out' does not match '$msg'"
-	else
-		ok "$name"
-	fi
-}
-
 out=$("$BPFPROF" help); check "help lists profile" grep -q "profile" <<<"$out"
 out=$("$BPFPROF"); check "bare command lists commands" grep -q "Commands:" <<<"$out"
 "$BPFPROF" profile --help >"$TMP/h" 2>&1; rc=$?
@@ -25,8 +11,7 @@ check "profile --help shows usage" grep -q "Usage: bpfprof profile" "$TMP/h"
 "$BPFPROF" nosuchcmd >/dev/null 2>&1; rc=$?
 check "unknown command exits 2" test "$rc" -eq 2
 
-dead=$( (sleep 0 & echo $!) ); wait
-while kill -0 "$dead" 2>/dev/null; do dead=$((dead + 1)); done
+dead=$(no_such_pid)
 expect_error "profile: pid that does not exist" "pid $dead does not exist" -- profile -p "$dead" 1
 expect_error "profile: -F 0" "invalid frequency" -- profile -F 0 1
 expect_error "profile: -F abc" "invalid frequency" -- profile -F abc 1
