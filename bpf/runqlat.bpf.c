@@ -176,49 +176,63 @@ static __always_inline int on_wakeup(struct task_struct *p, bool btf)
 	return 0;
 }
 
-/* sched_switch: a prev still TASK_RUNNING was preempted and waits from now; next's wait ends. */
+/* Ends the wait of a task being switched in: returns since when it waited, or 0. */
+static __always_inline __u64 take_start(struct task_struct *t, bool btf)
+{
+	struct rq_start *s;
+	__u64 ts, *tsp;
+	__u32 pid;
+
+	if (btf) {
+		s = bpf_task_storage_get(&start, t, 0, 0);
+		if (!s)
+			return 0;
+		ts = s->ts;
+		s->ts = 0;
+		return ts;
+	}
+	pid = task_pid(t, btf);
+	tsp = bpf_map_lookup_elem(&start_hash, &pid);
+	if (!tsp)
+		return 0;
+	ts = *tsp;
+	bpf_map_delete_elem(&start_hash, &pid);
+	return ts;
+}
+
+/* A preempted task waits from now (it was running: no earlier time to keep). */
+static __always_inline void set_start(struct task_struct *t, __u64 now, bool btf)
+{
+	struct rq_start *s;
+	__u32 pid;
+
+	if (btf) {
+		s = bpf_task_storage_get(&start, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (s)
+			s->ts = now;
+		else
+			count_lost(RUNQLAT_LOST_START);
+		return;
+	}
+	pid = task_pid(t, btf);
+	if (bpf_map_update_elem(&start_hash, &pid, &now, BPF_ANY))
+		count_lost(RUNQLAT_LOST_START);
+}
+
+/* sched_switch: a prev still TASK_RUNNING was preempted and waits from now; next's wait ends.
+ * The clock, the costliest part here, is read only when one of them needs it. */
 static __always_inline int on_switch(unsigned long long *ctx, struct task_struct *prev,
 				     struct task_struct *next, bool btf)
 {
 	bool enqueue_prev = switch_prev_state(ctx, prev) == TASK_RUNNING && wanted(prev, btf);
-	bool want_next = wanted(next, btf);
-	__u64 now, ts, *tsp;
-	struct rq_start *s;
-	__u32 pid;
+	__u64 ts = wanted(next, btf) ? take_start(next, btf) : 0, now;
 
-	if (!enqueue_prev && !want_next)
+	if (!enqueue_prev && !ts)
 		return 0;
 	now = bpf_ktime_get_ns();
-	if (enqueue_prev) {
-		if (btf) {
-			s = bpf_task_storage_get(&start, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-			if (s)
-				s->ts = now;
-			else
-				count_lost(RUNQLAT_LOST_START);
-		} else {
-			pid = task_pid(prev, btf);
-			if (bpf_map_update_elem(&start_hash, &pid, &now, BPF_ANY))
-				count_lost(RUNQLAT_LOST_START);
-		}
-		if (!want_next)
-			return 0;
-	}
-	if (btf) {
-		s = bpf_task_storage_get(&start, next, 0, 0);
-		if (!s || !s->ts)
-			return 0;
-		ts = s->ts;
-		s->ts = 0;
-	} else {
-		pid = task_pid(next, btf);
-		tsp = bpf_map_lookup_elem(&start_hash, &pid);
-		if (!tsp)
-			return 0;
-		ts = *tsp;
-		bpf_map_delete_elem(&start_hash, &pid);
-	}
-	if (now > ts)
+	if (enqueue_prev)
+		set_start(prev, now, btf);
+	if (ts && now > ts)
 		record(next, now - ts, now, btf);
 	return 0;
 }
