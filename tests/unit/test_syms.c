@@ -808,13 +808,17 @@ static bool map_files_openable(void)
 	FILE *f;
 	int fd;
 
+	/* the first file-backed mapping: anonymous ones have no map_files entry */
 	f = fopen("/proc/self/maps", "r");
-	if (f && fgets(line, sizeof(line), f) && sscanf(line, "%llx-%llx", &a, &b) == 2) {
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strchr(line, '/') || sscanf(line, "%llx-%llx", &a, &b) != 2)
+			continue;
 		snprintf(path, sizeof(path), "/proc/self/map_files/%llx-%llx", a, b);
 		fd = open(path, O_RDONLY);
 		ok = fd >= 0;
 		if (fd >= 0)
 			close(fd);
+		break;
 	}
 	if (f)
 		fclose(f);
