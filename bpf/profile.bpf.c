@@ -8,6 +8,7 @@
 #include "errno.bpf.h"
 #include "profile.h"
 #include "stacks.bpf.h"
+#include "unwind.bpf.h"
 
 const volatile bool filter_tgid = false;
 const volatile bool filter_pid = false;
@@ -64,7 +65,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 
 	/* Kernel threads have no user stack; asking would only cost a failed walk. */
 	if (targ_user_stacks && tgid != 0) {
-		if (capture_stack(ctx, BPF_F_USER_STACK, &ustack))
+		if (unwind_perf_user_stack(ctx, tgid, &ustack))
 			return 0;
 	}
 	if (targ_kern_stacks) {
@@ -88,6 +89,7 @@ static __always_inline void forget_process(void)
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
 	bpf_map_delete_elem(&seen_procs, &tgid);
+	unwind_forget_process(tgid);
 }
 
 /* `-- COMMAND` and -p follow the processes their targets fork, as perf record does. */

@@ -58,23 +58,14 @@ static __always_inline __u64 hash_frames(const struct stack_trace *st, __u32 nr)
 	return h ? h : 1;
 }
 
-/* Captures the current user (BPF_F_USER_STACK) or kernel stack and stores it in `stacks`;
- * *id gets its key, or 0 for an empty stack.  Returns 0 or a negative errno (loss counted). */
-static __always_inline int capture_stack(void *ctx, __u64 flags, __u64 *id)
+/* Stores the nr frames of st (the per-CPU scratch) in `stacks`; *id gets its key, or 0 for an
+ * empty stack.  Returns 0 or a negative errno (loss counted).  Shared by capture_stack() and the
+ * unwinder (bpf/unwind.bpf.h), which fills the scratch itself. */
+static __always_inline int store_stack(struct stack_trace *st, __u32 nr, __u64 *id)
 {
-	struct stack_trace *st, *old;
-	__u32 zero = 0, nr, last;
-	long len;
+	struct stack_trace *old;
+	__u32 last;
 
-	st = bpf_map_lookup_elem(&stack_scratch, &zero);
-	if (!st)
-		return -ENOENT;
-	len = bpf_get_stack(ctx, st->ips, targ_max_stack * sizeof(__u64), flags);
-	if (len < 0) {
-		count_lost(LOST_STACK_ERR);
-		return (int)len;
-	}
-	nr = len / sizeof(__u64);
 	*id = 0;
 	if (nr == 0)
 		return 0;
@@ -98,6 +89,26 @@ static __always_inline int capture_stack(void *ctx, __u64 flags, __u64 *id)
 		return -E2BIG;
 	}
 	return 0;
+}
+
+/* Captures the current user (BPF_F_USER_STACK) or kernel stack and stores it in `stacks`;
+ * *id gets its key, or 0 for an empty stack.  Returns 0 or a negative errno (loss counted). */
+static __always_inline int capture_stack(void *ctx, __u64 flags, __u64 *id)
+{
+	struct stack_trace *st;
+	__u32 zero = 0;
+	long len;
+
+	*id = 0;
+	st = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!st)
+		return -ENOENT;
+	len = bpf_get_stack(ctx, st->ips, targ_max_stack * sizeof(__u64), flags);
+	if (len < 0) {
+		count_lost(LOST_STACK_ERR);
+		return (int)len;
+	}
+	return store_stack(st, len / sizeof(__u64), id);
 }
 
 /* Asks user space, once per process (and again after exec), to capture its mappings. */

@@ -343,6 +343,13 @@ static int open_by_debuglink(Elf *elf, const char *path)
 	return -ENOENT;
 }
 
+int elf_debug_file_open(Elf *elf, const char *path)
+{
+	int fd = open_by_build_id(elf);
+
+	return fd >= 0 ? fd : open_by_debuglink(elf, path);
+}
+
 static int leading_underscores(const char *s)
 {
 	int n = 0;

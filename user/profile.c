@@ -19,6 +19,7 @@
 #include "report.h"
 #include "stackcollect.h"
 #include "syms.h"
+#include "unwinder.h"
 #include "cmds.h"
 
 #define MAX_IDS 1024
@@ -37,6 +38,8 @@ static struct profile_env {
 	const char *svg_path, *out_path, *title;
 	double duration;
 	char **command;
+	enum unwind_method unwind;
+	__u64 unwind_mem_mb;
 } env;
 
 struct event_desc {
@@ -72,6 +75,9 @@ static const char usage[] =
 "  -I, --include-idle       include the idle task (pid 0)\n"
 "      --max-stack N        frames per stack (default and maximum 127)\n"
 "      --max-stacks N       distinct stacks kept in the kernel (default 16384)\n"
+"      --unwind METHOD      user stacks: fp (frame pointers), eh (.eh_frame tables in the\n"
+"                           kernel), auto (default: tables where the code has them)\n"
+"      --unwind-mem MB      memory for unwind tables (default 32)\n"
 "  -f, --folded             folded stacks for flamegraph.pl instead of the report\n"
 "      --annotate           with -f: suffix kernel frames with _[k]\n"
 "      --svg FILE           also write a flame graph SVG\n"
@@ -86,6 +92,7 @@ static const char usage[] =
 
 enum { OPT_MAX_STACK = 256, OPT_MAX_STACKS, OPT_ANNOTATE, OPT_SVG, OPT_TITLE, OPT_NO_CHILDREN,
        OPT_PERCENT_LIMIT, OPT_CALL_GRAPH_LIMIT };
+enum { OPT_UNWIND = 512, OPT_UNWIND_MEM };
 
 static const struct option long_opts[] = {
 	{ "freq", required_argument, NULL, 'F' },
@@ -99,6 +106,8 @@ static const struct option long_opts[] = {
 	{ "include-idle", no_argument, NULL, 'I' },
 	{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
 	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
+	{ "unwind", required_argument, NULL, OPT_UNWIND },
+	{ "unwind-mem", required_argument, NULL, OPT_UNWIND_MEM },
 	{ "folded", no_argument, NULL, 'f' },
 	{ "annotate", no_argument, NULL, OPT_ANNOTATE },
 	{ "svg", required_argument, NULL, OPT_SVG },
@@ -190,6 +199,8 @@ static int parse_args(int argc, char **argv)
 	env.max_stack = MAX_STACK_DEPTH;
 	env.max_stacks = 16384;
 	env.event = "cpu-clock";
+	env.unwind = UNWIND_AUTO;
+	env.unwind_mem_mb = UNWIND_DEFAULT_MEM_MB;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
 			dashdash = i;
@@ -250,6 +261,18 @@ static int parse_args(int argc, char **argv)
 		case OPT_MAX_STACKS:
 			if (parse_u64(optarg, 1, 1 << 22, &env.max_stacks)) {
 				p_err("invalid --max-stacks '%s' (1 to %d)", optarg, 1 << 22);
+				return -EINVAL;
+			}
+			break;
+		case OPT_UNWIND:
+			if (unwind_parse_method(optarg, &env.unwind)) {
+				p_err("invalid --unwind '%s' (fp, eh or auto)", optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_UNWIND_MEM:
+			if (parse_u64(optarg, 1, 4096, &env.unwind_mem_mb)) {
+				p_err("invalid --unwind-mem '%s' (1 to 4096 MB)", optarg);
 				return -EINVAL;
 			}
 			break;
@@ -419,12 +442,15 @@ static void detach_sampling(struct perf_links *pl)
 	pl->fds = NULL;
 }
 
+/* In-kernel unwinding (--unwind eh/auto): NULL with frame pointers. */
+static struct unwinder *unwinder;
+
 static int handle_proc_event(void *ctx, void *data, size_t size)
 {
 	const struct proc_seen_event *e = data;
 
-	if (size >= sizeof(*e))
-		syms_cache__snapshot(ctx, e->tgid);
+	if (size >= sizeof(*e) && !syms_cache__snapshot(ctx, e->tgid) && unwinder)
+		unwinder__add_process(unwinder, e->tgid);
 	return 0;
 }
 
@@ -475,12 +501,14 @@ static int write_outputs(const struct stack_sample *samples, size_t n, const __u
 {
 	__u64 nr_lost = lost[LOST_STACK_ERR] + lost[LOST_STACKS_FULL] +
 			lost[LOST_STACK_COLLIDED] + lost[LOST_COUNTS_FULL];
-	char detail[256], title[128];
+	char detail[256], title[128], unwound[512] = "";
 	struct outfile of = {};
 	FILE *out = stdout;
 	int err = 0;
 
 	format_lost(lost, detail, sizeof(detail));
+	if (unwinder)
+		unwinder__summary(unwinder, unwound, sizeof(unwound));
 	if (env.svg_path) {
 		struct flamegraph_opts fo = {
 			.title = env.title ? env.title : "CPU Flame Graph",
@@ -520,6 +548,8 @@ static int write_outputs(const struct stack_sample *samples, size_t n, const __u
 		if (nr_lost)
 			fprintf(stderr, "bpfprof: lost samples: %llu (%s)\n",
 				(unsigned long long)nr_lost, detail);
+		if (unwound[0] && (verbose || strstr(unwound, "no CFI in")))
+			fprintf(stderr, "bpfprof: unwind: %s\n", unwound);
 	} else {
 		struct report_header h = {
 			.event = env.event,
@@ -527,6 +557,8 @@ static int write_outputs(const struct stack_sample *samples, size_t n, const __u
 			.duration_s = elapsed,
 			.lost = nr_lost,
 			.lost_detail = nr_lost ? detail : NULL,
+			.unwind = env.kernel_only ? NULL : unwind_method_name(env.unwind),
+			.extra = unwound[0] ? unwound : NULL,
 		};
 		struct report_opts ro = {
 			.children = !env.no_children,
@@ -551,6 +583,18 @@ static int write_outputs(const struct stack_sample *samples, size_t n, const __u
 	return err;
 }
 
+static void configure_unwind(struct profile_bpf *skel)
+{
+	struct unwind_bpf ub = UNWIND_BPF_MAPS(skel);
+	bool task_regs;
+
+	if (env.kernel_only)
+		env.unwind = UNWIND_FP;
+	skel->rodata->targ_unwind = env.unwind;
+	unwind_bpf_configure(&ub, env.unwind, env.unwind_mem_mb << 20, &task_regs);
+	skel->rodata->targ_unwind_task_regs = task_regs;
+}
+
 static void configure(struct profile_bpf *skel)
 {
 	/* Filters and stack choices are read-only globals, fixed before load. */
@@ -570,6 +614,22 @@ static void configure(struct profile_bpf *skel)
 		bpf_program__set_autoload(skel->progs.fork_btf, false);
 		bpf_program__set_autoload(skel->progs.fork_raw, false);
 	}
+	configure_unwind(skel);
+}
+
+/* --unwind auto on a kernel that refuses the unwinder (it needs BPF global functions, 5.6+):
+ * load again with the frame-pointer walk. */
+static int load_without_unwinding(struct profile_bpf **skel, int err)
+{
+	p_err("in-kernel unwinding does not load on this kernel (%s); using frame pointers",
+	      strerror(-err));
+	profile_bpf__destroy(*skel);
+	env.unwind = UNWIND_FP;
+	*skel = profile_bpf__open();
+	if (!*skel)
+		return -errno;
+	configure(*skel);
+	return profile_bpf__load(*skel);
 }
 
 static void run_loop(struct ring_buffer *rb, struct child *child, __u64 start)
@@ -640,6 +700,8 @@ int cmd_profile(int argc, char **argv)
 	}
 	configure(skel);
 	err = profile_bpf__load(skel);
+	if (err && env.unwind == UNWIND_AUTO)
+		err = load_without_unwinding(&skel, err);
 	if (err) {
 		explain_bpf_error("cannot load the BPF programs", err);
 		goto cleanup;
@@ -664,6 +726,17 @@ int cmd_profile(int argc, char **argv)
 		p_err("cannot create the ring buffer: %s", strerror(-err));
 		goto cleanup;
 	}
+	if (env.unwind != UNWIND_FP) {
+		struct unwind_bpf ub = UNWIND_BPF_MAPS(skel);
+
+		unwinder = unwinder__new(&ub, stack_resolver__syms(resolver));
+		err = unwinder ? ring_buffer__add(rb, bpf_map__fd(ub.events), unwinder__handle_event,
+						  unwinder) : -errno;
+		if (err) {
+			p_err("cannot set up the unwinder: %s", strerror(-err));
+			goto cleanup;
+		}
+	}
 
 	start = now_ns();
 	if (env.command) {
@@ -686,6 +759,8 @@ int cmd_profile(int argc, char **argv)
 		goto cleanup;
 	}
 	err = write_outputs(samples, nr_samples, lost, elapsed);
+	if (unwinder && verbose)
+		unwinder__print_usage(unwinder, stderr);
 cleanup:
 	detach_sampling(&pl);
 	ring_buffer__free(rb);
@@ -693,6 +768,8 @@ cleanup:
 	if (env.command)
 		child_stop(&child);
 	stack_samples_free(samples, nr_samples);
+	unwinder__free(unwinder);
+	unwinder = NULL;
 	stack_resolver__free(resolver);
 	free(env.cpus);
 	return err ? 1 : 0;

@@ -640,18 +640,25 @@ static size_t elf_image_size(const ElfW(Ehdr) *eh)
 	return size;
 }
 
+const void *syms_vdso_image(size_t *size)
+{
+	const ElfW(Ehdr) *eh = (const void *)getauxval(AT_SYSINFO_EHDR);
+
+	*size = eh ? elf_image_size(eh) : 0;
+	return *size ? eh : NULL;
+}
+
 /* Our own vdso: the same image is mapped into every process of this kernel and architecture. */
 static struct elf_syms *vdso_syms(struct syms_cache *sc)
 {
-	const ElfW(Ehdr) *eh;
+	const void *image;
 	size_t size;
 
 	if (!sc->vdso_tried) {
 		sc->vdso_tried = true;
-		eh = (const void *)getauxval(AT_SYSINFO_EHDR);
-		size = eh ? elf_image_size(eh) : 0;
-		if (size)
-			sc->vdso = elf_syms__open_mem(eh, size, "[vdso]");
+		image = syms_vdso_image(&size);
+		if (image)
+			sc->vdso = elf_syms__open_mem(image, size, "[vdso]");
 	}
 	return sc->vdso;
 }
@@ -735,6 +742,35 @@ void syms_cache__resolve(struct syms_cache *sc, __u32 tgid, __u64 addr, struct u
 		return;
 	if (!proc_snapshot(sc, p, false))
 		resolve_in_proc(sc, p, addr, out);
+}
+
+int syms_cache__for_each_mapping(struct syms_cache *sc, __u32 tgid,
+				 int (*fn)(const struct syms_mapping *m, void *ctx), void *ctx)
+{
+	struct proc *p = u64map_get(&sc->procs, tgid);
+	int err;
+
+	if (!p)
+		return -ENOENT;
+	for (size_t i = 0; i < p->nr_maps; i++) {
+		const struct mapping *m = &p->maps[i];
+		struct syms_mapping sm = { .start = m->start, .end = m->end, .pgoff = m->pgoff, .fd = -1 };
+
+		if (m->kind == MAP_SPECIAL)
+			continue;
+		if (m->kind == MAP_FILE) {
+			sm.dev = m->dso->dev;
+			sm.ino = m->dso->ino;
+			sm.fd = m->dso->fd;
+			sm.path = m->dso->path;
+		} else if (m->kind == MAP_VDSO) {
+			sm.path = "[vdso]";
+		}
+		err = fn(&sm, ctx);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 void syms_cache__free(struct syms_cache *sc)

@@ -1,0 +1,411 @@
+/* In-kernel user-stack unwinding from call-frame tables (x86-64).
+ *
+ * User space (user/unwind.c) loads, per process, its executable mappings (`unwind_procs`) and,
+ * per mapped file, a sorted table of rows built from .eh_frame/.debug_frame (`unwind_rows`,
+ * partitioned by `unwind_tables`).  From a task's user registers the walk repeats: find the
+ * mapping of the PC, binary-search its file's row, compute the CFA, read the return address
+ * at CFA - 8 and the caller's frame pointer where the row says, move to the caller.  Code
+ * without a table (JIT, stripped files, tables still loading) takes a frame-pointer step.
+ *
+ * Verifier budget: one frame is a global (separately verified) function, unwind_step(), so the
+ * frame loop costs the verifier a few instructions per iteration on any kernel with global
+ * functions (5.6+) and needs neither bpf_loop nor tail calls.
+ *
+ * Users: include after stacks.bpf.h, call unwind_perf_user_stack() (perf_event programs) or
+ * unwind_task_user_stack() (e.g. at sched_switch) instead of capture_stack(BPF_F_USER_STACK). */
+#ifndef BPFPROF_UNWIND_BPF_H
+#define BPFPROF_UNWIND_BPF_H
+#include "errno.bpf.h"
+#include "stacks.bpf.h"
+#include "unwind.h"
+
+/* Settings, fixed before load. */
+const volatile __u32 targ_unwind = UNWIND_FP;
+const volatile bool targ_unwind_task_regs = true; /* bpf_task_pt_regs() exists (5.15+) */
+
+/* Rows of every loaded table; user space writes them through mmap. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* --unwind-mem, set by the loader */
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct unw_row);
+} unwind_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, UNWIND_MAX_TABLES);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct unw_table);
+} unwind_tables SEC(".maps");
+
+/* Allocated as processes are seen, not up front: 8 KB each. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct unw_proc);
+} unwind_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} unwind_events SEC(".maps");
+
+/* The walk in progress (struct unw_walk), per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unw_walk);
+} walks SEC(".maps");
+
+/* Ignore the table's last_used updates finer than this: they would bounce its cache line. */
+#define UNWIND_TOUCH_NS 100000000ULL
+/* At most one mapping refresh per process per second: garbage return addresses miss every time. */
+#define UNWIND_REFRESH_NS 1000000000ULL
+/* User-space addresses end below this on x86-64 (47-bit, or 56-bit with 5-level paging). */
+#define UNWIND_USER_MAX 0x00ffffffffffffffULL
+
+static __always_inline void unwind_count(struct unw_walk *s, enum unw_stat what)
+{
+	if (what < UNW_STAT_NR)
+		s->stats[what]++;
+}
+
+static __always_inline int unwind_request(struct unw_walk *s, __u32 type, __u32 table)
+{
+	struct unw_event *e = bpf_ringbuf_reserve(&unwind_events, sizeof(*e), 0);
+
+	if (!e) {
+		unwind_count(s, UNW_STAT_REQ_LOST);
+		return -ENOSPC;
+	}
+	e->type = type;
+	e->tgid = s->tgid;
+	e->table = table;
+	e->pad = 0;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* The mapping holding pc: the last one starting at or below it, if it ends above. */
+static __always_inline struct unw_mapping *unwind_find_mapping(struct unw_proc *proc, __u64 pc)
+{
+	__u32 lo = 0, hi = proc->nr, mid;
+	struct unw_mapping *m;
+
+	if (hi > UNWIND_MAX_MAPPINGS)
+		hi = UNWIND_MAX_MAPPINGS;
+	for (int i = 0; i < UNWIND_MAP_SEARCH; i++) {
+		if (lo >= hi)
+			break;
+		mid = (lo + hi) / 2;
+		if (proc->maps[mid & (UNWIND_MAX_MAPPINGS - 1)].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	m = &proc->maps[(lo - 1) & (UNWIND_MAX_MAPPINGS - 1)];
+	return pc < m->end ? m : NULL;
+}
+
+/* The row describing file offset off in rows[first .. first + count), as cfi_find() does. */
+static __always_inline struct unw_row *unwind_find_row(__u32 first, __u32 count, __u64 off)
+{
+	__u32 lo = 0, hi = count, mid, idx;
+	struct unw_row *r;
+
+	if (off > 0xffffffffULL)
+		return NULL;
+	for (int i = 0; i < UNWIND_ROW_SEARCH; i++) {
+		if (lo >= hi)
+			break;
+		mid = (lo + hi) / 2;
+		idx = first + mid;
+		r = bpf_map_lookup_elem(&unwind_rows, &idx);
+		if (!r)
+			return NULL;
+		if (r->pc <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < hi || lo == 0)
+		return NULL; /* not converged: a table larger than UNWIND_MAX_TABLE_ROWS */
+	idx = first + lo - 1;
+	return bpf_map_lookup_elem(&unwind_rows, &idx);
+}
+
+/* Moves to the caller through the frame pointer: [FP] = caller's FP, [FP + 8] = return address. */
+static __always_inline int unwind_fp_step(struct unw_walk *s, enum unw_stat why)
+{
+	__u64 frame[2];
+
+	if (s->bp == 0) {
+		unwind_count(s, UNW_STAT_END_OK); /* _start and clone clear RBP: the chain's end */
+		return 1;
+	}
+	if (s->bp < s->sp || s->bp > UNWIND_USER_MAX) {
+		unwind_count(s, UNW_STAT_END_BAD_FRAME);
+		return 1;
+	}
+	if (bpf_probe_read_user(frame, sizeof(frame), (void *)s->bp)) {
+		unwind_count(s, UNW_STAT_END_READ);
+		return 1;
+	}
+	unwind_count(s, why);
+	s->sp = s->bp + 16;
+	s->bp = frame[0];
+	s->ip = frame[1];
+	if (s->ip == 0) {
+		unwind_count(s, UNW_STAT_END_OK);
+		return 1;
+	}
+	return 0;
+}
+
+/* Code without CFI: --unwind auto trusts its frame pointer, --unwind eh ends the stack there. */
+static __always_inline int unwind_no_cfi(struct unw_walk *s)
+{
+	if (targ_unwind == UNWIND_AUTO)
+		return unwind_fp_step(s, UNW_STAT_FRAMES_FP);
+	unwind_count(s, UNW_STAT_END_NO_CFI);
+	return 1;
+}
+
+/* Moves to the caller by a table row. */
+static __always_inline int unwind_eh_step(struct unw_walk *s, const struct unw_row *row)
+{
+	__u64 cfa, ra, saved[2], bp = s->bp;
+	__s64 off = (__s64)row->cfa_off * 8;
+
+	switch (UNW_ROW_CFA(row->type)) {
+	case UNW_CFA_SP:
+		cfa = s->sp + off;
+		break;
+	case UNW_CFA_FP:
+		cfa = s->bp + off;
+		break;
+	case UNW_CFA_PLT:
+		cfa = s->sp + 8 + ((s->ip & 15) >= (__u64)row->cfa_off ? 8 : 0);
+		break;
+	case UNW_CFA_DEREF_FP:
+		if (bpf_probe_read_user(&cfa, sizeof(cfa), (void *)(s->bp + off))) {
+			unwind_count(s, UNW_STAT_END_READ);
+			return 1;
+		}
+		break;
+	case UNW_CFA_END:
+		unwind_count(s, UNW_STAT_END_OK);
+		return 1;
+	case UNW_CFA_NONE:
+		return unwind_no_cfi(s);
+	default:
+		unwind_count(s, UNW_STAT_END_UNSUPPORTED);
+		return 1;
+	}
+	/* The caller's frame lies above this one: anything else is a wrong rule or a corrupt stack. */
+	if (cfa <= s->sp || cfa > UNWIND_USER_MAX) {
+		unwind_count(s, UNW_STAT_END_BAD_FRAME);
+		return 1;
+	}
+	switch (UNW_ROW_FP(row->type)) {
+	case UNW_FP_SAVED:
+		if (row->fp_off == -2) {
+			/* the common push %rbp right after the call: one read for both */
+			if (bpf_probe_read_user(saved, sizeof(saved), (void *)(cfa - 16))) {
+				unwind_count(s, UNW_STAT_END_READ);
+				return 1;
+			}
+			bp = saved[0];
+			ra = saved[1];
+			goto moved;
+		}
+		if (bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + (__s64)row->fp_off * 8))) {
+			unwind_count(s, UNW_STAT_END_READ);
+			return 1;
+		}
+		break;
+	case UNW_FP_UNDEFINED:
+		bp = 0;
+		break;
+	default:
+		break;
+	}
+	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8))) {
+		unwind_count(s, UNW_STAT_END_READ);
+		return 1;
+	}
+moved:
+	unwind_count(s, UNW_STAT_FRAMES_EH);
+	s->sp = cfa;
+	s->bp = bp;
+	s->ip = ra;
+	if (ra == 0) {
+		unwind_count(s, UNW_STAT_END_OK);
+		return 1;
+	}
+	return 0;
+}
+
+/* Records the current frame and moves to its caller.  Returns 0 to go on, 1 when the walk ended
+ * (the reason counted).  Global, hence verified once, whatever the number of frames. */
+__noinline int unwind_step(__u32 depth)
+{
+	__u32 zero = 0, first, count;
+	struct unw_mapping *m;
+	struct unw_walk *s;
+	struct stack_trace *st;
+	struct unw_proc *proc;
+	struct unw_table *t;
+	struct unw_row *row;
+	__u64 lookup, loc;
+
+	s = bpf_map_lookup_elem(&walks, &zero);
+	st = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!s || !st)
+		return 1;
+	st->ips[depth & MAX_STACK_DEPTH] = s->ip;
+	s->nr = depth + 1;
+	if (s->nr >= targ_max_stack) {
+		unwind_count(s, UNW_STAT_END_MAX_DEPTH);
+		return 1;
+	}
+	/* a return address follows its call, which may be a function's last instruction */
+	lookup = depth ? s->ip - 1 : s->ip;
+
+	proc = bpf_map_lookup_elem(&unwind_procs, &s->tgid);
+	if (!proc)
+		return 1;
+	m = unwind_find_mapping(proc, lookup);
+	if (!m) {
+		/* new code since the snapshot (dlopen), or a garbage return address */
+		if (s->now - proc->refresh_ns >= UNWIND_REFRESH_NS) {
+			proc->refresh_ns = s->now;
+			unwind_request(s, UNW_EV_REFRESH_PROC, 0);
+		}
+		unwind_count(s, UNW_STAT_END_UNMAPPED);
+		return 1;
+	}
+	if (m->table == UNW_NO_TABLE)
+		return unwind_no_cfi(s);
+	t = bpf_map_lookup_elem(&unwind_tables, &m->table);
+	if (!t)
+		return unwind_no_cfi(s);
+	loc = *(volatile __u64 *)&t->loc;
+	first = UNW_LOC_FIRST(loc);
+	count = UNW_LOC_COUNT(loc);
+	if (count == 0) {
+		if (t->state == UNW_TABLE_NO_CFI)
+			return unwind_no_cfi(s);
+		/* the first sample in this file asks for its table and uses the frame pointer */
+		if (!t->requested) {
+			t->requested = 1;
+			if (unwind_request(s, UNW_EV_LOAD_TABLE, m->table))
+				t->requested = 0;
+		}
+		return unwind_fp_step(s, UNW_STAT_FRAMES_PENDING);
+	}
+	if (s->now - t->last_used > UNWIND_TOUCH_NS)
+		t->last_used = s->now;
+	row = unwind_find_row(first, count, lookup - m->bias);
+	if (!row)
+		return unwind_no_cfi(s);
+	return unwind_eh_step(s, row);
+}
+
+/* The process's mapping list, unless the entry belongs to an earlier process with the same pid:
+ * then it is dropped, and user space asked (note_process) for a fresh one. */
+static __always_inline struct unw_proc *unwind_proc_of(__u32 tgid)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct unw_proc *proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	__u64 start;
+
+	if (!proc)
+		return NULL;
+	start = BPF_CORE_READ(task, group_leader, start_time);
+	if (proc->start_ns == start)
+		return proc;
+	if (proc->start_ns == 0) {
+		/* loaded from the snapshot user space just took of this very process */
+		proc->start_ns = start;
+		return proc;
+	}
+	bpf_map_delete_elem(&unwind_procs, &tgid);
+	bpf_map_delete_elem(&seen_procs, &tgid);
+	return NULL;
+}
+
+/* After exec the mappings are new: forget the old list (note_process asks for the new one). */
+static __always_inline void unwind_forget_process(__u32 tgid)
+{
+	bpf_map_delete_elem(&unwind_procs, &tgid);
+}
+
+/* Walks the user stack of the current task (process tgid) from its registers and stores it in
+ * `stacks` (*id its key).  Without a mapping snapshot of the process yet, falls back to the
+ * frame-pointer walk.  Returns 0 or a negative errno (loss counted). */
+static __always_inline int unwind_user_stack(void *ctx, __u32 tgid, __u64 ip, __u64 sp, __u64 bp,
+					     __u64 *id)
+{
+	struct unw_walk *s;
+	struct stack_trace *st;
+	__u32 zero = 0;
+
+	s = bpf_map_lookup_elem(&walks, &zero);
+	st = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!s || !st)
+		return -ENOENT;
+	if (!ip || !unwind_proc_of(tgid)) {
+		s->stats[UNW_STAT_NO_PROC]++;
+		return capture_stack(ctx, BPF_F_USER_STACK, id);
+	}
+	s->ip = ip;
+	s->sp = sp;
+	s->bp = bp;
+	s->tgid = tgid;
+	s->nr = 0;
+	s->now = bpf_ktime_get_ns();
+	s->stats[UNW_STAT_STACKS]++;
+	for (__u32 i = 0; i < MAX_STACK_DEPTH; i++) {
+		if (unwind_step(i))
+			break;
+	}
+	return store_stack(st, s->nr, id);
+}
+
+/* The user registers a task saved on entering the kernel (syscall, interrupt, fault). */
+static __always_inline int unwind_task_user_stack(void *ctx, struct task_struct *task, __u32 tgid,
+						  __u64 *id)
+{
+	struct pt_regs *regs;
+
+	if (targ_unwind == UNWIND_FP || !targ_unwind_task_regs)
+		return capture_stack(ctx, BPF_F_USER_STACK, id);
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs)
+		return capture_stack(ctx, BPF_F_USER_STACK, id);
+	return unwind_user_stack(ctx, tgid, regs->ip, regs->sp, regs->bp, id);
+}
+
+/* For perf_event programs: the sample's registers when it interrupted user code, the task's
+ * saved user registers when it interrupted the kernel. */
+static __always_inline int unwind_perf_user_stack(struct bpf_perf_event_data *ctx, __u32 tgid,
+						  __u64 *id)
+{
+	/* the context allows only 8-byte loads of the registers: cs is a u16 in pt_regs */
+	__u64 cs = *(__u64 *)((void *)&ctx->regs + __builtin_offsetof(struct pt_regs, cs));
+
+	if (targ_unwind == UNWIND_FP)
+		return capture_stack(ctx, BPF_F_USER_STACK, id);
+	if (cs & 3)
+		return unwind_user_stack(ctx, tgid, ctx->regs.ip, ctx->regs.sp, ctx->regs.bp, id);
+	return unwind_task_user_stack(ctx, bpf_get_current_task_btf(), tgid, id);
+}
+#endif
