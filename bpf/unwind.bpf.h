@@ -319,33 +319,40 @@ __noinline int unwind_step(__u32 depth)
 	return unwind_eh_step(s, row);
 }
 
-/* The process's mapping list, unless the entry belongs to an earlier process with the same pid:
- * then it is dropped, and user space asked (note_process) for a fresh one. */
-static __always_inline struct unw_proc *unwind_proc_of(__u32 tgid)
-{
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct unw_proc *proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
-	__u64 start;
+/* Processes user space has seen (seen_procs) but holds no mapping list for (it exited and its pid
+ * came back, or it is a kernel thread): when the walk last asked for a fresh snapshot. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u64);
+} unwind_asked SEC(".maps");
 
-	if (!proc)
+/* The process's mapping list; without one, asks user space (at most once a second) when
+ * note_process() will not. */
+static __always_inline struct unw_proc *unwind_proc_of(struct unw_walk *s, __u32 tgid)
+{
+	struct unw_proc *proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	__u64 now, *asked;
+
+	if (proc || !bpf_map_lookup_elem(&seen_procs, &tgid))
+		return proc;
+	now = bpf_ktime_get_ns();
+	asked = bpf_map_lookup_elem(&unwind_asked, &tgid);
+	if (asked && now - *asked < UNWIND_REFRESH_NS)
 		return NULL;
-	start = BPF_CORE_READ(task, group_leader, start_time);
-	if (proc->start_ns == start)
-		return proc;
-	if (proc->start_ns == 0) {
-		/* loaded from the snapshot user space just took of this very process */
-		proc->start_ns = start;
-		return proc;
-	}
-	bpf_map_delete_elem(&unwind_procs, &tgid);
-	bpf_map_delete_elem(&seen_procs, &tgid);
+	bpf_map_update_elem(&unwind_asked, &tgid, &now, BPF_ANY);
+	s->tgid = tgid;
+	unwind_request(s, UNW_EV_REFRESH_PROC, 0);
 	return NULL;
 }
 
-/* After exec the mappings are new: forget the old list (note_process asks for the new one). */
+/* After exec or exit the mappings are gone: forget the list (note_process or the walk asks for
+ * the next one). */
 static __always_inline void unwind_forget_process(__u32 tgid)
 {
-	bpf_map_delete_elem(&unwind_procs, &tgid);
+	if (targ_unwind != UNWIND_FP)
+		bpf_map_delete_elem(&unwind_procs, &tgid);
 }
 
 /* Walks the user stack of the current task (process tgid) from its registers and stores it in
@@ -362,7 +369,7 @@ static __always_inline int unwind_user_stack(void *ctx, __u32 tgid, __u64 ip, __
 	st = bpf_map_lookup_elem(&stack_scratch, &zero);
 	if (!s || !st)
 		return -ENOENT;
-	if (!ip || !unwind_proc_of(tgid)) {
+	if (!ip || !unwind_proc_of(s, tgid)) {
 		s->stats[UNW_STAT_NO_PROC]++;
 		return capture_stack(ctx, BPF_F_USER_STACK, id);
 	}
@@ -380,15 +387,22 @@ static __always_inline int unwind_user_stack(void *ctx, __u32 tgid, __u64 ip, __
 	return store_stack(st, s->nr, id);
 }
 
-/* The user registers a task saved on entering the kernel (syscall, interrupt, fault). */
-static __always_inline int unwind_task_user_stack(void *ctx, struct task_struct *task, __u32 tgid,
-						  __u64 *id)
+/* x86-64 pt_regs at fixed offsets: its layout is ABI (ptrace's user_regs_struct, perf's
+ * bpf_user_pt_regs_t), and plain offsets keep CO-RE, and so the kernel's BTF, out of the loader. */
+struct unwind_regs {
+	__u64 r15, r14, r13, r12, bp, bx, r11, r10, r9, r8, ax, cx, dx, si, di, orig_ax, ip, cs,
+		flags, sp, ss;
+};
+
+/* The user registers the current task saved on entering the kernel (syscall, interrupt,
+ * fault): for samples that interrupted the kernel, and for off-CPU stacks at sched_switch. */
+static __always_inline int unwind_current_user_stack(void *ctx, __u32 tgid, __u64 *id)
 {
-	struct pt_regs *regs;
+	struct unwind_regs *regs;
 
 	if (targ_unwind == UNWIND_FP || !targ_unwind_task_regs)
 		return capture_stack(ctx, BPF_F_USER_STACK, id);
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	regs = (struct unwind_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	if (!regs)
 		return capture_stack(ctx, BPF_F_USER_STACK, id);
 	return unwind_user_stack(ctx, tgid, regs->ip, regs->sp, regs->bp, id);
@@ -399,13 +413,12 @@ static __always_inline int unwind_task_user_stack(void *ctx, struct task_struct 
 static __always_inline int unwind_perf_user_stack(struct bpf_perf_event_data *ctx, __u32 tgid,
 						  __u64 *id)
 {
-	/* the context allows only 8-byte loads of the registers: cs is a u16 in pt_regs */
-	__u64 cs = *(__u64 *)((void *)&ctx->regs + __builtin_offsetof(struct pt_regs, cs));
+	struct unwind_regs *regs = (struct unwind_regs *)ctx; /* regs come first */
 
 	if (targ_unwind == UNWIND_FP)
 		return capture_stack(ctx, BPF_F_USER_STACK, id);
-	if (cs & 3)
-		return unwind_user_stack(ctx, tgid, ctx->regs.ip, ctx->regs.sp, ctx->regs.bp, id);
-	return unwind_task_user_stack(ctx, bpf_get_current_task_btf(), tgid, id);
+	if (regs->cs & 3)
+		return unwind_user_stack(ctx, tgid, regs->ip, regs->sp, regs->bp, id);
+	return unwind_current_user_stack(ctx, tgid, id);
 }
 #endif

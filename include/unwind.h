@@ -82,8 +82,6 @@ struct unw_proc {
 	__u32 nr;
 	__u32 pad;
 	__u64 refresh_ns; /* when BPF last asked for a fresh snapshot (a PC outside every mapping) */
-	__u64 start_ns;   /* the process's start_time, claimed by its first walk: a reused pid's
-			   * stale entry is told apart and dropped */
 	struct unw_mapping maps[UNWIND_MAX_MAPPINGS];
 };
 
