@@ -18,7 +18,8 @@ LIB_OBJS  := $(filter-out $(OUT)/main.o,$(USER_OBJS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
-WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WORKLOAD_SRCS))
+WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WORKLOAD_SRCS)) \
+		 $(patsubst tests/workloads/%.cc,$(OUT)/workloads/%,$(wildcard tests/workloads/*.cc))
 
 CFLAGS  ?= -O2 -g
 CFLAGS  += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
@@ -58,6 +59,11 @@ $(OUT)/tests/%: tests/unit/%.c tests/unit/test.h $(LIB_OBJS)
 $(OUT)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)
 	$(CC) -O0 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+		$$(sed -n 's|^// build: ||p' $<) -o $@ $< -lpthread -lm
+
+$(OUT)/workloads/%: tests/workloads/%.cc
+	@mkdir -p $(@D)
+	$(CXX) -O0 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		$$(sed -n 's|^// build: ||p' $<) -o $@ $< -lpthread -lm
 
 workloads: $(WORKLOAD_BINS)

@@ -5,7 +5,8 @@
  * partitioned by `unwind_tables`).  From a task's user registers the walk repeats: find the
  * mapping of the PC, binary-search its file's row, compute the CFA, read the return address
  * at CFA - 8 and the caller's frame pointer where the row says, move to the caller.  Code
- * without a table (JIT, stripped files, tables still loading) takes a frame-pointer step.
+ * without a table (JIT, stripped files, tables still loading) takes a frame-pointer step with
+ * --unwind auto, and ends the stack with --unwind eh, which never guesses.
  *
  * Verifier budget: one frame is a global (separately verified) function, unwind_step(), so the
  * frame loop costs the verifier a few instructions per iteration on any kernel with global
@@ -303,13 +304,17 @@ __noinline int unwind_step(__u32 depth)
 	if (count == 0) {
 		if (t->state == UNW_TABLE_NO_CFI)
 			return unwind_no_cfi(s);
-		/* the first sample in this file asks for its table and uses the frame pointer */
+		/* the first sample in this file asks for its table; until it is loaded, auto uses
+		 * the frame pointer and eh ends the stack */
 		if (!t->requested) {
 			t->requested = 1;
 			if (unwind_request(s, UNW_EV_LOAD_TABLE, m->table))
 				t->requested = 0;
 		}
-		return unwind_fp_step(s, UNW_STAT_FRAMES_PENDING);
+		if (targ_unwind == UNWIND_AUTO)
+			return unwind_fp_step(s, UNW_STAT_FRAMES_PENDING);
+		unwind_count(s, UNW_STAT_END_PENDING);
+		return 1;
 	}
 	if (s->now - t->last_used > UNWIND_TOUCH_NS)
 		t->last_used = s->now;
@@ -370,8 +375,12 @@ static __always_inline int unwind_user_stack(void *ctx, __u32 tgid, __u64 ip, __
 	if (!s || !st)
 		return -ENOENT;
 	if (!ip || !unwind_proc_of(s, tgid)) {
+		/* not known yet (its first samples): auto walks frame pointers, eh keeps the leaf */
 		s->stats[UNW_STAT_NO_PROC]++;
-		return capture_stack(ctx, BPF_F_USER_STACK, id);
+		if (targ_unwind == UNWIND_AUTO || !ip)
+			return capture_stack(ctx, BPF_F_USER_STACK, id);
+		st->ips[0] = ip;
+		return store_stack(st, 1, id);
 	}
 	s->ip = ip;
 	s->sp = sp;

@@ -6,7 +6,7 @@
 /* --unwind: how user stacks are walked. */
 enum unwind_method {
 	UNWIND_FP,   /* the kernel's frame-pointer walk (bpf_get_stack) */
-	UNWIND_EH,   /* call-frame tables only: a frame without CFI ends the stack */
+	UNWIND_EH,   /* call-frame tables only: code without a (loaded) table ends the stack */
 	UNWIND_AUTO, /* call-frame tables where the code has them, frame pointers elsewhere */
 };
 
@@ -100,12 +100,14 @@ struct unw_event {
 /* Counters in the BPF object's `unwind_stats` array. */
 enum unw_stat {
 	UNW_STAT_STACKS,       /* user stacks walked with the tables */
-	UNW_STAT_NO_PROC,      /* stacks walked by frame pointers: process mappings not known yet */
+	UNW_STAT_NO_PROC,      /* process mappings not known yet: auto walks frame pointers, eh
+				* keeps the leaf */
 	UNW_STAT_FRAMES_EH,    /* frames unwound from a table row */
 	UNW_STAT_FRAMES_FP,    /* frames unwound by frame pointer: code without CFI (auto) */
-	UNW_STAT_FRAMES_PENDING, /* frames unwound by frame pointer: their table was still loading */
+	UNW_STAT_FRAMES_PENDING, /* frames unwound by frame pointer: their table was still loading (auto) */
 	UNW_STAT_END_OK,       /* walks that reached the outermost frame */
 	UNW_STAT_END_NO_CFI,   /* --unwind eh: stopped at code without CFI */
+	UNW_STAT_END_PENDING,  /* --unwind eh: stopped at code whose table was still loading */
 	UNW_STAT_END_UNSUPPORTED, /* stopped at a CFI rule the unwinder does not evaluate */
 	UNW_STAT_END_READ,     /* stopped: the stack could not be read */
 	UNW_STAT_END_BAD_FRAME, /* stopped: the computed frame does not lie above the current one */

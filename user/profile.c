@@ -729,7 +729,7 @@ int cmd_profile(int argc, char **argv)
 	if (env.unwind != UNWIND_FP) {
 		struct unwind_bpf ub = UNWIND_BPF_MAPS(skel);
 
-		unwinder = unwinder__new(&ub, stack_resolver__syms(resolver));
+		unwinder = unwinder__new(&ub, stack_resolver__syms(resolver), env.unwind);
 		err = unwinder ? ring_buffer__add(rb, bpf_map__fd(ub.events), unwinder__handle_event,
 						  unwinder) : -errno;
 		if (err) {

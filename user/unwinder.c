@@ -90,6 +90,7 @@ struct uw_proc_rec {
 };
 
 struct unwinder {
+	enum unwind_method method;
 	struct syms_cache *sc;
 	struct unw_row *rows;
 	__u32 nr_rows;
@@ -200,13 +201,15 @@ static struct unwinder *unwinder_alloc(struct syms_cache *sc, __u32 nr_rows)
 	return u;
 }
 
-struct unwinder *unwinder__new(const struct unwind_bpf *ub, struct syms_cache *sc)
+struct unwinder *unwinder__new(const struct unwind_bpf *ub, struct syms_cache *sc,
+			       enum unwind_method m)
 {
 	struct unwinder *u = unwinder_alloc(sc, bpf_map__max_entries(ub->rows));
 	int err;
 
 	if (!u)
 		return NULL;
+	u->method = m;
 	u->rows_len = page_round((size_t)u->nr_rows * sizeof(struct unw_row));
 	u->tables_len = page_round((size_t)UNWIND_MAX_TABLES * sizeof(struct unw_table));
 	u->rows = map_array(bpf_map__fd(ub->rows), u->rows_len);
@@ -228,6 +231,7 @@ struct unwinder *unwinder__new_mem(struct syms_cache *sc, __u32 nr_rows)
 
 	if (!u)
 		return NULL;
+	u->method = UNWIND_AUTO;
 	u->rows = calloc(nr_rows ? nr_rows : 1, sizeof(*u->rows));
 	u->tables = calloc(UNWIND_MAX_TABLES, sizeof(*u->tables));
 	if (!u->rows || !u->tables) {
@@ -654,13 +658,15 @@ void unwinder__summary(const struct unwinder *u, char *buf, size_t size)
 		n += snprintf(buf + n, size - n, " (%llu while tables loaded)",
 			      (unsigned long long)s[UNW_STAT_FRAMES_PENDING]);
 	if (s[UNW_STAT_NO_PROC] && n > 0 && (size_t)n < size)
-		n += snprintf(buf + n, size - n, "; %llu stacks by frame pointer before the process was known",
-			      (unsigned long long)s[UNW_STAT_NO_PROC]);
-	if (s[UNW_STAT_END_NO_CFI] + s[UNW_STAT_END_UNSUPPORTED] + s[UNW_STAT_END_READ] +
-	    s[UNW_STAT_END_BAD_FRAME] + s[UNW_STAT_END_UNMAPPED] + s[UNW_STAT_END_MAX_DEPTH] +
-	    s[UNW_STAT_REQ_LOST] && n > 0 && (size_t)n < size) {
+		n += snprintf(buf + n, size - n, "; %llu stacks %s before the process was known",
+			      (unsigned long long)s[UNW_STAT_NO_PROC],
+			      u->method == UNWIND_EH ? "cut to the leaf" : "by frame pointer");
+	if (s[UNW_STAT_END_NO_CFI] + s[UNW_STAT_END_PENDING] + s[UNW_STAT_END_UNSUPPORTED] +
+	    s[UNW_STAT_END_READ] + s[UNW_STAT_END_BAD_FRAME] + s[UNW_STAT_END_UNMAPPED] +
+	    s[UNW_STAT_END_MAX_DEPTH] + s[UNW_STAT_REQ_LOST] && n > 0 && (size_t)n < size) {
 		n += snprintf(buf + n, size - n, "; ended early: ");
 		n = add_count(buf, size, n, "no CFI", s[UNW_STAT_END_NO_CFI], &first);
+		n = add_count(buf, size, n, "table loading", s[UNW_STAT_END_PENDING], &first);
 		n = add_count(buf, size, n, "unsupported CFI", s[UNW_STAT_END_UNSUPPORTED], &first);
 		n = add_count(buf, size, n, "unreadable stack", s[UNW_STAT_END_READ], &first);
 		n = add_count(buf, size, n, "bad frame", s[UNW_STAT_END_BAD_FRAME], &first);

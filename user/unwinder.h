@@ -37,8 +37,10 @@ struct unwinder;
 struct syms_cache;
 
 /* After load: maps the row and table arrays.  The syms_cache provides the process mappings (and
- * the open files behind them) and must outlive the unwinder.  NULL with errno set on error. */
-struct unwinder *unwinder__new(const struct unwind_bpf *ub, struct syms_cache *sc);
+ * the open files behind them) and must outlive the unwinder; m is the method the BPF side was
+ * configured with.  NULL with errno set on error. */
+struct unwinder *unwinder__new(const struct unwind_bpf *ub, struct syms_cache *sc,
+			       enum unwind_method m);
 /* Same without BPF (unit tests): tables in memory, room for nr_rows rows. */
 struct unwinder *unwinder__new_mem(struct syms_cache *sc, __u32 nr_rows);
 

@@ -38,3 +38,5 @@ expect_error "profile: bad CPU list" "invalid CPU list" -- profile -C 1-x 1
 expect_error "profile: --max-stack 0" "invalid --max-stack" -- profile --max-stack 0 1
 expect_error "profile: -U with -K" "exclude" -- profile -U -K 1
 expect_error "profile: missing command after --" "must be followed" -- profile --
+expect_error "profile: --unwind bogus" "invalid --unwind 'bogus'" -- profile --unwind bogus 1
+expect_error "profile: --unwind-mem 0" "invalid --unwind-mem" -- profile --unwind-mem 0 1
