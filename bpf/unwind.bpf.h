@@ -92,37 +92,36 @@ static __always_inline int unwind_request(struct unw_walk *s, __u32 type, __u32 
 	return 0;
 }
 
-/* The mapping holding pc: the last one starting at or below it, if it ends above. */
-static __always_inline struct unw_mapping *unwind_find_mapping(struct unw_proc *proc, __u64 pc)
+/* Index in proc->maps of the mapping holding pc (the last one starting at or below it, if it ends
+ * above), or -1.  A branch-free-shaped search over the whole padded array (unused entries start
+ * at ~0): the index is a constant on each of the verifier's 256 paths, which keeps its work
+ * small.  Global: verified once, apart, and its result is just a number to the caller. */
+__noinline int unwind_find_mapping(__u32 tgid, __u64 pc)
 {
-	__u32 lo = 0, hi = proc->nr, mid;
-	struct unw_mapping *m;
+	struct unw_proc *proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	__u32 idx = 0;
 
-	if (hi > UNWIND_MAX_MAPPINGS)
-		hi = UNWIND_MAX_MAPPINGS;
-	for (int i = 0; i < UNWIND_MAP_SEARCH; i++) {
-		if (lo >= hi)
-			break;
-		mid = (lo + hi) / 2;
-		if (proc->maps[mid & (UNWIND_MAX_MAPPINGS - 1)].start <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
+	if (!proc)
+		return -1;
+#pragma unroll
+	for (__u32 step = UNWIND_MAX_MAPPINGS / 2; step; step /= 2) {
+		if (proc->maps[idx + step - 1].start <= pc)
+			idx += step;
 	}
-	if (lo == 0)
-		return NULL;
-	m = &proc->maps[(lo - 1) & (UNWIND_MAX_MAPPINGS - 1)];
-	return pc < m->end ? m : NULL;
+	if (idx == 0 || pc >= proc->maps[(idx - 1) & (UNWIND_MAX_MAPPINGS - 1)].end)
+		return -1;
+	return idx - 1;
 }
 
-/* The row describing file offset off in rows[first .. first + count), as cfi_find() does. */
-static __always_inline struct unw_row *unwind_find_row(__u32 first, __u32 count, __u64 off)
+/* Index in `unwind_rows` of the row describing file offset off in rows[first .. first + count)
+ * (the search cfi_find() does), or -1.  Global, like unwind_find_mapping(). */
+__noinline int unwind_find_row(__u32 first, __u32 count, __u64 off)
 {
 	__u32 lo = 0, hi = count, mid, idx;
 	struct unw_row *r;
 
-	if (off > 0xffffffffULL)
-		return NULL;
+	if (off > 0xffffffffULL || count > UNWIND_MAX_TABLE_ROWS)
+		return -1;
 	for (int i = 0; i < UNWIND_ROW_SEARCH; i++) {
 		if (lo >= hi)
 			break;
@@ -130,16 +129,15 @@ static __always_inline struct unw_row *unwind_find_row(__u32 first, __u32 count,
 		idx = first + mid;
 		r = bpf_map_lookup_elem(&unwind_rows, &idx);
 		if (!r)
-			return NULL;
+			return -1;
 		if (r->pc <= off)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo < hi || lo == 0)
-		return NULL; /* not converged: a table larger than UNWIND_MAX_TABLE_ROWS */
-	idx = first + lo - 1;
-	return bpf_map_lookup_elem(&unwind_rows, &idx);
+	if (lo == 0)
+		return -1;
+	return first + lo - 1;
 }
 
 /* Moves to the caller through the frame pointer: [FP] = caller's FP, [FP + 8] = return address. */
@@ -258,7 +256,7 @@ moved:
  * (the reason counted).  Global, hence verified once, whatever the number of frames. */
 __noinline int unwind_step(__u32 depth)
 {
-	__u32 zero = 0, first, count;
+	__u32 zero = 0, first, count, idx;
 	struct unw_mapping *m;
 	struct unw_walk *s;
 	struct stack_trace *st;
@@ -266,6 +264,7 @@ __noinline int unwind_step(__u32 depth)
 	struct unw_table *t;
 	struct unw_row *row;
 	__u64 lookup, loc;
+	int i;
 
 	s = bpf_map_lookup_elem(&walks, &zero);
 	st = bpf_map_lookup_elem(&stack_scratch, &zero);
@@ -283,7 +282,8 @@ __noinline int unwind_step(__u32 depth)
 	proc = bpf_map_lookup_elem(&unwind_procs, &s->tgid);
 	if (!proc)
 		return 1;
-	m = unwind_find_mapping(proc, lookup);
+	i = unwind_find_mapping(s->tgid, lookup);
+	m = i >= 0 ? &proc->maps[i & (UNWIND_MAX_MAPPINGS - 1)] : NULL;
 	if (!m) {
 		/* new code since the snapshot (dlopen), or a garbage return address */
 		if (s->now - proc->refresh_ns >= UNWIND_REFRESH_NS) {
@@ -318,7 +318,9 @@ __noinline int unwind_step(__u32 depth)
 	}
 	if (s->now - t->last_used > UNWIND_TOUCH_NS)
 		t->last_used = s->now;
-	row = unwind_find_row(first, count, lookup - m->bias);
+	i = unwind_find_row(first, count, lookup - m->bias);
+	idx = i;
+	row = i >= 0 ? bpf_map_lookup_elem(&unwind_rows, &idx) : NULL;
 	if (!row)
 		return unwind_no_cfi(s);
 	return unwind_eh_step(s, row);
@@ -332,6 +334,17 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } unwind_asked SEC(".maps");
+
+/* Steps from the registers in `walks` until the stack ends.  Global, like unwind_step(): the
+ * program that calls it is verified with one path through it, not one per frame. */
+__noinline int unwind_walk(__u32 unused)
+{
+	for (__u32 i = 0; i < MAX_STACK_DEPTH; i++) {
+		if (unwind_step(i))
+			break;
+	}
+	return 0;
+}
 
 /* The process's mapping list; without one, asks user space (at most once a second) when
  * note_process() will not. */
@@ -360,27 +373,31 @@ static __always_inline void unwind_forget_process(__u32 tgid)
 		bpf_map_delete_elem(&unwind_procs, &tgid);
 }
 
-/* Walks the user stack of the current task (process tgid) from its registers and stores it in
- * `stacks` (*id its key).  Without a mapping snapshot of the process yet, falls back to the
- * frame-pointer walk.  Returns 0 or a negative errno (loss counted). */
-static __always_inline int unwind_user_stack(void *ctx, __u32 tgid, __u64 ip, __u64 sp, __u64 bp,
-					     __u64 *id)
+/* Fills stack_scratch with the user stack of the current task (process tgid), walked from its
+ * registers; a process not known yet gets the frame-pointer walk (auto) or just its leaf (eh).
+ * Returns the number of frames, or a negative errno (loss counted). */
+static __always_inline int unwind_fill(void *ctx, struct stack_trace *st, __u32 tgid, __u64 ip,
+				       __u64 sp, __u64 bp)
 {
 	struct unw_walk *s;
-	struct stack_trace *st;
 	__u32 zero = 0;
+	long len;
 
 	s = bpf_map_lookup_elem(&walks, &zero);
-	st = bpf_map_lookup_elem(&stack_scratch, &zero);
-	if (!s || !st)
+	if (!s)
 		return -ENOENT;
 	if (!ip || !unwind_proc_of(s, tgid)) {
-		/* not known yet (its first samples): auto walks frame pointers, eh keeps the leaf */
 		s->stats[UNW_STAT_NO_PROC]++;
-		if (targ_unwind == UNWIND_AUTO || !ip)
-			return capture_stack(ctx, BPF_F_USER_STACK, id);
-		st->ips[0] = ip;
-		return store_stack(st, 1, id);
+		if (targ_unwind == UNWIND_EH && ip) {
+			st->ips[0] = ip;
+			return 1;
+		}
+		len = bpf_get_stack(ctx, st->ips, targ_max_stack * sizeof(__u64), BPF_F_USER_STACK);
+		if (len < 0) {
+			count_lost(LOST_STACK_ERR);
+			return len;
+		}
+		return len / sizeof(__u64);
 	}
 	s->ip = ip;
 	s->sp = sp;
@@ -389,11 +406,8 @@ static __always_inline int unwind_user_stack(void *ctx, __u32 tgid, __u64 ip, __
 	s->nr = 0;
 	s->now = bpf_ktime_get_ns();
 	s->stats[UNW_STAT_STACKS]++;
-	for (__u32 i = 0; i < MAX_STACK_DEPTH; i++) {
-		if (unwind_step(i))
-			break;
-	}
-	return store_stack(st, s->nr, id);
+	unwind_walk(0);
+	return s->nr;
 }
 
 /* x86-64 pt_regs at fixed offsets: its layout is ABI (ptrace's user_regs_struct, perf's
@@ -403,18 +417,52 @@ struct unwind_regs {
 		flags, sp, ss;
 };
 
-/* The user registers the current task saved on entering the kernel (syscall, interrupt,
- * fault): for samples that interrupted the kernel, and for off-CPU stacks at sched_switch. */
+/* Walks the current task's user stack from the given user registers (NULL: the registers it
+ * saved on entering the kernel) and stores it in `stacks`; *id gets its key.  Returns 0 or a
+ * negative errno (loss counted). */
+static __always_inline int unwind_user_stack(void *ctx, __u32 tgid, struct unwind_regs *regs,
+					     __u64 *id)
+{
+	struct unwind_regs saved = {};
+	__u64 ip = 0, sp = 0, bp = 0;
+	struct stack_trace *st;
+	__u32 zero = 0;
+	void *task_regs;
+	int nr;
+
+	if (targ_unwind == UNWIND_FP)
+		return capture_stack(ctx, BPF_F_USER_STACK, id);
+	st = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!st)
+		return -ENOENT;
+	/* Each source read apart, its values pinned in registers: one load instruction may not
+	 * serve two kinds of pointer (context, kernel, stack), and the compiler would merge them. */
+	if (regs) {
+		ip = regs->ip;
+		sp = regs->sp;
+		bp = regs->bp;
+		barrier_var(ip);
+		barrier_var(sp);
+		barrier_var(bp);
+	} else if (targ_unwind_task_regs) {
+		task_regs = (void *)bpf_task_pt_regs(bpf_get_current_task_btf());
+		if (task_regs && !bpf_probe_read_kernel(&saved, sizeof(saved), task_regs)) {
+			ip = saved.ip;
+			sp = saved.sp;
+			bp = saved.bp;
+		}
+	}
+	nr = unwind_fill(ctx, st, tgid, ip, sp, bp);
+	if (nr < 0)
+		return nr;
+	return store_stack(st, nr, id);
+}
+
+/* The user stack of the current task from the registers it saved on entering the kernel
+ * (syscall, interrupt, fault): for off-CPU stacks at sched_switch. */
 static __always_inline int unwind_current_user_stack(void *ctx, __u32 tgid, __u64 *id)
 {
-	struct unwind_regs *regs;
-
-	if (targ_unwind == UNWIND_FP || !targ_unwind_task_regs)
-		return capture_stack(ctx, BPF_F_USER_STACK, id);
-	regs = (struct unwind_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	if (!regs)
-		return capture_stack(ctx, BPF_F_USER_STACK, id);
-	return unwind_user_stack(ctx, tgid, regs->ip, regs->sp, regs->bp, id);
+	return unwind_user_stack(ctx, tgid, NULL, id);
 }
 
 /* For perf_event programs: the sample's registers when it interrupted user code, the task's
@@ -424,10 +472,6 @@ static __always_inline int unwind_perf_user_stack(struct bpf_perf_event_data *ct
 {
 	struct unwind_regs *regs = (struct unwind_regs *)ctx; /* regs come first */
 
-	if (targ_unwind == UNWIND_FP)
-		return capture_stack(ctx, BPF_F_USER_STACK, id);
-	if (regs->cs & 3)
-		return unwind_user_stack(ctx, tgid, regs->ip, regs->sp, regs->bp, id);
-	return unwind_current_user_stack(ctx, tgid, id);
+	return unwind_user_stack(ctx, tgid, (regs->cs & 3) ? regs : NULL, id);
 }
 #endif

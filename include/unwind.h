@@ -75,9 +75,10 @@ struct unw_mapping {
 	__u32 pad;
 };
 
-/* Executable mappings of a process, sorted by start. */
+/* Executable mappings of a process, sorted by start; the BPF search reads all UNWIND_MAX_MAPPINGS
+ * entries, so those past nr start (and end) at ~0, and one always does (at most
+ * UNWIND_MAX_MAPPINGS - 1 mappings). */
 #define UNWIND_MAX_MAPPINGS 256
-#define UNWIND_MAP_SEARCH   9 /* ceil(log2(UNWIND_MAX_MAPPINGS + 1)) */
 struct unw_proc {
 	__u32 nr;
 	__u32 pad;

@@ -25,9 +25,10 @@ struct seg {
 	__u64 vaddr, off, filesz;
 };
 
-/* A PC range [lo, hi) (file offsets) with one rule. */
+/* A PC range [lo, hi) (file offsets, below 4 GB) with one rule: 16 bytes, a few hundred thousand
+ * of them for the largest binaries. */
 struct span {
-	__u64 lo, hi;
+	__u32 lo, hi;
 	struct unw_row rule; /* pc unused */
 };
 
@@ -37,6 +38,7 @@ struct builder {
 	struct span *spans;
 	size_t nr_spans, cap_spans;
 	size_t fdes, unsupported;
+	const volatile int *cancel;
 };
 
 static int read_exec_segments(Elf *elf, struct builder *b)
@@ -208,8 +210,20 @@ unsupported:
 	return false;
 }
 
+static bool same_rule(const struct unw_row *a, const struct unw_row *b)
+{
+	return a->type == b->type && a->cfa_off == b->cfa_off && a->fp_off == b->fp_off;
+}
+
 static int add_span(struct builder *b, __u64 lo, __u64 hi, const struct unw_row *rule)
 {
+	struct span *last = b->nr_spans ? &b->spans[b->nr_spans - 1] : NULL;
+
+	/* the rows of one FDE come in order: extend the previous span when the rule repeats */
+	if (last && last->hi == lo && same_rule(&last->rule, rule)) {
+		last->hi = hi;
+		return 0;
+	}
 	if (b->nr_spans == b->cap_spans) {
 		size_t cap = b->cap_spans ? b->cap_spans * 2 : 1024;
 		struct span *tmp = realloc(b->spans, cap * sizeof(*tmp));
@@ -453,6 +467,8 @@ static int add_section(struct builder *b, Elf *elf, Elf_Scn *scn, const GElf_Shd
 		off = next;
 		if (dwarf_cfi_cie_p(&entry))
 			continue;
+		if (b->cancel && *b->cancel)
+			return -ECANCELED;
 		if (dwarf_next_cfi(ident, data, eh, entry.fde.CIE_pointer, &cie_next, &cie_entry) ||
 		    !dwarf_cfi_cie_p(&cie_entry) ||
 		    fde_encoding(&cie_entry.cie, addr_size, &enc)) {
@@ -489,11 +505,6 @@ static int cmp_span(const void *a, const void *b)
 	if (x->lo != y->lo)
 		return x->lo < y->lo ? -1 : 1;
 	return 0;
-}
-
-static bool same_rule(const struct unw_row *a, const struct unw_row *b)
-{
-	return a->type == b->type && a->cfa_off == b->cfa_off && a->fp_off == b->fp_off;
 }
 
 static int push_row(struct cfi_rows *out, __u64 pc, const struct unw_row *rule)
@@ -597,9 +608,10 @@ cleanup:
 	return err;
 }
 
-int cfi_build(Elf *elf, Elf *debug_elf, struct cfi_rows *out, char *why, size_t size)
+int cfi_build(Elf *elf, Elf *debug_elf, const volatile int *cancel, struct cfi_rows *out,
+	      char *why, size_t size)
 {
-	struct builder b = {};
+	struct builder b = { .cancel = cancel };
 	char eh_why[256] = "";
 	int err;
 
@@ -615,7 +627,7 @@ int cfi_build(Elf *elf, Elf *debug_elf, struct cfi_rows *out, char *why, size_t 
 	}
 	err = try_section(&b, elf, true, eh_why, sizeof(eh_why));
 	out->source = ".eh_frame";
-	if (err == -ENOMEM)
+	if (err == -ENOMEM || err == -ECANCELED)
 		goto cleanup;
 	if (err) {
 		/* a corrupt section may have half-added FDEs: start over from the debug info */
@@ -646,6 +658,8 @@ int cfi_build(Elf *elf, Elf *debug_elf, struct cfi_rows *out, char *why, size_t 
 cleanup:
 	if (err == -ENOMEM)
 		snprintf(why, size, "out of memory");
+	if (err == -ECANCELED)
+		snprintf(why, size, "cancelled");
 	builder_free(&b);
 	if (err) {
 		free(out->rows);
@@ -662,7 +676,8 @@ static bool has_section(Elf *elf, const char *name)
 	return section_by_name(elf, name, &sh) && sh.sh_size;
 }
 
-int cfi_build_file(const char *path, int fd, struct cfi_rows *out, char *why, size_t size)
+int cfi_build_file(const char *path, int fd, const volatile int *cancel, struct cfi_rows *out,
+		   char *why, size_t size)
 {
 	Elf *elf = NULL, *delf = NULL;
 	int own_fd = -1, dfd = -1, err;
@@ -690,12 +705,12 @@ int cfi_build_file(const char *path, int fd, struct cfi_rows *out, char *why, si
 		if (dfd >= 0)
 			delf = elf_begin(dfd, ELF_C_READ_MMAP, NULL);
 	}
-	err = cfi_build(elf, delf, out, why, size);
+	err = cfi_build(elf, delf, cancel, out, why, size);
 	if (err == -EINVAL && !delf) {
 		/* corrupt .eh_frame: the debug file may still describe the code */
 		dfd = elf_debug_file_open(elf, path);
 		if (dfd >= 0 && (delf = elf_begin(dfd, ELF_C_READ_MMAP, NULL)))
-			err = cfi_build(elf, delf, out, why, size);
+			err = cfi_build(elf, delf, cancel, out, why, size);
 	}
 cleanup:
 	elf_end(delf);
@@ -719,7 +734,7 @@ int cfi_build_mem(const void *image, size_t len, struct cfi_rows *out, char *why
 		memset(out, 0, sizeof(*out));
 		return -EINVAL;
 	}
-	err = cfi_build(elf, NULL, out, why, size);
+	err = cfi_build(elf, NULL, NULL, out, why, size);
 	elf_end(elf);
 	return err;
 }

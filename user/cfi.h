@@ -19,15 +19,18 @@ struct cfi_rows {
 
 /* Builds the rows of an ELF image: its .eh_frame, or when that is missing or corrupt, the
  * .debug_frame of the file or of debug_elf (its separate debug file, may be NULL).  Row pcs are
- * file offsets, through the image's executable PT_LOAD segments.  Returns 0; -ENOENT when there
- * is no CFI; -EINVAL when the CFI is unusable; -ENOMEM.  why (size bytes) gets a one-line reason
- * on failure. */
-int cfi_build(Elf *elf, Elf *debug_elf, struct cfi_rows *out, char *why, size_t size);
+ * file offsets, through the image's executable PT_LOAD segments.  Building stops once *cancel
+ * (may be NULL) is non-zero, so that a large file does not hold up the end of a run.  Returns 0;
+ * -ENOENT when there is no CFI; -EINVAL when the CFI is unusable; -E2BIG (too many rows);
+ * -ECANCELED; -ENOMEM.  why (size bytes) gets a one-line reason on failure. */
+int cfi_build(Elf *elf, Elf *debug_elf, const volatile int *cancel, struct cfi_rows *out,
+	      char *why, size_t size);
 
 /* Builds the rows of the file at path, read through fd when fd >= 0 (e.g. the fd the symbolizer
  * opened through /proc/PID/map_files, which still works after the file was deleted; not closed),
  * finding its separate debug file when it has no usable .eh_frame. */
-int cfi_build_file(const char *path, int fd, struct cfi_rows *out, char *why, size_t size);
+int cfi_build_file(const char *path, int fd, const volatile int *cancel, struct cfi_rows *out,
+		   char *why, size_t size);
 
 /* Same for an ELF image in memory (the [vdso]). */
 int cfi_build_mem(const void *image, size_t len, struct cfi_rows *out, char *why, size_t size);

@@ -1,13 +1,19 @@
 /* The unwinder's user side: process mappings and per-file unwind tables in the BPF maps of
  * bpf/unwind.bpf.h.
  *
+ * Tables are built on a worker thread: a large file (libLLVM: a second) must neither stall the
+ * ring buffers nor delay the end of a run, which cancels a build in progress.
+ *
  * Publication protocol (rows and descriptors are written through mmap while BPF programs read
  * them): a table's rows are written first, then its descriptor's `loc` word with a release store,
  * so a reader that sees the new loc sees the rows.  Eviction clears loc, then waits for a grace
  * period (membarrier(MEMBARRIER_CMD_GLOBAL) is synchronize_rcu(), which every BPF program run
- * lies inside) before the rows are reused. */
+ * lies inside) before the rows are reused.  The row array is mapped only while rows are written:
+ * kept mapped, all of --unwind-mem would count in bpfprof's RSS. */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/membarrier.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -78,6 +84,7 @@ struct uw_file {
 	__u32 tgid;          /* a process mapping it: the symbolizer holds the file open for it */
 	__u32 first, count;  /* rows, when loaded */
 	bool loaded, no_cfi;
+	bool queued;         /* a build is waiting for, or running on, the worker */
 	const char *source;  /* ".eh_frame"... */
 	size_t unsupported;  /* rows the BPF side cannot evaluate */
 	char why[200];       /* no_cfi: the reason */
@@ -89,14 +96,27 @@ struct uw_proc_rec {
 	struct unw_proc *copy; /* in-memory unwinders */
 };
 
+struct job {
+	__u32 id;
+	int fd; /* dup of the symbolizer's fd of the file, or -1: open by path */
+};
+
 struct unwinder {
 	enum unwind_method method;
 	struct syms_cache *sc;
-	struct unw_row *rows;
+	struct unw_row *rows; /* in-memory unwinders; the BPF map is mapped only to write */
 	__u32 nr_rows;
 	struct unw_table *tables;
-	size_t rows_len, tables_len; /* mmapped lengths; 0 when malloc'd */
-	int procs_fd, walks_fd;
+	size_t tables_len; /* mmapped length; 0 when malloc'd */
+	int rows_fd, procs_fd, walks_fd;
+	/* everything below, and the files, under lock: the worker installs tables */
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	pthread_t worker;
+	bool have_worker;
+	volatile int stopping;
+	struct job *jobs;
+	size_t nr_jobs, cap_jobs;
 	struct hashtab files_by_key; /* (dev, ino) -> uw_file */
 	struct uw_file *files[UNWIND_MAX_TABLES];
 	__u32 nr_files;
@@ -193,13 +213,17 @@ static struct unwinder *unwinder_alloc(struct syms_cache *sc, __u32 nr_rows)
 		return NULL;
 	u->sc = sc;
 	u->nr_rows = nr_rows;
-	u->procs_fd = u->walks_fd = -1;
+	u->rows_fd = u->procs_fd = u->walks_fd = -1;
+	pthread_mutex_init(&u->lock, NULL);
+	pthread_cond_init(&u->wake, NULL);
 	if (free_insert(u, 0, 0, nr_rows)) {
 		free(u);
 		return NULL;
 	}
 	return u;
 }
+
+static void *worker_main(void *arg);
 
 struct unwinder *unwinder__new(const struct unwind_bpf *ub, struct syms_cache *sc,
 			       enum unwind_method m)
@@ -210,19 +234,24 @@ struct unwinder *unwinder__new(const struct unwind_bpf *ub, struct syms_cache *s
 	if (!u)
 		return NULL;
 	u->method = m;
-	u->rows_len = page_round((size_t)u->nr_rows * sizeof(struct unw_row));
 	u->tables_len = page_round((size_t)UNWIND_MAX_TABLES * sizeof(struct unw_table));
-	u->rows = map_array(bpf_map__fd(ub->rows), u->rows_len);
 	u->tables = map_array(bpf_map__fd(ub->tables), u->tables_len);
-	if (!u->rows || !u->tables || bpf_map__max_entries(ub->tables) != UNWIND_MAX_TABLES) {
+	if (!u->tables || bpf_map__max_entries(ub->tables) != UNWIND_MAX_TABLES) {
 		err = errno ? -errno : -EINVAL;
-		unwinder__free(u);
-		errno = -err;
-		return NULL;
+		goto fail;
 	}
+	u->rows_fd = bpf_map__fd(ub->rows);
 	u->procs_fd = bpf_map__fd(ub->procs);
 	u->walks_fd = bpf_map__fd(ub->walks);
+	err = -pthread_create(&u->worker, NULL, worker_main, u);
+	if (err)
+		goto fail;
+	u->have_worker = true;
 	return u;
+fail:
+	unwinder__free(u);
+	errno = -err;
+	return NULL;
 }
 
 struct unwinder *unwinder__new_mem(struct syms_cache *sc, __u32 nr_rows)
@@ -254,10 +283,18 @@ void unwinder__free(struct unwinder *u)
 {
 	if (!u)
 		return;
-	if (u->rows_len && u->rows)
-		munmap(u->rows, u->rows_len);
-	else
-		free(u->rows);
+	if (u->have_worker) {
+		pthread_mutex_lock(&u->lock);
+		u->stopping = 1;
+		pthread_cond_broadcast(&u->wake);
+		pthread_mutex_unlock(&u->lock);
+		pthread_join(u->worker, NULL);
+	}
+	for (size_t i = 0; i < u->nr_jobs; i++)
+		if (u->jobs[i].fd >= 0)
+			close(u->jobs[i].fd);
+	free(u->jobs);
+	free(u->rows);
 	if (u->tables_len && u->tables)
 		munmap(u->tables, u->tables_len);
 	else
@@ -269,6 +306,8 @@ void unwinder__free(struct unwinder *u)
 	hashtab_clear(&u->files_by_key, NULL);
 	hashtab_clear(&u->procs, free_proc_rec);
 	free(u->free);
+	pthread_mutex_destroy(&u->lock);
+	pthread_cond_destroy(&u->wake);
 	free(u);
 }
 
@@ -318,23 +357,55 @@ static int find_fd(const struct syms_mapping *m, void *ctx)
 	return 0;
 }
 
-static int build_rows(struct unwinder *u, struct uw_file *f, struct cfi_rows *rows)
+/* The symbolizer's fd of the file, duplicated: it reaches deleted files and other mount
+ * namespaces.  -1 when there is none (the file is then opened by path).  Main thread only: the
+ * symbolizer is not thread-safe. */
+static int file_fd(struct unwinder *u, const struct uw_file *f)
 {
 	struct fd_search s = { .dev = f->dev, .ino = f->ino, .fd = -1 };
+
+	if (!u->sc || (f->dev == VDSO_KEY && f->ino == VDSO_KEY))
+		return -1;
+	syms_cache__for_each_mapping(u->sc, f->tgid, find_fd, &s);
+	return s.fd >= 0 ? fcntl(s.fd, F_DUPFD_CLOEXEC, 0) : -1;
+}
+
+/* Builds a file's rows; needs no lock (path, dev and ino never change). */
+static int build_rows(struct unwinder *u, const struct uw_file *f, int fd, struct cfi_rows *rows,
+		      char *why, size_t size)
+{
 	const void *image;
 	size_t len;
 
 	if (f->dev == VDSO_KEY && f->ino == VDSO_KEY) {
 		image = syms_vdso_image(&len);
 		if (!image) {
-			snprintf(f->why, sizeof(f->why), "no vdso image");
+			snprintf(why, size, "no vdso image");
+			memset(rows, 0, sizeof(*rows));
 			return -ENOENT;
 		}
-		return cfi_build_mem(image, len, rows, f->why, sizeof(f->why));
+		return cfi_build_mem(image, len, rows, why, size);
 	}
-	if (u->sc)
-		syms_cache__for_each_mapping(u->sc, f->tgid, find_fd, &s);
-	return cfi_build_file(f->path, s.fd, rows, f->why, sizeof(f->why));
+	return cfi_build_file(f->path, fd, &u->stopping, rows, why, size);
+}
+
+/* Copies rows into the BPF array (mapped just for this) or the in-memory one. */
+static int write_rows(struct unwinder *u, __u32 start, const struct unw_row *rows, __u32 n)
+{
+	size_t page = sysconf(_SC_PAGESIZE), off = (size_t)start * sizeof(*rows);
+	size_t pg = off / page * page, len = page_round(off + (size_t)n * sizeof(*rows) - pg);
+	void *p;
+
+	if (u->rows) {
+		memcpy(&u->rows[start], rows, (size_t)n * sizeof(*rows));
+		return 0;
+	}
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, u->rows_fd, pg);
+	if (p == MAP_FAILED)
+		return -errno;
+	memcpy((char *)p + (off - pg), rows, (size_t)n * sizeof(*rows));
+	munmap(p, len);
+	return 0;
 }
 
 static void publish(struct unw_table *t, __u32 state, __u64 loc)
@@ -396,53 +467,156 @@ static int rows_make_room(struct unwinder *u, __u32 n, __u32 *start)
 	return err;
 }
 
-int unwinder__load_table(struct unwinder *u, __u32 id)
+/* Installs built rows (or the failure) as table f; under lock. */
+static int install(struct unwinder *u, struct uw_file *f, struct cfi_rows *rows, int err,
+		   const char *why)
 {
-	struct cfi_rows rows;
-	struct uw_file *f;
-	struct unw_table *t;
+	struct unw_table *t = &u->tables[f->id];
 	__u32 start;
-	int err;
 
-	if (id >= u->nr_files)
-		return -ENOENT;
-	f = u->files[id];
-	t = &u->tables[id];
-	if (f->loaded || f->no_cfi) {
-		t->requested = 0;
-		return f->loaded ? 0 : -ENOENT;
-	}
-	err = build_rows(u, f, &rows);
-	if (!err && rows.nr > u->nr_rows) {
+	f->queued = false;
+	if (err == -ECANCELED)
+		return err;
+	if (f->loaded || f->no_cfi)
+		return f->loaded ? 0 : -ENOENT; /* built twice (a direct load raced the worker) */
+	if (!err && rows->nr > u->nr_rows) {
 		snprintf(f->why, sizeof(f->why), "its table needs %zu KB, more than --unwind-mem",
-			 rows.nr * sizeof(struct unw_row) >> 10);
+			 rows->nr * sizeof(struct unw_row) >> 10);
 		err = -E2BIG;
+	} else if (err) {
+		snprintf(f->why, sizeof(f->why), "%s", why);
 	}
-	err = err ?: rows_make_room(u, rows.nr, &start);
+	err = err ?: rows_make_room(u, rows->nr, &start);
+	err = err ?: write_rows(u, start, rows->rows, rows->nr);
 	if (err) {
-		cfi_rows_free(&rows);
-		if (err == -ENOMEM)
-			snprintf(f->why, sizeof(f->why), "out of memory");
+		if (err == -ENOMEM || err == -ENOSPC)
+			snprintf(f->why, sizeof(f->why), "%s", strerror(-err));
 		f->no_cfi = true;
 		publish(t, UNW_TABLE_NO_CFI, 0);
 		p_info("unwind: %s: %s; its frames use frame pointers", f->path, f->why);
 		return err;
 	}
-	memcpy(&u->rows[start], rows.rows, rows.nr * sizeof(struct unw_row));
 	f->first = start;
-	f->count = rows.nr;
+	f->count = rows->nr;
 	f->loaded = true;
-	f->source = rows.source;
-	f->unsupported = rows.unsupported;
-	u->rows_used += rows.nr;
+	f->source = rows->source;
+	f->unsupported = rows->unsupported;
+	u->rows_used += rows->nr;
 	u->loads++;
 	t->last_used = mono_ns();
-	publish(t, UNW_TABLE_LOADED, UNW_LOC(start, rows.nr));
-	p_info("unwind: loaded %s: %zu rows (%zu KB) from %s, %zu FDEs%s", f->path, rows.nr,
-	       rows.nr * sizeof(struct unw_row) >> 10, rows.source, rows.fdes,
-	       rows.unsupported ? ", some rules unsupported" : "");
-	cfi_rows_free(&rows);
+	publish(t, UNW_TABLE_LOADED, UNW_LOC(start, rows->nr));
+	p_info("unwind: loaded %s: %zu rows (%zu KB) from %s, %zu FDEs%s", f->path, rows->nr,
+	       rows->nr * sizeof(struct unw_row) >> 10, rows->source, rows->fdes,
+	       rows->unsupported ? ", some rules unsupported" : "");
 	return 0;
+}
+
+int unwinder__load_table(struct unwinder *u, __u32 id)
+{
+	struct cfi_rows rows;
+	struct uw_file *f;
+	char why[200];
+	int fd, err;
+
+	bool done;
+
+	pthread_mutex_lock(&u->lock);
+	f = id < u->nr_files ? u->files[id] : NULL;
+	done = !f || f->loaded || f->no_cfi;
+	err = f && f->loaded ? 0 : -ENOENT;
+	if (done && f)
+		u->tables[id].requested = 0;
+	pthread_mutex_unlock(&u->lock);
+	if (done)
+		return err;
+	fd = file_fd(u, f);
+	err = build_rows(u, f, fd, &rows, why, sizeof(why));
+	if (fd >= 0)
+		close(fd);
+	pthread_mutex_lock(&u->lock);
+	err = install(u, f, &rows, err, why);
+	pthread_mutex_unlock(&u->lock);
+	cfi_rows_free(&rows);
+	return err;
+}
+
+/* Builds queued tables one at a time, the lock released while building. */
+static void *worker_main(void *arg)
+{
+	struct unwinder *u = arg;
+
+	pthread_mutex_lock(&u->lock);
+	for (;;) {
+		struct cfi_rows rows;
+		struct uw_file *f;
+		struct job job;
+		char why[200];
+		int err;
+
+		while (!u->nr_jobs && !u->stopping)
+			pthread_cond_wait(&u->wake, &u->lock);
+		if (u->stopping)
+			break;
+		job = u->jobs[0];
+		memmove(u->jobs, u->jobs + 1, --u->nr_jobs * sizeof(*u->jobs));
+		f = u->files[job.id];
+		pthread_mutex_unlock(&u->lock);
+		err = build_rows(u, f, job.fd, &rows, why, sizeof(why));
+		if (job.fd >= 0)
+			close(job.fd);
+		pthread_mutex_lock(&u->lock);
+		install(u, f, &rows, err, why);
+		cfi_rows_free(&rows);
+	}
+	pthread_mutex_unlock(&u->lock);
+	return NULL;
+}
+
+/* Hands a table to the worker (to the caller's thread without one). */
+static int queue_load(struct unwinder *u, __u32 id)
+{
+	struct uw_file *f;
+	int fd, err = 0;
+
+	if (!u->have_worker)
+		return unwinder__load_table(u, id);
+	pthread_mutex_lock(&u->lock);
+	f = u->files[id];
+	if (f->loaded || f->no_cfi || f->queued) {
+		if (!f->queued)
+			u->tables[id].requested = 0;
+		pthread_mutex_unlock(&u->lock);
+		return 0;
+	}
+	f->queued = true;
+	pthread_mutex_unlock(&u->lock);
+	fd = file_fd(u, f);
+	pthread_mutex_lock(&u->lock);
+	if (u->nr_jobs == u->cap_jobs) {
+		size_t cap = u->cap_jobs ? u->cap_jobs * 2 : 16;
+		struct job *tmp = realloc(u->jobs, cap * sizeof(*tmp));
+
+		if (!tmp) {
+			err = -ENOMEM;
+			goto unlock;
+		}
+		u->jobs = tmp;
+		u->cap_jobs = cap;
+	}
+	u->jobs[u->nr_jobs].id = id;
+	u->jobs[u->nr_jobs].fd = fd;
+	u->nr_jobs++;
+	fd = -1;
+	pthread_cond_signal(&u->wake);
+unlock:
+	if (err) {
+		f->queued = false;
+		u->tables[id].requested = 0; /* the BPF side asks again */
+	}
+	pthread_mutex_unlock(&u->lock);
+	if (fd >= 0)
+		close(fd);
+	return err;
 }
 
 /* ---- processes ---- */
@@ -461,7 +635,7 @@ static int add_mapping(const struct syms_mapping *m, void *ctx)
 	struct unw_mapping *um;
 	struct uw_file *f = NULL;
 
-	if (b->p->nr == UNWIND_MAX_MAPPINGS) {
+	if (b->p->nr == UNWIND_MAX_MAPPINGS - 1) {
 		b->truncated = true;
 		return 1;
 	}
@@ -522,20 +696,21 @@ static int store_proc(struct unwinder *u, struct uw_proc_rec *r, const struct un
 	return 0;
 }
 
-int unwinder__add_process(struct unwinder *u, __u32 tgid)
+static int add_process_locked(struct unwinder *u, __u32 tgid, struct proc_build *b)
 {
-	struct proc_build b = { .u = u, .p = &u->scratch, .tgid = tgid };
 	struct uw_proc_rec *r;
 	int err;
 
 	memset(&u->scratch, 0, offsetof(struct unw_proc, maps));
-	err = syms_cache__for_each_mapping(u->sc, tgid, add_mapping, &b);
+	err = syms_cache__for_each_mapping(u->sc, tgid, add_mapping, b);
 	if (err < 0)
 		return err;
-	if (b.truncated)
+	/* the BPF search reads every entry: the unused ones start above any address */
+	memset(&b->p->maps[b->p->nr], 0xff, (UNWIND_MAX_MAPPINGS - b->p->nr) * sizeof(b->p->maps[0]));
+	if (b->truncated)
 		p_info("unwind: pid %u has more than %d executable mappings; the rest use frame pointers",
-		       tgid, UNWIND_MAX_MAPPINGS);
-	if (b.p->nr == 0)
+		       tgid, UNWIND_MAX_MAPPINGS - 1);
+	if (b->p->nr == 0)
 		return 0; /* a kernel thread, or already gone: the frame-pointer walk handles it */
 	r = hashtab_get(&u->procs, tgid, 0);
 	if (!r) {
@@ -546,12 +721,24 @@ int unwinder__add_process(struct unwinder *u, __u32 tgid)
 		}
 		r->tgid = tgid;
 	}
-	err = store_proc(u, r, b.p);
+	err = store_proc(u, r, b->p);
 	if (err)
 		p_info("unwind: cannot load the mappings of pid %u: %s; its stacks use frame pointers",
 		       tgid, strerror(-err));
-	return err ?: b.err;
+	return err ?: b->err;
 }
+
+int unwinder__add_process(struct unwinder *u, __u32 tgid)
+{
+	struct proc_build b = { .u = u, .p = &u->scratch, .tgid = tgid };
+	int err;
+
+	pthread_mutex_lock(&u->lock);
+	err = add_process_locked(u, tgid, &b);
+	pthread_mutex_unlock(&u->lock);
+	return err;
+}
+
 
 int unwinder__handle_event(void *ctx, void *data, size_t size)
 {
@@ -562,7 +749,7 @@ int unwinder__handle_event(void *ctx, void *data, size_t size)
 		return 0;
 	if (e->type == UNW_EV_LOAD_TABLE && e->table < u->nr_files) {
 		u->files[e->table]->tgid = e->tgid;
-		unwinder__load_table(u, e->table);
+		queue_load(u, e->table);
 	} else if (e->type == UNW_EV_REFRESH_PROC) {
 		if (!syms_cache__snapshot(u->sc, e->tgid))
 			unwinder__add_process(u, e->tgid);
@@ -602,7 +789,7 @@ void unwinder__touch(struct unwinder *u, __u32 id, __u64 ns)
 		u->tables[id].last_used = ns;
 }
 
-void unwinder__usage(const struct unwinder *u, struct unwind_usage *out)
+static void usage_locked(const struct unwinder *u, struct unwind_usage *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->rows_used = u->rows_used;
@@ -627,6 +814,24 @@ void unwinder__usage(const struct unwinder *u, struct unwind_usage *out)
 	}
 }
 
+/* The lock guards mutable state inside a logically read-only call. */
+static void lock_const(const struct unwinder *u)
+{
+	pthread_mutex_lock((pthread_mutex_t *)&u->lock);
+}
+
+static void unlock_const(const struct unwinder *u)
+{
+	pthread_mutex_unlock((pthread_mutex_t *)&u->lock);
+}
+
+void unwinder__usage(const struct unwinder *u, struct unwind_usage *out)
+{
+	lock_const(u);
+	usage_locked(u, out);
+	unlock_const(u);
+}
+
 static int add_count(char *buf, size_t size, int n, const char *what, __u64 v, bool *first)
 {
 	if (!v || n < 0 || (size_t)n >= size)
@@ -645,11 +850,12 @@ void unwinder__summary(const struct unwinder *u, char *buf, size_t size)
 	bool first = true;
 	int n = 0, shown = 0;
 
-	unwinder__usage(u, &us);
+	lock_const(u);
+	usage_locked(u, &us);
 	buf[0] = '\0';
 	frames = s[UNW_STAT_FRAMES_EH] + s[UNW_STAT_FRAMES_FP] + s[UNW_STAT_FRAMES_PENDING];
 	if (!s[UNW_STAT_STACKS] && !s[UNW_STAT_NO_PROC])
-		return;
+		goto unlock;
 	n = snprintf(buf, size, "%llu stacks walked, %llu frames: %.1f%% from tables, %.1f%% by frame pointer",
 		     (unsigned long long)s[UNW_STAT_STACKS], (unsigned long long)frames,
 		     frames ? 100.0 * s[UNW_STAT_FRAMES_EH] / frames : 0.0,
@@ -684,13 +890,16 @@ void unwinder__summary(const struct unwinder *u, char *buf, size_t size)
 			      base ? base + 1 : f->path, f->why);
 		shown++;
 	}
+unlock:
+	unlock_const(u);
 }
 
 void unwinder__print_usage(const struct unwinder *u, FILE *out)
 {
 	struct unwind_usage us;
 
-	unwinder__usage(u, &us);
+	lock_const(u);
+	usage_locked(u, &us);
 	fprintf(out, "bpfprof: unwind tables: %llu of %llu KB used by %u tables (%u files seen, %u "
 		"without usable CFI); %llu loads, %llu evictions; %u processes (%u KB of mappings)\n",
 		(unsigned long long)(us.rows_used * sizeof(struct unw_row) >> 10),
@@ -702,4 +911,5 @@ void unwinder__print_usage(const struct unwinder *u, FILE *out)
 		if (u->files[i]->no_cfi)
 			fprintf(out, "bpfprof: unwind: no table for %s: %s\n", u->files[i]->path,
 				u->files[i]->why);
+	unlock_const(u);
 }

@@ -185,7 +185,7 @@ static void test_rows_from_fixture(void)
 		SKIP("no C compiler to build the fixture");
 	CHECK_INT(build_fixture("fx.so", NULL), 0);
 	so = path_in_dir("fx.so");
-	CHECK_INT(cfi_build_file(so, -1, &r, why, sizeof(why)), 0);
+	CHECK_INT(cfi_build_file(so, -1, NULL, &r, why, sizeof(why)), 0);
 	CHECK_STR(r.source, ".eh_frame");
 	CHECK_INT(r.fdes, 6); /* five functions with CFI and the PLT */
 	CHECK_INT(r.unsupported, 1);
@@ -274,7 +274,7 @@ static void test_plt(void)
 		SKIP("no C compiler to build the fixture");
 	plt = section_offset(so, ".plt");
 	CHECK(plt != UINT64_MAX);
-	CHECK_INT(cfi_build_file(so, -1, &r, why, sizeof(why)), 0);
+	CHECK_INT(cfi_build_file(so, -1, NULL, &r, why, sizeof(why)), 0);
 	/* PLT0 pushes once, then jumps; the entries push the relocation index at entry + 6 */
 	CHECK_STR(rule_at(&r, plt), "cfa=sp+16 fp=same");
 	CHECK_STR(rule_at(&r, plt + 6), "cfa=sp+24 fp=same");
@@ -298,7 +298,7 @@ static void test_debug_frame(void)
 	CHECK_INT(build_fixture("df.so", "	.cfi_sections .debug_frame"), 0);
 	so = path_in_dir("df.so");
 	push = sym(so, "f_push");
-	CHECK_INT(cfi_build_file(so, -1, &r, why, sizeof(why)), 0);
+	CHECK_INT(cfi_build_file(so, -1, NULL, &r, why, sizeof(why)), 0);
 	CHECK_STR(r.source, ".debug_frame");
 	CHECK_STR(rule_at(&r, push + 4), "cfa=fp+16 fp=cfa-16");
 	cfi_rows_free(&r);
@@ -308,7 +308,7 @@ static void test_debug_frame(void)
 	CHECK_INT(sh("(objcopy --only-keep-debug %s %s && objcopy --strip-debug %s && "
 		     "objcopy --add-gnu-debuglink=%s %s) 2>/dev/null", so, dbg, so, dbg, so), 0);
 	CHECK_INT(section_offset(so, ".debug_frame"), UINT64_MAX);
-	CHECK_INT(cfi_build_file(so, -1, &r, why, sizeof(why)), 0);
+	CHECK_INT(cfi_build_file(so, -1, NULL, &r, why, sizeof(why)), 0);
 	CHECK_STR(r.source, "debug file .debug_frame");
 	CHECK_STR(rule_at(&r, push + 4), "cfa=fp+16 fp=cfa-16");
 	cfi_rows_free(&r);
@@ -328,7 +328,7 @@ static void test_bad_input(void)
 	/* .eh_frame removed (objcopy can; strip keeps it): no CFI, said so */
 	CHECK_INT(sh("objcopy --remove-section=.eh_frame --remove-section=.eh_frame_hdr %s %s "
 		     "2>/dev/null", so, bare), 0);
-	CHECK_INT(cfi_build_file(bare, -1, &r, why, sizeof(why)), -ENOENT);
+	CHECK_INT(cfi_build_file(bare, -1, NULL, &r, why, sizeof(why)), -ENOENT);
 	CHECK(strstr(why, "no .eh_frame") != NULL);
 	CHECK(r.rows == NULL && r.nr == 0);
 
@@ -339,13 +339,13 @@ static void test_bad_input(void)
 	CHECK(fd >= 0 && eh != UINT64_MAX);
 	CHECK_INT(pwrite(fd, "\xf0\xff\xff\x7f", 4, eh), 4);
 	close(fd);
-	CHECK(cfi_build_file(bad, -1, &r, why, sizeof(why)) < 0);
+	CHECK(cfi_build_file(bad, -1, NULL, &r, why, sizeof(why)) < 0);
 	CHECK(strstr(why, "corrupt .eh_frame") != NULL);
 	CHECK(r.rows == NULL);
 
 	/* not an ELF file at all, and a missing one */
-	CHECK_INT(cfi_build_file("/proc/self/status", -1, &r, why, sizeof(why)), -EINVAL);
-	CHECK(cfi_build_file(path_in_dir("missing.so"), -1, &r, why, sizeof(why)) == -ENOENT);
+	CHECK_INT(cfi_build_file("/proc/self/status", -1, NULL, &r, why, sizeof(why)), -EINVAL);
+	CHECK(cfi_build_file(path_in_dir("missing.so"), -1, NULL, &r, why, sizeof(why)) == -ENOENT);
 	CHECK(strstr(why, "cannot open") != NULL);
 }
 
@@ -437,10 +437,10 @@ static void test_eviction(void)
 
 	CHECK_INT(mapped_path(&qsort, libc, sizeof(libc)), 0);
 	CHECK_INT(mapped_path((void *)&test_eviction, self, sizeof(self)), 0);
-	CHECK_INT(cfi_build_file(libc, -1, &r, why, sizeof(why)), 0);
+	CHECK_INT(cfi_build_file(libc, -1, NULL, &r, why, sizeof(why)), 0);
 	nr_libc = r.nr;
 	cfi_rows_free(&r);
-	CHECK_INT(cfi_build_file(self, -1, &r, why, sizeof(why)), 0);
+	CHECK_INT(cfi_build_file(self, -1, NULL, &r, why, sizeof(why)), 0);
 	nr_self = r.nr;
 	cfi_rows_free(&r);
 	CHECK(nr_libc > nr_self);
@@ -476,7 +476,7 @@ static void test_eviction(void)
 	CHECK_INT(unwinder__load_table(u, id_libc), 0);
 	CHECK_INT(unwinder__table(u, id_self)->state, UNW_TABLE_EMPTY);
 	t = unwinder__table(u, id_libc);
-	CHECK_INT(cfi_build_file(libc, -1, &r, why, sizeof(why)), 0);
+	CHECK_INT(cfi_build_file(libc, -1, NULL, &r, why, sizeof(why)), 0);
 	CHECK(UNW_LOC_COUNT(t->loc) == r.nr &&
 	      !memcmp(unwinder__rows(u) + UNW_LOC_FIRST(t->loc), r.rows, r.nr * sizeof(*r.rows)));
 	cfi_rows_free(&r);
