@@ -63,6 +63,22 @@ struct {
 	__type(value, struct unw_walk);
 } walks SEC(".maps");
 
+/* Rows recently found, per CPU: hot code returns to the same addresses sample after sample, and a
+ * hit saves the binary search.  A row is a pure function of (file, offset), so entries stay right
+ * when tables are evicted and reloaded (table ids are never reused for another file). */
+#define UNWIND_ROW_CACHE 1024
+struct unw_cached_row {
+	__u64 tag; /* (table << 32 | offset) + 1; 0: empty */
+	struct unw_row row;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, UNWIND_ROW_CACHE);
+	__type(key, __u32);
+	__type(value, struct unw_cached_row);
+} unwind_row_cache SEC(".maps");
+
 /* Ignore the table's last_used updates finer than this: they would bounce its cache line. */
 #define UNWIND_TOUCH_NS 100000000ULL
 /* At most one mapping refresh per process per second: garbage return addresses miss every time. */
@@ -92,25 +108,39 @@ static __always_inline int unwind_request(struct unw_walk *s, __u32 type, __u32 
 	return 0;
 }
 
-/* Index in proc->maps of the mapping holding pc (the last one starting at or below it, if it ends
- * above), or -1.  A branch-free-shaped search over the whole padded array (unused entries start
- * at ~0): the index is a constant on each of the verifier's 256 paths, which keeps its work
- * small.  Global: verified once, apart, and its result is just a number to the caller. */
-__noinline int unwind_find_mapping(__u32 tgid, __u64 pc)
+/* Finds the mapping of the walked process holding pc (the last one starting at or below it, if
+ * it ends above) and copies it to the walk state, where the next frames, often in the same file,
+ * find it without a search.  Returns 0, or 1 when no mapping holds pc.  The search reads the
+ * whole padded array (unused entries start at ~0) in a fixed number of halvings, so the index is
+ * a constant on each of the verifier's 256 paths; and as a global function it is verified once,
+ * apart from its callers. */
+__noinline int unwind_find_mapping(__u64 pc)
 {
-	struct unw_proc *proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
-	__u32 idx = 0;
+	struct unw_proc *proc;
+	struct unw_walk *s;
+	__u32 zero = 0, idx = 0;
 
+	s = bpf_map_lookup_elem(&walks, &zero);
+	if (!s)
+		return 1;
+	proc = bpf_map_lookup_elem(&unwind_procs, &s->tgid);
 	if (!proc)
-		return -1;
+		return 1;
 #pragma unroll
 	for (__u32 step = UNWIND_MAX_MAPPINGS / 2; step; step /= 2) {
 		if (proc->maps[idx + step - 1].start <= pc)
 			idx += step;
 	}
-	if (idx == 0 || pc >= proc->maps[(idx - 1) & (UNWIND_MAX_MAPPINGS - 1)].end)
-		return -1;
-	return idx - 1;
+	if (idx == 0 || pc >= proc->maps[(idx - 1) & (UNWIND_MAX_MAPPINGS - 1)].end) {
+		/* new code since the snapshot (dlopen), or a garbage return address */
+		if (s->now - proc->refresh_ns >= UNWIND_REFRESH_NS) {
+			proc->refresh_ns = s->now;
+			unwind_request(s, UNW_EV_REFRESH_PROC, 0);
+		}
+		return 1;
+	}
+	s->map = proc->maps[(idx - 1) & (UNWIND_MAX_MAPPINGS - 1)];
+	return 0;
 }
 
 /* Index in `unwind_rows` of the row describing file offset off in rows[first .. first + count)
@@ -256,14 +286,14 @@ moved:
  * (the reason counted).  Global, hence verified once, whatever the number of frames. */
 __noinline int unwind_step(__u32 depth)
 {
-	__u32 zero = 0, first, count, idx;
+	__u32 zero = 0, first, count, idx, slot;
+	struct unw_cached_row *cached;
 	struct unw_mapping *m;
 	struct unw_walk *s;
 	struct stack_trace *st;
-	struct unw_proc *proc;
 	struct unw_table *t;
 	struct unw_row *row;
-	__u64 lookup, loc;
+	__u64 lookup, loc, off, tag;
 	int i;
 
 	s = bpf_map_lookup_elem(&walks, &zero);
@@ -279,17 +309,8 @@ __noinline int unwind_step(__u32 depth)
 	/* a return address follows its call, which may be a function's last instruction */
 	lookup = depth ? s->ip - 1 : s->ip;
 
-	proc = bpf_map_lookup_elem(&unwind_procs, &s->tgid);
-	if (!proc)
-		return 1;
-	i = unwind_find_mapping(s->tgid, lookup);
-	m = i >= 0 ? &proc->maps[i & (UNWIND_MAX_MAPPINGS - 1)] : NULL;
-	if (!m) {
-		/* new code since the snapshot (dlopen), or a garbage return address */
-		if (s->now - proc->refresh_ns >= UNWIND_REFRESH_NS) {
-			proc->refresh_ns = s->now;
-			unwind_request(s, UNW_EV_REFRESH_PROC, 0);
-		}
+	m = &s->map;
+	if ((lookup < m->start || lookup >= m->end) && unwind_find_mapping(lookup)) {
 		unwind_count(s, UNW_STAT_END_UNMAPPED);
 		return 1;
 	}
@@ -318,11 +339,21 @@ __noinline int unwind_step(__u32 depth)
 	}
 	if (s->now - t->last_used > UNWIND_TOUCH_NS)
 		t->last_used = s->now;
-	i = unwind_find_row(first, count, lookup - m->bias);
+	off = lookup - m->bias;
+	tag = ((__u64)m->table << 32 | (__u32)off) + 1;
+	slot = (tag * 0x9e3779b97f4a7c15ULL) >> 54; /* 10 bits: UNWIND_ROW_CACHE */
+	cached = bpf_map_lookup_elem(&unwind_row_cache, &slot);
+	if (cached && cached->tag == tag && off <= 0xffffffffULL)
+		return unwind_eh_step(s, &cached->row);
+	i = unwind_find_row(first, count, off);
 	idx = i;
 	row = i >= 0 ? bpf_map_lookup_elem(&unwind_rows, &idx) : NULL;
 	if (!row)
 		return unwind_no_cfi(s);
+	if (cached) {
+		cached->row = *row;
+		cached->tag = tag;
+	}
 	return unwind_eh_step(s, row);
 }
 
@@ -404,6 +435,7 @@ static __always_inline int unwind_fill(void *ctx, struct stack_trace *st, __u32 
 	s->bp = bp;
 	s->tgid = tgid;
 	s->nr = 0;
+	s->map.start = s->map.end = 0;
 	s->now = bpf_ktime_get_ns();
 	s->stats[UNW_STAT_STACKS]++;
 	unwind_walk(0);

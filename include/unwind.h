@@ -123,7 +123,8 @@ struct unw_walk {
 	__u64 ip, sp, bp;
 	__u64 now;
 	__u32 tgid;
-	__u32 nr; /* frames recorded in stack_scratch */
+	__u32 nr;               /* frames recorded in stack_scratch */
+	struct unw_mapping map; /* the mapping of the last frame: the next is often in it too */
 	__u64 stats[UNW_STAT_NR];
 };
 #endif
