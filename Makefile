@@ -40,8 +40,15 @@ $(OUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.bpf.h) $(wildcard include/*.h) $(VM
 $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
+# Syscall numbers by name for the build's architecture (user/probe.c: syscalls:sys_enter_* on one
+# raw tracepoint): the kernel has no run-time name -> number map.
+$(OUT)/syscall_nrs.h:
+	@mkdir -p $(@D)
+	echo '#include <asm/unistd.h>' | $(CC) -dM -E - | \
+		sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9]*\)$$/SYSCALL(\1, \2)/p' | sort > $@.tmp && mv $@.tmp $@
+
 # Every user object may include any skeleton or shared header; rebuilding all of them is cheap.
-$(OUT)/%.o: user/%.c $(wildcard user/*.h) $(wildcard include/*.h) $(SKELS)
+$(OUT)/%.o: user/%.c $(wildcard user/*.h) $(wildcard include/*.h) $(SKELS) $(OUT)/syscall_nrs.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 
