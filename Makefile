@@ -18,7 +18,10 @@ LIB_OBJS  := $(filter-out $(OUT)/main.o,$(USER_OBJS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
-WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WORKLOAD_SRCS))
+# tests/workloads/libX.c is a shared library, build/workloads/libX.so
+WORKLOAD_LIB_SRCS := $(wildcard tests/workloads/lib*.c)
+WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(filter-out $(WORKLOAD_LIB_SRCS),$(WORKLOAD_SRCS))) \
+		 $(patsubst tests/workloads/%.c,$(OUT)/workloads/%.so,$(WORKLOAD_LIB_SRCS))
 
 CFLAGS  ?= -O2 -g
 CFLAGS  += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
@@ -64,6 +67,11 @@ $(OUT)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)
 	$(CC) -O0 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		$$(sed -n 's|^// build: ||p' $<) -o $@ $< -lpthread -lm
+
+$(OUT)/workloads/lib%.so: tests/workloads/lib%.c
+	@mkdir -p $(@D)
+	$(CC) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline -fno-optimize-sibling-calls \
+		-shared -fPIC $$(sed -n 's|^// build: ||p' $<) -o $@ $<
 
 workloads: $(WORKLOAD_BINS)
 

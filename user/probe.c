@@ -1083,6 +1083,32 @@ int probe_resolve(const struct probe_spec *spec, int spec_idx, pid_t pid, struct
 	return -EINVAL;
 }
 
+int probe_resolve_specs(char **specs, int n, pid_t pid, struct probe_events *evs)
+{
+	struct probe_spec *spec = malloc(sizeof(*spec));
+	char why[PROBE_PATH_MAX + 128];
+	int err = spec ? 0 : -ENOMEM;
+
+	for (int i = 0; i < n && !err; i++) {
+		err = probe_spec_parse(specs[i], spec, why, sizeof(why));
+		if (err) {
+			p_err("invalid event spec: %s", why);
+			err = -EINVAL;
+			break;
+		}
+		err = probe_resolve(spec, i, pid, evs);
+		if (err > 0) {
+			if (is_glob(spec->name) || is_glob(spec->target))
+				fprintf(stderr, "bpfprof: '%s' matches %d %s\n", specs[i], err,
+					spec->kind == PROBE_TP || evs->ev[evs->nr - 1].kind == PROBE_TP ?
+					"tracepoints" : spec->kind == PROBE_SYSCALL ? "syscalls" : "functions");
+			err = 0;
+		}
+	}
+	free(spec);
+	return err;
+}
+
 void probe_events_free(struct probe_events *evs)
 {
 	for (int i = 0; i < evs->nr; i++)

@@ -80,6 +80,10 @@ struct probe_events {
 int probe_resolve(const struct probe_spec *spec, int spec_idx, pid_t pid, struct probe_events *evs);
 void probe_events_free(struct probe_events *evs);
 
+/* Parses and resolves every spec of argv[0..n) in order (event indexes follow); prints the first
+ * failure.  Returns 0, -EINVAL for a malformed spec, or the resolution error. */
+int probe_resolve_specs(char **specs, int n, pid_t pid, struct probe_events *evs);
+
 /* The programs of one BPF object that probe_attach() may use; any may be NULL.  Cookies and the
  * maps give the BPF side the event index. */
 struct probe_progs {
