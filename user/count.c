@@ -306,6 +306,7 @@ int cmd_count(int argc, char **argv)
 	__u64 *counts = NULL, *prev = NULL, start, deadline, next, t_attach;
 	__u32 pid_key, one = 1;
 	double elapsed;
+	bool bad_usage = false;
 	int err;
 
 	err = parse_args(argc, argv);
@@ -315,8 +316,10 @@ int cmd_count(int argc, char **argv)
 	install_signal_handlers();
 
 	err = probe_resolve_specs(env.specs, env.nr_specs, env.pid, &evs);
-	if (err)
+	if (err) {
+		bad_usage = err == -EINVAL;
 		goto cleanup;
+	}
 	counts = calloc(evs.nr, sizeof(*counts));
 	prev = calloc(evs.nr, sizeof(*prev));
 	skel = count_bpf__open();
@@ -428,5 +431,5 @@ cleanup:
 	probe_events_free(&evs);
 	free(counts);
 	free(prev);
-	return err ? 1 : 0;
+	return bad_usage ? 2 : err ? 1 : 0;
 }

@@ -373,6 +373,7 @@ int cmd_funclat(int argc, char **argv)
 	struct probe_progs progs;
 	__u64 start, deadline, next;
 	__u32 pid_key, one = 1;
+	bool bad_usage = false;
 	int err;
 
 	err = parse_args(argc, argv);
@@ -383,8 +384,10 @@ int cmd_funclat(int argc, char **argv)
 
 	err = probe_resolve_specs(env.specs, env.nr_specs, env.pid, &evs);
 	err = err ?: check_kinds(&evs);
-	if (err)
+	if (err) {
+		bad_usage = err == -EINVAL;
 		goto cleanup;
+	}
 	skel = funclat_bpf__open();
 	if (!skel) {
 		err = -errno;
@@ -483,5 +486,5 @@ cleanup:
 	if (env.command)
 		child_stop(&child);
 	probe_events_free(&evs);
-	return err ? 1 : 0;
+	return bad_usage ? 2 : err ? 1 : 0;
 }

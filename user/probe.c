@@ -953,9 +953,19 @@ static int resolve_ufile(const struct probe_spec *spec, pid_t pid, char *path, s
 	err = probe_ldcache_lookup("/etc/ld.so.cache", spec->target, path, size, &cache_names,
 				   &nr_cache);
 	if (err == -ENOENT) {
-		snprintf(msg, sizeof(msg), "library '%s' not found in the ld.so cache (give its path, "
-			 "or -p PID of a process that maps it)", spec->target);
-		err_with_near(msg, spec->target, (const char *const *)cache_names, nr_cache);
+		struct names cands = {};
+		const char *events = spec->lib_or_tp ? tracefs_events() : NULL;
+
+		/* "A:B" could have meant a tracepoint category as well */
+		if (events)
+			list_dirs(events, &cands);
+		for (size_t i = 0; i < nr_cache; i++)
+			names_add(&cands, cache_names[i]);
+		snprintf(msg, sizeof(msg), "%s '%s' not found in the ld.so cache (give its path, "
+			 "or -p PID of a process that maps it)",
+			 events ? "no tracepoint category, and library" : "library", spec->target);
+		err_with_near(msg, spec->target, (const char *const *)cands.v, cands.n);
+		names_free(&cands);
 	} else if (err) {
 		p_err("cannot read /etc/ld.so.cache to find library '%s': %s", spec->target,
 		      strerror(-err));
@@ -1093,7 +1103,7 @@ int probe_resolve_specs(char **specs, int n, pid_t pid, struct probe_events *evs
 		err = probe_spec_parse(specs[i], spec, why, sizeof(why));
 		if (err) {
 			p_err("invalid event spec: %s", why);
-			err = -EINVAL;
+			err = -EINVAL; /* bad usage, unlike what resolution finds missing */
 			break;
 		}
 		err = probe_resolve(spec, i, pid, evs);
