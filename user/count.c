@@ -129,7 +129,6 @@ static int parse_args(int argc, char **argv)
 	env.nr_specs = dashdash - optind;
 	if (!env.nr_specs) {
 		p_err("no event to count (e.g. bpfprof count 'syscalls:sys_enter_*')");
-		fputs(usage, stderr);
 		return -EINVAL;
 	}
 	if (env.command && env.pid) {

@@ -158,7 +158,6 @@ static int parse_args(int argc, char **argv)
 	env.nr_specs = dashdash - optind;
 	if (!env.nr_specs) {
 		p_err("no function to time (e.g. bpfprof funclat c:malloc)");
-		fputs(usage, stderr);
 		return -EINVAL;
 	}
 	if (env.command && env.pid) {

@@ -30,3 +30,12 @@ unused_pid() {
 	while [ -e "/proc/$p" ]; do p=$((p - 1)); done
 	echo "$p"
 }
+# wait_for_line FILE REGEX [SECONDS]: until a line of FILE matches (a tracer saying it attached).
+wait_for_line() {
+	local i
+	for ((i = 0; i < ${3:-20} * 20; i++)); do
+		grep -Eq "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
