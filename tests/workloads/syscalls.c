@@ -57,6 +57,7 @@ __attribute__((noinline)) void call_getppid(long n)
 int main(int argc, char **argv)
 {
 	sigset_t usr1;
+	double t0;
 
 	/* blocked from the start, so a SIGUSR1 sent early waits for sigwait() */
 	sigemptyset(&usr1);
@@ -76,8 +77,12 @@ int main(int argc, char **argv)
 			sigaddset(&set, SIGUSR1);
 			sigwait(&set, &sig);
 		}
+		t0 = now();
 		call_getppid(atol(argv[2]));
 		printf("%ld\n", atol(argv[2]));
+		/* benchmarks: the cost of one call, tracer included */
+		if (getenv("WL_REPORT_NS"))
+			fprintf(stderr, "ns/call %.1f\n", (now() - t0) * 1e9 / (atol(argv[2]) ?: 1));
 	} else {
 		fprintf(stderr, "usage: syscalls read SECONDS | getppid N\n");
 		return 2;
