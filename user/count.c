@@ -56,37 +56,19 @@ static const struct option long_opts[] = {
 
 static int parse_args(int argc, char **argv)
 {
-	int dashdash = argc, opt;
-	__u64 v;
+	int dashdash, opt;
 
 	env.top = 10;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--")) {
-			dashdash = i;
-			break;
-		}
-	}
-	if (dashdash < argc) {
-		if (dashdash + 1 == argc) {
-			p_err("'--' must be followed by a command");
-			return -EINVAL;
-		}
-		env.command = &argv[dashdash + 1];
-	}
+	dashdash = split_command(argc, argv, &env.command);
+	if (dashdash < 0)
+		return dashdash;
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(dashdash, argv, ":p:d:I:Pvh", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
-			if (parse_u64(optarg, 1, INT32_MAX, &v)) {
-				p_err("invalid PID '%s'", optarg);
+			if (parse_pid(optarg, &env.pid))
 				return -EINVAL;
-			}
-			if (!process_exists(v)) {
-				p_err("pid %llu does not exist", (unsigned long long)v);
-				return -ESRCH;
-			}
-			env.pid = v;
 			break;
 		case 'd':
 			if (parse_seconds(optarg, &env.duration)) {
@@ -286,11 +268,7 @@ static int configure(struct count_bpf *skel, const struct probe_events *evs,
 	bpf_map__set_max_entries(skel->maps.counts, evs->nr);
 	if (!env.per_process)
 		bpf_map__set_max_entries(skel->maps.proc_counts, 1);
-	probe_pick_tp(skel->progs.fork_btf, skel->progs.fork_raw, "sched_process_fork");
-	if (!env.command) {
-		bpf_program__set_autoload(skel->progs.fork_btf, false);
-		bpf_program__set_autoload(skel->progs.fork_raw, false);
-	}
+	probe_filter_configure(skel->progs.fork_btf, skel->progs.fork_raw, env.command != NULL);
 	return probe_prepare(progs, evs);
 }
 
@@ -303,7 +281,6 @@ int cmd_count(int argc, char **argv)
 	struct child child = { .pid = -1 };
 	struct probe_progs progs;
 	__u64 *counts = NULL, *prev = NULL, start, deadline, next, t_attach;
-	__u32 pid_key, one = 1;
 	double elapsed;
 	bool bad_usage = false;
 	int err;
@@ -349,25 +326,10 @@ int cmd_count(int argc, char **argv)
 		explain_bpf_error("cannot load the BPF programs", err);
 		goto cleanup;
 	}
-	if (env.pid || env.command) {
-		pid_key = env.pid ? env.pid : child.pid;
-		err = bpf_map__update_elem(skel->maps.tgids, &pid_key, 4, &one, 1, BPF_ANY);
-		if (err) {
-			p_err("cannot set the PID filter: %s", strerror(-err));
-			goto cleanup;
-		}
-	}
-	if (env.command) {
-		struct bpf_program *fp = bpf_program__autoload(skel->progs.fork_btf) ?
-					 skel->progs.fork_btf : skel->progs.fork_raw;
-
-		fork_link = bpf_program__attach(fp);
-		if (!fork_link) {
-			err = -errno;
-			explain_bpf_error("cannot attach to sched_process_fork", err);
-			goto cleanup;
-		}
-	}
+	err = probe_filter_start(skel->maps.tgids, skel->progs.fork_btf, skel->progs.fork_raw,
+				 env.command ? child.pid : env.pid, &fork_link);
+	if (err)
+		goto cleanup;
 	t_attach = now_ns();
 	err = probe_attach(&progs, &evs, env.pid, &links);
 	if (err)

@@ -72,38 +72,20 @@ static const struct option long_opts[] = {
 
 static int parse_args(int argc, char **argv)
 {
-	int dashdash = argc, opt;
-	__u64 v;
+	int dashdash, opt;
 
 	env.unit_ns = 1000;
 	env.unit = "usecs";
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--")) {
-			dashdash = i;
-			break;
-		}
-	}
-	if (dashdash < argc) {
-		if (dashdash + 1 == argc) {
-			p_err("'--' must be followed by a command");
-			return -EINVAL;
-		}
-		env.command = &argv[dashdash + 1];
-	}
+	dashdash = split_command(argc, argv, &env.command);
+	if (dashdash < 0)
+		return dashdash;
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(dashdash, argv, ":p:d:i:TnumLvh", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
-			if (parse_u64(optarg, 1, INT32_MAX, &v)) {
-				p_err("invalid PID '%s'", optarg);
+			if (parse_pid(optarg, &env.pid))
 				return -EINVAL;
-			}
-			if (!process_exists(v)) {
-				p_err("pid %llu does not exist", (unsigned long long)v);
-				return -ESRCH;
-			}
-			env.pid = v;
 			break;
 		case 'd':
 			if (parse_seconds(optarg, &env.duration)) {
@@ -331,23 +313,8 @@ static int configure(struct funclat_bpf *skel, const struct probe_events *evs,
 		skel->rodata->targ_heat = *heat;
 		bpf_map__set_max_entries(skel->maps.heat, HEATMAP_CELLS);
 	}
-	probe_pick_tp(skel->progs.fork_btf, skel->progs.fork_raw, "sched_process_fork");
-	if (!env.command) {
-		bpf_program__set_autoload(skel->progs.fork_btf, false);
-		bpf_program__set_autoload(skel->progs.fork_raw, false);
-	}
+	probe_filter_configure(skel->progs.fork_btf, skel->progs.fork_raw, env.command != NULL);
 	return probe_prepare(progs, evs);
-}
-
-static int attach_fork(struct funclat_bpf *skel, struct bpf_link **link)
-{
-	struct bpf_program *prog = bpf_program__autoload(skel->progs.fork_btf) ?
-				   skel->progs.fork_btf : skel->progs.fork_raw;
-
-	if (!env.command)
-		return 0;
-	*link = bpf_program__attach(prog);
-	return *link ? 0 : -errno;
 }
 
 static void print_interval_header(void)
@@ -371,7 +338,6 @@ int cmd_funclat(int argc, char **argv)
 	struct heatmap_cfg heat;
 	struct probe_progs progs;
 	__u64 start, deadline, next;
-	__u32 pid_key, one = 1;
 	bool bad_usage = false;
 	int err;
 
@@ -421,15 +387,8 @@ int cmd_funclat(int argc, char **argv)
 		explain_bpf_error("cannot load the BPF programs", err);
 		goto cleanup;
 	}
-	if (env.pid || env.command) {
-		pid_key = env.pid ? env.pid : child.pid;
-		err = bpf_map__update_elem(skel->maps.tgids, &pid_key, 4, &one, 1, BPF_ANY);
-		if (err) {
-			p_err("cannot set the PID filter: %s", strerror(-err));
-			goto cleanup;
-		}
-	}
-	err = attach_fork(skel, &fork_link);
+	err = probe_filter_start(skel->maps.tgids, skel->progs.fork_btf, skel->progs.fork_raw,
+				 env.command ? child.pid : env.pid, &fork_link);
 	err = err ?: probe_attach(&progs, &evs, env.pid, &links);
 	if (err)
 		goto cleanup;

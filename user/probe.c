@@ -1127,6 +1127,44 @@ void probe_events_free(struct probe_events *evs)
 	memset(evs, 0, sizeof(*evs));
 }
 
+/* ---- the process filter ---------------------------------------------------------------- */
+
+void probe_filter_configure(struct bpf_program *fork_btf, struct bpf_program *fork_raw, bool follow)
+{
+	probe_pick_tp(fork_btf, fork_raw, "sched_process_fork");
+	if (!follow) {
+		bpf_program__set_autoload(fork_btf, false);
+		bpf_program__set_autoload(fork_raw, false);
+	}
+}
+
+int probe_filter_start(struct bpf_map *tgids, struct bpf_program *fork_btf,
+		       struct bpf_program *fork_raw, pid_t pid, struct bpf_link **fork_link)
+{
+	struct bpf_program *fork = bpf_program__autoload(fork_btf) ? fork_btf :
+				   bpf_program__autoload(fork_raw) ? fork_raw : NULL;
+	__u32 key = pid;
+	__u8 one = 1;
+	int err;
+
+	if (pid > 0) {
+		err = bpf_map__update_elem(tgids, &key, 4, &one, 1, BPF_ANY);
+		if (err) {
+			p_err("cannot set the PID filter: %s", strerror(-err));
+			return err;
+		}
+	}
+	if (!fork)
+		return 0;
+	*fork_link = bpf_program__attach(fork);
+	if (!*fork_link) {
+		err = -errno;
+		explain_bpf_error("cannot attach to sched_process_fork", err);
+		return err;
+	}
+	return 0;
+}
+
 /* ---- attaching --------------------------------------------------------------------------- */
 
 enum kfunc_mode { KFUNC_NONE, KFUNC_FENTRY, KFUNC_KPROBE };

@@ -39,3 +39,17 @@ wait_for_line() {
 	done
 	return 1
 }
+# expect_one_error NAME MESSAGE-REGEX -- ARGS...: bpfprof prints exactly one "bpfprof: ..." line
+# matching MESSAGE-REGEX on stderr and exits non-zero (no crash, no hang).
+expect_one_error() {
+	local name=$1 msg=$2; shift 3
+	local out rc
+	out=$(timeout 30 "$BPFPROF" "$@" 2>&1 >/dev/null); rc=$?
+	if [ "$rc" -eq 0 ] || [ "$rc" -ge 124 ]; then
+		fail "$name" "exit status $rc for: bpfprof $*"
+	elif [ "$(printf '%s\n' "$out" | wc -l)" -ne 1 ] || ! grep -Eq "^bpfprof: .*$msg" <<<"$out"; then
+		fail "$name" "message '$out' does not match '$msg'"
+	else
+		ok "$name"
+	fi
+}

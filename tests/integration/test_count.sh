@@ -3,18 +3,6 @@
 # raw syscall tracepoints, uprobes, and the kernel-function paths where this kernel allows them.
 . "$(dirname "$0")/lib.sh"
 
-expect_error() {
-	local name=$1 msg=$2; shift 3
-	local out rc
-	out=$(timeout 30 "$BPFPROF" "$@" 2>&1 >/dev/null); rc=$?
-	if [ "$rc" -eq 0 ] || [ "$rc" -ge 124 ]; then
-		fail "$name" "exit status $rc for: bpfprof $*"
-	elif [ "$(printf '%s\n' "$out" | wc -l)" -ne 1 ] || ! grep -Eq "^bpfprof: .*$msg" <<<"$out"; then
-		fail "$name" "message '$out' does not match '$msg'"
-	else
-		ok "$name"
-	fi
-}
 # event_count FILE EVENT: the total count line of EVENT
 event_count() { awk -v e="$2" 'NF == 3 && $3 == e && $1 ~ /^[0-9]+$/ { print $1; exit }' "$1"; }
 
@@ -109,15 +97,15 @@ check "profile -e uprobe: 4000 samples in main;fast_op" \
 check "profile -e report names the event" grep -q "^# Samples: 20000 of event 'sys:getppid'" "$TMP/pe.report"
 
 # 9. Bad input.
-expect_error "missing tracepoint, with near matches" "no tracepoint named 'syscalls:sys_enter_getppidd'; did you mean: sys_enter_getppid" \
+expect_one_error "missing tracepoint, with near matches" "no tracepoint named 'syscalls:sys_enter_getppidd'; did you mean: sys_enter_getppid" \
 	-- count syscalls:sys_enter_getppidd
-expect_error "missing tracepoint category or library" "no tracepoint category, and library 'schedd' not found.*did you mean: sched" \
+expect_one_error "missing tracepoint category or library" "no tracepoint category, and library 'schedd' not found.*did you mean: sched" \
 	-- count schedd:sched_switch
-expect_error "glob matching no tracepoint" "no tracepoint matches 'block:zzz\*'" -- count 'block:zzz*'
-expect_error "glob matching no category" "no tracepoint category matches 'zzz\*'" -- count 't:zzz*:x'
-expect_error "missing function in a library" "function 'nosuchfunc' not found in '.*libc" -- count c:nosuchfunc
-expect_error "missing kernel function" "kernel function 'vfs_reaad' not found; did you mean: vfs_read" -- count k:vfs_reaad
-expect_error "bad prefix" "unknown prefix 'x:' in 'x:a:b'" -- count x:a:b
-expect_error "incomplete tracepoint spec" "'t:sched' needs t:CATEGORY:NAME" -- count t:sched
-expect_error "no spec" "no event to count" -- count
-expect_error "profile -e missing tracepoint" "no tracepoint named 'sched:nosuch'" -- profile -e sched:nosuch 1
+expect_one_error "glob matching no tracepoint" "no tracepoint matches 'block:zzz\*'" -- count 'block:zzz*'
+expect_one_error "glob matching no category" "no tracepoint category matches 'zzz\*'" -- count 't:zzz*:x'
+expect_one_error "missing function in a library" "function 'nosuchfunc' not found in '.*libc" -- count c:nosuchfunc
+expect_one_error "missing kernel function" "kernel function 'vfs_reaad' not found; did you mean: vfs_read" -- count k:vfs_reaad
+expect_one_error "bad prefix" "unknown prefix 'x:' in 'x:a:b'" -- count x:a:b
+expect_one_error "incomplete tracepoint spec" "'t:sched' needs t:CATEGORY:NAME" -- count t:sched
+expect_one_error "no spec" "no event to count" -- count
+expect_one_error "profile -e missing tracepoint" "no tracepoint named 'sched:nosuch'" -- profile -e sched:nosuch 1

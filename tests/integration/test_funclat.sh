@@ -3,19 +3,6 @@
 # kernel-function paths where this kernel allows them.
 . "$(dirname "$0")/lib.sh"
 
-# expect_error NAME MESSAGE-REGEX -- ARGS...: one "bpfprof: ..." line, non-zero exit
-expect_error() {
-	local name=$1 msg=$2; shift 3
-	local out rc
-	out=$(timeout 30 "$BPFPROF" "$@" 2>&1 >/dev/null); rc=$?
-	if [ "$rc" -eq 0 ] || [ "$rc" -ge 124 ]; then
-		fail "$name" "exit status $rc for: bpfprof $*"
-	elif [ "$(printf '%s\n' "$out" | wc -l)" -ne 1 ] || ! grep -Eq "^bpfprof: .*$msg" <<<"$out"; then
-		fail "$name" "message '$out' does not match '$msg'"
-	else
-		ok "$name"
-	fi
-}
 # hist_count FILE NAME: the "count N" of NAME's histogram
 hist_count() { awk -v f="$2" '$0 == f { s = 1; next } s && /^count / { print $2; exit }' "$1"; }
 # hist_bucket FILE NAME LO: the count of NAME's bucket starting at LO (0 if absent)
@@ -126,15 +113,15 @@ else
 fi
 
 # 8. Bad input.
-expect_error "missing user function, with near matches" "function 'slow_opp' not found in .*did you mean: slow_op" \
+expect_one_error "missing user function, with near matches" "function 'slow_opp' not found in .*did you mean: slow_op" \
 	-- funclat "$F:slow_opp"
-expect_error "missing library" "library 'nosuchlib' not found" -- funclat nosuchlib:foo
-expect_error "missing file" "cannot read '/nonexistent/bin'" -- funclat /nonexistent/bin:foo
-expect_error "glob matching nothing" "no function in .* matches 'zz\*'" -- funclat "$F:zz*"
-expect_error "missing kernel function, with near matches" "kernel function 'vfs_reaad' not found; did you mean: vfs_read" \
+expect_one_error "missing library" "library 'nosuchlib' not found" -- funclat nosuchlib:foo
+expect_one_error "missing file" "cannot read '/nonexistent/bin'" -- funclat /nonexistent/bin:foo
+expect_one_error "glob matching nothing" "no function in .* matches 'zz\*'" -- funclat "$F:zz*"
+expect_one_error "missing kernel function, with near matches" "kernel function 'vfs_reaad' not found; did you mean: vfs_read" \
 	-- funclat k:vfs_reaad
-expect_error "missing syscall" "no syscall named 'getppidd'; did you mean: getppid" -- funclat sys:getppidd
-expect_error "a tracepoint has no latency" "is a tracepoint" -- funclat sched:sched_switch
-expect_error "bad prefix" "unknown prefix 'q:'" -- funclat q:a:b
-expect_error "no spec" "no function to time" -- funclat
-expect_error "-T without -i" "-T needs -i" -- funclat -T "$F:slow_op"
+expect_one_error "missing syscall" "no syscall named 'getppidd'; did you mean: getppid" -- funclat sys:getppidd
+expect_one_error "a tracepoint has no latency" "is a tracepoint" -- funclat sched:sched_switch
+expect_one_error "bad prefix" "unknown prefix 'q:'" -- funclat q:a:b
+expect_one_error "no spec" "no function to time" -- funclat
+expect_one_error "-T without -i" "-T needs -i" -- funclat -T "$F:slow_op"
