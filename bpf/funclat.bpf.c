@@ -81,7 +81,6 @@ static __always_inline void record(__u32 idx, __u64 delta_ns, __u64 now)
 	if (slot >= FUNCLAT_SLOTS)
 		slot = FUNCLAT_SLOTS - 1;
 	__sync_fetch_and_add(&h->slots[slot], 1);
-	__sync_fetch_and_add(&h->count, 1);
 	__sync_fetch_and_add(&h->sum_ns, delta_ns);
 	if (targ_heatmap) {
 		__u32 cell = heatmap_index(heatmap_col(&targ_heat, now), heatmap_row(&targ_heat, v));

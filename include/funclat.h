@@ -12,8 +12,8 @@
 #define FUNCLAT_SUB_SHIFT_MAX 3
 #define FUNCLAT_SLOTS HIST_LOGLIN_SLOTS(FUNCLAT_SUB_SHIFT_MAX)
 
+/* The call count is the sum of the slots: one atomic add fewer per call. */
 struct funclat_hist {
-	__u64 count;
 	__u64 sum_ns;
 	__u64 slots[FUNCLAT_SLOTS];
 };

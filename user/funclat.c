@@ -193,6 +193,7 @@ static int print_hists(struct funclat_bpf *skel, const struct probe_events *evs,
 
 	for (__u32 i = 0; !err && i < (__u32)evs->nr; i++) {
 		struct hist_summary s;
+		__u64 count = 0;
 
 		err = bpf_map__lookup_elem(skel->maps.hists, &i, 4, h, sizeof(*h), 0);
 		if (err)
@@ -202,14 +203,16 @@ static int print_hists(struct funclat_bpf *skel, const struct probe_events *evs,
 
 			bpf_map__update_elem(skel->maps.hists, &i, 4, &zero, sizeof(zero), BPF_ANY);
 		}
-		if (!h->count)
+		for (unsigned int k = 0; k < FUNCLAT_SLOTS; k++)
+			count += h->slots[k];
+		if (!count)
 			continue;
 		printf("\n%s\n", evs->ev[i].name);
 		err = hist_print(stdout, h->slots, hist_slots(), &l, env.unit);
 		err = err ?: hist_summary(h->slots, hist_slots(), &l, h->sum_ns / env.unit_ns, &s);
 		/* the sum is exact in ns: the average is too */
 		if (!err) {
-			s.avg = (double)h->sum_ns / env.unit_ns / h->count;
+			s.avg = (double)h->sum_ns / env.unit_ns / count;
 			err = hist_print_summary(stdout, &s, env.unit);
 		}
 		shown++;
