@@ -4,7 +4,6 @@
  * programs serve every syscalls:* tracepoint at once through a syscall-number map. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "count.h"
 #include "events.bpf.h"
@@ -85,7 +84,7 @@ int BPF_PROG(fentry_hit)
 SEC("raw_tp")
 int BPF_PROG(sys_enter_hit, struct pt_regs *regs, long nr)
 {
-	if (compat_syscall())
+	if (compat_syscall(regs))
 		return 0;
 	return hit(sys_event(&sys_enter_idx, nr));
 }
@@ -93,7 +92,7 @@ int BPF_PROG(sys_enter_hit, struct pt_regs *regs, long nr)
 SEC("raw_tp")
 int BPF_PROG(sys_exit_hit, struct pt_regs *regs, long ret)
 {
-	if (compat_syscall())
+	if (compat_syscall(regs))
 		return 0;
 	return hit(sys_event(&sys_exit_idx, exit_syscall_nr(regs)));
 }

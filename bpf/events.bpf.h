@@ -49,14 +49,20 @@ static __always_inline int func_event(void *ctx)
 	return idx ? (int)*idx : -1;
 }
 
+/* No CO-RE here: profile's object carries these programs and stays free of the kernel's BTF
+ * (libbpf parses it at load as soon as an object has one CO-RE relocation).  struct pt_regs is
+ * the user ABI's register layout on x86-64 and arm64, fixed at these offsets. */
+
 /* Syscall tracepoints (syscalls:*) skip 32-bit compat syscalls, whose numbers mean other calls
- * (trace_get_syscall_nr() returns -1 for them); the raw tracepoints do not, so check here. */
-static __always_inline bool compat_syscall(void)
+ * (trace_get_syscall_nr() returns -1 for them); the raw tracepoints do not.  A 32-bit caller
+ * runs with the 32-bit user code segment (__USER32_CS), as user_64bit_mode() checks. */
+static __always_inline bool compat_syscall(struct pt_regs *regs)
 {
 #if defined(__TARGET_ARCH_x86)
-	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	unsigned long cs = 0;
 
-	return BPF_CORE_READ(t, thread_info.status) & 0x0002; /* TS_COMPAT */
+	bpf_probe_read_kernel(&cs, sizeof(cs), (void *)regs + __builtin_offsetof(struct pt_regs, cs));
+	return cs == 0x23; /* __USER32_CS */
 #else
 	return false;
 #endif
@@ -65,12 +71,16 @@ static __always_inline bool compat_syscall(void)
 /* The syscall number at sys_exit, as the kernel's syscall_get_nr() reads it. */
 static __always_inline long exit_syscall_nr(struct pt_regs *regs)
 {
+	long nr = -1;
+
 #if defined(__TARGET_ARCH_x86)
-	return BPF_CORE_READ(regs, orig_ax);
+	bpf_probe_read_kernel(&nr, sizeof(nr), (void *)regs + __builtin_offsetof(struct pt_regs, orig_ax));
 #elif defined(__TARGET_ARCH_arm64)
-	return BPF_CORE_READ(regs, syscallno);
-#else
-	return -1;
+	int no = -1;
+
+	bpf_probe_read_kernel(&no, sizeof(no), (void *)regs + __builtin_offsetof(struct pt_regs, syscallno));
+	nr = no;
 #endif
+	return nr;
 }
 #endif

@@ -4,7 +4,6 @@
  * uprobes, kprobes, fentry/fexit and the raw syscall tracepoints (sys:NAME). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "funclat.h"
 #include "events.bpf.h"
@@ -151,7 +150,7 @@ int BPF_PROG(fexit_exit)
 SEC("raw_tp")
 int BPF_PROG(sys_enter, struct pt_regs *regs, long nr)
 {
-	if (compat_syscall())
+	if (compat_syscall(regs))
 		return 0;
 	return on_entry(sys_event(&sys_enter_idx, nr));
 }
@@ -159,7 +158,7 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long nr)
 SEC("raw_tp")
 int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 {
-	if (compat_syscall())
+	if (compat_syscall(regs))
 		return 0;
 	return on_exit(sys_event(&sys_exit_idx, exit_syscall_nr(regs)));
 }

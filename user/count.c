@@ -11,6 +11,7 @@
 #include "count.h"
 #include "count.skel.h"
 #include "outfile.h"
+#include "follow.h"
 #include "probe.h"
 
 static struct count_env {
@@ -263,12 +264,10 @@ static int configure(struct count_bpf *skel, const struct probe_events *evs,
 {
 	/* filters are read-only globals, fixed before load */
 	skel->rodata->filter_tgid = env.pid || env.command;
-	skel->rodata->targ_follow_forks = env.command != NULL;
 	skel->rodata->targ_per_process = env.per_process;
 	bpf_map__set_max_entries(skel->maps.counts, evs->nr);
 	if (!env.per_process)
 		bpf_map__set_max_entries(skel->maps.proc_counts, 1);
-	probe_filter_configure(skel->progs.fork_btf, skel->progs.fork_raw, env.command != NULL);
 	return probe_prepare(progs, evs);
 }
 
@@ -277,7 +276,7 @@ int cmd_count(int argc, char **argv)
 	struct probe_events evs = {};
 	struct probe_links links = {};
 	struct count_bpf *skel = NULL;
-	struct bpf_link *fork_link = NULL;
+	struct follow_bpf *follow = NULL;
 	struct child child = { .pid = -1 };
 	struct probe_progs progs;
 	__u64 *counts = NULL, *prev = NULL, start, deadline, next, t_attach;
@@ -326,8 +325,8 @@ int cmd_count(int argc, char **argv)
 		explain_bpf_error("cannot load the BPF programs", err);
 		goto cleanup;
 	}
-	err = probe_filter_start(skel->maps.tgids, skel->progs.fork_btf, skel->progs.fork_raw,
-				 env.command ? child.pid : env.pid, &fork_link);
+	err = probe_filter_start(skel->maps.tgids, env.command ? child.pid : env.pid,
+				 env.command != NULL, &follow);
 	if (err)
 		goto cleanup;
 	t_attach = now_ns();
@@ -385,7 +384,7 @@ int cmd_count(int argc, char **argv)
 cleanup:
 	/* detaching per-event tracepoints waits for the kernel: the output is already out */
 	probe_links_destroy(&links);
-	bpf_link__destroy(fork_link);
+	follow_stop(follow);
 	count_bpf__destroy(skel);
 	if (env.command)
 		child_stop(&child);

@@ -15,6 +15,7 @@
 #include "heatmap.h"
 #include "hist.h"
 #include "outfile.h"
+#include "follow.h"
 #include "probe.h"
 
 static struct funclat_env {
@@ -309,14 +310,12 @@ static int configure(struct funclat_bpf *skel, const struct probe_events *evs,
 	skel->rodata->targ_loglin = env.loglin;
 	skel->rodata->targ_sub_shift = FUNCLAT_SUB_SHIFT_MAX;
 	skel->rodata->filter_tgid = env.pid || env.command;
-	skel->rodata->targ_follow_forks = env.command != NULL;
 	bpf_map__set_max_entries(skel->maps.hists, evs->nr);
 	if (env.heatmap_svg || env.heatmap_tsv) {
 		skel->rodata->targ_heatmap = true;
 		skel->rodata->targ_heat = *heat;
 		bpf_map__set_max_entries(skel->maps.heat, HEATMAP_CELLS);
 	}
-	probe_filter_configure(skel->progs.fork_btf, skel->progs.fork_raw, env.command != NULL);
 	return probe_prepare(progs, evs);
 }
 
@@ -336,7 +335,7 @@ int cmd_funclat(int argc, char **argv)
 	struct probe_events evs = {};
 	struct probe_links links = {};
 	struct funclat_bpf *skel = NULL;
-	struct bpf_link *fork_link = NULL;
+	struct follow_bpf *follow = NULL;
 	struct child child = { .pid = -1 };
 	struct heatmap_cfg heat;
 	struct probe_progs progs;
@@ -390,8 +389,8 @@ int cmd_funclat(int argc, char **argv)
 		explain_bpf_error("cannot load the BPF programs", err);
 		goto cleanup;
 	}
-	err = probe_filter_start(skel->maps.tgids, skel->progs.fork_btf, skel->progs.fork_raw,
-				 env.command ? child.pid : env.pid, &fork_link);
+	err = probe_filter_start(skel->maps.tgids, env.command ? child.pid : env.pid,
+				 env.command != NULL, &follow);
 	err = err ?: probe_attach(&progs, &evs, env.pid, &links);
 	if (err)
 		goto cleanup;
@@ -442,7 +441,7 @@ int cmd_funclat(int argc, char **argv)
 		p_err("cannot write the output: %s", strerror(-err));
 cleanup:
 	probe_links_destroy(&links);
-	bpf_link__destroy(fork_link);
+	follow_stop(follow);
 	funclat_bpf__destroy(skel);
 	if (env.command)
 		child_stop(&child);

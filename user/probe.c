@@ -15,21 +15,17 @@
 #include <bpf/btf.h>
 #include "common.h"
 #include "events.h"
+#include "follow.h"
 #include "probe.h"
 #include "syms.h"
 
+/* The kernel's BTF, parsed only for as long as a probe needs it: it takes several MB, and the
+ * probe results are cached. */
 static struct btf *vmlinux_btf(void)
 {
-	static struct btf *btf;
-	static bool tried;
+	struct btf *btf = btf__load_vmlinux_btf();
 
-	if (!tried) {
-		tried = true;
-		btf = btf__load_vmlinux_btf();
-		if (!btf)
-			btf = NULL;
-	}
-	return btf;
+	return libbpf_get_error(btf) ? NULL : btf;
 }
 
 /* Loads "r0 = 0; exit" as a tracing program of the given attach type against a BTF id. */
@@ -66,6 +62,7 @@ bool probe_tp_btf(const char *name)
 	btf = vmlinux_btf();
 	snprintf(type_name, sizeof(type_name), "btf_trace_%s", name);
 	id = btf ? btf__find_by_name_kind(btf, type_name, BTF_KIND_TYPEDEF) : -ENOENT;
+	btf__free(btf);
 	ok = id > 0 && load_trivial_tracing(BPF_TRACE_RAW_TP, id) == 0;
 	if (nr_cached < MAX_CACHED) {
 		snprintf(cache[nr_cached].name, sizeof(cache[nr_cached].name), "%s", name);
@@ -84,6 +81,7 @@ bool probe_fentry(const char **why)
 	if (result == 1) {
 		btf = vmlinux_btf();
 		id = btf ? btf__find_by_name_kind(btf, "do_nanosleep", BTF_KIND_FUNC) : -ENOENT;
+		btf__free(btf);
 		if (id <= 0) {
 			result = -ENOENT;
 			reason = "kernel has no BTF for its functions";
@@ -1129,40 +1127,21 @@ void probe_events_free(struct probe_events *evs)
 
 /* ---- the process filter ---------------------------------------------------------------- */
 
-void probe_filter_configure(struct bpf_program *fork_btf, struct bpf_program *fork_raw, bool follow)
+int probe_filter_start(struct bpf_map *tgids, pid_t pid, bool follow,
+		       struct follow_bpf **follow_out)
 {
-	probe_pick_tp(fork_btf, fork_raw, "sched_process_fork");
-	if (!follow) {
-		bpf_program__set_autoload(fork_btf, false);
-		bpf_program__set_autoload(fork_raw, false);
-	}
-}
-
-int probe_filter_start(struct bpf_map *tgids, struct bpf_program *fork_btf,
-		       struct bpf_program *fork_raw, pid_t pid, struct bpf_link **fork_link)
-{
-	struct bpf_program *fork = bpf_program__autoload(fork_btf) ? fork_btf :
-				   bpf_program__autoload(fork_raw) ? fork_raw : NULL;
 	__u32 key = pid;
 	__u8 one = 1;
 	int err;
 
-	if (pid > 0) {
-		err = bpf_map__update_elem(tgids, &key, 4, &one, 1, BPF_ANY);
-		if (err) {
-			p_err("cannot set the PID filter: %s", strerror(-err));
-			return err;
-		}
-	}
-	if (!fork)
+	if (pid <= 0)
 		return 0;
-	*fork_link = bpf_program__attach(fork);
-	if (!*fork_link) {
-		err = -errno;
-		explain_bpf_error("cannot attach to sched_process_fork", err);
+	err = bpf_map__update_elem(tgids, &key, 4, &one, 1, BPF_ANY);
+	if (err) {
+		p_err("cannot set the PID filter: %s", strerror(-err));
 		return err;
 	}
-	return 0;
+	return follow ? follow_start(tgids, follow_out) : 0;
 }
 
 /* ---- attaching --------------------------------------------------------------------------- */

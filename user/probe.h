@@ -115,12 +115,11 @@ int probe_attach(const struct probe_progs *p, const struct probe_events *evs, pi
 		 struct probe_links *links);
 void probe_links_destroy(struct probe_links *links);
 
-/* The process filter of bpf/tgid_filter.bpf.h (-p PID, -- COMMAND and the processes it forks).
- * Before load: keeps one fork program (tp_btf or raw_tp) when following forks, none otherwise. */
-void probe_filter_configure(struct bpf_program *fork_btf, struct bpf_program *fork_raw, bool follow);
-/* After load: admits pid (none: no filter) and attaches the fork program kept, if any. */
-int probe_filter_start(struct bpf_map *tgids, struct bpf_program *fork_btf,
-		       struct bpf_program *fork_raw, pid_t pid, struct bpf_link **fork_link);
+struct follow_bpf;
+/* The process filter of bpf/tgid_filter.bpf.h, after load: admits pid (0: no filter) and, with
+ * follow (-- COMMAND), what it forks (user/follow.h; *follow_out for follow_stop()). */
+int probe_filter_start(struct bpf_map *tgids, pid_t pid, bool follow,
+		       struct follow_bpf **follow_out);
 
 /* ---- pieces of the above, exposed for the unit tests ---- */
 
