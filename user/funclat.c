@@ -42,7 +42,7 @@ static const char usage[] =
 "\n"
 "  -p, --pid PID            only this process\n"
 "  -d, --duration SECONDS   stop after SECONDS (default: Ctrl-C, or when COMMAND exits)\n"
-"  -i, --interval SECONDS   print and reset the histograms every SECONDS\n"
+"  -i, --interval SECONDS   print the histograms of every SECONDS\n"
 "  -T, --timestamp          with -i: print the time of each interval\n"
 "  -n, --nanoseconds        histograms in nanoseconds\n"
 "  -u, --microseconds       histograms in microseconds (default)\n"
@@ -185,8 +185,10 @@ static int hist_slots(void)
 	return env.loglin ? FUNCLAT_SLOTS : HIST_LOG2_SLOTS;
 }
 
-/* Prints every function that was called, in spec order; with reset, zeroes them after. */
-static int print_hists(struct funclat_bpf *skel, const struct probe_events *evs, bool reset)
+/* Prints every function called since the last call (prev, one per event, holds what was printed
+ * before: the kernel's counts are never reset, so no call made while reading is lost). */
+static int print_hists(struct funclat_bpf *skel, const struct probe_events *evs,
+		       struct funclat_hist *prev)
 {
 	struct hist_layout l = layout();
 	struct funclat_hist *h = malloc(sizeof(*h));
@@ -199,13 +201,13 @@ static int print_hists(struct funclat_bpf *skel, const struct probe_events *evs,
 		err = bpf_map__lookup_elem(skel->maps.hists, &i, 4, h, sizeof(*h), 0);
 		if (err)
 			break;
-		if (reset) {
-			static const struct funclat_hist zero;
-
-			bpf_map__update_elem(skel->maps.hists, &i, 4, &zero, sizeof(zero), BPF_ANY);
-		}
-		for (unsigned int k = 0; k < FUNCLAT_SLOTS; k++)
+		h->sum_ns -= prev[i].sum_ns;
+		prev[i].sum_ns += h->sum_ns;
+		for (unsigned int k = 0; k < FUNCLAT_SLOTS; k++) {
+			h->slots[k] -= prev[i].slots[k];
+			prev[i].slots[k] += h->slots[k];
 			count += h->slots[k];
+		}
 		if (!count)
 			continue;
 		printf("\n%s\n", evs->ev[i].name);
@@ -334,6 +336,7 @@ int cmd_funclat(int argc, char **argv)
 {
 	struct probe_events evs = {};
 	struct probe_links links = {};
+	struct funclat_hist *prev = NULL;
 	struct funclat_bpf *skel = NULL;
 	struct follow_bpf *follow = NULL;
 	struct child child = { .pid = -1 };
@@ -353,6 +356,11 @@ int cmd_funclat(int argc, char **argv)
 	err = err ?: check_kinds(&evs);
 	if (err) {
 		bad_usage = err == -EINVAL;
+		goto cleanup;
+	}
+	prev = calloc(evs.nr, sizeof(*prev));
+	if (!prev) {
+		err = -ENOMEM;
 		goto cleanup;
 	}
 	skel = funclat_bpf__open();
@@ -412,7 +420,7 @@ int cmd_funclat(int argc, char **argv)
 			break;
 		if (next && now >= next) {
 			print_interval_header();
-			err = print_hists(skel, &evs, true);
+			err = print_hists(skel, &evs, prev);
 			if (err || fflush(stdout))
 				break;
 			next += (__u64)(env.interval * 1e9);
@@ -430,7 +438,7 @@ int cmd_funclat(int argc, char **argv)
 	if (!err) {
 		if (env.interval)
 			print_interval_header();
-		err = print_hists(skel, &evs, false);
+		err = print_hists(skel, &evs, prev);
 	}
 	print_lost(skel);
 	if (!err && (env.heatmap_svg || env.heatmap_tsv))
@@ -446,5 +454,6 @@ cleanup:
 	if (env.command)
 		child_stop(&child);
 	probe_events_free(&evs);
+	free(prev);
 	return bad_usage ? 2 : err ? 1 : 0;
 }
