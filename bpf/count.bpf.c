@@ -63,6 +63,12 @@ int tp_hit(void *ctx)
 	return hit(bpf_get_attach_cookie(ctx));
 }
 
+SEC("raw_tp")
+int raw_tp_hit(void *ctx)
+{
+	return hit(bpf_get_attach_cookie(ctx));
+}
+
 SEC("uprobe")
 int BPF_KPROBE(uprobe_hit)
 {

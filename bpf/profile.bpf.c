@@ -95,6 +95,12 @@ int event_tp(void *ctx)
 	return take_sample(ctx, true);
 }
 
+SEC("raw_tp")
+int event_raw_tp(void *ctx)
+{
+	return take_sample(ctx, true);
+}
+
 SEC("uprobe")
 int event_uprobe(struct pt_regs *ctx)
 {

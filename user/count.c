@@ -306,6 +306,7 @@ int cmd_count(int argc, char **argv)
 	progs = (struct probe_progs){
 		.uentry = skel->progs.uprobe_hit, .kentry = skel->progs.kprobe_hit,
 		.fentry = skel->progs.fentry_hit, .tp = skel->progs.tp_hit,
+		.raw_tp = skel->progs.raw_tp_hit,
 		.sys_enter = skel->progs.sys_enter_hit, .sys_exit = skel->progs.sys_exit_hit,
 		.func_ips = skel->maps.func_ips,
 		.sys_enter_idx = skel->maps.sys_enter_idx, .sys_exit_idx = skel->maps.sys_exit_idx,

@@ -396,6 +396,22 @@ static const struct { const char *tp, *nr_name; } syscall_aliases[] = {
 	{ "newuname", "uname" },   { "sendfile64", "sendfile" }, { "umount", "umount2" },
 };
 
+/* Syscalls newer than the kernel headers bpfprof may be built against (Debian 12's are 6.1), from
+ * arch/x86/entry/syscalls/syscall_64.tbl: numbers are ABI, never reused.  Each was checked on a
+ * 6.18 kernel by calling it and counting its syscalls:sys_enter_* perf event.  Without them these
+ * tracepoints would each need a perf event, whose close waits ~40 ms. */
+static const struct syscall_nr syscall_nrs_newer[] = {
+#if defined(__x86_64__)
+	{ "cachestat", 451 },         { "fchmodat2", 452 },        { "futex_wake", 454 },
+	{ "futex_wait", 455 },        { "futex_requeue", 456 },    { "statmount", 457 },
+	{ "listmount", 458 },         { "lsm_get_self_attr", 459 }, { "lsm_set_self_attr", 460 },
+	{ "lsm_list_modules", 461 },  { "mseal", 462 },            { "setxattrat", 463 },
+	{ "getxattrat", 464 },        { "listxattrat", 465 },      { "removexattrat", 466 },
+	{ "open_tree_attr", 467 },    { "file_getattr", 468 },     { "file_setattr", 469 },
+#endif
+	{ NULL, -1 },
+};
+
 int probe_syscall_nr(const char *name)
 {
 	for (size_t i = 0; i < sizeof(syscall_aliases) / sizeof(syscall_aliases[0]); i++)
@@ -404,6 +420,9 @@ int probe_syscall_nr(const char *name)
 	for (size_t i = 0; i < sizeof(syscall_nrs) / sizeof(syscall_nrs[0]); i++)
 		if (!strcmp(name, syscall_nrs[i].name))
 			return syscall_nrs[i].nr < SYS_NR_MAX ? syscall_nrs[i].nr : -1;
+	for (size_t i = 0; syscall_nrs_newer[i].name; i++)
+		if (!strcmp(name, syscall_nrs_newer[i].name))
+			return syscall_nrs_newer[i].nr;
 	return -1;
 }
 
@@ -873,6 +892,7 @@ static int resolve_tp(const struct probe_spec *spec, const char *cat_glob, const
 				break;
 			}
 			e->tp_id = id;
+			e->from_glob = is_glob(cat_glob) || is_glob(name_glob);
 			if (!strcmp(cat, "syscalls") && !strncmp(ev, "sys_enter_", 10))
 				e->sys_nr = probe_syscall_nr(ev + 10);
 			else if (!strcmp(cat, "syscalls") && !strncmp(ev, "sys_exit_", 9))
@@ -1148,6 +1168,48 @@ int probe_filter_start(struct bpf_map *tgids, pid_t pid, bool follow,
 
 enum kfunc_mode { KFUNC_NONE, KFUNC_FENTRY, KFUNC_KPROBE };
 
+/* Raw tracepoints with an attach cookie (kernel 6.10): tracepoints then attach through
+ * BPF_RAW_TRACEPOINT_OPEN, whose detach does not wait for an RCU grace period per event as a
+ * perf tracepoint's close does (~40 ms each: minutes for 'sched:*' 'irq:*' 'block:*'...). */
+static bool probe_raw_tp_cookie(void)
+{
+	static int result = -1;
+	struct bpf_insn insns[] = {
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_get_attach_cookie },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd;
+
+	if (result < 0) {
+		fd = bpf_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, NULL, "GPL", insns, 3, NULL);
+		result = fd >= 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	return result;
+}
+
+/* BPF_RAW_TRACEPOINT_OPEN with the cookie field the installed uapi header may not have yet. */
+static int raw_tp_open_cookie(int prog_fd, const char *name, __u64 cookie)
+{
+	struct {
+		__u64 name;
+		__u32 prog_fd;
+		__u32 pad;
+		__u64 cookie;
+	} attr = { .name = (__u64)(unsigned long)name, .prog_fd = prog_fd, .cookie = cookie };
+	union bpf_attr u;
+	int fd;
+
+	memset(&u, 0, sizeof(u));
+	memcpy(&u, &attr, sizeof(attr));
+	fd = syscall(__NR_bpf, BPF_RAW_TRACEPOINT_OPEN, &u, sizeof(attr));
+	return fd < 0 ? -errno : fd;
+}
+
+static bool use_raw_tp;
+
 static enum kfunc_mode kfunc_mode;
 
 static void set_autoload(struct bpf_program *prog, bool on)
@@ -1210,7 +1272,13 @@ int probe_prepare(const struct probe_progs *p, const struct probe_events *evs)
 	set_autoload(p->kexit, kfunc_mode == KFUNC_KPROBE && p->want_exit);
 	set_autoload(p->uentry, uf);
 	set_autoload(p->uexit, uf && p->want_exit);
+	use_raw_tp = tp && p->raw_tp && probe_raw_tp_cookie();
+	if (tp)
+		p_info("tracepoints: %s", use_raw_tp ? "raw tracepoints with cookies" :
+		       "perf tracepoint events (no raw tracepoint cookies on this kernel)");
+	/* perf events stay loaded for tracepoints that are no raw tracepoint of the same name */
 	set_autoload(p->tp, tp);
+	set_autoload(p->raw_tp, use_raw_tp);
 	set_autoload(p->sys_enter, sys_in);
 	set_autoload(p->sys_exit, sys_out);
 	if (kfunc_mode == KFUNC_FENTRY) {
@@ -1354,6 +1422,7 @@ static int attach_ufunc(const struct probe_progs *p, const struct probe_event *e
 static int attach_tp(const struct probe_progs *p, const struct probe_event *e, int idx,
 		     struct probe_links *l)
 {
+	const char *tp_name = strchr(e->name, ':') + 1;
 	LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = idx);
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_TRACEPOINT,
@@ -1365,6 +1434,14 @@ static int attach_tp(const struct probe_progs *p, const struct probe_event *e, i
 	struct bpf_link *link;
 	int fd, err;
 
+	if (use_raw_tp) {
+		fd = raw_tp_open_cookie(bpf_program__fd(p->raw_tp), tp_name, idx);
+		if (fd >= 0)
+			return fds_add(l, fd);
+		/* an event whose tracepoint has another name: the perf event below */
+		p_info("%s: no raw tracepoint '%s' (%s), using a perf event", e->name, tp_name,
+		       strerror(-fd));
+	}
 	/* a BPF program on a tracepoint event runs on every CPU, whatever CPU it was opened on */
 	fd = syscall(__NR_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
@@ -1398,7 +1475,9 @@ int probe_attach(const struct probe_progs *p, const struct probe_events *evs, pi
 		 struct probe_links *l)
 {
 	bool raw_in = false, raw_out = false, first_k = true;
-	int err = 0, nr_raw = 0, nr_fallback = 0;
+	int err = 0, nr_raw = 0, nr_fallback = 0, nr_skipped = 0;
+	const struct probe_event *skipped = NULL;
+	int skipped_err = 0;
 	__u64 t0 = now_ns();
 
 	for (int i = 0; i < evs->nr && !err; i++) {
@@ -1419,6 +1498,13 @@ int probe_attach(const struct probe_progs *p, const struct probe_events *evs, pi
 				 * at a time */
 				nr_fallback += !strncmp(e->name, "syscalls:", 9);
 				err = attach_tp(p, e, i, l);
+				/* a glob over categories meets events no tracer can attach to (ftrace's own) */
+				if (err && e->from_glob) {
+					skipped = skipped ?: e;
+					skipped_err = skipped_err ?: err;
+					nr_skipped++;
+					err = 0;
+				}
 				break;
 			}
 			err = bpf_map__update_elem(e->sys_exit ? p->sys_exit_idx : p->sys_enter_idx,
@@ -1459,6 +1545,9 @@ int probe_attach(const struct probe_progs *p, const struct probe_events *evs, pi
 	}
 	if (err && (raw_in || raw_out) && !l->nr)
 		explain_bpf_error("cannot attach to the raw sys_enter/sys_exit tracepoints", err);
+	if (!err && nr_skipped)
+		fprintf(stderr, "bpfprof: %d matched tracepoint%s cannot be attached, left out (%s: %s)\n",
+			nr_skipped, nr_skipped == 1 ? "" : "s", skipped->name, strerror(-skipped_err));
 	if (!err && verbose) {
 		p_info("attached %d events in %.1f ms (%d syscall events through raw sys_enter/sys_exit%s)",
 		       evs->nr, (now_ns() - t0) / 1e6, nr_raw,

@@ -66,6 +66,7 @@ struct probe_event {
 	__u32 tp_id;               /* TP: tracefs event id */
 	__s32 sys_nr;              /* syscalls:sys_*_X and sys:X: syscall number, -1 if unknown */
 	bool sys_exit;             /* TP: a syscalls:sys_exit_* event */
+	bool from_glob;            /* one of a glob's matches: skipped, not fatal, if it cannot attach */
 	int spec;                  /* index of the spec it came from */
 };
 
@@ -91,6 +92,8 @@ struct probe_progs {
 	struct bpf_program *kentry, *kexit;        /* kprobe / kretprobe, cookie = index */
 	struct bpf_program *fentry, *fexit;        /* fentry / fexit, index = func_ips[func ip] */
 	struct bpf_program *tp;                    /* perf tracepoint, cookie = index */
+	struct bpf_program *raw_tp;                /* raw tracepoint, cookie = index (kernel 6.10+):
+						    * detaches without perf's ~40 ms wait per event */
 	struct bpf_program *sys_enter, *sys_exit;  /* raw_tp sys_enter / sys_exit */
 	struct bpf_map *func_ips;                  /* kernel function address -> index */
 	struct bpf_map *sys_enter_idx, *sys_exit_idx; /* syscall NR -> index + 1 */

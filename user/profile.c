@@ -583,6 +583,7 @@ static struct probe_progs event_progs(struct profile_bpf *skel)
 	struct probe_progs p = {
 		.uentry = skel->progs.event_uprobe, .kentry = skel->progs.event_kprobe,
 		.fentry = skel->progs.event_fentry, .tp = skel->progs.event_tp,
+		.raw_tp = skel->progs.event_raw_tp,
 		.sys_enter = skel->progs.event_sys_enter, .sys_exit = skel->progs.event_sys_exit,
 		.func_ips = skel->maps.func_ips,
 		.sys_enter_idx = skel->maps.sys_enter_idx, .sys_exit_idx = skel->maps.sys_exit_idx,
@@ -622,7 +623,8 @@ static void trim_event_frames(struct stack_sample *samples, size_t n)
 static int configure_events(struct profile_bpf *skel, const struct probe_events *evs)
 {
 	struct probe_progs p = event_progs(skel);
-	struct bpf_program *progs[] = { p.uentry, p.kentry, p.fentry, p.tp, p.sys_enter, p.sys_exit };
+	struct bpf_program *progs[] = { p.uentry, p.kentry, p.fentry, p.tp, p.raw_tp, p.sys_enter,
+					p.sys_exit };
 
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
 		bpf_program__set_autoload(progs[i], false);
