@@ -93,6 +93,9 @@ check "profile -e: stacks end at the syscall entry, not in BPF glue" \
 "$BPFPROF" profile -e "$WL/funcs:fast_op" -f -- "$WL/funcs" calls 20 4000 >"$TMP/pu.folded" 2>&1
 check "profile -e uprobe: 4000 samples in main;fast_op" \
 	test "$(folded_sum "$TMP/pu.folded" '^funcs;.*main;fast_op ')" = 4000
+"$BPFPROF" profile -e sched:sched_process_exec -f -- /bin/true >"$TMP/px.folded" 2>&1
+check "profile -e sched:sched_process_exec: one sample in execve" \
+	test "$(folded_sum "$TMP/px.folded" '^true;.*execve')" = 1
 "$BPFPROF" profile -e sys:getppid -o "$TMP/pe.report" -- "$S" getppid 20000 >/dev/null 2>&1
 check "profile -e report names the event" grep -q "^# Samples: 20000 of event 'sys:getppid'" "$TMP/pe.report"
 
