@@ -63,6 +63,8 @@ echo "bpfprof count attach (target < 1000): $(printf '%s\n' "${att[@]}" | median
 echo "bpfprof count 'syscalls:sys_enter_*' -- true: $(for i in $(seq "$REPS"); do wall "$BPFPROF" count 'syscalls:sys_enter_*' -- true; done | median) s"
 echo "bpfprof count 'syscalls:sys_*' -- true:       $(wall "$BPFPROF" count 'syscalls:sys_*' -- true) s"
 have perf && echo "perf stat -e 'syscalls:sys_enter_*' true:    $(wall perf stat -e 'syscalls:sys_enter_*' true) s"
+echo "bpfprof count 'sched:*' 'block:*' 'irq:*' -- true: $(wall "$BPFPROF" count 'sched:*' 'block:*' 'irq:*' -- true) s"
+have perf && echo "perf stat -e 'sched:*' -e 'block:*' -e 'irq:*' true: $(wall perf stat -e 'sched:*' -e 'block:*' -e 'irq:*' true) s"
 if have bpftrace && [ -n "${BENCH_SLOW:-}" ]; then
 	echo "bpftrace tracepoint:syscalls:sys_enter_*:     $(wall bpftrace -e 'tracepoint:syscalls:sys_enter_* { @ = count(); }' -c true) s"
 fi
