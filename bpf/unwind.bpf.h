@@ -12,8 +12,9 @@
  * frame loop costs the verifier a few instructions per iteration on any kernel with global
  * functions (5.6+) and needs neither bpf_loop nor tail calls.
  *
- * Users: include after stacks.bpf.h, call unwind_perf_user_stack() (perf_event programs) or
- * unwind_task_user_stack() (e.g. at sched_switch) instead of capture_stack(BPF_F_USER_STACK). */
+ * Users: include after stacks.bpf.h; call unwind_ctx_user_stack() (perf_event, kprobe and uprobe
+ * programs) or unwind_current_user_stack() (tracepoints, e.g. at sched_switch) instead of
+ * capture_stack(BPF_F_USER_STACK); call unwind_forget_process() on exec and on exit. */
 #ifndef BPFPROF_UNWIND_BPF_H
 #define BPFPROF_UNWIND_BPF_H
 #include "errno.bpf.h"
@@ -497,13 +498,16 @@ static __always_inline int unwind_current_user_stack(void *ctx, __u32 tgid, __u6
 	return unwind_user_stack(ctx, tgid, NULL, id);
 }
 
-/* For perf_event programs: the sample's registers when it interrupted user code, the task's
- * saved user registers when it interrupted the kernel. */
-static __always_inline int unwind_perf_user_stack(struct bpf_perf_event_data *ctx, __u32 tgid,
-						  __u64 *id)
+/* For programs whose context starts with the interrupted registers (ctx_regs: perf_event,
+ * kprobe, uprobe): those registers when they are user mode, the task's saved user registers
+ * when the kernel was interrupted; for other programs (tracepoints, fentry), always the saved
+ * ones.  ctx_regs must be a constant. */
+static __always_inline int unwind_ctx_user_stack(void *ctx, bool ctx_regs, __u32 tgid, __u64 *id)
 {
-	struct unwind_regs *regs = (struct unwind_regs *)ctx; /* regs come first */
+	struct unwind_regs *regs = ctx;
 
-	return unwind_user_stack(ctx, tgid, (regs->cs & 3) ? regs : NULL, id);
+	if (ctx_regs && (regs->cs & 3))
+		return unwind_user_stack(ctx, tgid, regs, id);
+	return unwind_user_stack(ctx, tgid, NULL, id);
 }
 #endif

@@ -39,11 +39,11 @@ check "fp walk loses the callers without frame pointers (the premise)" \
 
 # 3. A frame-pointer program spending its time in libc's memset (no frame pointer): the
 #    frame-pointer walk skips the caller, auto keeps main -> filler -> memset.
-"$BPFPROF" profile -F $F -f -U --unwind fp -- "$WL/libcalls" memset 1 >"$TMP/lc.fp" 2>"$TMP/lc.fp.err" ||
+"$BPFPROF" profile -F $F -f -U --unwind fp -- "$WL/inlibc" memset 1 >"$TMP/lc.fp" 2>"$TMP/lc.fp.err" ||
 	echo "# fp run failed: $(cat "$TMP/lc.fp.err")"
-"$BPFPROF" profile -F $F -f -U --unwind auto -- "$WL/libcalls" memset 1 >"$TMP/lc.auto" 2>"$TMP/lc.auto.err" ||
+"$BPFPROF" profile -F $F -f -U --unwind auto -- "$WL/inlibc" memset 1 >"$TMP/lc.auto" 2>"$TMP/lc.auto.err" ||
 	echo "# auto run failed: $(cat "$TMP/lc.auto.err")"
-fp_all=$(folded_sum "$TMP/lc.fp" '^libcalls;')
+fp_all=$(folded_sum "$TMP/lc.fp" '^inlibc;')
 fp_kept=$(folded_sum "$TMP/lc.fp" 'filler;__mem[a-z0-9_]*set')
 auto_full=$(folded_sum "$TMP/lc.auto" '_start;.*;main;filler;__mem[a-z0-9_]*set')
 auto_all=$(folded_sum "$TMP/lc.auto" 'memset')
@@ -101,9 +101,21 @@ for bad in hc_corrupt hc_stripped; do
 done
 check "corrupt .eh_frame: reason names the corruption" grep -q "corrupt .eh_frame" "$TMP/hc_corrupt.err"
 
-# 8. Off-CPU: a sleep through libc attributed to main -> sleeper_a -> clock_nanosleep.
+# 8. A syscall event through libc's wrapper (no frame pointer): the frame-pointer walk skips
+#    sleeper_a, the tables keep main -> sleeper_a -> nanosleep -> clock_nanosleep.
+"$BPFPROF" profile -f -U --unwind fp -e sys:clock_nanosleep -- "$WL/inlibc" sleep 0.5 >"$TMP/ns.fp" 2>/dev/null
+"$BPFPROF" profile -f -U --unwind auto -e sys:clock_nanosleep -- "$WL/inlibc" sleep 0.5 >"$TMP/ns.auto" 2>/dev/null
+ns_all=$(folded_sum "$TMP/ns.auto" 'clock_nanosleep')
+ns_full=$(folded_sum "$TMP/ns.auto" ';main;sleeper_a;[^;]*nanosleep[^;]*;clock_nanosleep[^;]* ')
+echo "# clock_nanosleep: fp with sleeper_a $(folded_sum "$TMP/ns.fp" 'sleeper_a') of $(folded_sum "$TMP/ns.fp" 'clock_nanosleep'), auto $ns_full of $ns_all"
+check "-e sys:clock_nanosleep, fp: sleeper_a lost (the premise)" \
+	test "$(folded_sum "$TMP/ns.fp" 'clock_nanosleep')" -gt 0 -a "$(folded_sum "$TMP/ns.fp" 'sleeper_a')" -eq 0
+check "-e sys:clock_nanosleep, auto: main;sleeper_a;nanosleep;clock_nanosleep" \
+	test "$(share "$ns_full" "$ns_all")" -ge 80
+
+# 9. Off-CPU: a sleep through libc attributed to main -> sleeper_a -> clock_nanosleep.
 if "$BPFPROF" offcpu --help 2>/dev/null | grep -q -- "--unwind"; then
-	"$BPFPROF" offcpu -f -U --unwind auto -- "$WL/libcalls" sleep 1 >"$TMP/off.auto" 2>"$TMP/off.err"
+	"$BPFPROF" offcpu -f -U --unwind auto -- "$WL/inlibc" sleep 1 >"$TMP/off.auto" 2>"$TMP/off.err"
 	check "offcpu: main;sleeper_a;clock_nanosleep" \
 		test "$(folded_sum "$TMP/off.auto" ';main;sleeper_a;(__)?(clock_)?nanosleep')" -gt 0
 else

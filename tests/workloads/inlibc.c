@@ -1,8 +1,8 @@
 /* Time spent inside Debian's libc, which has no frame pointers, called from functions that have
  * them: a frame-pointer walk loses the caller (libc's leaf never saved RBP), call-frame tables
  * keep it.
- * Usage: libcalls memset SECONDS  - main -> filler -> memset (on-CPU)
- *        libcalls sleep SECONDS   - main -> sleeper_a -> nanosleep (off-CPU, 1 ms sleeps) */
+ * Usage: inlibc memset SECONDS  - main -> filler -> memset (on-CPU)
+ *        inlibc sleep SECONDS   - main -> sleeper_a -> nanosleep (off-CPU, 1 ms sleeps) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +43,7 @@ int main(int argc, char **argv)
 	} else if (argc == 3 && !strcmp(argv[1], "sleep")) {
 		sleeper_a(atof(argv[2]));
 	} else {
-		fprintf(stderr, "usage: libcalls memset SECONDS | sleep SECONDS\n");
+		fprintf(stderr, "usage: inlibc memset SECONDS | sleep SECONDS\n");
 		return 2;
 	}
 	return 0;
