@@ -148,27 +148,28 @@ __noinline int unwind_find_mapping(__u64 pc)
  * (the search cfi_find() does), or -1.  Global, like unwind_find_mapping(). */
 __noinline int unwind_find_row(__u32 first, __u32 count, __u64 off)
 {
-	__u32 lo = 0, hi = count, mid, idx;
+	__u32 base = first, len = count, half, idx;
 	struct unw_row *r;
 
-	if (off > 0xffffffffULL || count > UNWIND_MAX_TABLE_ROWS)
+	if (off > 0xffffffffULL || count == 0 || count > UNWIND_MAX_TABLE_ROWS)
 		return -1;
+	/* the lengths halve the same way whichever half is kept: the verifier's paths merge */
 	for (int i = 0; i < UNWIND_ROW_SEARCH; i++) {
-		if (lo >= hi)
+		if (len <= 1)
 			break;
-		mid = (lo + hi) / 2;
-		idx = first + mid;
+		half = len / 2;
+		idx = base + half;
 		r = bpf_map_lookup_elem(&unwind_rows, &idx);
 		if (!r)
 			return -1;
 		if (r->pc <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
+			base = idx;
+		len -= half;
 	}
-	if (lo == 0)
+	r = bpf_map_lookup_elem(&unwind_rows, &base);
+	if (!r || r->pc > off)
 		return -1;
-	return first + lo - 1;
+	return base;
 }
 
 /* Moves to the caller through the frame pointer: [FP] = caller's FP, [FP + 8] = return address. */
@@ -418,29 +419,33 @@ static __always_inline int unwind_fill(void *ctx, struct stack_trace *st, __u32 
 	s = bpf_map_lookup_elem(&walks, &zero);
 	if (!s)
 		return -ENOENT;
-	if (!ip || !unwind_proc_of(s, tgid)) {
-		s->stats[UNW_STAT_NO_PROC]++;
-		if (targ_unwind == UNWIND_EH && ip) {
-			st->ips[0] = ip;
-			return 1;
-		}
-		len = bpf_get_stack(ctx, st->ips, targ_max_stack * sizeof(__u64), BPF_F_USER_STACK);
-		if (len < 0) {
-			count_lost(LOST_STACK_ERR);
-			return len;
-		}
-		return len / sizeof(__u64);
+	if (ip && unwind_proc_of(s, tgid)) {
+		s->ip = ip;
+		s->sp = sp;
+		s->bp = bp;
+		s->tgid = tgid;
+		s->nr = 0;
+		s->map.start = s->map.end = 0;
+		s->now = bpf_ktime_get_ns();
+		s->stats[UNW_STAT_STACKS]++;
+		unwind_walk(0);
+		return s->nr & MAX_STACK_DEPTH; /* never above targ_max_stack: bounds it for the verifier */
 	}
-	s->ip = ip;
-	s->sp = sp;
-	s->bp = bp;
-	s->tgid = tgid;
-	s->nr = 0;
-	s->map.start = s->map.end = 0;
-	s->now = bpf_ktime_get_ns();
-	s->stats[UNW_STAT_STACKS]++;
-	unwind_walk(0);
-	return s->nr;
+	/* no user registers (a sample in the kernel, on a kernel without bpf_task_pt_regs), or a
+	 * process not known yet (its first samples): auto walks the frame pointers, eh keeps only
+	 * the leaf rather than guess */
+	s->stats[ip ? UNW_STAT_NO_PROC : UNW_STAT_NO_REGS]++;
+	if (ip && targ_unwind == UNWIND_EH) {
+		st->ips[0] = ip;
+		return 1;
+	}
+	len = bpf_get_stack(ctx, st->ips, targ_max_stack * sizeof(__u64), BPF_F_USER_STACK);
+	if (len < 0) {
+		count_lost(LOST_STACK_ERR);
+		return len;
+	}
+	len /= sizeof(__u64);
+	return targ_unwind == UNWIND_EH && len > 1 ? 1 : len;
 }
 
 /* x86-64 pt_regs at fixed offsets: its layout is ABI (ptrace's user_regs_struct, perf's

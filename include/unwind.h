@@ -103,6 +103,8 @@ enum unw_stat {
 	UNW_STAT_STACKS,       /* user stacks walked with the tables */
 	UNW_STAT_NO_PROC,      /* process mappings not known yet: auto walks frame pointers, eh
 				* keeps the leaf */
+	UNW_STAT_NO_REGS,      /* stacks walked by frame pointers: no user registers (a sample in
+				* the kernel, on a kernel without bpf_task_pt_regs) */
 	UNW_STAT_FRAMES_EH,    /* frames unwound from a table row */
 	UNW_STAT_FRAMES_FP,    /* frames unwound by frame pointer: code without CFI (auto) */
 	UNW_STAT_FRAMES_PENDING, /* frames unwound by frame pointer: their table was still loading (auto) */

@@ -81,7 +81,7 @@ static const char usage[] =
 "      --max-stacks N       distinct stacks kept in the kernel (default 16384)\n"
 "      --unwind METHOD      user stacks: fp (frame pointers), eh (.eh_frame tables in the\n"
 "                           kernel), auto (default: tables where the code has them)\n"
-"      --unwind-mem MB      memory for unwind tables (default 32)\n"
+"      --unwind-mem MB      memory for unwind tables (default 16)\n"
 "  -f, --folded             folded stacks for flamegraph.pl instead of the report\n"
 "      --annotate           with -f: suffix kernel frames with _[k]\n"
 "      --svg FILE           also write a flame graph SVG\n"

@@ -854,7 +854,7 @@ void unwinder__summary(const struct unwinder *u, char *buf, size_t size)
 	usage_locked(u, &us);
 	buf[0] = '\0';
 	frames = s[UNW_STAT_FRAMES_EH] + s[UNW_STAT_FRAMES_FP] + s[UNW_STAT_FRAMES_PENDING];
-	if (!s[UNW_STAT_STACKS] && !s[UNW_STAT_NO_PROC])
+	if (!s[UNW_STAT_STACKS] && !s[UNW_STAT_NO_PROC] && !s[UNW_STAT_NO_REGS])
 		goto unlock;
 	n = snprintf(buf, size, "%llu stacks walked, %llu frames: %.1f%% from tables, %.1f%% by frame pointer",
 		     (unsigned long long)s[UNW_STAT_STACKS], (unsigned long long)frames,
@@ -867,6 +867,10 @@ void unwinder__summary(const struct unwinder *u, char *buf, size_t size)
 		n += snprintf(buf + n, size - n, "; %llu stacks %s before the process was known",
 			      (unsigned long long)s[UNW_STAT_NO_PROC],
 			      u->method == UNWIND_EH ? "cut to the leaf" : "by frame pointer");
+	if (s[UNW_STAT_NO_REGS] && n > 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - n, "; %llu stacks by frame pointer for want of user "
+			      "registers (kernel without bpf_task_pt_regs)",
+			      (unsigned long long)s[UNW_STAT_NO_REGS]);
 	if (s[UNW_STAT_END_NO_CFI] + s[UNW_STAT_END_PENDING] + s[UNW_STAT_END_UNSUPPORTED] +
 	    s[UNW_STAT_END_READ] + s[UNW_STAT_END_BAD_FRAME] + s[UNW_STAT_END_UNMAPPED] +
 	    s[UNW_STAT_END_MAX_DEPTH] + s[UNW_STAT_REQ_LOST] && n > 0 && (size_t)n < size) {

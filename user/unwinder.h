@@ -11,7 +11,7 @@
 #include <bpf/libbpf.h>
 #include "unwind.h"
 
-#define UNWIND_DEFAULT_MEM_MB 32
+#define UNWIND_DEFAULT_MEM_MB 16
 
 /* "fp", "eh", "auto" -> method.  0 or -EINVAL. */
 int unwind_parse_method(const char *s, enum unwind_method *out);
