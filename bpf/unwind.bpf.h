@@ -431,6 +431,9 @@ static __always_inline int unwind_fill(void *ctx, struct stack_trace *st, __u32 
 		unwind_walk(0);
 		return s->nr & MAX_STACK_DEPTH; /* never above targ_max_stack: bounds it for the verifier */
 	}
+	/* saved registers without a user ip: a kernel thread, which has no user stack */
+	if (!ip && targ_unwind_task_regs)
+		return 0;
 	/* no user registers (a sample in the kernel, on a kernel without bpf_task_pt_regs), or a
 	 * process not known yet (its first samples): auto walks the frame pointers, eh keeps only
 	 * the leaf rather than guess */
