@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include "cfi.h"
 #include "syms.h"
 
@@ -35,8 +36,8 @@ struct span {
 struct builder {
 	struct seg segs[16]; /* executable PT_LOADs */
 	int nr_segs;
-	struct span *spans;
-	size_t nr_spans, cap_spans;
+	struct span *spans; /* address space reserved for the worst case, touched as it fills */
+	size_t nr_spans, cap_spans, map_len;
 	size_t fdes, unsupported;
 	const volatile int *cancel;
 };
@@ -210,6 +211,14 @@ unsupported:
 	return false;
 }
 
+static bool spans_sorted(const struct builder *b)
+{
+	for (size_t i = 1; i < b->nr_spans; i++)
+		if (b->spans[i].lo < b->spans[i - 1].lo)
+			return false;
+	return true;
+}
+
 static bool same_rule(const struct unw_row *a, const struct unw_row *b)
 {
 	return a->type == b->type && a->cfa_off == b->cfa_off && a->fp_off == b->fp_off;
@@ -224,15 +233,8 @@ static int add_span(struct builder *b, __u64 lo, __u64 hi, const struct unw_row 
 		last->hi = hi;
 		return 0;
 	}
-	if (b->nr_spans == b->cap_spans) {
-		size_t cap = b->cap_spans ? b->cap_spans * 2 : 1024;
-		struct span *tmp = realloc(b->spans, cap * sizeof(*tmp));
-
-		if (!tmp)
-			return -ENOMEM;
-		b->spans = tmp;
-		b->cap_spans = cap;
-	}
+	if (b->nr_spans + 1 >= b->cap_spans)
+		return -E2BIG; /* more rows than instruction bytes: cannot happen */
 	b->spans[b->nr_spans].lo = lo;
 	b->spans[b->nr_spans].hi = hi;
 	b->spans[b->nr_spans].rule = *rule;
@@ -490,77 +492,121 @@ static int add_section(struct builder *b, Elf *elf, Elf_Scn *scn, const GElf_Shd
 	return 0;
 }
 
-static int cmp_span(const void *a, const void *b)
+static void sift_down(struct span *s, size_t root, size_t n)
 {
-	const struct span *x = a, *y = b;
+	for (size_t child; (child = 2 * root + 1) < n; root = child) {
+		struct span tmp;
 
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
-	return 0;
+		if (child + 1 < n && s[child + 1].lo > s[child].lo)
+			child++;
+		if (s[root].lo >= s[child].lo)
+			return;
+		tmp = s[root];
+		s[root] = s[child];
+		s[child] = tmp;
+	}
 }
 
-static int push_row(struct cfi_rows *out, __u64 pc, const struct unw_row *rule)
+/* Sorts spans by start address without extra memory. */
+static void heapsort_spans(struct span *s, size_t n)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		sift_down(s, i, n);
+	while (n-- > 1) {
+		struct span tmp = s[0];
+
+		s[0] = s[n];
+		s[n] = tmp;
+		sift_down(s, 0, n);
+	}
+}
+
+/* Appends a row (room guaranteed by the caller), merging it with an identical predecessor. */
+static void push_row(struct cfi_rows *out, __u64 pc, const struct unw_row *rule)
 {
 	if (out->nr && same_rule(&out->rows[out->nr - 1], rule))
-		return 0;
+		return;
 	if (out->nr && out->rows[out->nr - 1].pc == pc) {
 		/* an empty row (a zero-length range) replaced by the next one */
 		out->rows[out->nr - 1] = *rule;
 		out->rows[out->nr - 1].pc = pc;
 		if (out->nr > 1 && same_rule(&out->rows[out->nr - 2], rule))
 			out->nr--;
-		return 0;
-	}
-	if (out->nr == out->cap) {
-		size_t cap = out->cap ? out->cap * 2 : 1024;
-		struct unw_row *tmp = realloc(out->rows, cap * sizeof(*tmp));
-
-		if (!tmp)
-			return -ENOMEM;
-		out->rows = tmp;
-		out->cap = cap;
+		return;
 	}
 	out->rows[out->nr] = *rule;
 	out->rows[out->nr].pc = pc;
 	out->nr++;
-	return 0;
 }
 
 /* Sorted spans -> rows: gaps become UNW_CFA_NONE rows, identical neighbours merge, and where
- * FDEs overlap the first one wins. */
+ * FDEs overlap the first one wins.  The rows are written over the spans (a span yields at most
+ * two 8-byte rows into its own 16 bytes, read before they are written), which keeps the peak
+ * memory of the largest tables (libLLVM: ~900k rows) to one buffer. */
 static int spans_to_rows(struct builder *b, struct cfi_rows *out)
 {
 	const struct unw_row none = { .type = UNW_ROW_TYPE(UNW_CFA_NONE, UNW_FP_UNDEFINED) };
+	size_t page = sysconf(_SC_PAGESIZE), used;
 	__u64 prev_end = 0;
-	int err = 0;
 
-	qsort(b->spans, b->nr_spans, sizeof(*b->spans), cmp_span);
-	for (size_t i = 0; i < b->nr_spans && !err; i++) {
-		struct span *s = &b->spans[i];
-		__u64 lo = s->lo;
+	/* in place: glibc's qsort copies the array, megabytes for the largest libraries */
+	if (!spans_sorted(b))
+		heapsort_spans(b->spans, b->nr_spans);
+	out->rows = (struct unw_row *)b->spans;
+	out->nr = 0;
+	for (size_t i = 0; i < b->nr_spans; i++) {
+		struct span s = b->spans[i];
+		__u64 lo = s.lo;
 
 		if (i && lo < prev_end) {
-			if (s->hi <= prev_end)
+			if (s.hi <= prev_end)
 				continue;
 			lo = prev_end;
 		}
 		/* alignment padding between functions is never executed, nor a return address
 		 * (those are looked up at the call, pc - 1): no row for it */
 		if (i && lo >= prev_end + 16)
-			err = push_row(out, prev_end, &none);
-		err = err ?: push_row(out, lo, &s->rule);
-		prev_end = s->hi;
+			push_row(out, prev_end, &none);
+		push_row(out, lo, &s.rule);
+		prev_end = s.hi;
 	}
-	if (!err && b->nr_spans)
-		err = push_row(out, prev_end, &none);
-	return err;
+	if (b->nr_spans)
+		push_row(out, prev_end, &none); /* room: the reserved spare span */
+	/* the mapping now belongs to out; the pages past the rows go back */
+	out->map_len = b->map_len;
+	used = (out->nr * sizeof(struct unw_row) + page - 1) / page * page;
+	if (used < b->map_len)
+		madvise((char *)b->spans + used, b->map_len - used, MADV_DONTNEED);
+	b->spans = NULL;
+	b->nr_spans = b->cap_spans = b->map_len = 0;
+	return 0;
+}
+
+/* Reserves room for max_spans spans (and a spare); pages are only used as they are touched. */
+static int builder_reserve(struct builder *b, size_t max_spans)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	b->map_len = ((max_spans + 2) * sizeof(struct span) + page - 1) / page * page;
+	p = mmap(NULL, b->map_len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED) {
+		b->map_len = 0;
+		return -ENOMEM;
+	}
+	b->spans = p;
+	b->nr_spans = 0;
+	b->cap_spans = max_spans + 2;
+	return 0;
 }
 
 static void builder_free(struct builder *b)
 {
-	free(b->spans);
+	if (b->spans)
+		munmap(b->spans, b->map_len);
 	b->spans = NULL;
-	b->nr_spans = b->cap_spans = 0;
+	b->nr_spans = b->cap_spans = b->map_len = 0;
 }
 
 /* Adds one CFI section of elf; 0, -ENOENT when it has none, -EINVAL when corrupt. */
@@ -575,6 +621,13 @@ static int try_section(struct builder *b, Elf *elf, bool eh, char *why, size_t s
 	scn = section_by_name(elf, eh ? ".eh_frame" : ".debug_frame", &sh);
 	if (!scn || !sh.sh_size)
 		return -ENOENT;
+	/* a row takes at least one byte of CFI instructions: the section size bounds the spans
+	 * (a compressed .debug_frame inflates: allow for it) */
+	builder_free(b);
+	b->fdes = b->unsupported = 0;
+	err = builder_reserve(b, sh.sh_flags & SHF_COMPRESSED ? sh.sh_size * 16 : sh.sh_size);
+	if (err)
+		return err;
 	if (eh) {
 		cfi = dwarf_getcfi_elf(elf);
 	} else {
@@ -622,14 +675,10 @@ int cfi_build(Elf *elf, Elf *debug_elf, const volatile int *cancel, struct cfi_r
 	if (err == -ENOMEM || err == -ECANCELED)
 		goto cleanup;
 	if (err) {
-		/* a corrupt section may have half-added FDEs: start over from the debug info */
-		builder_free(&b);
-		b.fdes = b.unsupported = 0;
+		/* a corrupt section may have half-added FDEs: try_section starts over */
 		err = try_section(&b, elf, false, why, size);
 		out->source = ".debug_frame";
 		if (err && err != -ENOMEM && debug_elf) {
-			builder_free(&b);
-			b.fdes = b.unsupported = 0;
 			err = try_section(&b, debug_elf, false, why, size);
 			out->source = "debug file .debug_frame";
 		}
@@ -653,11 +702,8 @@ cleanup:
 	if (err == -ECANCELED)
 		snprintf(why, size, "cancelled");
 	builder_free(&b);
-	if (err) {
-		free(out->rows);
-		out->rows = NULL;
-		out->nr = out->cap = 0;
-	}
+	if (err)
+		cfi_rows_free(out);
 	return err;
 }
 
@@ -787,6 +833,7 @@ void cfi_rows_free(struct cfi_rows *r)
 {
 	if (!r)
 		return;
-	free(r->rows);
+	if (r->rows)
+		munmap(r->rows, r->map_len);
 	memset(r, 0, sizeof(*r));
 }
