@@ -58,18 +58,12 @@ static __always_inline __u64 hash_frames(const struct stack_trace *st, __u32 nr)
 	return h ? h : 1;
 }
 
-/* Captures the current user (BPF_F_USER_STACK) or kernel stack and stores it in `stacks`;
- * *id gets its key, or 0 for an empty stack.  Returns 0 or a negative errno (loss counted). */
-static __always_inline int capture_stack(void *ctx, __u64 flags, __u64 *id)
+/* Stores the len bytes of frames bpf_get_stack() / bpf_get_task_stack() put in st->ips. */
+static __always_inline int store_stack(struct stack_trace *st, long len, __u64 *id)
 {
-	struct stack_trace *st, *old;
-	__u32 zero = 0, nr, last;
-	long len;
+	struct stack_trace *old;
+	__u32 nr, last;
 
-	st = bpf_map_lookup_elem(&stack_scratch, &zero);
-	if (!st)
-		return -ENOENT;
-	len = bpf_get_stack(ctx, st->ips, targ_max_stack * sizeof(__u64), flags);
 	if (len < 0) {
 		count_lost(LOST_STACK_ERR);
 		return (int)len;
@@ -100,6 +94,33 @@ static __always_inline int capture_stack(void *ctx, __u64 flags, __u64 *id)
 	return 0;
 }
 
+/* Captures the current user (BPF_F_USER_STACK) or kernel stack and stores it in `stacks`;
+ * *id gets its key, or 0 for an empty stack.  Returns 0 or a negative errno (loss counted). */
+static __always_inline int capture_stack(void *ctx, __u64 flags, __u64 *id)
+{
+	struct stack_trace *st;
+	__u32 zero = 0;
+
+	st = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!st)
+		return -ENOENT;
+	return store_stack(st, bpf_get_stack(ctx, st->ips, targ_max_stack * sizeof(__u64), flags), id);
+}
+
+/* Same for the kernel stack of a task that is not running (bpf_get_task_stack(), 5.9+): where a
+ * blocked thread sleeps.  Only tracing programs (iterators, tp_btf) hold such task pointers. */
+static __always_inline int capture_task_stack(struct task_struct *task, __u64 *id)
+{
+	struct stack_trace *st;
+	__u32 zero = 0;
+
+	st = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!st)
+		return -ENOENT;
+	return store_stack(st, bpf_get_task_stack(task, st->ips, targ_max_stack * sizeof(__u64), 0),
+			   id);
+}
+
 /* Asks user space, once per process (and again after exec), to capture its mappings. */
 static __always_inline void note_process(__u32 tgid)
 {
@@ -121,8 +142,9 @@ static __always_inline void note_process(__u32 tgid)
 	bpf_ringbuf_submit(e, 0);
 }
 
-/* Adds delta to the counter under key; counts the loss when the map is full. */
-static __always_inline void add_to_counts(void *counts, const struct sample_key *key, __u64 delta)
+/* Adds delta to the counter under key (a struct sample_key, or a larger key that begins with
+ * one); counts the loss when the map is full. */
+static __always_inline void add_to_counts(void *counts, const void *key, __u64 delta)
 {
 	__u64 *val = bpf_map_lookup_elem(counts, key);
 

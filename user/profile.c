@@ -122,24 +122,6 @@ static int max_sample_rate(void)
 	return rate;
 }
 
-static int parse_ids(const char *arg, __u32 *ids, int *nr, bool threads)
-{
-	int n = parse_id_list(arg, ids, MAX_IDS);
-
-	if (n < 0) {
-		p_err("invalid %s list '%s'", threads ? "TID" : "PID", arg);
-		return -EINVAL;
-	}
-	for (int i = 0; i < n; i++) {
-		if (threads ? !thread_exists(ids[i]) : !process_exists(ids[i])) {
-			p_err("%s %u does not exist", threads ? "thread" : "pid", ids[i]);
-			return -ESRCH;
-		}
-	}
-	*nr = n;
-	return 0;
-}
-
 static int parse_cpus(const char *arg)
 {
 	int n = nr_cpus_possible(), err;
@@ -217,11 +199,11 @@ static int parse_args(int argc, char **argv)
 		case 'a':
 			break;
 		case 'p':
-			if (parse_ids(optarg, env.pids, &env.nr_pids, false))
+			if (parse_task_ids(optarg, env.pids, MAX_IDS, false, &env.nr_pids))
 				return -EINVAL;
 			break;
 		case 't':
-			if (parse_ids(optarg, env.tids, &env.nr_tids, true))
+			if (parse_task_ids(optarg, env.tids, MAX_IDS, true, &env.nr_tids))
 				return -EINVAL;
 			break;
 		case 'C':

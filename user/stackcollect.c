@@ -102,50 +102,64 @@ __u32 stack_resolver__symbolize(struct stack_resolver *r, __u32 tgid, bool kerne
 	return nr;
 }
 
-int stack_sample_fill(struct stack_resolver *r, int stacks_fd, const struct sample_key *key,
-		      __u64 value, struct stack_sample *out)
+int stack_frames_fill(struct stack_resolver *r, int stacks_fd, __u32 tgid, __u64 user_stack,
+		      __u64 kern_stack, struct frame **frames, __u32 *nr)
 {
 	const __u64 *uips = NULL, *kips = NULL;
 	__u32 unr = 0, knr = 0;
 
-	memset(out, 0, sizeof(*out));
-	memcpy(out->comm, key->comm, sizeof(out->comm));
-	out->comm[sizeof(out->comm) - 1] = '\0';
-	out->pid = key->tgid;
-	out->tid = key->pid;
-	out->value = value;
-	if (key->user_stack)
-		uips = stack_resolver__trace(r, stacks_fd, key->user_stack, &unr);
-	if (key->kern_stack)
-		kips = stack_resolver__trace(r, stacks_fd, key->kern_stack, &knr);
+	*frames = NULL;
+	*nr = 0;
+	if (user_stack)
+		uips = stack_resolver__trace(r, stacks_fd, user_stack, &unr);
+	if (kern_stack)
+		kips = stack_resolver__trace(r, stacks_fd, kern_stack, &knr);
 	if (!uips)
 		unr = 0;
 	if (!kips)
 		knr = 0;
 	if (unr + knr == 0)
 		return 0;
-	out->frames = calloc(unr + knr, sizeof(*out->frames));
-	if (!out->frames)
+	*frames = calloc(unr + knr, sizeof(**frames));
+	if (!*frames)
 		return -ENOMEM;
-	out->nr_frames = stack_resolver__symbolize(r, key->tgid, false, uips, unr, out->frames);
-	out->nr_frames += stack_resolver__symbolize(r, key->tgid, true, kips, knr,
-						    out->frames + out->nr_frames);
+	*nr = stack_resolver__symbolize(r, tgid, false, uips, unr, *frames);
+	*nr += stack_resolver__symbolize(r, tgid, true, kips, knr, *frames + *nr);
 	return 0;
 }
 
-int stacks_collect(struct stack_resolver *r, int counts_fd, int stacks_fd,
-		   struct stack_sample **out, size_t *nr)
+int stack_sample_fill(struct stack_resolver *r, int stacks_fd, const struct sample_key *key,
+		      __u64 value, struct stack_sample *out)
 {
-	struct sample_key key, next, *prev = NULL;
+	memset(out, 0, sizeof(*out));
+	memcpy(out->comm, key->comm, sizeof(out->comm));
+	out->comm[sizeof(out->comm) - 1] = '\0';
+	out->pid = key->tgid;
+	out->tid = key->pid;
+	out->value = value;
+	return stack_frames_fill(r, stacks_fd, key->tgid, key->user_stack, key->kern_stack,
+				 &out->frames, &out->nr_frames);
+}
+
+int stacks_collect_keys(struct stack_resolver *r, int counts_fd, int stacks_fd, size_t key_size,
+			stack_fill_fn fill, void *ctx, struct stack_sample **out, size_t *nr)
+{
 	struct stack_sample *samples = NULL, *tmp;
+	void *key, *next, *prev = NULL;
 	size_t n = 0, cap = 0;
 	__u64 value;
 	int err = 0;
 
-	while (bpf_map_get_next_key(counts_fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(counts_fd, &key, &value))
+	key = malloc(key_size);
+	next = malloc(key_size);
+	if (!key || !next) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	while (bpf_map_get_next_key(counts_fd, prev, next) == 0) {
+		memcpy(key, next, key_size);
+		prev = key;
+		if (bpf_map_lookup_elem(counts_fd, key, &value))
 			continue; /* deleted meanwhile */
 		if (n == cap) {
 			cap = cap ? cap * 2 : 1024;
@@ -156,17 +170,33 @@ int stacks_collect(struct stack_resolver *r, int counts_fd, int stacks_fd,
 			}
 			samples = tmp;
 		}
-		err = stack_sample_fill(r, stacks_fd, &key, value, &samples[n]);
+		err = fill(r, stacks_fd, key, value, &samples[n], ctx);
 		if (err)
 			goto cleanup;
 		n++;
 	}
 	*out = samples;
 	*nr = n;
-	return 0;
+	samples = NULL;
+	n = 0;
 cleanup:
 	stack_samples_free(samples, n);
+	free(key);
+	free(next);
 	return err;
+}
+
+static int fill_sample_key(struct stack_resolver *r, int stacks_fd, const void *key, __u64 value,
+			   struct stack_sample *out, void *ctx)
+{
+	return stack_sample_fill(r, stacks_fd, key, value, out);
+}
+
+int stacks_collect(struct stack_resolver *r, int counts_fd, int stacks_fd,
+		   struct stack_sample **out, size_t *nr)
+{
+	return stacks_collect_keys(r, counts_fd, stacks_fd, sizeof(struct sample_key),
+				   fill_sample_key, NULL, out, nr);
 }
 
 void stack_samples_free(struct stack_sample *s, size_t n)

@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Off-CPU time by stack: at a thread's switch-out record when and where (stacks) it blocked; at
+ * its switch-in add the time it was away to that (process, thread, comm, stacks[, waker]) key,
+ * summed in the kernel.  Every filter runs before any stack is captured.
+ *
+ * Per-thread records live in BPF task storage (one pointer away from the task, no hash lookup, no
+ * lock, no delete per switch) where sched_switch can be attached as tp_btf, which gives typed task
+ * pointers; otherwise (raw_tp) in a hash map keyed by thread id.  An iterator over every task
+ * finds the threads already blocked when the run starts and those still blocked when it ends. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "errno.bpf.h"
+#include "offcpu.h"
+#include "stacks.bpf.h"
+
+/* Settings, fixed before load. */
+const volatile bool filter_tgid = false;
+const volatile bool filter_pid = false;
+const volatile bool targ_user_threads = true;   /* -k clears it */
+const volatile bool targ_kernel_threads = true; /* -u clears it */
+const volatile __u32 targ_states = OFFCPU_STATE_BLOCKED;
+const volatile __u64 targ_min_ns = 0;
+const volatile __u64 targ_max_ns = 0; /* 0: no bound */
+const volatile bool targ_user_stacks = true;
+const volatile bool targ_kern_stacks = true;
+const volatile bool targ_waker = false;
+const volatile bool targ_follow_forks = false;
+/* sched_switch passes prev_state since 5.18 ("sched/tracing: Don't re-read p->state when
+ * emitting sched_switch event"); before, it must be read from prev. */
+const volatile bool targ_prev_state_arg = true;
+
+/* Set by user space before attaching: blocks are clipped to the run. */
+__u64 run_start;
+/* 0: the iterator records threads already blocked; 1: it dumps the records still open. */
+__u32 iter_phase;
+/* Blocks not recorded because no per-thread record could be made (map full, no memory). */
+__u64 recs_lost;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384); /* --max-stacks, set by the loader */
+	__type(key, struct offcpu_key);
+	__type(value, __u64); /* ns */
+} counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_rec);
+} recs SEC(".maps");
+
+/* raw_tp fallback only (the loader shrinks it otherwise). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct offcpu_rec);
+} pid_recs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} tgids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} pids SEC(".maps");
+
+/* 5.14 renamed task_struct::state to __state ("sched: Change task_struct::state"). */
+struct task_struct___pre514 {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 task_state(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return BPF_CORE_READ((struct task_struct___pre514 *)t, state);
+}
+
+/* Interrupt context: the task that is current did not wake anyone, an interrupt did.  x86 keeps
+ * preempt_count per CPU (__preempt_count; 6.2-6.14 moved it into pcpu_hot, where this reads 0 and
+ * wakers from interrupts are taken for tasks), arm64 and others in thread_info. */
+extern int __preempt_count __ksym __weak;
+struct thread_info___pc {
+	int preempt_count;
+} __attribute__((preserve_access_index));
+
+#define NMI_MASK       0x00f00000
+#define HARDIRQ_MASK   0x000f0000
+#define SOFTIRQ_OFFSET 0x00000100
+
+static __always_inline bool in_interrupt_ctx(void)
+{
+	int pc = 0;
+
+	if (&__preempt_count) {
+		pc = *(int *)bpf_this_cpu_ptr(&__preempt_count);
+	} else if (bpf_core_field_exists(((struct thread_info___pc *)0)->preempt_count)) {
+		struct task_struct *t = (void *)bpf_get_current_task();
+
+		pc = BPF_CORE_READ((struct thread_info___pc *)&t->thread_info, preempt_count);
+	}
+	return pc & (NMI_MASK | HARDIRQ_MASK | SOFTIRQ_OFFSET);
+}
+
+/* tp_btf and iterators hold typed task pointers that can be read directly; raw_tp needs reads
+ * through bpf_probe_read_kernel().  `btf` is a constant at every call, so one side compiles away. */
+#define TASK_READ(btf, t, field) ((btf) ? (t)->field : BPF_CORE_READ(t, field))
+
+static __always_inline struct offcpu_rec *rec_lookup(struct task_struct *t, __u32 pid, bool btf)
+{
+	if (btf)
+		return bpf_task_storage_get(&recs, t, 0, 0);
+	return bpf_map_lookup_elem(&pid_recs, &pid);
+}
+
+/* The cheap checks (pid, state, filter maps, thread kind) before anything costly. */
+static __always_inline bool wanted(__u32 tgid, __u32 pid, __u32 state_class, bool kthread)
+{
+	if (pid == 0 || !(targ_states & state_class))
+		return false;
+	if (filter_tgid && !bpf_map_lookup_elem(&tgids, &tgid))
+		return false;
+	if (filter_pid && !bpf_map_lookup_elem(&pids, &pid))
+		return false;
+	return kthread ? targ_kernel_threads : targ_user_threads;
+}
+
+static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u32 state_class,
+				       __u64 now, bool btf)
+{
+	__u64 id = bpf_get_current_pid_tgid(), ustack = 0, kstack = 0;
+	__u32 tgid = id >> 32, pid = id;
+	struct offcpu_rec *r, tmp;
+	bool kthread;
+
+	/* Thread kind is read only when -u/-k or user stacks need it. */
+	kthread = (targ_user_stacks || !targ_user_threads || !targ_kernel_threads) &&
+		  (TASK_READ(btf, prev, flags) & OFFCPU_PF_KTHREAD);
+	if (!wanted(tgid, pid, state_class, kthread))
+		return;
+	if (btf) {
+		r = bpf_task_storage_get(&recs, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!r) {
+			__sync_fetch_and_add(&recs_lost, 1);
+			return;
+		}
+	} else {
+		r = &tmp;
+	}
+	/* Kernel threads have no user stack; asking would only cost a failed walk. */
+	if (targ_user_stacks && !kthread && capture_stack(ctx, BPF_F_USER_STACK, &ustack))
+		return;
+	if (targ_kern_stacks && capture_stack(ctx, 0, &kstack))
+		return;
+	r->key.base.tgid = tgid;
+	r->key.base.pid = pid;
+	r->key.base.user_stack = ustack;
+	r->key.base.kern_stack = kstack;
+	bpf_get_current_comm(r->key.base.comm, sizeof(r->key.base.comm));
+	r->key.waker_user_stack = 0;
+	r->key.waker_kern_stack = 0;
+	r->key.waker_tgid = 0;
+	r->key.flags = 0;
+	__builtin_memset(r->key.waker_comm, 0, sizeof(r->key.waker_comm));
+	r->ts = now;
+	if (!btf && bpf_map_update_elem(&pid_recs, &pid, r, BPF_ANY)) {
+		__sync_fetch_and_add(&recs_lost, 1);
+		return;
+	}
+	if (ustack)
+		note_process(tgid);
+}
+
+static __always_inline void switch_in(struct task_struct *next, __u64 now, bool btf)
+{
+	__u32 pid = btf ? 0 : BPF_CORE_READ(next, pid);
+	struct offcpu_rec *r = rec_lookup(next, pid, btf);
+	__u64 delta;
+
+	if (!r || !r->ts)
+		return;
+	delta = offcpu_clip(r->ts, now, run_start, 0, targ_min_ns, targ_max_ns);
+	if (delta)
+		add_to_counts(&counts, &r->key, delta);
+	if (btf)
+		r->ts = 0;
+	else
+		bpf_map_delete_elem(&pid_recs, &pid);
+}
+
+static __always_inline void on_switch(__u64 *ctx, bool btf)
+{
+	struct task_struct *prev = (void *)ctx[1], *next = (void *)ctx[2];
+	__u64 now = bpf_ktime_get_ns();
+	__u32 state;
+
+	/* ctx[3] exists only where the kernel passes it: reading it elsewhere fails to attach. */
+	state = targ_prev_state_arg ? (__u32)ctx[3] : task_state(prev);
+	switch_out(ctx, prev, offcpu_state_class((bool)ctx[0], state), now, btf);
+	switch_in(next, now, btf);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(switch_btf)
+{
+	on_switch(ctx, true);
+	return 0;
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(switch_raw)
+{
+	on_switch(ctx, false);
+	return 0;
+}
+
+/* sched_waking, unlike sched_wakeup, always runs in the waker's context (sched_wakeup may run on
+ * the wakee's CPU from the wake list), so `current` is the waker. */
+static __always_inline void on_waking(void *ctx, struct task_struct *p, bool btf)
+{
+	__u32 pid = btf ? 0 : BPF_CORE_READ(p, pid);
+	struct offcpu_rec *r = rec_lookup(p, pid, btf);
+	__u64 ustack = 0, kstack = 0, id;
+	struct task_struct *cur;
+
+	if (!r || !r->ts || (r->key.flags & OFFCPU_WAKER_SEEN))
+		return;
+	if (in_interrupt_ctx()) {
+		/* The interrupted task is no waker: keep the interrupt's kernel path only. */
+		if (targ_kern_stacks)
+			capture_stack(ctx, 0, &kstack);
+		r->key.waker_kern_stack = kstack;
+		r->key.flags = OFFCPU_WAKER_SEEN | OFFCPU_WAKER_IRQ;
+		return;
+	}
+	id = bpf_get_current_pid_tgid();
+	cur = (void *)bpf_get_current_task();
+	if (targ_user_stacks && !(BPF_CORE_READ(cur, flags) & OFFCPU_PF_KTHREAD))
+		capture_stack(ctx, BPF_F_USER_STACK, &ustack);
+	if (targ_kern_stacks)
+		capture_stack(ctx, 0, &kstack);
+	r->key.waker_user_stack = ustack;
+	r->key.waker_kern_stack = kstack;
+	r->key.waker_tgid = id >> 32;
+	bpf_get_current_comm(r->key.waker_comm, sizeof(r->key.waker_comm));
+	r->key.flags = OFFCPU_WAKER_SEEN;
+	if (ustack)
+		note_process(id >> 32);
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(waking_btf, struct task_struct *p)
+{
+	on_waking(ctx, p, true);
+	return 0;
+}
+
+SEC("raw_tp/sched_waking")
+int BPF_PROG(waking_raw, struct task_struct *p)
+{
+	on_waking(ctx, p, false);
+	return 0;
+}
+
+/* Threads blocked before the run started: counted from the start, with the kernel stack where
+ * they sleep (bpf_get_task_stack); their user stack cannot be read from another task here. */
+static __always_inline void seed_blocked(struct task_struct *t)
+{
+	__u32 tgid = t->tgid, pid = t->pid, class;
+	bool kthread = t->flags & OFFCPU_PF_KTHREAD;
+	struct offcpu_rec *r;
+	__u64 kstack = 0;
+
+	/* on_rq: still runnable (about to sleep, or preempted): not blocked. */
+	if (t->on_rq)
+		return;
+	class = offcpu_state_class(0, task_state(t));
+	if (class == OFFCPU_STATE_R || !wanted(tgid, pid, class, kthread))
+		return;
+	/* A record means the thread switched out since the probes were attached. */
+	if (bpf_task_storage_get(&recs, t, 0, 0))
+		return;
+	r = bpf_task_storage_get(&recs, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!r) {
+		__sync_fetch_and_add(&recs_lost, 1);
+		return;
+	}
+	if (targ_kern_stacks && capture_task_stack(t, &kstack))
+		return;
+	r->key.base.tgid = tgid;
+	r->key.base.pid = pid;
+	r->key.base.kern_stack = kstack;
+	bpf_probe_read_kernel_str(r->key.base.comm, sizeof(r->key.base.comm), t->comm);
+	r->key.flags = OFFCPU_BEFORE_RUN;
+	r->ts = run_start;
+}
+
+SEC("iter/task")
+int walk_tasks(struct bpf_iter__task *ctx)
+{
+	struct task_struct *t = ctx->task;
+	struct offcpu_rec *r;
+
+	if (!t)
+		return 0;
+	if (iter_phase == 0) {
+		seed_blocked(t);
+		return 0;
+	}
+	r = bpf_task_storage_get(&recs, t, 0, 0);
+	if (r && r->ts)
+		bpf_seq_write(ctx->meta->seq, r, sizeof(*r));
+	return 0;
+}
+
+/* After exec the mappings are new: have user space capture them again. */
+static __always_inline void forget_process(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	bpf_map_delete_elem(&seen_procs, &tgid);
+}
+
+/* `-- COMMAND` follows the processes the command forks, as perf record does. */
+static __always_inline void follow_fork(struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	__u8 one = 1;
+
+	if (!targ_follow_forks || ptgid == ctgid)
+		return;
+	if (bpf_map_lookup_elem(&tgids, &ptgid))
+		bpf_map_update_elem(&tgids, &ctgid, &one, BPF_ANY);
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(exec_btf)
+{
+	forget_process();
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(exec_raw)
+{
+	forget_process();
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(fork_btf, struct task_struct *parent, struct task_struct *child)
+{
+	follow_fork(parent, child);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(fork_raw, struct task_struct *parent, struct task_struct *child)
+{
+	follow_fork(parent, child);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";
