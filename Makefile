@@ -49,15 +49,21 @@ $(OUT)/tests/%: tests/unit/%.c tests/unit/test.h $(LIB_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(LDLIBS)
 
-# Workloads keep frame pointers and stay unoptimised enough that their call structure is the
-# one written in the source: tests assert on it.  A workload may set its own flags in a
+# Workloads keep frame pointers and are not optimised (gcc 12 drops the frame of a leaf such as
+# spin() at -O1 whatever the flags), so their call structure is the one in the source: tests assert
+# on it.  A workload may set its own flags (appended, so they win) in a
 # "// build: FLAGS" line.
 $(OUT)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)
-	$(CC) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline -fno-optimize-sibling-calls \
+	$(CC) -O0 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		$$(sed -n 's|^// build: ||p' $<) -o $@ $< -lpthread -lm
 
 workloads: $(WORKLOAD_BINS)
+
+BENCH_TOOLS := $(patsubst bench/%.c,$(OUT)/bench/%,$(wildcard bench/*.c))
+$(OUT)/bench/%: bench/%.c $(LIB_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS)
 
 unit: $(UNIT_BINS)
 	tests/run.sh unit
@@ -71,7 +77,7 @@ test: deps
 
 # Installs only what is missing; prints nothing to do when everything is there.
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev make gcc \
-	    linux-perf bpftrace fio util-linux procps libxml2-utils
+	    linux-perf bpftrace fio util-linux procps libxml2-utils time
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
@@ -86,7 +92,7 @@ demo: deps
 	@head -n 30 $(OUT)/demo.txt
 	@echo "flame graph: $(CURDIR)/$(OUT)/demo.svg   report: $(CURDIR)/$(OUT)/demo.txt"
 
-bench: bpfprof $(WORKLOAD_BINS)
+bench: bpfprof $(WORKLOAD_BINS) $(BENCH_TOOLS)
 	@for b in bench/*.sh; do echo "== $$b"; bash $$b || exit 1; done
 
 clean:

@@ -56,6 +56,21 @@ int parse_u64(const char *s, __u64 min, __u64 max, __u64 *out)
 	return 0;
 }
 
+int parse_percent(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (*end || errno || !(v >= 0 && v <= 100))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
 int parse_seconds(const char *s, double *out)
 {
 	char *end;

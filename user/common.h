@@ -20,6 +20,8 @@ void p_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Strict number parsing: the whole string, no sign where unsigned, within [min, max].
  * Return 0 or -EINVAL / -ERANGE. */
 int parse_u64(const char *s, __u64 min, __u64 max, __u64 *out);
+/* A percentage from 0 to 100, fractional allowed. */
+int parse_percent(const char *s, double *out);
 /* Seconds, fractional allowed ("0.5"), > 0. */
 int parse_seconds(const char *s, double *out);
 /* "-1", "-0.5": what getopt takes for an unknown option, but the user meant a number. */

@@ -33,7 +33,7 @@ static struct profile_env {
 	__u64 max_stack, max_stacks;
 	const char *event;
 	bool folded, annotate, no_children;
-	double percent_limit;
+	double percent_limit, call_graph_limit;
 	const char *svg_path, *out_path, *title;
 	double duration;
 	char **command;
@@ -79,11 +79,13 @@ static const char usage[] =
 "  -o, --output FILE        write the report or folded stacks to FILE\n"
 "      --no-children        report Self only, like perf report --no-children\n"
 "      --percent-limit P    hide report entries below P percent\n"
+"      --call-graph-limit P hide call-graph branches below P percent (default 0.5,\n"
+"                           as perf's -g graph,0.5)\n"
 "  -v, --verbose            print libbpf messages and what was chosen\n"
 "  -h, --help               this help\n";
 
 enum { OPT_MAX_STACK = 256, OPT_MAX_STACKS, OPT_ANNOTATE, OPT_SVG, OPT_TITLE, OPT_NO_CHILDREN,
-       OPT_PERCENT_LIMIT };
+       OPT_PERCENT_LIMIT, OPT_CALL_GRAPH_LIMIT };
 
 static const struct option long_opts[] = {
 	{ "freq", required_argument, NULL, 'F' },
@@ -104,6 +106,7 @@ static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
 	{ "percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT },
+	{ "call-graph-limit", required_argument, NULL, OPT_CALL_GRAPH_LIMIT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{},
@@ -165,6 +168,7 @@ static int parse_args(int argc, char **argv)
 	int dashdash = argc, opt, err;
 
 	env.freq = 99;
+	env.call_graph_limit = 0.5;
 	env.max_stack = MAX_STACK_DEPTH;
 	env.max_stacks = 16384;
 	env.event = "cpu-clock";
@@ -249,16 +253,18 @@ static int parse_args(int argc, char **argv)
 		case OPT_NO_CHILDREN:
 			env.no_children = true;
 			break;
-		case OPT_PERCENT_LIMIT: {
-			char *end;
-
-			env.percent_limit = strtod(optarg, &end);
-			if (*end || !*optarg || env.percent_limit < 0 || env.percent_limit > 100) {
+		case OPT_PERCENT_LIMIT:
+			if (parse_percent(optarg, &env.percent_limit)) {
 				p_err("invalid --percent-limit '%s' (0 to 100)", optarg);
 				return -EINVAL;
 			}
 			break;
-		}
+		case OPT_CALL_GRAPH_LIMIT:
+			if (parse_percent(optarg, &env.call_graph_limit)) {
+				p_err("invalid --call-graph-limit '%s' (0 to 100)", optarg);
+				return -EINVAL;
+			}
+			break;
 		case 'v':
 			verbose = true;
 			break;
@@ -509,6 +515,7 @@ static int write_outputs(const struct stack_sample *samples, size_t n, const __u
 			.percent_limit = env.percent_limit,
 			.unit = REPORT_SAMPLES,
 			.call_graph = true,
+			.call_graph_limit = env.call_graph_limit,
 		};
 
 		err = report_write(out, &h, samples, n, &ro);

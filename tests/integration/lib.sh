@@ -23,3 +23,10 @@ need_root() {
 within() { awk -v g="$1" -v w="$2" -v t="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(w > 0 && d <= t * w) }'; }
 # Count in folded output of stacks matching a regex.
 folded_sum() { awk -v re="$2" '$0 ~ re { s += $NF } END { print s + 0 }' "$1"; }
+# A PID that exists neither as a process nor as a thread, from the top of the PID space where
+# fresh forks do not land soon.
+unused_pid() {
+	local p=$(( $(cat /proc/sys/kernel/pid_max) - 1 ))
+	while [ -e "/proc/$p" ]; do p=$((p - 1)); done
+	echo "$p"
+}

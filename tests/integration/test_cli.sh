@@ -25,8 +25,7 @@ check "profile --help shows usage" grep -q "Usage: bpfprof profile" "$TMP/h"
 "$BPFPROF" nosuchcmd >/dev/null 2>&1; rc=$?
 check "unknown command exits 2" test "$rc" -eq 2
 
-dead=$( (sleep 0 & echo $!) ); wait
-while kill -0 "$dead" 2>/dev/null; do dead=$((dead + 1)); done
+dead=$(unused_pid)
 expect_error "profile: pid that does not exist" "pid $dead does not exist" -- profile -p "$dead" 1
 expect_error "profile: -F 0" "invalid frequency" -- profile -F 0 1
 expect_error "profile: -F abc" "invalid frequency" -- profile -F abc 1

@@ -1,6 +1,9 @@
 /* Syscall-heavy workload: time mostly in the kernel under a known user function.
- * Usage: syscalls read SECONDS   - read_zero() reads /dev/zero in 64 KiB blocks
- *        syscalls getppid N      - call_getppid() makes exactly N getppid() calls, prints N */
+ * Usage: syscalls read SECONDS   - read_devzero() reads /dev/zero in 64 KiB blocks
+ *        syscalls getppid N      - call_getppid() makes exactly N getppid() calls, prints N
+ * System calls go through raw_syscall3(), which keeps a frame pointer: Debian's libc wrappers do
+ * not, and a frame-pointer walk through them loses their caller (the subject of .eh_frame
+ * unwinding, tested elsewhere). */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +14,14 @@
 
 static char buf[65536];
 
+__attribute__((noinline)) long raw_syscall3(long nr, long a, long b, long c)
+{
+	long ret;
+
+	asm volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
+	return ret;
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -19,7 +30,7 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-__attribute__((noinline)) void read_zero(double seconds)
+__attribute__((noinline)) void read_devzero(double seconds)
 {
 	int fd = open("/dev/zero", O_RDONLY);
 	double end = now() + seconds;
@@ -30,7 +41,7 @@ __attribute__((noinline)) void read_zero(double seconds)
 	}
 	while (now() < end)
 		for (int i = 0; i < 100; i++)
-			if (read(fd, buf, sizeof(buf)) < 0)
+			if (raw_syscall3(SYS_read, fd, (long)buf, sizeof(buf)) < 0)
 				exit(1);
 	close(fd);
 }
@@ -38,13 +49,13 @@ __attribute__((noinline)) void read_zero(double seconds)
 __attribute__((noinline)) void call_getppid(long n)
 {
 	for (long i = 0; i < n; i++)
-		syscall(SYS_getppid); /* not cached by libc, unlike getpid once was */
+		raw_syscall3(SYS_getppid, 0, 0, 0);
 }
 
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "read")) {
-		read_zero(atof(argv[2]));
+		read_devzero(atof(argv[2]));
 	} else if (argc == 3 && !strcmp(argv[1], "getppid")) {
 		/* Give a tracer started alongside time to attach before the counted calls. */
 		usleep(getenv("WL_DELAY_MS") ? atoi(getenv("WL_DELAY_MS")) * 1000 : 0);
