@@ -460,6 +460,7 @@ static int fill_offcpu(struct stack_resolver *r, int stacks_fd, const void *k, _
 
 	/* ns in the kernel; microseconds from here on, rounded. */
 	err = stack_sample_fill(r, stacks_fd, &key->base, (value + 500) / 1000, out);
+	out->nr_frames = stack_frames_trim_bpf(out->frames, out->nr_frames);
 	if (!err && (key->flags & OFFCPU_BEFORE_RUN) && !env.kernel_only) {
 		/* The user stack of a thread blocked before the run is unknown: say so. */
 		struct frame *f = calloc(out->nr_frames + 1, sizeof(*f));
@@ -479,6 +480,8 @@ static int fill_offcpu(struct stack_resolver *r, int stacks_fd, const void *k, _
 		err = stack_frames_fill(r, stacks_fd, key->waker_tgid, key->waker_user_stack,
 					key->waker_kern_stack, &out->waker_frames,
 					&out->nr_waker_frames);
+		out->nr_waker_frames = stack_frames_trim_bpf(out->waker_frames,
+							     out->nr_waker_frames);
 	}
 	return err;
 }

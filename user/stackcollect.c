@@ -128,6 +128,28 @@ int stack_frames_fill(struct stack_resolver *r, int stacks_fd, __u32 tgid, __u64
 	return 0;
 }
 
+/* Frames a tracepoint-attached BPF program adds under the code it traces: the program itself and
+ * the glue that calls it (bpf_trace_run4, __bpf_trace_sched_switch, __traceiter_sched_switch). */
+static bool is_bpf_glue(const struct frame *f)
+{
+	static const char *const prefixes[] = { "bpf_prog_", "bpf_trace_run", "__bpf_trace_",
+						"__traceiter_" };
+
+	if (!f->kernel || !f->name)
+		return false;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(f->name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+__u32 stack_frames_trim_bpf(struct frame *frames, __u32 nr)
+{
+	while (nr && is_bpf_glue(&frames[nr - 1]))
+		nr--;
+	return nr;
+}
+
 int stack_sample_fill(struct stack_resolver *r, int stacks_fd, const struct sample_key *key,
 		      __u64 value, struct stack_sample *out)
 {

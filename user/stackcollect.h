@@ -25,6 +25,10 @@ void stack_resolver__free(struct stack_resolver *r);
 int stack_frames_fill(struct stack_resolver *r, int stacks_fd, __u32 tgid, __u64 user_stack,
 		      __u64 kern_stack, struct frame **frames, __u32 *nr);
 
+/* Drops the innermost kernel frames (at the end of an outermost-first array) that belong to the
+ * BPF program that took the stack and the tracepoint glue that ran it.  Returns the new count. */
+__u32 stack_frames_trim_bpf(struct frame *frames, __u32 nr);
+
 /* Builds a sample's frames (user then kernel, outermost first) from a key. 0 or -errno. */
 int stack_sample_fill(struct stack_resolver *r, int stacks_fd, const struct sample_key *key,
 		      __u64 value, struct stack_sample *out);
