@@ -86,32 +86,6 @@ static __always_inline __u32 task_state(struct task_struct *t)
 	return BPF_CORE_READ((struct task_struct___pre514 *)t, state);
 }
 
-/* Interrupt context: the task that is current did not wake anyone, an interrupt did.  x86 keeps
- * preempt_count per CPU (__preempt_count; 6.2-6.14 moved it into pcpu_hot, where this reads 0 and
- * wakers from interrupts are taken for tasks), arm64 and others in thread_info. */
-extern int __preempt_count __ksym __weak;
-struct thread_info___pc {
-	int preempt_count;
-} __attribute__((preserve_access_index));
-
-#define NMI_MASK       0x00f00000
-#define HARDIRQ_MASK   0x000f0000
-#define SOFTIRQ_OFFSET 0x00000100
-
-static __always_inline bool in_interrupt_ctx(void)
-{
-	int pc = 0;
-
-	if (&__preempt_count) {
-		pc = *(int *)bpf_this_cpu_ptr(&__preempt_count);
-	} else if (bpf_core_field_exists(((struct thread_info___pc *)0)->preempt_count)) {
-		struct task_struct *t = (void *)bpf_get_current_task();
-
-		pc = BPF_CORE_READ((struct thread_info___pc *)&t->thread_info, preempt_count);
-	}
-	return pc & (NMI_MASK | HARDIRQ_MASK | SOFTIRQ_OFFSET);
-}
-
 /* tp_btf and iterators hold typed task pointers that can be read directly; raw_tp needs reads
  * through bpf_probe_read_kernel().  `btf` is a constant at every call, so one side compiles away. */
 #define TASK_READ(btf, t, field) ((btf) ? (t)->field : BPF_CORE_READ(t, field))
@@ -235,14 +209,8 @@ static __always_inline void on_waking(void *ctx, struct task_struct *p, bool btf
 
 	if (!r || !r->ts || (r->key.flags & OFFCPU_WAKER_SEEN))
 		return;
-	if (in_interrupt_ctx()) {
-		/* The interrupted task is no waker: keep the interrupt's kernel path only. */
-		if (targ_kern_stacks)
-			capture_stack(ctx, 0, &kstack);
-		r->key.waker_kern_stack = kstack;
-		r->key.flags = OFFCPU_WAKER_SEEN | OFFCPU_WAKER_IRQ;
-		return;
-	}
+	/* From an interrupt, current is only the interrupted task: user space sees the interrupt
+	 * entry in the kernel stack and shows the interrupt, not that task, as the waker. */
 	id = bpf_get_current_pid_tgid();
 	cur = (void *)bpf_get_current_task();
 	if (targ_user_stacks && !(BPF_CORE_READ(cur, flags) & OFFCPU_PF_KTHREAD))

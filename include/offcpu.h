@@ -60,8 +60,7 @@ struct offcpu_key {
 };
 
 #define OFFCPU_WAKER_SEEN 0x1 /* a wake-up was recorded for this block */
-#define OFFCPU_WAKER_IRQ  0x2 /* the wake-up came from interrupt context (no waker task) */
-#define OFFCPU_BEFORE_RUN 0x4 /* blocked since before the run: counted from its start, user
+#define OFFCPU_BEFORE_RUN 0x2 /* blocked since before the run: counted from its start, user
 			       * stack unknown */
 
 /* Per-thread record of the block in progress: written at switch-out, consumed at switch-in.  The

@@ -475,13 +475,13 @@ static int fill_offcpu(struct stack_resolver *r, int stacks_fd, const void *k, _
 		out->nr_frames++;
 	}
 	if (!err && (key->flags & OFFCPU_WAKER_SEEN)) {
-		snprintf(out->waker_comm, sizeof(out->waker_comm), "%s",
-			 (key->flags & OFFCPU_WAKER_IRQ) ? "[interrupt]" : key->waker_comm);
+		snprintf(out->waker_comm, sizeof(out->waker_comm), "%s", key->waker_comm);
 		err = stack_frames_fill(r, stacks_fd, key->waker_tgid, key->waker_user_stack,
 					key->waker_kern_stack, &out->waker_frames,
 					&out->nr_waker_frames);
 		out->nr_waker_frames = stack_frames_trim_bpf(out->waker_frames,
 							     out->nr_waker_frames);
+		stack_waker_from_irq(out);
 	}
 	return err;
 }

@@ -150,6 +150,39 @@ __u32 stack_frames_trim_bpf(struct frame *frames, __u32 nr)
 	return nr;
 }
 
+/* Interrupt entry stubs: x86 (asm_sysvec_*, asm_common_interrupt, asm_spurious_interrupt) and
+ * arm64 (el1h_64_irq, el0t_64_irq, ..._fiq).  Exceptions such as page faults are task context. */
+static bool is_irq_entry(const struct frame *f)
+{
+	static const char *const prefixes[] = { "asm_sysvec_", "asm_common_interrupt",
+						"asm_spurious_interrupt", "el1h_64_irq", "el0t_64_irq",
+						"el1h_64_fiq", "el0t_64_fiq" };
+
+	if (!f->kernel || !f->name)
+		return false;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(f->name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+bool stack_waker_from_irq(struct stack_sample *s)
+{
+	__u32 i;
+
+	for (i = s->nr_waker_frames; i > 0; i--)
+		if (is_irq_entry(&s->waker_frames[i - 1]))
+			break;
+	if (i == 0)
+		return false;
+	/* Keep the interrupt's path (the entry frame and what it called). */
+	memmove(s->waker_frames, s->waker_frames + i - 1,
+		(s->nr_waker_frames - (i - 1)) * sizeof(*s->waker_frames));
+	s->nr_waker_frames -= i - 1;
+	snprintf(s->waker_comm, sizeof(s->waker_comm), "[interrupt]");
+	return true;
+}
+
 int stack_sample_fill(struct stack_resolver *r, int stacks_fd, const struct sample_key *key,
 		      __u64 value, struct stack_sample *out)
 {

@@ -29,6 +29,12 @@ int stack_frames_fill(struct stack_resolver *r, int stacks_fd, __u32 tgid, __u64
  * BPF program that took the stack and the tracepoint glue that ran it.  Returns the new count. */
 __u32 stack_frames_trim_bpf(struct frame *frames, __u32 nr);
 
+/* A wake-up taken in interrupt context has whatever task the interrupt hit as `current`: when
+ * the waker's kernel stack passes through an interrupt entry, keeps only the interrupt's frames
+ * (the entry and what it called; the interrupted task's user and kernel frames go) and names
+ * the waker "[interrupt]".  Returns whether it did. */
+bool stack_waker_from_irq(struct stack_sample *s);
+
 /* Builds a sample's frames (user then kernel, outermost first) from a key. 0 or -errno. */
 int stack_sample_fill(struct stack_resolver *r, int stacks_fd, const struct sample_key *key,
 		      __u64 value, struct stack_sample *out);
