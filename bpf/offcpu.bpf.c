@@ -60,19 +60,40 @@ struct {
 	__type(value, struct offcpu_rec);
 } pid_recs SEC(".maps");
 
+/* -p / -t filters: one bit per PID, indexed by pid / 64.  An array lookup is inlined by the
+ * verifier: a few instructions instead of a hash lookup on every context switch.  Sized by the
+ * loader from kernel.pid_max. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, __u64);
 } tgids SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, __u64);
 } pids SEC(".maps");
+
+static __always_inline bool bit_test(void *bits, __u32 id)
+{
+	__u32 word = id / 64;
+	__u64 *w = bpf_map_lookup_elem(bits, &word);
+
+	return w && (*w & (1ULL << (id % 64)));
+}
+
+/* Whether a thread passes -p / -t: checked before anything else on both sides of a switch. */
+static __always_inline bool wanted_id(__u32 tgid, __u32 pid)
+{
+	if (filter_tgid && !bit_test(&tgids, tgid))
+		return false;
+	if (filter_pid && !bit_test(&pids, pid))
+		return false;
+	return true;
+}
 
 /* 5.14 renamed task_struct::state to __state ("sched: Change task_struct::state"). */
 struct task_struct___pre514 {
@@ -97,30 +118,35 @@ static __always_inline struct offcpu_rec *rec_lookup(struct task_struct *t, __u3
 	return bpf_map_lookup_elem(&pid_recs, &pid);
 }
 
-/* The cheap checks (pid, state, filter maps, thread kind) before anything costly. */
-static __always_inline bool wanted(__u32 tgid, __u32 pid, __u32 state_class, bool kthread)
+/* The cheap checks (pid, state, filter bits, thread kind) before anything costly. */
+static __always_inline bool wanted(__u32 tgid, __u32 pid, __u32 state_class,
+				   struct task_struct *t, bool btf, bool *kthread)
 {
-	if (pid == 0 || !(targ_states & state_class))
+	if (pid == 0 || !(targ_states & state_class) || !wanted_id(tgid, pid))
 		return false;
-	if (filter_tgid && !bpf_map_lookup_elem(&tgids, &tgid))
-		return false;
-	if (filter_pid && !bpf_map_lookup_elem(&pids, &pid))
-		return false;
-	return kthread ? targ_kernel_threads : targ_user_threads;
+	/* Thread kind is read only when -u/-k or user stacks need it. */
+	*kthread = (targ_user_stacks || !targ_user_threads || !targ_kernel_threads) &&
+		   (TASK_READ(btf, t, flags) & OFFCPU_PF_KTHREAD);
+	return *kthread ? targ_kernel_threads : targ_user_threads;
+}
+
+/* The clock is read once per switch, and only when a block starts or ends. */
+static __always_inline __u64 switch_time(__u64 *now)
+{
+	if (!*now)
+		*now = bpf_ktime_get_ns();
+	return *now;
 }
 
 static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u32 state_class,
-				       __u64 now, bool btf)
+				       __u64 *now, bool btf)
 {
-	__u64 id = bpf_get_current_pid_tgid(), ustack = 0, kstack = 0;
-	__u32 tgid = id >> 32, pid = id;
+	__u32 tgid = TASK_READ(btf, prev, tgid), pid = TASK_READ(btf, prev, pid);
+	__u64 ustack = 0, kstack = 0;
 	struct offcpu_rec *r, tmp;
 	bool kthread;
 
-	/* Thread kind is read only when -u/-k or user stacks need it. */
-	kthread = (targ_user_stacks || !targ_user_threads || !targ_kernel_threads) &&
-		  (TASK_READ(btf, prev, flags) & OFFCPU_PF_KTHREAD);
-	if (!wanted(tgid, pid, state_class, kthread))
+	if (!wanted(tgid, pid, state_class, prev, btf, &kthread))
 		return;
 	if (btf) {
 		r = bpf_task_storage_get(&recs, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -146,7 +172,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 	r->key.waker_tgid = 0;
 	r->key.flags = 0;
 	__builtin_memset(r->key.waker_comm, 0, sizeof(r->key.waker_comm));
-	r->ts = now;
+	r->ts = switch_time(now);
 	if (!btf && bpf_map_update_elem(&pid_recs, &pid, r, BPF_ANY)) {
 		__sync_fetch_and_add(&recs_lost, 1);
 		return;
@@ -155,15 +181,19 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 		note_process(tgid);
 }
 
-static __always_inline void switch_in(struct task_struct *next, __u64 now, bool btf)
+static __always_inline void switch_in(struct task_struct *next, __u64 *now, bool btf)
 {
-	__u32 pid = btf ? 0 : BPF_CORE_READ(next, pid);
-	struct offcpu_rec *r = rec_lookup(next, pid, btf);
+	__u32 pid = TASK_READ(btf, next, pid);
+	struct offcpu_rec *r;
 	__u64 delta;
 
+	/* With -p/-t, most threads are not targets: two bit tests are cheaper than the lookup. */
+	if ((filter_tgid || filter_pid) && !wanted_id(TASK_READ(btf, next, tgid), pid))
+		return;
+	r = rec_lookup(next, pid, btf);
 	if (!r || !r->ts)
 		return;
-	delta = offcpu_clip(r->ts, now, run_start, 0, targ_min_ns, targ_max_ns);
+	delta = offcpu_clip(r->ts, switch_time(now), run_start, 0, targ_min_ns, targ_max_ns);
 	if (delta)
 		add_to_counts(&counts, &r->key, delta);
 	if (btf)
@@ -175,13 +205,13 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now, bool 
 static __always_inline void on_switch(__u64 *ctx, bool btf)
 {
 	struct task_struct *prev = (void *)ctx[1], *next = (void *)ctx[2];
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = 0;
 	__u32 state;
 
 	/* ctx[3] exists only where the kernel passes it: reading it elsewhere fails to attach. */
 	state = targ_prev_state_arg ? (__u32)ctx[3] : task_state(prev);
-	switch_out(ctx, prev, offcpu_state_class((bool)ctx[0], state), now, btf);
-	switch_in(next, now, btf);
+	switch_out(ctx, prev, offcpu_state_class((bool)ctx[0], state), &now, btf);
+	switch_in(next, &now, btf);
 }
 
 SEC("tp_btf/sched_switch")
@@ -245,15 +275,15 @@ int BPF_PROG(waking_raw, struct task_struct *p)
 static __always_inline void seed_blocked(struct task_struct *t)
 {
 	__u32 tgid = t->tgid, pid = t->pid, class;
-	bool kthread = t->flags & OFFCPU_PF_KTHREAD;
 	struct offcpu_rec *r;
+	bool kthread;
 	__u64 kstack = 0;
 
 	/* on_rq: still runnable (about to sleep, or preempted): not blocked. */
 	if (t->on_rq)
 		return;
 	class = offcpu_state_class(0, task_state(t));
-	if (class == OFFCPU_STATE_R || !wanted(tgid, pid, class, kthread))
+	if (class == OFFCPU_STATE_R || !wanted(tgid, pid, class, t, true, &kthread))
 		return;
 	/* A record means the thread switched out since the probes were attached. */
 	if (bpf_task_storage_get(&recs, t, 0, 0))
@@ -303,12 +333,16 @@ static __always_inline void forget_process(void)
 static __always_inline void follow_fork(struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
-	__u8 one = 1;
+	__u32 word = ctgid / 64;
+	__u64 bit = 1ULL << (ctgid % 64), *w;
 
-	if (!targ_follow_forks || ptgid == ctgid)
+	if (!targ_follow_forks || ptgid == ctgid || !bit_test(&tgids, ptgid))
 		return;
-	if (bpf_map_lookup_elem(&tgids, &ptgid))
-		bpf_map_update_elem(&tgids, &ctgid, &one, BPF_ANY);
+	/* Only the fork that creates a PID sets its bit, so an atomic add of a clear bit is an
+	 * atomic or (which clang 14's default BPF target lacks). */
+	w = bpf_map_lookup_elem(&tgids, &word);
+	if (w && !(*w & bit))
+		__sync_fetch_and_add(w, bit);
 }
 
 SEC("tp_btf/sched_process_exec")

@@ -308,6 +308,20 @@ static bool switch_has_prev_state(void)
 	return has;
 }
 
+/* Bitmap words for PIDs below kernel.pid_max. */
+static __u32 pid_words(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/pid_max", "r");
+	unsigned int max = 4194304; /* PID_MAX_LIMIT on 64-bit */
+
+	if (f) {
+		if (fscanf(f, "%u", &max) != 1 || max == 0 || max > 4194304)
+			max = 4194304;
+		fclose(f);
+	}
+	return (max + 63) / 64;
+}
+
 /* True when per-thread records live in task storage (tp_btf); false: the raw_tp fallback with
  * a hash map, where blocks that began before the run cannot be found. */
 static bool use_task_storage;
@@ -330,6 +344,8 @@ static void configure(struct offcpu_bpf *skel)
 	skel->rodata->targ_follow_forks = env.command != NULL;
 	skel->rodata->targ_prev_state_arg = has_prev_state;
 	skel->rodata->targ_max_stack = env.max_stack;
+	bpf_map__set_max_entries(skel->maps.tgids, pid_words());
+	bpf_map__set_max_entries(skel->maps.pids, pid_words());
 	bpf_map__set_max_entries(skel->maps.counts, env.max_stacks);
 	/* Target and waker, user and kernel: room for four stacks per key. */
 	bpf_map__set_max_entries(skel->maps.stacks, env.max_stacks * (env.waker ? 4 : 2));
@@ -357,20 +373,30 @@ static void configure(struct offcpu_bpf *skel)
 	}
 }
 
-static int fill_filters(struct offcpu_bpf *skel, const struct child *child)
+static int set_bits(struct bpf_map *map, const __u32 *ids, int n)
 {
-	__u8 one = 1;
 	int err = 0;
 
-	for (int i = 0; i < env.nr_pids && !err; i++)
-		err = bpf_map__update_elem(skel->maps.tgids, &env.pids[i], 4, &one, 1, BPF_ANY);
-	for (int i = 0; i < env.nr_tids && !err; i++)
-		err = bpf_map__update_elem(skel->maps.pids, &env.tids[i], 4, &one, 1, BPF_ANY);
-	if (!err && child) {
-		__u32 pid = child->pid;
+	for (int i = 0; i < n && !err; i++) {
+		__u32 word = ids[i] / 64;
+		__u64 bits = 0;
 
-		err = bpf_map__update_elem(skel->maps.tgids, &pid, 4, &one, 1, BPF_ANY);
+		err = bpf_map__lookup_elem(map, &word, 4, &bits, 8, 0);
+		bits |= 1ULL << (ids[i] % 64);
+		err = err ?: bpf_map__update_elem(map, &word, 4, &bits, 8, BPF_ANY);
 	}
+	return err;
+}
+
+static int fill_filters(struct offcpu_bpf *skel, const struct child *child)
+{
+	__u32 pid = child ? child->pid : 0;
+	int err;
+
+	err = set_bits(skel->maps.tgids, env.pids, env.nr_pids);
+	err = err ?: set_bits(skel->maps.pids, env.tids, env.nr_tids);
+	if (!err && child)
+		err = set_bits(skel->maps.tgids, &pid, 1);
 	return err;
 }
 

@@ -1,0 +1,67 @@
+#!/bin/bash
+# bpfprof offcpu: throughput of a context-switch storm pinned to one CPU
+# (`taskset -c 0 perf bench sched pipe`, the worst case for any sched_switch tracer, and stable
+# from run to run) untraced and under each tracer, as a ratio to untraced.  Medians of REPS
+# interleaved runs.  Targets: bpfprof offcpu -a >= 0.50, with a PID filter >= 0.92.
+. "$(dirname "$0")/lib.sh"
+
+LOOPS=${LOOPS:-200000}
+if ! have perf; then
+	echo "perf not installed: perf bench sched pipe is the workload; nothing to measure"
+	exit 0
+fi
+
+# ops/sec of one pinned run.
+pipe_ops() { taskset -c 0 perf bench sched pipe -l "$LOOPS" 2>/dev/null | awk '/ops\/sec/ { print $1 }'; }
+
+# under NAME COMMAND...: runs COMMAND in the background, measures once attached, stops it.
+under() {
+	local name=$1 pid ops; shift
+	"$@" >/dev/null 2>"$BTMP/$name.err" & pid=$!
+	sleep 2
+	if ! kill -0 $pid 2>/dev/null; then
+		echo "# $name did not start: $(head -n 1 "$BTMP/$name.err")" >&2
+		return
+	fi
+	ops=$(pipe_ops)
+	kill -INT $pid; wait $pid 2>/dev/null
+	echo "$ops" >>"$BTMP/$name"
+}
+
+BT_OFFCPU='tracepoint:sched:sched_switch {
+	@ts[tid] = nsecs; @ks[tid] = kstack; @us[tid] = ustack;
+	$p = args->next_pid;
+	if (@ts[$p]) {
+		@t[args->next_comm, @ks[$p], @us[$p]] = sum(nsecs - @ts[$p]);
+		delete(@ts[$p]); delete(@ks[$p]); delete(@us[$p]);
+	}
+}'
+BT_COUNT='tracepoint:sched:sched_switch { @n = count(); }'
+
+sleep 3600 & idle=$!
+for i in $(seq "$REPS"); do
+	pipe_ops >>"$BTMP/untraced"
+	under offcpu_a "$BPFPROF" offcpu -a -f
+	under offcpu_p "$BPFPROF" offcpu -p $idle -f
+	if have bpftrace; then
+		under bpftrace_offcpu bpftrace -e "$BT_OFFCPU"
+		under bpftrace_count bpftrace -e "$BT_COUNT"
+	fi
+	under perf_record perf record -q -e sched:sched_switch -g -a -o "$BTMP/perf.data"
+done
+kill $idle 2>/dev/null
+
+base=$(median <"$BTMP/untraced")
+report() {
+	[ -s "$BTMP/$1" ] || return
+	local m; m=$(median <"$BTMP/$1")
+	printf '%-52s %10.0f ops/s  ratio %s\n' "$2" "$m" "$(ratio "$m" "$base")"
+}
+echo "## taskset -c 0 perf bench sched pipe -l $LOOPS, median of $REPS (ratio to untraced)"
+printf '%-52s %10.0f ops/s\n' "untraced" "$base"
+report offcpu_a "bpfprof offcpu -a (kernel+user stacks; target >= 0.50)"
+report offcpu_p "bpfprof offcpu -p <idle pid> (target >= 0.92)"
+report bpftrace_offcpu "bpftrace sched_switch + kstack + ustack sum"
+report bpftrace_count "bpftrace sched_switch counter only"
+report perf_record "perf record -e sched:sched_switch -g -a"
+exit 0
