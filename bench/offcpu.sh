@@ -1,11 +1,11 @@
 #!/bin/bash
 # bpfprof offcpu: throughput of a context-switch storm pinned to one CPU
 # (`taskset -c 0 perf bench sched pipe`, the worst case for any sched_switch tracer, and stable
-# from run to run) untraced and under each tracer, as a ratio to untraced.  Medians of REPS
-# interleaved runs.  Targets: bpfprof offcpu -a >= 0.50, with a PID filter >= 0.92.
+# from run to run) under each tracer, as a ratio to an untraced run right after it.  Medians of
+# REPS (default 3) pairs.  Targets: bpfprof offcpu -a >= 0.50, with a PID filter >= 0.92.
 . "$(dirname "$0")/lib.sh"
 
-LOOPS=${LOOPS:-200000}
+LOOPS=${LOOPS:-100000}
 if ! have perf; then
 	echo "perf not installed: perf bench sched pipe is the workload; nothing to measure"
 	exit 0
@@ -14,9 +14,11 @@ fi
 # ops/sec of one pinned run.
 pipe_ops() { taskset -c 0 perf bench sched pipe -l "$LOOPS" 2>/dev/null | awk '/ops\/sec/ { print $1 }'; }
 
-# under NAME COMMAND...: runs COMMAND in the background, measures once attached, stops it.
+# under NAME COMMAND...: runs COMMAND in the background and, once it is attached, measures a
+# run under it, then an untraced one; appends traced/untraced to $BTMP/NAME.  Pairing each run
+# with an untraced twin keeps the other load on the machine out of the ratio.
 under() {
-	local name=$1 pid ops; shift
+	local name=$1 pid base ops; shift
 	"$@" >/dev/null 2>"$BTMP/$name.err" & pid=$!
 	sleep 2
 	if ! kill -0 $pid 2>/dev/null; then
@@ -25,7 +27,9 @@ under() {
 	fi
 	ops=$(pipe_ops)
 	kill -INT $pid; wait $pid 2>/dev/null
-	echo "$ops" >>"$BTMP/$name"
+	base=$(pipe_ops)
+	echo "$base" >>"$BTMP/untraced"
+	ratio "$ops" "$base" >>"$BTMP/$name"
 }
 
 BT_OFFCPU='tracepoint:sched:sched_switch {
@@ -40,7 +44,6 @@ BT_COUNT='tracepoint:sched:sched_switch { @n = count(); }'
 
 sleep 3600 & idle=$!
 for i in $(seq "$REPS"); do
-	pipe_ops >>"$BTMP/untraced"
 	under offcpu_a "$BPFPROF" offcpu -a -f
 	under offcpu_p "$BPFPROF" offcpu -p $idle -f
 	if have bpftrace; then
@@ -51,14 +54,12 @@ for i in $(seq "$REPS"); do
 done
 kill $idle 2>/dev/null
 
-base=$(median <"$BTMP/untraced")
 report() {
 	[ -s "$BTMP/$1" ] || return
-	local m; m=$(median <"$BTMP/$1")
-	printf '%-52s %10.0f ops/s  ratio %s\n' "$2" "$m" "$(ratio "$m" "$base")"
+	printf '%-56s ratio %s\n' "$2" "$(median <"$BTMP/$1")"
 }
-echo "## taskset -c 0 perf bench sched pipe -l $LOOPS, median of $REPS (ratio to untraced)"
-printf '%-52s %10.0f ops/s\n' "untraced" "$base"
+echo "## taskset -c 0 perf bench sched pipe -l $LOOPS: throughput under each tracer / untraced"
+echo "## (median of $REPS paired runs; untraced median $(median <"$BTMP/untraced") ops/s)"
 report offcpu_a "bpfprof offcpu -a (kernel+user stacks; target >= 0.50)"
 report offcpu_p "bpfprof offcpu -p <idle pid> (target >= 0.92)"
 report bpftrace_offcpu "bpftrace sched_switch + kstack + ustack sum"

@@ -130,6 +130,15 @@ static __always_inline bool wanted(__u32 tgid, __u32 pid, __u32 state_class,
 	return *kthread ? targ_kernel_threads : targ_user_threads;
 }
 
+static __always_inline int capture_user_stack(void *ctx, __u64 *id, bool btf)
+{
+#if defined(__TARGET_ARCH_x86)
+	if (btf)
+		return capture_user_stack_fp(ctx, id);
+#endif
+	return capture_stack(ctx, BPF_F_USER_STACK, id);
+}
+
 /* The clock is read once per switch, and only when a block starts or ends. */
 static __always_inline __u64 switch_time(__u64 *now)
 {
@@ -158,7 +167,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 		r = &tmp;
 	}
 	/* Kernel threads have no user stack; asking would only cost a failed walk. */
-	if (targ_user_stacks && !kthread && capture_stack(ctx, BPF_F_USER_STACK, &ustack))
+	if (targ_user_stacks && !kthread && capture_user_stack(ctx, &ustack, btf))
 		return;
 	if (targ_kern_stacks && capture_stack(ctx, 0, &kstack))
 		return;
@@ -244,7 +253,7 @@ static __always_inline void on_waking(void *ctx, struct task_struct *p, bool btf
 	id = bpf_get_current_pid_tgid();
 	cur = (void *)bpf_get_current_task();
 	if (targ_user_stacks && !(BPF_CORE_READ(cur, flags) & OFFCPU_PF_KTHREAD))
-		capture_stack(ctx, BPF_F_USER_STACK, &ustack);
+		capture_user_stack(ctx, &ustack, btf);
 	if (targ_kern_stacks)
 		capture_stack(ctx, 0, &kstack);
 	r->key.waker_user_stack = ustack;
