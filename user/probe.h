@@ -6,7 +6,8 @@
 
 /* True when a tp_btf program can attach to raw tracepoint `name` (e.g. "sched_switch"): the
  * kernel has BTF with btf_trace_<name> and loads a BPF_TRACE_RAW_TP tracing program for it.
- * Results are cached per name. */
+ * Results are cached per name.  BPFPROF_FORCE_RAW_TP=1 in the environment makes it false, so that
+ * tests can run the raw_tp fallbacks on kernels that have tp_btf. */
 bool probe_tp_btf(const char *name);
 
 /* True when fentry programs load on this kernel (BPF trampolines: some kernels or lockdown

@@ -107,3 +107,14 @@ check "-U: no kernel frames" awk '/_\[k\]/ { bad = 1 } END { exit bad }' "$TMP/U
 check "-U: user frames" grep -q 'sleep_20ms' "$TMP/U.folded"
 "$BPFPROF" offcpu -f -k 1 >"$TMP/kt.folded" 2>&1
 check "-k: kernel threads only" awk '/^(bash|sleep|bpfprof);/ { bad = 1 } END { exit bad || NR == 0 }' "$TMP/kt.folded"
+
+# 9. The raw_tp fallback (kernels without tp_btf or task storage): per-thread records in a hash
+# map; forced here on a kernel that has tp_btf.
+BPFPROF_FORCE_RAW_TP=1 "$BPFPROF" offcpu -v -f --waker -- "$WL/blocker" $N >"$TMP/raw.folded" 2>"$TMP/raw.err"; rc=$?
+check "raw_tp fallback: exit 0" test "$rc" -eq 0
+check "raw_tp fallback: -v says so" grep -q "sched_switch: raw_tp" "$TMP/raw.err"
+raw_sleep=$(folded_sum "$TMP/raw.folded" '^blocker;.*main;sleeper;sleep_20ms;')
+echo "# raw_tp: sleep_20ms=${raw_sleep}us"
+check "raw_tp fallback: time under sleep_20ms within 15%" within "$raw_sleep" $((N * 20000)) 0.15
+check "raw_tp fallback: pipe reader woken by the writer" \
+	grep -Eq '^pipereader;.*reader_loop;.*;--;.*writer_loop;writer;.*pipewriter [0-9]+$' "$TMP/raw.folded"
