@@ -9,14 +9,11 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "common.h"
-#include "flamegraph.h"
-#include "folded.h"
 #include "offcpu.h"
 #include "offcpu.skel.h"
-#include "outfile.h"
 #include "probe.h"
-#include "report.h"
 #include "stackcollect.h"
+#include "stackrun.h"
 #include "syms.h"
 #include "cmds.h"
 
@@ -32,7 +29,7 @@ static struct offcpu_env {
 	__u64 max_stack, max_stacks;
 	bool waker;
 	bool folded, annotate, no_children;
-	double percent_limit;
+	double percent_limit, call_graph_limit;
 	const char *svg_path, *out_path, *title;
 	double duration;
 	char **command;
@@ -66,11 +63,13 @@ static const char usage[] =
 "  -o, --output FILE        write the report or folded stacks to FILE\n"
 "      --no-children        report Self only, like perf report --no-children\n"
 "      --percent-limit P    hide report entries below P percent\n"
+"      --call-graph-limit P hide call-graph branches below P percent (default 0.5,\n"
+"                           as perf's -g graph,0.5)\n"
 "  -v, --verbose            print libbpf messages and what was chosen\n"
 "  -h, --help               this help\n";
 
 enum { OPT_STATE = 256, OPT_MAX_STACK, OPT_MAX_STACKS, OPT_WAKER, OPT_ANNOTATE, OPT_SVG,
-       OPT_TITLE, OPT_NO_CHILDREN, OPT_PERCENT_LIMIT };
+       OPT_TITLE, OPT_NO_CHILDREN, OPT_PERCENT_LIMIT, OPT_CALL_GRAPH_LIMIT };
 
 static const struct option long_opts[] = {
 	{ "all", no_argument, NULL, 'a' },
@@ -93,6 +92,7 @@ static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
 	{ "percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT },
+	{ "call-graph-limit", required_argument, NULL, OPT_CALL_GRAPH_LIMIT },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{},
@@ -132,6 +132,7 @@ static int parse_args(int argc, char **argv)
 	env.states = OFFCPU_STATE_BLOCKED;
 	env.max_stack = MAX_STACK_DEPTH;
 	env.max_stacks = 16384;
+	env.call_graph_limit = 0.5;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
 			dashdash = i;
@@ -225,16 +226,18 @@ static int parse_args(int argc, char **argv)
 		case OPT_NO_CHILDREN:
 			env.no_children = true;
 			break;
-		case OPT_PERCENT_LIMIT: {
-			char *end;
-
-			env.percent_limit = strtod(optarg, &end);
-			if (*end || !*optarg || env.percent_limit < 0 || env.percent_limit > 100) {
+		case OPT_PERCENT_LIMIT:
+			if (parse_percent(optarg, &env.percent_limit)) {
 				p_err("invalid --percent-limit '%s' (0 to 100)", optarg);
 				return -EINVAL;
 			}
 			break;
-		}
+		case OPT_CALL_GRAPH_LIMIT:
+			if (parse_percent(optarg, &env.call_graph_limit)) {
+				p_err("invalid --call-graph-limit '%s' (0 to 100)", optarg);
+				return -EINVAL;
+			}
+			break;
 		case 'v':
 			verbose = true;
 			break;
@@ -537,137 +540,49 @@ static void format_lost(const __u64 *lost, __u64 recs_lost, char *buf, size_t si
 		 (unsigned long long)lost[LOST_COUNTS_FULL], (unsigned long long)recs_lost);
 }
 
-/* Writes the text output (report or folded) to stdout or -o, and the SVG. */
+/* The report or folded stacks to stdout or -o, and the SVG. */
 static int write_outputs(const struct stack_sample *samples, size_t n, __u64 nr_lost,
 			 const char *lost_detail, double elapsed)
 {
 	char subtitle[160], note[256];
-	struct outfile of = {};
-	FILE *out = stdout;
-	int err = 0;
+	struct stack_outputs o = {
+		.out_path = env.out_path,
+		.svg_path = env.svg_path,
+		.folded = env.folded,
+		.folded_opts = { .annotate_kernel = env.annotate },
+		.flamegraph = {
+			.title = env.title ? env.title : "Off-CPU Time Flame Graph",
+			.subtitle = subtitle,
+			.count_name = "us",
+			.palette = PALETTE_COOL,
+			.annotate_kernel = true,
+		},
+		.header = {
+			.event = "sched_switch (off-CPU)",
+			.duration_s = elapsed,
+			.lost = nr_lost,
+			.lost_detail = nr_lost ? lost_detail : NULL,
+			.extra = note,
+		},
+		.report = {
+			.children = !env.no_children,
+			.percent_limit = env.percent_limit,
+			.unit = REPORT_TIME_US,
+			.call_graph = true,
+			.call_graph_limit = env.call_graph_limit,
+		},
+		.lost_what = "blocks",
+	};
 
+	snprintf(subtitle, sizeof(subtitle), "off-CPU time, %.1f s%s", elapsed,
+		 nr_lost ? ", blocks lost" : "");
 	snprintf(note, sizeof(note), "Off-CPU time in ms; %s; threads still blocked at the end "
 		 "counted up to the end%s",
 		 use_task_storage ? "blocks in progress at the start counted from the start "
 				    "([blocked before start]: user stack unknown)" :
 				    "blocks in progress at the start not counted (no task storage)",
 		 env.waker ? "; second level: woken by COMM" : "");
-	if (env.svg_path) {
-		struct flamegraph_opts fo = {
-			.title = env.title ? env.title : "Off-CPU Time Flame Graph",
-			.count_name = "us",
-			.palette = PALETTE_COOL,
-			.annotate_kernel = true,
-		};
-		FILE *svg = outfile_open(env.svg_path, &of);
-
-		snprintf(subtitle, sizeof(subtitle), "off-CPU time, %.1f s%s", elapsed,
-			 nr_lost ? ", blocks lost" : "");
-		fo.subtitle = subtitle;
-		if (!svg) {
-			p_err("cannot write %s: %s", env.svg_path, strerror(errno));
-			return -errno;
-		}
-		err = flamegraph_write(svg, samples, n, &fo);
-		err = err ?: outfile_commit(&of);
-		if (err) {
-			outfile_abort(&of);
-			p_err("cannot write %s: %s", env.svg_path, strerror(-err));
-			return err;
-		}
-	}
-	if (env.out_path) {
-		out = outfile_open(env.out_path, &of);
-		if (!out) {
-			err = -errno;
-			p_err("cannot write %s: %s", env.out_path, strerror(-err));
-			return err;
-		}
-	}
-	if (env.folded) {
-		struct folded_opts fo = { .annotate_kernel = env.annotate };
-
-		err = folded_write(out, samples, n, &fo);
-		if (nr_lost)
-			fprintf(stderr, "bpfprof: lost blocks: %llu (%s)\n",
-				(unsigned long long)nr_lost, lost_detail);
-	} else {
-		struct report_header h = {
-			.event = "sched_switch (off-CPU)",
-			.duration_s = elapsed,
-			.lost = nr_lost,
-			.lost_detail = nr_lost ? lost_detail : NULL,
-			.extra = note,
-		};
-		struct report_opts ro = {
-			.children = !env.no_children,
-			.percent_limit = env.percent_limit,
-			.unit = REPORT_TIME_US,
-			.call_graph = true,
-		};
-
-		err = report_write(out, &h, samples, n, &ro);
-	}
-	if (env.out_path) {
-		err = err ?: outfile_commit(&of);
-		if (err)
-			outfile_abort(&of);
-	} else if (!err) {
-		err = stream_flush_check(stdout);
-	}
-	if (err)
-		p_err("cannot write %s: %s", env.out_path ? env.out_path : "the output",
-		      strerror(-err));
-	return err;
-}
-
-static int handle_proc_event(void *ctx, void *data, size_t size)
-{
-	const struct proc_seen_event *e = data;
-
-	if (size >= sizeof(*e))
-		syms_cache__snapshot(ctx, e->tgid);
-	return 0;
-}
-
-static bool targets_gone(void)
-{
-	int i;
-
-	if (!env.nr_pids && !env.nr_tids)
-		return false;
-	for (i = 0; i < env.nr_pids; i++)
-		if (process_exists(env.pids[i]))
-			return false;
-	for (i = 0; i < env.nr_tids; i++)
-		if (thread_exists(env.tids[i]))
-			return false;
-	return true;
-}
-
-static void run_loop(struct ring_buffer *rb, struct child *child, __u64 start)
-{
-	__u64 deadline = env.duration ? start + (__u64)(env.duration * 1e9) : 0;
-
-	while (!exiting) {
-		int timeout = 100;
-
-		if (deadline) {
-			__u64 now = now_ns();
-
-			if (now >= deadline)
-				break;
-			if (deadline - now < 100000000ULL)
-				timeout = (deadline - now) / 1000000 + 1;
-		}
-		ring_buffer__poll(rb, timeout);
-		if (child && child_poll(child))
-			break;
-		if (targets_gone()) {
-			p_info("every target has exited");
-			break;
-		}
-	}
+	return stack_outputs_write(&o, samples, n);
 }
 
 /* Stops the accounting: what the kernel sums from here on is outside the run. */
@@ -746,7 +661,7 @@ int cmd_offcpu(int argc, char **argv)
 		if (err)
 			goto cleanup;
 	}
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.proc_events), handle_proc_event,
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.proc_events), stack_proc_event,
 			      stack_resolver__syms(resolver), NULL);
 	if (!rb) {
 		err = -errno;
@@ -758,7 +673,8 @@ int cmd_offcpu(int argc, char **argv)
 		if (err)
 			goto cleanup;
 	}
-	run_loop(rb, env.command ? &child : NULL, bounds.start);
+	stack_run_loop(rb, env.command ? &child : NULL, bounds.start, env.duration, env.pids,
+		       env.nr_pids, env.tids, env.nr_tids);
 
 	detach_switch(skel);
 	bounds.end = now_ns();

@@ -18,6 +18,7 @@
 #include "profile.skel.h"
 #include "report.h"
 #include "stackcollect.h"
+#include "stackrun.h"
 #include "syms.h"
 #include "cmds.h"
 
@@ -401,15 +402,6 @@ static void detach_sampling(struct perf_links *pl)
 	pl->fds = NULL;
 }
 
-static int handle_proc_event(void *ctx, void *data, size_t size)
-{
-	const struct proc_seen_event *e = data;
-
-	if (size >= sizeof(*e))
-		syms_cache__snapshot(ctx, e->tgid);
-	return 0;
-}
-
 static int fill_filters(struct profile_bpf *skel, const struct child *child)
 {
 	__u8 one = 1;
@@ -427,21 +419,6 @@ static int fill_filters(struct profile_bpf *skel, const struct child *child)
 	return err;
 }
 
-static bool targets_gone(void)
-{
-	int i;
-
-	if (!env.nr_pids && !env.nr_tids)
-		return false;
-	for (i = 0; i < env.nr_pids; i++)
-		if (process_exists(env.pids[i]))
-			return false;
-	for (i = 0; i < env.nr_tids; i++)
-		if (thread_exists(env.tids[i]))
-			return false;
-	return true;
-}
-
 static void format_lost(const __u64 *lost, char *buf, size_t size)
 {
 	snprintf(buf, size, "stack capture failed %llu, stack table full %llu, hash collisions %llu, "
@@ -451,86 +428,46 @@ static void format_lost(const __u64 *lost, char *buf, size_t size)
 		 (unsigned long long)lost[LOST_COUNTS_FULL]);
 }
 
-/* Writes the text output (report or folded) to stdout or -o, and the SVG. */
+/* The report or folded stacks to stdout or -o, and the SVG. */
 static int write_outputs(const struct stack_sample *samples, size_t n, const __u64 *lost,
 			 double elapsed)
 {
 	__u64 nr_lost = lost[LOST_STACK_ERR] + lost[LOST_STACKS_FULL] +
 			lost[LOST_STACK_COLLIDED] + lost[LOST_COUNTS_FULL];
 	char detail[256], title[128];
-	struct outfile of = {};
-	FILE *out = stdout;
-	int err = 0;
-
-	format_lost(lost, detail, sizeof(detail));
-	if (env.svg_path) {
-		struct flamegraph_opts fo = {
+	struct stack_outputs o = {
+		.out_path = env.out_path,
+		.svg_path = env.svg_path,
+		.folded = env.folded,
+		.folded_opts = { .annotate_kernel = env.annotate },
+		.flamegraph = {
 			.title = env.title ? env.title : "CPU Flame Graph",
+			.subtitle = title,
 			.count_name = "samples",
 			.palette = PALETTE_HOT,
 			.annotate_kernel = true,
-		};
-		FILE *svg = outfile_open(env.svg_path, &of);
-
-		snprintf(title, sizeof(title), "%s at %llu Hz, %.1f s%s", env.event,
-			 (unsigned long long)env.freq, elapsed, nr_lost ? ", samples lost" : "");
-		fo.subtitle = title;
-		if (!svg) {
-			p_err("cannot write %s: %s", env.svg_path, strerror(errno));
-			return -errno;
-		}
-		err = flamegraph_write(svg, samples, n, &fo);
-		err = err ?: outfile_commit(&of);
-		if (err) {
-			outfile_abort(&of);
-			p_err("cannot write %s: %s", env.svg_path, strerror(-err));
-			return err;
-		}
-	}
-	if (env.out_path) {
-		out = outfile_open(env.out_path, &of);
-		if (!out) {
-			err = -errno;
-			p_err("cannot write %s: %s", env.out_path, strerror(-err));
-			return err;
-		}
-	}
-	if (env.folded) {
-		struct folded_opts fo = { .annotate_kernel = env.annotate };
-
-		err = folded_write(out, samples, n, &fo);
-		if (nr_lost)
-			fprintf(stderr, "bpfprof: lost samples: %llu (%s)\n",
-				(unsigned long long)nr_lost, detail);
-	} else {
-		struct report_header h = {
+		},
+		.header = {
 			.event = env.event,
 			.frequency = env.freq,
 			.duration_s = elapsed,
 			.lost = nr_lost,
 			.lost_detail = nr_lost ? detail : NULL,
-		};
-		struct report_opts ro = {
+		},
+		.report = {
 			.children = !env.no_children,
 			.percent_limit = env.percent_limit,
 			.unit = REPORT_SAMPLES,
 			.call_graph = true,
 			.call_graph_limit = env.call_graph_limit,
-		};
+		},
+		.lost_what = "samples",
+	};
 
-		err = report_write(out, &h, samples, n, &ro);
-	}
-	if (env.out_path) {
-		err = err ?: outfile_commit(&of);
-		if (err)
-			outfile_abort(&of);
-	} else if (!err && (fflush(stdout) || ferror(stdout))) {
-		err = -(errno ?: EIO);
-	}
-	if (err)
-		p_err("cannot write %s: %s", env.out_path ? env.out_path : "the output",
-		      strerror(-err));
-	return err;
+	format_lost(lost, detail, sizeof(detail));
+	snprintf(title, sizeof(title), "%s at %llu Hz, %.1f s%s", env.event,
+		 (unsigned long long)env.freq, elapsed, nr_lost ? ", samples lost" : "");
+	return stack_outputs_write(&o, samples, n);
 }
 
 static void configure(struct profile_bpf *skel)
@@ -551,31 +488,6 @@ static void configure(struct profile_bpf *skel)
 	if (!env.command) {
 		bpf_program__set_autoload(skel->progs.fork_btf, false);
 		bpf_program__set_autoload(skel->progs.fork_raw, false);
-	}
-}
-
-static void run_loop(struct ring_buffer *rb, struct child *child, __u64 start)
-{
-	__u64 deadline = env.duration ? start + (__u64)(env.duration * 1e9) : 0;
-
-	while (!exiting) {
-		int timeout = 100;
-
-		if (deadline) {
-			__u64 now = now_ns();
-
-			if (now >= deadline)
-				break;
-			if (deadline - now < 100000000ULL)
-				timeout = (deadline - now) / 1000000 + 1;
-		}
-		ring_buffer__poll(rb, timeout);
-		if (child && child_poll(child))
-			break;
-		if (targets_gone()) {
-			p_info("every target has exited");
-			break;
-		}
 	}
 }
 
@@ -639,7 +551,7 @@ int cmd_profile(int argc, char **argv)
 	err = attach_sampling(skel, &pl);
 	if (err)
 		goto cleanup;
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.proc_events), handle_proc_event,
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.proc_events), stack_proc_event,
 			      stack_resolver__syms(resolver), NULL);
 	if (!rb) {
 		err = -errno;
@@ -653,7 +565,8 @@ int cmd_profile(int argc, char **argv)
 		if (err)
 			goto cleanup;
 	}
-	run_loop(rb, env.command ? &child : NULL, start);
+	stack_run_loop(rb, env.command ? &child : NULL, start, env.duration, env.pids, env.nr_pids,
+		       env.tids, env.nr_tids);
 	elapsed = (now_ns() - start) / 1e9;
 	/* Stop sampling first so the report describes exactly the run. */
 	detach_sampling(&pl);

@@ -128,6 +128,17 @@ int stack_frames_fill(struct stack_resolver *r, int stacks_fd, __u32 tgid, __u64
 	return 0;
 }
 
+/* Whether f is a named kernel frame whose name starts with one of the prefixes. */
+static bool kernel_name_has_prefix(const struct frame *f, const char *const *prefixes, size_t n)
+{
+	if (!f->kernel || !f->name)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!strncmp(f->name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
 /* Frames a tracepoint-attached BPF program adds under the code it traces: the program itself and
  * the glue that calls it (bpf_trace_run4, __bpf_trace_sched_switch, __traceiter_sched_switch). */
 static bool is_bpf_glue(const struct frame *f)
@@ -135,12 +146,7 @@ static bool is_bpf_glue(const struct frame *f)
 	static const char *const prefixes[] = { "bpf_prog_", "bpf_trace_run", "__bpf_trace_",
 						"__traceiter_" };
 
-	if (!f->kernel || !f->name)
-		return false;
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-		if (!strncmp(f->name, prefixes[i], strlen(prefixes[i])))
-			return true;
-	return false;
+	return kernel_name_has_prefix(f, prefixes, sizeof(prefixes) / sizeof(prefixes[0]));
 }
 
 __u32 stack_frames_trim_bpf(struct frame *frames, __u32 nr)
@@ -158,12 +164,7 @@ static bool is_irq_entry(const struct frame *f)
 						"asm_spurious_interrupt", "el1h_64_irq", "el0t_64_irq",
 						"el1h_64_fiq", "el0t_64_fiq" };
 
-	if (!f->kernel || !f->name)
-		return false;
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-		if (!strncmp(f->name, prefixes[i], strlen(prefixes[i])))
-			return true;
-	return false;
+	return kernel_name_has_prefix(f, prefixes, sizeof(prefixes) / sizeof(prefixes[0]));
 }
 
 bool stack_waker_from_irq(struct stack_sample *s)
