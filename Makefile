@@ -28,6 +28,8 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(VMLINUX_DIR) -Iincl
 	      -Wall -Wno-unused-function -Wno-compare-distinct-pointer-types
 
 .PHONY: all clean deps test unit integration demo bench workloads
+# Keep generated skeletons and BPF objects: they are intermediate files to make, not to us.
+.SECONDARY:
 all: bpfprof
 
 bpfprof: $(USER_OBJS)

@@ -3,7 +3,6 @@
  * (process, thread, comm, user stack, kernel stack) in the kernel. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "errno.bpf.h"
 #include "profile.h"
@@ -14,7 +13,6 @@ const volatile bool filter_pid = false;
 const volatile bool targ_include_idle = false;
 const volatile bool targ_user_stacks = true;
 const volatile bool targ_kern_stacks = true;
-const volatile bool targ_follow_forks = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -82,51 +80,15 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
-/* After exec the mappings are new: have user space capture them again. */
-static __always_inline void forget_process(void)
+/* After exec the mappings are new: have user space capture them again.  raw_tp, not tp_btf: the
+ * program reads no arguments, and leaving BTF out of this object spares libbpf from parsing the
+ * kernel's BTF at load (several MB of peak RSS, and time). */
+SEC("raw_tp/sched_process_exec")
+int forget_exec(void *ctx)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
 	bpf_map_delete_elem(&seen_procs, &tgid);
-}
-
-/* `-- COMMAND` and -p follow the processes their targets fork, as perf record does. */
-static __always_inline void follow_fork(struct task_struct *parent, struct task_struct *child)
-{
-	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
-	__u8 one = 1;
-
-	if (!targ_follow_forks || ptgid == ctgid)
-		return;
-	if (bpf_map_lookup_elem(&tgids, &ptgid))
-		bpf_map_update_elem(&tgids, &ctgid, &one, BPF_ANY);
-}
-
-SEC("tp_btf/sched_process_exec")
-int BPF_PROG(exec_btf)
-{
-	forget_process();
-	return 0;
-}
-
-SEC("raw_tp/sched_process_exec")
-int BPF_PROG(exec_raw)
-{
-	forget_process();
-	return 0;
-}
-
-SEC("tp_btf/sched_process_fork")
-int BPF_PROG(fork_btf, struct task_struct *parent, struct task_struct *child)
-{
-	follow_fork(parent, child);
-	return 0;
-}
-
-SEC("raw_tp/sched_process_fork")
-int BPF_PROG(fork_raw, struct task_struct *parent, struct task_struct *child)
-{
-	follow_fork(parent, child);
 	return 0;
 }
 

@@ -9,18 +9,13 @@
 #include "common.h"
 #include "probe.h"
 
+/* The kernel's BTF, parsed only for as long as a probe needs it: it takes several MB, and the
+ * probe results are cached. */
 static struct btf *vmlinux_btf(void)
 {
-	static struct btf *btf;
-	static bool tried;
+	struct btf *btf = btf__load_vmlinux_btf();
 
-	if (!tried) {
-		tried = true;
-		btf = btf__load_vmlinux_btf();
-		if (!btf)
-			btf = NULL;
-	}
-	return btf;
+	return libbpf_get_error(btf) ? NULL : btf;
 }
 
 /* Loads "r0 = 0; exit" as a tracing program of the given attach type against a BTF id. */
@@ -60,6 +55,7 @@ bool probe_tp_btf(const char *name)
 	btf = vmlinux_btf();
 	snprintf(type_name, sizeof(type_name), "btf_trace_%s", name);
 	id = btf ? btf__find_by_name_kind(btf, type_name, BTF_KIND_TYPEDEF) : -ENOENT;
+	btf__free(btf);
 	ok = id > 0 && load_trivial_tracing(BPF_TRACE_RAW_TP, id) == 0;
 	if (nr_cached < MAX_CACHED) {
 		snprintf(cache[nr_cached].name, sizeof(cache[nr_cached].name), "%s", name);
@@ -78,6 +74,7 @@ bool probe_fentry(const char **why)
 	if (result == 1) {
 		btf = vmlinux_btf();
 		id = btf ? btf__find_by_name_kind(btf, "do_nanosleep", BTF_KIND_FUNC) : -ENOENT;
+		btf__free(btf);
 		if (id <= 0) {
 			result = -ENOENT;
 			reason = "kernel has no BTF for its functions";

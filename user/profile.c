@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 #include "common.h"
 #include "flamegraph.h"
+#include "follow.h"
 #include "folded.h"
 #include "outfile.h"
 #include "probe.h"
@@ -478,17 +479,10 @@ static void configure(struct profile_bpf *skel)
 	skel->rodata->targ_include_idle = env.include_idle;
 	skel->rodata->targ_user_stacks = !env.kernel_only;
 	skel->rodata->targ_kern_stacks = !env.user_only;
-	skel->rodata->targ_follow_forks = env.command != NULL;
 	skel->rodata->targ_max_stack = env.max_stack;
 	bpf_map__set_max_entries(skel->maps.counts, env.max_stacks);
 	/* User and kernel stacks are stored apart: room for both of every sample key. */
 	bpf_map__set_max_entries(skel->maps.stacks, env.max_stacks * 2);
-	probe_pick_tp(skel->progs.exec_btf, skel->progs.exec_raw, "sched_process_exec");
-	probe_pick_tp(skel->progs.fork_btf, skel->progs.fork_raw, "sched_process_fork");
-	if (!env.command) {
-		bpf_program__set_autoload(skel->progs.fork_btf, false);
-		bpf_program__set_autoload(skel->progs.fork_raw, false);
-	}
 }
 
 int cmd_profile(int argc, char **argv)
@@ -496,6 +490,7 @@ int cmd_profile(int argc, char **argv)
 	struct stack_resolver *resolver = NULL;
 	struct stack_sample *samples = NULL;
 	struct profile_bpf *skel = NULL;
+	struct follow_bpf *follow = NULL;
 	struct ring_buffer *rb = NULL;
 	struct perf_links pl = {};
 	struct child child = { .pid = -1 };
@@ -548,6 +543,11 @@ int cmd_profile(int argc, char **argv)
 		explain_bpf_error("cannot attach the BPF programs", err);
 		goto cleanup;
 	}
+	if (env.command) {
+		err = follow_start(skel->maps.tgids, &follow);
+		if (err)
+			goto cleanup;
+	}
 	err = attach_sampling(skel, &pl);
 	if (err)
 		goto cleanup;
@@ -560,6 +560,9 @@ int cmd_profile(int argc, char **argv)
 	}
 
 	start = now_ns();
+	/* Kernel symbols load while the run goes on, not after it (skipped with -U). */
+	if (!env.user_only)
+		stack_resolver__prefetch(resolver);
 	if (env.command) {
 		err = child_release(&child, env.command[0]);
 		if (err)
@@ -584,6 +587,7 @@ int cmd_profile(int argc, char **argv)
 cleanup:
 	detach_sampling(&pl);
 	ring_buffer__free(rb);
+	follow_stop(follow);
 	profile_bpf__destroy(skel);
 	if (env.command)
 		child_stop(&child);

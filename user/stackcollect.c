@@ -1,4 +1,6 @@
 #include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -9,7 +11,10 @@
 
 struct stack_resolver {
 	struct ksyms *ksyms;
+	int ksyms_errno;
 	bool ksyms_tried;
+	bool prefetching;
+	pthread_t prefetcher;
 	struct syms_cache *syms;
 	struct hashtab traces; /* stack id -> struct stack_trace */
 };
@@ -36,33 +41,74 @@ struct syms_cache *stack_resolver__syms(struct stack_resolver *r)
 const __u64 *stack_resolver__trace(struct stack_resolver *r, int stacks_fd, __u64 id, __u32 *nr)
 {
 	struct stack_trace *st = hashtab_get(&r->traces, id, 0);
+	struct stack_trace full;
+	size_t size;
 
 	if (!st) {
-		st = malloc(sizeof(*st));
+		if (bpf_map_lookup_elem(stacks_fd, &id, &full))
+			return NULL;
+		if (full.nr > MAX_STACK_DEPTH)
+			full.nr = MAX_STACK_DEPTH;
+		/* Keep only the frames: most stacks are far shorter than the maximum. */
+		size = offsetof(struct stack_trace, ips) + full.nr * sizeof(full.ips[0]);
+		st = malloc(size);
 		if (!st)
 			return NULL;
-		if (bpf_map_lookup_elem(stacks_fd, &id, st) || hashtab_put(&r->traces, id, 0, st)) {
+		memcpy(st, &full, size);
+		if (hashtab_put(&r->traces, id, 0, st)) {
 			free(st);
 			return NULL;
 		}
-		if (st->nr > MAX_STACK_DEPTH)
-			st->nr = MAX_STACK_DEPTH;
 	}
 	*nr = st->nr;
 	return st->ips;
+}
+
+static void *load_ksyms(void *arg)
+{
+	struct stack_resolver *r = arg;
+
+	r->ksyms = ksyms__load();
+	r->ksyms_errno = r->ksyms ? 0 : errno;
+	return NULL;
+}
+
+int stack_resolver__prefetch(struct stack_resolver *r)
+{
+	int err;
+
+	if (r->prefetching || r->ksyms_tried)
+		return 0;
+	err = pthread_create(&r->prefetcher, NULL, load_ksyms, r);
+	if (err)
+		return -err;
+	r->prefetching = true;
+	return 0;
+}
+
+/* Kernel symbols, from the prefetching thread or loaded now; NULL (reported once) on failure. */
+static struct ksyms *kernel_symbols(struct stack_resolver *r)
+{
+	if (r->ksyms_tried)
+		return r->ksyms;
+	if (r->prefetching) {
+		pthread_join(r->prefetcher, NULL);
+		r->prefetching = false;
+	} else {
+		load_ksyms(r);
+	}
+	r->ksyms_tried = true;
+	if (!r->ksyms)
+		p_err("cannot read /proc/kallsyms: %s; kernel frames stay unresolved",
+		      strerror(r->ksyms_errno));
+	return r->ksyms;
 }
 
 static void resolve_kernel(struct stack_resolver *r, __u64 addr, struct frame *f)
 {
 	const struct ksym *ks;
 
-	if (!r->ksyms_tried) {
-		r->ksyms_tried = true;
-		r->ksyms = ksyms__load();
-		if (!r->ksyms)
-			p_err("cannot read /proc/kallsyms: %s; kernel frames stay unresolved",
-			      strerror(errno));
-	}
+	kernel_symbols(r);
 	ks = r->ksyms ? ksyms__find(r->ksyms, addr) : NULL;
 	f->kernel = true;
 	f->addr = addr;
@@ -268,6 +314,8 @@ void stack_resolver__free(struct stack_resolver *r)
 {
 	if (!r)
 		return;
+	if (r->prefetching)
+		pthread_join(r->prefetcher, NULL);
 	hashtab_clear(&r->traces, free);
 	ksyms__free(r->ksyms);
 	syms_cache__free(r->syms);

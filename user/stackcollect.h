@@ -9,6 +9,9 @@ struct stack_resolver;
 struct syms_cache;
 
 struct stack_resolver *stack_resolver__new(void);
+/* Starts loading kernel symbols in a background thread (reading /proc/kallsyms takes ~50 ms of
+ * kernel time): call it when a run starts, so the report does not wait.  0 or -errno. */
+int stack_resolver__prefetch(struct stack_resolver *r);
 /* The user symbolizer, for capturing processes' mappings while the run goes on. */
 struct syms_cache *stack_resolver__syms(struct stack_resolver *r);
 /* Frames of stack `id` from the stacks map (cached); NULL when absent.  *nr gets the depth. */

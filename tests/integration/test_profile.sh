@@ -101,3 +101,8 @@ if [ "$(nproc)" -ge 2 ]; then
 else
 	skip "-C 1 excludes a task pinned to CPU 0" "needs 2 CPUs"
 fi
+
+# 11. A command that cannot be run: one clear line, non-zero exit, no hang.
+out=$(timeout 20 "$BPFPROF" profile -f -- /nonexistent/cmd 2>&1 >/dev/null); rc=$?
+check "-- missing command: non-zero exit" test "$rc" -ne 0 -a "$rc" -lt 124
+check "-- missing command: clear error" grep -q "^bpfprof: cannot run '/nonexistent/cmd'" <<<"$out"
