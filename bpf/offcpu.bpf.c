@@ -330,15 +330,8 @@ int walk_tasks(struct bpf_iter__task *ctx)
 	return 0;
 }
 
-/* After exec the mappings are new: have user space capture them again. */
-static __always_inline void forget_process(void)
-{
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-
-	bpf_map_delete_elem(&seen_procs, &tgid);
-}
-
-/* `-- COMMAND` follows the processes the command forks, as perf record does. */
+/* `-- COMMAND` follows the processes the command forks, as perf record does.  Not follow.bpf.c:
+ * that one fills a hash map, and this filter is a bitmap, checked on every context switch. */
 static __always_inline void follow_fork(struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
@@ -354,17 +347,13 @@ static __always_inline void follow_fork(struct task_struct *parent, struct task_
 		__sync_fetch_and_add(w, bit);
 }
 
-SEC("tp_btf/sched_process_exec")
-int BPF_PROG(exec_btf)
-{
-	forget_process();
-	return 0;
-}
-
+/* After exec the mappings are new: have user space capture them again. */
 SEC("raw_tp/sched_process_exec")
-int BPF_PROG(exec_raw)
+int forget_exec(void *ctx)
 {
-	forget_process();
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	bpf_map_delete_elem(&seen_procs, &tgid);
 	return 0;
 }
 

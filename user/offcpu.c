@@ -368,7 +368,6 @@ static void configure(struct offcpu_bpf *skel)
 		bpf_map__set_max_entries(skel->maps.pid_recs, 1);
 	else
 		bpf_map__set_autocreate(skel->maps.recs, false);
-	probe_pick_tp(skel->progs.exec_btf, skel->progs.exec_raw, "sched_process_exec");
 	probe_pick_tp(skel->progs.fork_btf, skel->progs.fork_raw, "sched_process_fork");
 	if (!env.command) {
 		bpf_program__set_autoload(skel->progs.fork_btf, false);

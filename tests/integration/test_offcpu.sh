@@ -118,3 +118,7 @@ echo "# raw_tp: sleep_20ms=${raw_sleep}us"
 check "raw_tp fallback: time under sleep_20ms within 15%" within "$raw_sleep" $((N * 20000)) 0.15
 check "raw_tp fallback: pipe reader woken by the writer" \
 	grep -Eq '^pipereader;.*reader_loop;.*;--;.*writer_loop;writer;.*pipewriter [0-9]+$' "$TMP/raw.folded"
+
+# 10. -- COMMAND follows the processes the command forks.
+"$BPFPROF" offcpu -f -- sh -c "$WL/blocker 10; true" >"$TMP/fork.folded" 2>&1
+check "-- COMMAND follows forked children" grep -q '^blocker;.*sleep_20ms' "$TMP/fork.folded"
