@@ -25,7 +25,6 @@ const volatile __u64 targ_min_ns = 0;
 const volatile __u64 targ_max_ns = 0; /* 0: no bound */
 const volatile bool targ_user_stacks = true;
 const volatile bool targ_kern_stacks = true;
-const volatile bool targ_waker = false;
 const volatile bool targ_follow_forks = false;
 /* sched_switch passes prev_state since 5.18 ("sched/tracing: Don't re-read p->state when
  * emitting sched_switch event"); before, it must be read from prev. */

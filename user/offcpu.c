@@ -6,7 +6,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "common.h"
 #include "offcpu.h"
@@ -289,28 +288,6 @@ static int parse_args(int argc, char **argv)
 	return 0;
 }
 
-/* Whether this kernel's sched_switch tracepoint passes prev_state (5.18+): its BTF prototype
- * btf_trace_sched_switch(void *, bool, prev, next, unsigned int) has five parameters. */
-static bool switch_has_prev_state(void)
-{
-	struct btf *btf = btf__load_vmlinux_btf();
-	const struct btf_type *t;
-	bool has = false;
-	int id;
-
-	if (!btf)
-		return false;
-	id = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
-	if (id > 0) {
-		t = btf__type_by_id(btf, btf__resolve_type(btf, id));
-		if (t && btf_is_ptr(t))
-			t = btf__type_by_id(btf, t->type);
-		has = t && btf_is_func_proto(t) && btf_vlen(t) >= 5;
-	}
-	btf__free(btf);
-	return has;
-}
-
 /* Bitmap words for PIDs below kernel.pid_max. */
 static __u32 pid_words(void)
 {
@@ -331,7 +308,8 @@ static bool use_task_storage;
 
 static void configure(struct offcpu_bpf *skel)
 {
-	bool has_prev_state = switch_has_prev_state();
+	/* (preempt, prev, next, prev_state) since 5.18; prev_state is read from prev before. */
+	bool has_prev_state = probe_tp_nr_args("sched_switch") >= 4;
 
 	/* Filters, bounds and stack choices are read-only globals, fixed before load. */
 	skel->rodata->filter_tgid = env.nr_pids || env.command;
@@ -343,7 +321,6 @@ static void configure(struct offcpu_bpf *skel)
 	skel->rodata->targ_max_ns = env.max_us * 1000;
 	skel->rodata->targ_user_stacks = !env.kernel_only;
 	skel->rodata->targ_kern_stacks = !env.user_only;
-	skel->rodata->targ_waker = env.waker;
 	skel->rodata->targ_follow_forks = env.command != NULL;
 	skel->rodata->targ_prev_state_arg = has_prev_state;
 	skel->rodata->targ_max_stack = env.max_stack;
