@@ -18,7 +18,10 @@ LIB_OBJS  := $(filter-out $(OUT)/main.o,$(USER_OBJS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
-WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WORKLOAD_SRCS))
+# tests/workloads/libX.c is a shared library, build/workloads/libX.so
+WORKLOAD_LIB_SRCS := $(wildcard tests/workloads/lib*.c)
+WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(filter-out $(WORKLOAD_LIB_SRCS),$(WORKLOAD_SRCS))) \
+		 $(patsubst tests/workloads/%.c,$(OUT)/workloads/%.so,$(WORKLOAD_LIB_SRCS))
 
 CFLAGS  ?= -O2 -g
 CFLAGS  += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
@@ -42,8 +45,15 @@ $(OUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.bpf.h) $(wildcard include/*.h) $(VM
 $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
+# Syscall numbers by name for the build's architecture (user/probe.c: syscalls:sys_enter_* on one
+# raw tracepoint): the kernel has no run-time name -> number map.
+$(OUT)/syscall_nrs.h:
+	@mkdir -p $(@D)
+	echo '#include <asm/unistd.h>' | $(CC) -dM -E - | \
+		sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9]*\)$$/SYSCALL(\1, \2)/p' | sort > $@.tmp && mv $@.tmp $@
+
 # Every user object may include any skeleton or shared header; rebuilding all of them is cheap.
-$(OUT)/%.o: user/%.c $(wildcard user/*.h) $(wildcard include/*.h) $(SKELS)
+$(OUT)/%.o: user/%.c $(wildcard user/*.h) $(wildcard include/*.h) $(SKELS) $(OUT)/syscall_nrs.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -59,6 +69,11 @@ $(OUT)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)
 	$(CC) -O0 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		$$(sed -n 's|^// build: ||p' $<) -o $@ $< -lpthread -lm
+
+$(OUT)/workloads/lib%.so: tests/workloads/lib%.c
+	@mkdir -p $(@D)
+	$(CC) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline -fno-optimize-sibling-calls \
+		-shared -fPIC $$(sed -n 's|^// build: ||p' $<) -o $@ $<
 
 workloads: $(WORKLOAD_BINS)
 

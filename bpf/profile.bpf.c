@@ -5,6 +5,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "errno.bpf.h"
+#include "events.bpf.h"
 #include "profile.h"
 #include "stacks.bpf.h"
 
@@ -48,8 +49,8 @@ static __always_inline bool wanted(__u32 tgid, __u32 pid)
 	return true;
 }
 
-SEC("perf_event")
-int do_sample(struct bpf_perf_event_data *ctx)
+/* One sample of the current task's stacks: a perf event's tick, or an event's hit (-e SPEC). */
+static __always_inline int take_sample(void *ctx, bool kern_stack)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct sample_key key = {};
@@ -65,7 +66,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 		if (capture_stack(ctx, BPF_F_USER_STACK, &ustack))
 			return 0;
 	}
-	if (targ_kern_stacks) {
+	if (targ_kern_stacks && kern_stack) {
 		if (capture_stack(ctx, 0, &kstack))
 			return 0;
 	}
@@ -78,6 +79,61 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	if (tgid)
 		note_process(tgid);
 	return 0;
+}
+
+SEC("perf_event")
+int do_sample(struct bpf_perf_event_data *ctx)
+{
+	return take_sample(ctx, true);
+}
+
+/* -e SPEC: every hit of a tracepoint, user or kernel function is a sample (user/probe.c
+ * attaches these instead of the perf events). */
+SEC("tracepoint")
+int event_tp(void *ctx)
+{
+	return take_sample(ctx, true);
+}
+
+SEC("raw_tp")
+int event_raw_tp(void *ctx)
+{
+	return take_sample(ctx, true);
+}
+
+SEC("uprobe")
+int event_uprobe(struct pt_regs *ctx)
+{
+	/* the kernel stack would only be the breakpoint trap's */
+	return take_sample(ctx, false);
+}
+
+SEC("kprobe")
+int event_kprobe(struct pt_regs *ctx)
+{
+	return take_sample(ctx, true);
+}
+
+SEC("fentry")
+int BPF_PROG(event_fentry)
+{
+	return take_sample(ctx, true);
+}
+
+SEC("raw_tp")
+int BPF_PROG(event_sys_enter, struct pt_regs *regs, long nr)
+{
+	if (sys_event(&sys_enter_idx, nr) < 0 || compat_syscall(regs))
+		return 0;
+	return take_sample(ctx, true);
+}
+
+SEC("raw_tp")
+int BPF_PROG(event_sys_exit, struct pt_regs *regs, long ret)
+{
+	if (sys_event(&sys_exit_idx, exit_syscall_nr(regs)) < 0 || compat_syscall(regs))
+		return 0;
+	return take_sample(ctx, true);
 }
 
 /* After exec the mappings are new: have user space capture them again.  raw_tp, not tp_btf: the

@@ -4,4 +4,6 @@
 #define BPFPROF_CMDS_H
 int cmd_profile(int argc, char **argv);
 int cmd_offcpu(int argc, char **argv);
+int cmd_funclat(int argc, char **argv);
+int cmd_count(int argc, char **argv);
 #endif

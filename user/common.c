@@ -343,6 +343,38 @@ void explain_bpf_error(const char *what, int err)
 		p_err("%s: %s (run with -v for the verifier's log)", what, strerror(err));
 }
 
+int split_command(int argc, char **argv, char ***command)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--"))
+			continue;
+		if (i + 1 == argc) {
+			p_err("'--' must be followed by a command");
+			return -EINVAL;
+		}
+		*command = &argv[i + 1];
+		return i;
+	}
+	*command = NULL;
+	return argc;
+}
+
+int parse_pid(const char *arg, pid_t *pid)
+{
+	__u64 v;
+
+	if (parse_u64(arg, 1, INT_MAX, &v)) {
+		p_err("invalid PID '%s'", arg);
+		return -EINVAL;
+	}
+	if (!process_exists(v)) {
+		p_err("pid %llu does not exist", (unsigned long long)v);
+		return -ESRCH;
+	}
+	*pid = v;
+	return 0;
+}
+
 __u64 now_ns(void)
 {
 	struct timespec ts;

@@ -65,6 +65,12 @@ int libbpf_print_fn(enum libbpf_print_level level, const char *fmt, va_list args
 /* One line explaining a failed BPF load/attach (missing privileges, no BTF...). */
 void explain_bpf_error(const char *what, int err);
 
+/* Splits a command line at "--": returns the index of "--" (argc when there is none) and points
+ * *command after it; -EINVAL (message printed) when nothing follows "--". */
+int split_command(int argc, char **argv, char ***command);
+/* -p PID of an existing process; prints why not and returns -EINVAL / -ESRCH. */
+int parse_pid(const char *arg, pid_t *pid);
+
 /* Monotonic time in ns. */
 __u64 now_ns(void);
 #endif

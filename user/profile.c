@@ -34,6 +34,7 @@ static struct profile_env {
 	bool user_only, kernel_only, include_idle;
 	__u64 max_stack, max_stacks;
 	const char *event;
+	bool event_spec; /* -e SPEC: a tracepoint or function, every hit a sample */
 	bool folded, annotate, no_children;
 	double percent_limit, call_graph_limit;
 	const char *svg_path, *out_path, *title;
@@ -64,7 +65,9 @@ static const char usage[] =
 "\n"
 "  -F, --freq HZ            sampling frequency (default 99)\n"
 "  -e, --event EVENT        cpu-clock (default), task-clock, or a hardware event\n"
-"                           (cycles, instructions, cache-misses, branch-misses)\n"
+"                           (cycles, instructions, cache-misses, branch-misses);\n"
+"                           or an event spec, every hit a sample: t:CAT:NAME,\n"
+"                           CAT:NAME, sys:NAME, u:PATH:FUNC, LIB:FUNC, k:FUNC\n"
 "  -a, --all-cpus           all CPUs, all processes (default without -p/-t/COMMAND)\n"
 "  -p, --pid PID[,PID...]   only these processes\n"
 "  -t, --tid TID[,TID...]   only these threads\n"
@@ -306,9 +309,12 @@ static int parse_args(int argc, char **argv)
 		p_err("-p/-t and a COMMAND exclude each other");
 		return -EINVAL;
 	}
-	if (!find_event(env.event)) {
+	/* a bare name is a perf event; anything with a ':' an event spec (user/probe.h) */
+	env.event_spec = !find_event(env.event) && strchr(env.event, ':');
+	if (!find_event(env.event) && !env.event_spec) {
 		p_err("unsupported event '%s' (supported: cpu-clock, task-clock, cycles, "
-		      "instructions, cache-misses, branch-misses)", env.event);
+		      "instructions, cache-misses, branch-misses, or a spec such as "
+		      "t:CAT:NAME, u:LIB:FUNC, k:FUNC, sys:NAME)", env.event);
 		return -EINVAL;
 	}
 	if (env.freq > (__u64)INT_MAX || (max_sample_rate() > 0 && env.freq > (__u64)max_sample_rate())) {
@@ -450,7 +456,7 @@ static int write_outputs(const struct stack_sample *samples, size_t n, const __u
 		},
 		.header = {
 			.event = env.event,
-			.frequency = env.freq,
+			.frequency = env.event_spec ? 0 : env.freq,
 			.duration_s = elapsed,
 			.lost = nr_lost,
 			.lost_detail = nr_lost ? detail : NULL,
@@ -466,8 +472,12 @@ static int write_outputs(const struct stack_sample *samples, size_t n, const __u
 	};
 
 	format_lost(lost, detail, sizeof(detail));
-	snprintf(title, sizeof(title), "%s at %llu Hz, %.1f s%s", env.event,
-		 (unsigned long long)env.freq, elapsed, nr_lost ? ", samples lost" : "");
+	if (env.event_spec)
+		snprintf(title, sizeof(title), "every hit of %s, %.1f s%s", env.event, elapsed,
+			 nr_lost ? ", samples lost" : "");
+	else
+		snprintf(title, sizeof(title), "%s at %llu Hz, %.1f s%s", env.event,
+			 (unsigned long long)env.freq, elapsed, nr_lost ? ", samples lost" : "");
 	return stack_outputs_write(&o, samples, n);
 }
 
@@ -485,6 +495,42 @@ static void configure(struct profile_bpf *skel)
 	bpf_map__set_max_entries(skel->maps.stacks, env.max_stacks * 2);
 }
 
+/* ---- -e SPEC: the event programs replace the perf events ---- */
+
+static struct probe_progs event_progs(struct profile_bpf *skel)
+{
+	struct probe_progs p = {
+		.uentry = skel->progs.event_uprobe, .kentry = skel->progs.event_kprobe,
+		.fentry = skel->progs.event_fentry, .tp = skel->progs.event_tp,
+		.raw_tp = skel->progs.event_raw_tp,
+		.sys_enter = skel->progs.event_sys_enter, .sys_exit = skel->progs.event_sys_exit,
+		.func_ips = skel->maps.func_ips,
+		.sys_enter_idx = skel->maps.sys_enter_idx, .sys_exit_idx = skel->maps.sys_exit_idx,
+	};
+	return p;
+}
+
+/* perf's stacks for the same events end at the code that hit the event, so these do. */
+static void trim_event_frames(struct stack_sample *samples, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		samples[i].nr_frames = stack_frames_trim_bpf(samples[i].frames, samples[i].nr_frames);
+}
+
+/* Keeps the event programs -e SPEC needs (none for a perf event); probe_attach() attaches them. */
+static int configure_events(struct profile_bpf *skel, const struct probe_events *evs)
+{
+	struct probe_progs p = event_progs(skel);
+	struct bpf_program *progs[] = { p.uentry, p.kentry, p.fentry, p.tp, p.raw_tp, p.sys_enter,
+					p.sys_exit };
+
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		bpf_program__set_autoload(progs[i], false);
+		bpf_program__set_autoattach(progs[i], false);
+	}
+	return env.event_spec ? probe_prepare(&p, evs) : 0;
+}
+
 int cmd_profile(int argc, char **argv)
 {
 	struct stack_resolver *resolver = NULL;
@@ -493,6 +539,8 @@ int cmd_profile(int argc, char **argv)
 	struct follow_bpf *follow = NULL;
 	struct ring_buffer *rb = NULL;
 	struct perf_links pl = {};
+	struct probe_events evs = {};
+	struct probe_links event_links = {};
 	struct child child = { .pid = -1 };
 	size_t nr_samples = 0;
 	__u64 start, lost[LOST_REASONS];
@@ -510,7 +558,11 @@ int cmd_profile(int argc, char **argv)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = open_sampling(find_event(env.event), &pl);
+	if (env.event_spec)
+		err = probe_resolve_specs((char **)&env.event, 1, env.nr_pids == 1 ? env.pids[0] : 0,
+					  &evs);
+	else
+		err = open_sampling(find_event(env.event), &pl);
 	if (err)
 		goto cleanup;
 	if (env.command) {
@@ -528,6 +580,9 @@ int cmd_profile(int argc, char **argv)
 		goto cleanup;
 	}
 	configure(skel);
+	err = configure_events(skel, &evs);
+	if (err)
+		goto cleanup;
 	err = profile_bpf__load(skel);
 	if (err) {
 		explain_bpf_error("cannot load the BPF programs", err);
@@ -548,7 +603,13 @@ int cmd_profile(int argc, char **argv)
 		if (err)
 			goto cleanup;
 	}
-	err = attach_sampling(skel, &pl);
+	if (env.event_spec) {
+		struct probe_progs p = event_progs(skel);
+
+		err = probe_attach(&p, &evs, env.nr_pids == 1 ? env.pids[0] : 0, &event_links);
+	} else {
+		err = attach_sampling(skel, &pl);
+	}
 	if (err)
 		goto cleanup;
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.proc_events), stack_proc_event,
@@ -573,6 +634,7 @@ int cmd_profile(int argc, char **argv)
 	elapsed = (now_ns() - start) / 1e9;
 	/* Stop sampling first so the report describes exactly the run. */
 	detach_sampling(&pl);
+	probe_links_destroy(&event_links);
 	ring_buffer__consume(rb);
 
 	memcpy(lost, (const void *)skel->bss->lost, sizeof(lost));
@@ -583,9 +645,13 @@ int cmd_profile(int argc, char **argv)
 		p_err("cannot read the samples: %s", strerror(-err));
 		goto cleanup;
 	}
+	if (env.event_spec)
+		trim_event_frames(samples, nr_samples);
 	err = write_outputs(samples, nr_samples, lost, elapsed);
 cleanup:
 	detach_sampling(&pl);
+	probe_links_destroy(&event_links);
+	probe_events_free(&evs);
 	ring_buffer__free(rb);
 	follow_stop(follow);
 	profile_bpf__destroy(skel);

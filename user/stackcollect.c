@@ -185,19 +185,25 @@ static bool kernel_name_has_prefix(const struct frame *f, const char *const *pre
 	return false;
 }
 
-/* Frames a tracepoint-attached BPF program adds under the code it traces: the program itself and
- * the glue that calls it (bpf_trace_run4, __bpf_trace_sched_switch, __traceiter_sched_switch). */
-static bool is_bpf_glue(const struct frame *f)
+/* Leaf kernel frames of the tracing machinery between the traced code and the BPF program (BPF
+ * programs and trampolines, perf/raw tracepoint glue, kprobe and ftrace handlers): perf's stacks
+ * for the same events end at the code that hit the event. */
+static bool is_tracing_frame(const struct frame *f)
 {
-	static const char *const prefixes[] = { "bpf_prog_", "bpf_trace_run", "__bpf_trace_",
-						"__traceiter_" };
+	static const char *const prefixes[] = {
+		"bpf_prog_", "bpf_trampoline_", "bpf_trace_run", "__bpf_trace_", "trace_call_bpf",
+		"perf_trace_", "perf_syscall_", "__traceiter_", "kprobe_", "kretprobe_", "rethook_",
+		"arch_rethook_", "aggr_pre_handler", "opt_pre_handler", "optimized_callback",
+		"pre_handler_kretprobe", "fprobe_", "ftrace_", "arch_ftrace_ops_list_func",
+		"__bpf_prog_enter", "__bpf_prog_exit",
+	};
 
 	return kernel_name_has_prefix(f, prefixes, sizeof(prefixes) / sizeof(prefixes[0]));
 }
 
 __u32 stack_frames_trim_bpf(struct frame *frames, __u32 nr)
 {
-	while (nr && is_bpf_glue(&frames[nr - 1]))
+	while (nr && is_tracing_frame(&frames[nr - 1]))
 		nr--;
 	return nr;
 }

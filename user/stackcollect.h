@@ -29,7 +29,8 @@ int stack_frames_fill(struct stack_resolver *r, int stacks_fd, __u32 tgid, __u64
 		      __u64 kern_stack, struct frame **frames, __u32 *nr);
 
 /* Drops the innermost kernel frames (at the end of an outermost-first array) that belong to the
- * BPF program that took the stack and the tracepoint glue that ran it.  Returns the new count. */
+ * BPF program that took the stack and the tracing machinery that ran it (tracepoint glue,
+ * trampolines, kprobe and ftrace handlers).  Returns the new count. */
 __u32 stack_frames_trim_bpf(struct frame *frames, __u32 nr);
 
 /* A wake-up taken in interrupt context has whatever task the interrupt hit as `current`: when
