@@ -66,11 +66,13 @@ else
 fi
 
 # 3. Recursion: recurse(3) returns after 2, 4 and 6 ms; one timestamp per thread would time
-#    all three from the innermost call (all in 2-3 ms).
+#    all three from the innermost call (all about 2 ms).  Sleeps only ever run late, so the
+#    checks are lower bounds, which a loaded machine cannot break: no call under 2 ms, and the
+#    20 outer calls (two or three sleeps each) at 4 ms or more.
 "$BPFPROF" funclat -m "$F:recurse" -- "$F" recurse 3 10 >"$TMP/r.out" 2>&1
 check "recursion: 30 calls timed" test "$(hist_count "$TMP/r.out" funcs:recurse)" = 30
-check "recursion: innermost calls in 2 -> 3 ms" test "$(hist_bucket "$TMP/r.out" funcs:recurse 2)" = 10
-check "recursion: outer calls at 4 ms or more" test "$(hist_above "$TMP/r.out" funcs:recurse 4)" = 20
+check "recursion: no call under 2 ms" test "$(hist_above "$TMP/r.out" funcs:recurse 2)" = 30
+check "recursion: outer calls at 4 ms or more" test "$(hist_above "$TMP/r.out" funcs:recurse 4)" -ge 20
 check "recursion: msecs header" grep -q "msecs" "$TMP/r.out"
 
 # 4. sys:NAME pairs sys_enter/sys_exit: every getppid timed.
