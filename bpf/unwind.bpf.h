@@ -408,9 +408,9 @@ static __always_inline void unwind_forget_process(__u32 tgid)
 
 /* Fills stack_scratch with the user stack of the current task (process tgid), walked from its
  * registers; a process not known yet gets the frame-pointer walk (auto) or just its leaf (eh).
- * Returns the number of frames, or a negative errno (loss counted). */
-static __always_inline int unwind_fill(void *ctx, struct stack_trace *st, __u32 tgid, __u64 ip,
-				       __u64 sp, __u64 bp)
+ * Returns the length of the stack in bytes, or a negative errno, as bpf_get_stack() does. */
+static __always_inline long unwind_fill(void *ctx, struct stack_trace *st, __u32 tgid, __u64 ip,
+					__u64 sp, __u64 bp)
 {
 	struct unw_walk *s;
 	__u32 zero = 0;
@@ -429,7 +429,8 @@ static __always_inline int unwind_fill(void *ctx, struct stack_trace *st, __u32 
 		s->now = bpf_ktime_get_ns();
 		s->stats[UNW_STAT_STACKS]++;
 		unwind_walk(0);
-		return s->nr & MAX_STACK_DEPTH; /* never above targ_max_stack: bounds it for the verifier */
+		/* never above targ_max_stack: the mask bounds it for the verifier */
+		return (s->nr & MAX_STACK_DEPTH) * sizeof(__u64);
 	}
 	/* saved registers without a user ip: a kernel thread, which has no user stack */
 	if (!ip && targ_unwind_task_regs)
@@ -440,15 +441,10 @@ static __always_inline int unwind_fill(void *ctx, struct stack_trace *st, __u32 
 	s->stats[ip ? UNW_STAT_NO_PROC : UNW_STAT_NO_REGS]++;
 	if (ip && targ_unwind == UNWIND_EH) {
 		st->ips[0] = ip;
-		return 1;
+		return sizeof(__u64);
 	}
 	len = bpf_get_stack(ctx, st->ips, targ_max_stack * sizeof(__u64), BPF_F_USER_STACK);
-	if (len < 0) {
-		count_lost(LOST_STACK_ERR);
-		return len;
-	}
-	len /= sizeof(__u64);
-	return targ_unwind == UNWIND_EH && len > 1 ? 1 : len;
+	return targ_unwind == UNWIND_EH && len > (long)sizeof(__u64) ? sizeof(__u64) : len;
 }
 
 /* x86-64 pt_regs at fixed offsets: its layout is ABI (ptrace's user_regs_struct, perf's
@@ -469,7 +465,6 @@ static __always_inline int unwind_user_stack(void *ctx, __u32 tgid, struct unwin
 	struct stack_trace *st;
 	__u32 zero = 0;
 	void *task_regs;
-	int nr;
 
 	if (targ_unwind == UNWIND_FP)
 		return capture_stack(ctx, BPF_F_USER_STACK, id);
@@ -493,10 +488,7 @@ static __always_inline int unwind_user_stack(void *ctx, __u32 tgid, struct unwin
 			bp = saved.bp;
 		}
 	}
-	nr = unwind_fill(ctx, st, tgid, ip, sp, bp);
-	if (nr < 0)
-		return nr;
-	return store_stack(st, nr, id);
+	return store_stack(st, unwind_fill(ctx, st, tgid, ip, sp, bp), id);
 }
 
 /* The user stack of the current task from the registers it saved on entering the kernel

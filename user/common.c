@@ -118,6 +118,24 @@ cleanup:
 	return err;
 }
 
+int parse_task_ids(const char *arg, __u32 *ids, int max, bool threads, int *nr)
+{
+	int n = parse_id_list(arg, ids, max);
+
+	if (n < 0) {
+		p_err("invalid %s list '%s'", threads ? "TID" : "PID", arg);
+		return -EINVAL;
+	}
+	for (int i = 0; i < n; i++) {
+		if (threads ? !thread_exists(ids[i]) : !process_exists(ids[i])) {
+			p_err("%s %u does not exist", threads ? "thread" : "pid", ids[i]);
+			return -ESRCH;
+		}
+	}
+	*nr = n;
+	return 0;
+}
+
 int parse_cpu_list(const char *s, bool *cpus, int nr_cpus)
 {
 	char *copy, *tok, *save = NULL, *dash;

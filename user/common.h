@@ -28,6 +28,9 @@ int parse_seconds(const char *s, double *out);
 bool is_negative_number(const char *s);
 /* "1,2,3": each > 0; at most max entries.  Returns the count or -EINVAL / -E2BIG. */
 int parse_id_list(const char *s, __u32 *ids, int max);
+/* -p / -t argument: a PID (or, with threads, TID) list whose every entry must exist; prints the
+ * error.  Returns 0 with *nr set, or -EINVAL / -ESRCH. */
+int parse_task_ids(const char *arg, __u32 *ids, int max, bool threads, int *nr);
 /* "0,2-3": sets cpus[i] for each listed CPU; -ERANGE for a CPU >= nr_cpus. */
 int parse_cpu_list(const char *s, bool *cpus, int nr_cpus);
 

@@ -46,6 +46,28 @@ static int load_trivial_tracing(enum bpf_attach_type type, int btf_id)
 	return 0;
 }
 
+int probe_tp_nr_args(const char *name)
+{
+	struct btf *btf = vmlinux_btf();
+	const struct btf_type *t = NULL;
+	char type_name[96];
+	int id, nr = -ENOENT;
+
+	if (!btf)
+		return -ENOENT;
+	/* typedef void (*btf_trace_NAME)(void *__data, ARGS...) */
+	snprintf(type_name, sizeof(type_name), "btf_trace_%s", name);
+	id = btf__find_by_name_kind(btf, type_name, BTF_KIND_TYPEDEF);
+	if (id > 0)
+		t = btf__type_by_id(btf, btf__resolve_type(btf, id));
+	if (t && btf_is_ptr(t))
+		t = btf__type_by_id(btf, t->type);
+	if (t && btf_is_func_proto(t) && btf_vlen(t) >= 1)
+		nr = btf_vlen(t) - 1;
+	btf__free(btf);
+	return nr;
+}
+
 #define MAX_CACHED 32
 bool probe_tp_btf(const char *name)
 {
@@ -56,6 +78,9 @@ bool probe_tp_btf(const char *name)
 	int id, i;
 	bool ok;
 
+	/* Tests force the raw_tp fallbacks with it on kernels that have tp_btf. */
+	if (getenv("BPFPROF_FORCE_RAW_TP"))
+		return false;
 	for (i = 0; i < nr_cached; i++)
 		if (!strcmp(cache[i].name, name))
 			return cache[i].ok;

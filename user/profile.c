@@ -19,6 +19,7 @@
 #include "profile.skel.h"
 #include "report.h"
 #include "stackcollect.h"
+#include "stackrun.h"
 #include "syms.h"
 #include "unwinder.h"
 #include "cmds.h"
@@ -79,9 +80,7 @@ static const char usage[] =
 "  -I, --include-idle       include the idle task (pid 0)\n"
 "      --max-stack N        frames per stack (default and maximum 127)\n"
 "      --max-stacks N       distinct stacks kept in the kernel (default 16384)\n"
-"      --unwind METHOD      user stacks: fp (frame pointers), eh (.eh_frame tables in the\n"
-"                           kernel), auto (default: tables where the code has them)\n"
-"      --unwind-mem MB      memory for unwind tables (default 16)\n"
+UNWIND_USAGE
 "  -f, --folded             folded stacks for flamegraph.pl instead of the report\n"
 "      --annotate           with -f: suffix kernel frames with _[k]\n"
 "      --svg FILE           also write a flame graph SVG\n"
@@ -136,24 +135,6 @@ static int max_sample_rate(void)
 		fclose(f);
 	}
 	return rate;
-}
-
-static int parse_ids(const char *arg, __u32 *ids, int *nr, bool threads)
-{
-	int n = parse_id_list(arg, ids, MAX_IDS);
-
-	if (n < 0) {
-		p_err("invalid %s list '%s'", threads ? "TID" : "PID", arg);
-		return -EINVAL;
-	}
-	for (int i = 0; i < n; i++) {
-		if (threads ? !thread_exists(ids[i]) : !process_exists(ids[i])) {
-			p_err("%s %u does not exist", threads ? "thread" : "pid", ids[i]);
-			return -ESRCH;
-		}
-	}
-	*nr = n;
-	return 0;
 }
 
 static int parse_cpus(const char *arg)
@@ -236,11 +217,11 @@ static int parse_args(int argc, char **argv)
 		case 'a':
 			break;
 		case 'p':
-			if (parse_ids(optarg, env.pids, &env.nr_pids, false))
+			if (parse_task_ids(optarg, env.pids, MAX_IDS, false, &env.nr_pids))
 				return -EINVAL;
 			break;
 		case 't':
-			if (parse_ids(optarg, env.tids, &env.nr_tids, true))
+			if (parse_task_ids(optarg, env.tids, MAX_IDS, true, &env.nr_tids))
 				return -EINVAL;
 			break;
 		case 'C':
@@ -269,16 +250,12 @@ static int parse_args(int argc, char **argv)
 			}
 			break;
 		case OPT_UNWIND:
-			if (unwind_parse_method(optarg, &env.unwind)) {
-				p_err("invalid --unwind '%s' (fp, eh or auto)", optarg);
+			if (unwind_opt_method(optarg, &env.unwind))
 				return -EINVAL;
-			}
 			break;
 		case OPT_UNWIND_MEM:
-			if (parse_u64(optarg, 1, 4096, &env.unwind_mem_mb)) {
-				p_err("invalid --unwind-mem '%s' (1 to 4096 MB)", optarg);
+			if (unwind_opt_mem(optarg, &env.unwind_mem_mb))
 				return -EINVAL;
-			}
 			break;
 		case 'f':
 			env.folded = true;
@@ -449,18 +426,6 @@ static void detach_sampling(struct perf_links *pl)
 	pl->fds = NULL;
 }
 
-/* In-kernel unwinding (--unwind eh/auto): NULL with frame pointers. */
-static struct unwinder *unwinder;
-
-static int handle_proc_event(void *ctx, void *data, size_t size)
-{
-	const struct proc_seen_event *e = data;
-
-	if (size >= sizeof(*e) && !syms_cache__snapshot(ctx, e->tgid) && unwinder)
-		unwinder__add_process(unwinder, e->tgid);
-	return 0;
-}
-
 static int fill_filters(struct profile_bpf *skel, const struct child *child)
 {
 	__u8 one = 1;
@@ -478,21 +443,6 @@ static int fill_filters(struct profile_bpf *skel, const struct child *child)
 	return err;
 }
 
-static bool targets_gone(void)
-{
-	int i;
-
-	if (!env.nr_pids && !env.nr_tids)
-		return false;
-	for (i = 0; i < env.nr_pids; i++)
-		if (process_exists(env.pids[i]))
-			return false;
-	for (i = 0; i < env.nr_tids; i++)
-		if (thread_exists(env.tids[i]))
-			return false;
-	return true;
-}
-
 static void format_lost(const __u64 *lost, char *buf, size_t size)
 {
 	snprintf(buf, size, "stack capture failed %llu, stack table full %llu, hash collisions %llu, "
@@ -502,96 +452,61 @@ static void format_lost(const __u64 *lost, char *buf, size_t size)
 		 (unsigned long long)lost[LOST_COUNTS_FULL]);
 }
 
-/* Writes the text output (report or folded) to stdout or -o, and the SVG. */
+/* In-kernel unwinding (--unwind eh/auto): NULL with frame pointers. */
+static struct unwinder *unwinder;
+
+/* The report or folded stacks to stdout or -o, and the SVG. */
 static int write_outputs(const struct stack_sample *samples, size_t n, const __u64 *lost,
 			 double elapsed)
 {
 	__u64 nr_lost = lost[LOST_STACK_ERR] + lost[LOST_STACKS_FULL] +
 			lost[LOST_STACK_COLLIDED] + lost[LOST_COUNTS_FULL];
 	char detail[256], title[128], unwound[512] = "";
-	struct outfile of = {};
-	FILE *out = stdout;
-	int err = 0;
-
-	format_lost(lost, detail, sizeof(detail));
-	if (unwinder)
-		unwinder__summary(unwinder, unwound, sizeof(unwound));
-	if (env.svg_path) {
-		struct flamegraph_opts fo = {
+	struct stack_outputs o = {
+		.out_path = env.out_path,
+		.svg_path = env.svg_path,
+		.folded = env.folded,
+		.folded_opts = { .annotate_kernel = env.annotate },
+		.flamegraph = {
 			.title = env.title ? env.title : "CPU Flame Graph",
+			.subtitle = title,
 			.count_name = "samples",
 			.palette = PALETTE_HOT,
 			.annotate_kernel = true,
-		};
-		FILE *svg = outfile_open(env.svg_path, &of);
-
-		if (env.event_spec)
-			snprintf(title, sizeof(title), "every hit of %s, %.1f s%s", env.event, elapsed,
-				 nr_lost ? ", samples lost" : "");
-		else
-			snprintf(title, sizeof(title), "%s at %llu Hz, %.1f s%s", env.event,
-				 (unsigned long long)env.freq, elapsed, nr_lost ? ", samples lost" : "");
-		fo.subtitle = title;
-		if (!svg) {
-			p_err("cannot write %s: %s", env.svg_path, strerror(errno));
-			return -errno;
-		}
-		err = flamegraph_write(svg, samples, n, &fo);
-		err = err ?: outfile_commit(&of);
-		if (err) {
-			outfile_abort(&of);
-			p_err("cannot write %s: %s", env.svg_path, strerror(-err));
-			return err;
-		}
-	}
-	if (env.out_path) {
-		out = outfile_open(env.out_path, &of);
-		if (!out) {
-			err = -errno;
-			p_err("cannot write %s: %s", env.out_path, strerror(-err));
-			return err;
-		}
-	}
-	if (env.folded) {
-		struct folded_opts fo = { .annotate_kernel = env.annotate };
-
-		err = folded_write(out, samples, n, &fo);
-		if (nr_lost)
-			fprintf(stderr, "bpfprof: lost samples: %llu (%s)\n",
-				(unsigned long long)nr_lost, detail);
-		if (unwound[0] && (verbose || strstr(unwound, "no CFI in")))
-			fprintf(stderr, "bpfprof: unwind: %s\n", unwound);
-	} else {
-		struct report_header h = {
+		},
+		.header = {
 			.event = env.event,
 			.frequency = env.event_spec ? 0 : env.freq,
 			.duration_s = elapsed,
 			.lost = nr_lost,
 			.lost_detail = nr_lost ? detail : NULL,
 			.unwind = env.kernel_only ? NULL : unwind_method_name(env.unwind),
-			.extra = unwound[0] ? unwound : NULL,
-		};
-		struct report_opts ro = {
+			.extra = unwound,
+		},
+		.report = {
 			.children = !env.no_children,
 			.percent_limit = env.percent_limit,
 			.unit = REPORT_SAMPLES,
 			.call_graph = true,
 			.call_graph_limit = env.call_graph_limit,
-		};
+		},
+		.lost_what = "samples",
+	};
 
-		err = report_write(out, &h, samples, n, &ro);
-	}
-	if (env.out_path) {
-		err = err ?: outfile_commit(&of);
-		if (err)
-			outfile_abort(&of);
-	} else if (!err && (fflush(stdout) || ferror(stdout))) {
-		err = -(errno ?: EIO);
-	}
-	if (err)
-		p_err("cannot write %s: %s", env.out_path ? env.out_path : "the output",
-		      strerror(-err));
-	return err;
+	format_lost(lost, detail, sizeof(detail));
+	if (unwinder)
+		unwinder__summary(unwinder, unwound, sizeof(unwound));
+	if (!unwound[0])
+		o.header.extra = NULL;
+	else if (env.folded && (verbose || strstr(unwound, "no CFI in")))
+		fprintf(stderr, "bpfprof: unwind: %s\n", unwound);
+	if (env.event_spec)
+		snprintf(title, sizeof(title), "every hit of %s, %.1f s%s", env.event, elapsed,
+			 nr_lost ? ", samples lost" : "");
+	else
+		snprintf(title, sizeof(title), "%s at %llu Hz, %.1f s%s", env.event,
+			 (unsigned long long)env.freq, elapsed, nr_lost ? ", samples lost" : "");
+	return stack_outputs_write(&o, samples, n);
 }
 
 static void configure_unwind(struct profile_bpf *skel)
@@ -621,20 +536,6 @@ static void configure(struct profile_bpf *skel)
 	configure_unwind(skel);
 }
 
-/* --unwind auto on a kernel that refuses the unwinder (it needs BPF global functions, 5.6+):
- * load again with the frame-pointer walk. */
-static int load_without_unwinding(struct profile_bpf **skel, int err)
-{
-	p_err("in-kernel unwinding does not load on this kernel (%s); using frame pointers",
-	      strerror(-err));
-	profile_bpf__destroy(*skel);
-	env.unwind = UNWIND_FP;
-	*skel = profile_bpf__open();
-	if (!*skel)
-		return -errno;
-	configure(*skel);
-	return profile_bpf__load(*skel);
-}
 
 /* ---- -e SPEC: the event programs replace the perf events ---- */
 
@@ -651,32 +552,11 @@ static struct probe_progs event_progs(struct profile_bpf *skel)
 	return p;
 }
 
-/* Leaf kernel frames of the tracing machinery between the event and the BPF program (BPF
- * programs and trampolines, perf/raw tracepoint glue, kprobe and ftrace handlers): perf's stacks
- * for the same events end at the code that hit the event, so these do. */
-static bool tracing_frame(const struct frame *f)
-{
-	static const char *const prefixes[] = {
-		"bpf_prog_", "bpf_trampoline_", "bpf_trace_run", "__bpf_trace_", "trace_call_bpf",
-		"perf_trace_", "perf_syscall_", "__traceiter_", "kprobe_", "kretprobe_", "rethook_",
-		"arch_rethook_", "aggr_pre_handler", "opt_pre_handler", "optimized_callback",
-		"pre_handler_kretprobe", "fprobe_", "ftrace_", "arch_ftrace_ops_list_func",
-		"__bpf_prog_enter", "__bpf_prog_exit",
-	};
-
-	if (!f->kernel || !f->name)
-		return false;
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-		if (!strncmp(f->name, prefixes[i], strlen(prefixes[i])))
-			return true;
-	return false;
-}
-
+/* perf's stacks for the same events end at the code that hit the event, so these do. */
 static void trim_event_frames(struct stack_sample *samples, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		while (samples[i].nr_frames && tracing_frame(&samples[i].frames[samples[i].nr_frames - 1]))
-			samples[i].nr_frames--;
+		samples[i].nr_frames = stack_frames_trim_bpf(samples[i].frames, samples[i].nr_frames);
 }
 
 /* Keeps the event programs -e SPEC needs (none for a perf event); probe_attach() attaches them. */
@@ -693,29 +573,21 @@ static int configure_events(struct profile_bpf *skel, const struct probe_events 
 	return env.event_spec ? probe_prepare(&p, evs) : 0;
 }
 
-static void run_loop(struct ring_buffer *rb, struct child *child, __u64 start)
+/* --unwind auto on a kernel that refuses the unwinder (it needs BPF global functions, 5.6+):
+ * load again with the frame-pointer walk. */
+static int load_without_unwinding(struct profile_bpf **skel, const struct probe_events *evs,
+				  int err)
 {
-	__u64 deadline = env.duration ? start + (__u64)(env.duration * 1e9) : 0;
-
-	while (!exiting) {
-		int timeout = 100;
-
-		if (deadline) {
-			__u64 now = now_ns();
-
-			if (now >= deadline)
-				break;
-			if (deadline - now < 100000000ULL)
-				timeout = (deadline - now) / 1000000 + 1;
-		}
-		ring_buffer__poll(rb, timeout);
-		if (child && child_poll(child))
-			break;
-		if (targets_gone()) {
-			p_info("every target has exited");
-			break;
-		}
-	}
+	p_err("in-kernel unwinding does not load on this kernel (%s); using frame pointers",
+	      strerror(-err));
+	profile_bpf__destroy(*skel);
+	env.unwind = UNWIND_FP;
+	*skel = profile_bpf__open();
+	if (!*skel)
+		return -errno;
+	configure(*skel);
+	err = configure_events(*skel, evs);
+	return err ?: profile_bpf__load(*skel);
 }
 
 int cmd_profile(int argc, char **argv)
@@ -728,6 +600,7 @@ int cmd_profile(int argc, char **argv)
 	struct perf_links pl = {};
 	struct probe_events evs = {};
 	struct probe_links event_links = {};
+	struct unwind_bpf ub;
 	struct child child = { .pid = -1 };
 	size_t nr_samples = 0;
 	__u64 start, lost[LOST_REASONS];
@@ -772,7 +645,7 @@ int cmd_profile(int argc, char **argv)
 		goto cleanup;
 	err = profile_bpf__load(skel);
 	if (err && env.unwind == UNWIND_AUTO)
-		err = load_without_unwinding(&skel, err);
+		err = load_without_unwinding(&skel, &evs, err);
 	if (err) {
 		explain_bpf_error("cannot load the BPF programs", err);
 		goto cleanup;
@@ -801,23 +674,20 @@ int cmd_profile(int argc, char **argv)
 	}
 	if (err)
 		goto cleanup;
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.proc_events), handle_proc_event,
-			      stack_resolver__syms(resolver), NULL);
-	if (!rb) {
-		err = -errno;
-		p_err("cannot create the ring buffer: %s", strerror(-err));
-		goto cleanup;
-	}
+	ub = UNWIND_BPF_MAPS(skel);
 	if (env.unwind != UNWIND_FP) {
-		struct unwind_bpf ub = UNWIND_BPF_MAPS(skel);
-
 		unwinder = unwinder__new(&ub, stack_resolver__syms(resolver), env.unwind);
-		err = unwinder ? ring_buffer__add(rb, bpf_map__fd(ub.events), unwinder__handle_event,
-						  unwinder) : -errno;
-		if (err) {
+		if (!unwinder) {
+			err = -errno;
 			p_err("cannot set up the unwinder: %s", strerror(-err));
 			goto cleanup;
 		}
+	}
+	rb = unwind_ring_buffer(bpf_map__fd(skel->maps.proc_events), stack_resolver__syms(resolver),
+				unwinder, &ub);
+	if (!rb) {
+		err = -errno;
+		goto cleanup;
 	}
 
 	start = now_ns();
@@ -829,7 +699,8 @@ int cmd_profile(int argc, char **argv)
 		if (err)
 			goto cleanup;
 	}
-	run_loop(rb, env.command ? &child : NULL, start);
+	stack_run_loop(rb, env.command ? &child : NULL, start, env.duration, env.pids, env.nr_pids,
+		       env.tids, env.nr_tids);
 	elapsed = (now_ns() - start) / 1e9;
 	/* Stop sampling first so the report describes exactly the run. */
 	detach_sampling(&pl);

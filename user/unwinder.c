@@ -25,6 +25,8 @@
 #include "cfi.h"
 #include "common.h"
 #include "hashtab.h"
+#include "stackrun.h"
+#include "stacks.h"
 #include "syms.h"
 #include "unwinder.h"
 
@@ -41,6 +43,22 @@ int unwind_parse_method(const char *s, enum unwind_method *out)
 			return 0;
 		}
 	}
+	return -EINVAL;
+}
+
+int unwind_opt_method(const char *arg, enum unwind_method *out)
+{
+	if (!unwind_parse_method(arg, out))
+		return 0;
+	p_err("invalid --unwind '%s' (fp, eh or auto)", arg);
+	return -EINVAL;
+}
+
+int unwind_opt_mem(const char *arg, __u64 *mb)
+{
+	if (!parse_u64(arg, 1, 4096, mb))
+		return 0;
+	p_err("invalid --unwind-mem '%s' (1 to 4096 MB)", arg);
 	return -EINVAL;
 }
 
@@ -755,6 +773,36 @@ int unwinder__handle_event(void *ctx, void *data, size_t size)
 			unwinder__add_process(u, e->tgid);
 	}
 	return 0;
+}
+
+static int proc_event(void *ctx, void *data, size_t size)
+{
+	struct unwinder *u = ctx;
+	const struct proc_seen_event *e = data;
+
+	if (size >= sizeof(*e) && !syms_cache__snapshot(u->sc, e->tgid))
+		unwinder__add_process(u, e->tgid);
+	return 0;
+}
+
+struct ring_buffer *unwind_ring_buffer(int proc_events_fd, struct syms_cache *sc,
+				       struct unwinder *u, const struct unwind_bpf *ub)
+{
+	struct ring_buffer *rb;
+	int err;
+
+	rb = u ? ring_buffer__new(proc_events_fd, proc_event, u, NULL)
+	       : ring_buffer__new(proc_events_fd, stack_proc_event, sc, NULL);
+	err = rb ? 0 : -errno;
+	if (!err && u && ring_buffer__add(rb, bpf_map__fd(ub->events), unwinder__handle_event, u))
+		err = -errno;
+	if (err) {
+		ring_buffer__free(rb);
+		p_err("cannot create the ring buffer: %s", strerror(-err));
+		errno = -err;
+		return NULL;
+	}
+	return rb;
 }
 
 /* ---- inspection ---- */

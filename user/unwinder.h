@@ -13,8 +13,17 @@
 
 #define UNWIND_DEFAULT_MEM_MB 16
 
+/* The options every stack-collecting command takes, for its usage text. */
+#define UNWIND_USAGE                                                                          \
+"      --unwind METHOD      user stacks: fp (frame pointers), eh (.eh_frame tables in the\n" \
+"                           kernel), auto (default: tables where the code has them)\n"       \
+"      --unwind-mem MB      memory for unwind tables (default 16)\n"
+
 /* "fp", "eh", "auto" -> method.  0 or -EINVAL. */
 int unwind_parse_method(const char *s, enum unwind_method *out);
+/* --unwind and --unwind-mem arguments; print the error.  0 or -EINVAL. */
+int unwind_opt_method(const char *arg, enum unwind_method *out);
+int unwind_opt_mem(const char *arg, __u64 *mb);
 /* "fp", "eh", "auto". */
 const char *unwind_method_name(enum unwind_method m);
 
@@ -51,6 +60,12 @@ int unwinder__add_process(struct unwinder *u, __u32 tgid);
 /* Handles one request from the BPF side (struct unw_event): builds and loads a table, or
  * refreshes a process's mappings.  A ring_buffer_sample_fn; ctx is the unwinder. */
 int unwinder__handle_event(void *ctx, void *data, size_t size);
+
+/* The ring buffer a stack-collecting command polls: proc_events (struct proc_seen_event: the
+ * symbolizer's snapshot, then, with an unwinder, the process's mappings) and, with an unwinder
+ * (u not NULL), its requests on ub->events.  NULL with errno set (error printed). */
+struct ring_buffer *unwind_ring_buffer(int proc_events_fd, struct syms_cache *sc,
+				       struct unwinder *u, const struct unwind_bpf *ub);
 
 /* Builds and loads table `id` now (what a UNW_EV_LOAD_TABLE request does), evicting the least
  * recently used tables when the budget is full.  Returns 0 or a negative errno (the table is

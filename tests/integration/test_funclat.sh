@@ -66,11 +66,13 @@ else
 fi
 
 # 3. Recursion: recurse(3) returns after 2, 4 and 6 ms; one timestamp per thread would time
-#    all three from the innermost call (all in 2-3 ms).
+#    all three from the innermost call (all about 2 ms).  Sleeps only ever run late, so the
+#    checks are lower bounds, which a loaded machine cannot break: no call under 2 ms, and the
+#    20 outer calls (two or three sleeps each) at 4 ms or more.
 "$BPFPROF" funclat -m "$F:recurse" -- "$F" recurse 3 10 >"$TMP/r.out" 2>&1
 check "recursion: 30 calls timed" test "$(hist_count "$TMP/r.out" funcs:recurse)" = 30
-check "recursion: innermost calls in 2 -> 3 ms" test "$(hist_bucket "$TMP/r.out" funcs:recurse 2)" = 10
-check "recursion: outer calls at 4 ms or more" test "$(hist_above "$TMP/r.out" funcs:recurse 4)" = 20
+check "recursion: no call under 2 ms" test "$(hist_above "$TMP/r.out" funcs:recurse 2)" = 30
+check "recursion: outer calls at 4 ms or more" test "$(hist_above "$TMP/r.out" funcs:recurse 4)" -ge 20
 check "recursion: msecs header" grep -q "msecs" "$TMP/r.out"
 
 # 4. sys:NAME pairs sys_enter/sys_exit: every getppid timed.
@@ -86,8 +88,11 @@ check "glob: slow_op and fast_op both timed" \
 
 # 6. Log-linear buckets, intervals, heat map.
 "$BPFPROF" funclat -L "$F:slow_op" -- "$F" calls 10 0 >"$TMP/ll.out" 2>&1
-check "-L: 10 calls in 512 us wide buckets from 4096 us" \
-	test "$(awk '$2 == "->" && $1 >= 4096 && $3 - $1 == 511 { n += $5 } END { print n + 0 }' "$TMP/ll.out")" = 10
+# 8 sub-buckets per power of two: a bucket in [2^k, 2^(k+1)) is 2^k/8 wide (512 us from 4096 to
+# 8191); a late sleep may land in a higher power of two, never in a wrong-width bucket.
+check "-L: 10 calls from 4096 us, in buckets 1/8 of their power of two wide" \
+	test "$(awk '$2 == "->" && $1 >= 4096 && $5 > 0 { p = 2 ^ int(log($1) / log(2) + 1e-9)
+		if ($3 - $1 + 1 == p / 8) n += $5; else bad = 1 } END { print bad ? -1 : n + 0 }' "$TMP/ll.out")" = 10
 "$BPFPROF" funclat -i 0.3 -T "$F:slow_op" -- "$F" calls 150 0 >"$TMP/i.out" 2>&1
 check "-i -T: several timestamped intervals" test "$(grep -Ec '^[0-9]{2}:[0-9]{2}:[0-9]{2}$' "$TMP/i.out")" -ge 2
 check "-i: interval counts add up to 150" \
