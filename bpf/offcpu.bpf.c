@@ -14,6 +14,7 @@
 #include "errno.bpf.h"
 #include "offcpu.h"
 #include "stacks.bpf.h"
+#include "unwind.bpf.h"
 
 /* Settings, fixed before load. */
 const volatile bool filter_tgid = false;
@@ -129,8 +130,11 @@ static __always_inline bool wanted(__u32 tgid, __u32 pid, __u32 state_class,
 	return *kthread ? targ_kernel_threads : targ_user_threads;
 }
 
-static __always_inline int capture_user_stack(void *ctx, __u64 *id, bool btf)
+static __always_inline int capture_user_stack(void *ctx, __u32 tgid, __u64 *id, bool btf)
 {
+	/* --unwind eh/auto: from the task's saved user registers, by the call-frame tables */
+	if (targ_unwind != UNWIND_FP)
+		return unwind_current_user_stack(ctx, tgid, id);
 #if defined(__TARGET_ARCH_x86)
 	if (btf)
 		return capture_user_stack_fp(ctx, id);
@@ -166,7 +170,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 		r = &tmp;
 	}
 	/* Kernel threads have no user stack; asking would only cost a failed walk. */
-	if (targ_user_stacks && !kthread && capture_user_stack(ctx, &ustack, btf))
+	if (targ_user_stacks && !kthread && capture_user_stack(ctx, tgid, &ustack, btf))
 		return;
 	if (targ_kern_stacks && capture_stack(ctx, 0, &kstack))
 		return;
@@ -252,7 +256,7 @@ static __always_inline void on_waking(void *ctx, struct task_struct *p, bool btf
 	id = bpf_get_current_pid_tgid();
 	cur = (void *)bpf_get_current_task();
 	if (targ_user_stacks && !(BPF_CORE_READ(cur, flags) & OFFCPU_PF_KTHREAD))
-		capture_user_stack(ctx, &ustack, btf);
+		capture_user_stack(ctx, id >> 32, &ustack, btf);
 	if (targ_kern_stacks)
 		capture_stack(ctx, 0, &kstack);
 	r->key.waker_user_stack = ustack;
@@ -353,6 +357,7 @@ int forget_exec(void *ctx)
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
 	bpf_map_delete_elem(&seen_procs, &tgid);
+	unwind_forget_process(tgid);
 	return 0;
 }
 

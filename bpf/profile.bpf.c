@@ -151,16 +151,4 @@ int forget_exec(void *ctx)
 	return 0;
 }
 
-/* A process's mappings die with it (its pid may come back as another program). */
-SEC("raw_tp/sched_process_exit")
-int forget_exit(void *ctx)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-
-	/* the thread group leader: its exit is the one that frees the pid */
-	if ((__u32)id == id >> 32)
-		unwind_forget_process(id >> 32);
-	return 0;
-}
-
 char LICENSE[] SEC("license") = "GPL";

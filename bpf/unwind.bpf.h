@@ -14,7 +14,8 @@
  *
  * Users: include after stacks.bpf.h; call unwind_ctx_user_stack() (perf_event, kprobe and uprobe
  * programs) or unwind_current_user_stack() (tracepoints, e.g. at sched_switch) instead of
- * capture_stack(BPF_F_USER_STACK); call unwind_forget_process() on exec and on exit. */
+ * capture_stack(BPF_F_USER_STACK); call unwind_forget_process() on exec (exits are handled
+ * here, by unwind_exit). */
 #ifndef BPFPROF_UNWIND_BPF_H
 #define BPFPROF_UNWIND_BPF_H
 #include "errno.bpf.h"
@@ -399,11 +400,24 @@ static __always_inline struct unw_proc *unwind_proc_of(struct unw_walk *s, __u32
 }
 
 /* After exec or exit the mappings are gone: forget the list (note_process or the walk asks for
- * the next one). */
+ * the next one).  Users call it from their exec hook. */
 static __always_inline void unwind_forget_process(__u32 tgid)
 {
 	if (targ_unwind != UNWIND_FP)
 		bpf_map_delete_elem(&unwind_procs, &tgid);
+}
+
+/* A process's mappings die with it, and its pid may come back as another program.  Part of every
+ * object that includes the unwinder (raw_tp: no kernel BTF needed). */
+SEC("raw_tp/sched_process_exit")
+int unwind_exit(void *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	/* the thread group leader: its exit is the one that frees the pid */
+	if ((__u32)id == id >> 32)
+		unwind_forget_process(id >> 32);
+	return 0;
 }
 
 /* Fills stack_scratch with the user stack of the current task (process tgid), walked from its

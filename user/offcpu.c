@@ -14,6 +14,7 @@
 #include "stackcollect.h"
 #include "stackrun.h"
 #include "syms.h"
+#include "unwinder.h"
 #include "cmds.h"
 
 #define MAX_IDS 1024
@@ -32,6 +33,8 @@ static struct offcpu_env {
 	const char *svg_path, *out_path, *title;
 	double duration;
 	char **command;
+	enum unwind_method unwind;
+	__u64 unwind_mem_mb;
 } env;
 
 static const char usage[] =
@@ -54,6 +57,7 @@ static const char usage[] =
 "  -K, --kernel-stacks-only kernel stacks only\n"
 "      --max-stack N        frames per stack (default and maximum 127)\n"
 "      --max-stacks N       distinct stacks kept in the kernel (default 16384)\n"
+UNWIND_USAGE
 "      --waker              also record who woke each thread (waker comm and stacks)\n"
 "  -f, --folded             folded stacks (count = off-CPU microseconds) instead of the report\n"
 "      --annotate           with -f: suffix kernel frames with _[k]\n"
@@ -69,6 +73,7 @@ static const char usage[] =
 
 enum { OPT_STATE = 256, OPT_MAX_STACK, OPT_MAX_STACKS, OPT_WAKER, OPT_ANNOTATE, OPT_SVG,
        OPT_TITLE, OPT_NO_CHILDREN, OPT_PERCENT_LIMIT, OPT_CALL_GRAPH_LIMIT };
+enum { OPT_UNWIND = 512, OPT_UNWIND_MEM };
 
 static const struct option long_opts[] = {
 	{ "all", no_argument, NULL, 'a' },
@@ -83,6 +88,8 @@ static const struct option long_opts[] = {
 	{ "kernel-stacks-only", no_argument, NULL, 'K' },
 	{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
 	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
+	{ "unwind", required_argument, NULL, OPT_UNWIND },
+	{ "unwind-mem", required_argument, NULL, OPT_UNWIND_MEM },
 	{ "waker", no_argument, NULL, OPT_WAKER },
 	{ "folded", no_argument, NULL, 'f' },
 	{ "annotate", no_argument, NULL, OPT_ANNOTATE },
@@ -130,6 +137,8 @@ static int parse_args(int argc, char **argv)
 
 	env.states = OFFCPU_STATE_BLOCKED;
 	env.max_stack = MAX_STACK_DEPTH;
+	env.unwind = UNWIND_AUTO;
+	env.unwind_mem_mb = UNWIND_DEFAULT_MEM_MB;
 	env.max_stacks = 16384;
 	env.call_graph_limit = 0.5;
 	for (int i = 1; i < argc; i++) {
@@ -206,6 +215,14 @@ static int parse_args(int argc, char **argv)
 			break;
 		case OPT_WAKER:
 			env.waker = true;
+			break;
+		case OPT_UNWIND:
+			if (unwind_opt_method(optarg, &env.unwind))
+				return -EINVAL;
+			break;
+		case OPT_UNWIND_MEM:
+			if (unwind_opt_mem(optarg, &env.unwind_mem_mb))
+				return -EINVAL;
 			break;
 		case 'f':
 			env.folded = true;
@@ -329,6 +346,10 @@ static void configure(struct offcpu_bpf *skel)
 	bpf_map__set_max_entries(skel->maps.counts, env.max_stacks);
 	/* Target and waker, user and kernel: room for four stacks per key. */
 	bpf_map__set_max_entries(skel->maps.stacks, env.max_stacks * (env.waker ? 4 : 2));
+	/* -K takes no user stacks: nothing to unwind */
+	if (env.kernel_only)
+		env.unwind = UNWIND_FP;
+	UNWIND_CONFIGURE(skel, env.unwind, env.unwind_mem_mb);
 
 	use_task_storage = probe_tp_btf("sched_switch") &&
 			   libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1;
@@ -516,11 +537,14 @@ static void format_lost(const __u64 *lost, __u64 recs_lost, char *buf, size_t si
 		 (unsigned long long)lost[LOST_COUNTS_FULL], (unsigned long long)recs_lost);
 }
 
+/* In-kernel unwinding (--unwind eh/auto): NULL with frame pointers. */
+static struct unwinder *unwinder;
+
 /* The report or folded stacks to stdout or -o, and the SVG. */
 static int write_outputs(const struct stack_sample *samples, size_t n, __u64 nr_lost,
 			 const char *lost_detail, double elapsed)
 {
-	char subtitle[160], note[256];
+	char subtitle[160], note[1024], unwound[512] = "";
 	struct stack_outputs o = {
 		.out_path = env.out_path,
 		.svg_path = env.svg_path,
@@ -538,6 +562,7 @@ static int write_outputs(const struct stack_sample *samples, size_t n, __u64 nr_
 			.duration_s = elapsed,
 			.lost = nr_lost,
 			.lost_detail = nr_lost ? lost_detail : NULL,
+			.unwind = env.kernel_only ? NULL : unwind_method_name(env.unwind),
 			.extra = note,
 		},
 		.report = {
@@ -558,6 +583,13 @@ static int write_outputs(const struct stack_sample *samples, size_t n, __u64 nr_
 				    "([blocked before start]: user stack unknown)" :
 				    "blocks in progress at the start not counted (no task storage)",
 		 env.waker ? "; second level: woken by COMM" : "");
+	if (unwinder)
+		unwinder__summary(unwinder, unwound, sizeof(unwound));
+	/* the header has one free line: the unwinder's goes on the next */
+	if (unwound[0])
+		snprintf(note + strlen(note), sizeof(note) - strlen(note), "\n# %s", unwound);
+	if (unwound[0] && env.folded && (verbose || strstr(unwound, "no CFI in")))
+		fprintf(stderr, "bpfprof: unwind: %s\n", unwound);
 	return stack_outputs_write(&o, samples, n);
 }
 
@@ -573,6 +605,21 @@ static void detach_switch(struct offcpu_bpf *skel)
 	}
 }
 
+/* --unwind auto on a kernel that refuses the unwinder (it needs BPF global functions, 5.6+):
+ * load again with the frame-pointer walk. */
+static int load_without_unwinding(struct offcpu_bpf **skel, int err)
+{
+	p_err("in-kernel unwinding does not load on this kernel (%s); using frame pointers",
+	      strerror(-err));
+	offcpu_bpf__destroy(*skel);
+	env.unwind = UNWIND_FP;
+	*skel = offcpu_bpf__open();
+	if (!*skel)
+		return -errno;
+	configure(*skel);
+	return offcpu_bpf__load(*skel);
+}
+
 int cmd_offcpu(int argc, char **argv)
 {
 	struct stack_resolver *resolver = NULL;
@@ -581,6 +628,7 @@ int cmd_offcpu(int argc, char **argv)
 	struct ring_buffer *rb = NULL;
 	struct child child = { .pid = -1 };
 	struct run_bounds bounds = {};
+	struct unwind_bpf ub;
 	size_t nr_samples = 0;
 	__u64 lost[LOST_REASONS], nr_lost;
 	char lost_detail[256];
@@ -613,6 +661,8 @@ int cmd_offcpu(int argc, char **argv)
 	}
 	configure(skel);
 	err = offcpu_bpf__load(skel);
+	if (err && env.unwind == UNWIND_AUTO)
+		err = load_without_unwinding(&skel, err);
 	if (err) {
 		explain_bpf_error("cannot load the BPF programs", err);
 		goto cleanup;
@@ -637,11 +687,19 @@ int cmd_offcpu(int argc, char **argv)
 		if (err)
 			goto cleanup;
 	}
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.proc_events), stack_proc_event,
-			      stack_resolver__syms(resolver), NULL);
+	ub = UNWIND_BPF_MAPS(skel);
+	if (env.unwind != UNWIND_FP) {
+		unwinder = unwinder__new(&ub, stack_resolver__syms(resolver), env.unwind);
+		if (!unwinder) {
+			err = -errno;
+			p_err("cannot set up the unwinder: %s", strerror(-err));
+			goto cleanup;
+		}
+	}
+	rb = unwind_ring_buffer(bpf_map__fd(skel->maps.proc_events), stack_resolver__syms(resolver),
+				unwinder, &ub);
 	if (!rb) {
 		err = -errno;
-		p_err("cannot create the ring buffer: %s", strerror(-err));
 		goto cleanup;
 	}
 	if (env.command) {
@@ -681,12 +739,16 @@ int cmd_offcpu(int argc, char **argv)
 	nr_samples = drop_empty(samples, nr_samples);
 	err = write_outputs(samples, nr_samples, nr_lost, lost_detail,
 			    (bounds.end - bounds.start) / 1e9);
+	if (unwinder && verbose)
+		unwinder__print_usage(unwinder, stderr);
 cleanup:
 	ring_buffer__free(rb);
 	offcpu_bpf__destroy(skel);
 	if (env.command)
 		child_stop(&child);
 	stack_samples_free(samples, nr_samples);
+	unwinder__free(unwinder);
+	unwinder = NULL;
 	stack_resolver__free(resolver);
 	return err ? 1 : 0;
 }

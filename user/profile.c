@@ -509,18 +509,6 @@ static int write_outputs(const struct stack_sample *samples, size_t n, const __u
 	return stack_outputs_write(&o, samples, n);
 }
 
-static void configure_unwind(struct profile_bpf *skel)
-{
-	struct unwind_bpf ub = UNWIND_BPF_MAPS(skel);
-	bool task_regs;
-
-	if (env.kernel_only)
-		env.unwind = UNWIND_FP;
-	skel->rodata->targ_unwind = env.unwind;
-	unwind_bpf_configure(&ub, env.unwind, env.unwind_mem_mb << 20, &task_regs);
-	skel->rodata->targ_unwind_task_regs = task_regs;
-}
-
 static void configure(struct profile_bpf *skel)
 {
 	/* Filters and stack choices are read-only globals, fixed before load. */
@@ -533,7 +521,10 @@ static void configure(struct profile_bpf *skel)
 	bpf_map__set_max_entries(skel->maps.counts, env.max_stacks);
 	/* User and kernel stacks are stored apart: room for both of every sample key. */
 	bpf_map__set_max_entries(skel->maps.stacks, env.max_stacks * 2);
-	configure_unwind(skel);
+	/* -K takes no user stacks: nothing to unwind */
+	if (env.kernel_only)
+		env.unwind = UNWIND_FP;
+	UNWIND_CONFIGURE(skel, env.unwind, env.unwind_mem_mb);
 }
 
 

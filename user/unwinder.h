@@ -41,6 +41,16 @@ struct unwind_bpf {
  * targ_unwind_task_regs setting).  Returns 0 or -EINVAL (budget too small or too large). */
 int unwind_bpf_configure(const struct unwind_bpf *ub, enum unwind_method m, __u64 mem_bytes,
 			 bool *task_regs);
+/* The same, and the settings in the skeleton's read-only data. */
+#define UNWIND_CONFIGURE(skel, method, mem_mb)                                                \
+	do {                                                                                  \
+		struct unwind_bpf ub_ = UNWIND_BPF_MAPS(skel);                                \
+		bool task_regs_;                                                              \
+                                                                                              \
+		(skel)->rodata->targ_unwind = (method);                                       \
+		unwind_bpf_configure(&ub_, (method), (__u64)(mem_mb) << 20, &task_regs_);     \
+		(skel)->rodata->targ_unwind_task_regs = task_regs_;                           \
+	} while (0)
 
 struct unwinder;
 struct syms_cache;

@@ -51,3 +51,4 @@ expect_error "offcpu: -m abc" "invalid -m" -- offcpu -m abc 1
 expect_error "offcpu: -u with -k" "exclude" -- offcpu -u -k 1
 expect_error "offcpu: unknown option" "unknown option" -- offcpu --bogus
 expect_error "offcpu: negative duration" "invalid duration '-1'" -- offcpu -1
+expect_error "offcpu: --unwind bogus" "invalid --unwind 'bogus'" -- offcpu --unwind bogus 1

@@ -113,11 +113,23 @@ check "-e sys:clock_nanosleep, fp: sleeper_a lost (the premise)" \
 check "-e sys:clock_nanosleep, auto: main;sleeper_a;nanosleep;clock_nanosleep" \
 	test "$(share "$ns_full" "$ns_all")" -ge 80
 
-# 9. Off-CPU: a sleep through libc attributed to main -> sleeper_a -> clock_nanosleep.
-if "$BPFPROF" offcpu --help 2>/dev/null | grep -q -- "--unwind"; then
-	"$BPFPROF" offcpu -f -U --unwind auto -- "$WL/inlibc" sleep 1 >"$TMP/off.auto" 2>"$TMP/off.err"
-	check "offcpu: main;sleeper_a;clock_nanosleep" \
-		test "$(folded_sum "$TMP/off.auto" ';main;sleeper_a;(__)?(clock_)?nanosleep')" -gt 0
-else
-	skip "offcpu: main;sleeper_a;clock_nanosleep" "offcpu --unwind is not in this build yet"
-fi
+# 9. Off-CPU: the sleep through libc attributed to main -> sleeper_a -> clock_nanosleep, from
+#    the registers the task saved at the syscall (tp_btf, and the raw_tp fallback).
+"$BPFPROF" offcpu -f -U --unwind fp -- "$WL/inlibc" sleep 1 >"$TMP/off.fp" 2>/dev/null
+fp_sleep=$(folded_sum "$TMP/off.fp" 'clock_nanosleep')
+check "offcpu --unwind fp: sleeper_a lost above libc (the premise)" \
+	test "$fp_sleep" -gt 0 -a "$(folded_sum "$TMP/off.fp" 'sleeper_a')" -eq 0
+for raw in "" 1; do
+	n="offcpu --unwind auto${raw:+ (raw_tp)}"
+	BPFPROF_FORCE_RAW_TP=$raw "$BPFPROF" offcpu -f -U --unwind auto -- "$WL/inlibc" sleep 1 \
+		>"$TMP/off.auto" 2>"$TMP/off.err"; rc=$?
+	check "$n: exits 0" test "$rc" -eq 0
+	all=$(folded_sum "$TMP/off.auto" '^inlibc;.*clock_nanosleep')
+	full=$(folded_sum "$TMP/off.auto" '^inlibc;_start;.*;main;sleeper_a;[^;]*nanosleep[^;]*;clock_nanosleep[^;]* ')
+	echo "# $n: $full of $all us under main;sleeper_a;nanosleep;clock_nanosleep"
+	check "$n: main;sleeper_a;nanosleep;clock_nanosleep for at least 80% of the time" \
+		test "$(share "$full" "$all")" -ge 80
+done
+"$BPFPROF" offcpu --unwind eh -- "$WL/inlibc" sleep 0.5 >"$TMP/off.rep" 2>/dev/null
+check "offcpu report header: # Call graph: eh" grep -q "^# Call graph: eh$" "$TMP/off.rep"
+check "offcpu report header: unwind statistics" grep -Eq "^# [0-9]+ stacks walked" "$TMP/off.rep"
