@@ -544,7 +544,7 @@ static struct unwinder *unwinder;
 static int write_outputs(const struct stack_sample *samples, size_t n, __u64 nr_lost,
 			 const char *lost_detail, double elapsed)
 {
-	char subtitle[160], note[1024], unwound[512] = "";
+	char subtitle[160], note[1024], unwound[512];
 	struct stack_outputs o = {
 		.out_path = env.out_path,
 		.svg_path = env.svg_path,
@@ -583,13 +583,10 @@ static int write_outputs(const struct stack_sample *samples, size_t n, __u64 nr_
 				    "([blocked before start]: user stack unknown)" :
 				    "blocks in progress at the start not counted (no task storage)",
 		 env.waker ? "; second level: woken by COMM" : "");
-	if (unwinder)
-		unwinder__summary(unwinder, unwound, sizeof(unwound));
+	unwind_summary_line(unwinder, env.folded, unwound, sizeof(unwound));
 	/* the header has one free line: the unwinder's goes on the next */
 	if (unwound[0])
 		snprintf(note + strlen(note), sizeof(note) - strlen(note), "\n# %s", unwound);
-	if (unwound[0] && env.folded && (verbose || strstr(unwound, "no CFI in")))
-		fprintf(stderr, "bpfprof: unwind: %s\n", unwound);
 	return stack_outputs_write(&o, samples, n);
 }
 
@@ -688,16 +685,8 @@ int cmd_offcpu(int argc, char **argv)
 			goto cleanup;
 	}
 	ub = UNWIND_BPF_MAPS(skel);
-	if (env.unwind != UNWIND_FP) {
-		unwinder = unwinder__new(&ub, stack_resolver__syms(resolver), env.unwind);
-		if (!unwinder) {
-			err = -errno;
-			p_err("cannot set up the unwinder: %s", strerror(-err));
-			goto cleanup;
-		}
-	}
-	rb = unwind_ring_buffer(bpf_map__fd(skel->maps.proc_events), stack_resolver__syms(resolver),
-				unwinder, &ub);
+	rb = unwind_start(&ub, bpf_map__fd(skel->maps.proc_events), stack_resolver__syms(resolver),
+			  env.unwind, &unwinder);
 	if (!rb) {
 		err = -errno;
 		goto cleanup;

@@ -461,7 +461,7 @@ static int write_outputs(const struct stack_sample *samples, size_t n, const __u
 {
 	__u64 nr_lost = lost[LOST_STACK_ERR] + lost[LOST_STACKS_FULL] +
 			lost[LOST_STACK_COLLIDED] + lost[LOST_COUNTS_FULL];
-	char detail[256], title[128], unwound[512] = "";
+	char detail[256], title[128], unwound[512];
 	struct stack_outputs o = {
 		.out_path = env.out_path,
 		.svg_path = env.svg_path,
@@ -494,12 +494,9 @@ static int write_outputs(const struct stack_sample *samples, size_t n, const __u
 	};
 
 	format_lost(lost, detail, sizeof(detail));
-	if (unwinder)
-		unwinder__summary(unwinder, unwound, sizeof(unwound));
+	unwind_summary_line(unwinder, env.folded, unwound, sizeof(unwound));
 	if (!unwound[0])
 		o.header.extra = NULL;
-	else if (env.folded && (verbose || strstr(unwound, "no CFI in")))
-		fprintf(stderr, "bpfprof: unwind: %s\n", unwound);
 	if (env.event_spec)
 		snprintf(title, sizeof(title), "every hit of %s, %.1f s%s", env.event, elapsed,
 			 nr_lost ? ", samples lost" : "");
@@ -666,16 +663,8 @@ int cmd_profile(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	ub = UNWIND_BPF_MAPS(skel);
-	if (env.unwind != UNWIND_FP) {
-		unwinder = unwinder__new(&ub, stack_resolver__syms(resolver), env.unwind);
-		if (!unwinder) {
-			err = -errno;
-			p_err("cannot set up the unwinder: %s", strerror(-err));
-			goto cleanup;
-		}
-	}
-	rb = unwind_ring_buffer(bpf_map__fd(skel->maps.proc_events), stack_resolver__syms(resolver),
-				unwinder, &ub);
+	rb = unwind_start(&ub, bpf_map__fd(skel->maps.proc_events), stack_resolver__syms(resolver),
+			  env.unwind, &unwinder);
 	if (!rb) {
 		err = -errno;
 		goto cleanup;

@@ -785,24 +785,45 @@ static int proc_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-struct ring_buffer *unwind_ring_buffer(int proc_events_fd, struct syms_cache *sc,
-				       struct unwinder *u, const struct unwind_bpf *ub)
+struct ring_buffer *unwind_start(const struct unwind_bpf *ub, int proc_events_fd,
+				 struct syms_cache *sc, enum unwind_method m, struct unwinder **u)
 {
 	struct ring_buffer *rb;
 	int err;
 
-	rb = u ? ring_buffer__new(proc_events_fd, proc_event, u, NULL)
-	       : ring_buffer__new(proc_events_fd, stack_proc_event, sc, NULL);
+	*u = NULL;
+	if (m != UNWIND_FP) {
+		*u = unwinder__new(ub, sc, m);
+		if (!*u) {
+			err = -errno;
+			p_err("cannot set up the unwinder: %s", strerror(-err));
+			errno = -err;
+			return NULL;
+		}
+	}
+	rb = *u ? ring_buffer__new(proc_events_fd, proc_event, *u, NULL)
+		: ring_buffer__new(proc_events_fd, stack_proc_event, sc, NULL);
 	err = rb ? 0 : -errno;
-	if (!err && u && ring_buffer__add(rb, bpf_map__fd(ub->events), unwinder__handle_event, u))
+	if (!err && *u && ring_buffer__add(rb, bpf_map__fd(ub->events), unwinder__handle_event, *u))
 		err = -errno;
 	if (err) {
 		ring_buffer__free(rb);
+		unwinder__free(*u);
+		*u = NULL;
 		p_err("cannot create the ring buffer: %s", strerror(-err));
 		errno = -err;
 		return NULL;
 	}
 	return rb;
+}
+
+void unwind_summary_line(const struct unwinder *u, bool folded, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	if (u)
+		unwinder__summary(u, buf, size);
+	if (buf[0] && folded && (verbose || strstr(buf, "no CFI in")))
+		fprintf(stderr, "bpfprof: unwind: %s\n", buf);
 }
 
 /* ---- inspection ---- */

@@ -71,11 +71,16 @@ int unwinder__add_process(struct unwinder *u, __u32 tgid);
  * refreshes a process's mappings.  A ring_buffer_sample_fn; ctx is the unwinder. */
 int unwinder__handle_event(void *ctx, void *data, size_t size);
 
-/* The ring buffer a stack-collecting command polls: proc_events (struct proc_seen_event: the
- * symbolizer's snapshot, then, with an unwinder, the process's mappings) and, with an unwinder
- * (u not NULL), its requests on ub->events.  NULL with errno set (error printed). */
-struct ring_buffer *unwind_ring_buffer(int proc_events_fd, struct syms_cache *sc,
-				       struct unwinder *u, const struct unwind_bpf *ub);
+/* After load, what a stack-collecting command needs: with method m other than fp, an unwinder
+ * on the skeleton's maps (*u; NULL for fp), and the ring buffer to poll: proc_events (struct
+ * proc_seen_event: the symbolizer's snapshot, then the process's mappings for the unwinder) and
+ * the unwinder's requests.  NULL with errno set, the error printed. */
+struct ring_buffer *unwind_start(const struct unwind_bpf *ub, int proc_events_fd,
+				 struct syms_cache *sc, enum unwind_method m, struct unwinder **u);
+
+/* The unwinder's summary line (unwinder__summary(); empty without an unwinder) into buf, also on
+ * stderr with folded output when a file had no usable CFI, or with -v. */
+void unwind_summary_line(const struct unwinder *u, bool folded, char *buf, size_t size);
 
 /* Builds and loads table `id` now (what a UNW_EV_LOAD_TABLE request does), evicting the least
  * recently used tables when the budget is full.  Returns 0 or a negative errno (the table is
