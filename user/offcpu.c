@@ -137,7 +137,7 @@ static int parse_args(int argc, char **argv)
 
 	env.states = OFFCPU_STATE_BLOCKED;
 	env.max_stack = MAX_STACK_DEPTH;
-	env.unwind = UNWIND_AUTO;
+	env.unwind = UNWIND_DEFAULT_METHOD;
 	env.unwind_mem_mb = UNWIND_DEFAULT_MEM_MB;
 	env.max_stacks = 16384;
 	env.call_graph_limit = 0.5;

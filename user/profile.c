@@ -184,7 +184,7 @@ static int parse_args(int argc, char **argv)
 	env.max_stack = MAX_STACK_DEPTH;
 	env.max_stacks = 16384;
 	env.event = "cpu-clock";
-	env.unwind = UNWIND_AUTO;
+	env.unwind = UNWIND_DEFAULT_METHOD;
 	env.unwind_mem_mb = UNWIND_DEFAULT_MEM_MB;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {

@@ -48,10 +48,15 @@ int unwind_parse_method(const char *s, enum unwind_method *out)
 
 int unwind_opt_method(const char *arg, enum unwind_method *out)
 {
-	if (!unwind_parse_method(arg, out))
-		return 0;
-	p_err("invalid --unwind '%s' (fp, eh or auto)", arg);
-	return -EINVAL;
+	if (unwind_parse_method(arg, out)) {
+		p_err("invalid --unwind '%s' (fp, eh or auto)", arg);
+		return -EINVAL;
+	}
+	if (*out != UNWIND_FP && UNWIND_DEFAULT_METHOD == UNWIND_FP) {
+		p_err("--unwind %s works on x86-64 only; use --unwind fp", arg);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int unwind_opt_mem(const char *arg, __u64 *mb)

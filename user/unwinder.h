@@ -12,6 +12,12 @@
 #include "unwind.h"
 
 #define UNWIND_DEFAULT_MEM_MB 16
+/* The tables and the BPF walk know x86-64's registers and ABI only. */
+#if defined(__x86_64__)
+#define UNWIND_DEFAULT_METHOD UNWIND_AUTO
+#else
+#define UNWIND_DEFAULT_METHOD UNWIND_FP
+#endif
 
 /* The options every stack-collecting command takes, for its usage text. */
 #define UNWIND_USAGE                                                                          \
