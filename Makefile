@@ -99,7 +99,7 @@ test: deps
 	tests/run.sh all
 
 # Installs only what is missing; prints nothing to do when everything is there.
-DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev make gcc \
+DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev make gcc g++ \
 	    linux-perf bpftrace fio util-linux procps libxml2-utils time
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
