@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <getopt.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -357,6 +358,21 @@ int split_command(int argc, char **argv, char ***command)
 	}
 	*command = NULL;
 	return argc;
+}
+
+int getopt_error(int opt, char **argv, const char *usage)
+{
+	const char *arg = argv[optind - 1] ? argv[optind - 1] : "";
+
+	if (opt == ':')
+		p_err("option '%s' needs an argument", arg);
+	else if (is_negative_number(arg))
+		p_err("invalid duration '%s' (expected seconds > 0)", arg);
+	else
+		p_err("unknown option '%s'", arg);
+	if (opt == ':' || !is_negative_number(arg))
+		fputs(usage, stderr);
+	return -EINVAL;
 }
 
 int parse_pid(const char *arg, pid_t *pid)

@@ -68,6 +68,10 @@ void explain_bpf_error(const char *what, int err);
 /* Splits a command line at "--": returns the index of "--" (argc when there is none) and points
  * *command after it; -EINVAL (message printed) when nothing follows "--". */
 int split_command(int argc, char **argv, char ***command);
+/* The message for what getopt_long (with a leading ':' in its optstring, opterr = 0) returned as
+ * ':' (missing argument) or '?' (unknown option), then the usage on stderr.  A negative number
+ * where an option was expected is reported as a bad DURATION.  Returns -EINVAL. */
+int getopt_error(int opt, char **argv, const char *usage);
 /* -p PID of an existing process; prints why not and returns -EINVAL / -ESRCH. */
 int parse_pid(const char *arg, pid_t *pid);
 

@@ -127,14 +127,8 @@ static int parse_args(int argc, char **argv)
 		case 'h':
 			fputs(usage, stdout);
 			return 1;
-		case ':':
-			p_err("option '%s' needs an argument", argv[optind - 1]);
-			fputs(usage, stderr);
-			return -EINVAL;
 		default:
-			p_err("unknown option '%s'", argv[optind - 1]);
-			fputs(usage, stderr);
-			return -EINVAL;
+			return getopt_error(opt, argv, usage);
 		}
 	}
 	env.specs = &argv[optind];

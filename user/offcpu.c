@@ -25,16 +25,8 @@ static struct offcpu_env {
 	bool user_threads_only, kernel_threads_only;
 	__u32 states;
 	__u64 min_us, max_us;
-	bool user_only, kernel_only;
-	__u64 max_stack, max_stacks;
 	bool waker;
-	bool folded, annotate, no_children;
-	double percent_limit, call_graph_limit;
-	const char *svg_path, *out_path, *title;
-	double duration;
-	char **command;
-	enum unwind_method unwind;
-	__u64 unwind_mem_mb;
+	struct stack_opts so; /* the options every stack command shares */
 } env;
 
 static const char usage[] =
@@ -71,9 +63,7 @@ UNWIND_USAGE
 "  -v, --verbose            print libbpf messages and what was chosen\n"
 "  -h, --help               this help\n";
 
-enum { OPT_STATE = 256, OPT_MAX_STACK, OPT_MAX_STACKS, OPT_WAKER, OPT_ANNOTATE, OPT_SVG,
-       OPT_TITLE, OPT_NO_CHILDREN, OPT_PERCENT_LIMIT, OPT_CALL_GRAPH_LIMIT };
-enum { OPT_UNWIND = 512, OPT_UNWIND_MEM };
+enum { OPT_STATE = 256, OPT_WAKER }; /* below the shared STACK_OPT_* values */
 
 static const struct option long_opts[] = {
 	{ "all", no_argument, NULL, 'a' },
@@ -84,23 +74,9 @@ static const struct option long_opts[] = {
 	{ "state", required_argument, NULL, OPT_STATE },
 	{ "min-block-time", required_argument, NULL, 'm' },
 	{ "max-block-time", required_argument, NULL, 'M' },
-	{ "user-stacks-only", no_argument, NULL, 'U' },
-	{ "kernel-stacks-only", no_argument, NULL, 'K' },
-	{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
-	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
-	{ "unwind", required_argument, NULL, OPT_UNWIND },
-	{ "unwind-mem", required_argument, NULL, OPT_UNWIND_MEM },
 	{ "waker", no_argument, NULL, OPT_WAKER },
-	{ "folded", no_argument, NULL, 'f' },
-	{ "annotate", no_argument, NULL, OPT_ANNOTATE },
-	{ "svg", required_argument, NULL, OPT_SVG },
-	{ "title", required_argument, NULL, OPT_TITLE },
-	{ "output", required_argument, NULL, 'o' },
-	{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
-	{ "percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT },
-	{ "call-graph-limit", required_argument, NULL, OPT_CALL_GRAPH_LIMIT },
-	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
+	STACK_LONG_OPTIONS,
 	{},
 };
 
@@ -132,31 +108,19 @@ static __u32 parse_state(const char *s)
 /* Splits argv at "--": options and DURATION before it, the command after it. */
 static int parse_args(int argc, char **argv)
 {
-	int dashdash = argc, opt;
+	int dashdash = argc, opt, err;
 	bool max_set = false;
 
 	env.states = OFFCPU_STATE_BLOCKED;
-	env.max_stack = MAX_STACK_DEPTH;
-	env.unwind = UNWIND_DEFAULT_METHOD;
-	env.unwind_mem_mb = UNWIND_DEFAULT_MEM_MB;
-	env.max_stacks = 16384;
-	env.call_graph_limit = 0.5;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--")) {
-			dashdash = i;
-			break;
-		}
-	}
-	if (dashdash < argc) {
-		if (dashdash + 1 == argc) {
-			p_err("'--' must be followed by a command");
-			return -EINVAL;
-		}
-		env.command = &argv[dashdash + 1];
-	}
-	optind = 1;
-	opterr = 0;
+	dashdash = stack_opts_begin(&env.so, argc, argv);
+	if (dashdash < 0)
+		return dashdash;
 	while ((opt = getopt_long(dashdash, argv, ":ap:t:ukm:M:UKfo:vh", long_opts, NULL)) != -1) {
+		err = stack_opts_parse(&env.so, opt, optarg);
+		if (err < 0)
+			return err;
+		if (err > 0)
+			continue;
 		switch (opt) {
 		case 'a':
 			break;
@@ -195,105 +159,24 @@ static int parse_args(int argc, char **argv)
 			}
 			max_set = true;
 			break;
-		case 'U':
-			env.user_only = true;
-			break;
-		case 'K':
-			env.kernel_only = true;
-			break;
-		case OPT_MAX_STACK:
-			if (parse_u64(optarg, 1, MAX_STACK_DEPTH, &env.max_stack)) {
-				p_err("invalid --max-stack '%s' (1 to %d)", optarg, MAX_STACK_DEPTH);
-				return -EINVAL;
-			}
-			break;
-		case OPT_MAX_STACKS:
-			if (parse_u64(optarg, 1, 1 << 22, &env.max_stacks)) {
-				p_err("invalid --max-stacks '%s' (1 to %d)", optarg, 1 << 22);
-				return -EINVAL;
-			}
-			break;
 		case OPT_WAKER:
 			env.waker = true;
-			break;
-		case OPT_UNWIND:
-			if (unwind_opt_method(optarg, &env.unwind))
-				return -EINVAL;
-			break;
-		case OPT_UNWIND_MEM:
-			if (unwind_opt_mem(optarg, &env.unwind_mem_mb))
-				return -EINVAL;
-			break;
-		case 'f':
-			env.folded = true;
-			break;
-		case OPT_ANNOTATE:
-			env.annotate = true;
-			break;
-		case OPT_SVG:
-			env.svg_path = optarg;
-			break;
-		case OPT_TITLE:
-			env.title = optarg;
-			break;
-		case 'o':
-			env.out_path = optarg;
-			break;
-		case OPT_NO_CHILDREN:
-			env.no_children = true;
-			break;
-		case OPT_PERCENT_LIMIT:
-			if (parse_percent(optarg, &env.percent_limit)) {
-				p_err("invalid --percent-limit '%s' (0 to 100)", optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_CALL_GRAPH_LIMIT:
-			if (parse_percent(optarg, &env.call_graph_limit)) {
-				p_err("invalid --call-graph-limit '%s' (0 to 100)", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'v':
-			verbose = true;
 			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 1;
-		case ':':
-			p_err("option '%s' needs an argument", argv[optind - 1]);
-			fputs(usage, stderr);
-			return -EINVAL;
 		default:
-			if (is_negative_number(argv[optind - 1])) {
-				p_err("invalid duration '%s' (expected seconds > 0)", argv[optind - 1]);
-				return -EINVAL;
-			}
-			p_err("unknown option '%s'", argv[optind - 1]);
-			fputs(usage, stderr);
-			return -EINVAL;
+			return getopt_error(opt, argv, usage);
 		}
 	}
-	if (optind < dashdash) {
-		if (parse_seconds(argv[optind], &env.duration)) {
-			p_err("invalid duration '%s' (expected seconds > 0)", argv[optind]);
-			return -EINVAL;
-		}
-		optind++;
-	}
-	if (optind < dashdash) {
-		p_err("unexpected argument '%s' (a command goes after '--')", argv[optind]);
-		return -EINVAL;
-	}
-	if (env.user_only && env.kernel_only) {
-		p_err("-U and -K exclude each other");
-		return -EINVAL;
-	}
+	err = stack_opts_end(&env.so, dashdash, argv);
+	if (err)
+		return err;
 	if (env.user_threads_only && env.kernel_threads_only) {
 		p_err("-u and -k exclude each other");
 		return -EINVAL;
 	}
-	if (env.command && (env.nr_pids || env.nr_tids)) {
+	if (env.so.command && (env.nr_pids || env.nr_tids)) {
 		p_err("-p/-t and a COMMAND exclude each other");
 		return -EINVAL;
 	}
@@ -329,27 +212,27 @@ static void configure(struct offcpu_bpf *skel)
 	bool has_prev_state = probe_tp_nr_args("sched_switch") >= 4;
 
 	/* Filters, bounds and stack choices are read-only globals, fixed before load. */
-	skel->rodata->filter_tgid = env.nr_pids || env.command;
+	skel->rodata->filter_tgid = env.nr_pids || env.so.command;
 	skel->rodata->filter_pid = env.nr_tids;
 	skel->rodata->targ_user_threads = !env.kernel_threads_only;
 	skel->rodata->targ_kernel_threads = !env.user_threads_only;
 	skel->rodata->targ_states = env.states;
 	skel->rodata->targ_min_ns = env.min_us * 1000;
 	skel->rodata->targ_max_ns = env.max_us * 1000;
-	skel->rodata->targ_user_stacks = !env.kernel_only;
-	skel->rodata->targ_kern_stacks = !env.user_only;
-	skel->rodata->targ_follow_forks = env.command != NULL;
+	skel->rodata->targ_user_stacks = !env.so.kernel_only;
+	skel->rodata->targ_kern_stacks = !env.so.user_only;
+	skel->rodata->targ_follow_forks = env.so.command != NULL;
 	skel->rodata->targ_prev_state_arg = has_prev_state;
-	skel->rodata->targ_max_stack = env.max_stack;
+	skel->rodata->targ_max_stack = env.so.max_stack;
 	bpf_map__set_max_entries(skel->maps.tgids, pid_words());
 	bpf_map__set_max_entries(skel->maps.pids, pid_words());
-	bpf_map__set_max_entries(skel->maps.counts, env.max_stacks);
+	bpf_map__set_max_entries(skel->maps.counts, env.so.max_stacks);
 	/* Target and waker, user and kernel: room for four stacks per key. */
-	bpf_map__set_max_entries(skel->maps.stacks, env.max_stacks * (env.waker ? 4 : 2));
+	bpf_map__set_max_entries(skel->maps.stacks, env.so.max_stacks * (env.waker ? 4 : 2));
 	/* -K takes no user stacks: nothing to unwind */
-	if (env.kernel_only)
-		env.unwind = UNWIND_FP;
-	UNWIND_CONFIGURE(skel, env.unwind, env.unwind_mem_mb);
+	if (env.so.kernel_only)
+		env.so.unwind = UNWIND_FP;
+	UNWIND_CONFIGURE(skel, env.so.unwind, env.so.unwind_mem_mb);
 
 	use_task_storage = probe_tp_btf("sched_switch") &&
 			   libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1;
@@ -367,7 +250,7 @@ static void configure(struct offcpu_bpf *skel)
 	else
 		bpf_map__set_autocreate(skel->maps.recs, false);
 	probe_pick_tp(skel->progs.fork_btf, skel->progs.fork_raw, "sched_process_fork");
-	if (!env.command) {
+	if (!env.so.command) {
 		bpf_program__set_autoload(skel->progs.fork_btf, false);
 		bpf_program__set_autoload(skel->progs.fork_raw, false);
 	}
@@ -487,7 +370,7 @@ static int fill_offcpu(struct stack_resolver *r, int stacks_fd, const void *k, _
 	/* ns in the kernel; microseconds from here on, rounded. */
 	err = stack_sample_fill(r, stacks_fd, &key->base, (value + 500) / 1000, out);
 	out->nr_frames = stack_frames_trim_bpf(out->frames, out->nr_frames);
-	if (!err && (key->flags & OFFCPU_BEFORE_RUN) && !env.kernel_only) {
+	if (!err && (key->flags & OFFCPU_BEFORE_RUN) && !env.so.kernel_only) {
 		/* The user stack of a thread blocked before the run is unknown: say so. */
 		struct frame *f = calloc(out->nr_frames + 1, sizeof(*f));
 
@@ -546,12 +429,12 @@ static int write_outputs(const struct stack_sample *samples, size_t n, __u64 nr_
 {
 	char subtitle[160], note[1024], unwound[512];
 	struct stack_outputs o = {
-		.out_path = env.out_path,
-		.svg_path = env.svg_path,
-		.folded = env.folded,
-		.folded_opts = { .annotate_kernel = env.annotate },
+		.out_path = env.so.out_path,
+		.svg_path = env.so.svg_path,
+		.folded = env.so.folded,
+		.folded_opts = { .annotate_kernel = env.so.annotate },
 		.flamegraph = {
-			.title = env.title ? env.title : "Off-CPU Time Flame Graph",
+			.title = env.so.title ? env.so.title : "Off-CPU Time Flame Graph",
 			.subtitle = subtitle,
 			.count_name = "us",
 			.palette = PALETTE_COOL,
@@ -562,15 +445,15 @@ static int write_outputs(const struct stack_sample *samples, size_t n, __u64 nr_
 			.duration_s = elapsed,
 			.lost = nr_lost,
 			.lost_detail = nr_lost ? lost_detail : NULL,
-			.unwind = env.kernel_only ? NULL : unwind_method_name(env.unwind),
+			.unwind = env.so.kernel_only ? NULL : unwind_method_name(env.so.unwind),
 			.extra = note,
 		},
 		.report = {
-			.children = !env.no_children,
-			.percent_limit = env.percent_limit,
+			.children = !env.so.no_children,
+			.percent_limit = env.so.percent_limit,
 			.unit = REPORT_TIME_US,
 			.call_graph = true,
-			.call_graph_limit = env.call_graph_limit,
+			.call_graph_limit = env.so.call_graph_limit,
 		},
 		.lost_what = "blocks",
 	};
@@ -583,7 +466,7 @@ static int write_outputs(const struct stack_sample *samples, size_t n, __u64 nr_
 				    "([blocked before start]: user stack unknown)" :
 				    "blocks in progress at the start not counted (no task storage)",
 		 env.waker ? "; second level: woken by COMM" : "");
-	unwind_summary_line(unwinder, env.folded, unwound, sizeof(unwound));
+	unwind_summary_line(unwinder, env.so.folded, unwound, sizeof(unwound));
 	/* the header has one free line: the unwinder's goes on the next */
 	if (unwound[0])
 		snprintf(note + strlen(note), sizeof(note) - strlen(note), "\n# %s", unwound);
@@ -609,7 +492,7 @@ static int load_without_unwinding(struct offcpu_bpf **skel, int err)
 	p_err("in-kernel unwinding does not load on this kernel (%s); using frame pointers",
 	      strerror(-err));
 	offcpu_bpf__destroy(*skel);
-	env.unwind = UNWIND_FP;
+	env.so.unwind = UNWIND_FP;
 	*skel = offcpu_bpf__open();
 	if (!*skel)
 		return -errno;
@@ -642,10 +525,10 @@ int cmd_offcpu(int argc, char **argv)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	if (env.command) {
-		err = child_start(&child, env.command);
+	if (env.so.command) {
+		err = child_start(&child, env.so.command);
 		if (err) {
-			p_err("cannot start '%s': %s", env.command[0], strerror(-err));
+			p_err("cannot start '%s': %s", env.so.command[0], strerror(-err));
 			goto cleanup;
 		}
 	}
@@ -658,13 +541,13 @@ int cmd_offcpu(int argc, char **argv)
 	}
 	configure(skel);
 	err = offcpu_bpf__load(skel);
-	if (err && env.unwind == UNWIND_AUTO)
+	if (err && env.so.unwind == UNWIND_AUTO)
 		err = load_without_unwinding(&skel, err);
 	if (err) {
 		explain_bpf_error("cannot load the BPF programs", err);
 		goto cleanup;
 	}
-	err = fill_filters(skel, env.command ? &child : NULL);
+	err = fill_filters(skel, env.so.command ? &child : NULL);
 	if (err) {
 		p_err("cannot set the PID filters: %s", strerror(-err));
 		goto cleanup;
@@ -686,18 +569,18 @@ int cmd_offcpu(int argc, char **argv)
 	}
 	ub = UNWIND_BPF_MAPS(skel);
 	rb = unwind_start(&ub, bpf_map__fd(skel->maps.proc_events), stack_resolver__syms(resolver),
-			  env.unwind, &unwinder);
+			  env.so.unwind, &unwinder);
 	if (!rb) {
 		err = -errno;
 		goto cleanup;
 	}
-	if (env.command) {
-		err = child_release(&child, env.command[0]);
+	if (env.so.command) {
+		err = child_release(&child, env.so.command[0]);
 		if (err)
 			goto cleanup;
 	}
-	stack_run_loop(rb, env.command ? &child : NULL, bounds.start, env.duration, env.pids,
-		       env.nr_pids, env.tids, env.nr_tids);
+	stack_run_loop(rb, stack_resolver__syms(resolver), env.so.command ? &child : NULL,
+		       bounds.start, env.so.duration, env.pids, env.nr_pids, env.tids, env.nr_tids);
 
 	detach_switch(skel);
 	bounds.end = now_ns();
@@ -733,7 +616,7 @@ int cmd_offcpu(int argc, char **argv)
 cleanup:
 	ring_buffer__free(rb);
 	offcpu_bpf__destroy(skel);
-	if (env.command)
+	if (env.so.command)
 		child_stop(&child);
 	stack_samples_free(samples, nr_samples);
 	unwinder__free(unwinder);

@@ -28,21 +28,13 @@
 
 static struct profile_env {
 	__u64 freq;
-	bool freq_set;
 	__u32 pids[MAX_IDS], tids[MAX_IDS];
 	int nr_pids, nr_tids;
 	bool *cpus; /* NULL: all online CPUs */
-	bool user_only, kernel_only, include_idle;
-	__u64 max_stack, max_stacks;
+	bool include_idle;
 	const char *event;
 	bool event_spec; /* -e SPEC: a tracepoint or function, every hit a sample */
-	bool folded, annotate, no_children;
-	double percent_limit, call_graph_limit;
-	const char *svg_path, *out_path, *title;
-	double duration;
-	char **command;
-	enum unwind_method unwind;
-	__u64 unwind_mem_mb;
+	struct stack_opts so; /* the options every stack command shares */
 } env;
 
 struct event_desc {
@@ -93,10 +85,6 @@ UNWIND_USAGE
 "  -v, --verbose            print libbpf messages and what was chosen\n"
 "  -h, --help               this help\n";
 
-enum { OPT_MAX_STACK = 256, OPT_MAX_STACKS, OPT_ANNOTATE, OPT_SVG, OPT_TITLE, OPT_NO_CHILDREN,
-       OPT_PERCENT_LIMIT, OPT_CALL_GRAPH_LIMIT };
-enum { OPT_UNWIND = 512, OPT_UNWIND_MEM };
-
 static const struct option long_opts[] = {
 	{ "freq", required_argument, NULL, 'F' },
 	{ "event", required_argument, NULL, 'e' },
@@ -104,23 +92,9 @@ static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
 	{ "tid", required_argument, NULL, 't' },
 	{ "cpu", required_argument, NULL, 'C' },
-	{ "user-stacks-only", no_argument, NULL, 'U' },
-	{ "kernel-stacks-only", no_argument, NULL, 'K' },
 	{ "include-idle", no_argument, NULL, 'I' },
-	{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
-	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
-	{ "unwind", required_argument, NULL, OPT_UNWIND },
-	{ "unwind-mem", required_argument, NULL, OPT_UNWIND_MEM },
-	{ "folded", no_argument, NULL, 'f' },
-	{ "annotate", no_argument, NULL, OPT_ANNOTATE },
-	{ "svg", required_argument, NULL, OPT_SVG },
-	{ "title", required_argument, NULL, OPT_TITLE },
-	{ "output", required_argument, NULL, 'o' },
-	{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
-	{ "percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT },
-	{ "call-graph-limit", required_argument, NULL, OPT_CALL_GRAPH_LIMIT },
-	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
+	STACK_LONG_OPTIONS,
 	{},
 };
 
@@ -180,28 +154,16 @@ static int parse_args(int argc, char **argv)
 	int dashdash = argc, opt, err;
 
 	env.freq = 99;
-	env.call_graph_limit = 0.5;
-	env.max_stack = MAX_STACK_DEPTH;
-	env.max_stacks = 16384;
 	env.event = "cpu-clock";
-	env.unwind = UNWIND_DEFAULT_METHOD;
-	env.unwind_mem_mb = UNWIND_DEFAULT_MEM_MB;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--")) {
-			dashdash = i;
-			break;
-		}
-	}
-	if (dashdash < argc) {
-		if (dashdash + 1 == argc) {
-			p_err("'--' must be followed by a command");
-			return -EINVAL;
-		}
-		env.command = &argv[dashdash + 1];
-	}
-	optind = 1;
-	opterr = 0;
+	dashdash = stack_opts_begin(&env.so, argc, argv);
+	if (dashdash < 0)
+		return dashdash;
 	while ((opt = getopt_long(dashdash, argv, ":F:e:ap:t:C:UKIfo:vh", long_opts, NULL)) != -1) {
+		err = stack_opts_parse(&env.so, opt, optarg);
+		if (err < 0)
+			return err;
+		if (err > 0)
+			continue;
 		switch (opt) {
 		case 'F':
 			err = parse_u64(optarg, 1, 1000000, &env.freq);
@@ -228,101 +190,20 @@ static int parse_args(int argc, char **argv)
 			if (parse_cpus(optarg))
 				return -EINVAL;
 			break;
-		case 'U':
-			env.user_only = true;
-			break;
-		case 'K':
-			env.kernel_only = true;
-			break;
 		case 'I':
 			env.include_idle = true;
-			break;
-		case OPT_MAX_STACK:
-			if (parse_u64(optarg, 1, MAX_STACK_DEPTH, &env.max_stack)) {
-				p_err("invalid --max-stack '%s' (1 to %d)", optarg, MAX_STACK_DEPTH);
-				return -EINVAL;
-			}
-			break;
-		case OPT_MAX_STACKS:
-			if (parse_u64(optarg, 1, 1 << 22, &env.max_stacks)) {
-				p_err("invalid --max-stacks '%s' (1 to %d)", optarg, 1 << 22);
-				return -EINVAL;
-			}
-			break;
-		case OPT_UNWIND:
-			if (unwind_opt_method(optarg, &env.unwind))
-				return -EINVAL;
-			break;
-		case OPT_UNWIND_MEM:
-			if (unwind_opt_mem(optarg, &env.unwind_mem_mb))
-				return -EINVAL;
-			break;
-		case 'f':
-			env.folded = true;
-			break;
-		case OPT_ANNOTATE:
-			env.annotate = true;
-			break;
-		case OPT_SVG:
-			env.svg_path = optarg;
-			break;
-		case OPT_TITLE:
-			env.title = optarg;
-			break;
-		case 'o':
-			env.out_path = optarg;
-			break;
-		case OPT_NO_CHILDREN:
-			env.no_children = true;
-			break;
-		case OPT_PERCENT_LIMIT:
-			if (parse_percent(optarg, &env.percent_limit)) {
-				p_err("invalid --percent-limit '%s' (0 to 100)", optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_CALL_GRAPH_LIMIT:
-			if (parse_percent(optarg, &env.call_graph_limit)) {
-				p_err("invalid --call-graph-limit '%s' (0 to 100)", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'v':
-			verbose = true;
 			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 1;
-		case ':':
-			p_err("option '%s' needs an argument", argv[optind - 1]);
-			fputs(usage, stderr);
-			return -EINVAL;
 		default:
-			if (is_negative_number(argv[optind - 1])) {
-				p_err("invalid duration '%s' (expected seconds > 0)", argv[optind - 1]);
-				return -EINVAL;
-			}
-			p_err("unknown option '%s'", argv[optind - 1]);
-			fputs(usage, stderr);
-			return -EINVAL;
+			return getopt_error(opt, argv, usage);
 		}
 	}
-	if (optind < dashdash) {
-		if (parse_seconds(argv[optind], &env.duration)) {
-			p_err("invalid duration '%s' (expected seconds > 0)", argv[optind]);
-			return -EINVAL;
-		}
-		optind++;
-	}
-	if (optind < dashdash) {
-		p_err("unexpected argument '%s' (a command goes after '--')", argv[optind]);
-		return -EINVAL;
-	}
-	if (env.user_only && env.kernel_only) {
-		p_err("-U and -K exclude each other");
-		return -EINVAL;
-	}
-	if (env.command && (env.nr_pids || env.nr_tids)) {
+	err = stack_opts_end(&env.so, dashdash, argv);
+	if (err)
+		return err;
+	if (env.so.command && (env.nr_pids || env.nr_tids)) {
 		p_err("-p/-t and a COMMAND exclude each other");
 		return -EINVAL;
 	}
@@ -463,12 +344,12 @@ static int write_outputs(const struct stack_sample *samples, size_t n, const __u
 			lost[LOST_STACK_COLLIDED] + lost[LOST_COUNTS_FULL];
 	char detail[256], title[128], unwound[512];
 	struct stack_outputs o = {
-		.out_path = env.out_path,
-		.svg_path = env.svg_path,
-		.folded = env.folded,
-		.folded_opts = { .annotate_kernel = env.annotate },
+		.out_path = env.so.out_path,
+		.svg_path = env.so.svg_path,
+		.folded = env.so.folded,
+		.folded_opts = { .annotate_kernel = env.so.annotate },
 		.flamegraph = {
-			.title = env.title ? env.title : "CPU Flame Graph",
+			.title = env.so.title ? env.so.title : "CPU Flame Graph",
 			.subtitle = title,
 			.count_name = "samples",
 			.palette = PALETTE_HOT,
@@ -480,21 +361,21 @@ static int write_outputs(const struct stack_sample *samples, size_t n, const __u
 			.duration_s = elapsed,
 			.lost = nr_lost,
 			.lost_detail = nr_lost ? detail : NULL,
-			.unwind = env.kernel_only ? NULL : unwind_method_name(env.unwind),
+			.unwind = env.so.kernel_only ? NULL : unwind_method_name(env.so.unwind),
 			.extra = unwound,
 		},
 		.report = {
-			.children = !env.no_children,
-			.percent_limit = env.percent_limit,
+			.children = !env.so.no_children,
+			.percent_limit = env.so.percent_limit,
 			.unit = REPORT_SAMPLES,
 			.call_graph = true,
-			.call_graph_limit = env.call_graph_limit,
+			.call_graph_limit = env.so.call_graph_limit,
 		},
 		.lost_what = "samples",
 	};
 
 	format_lost(lost, detail, sizeof(detail));
-	unwind_summary_line(unwinder, env.folded, unwound, sizeof(unwound));
+	unwind_summary_line(unwinder, env.so.folded, unwound, sizeof(unwound));
 	if (!unwound[0])
 		o.header.extra = NULL;
 	if (env.event_spec)
@@ -509,19 +390,19 @@ static int write_outputs(const struct stack_sample *samples, size_t n, const __u
 static void configure(struct profile_bpf *skel)
 {
 	/* Filters and stack choices are read-only globals, fixed before load. */
-	skel->rodata->filter_tgid = env.nr_pids || env.command;
+	skel->rodata->filter_tgid = env.nr_pids || env.so.command;
 	skel->rodata->filter_pid = env.nr_tids;
 	skel->rodata->targ_include_idle = env.include_idle;
-	skel->rodata->targ_user_stacks = !env.kernel_only;
-	skel->rodata->targ_kern_stacks = !env.user_only;
-	skel->rodata->targ_max_stack = env.max_stack;
-	bpf_map__set_max_entries(skel->maps.counts, env.max_stacks);
+	skel->rodata->targ_user_stacks = !env.so.kernel_only;
+	skel->rodata->targ_kern_stacks = !env.so.user_only;
+	skel->rodata->targ_max_stack = env.so.max_stack;
+	bpf_map__set_max_entries(skel->maps.counts, env.so.max_stacks);
 	/* User and kernel stacks are stored apart: room for both of every sample key. */
-	bpf_map__set_max_entries(skel->maps.stacks, env.max_stacks * 2);
+	bpf_map__set_max_entries(skel->maps.stacks, env.so.max_stacks * 2);
 	/* -K takes no user stacks: nothing to unwind */
-	if (env.kernel_only)
-		env.unwind = UNWIND_FP;
-	UNWIND_CONFIGURE(skel, env.unwind, env.unwind_mem_mb);
+	if (env.so.kernel_only)
+		env.so.unwind = UNWIND_FP;
+	UNWIND_CONFIGURE(skel, env.so.unwind, env.so.unwind_mem_mb);
 }
 
 
@@ -569,7 +450,7 @@ static int load_without_unwinding(struct profile_bpf **skel, const struct probe_
 	p_err("in-kernel unwinding does not load on this kernel (%s); using frame pointers",
 	      strerror(-err));
 	profile_bpf__destroy(*skel);
-	env.unwind = UNWIND_FP;
+	env.so.unwind = UNWIND_FP;
 	*skel = profile_bpf__open();
 	if (!*skel)
 		return -errno;
@@ -613,10 +494,10 @@ int cmd_profile(int argc, char **argv)
 		err = open_sampling(find_event(env.event), &pl);
 	if (err)
 		goto cleanup;
-	if (env.command) {
-		err = child_start(&child, env.command);
+	if (env.so.command) {
+		err = child_start(&child, env.so.command);
 		if (err) {
-			p_err("cannot start '%s': %s", env.command[0], strerror(-err));
+			p_err("cannot start '%s': %s", env.so.command[0], strerror(-err));
 			goto cleanup;
 		}
 	}
@@ -632,13 +513,13 @@ int cmd_profile(int argc, char **argv)
 	if (err)
 		goto cleanup;
 	err = profile_bpf__load(skel);
-	if (err && env.unwind == UNWIND_AUTO)
+	if (err && env.so.unwind == UNWIND_AUTO)
 		err = load_without_unwinding(&skel, &evs, err);
 	if (err) {
 		explain_bpf_error("cannot load the BPF programs", err);
 		goto cleanup;
 	}
-	err = fill_filters(skel, env.command ? &child : NULL);
+	err = fill_filters(skel, env.so.command ? &child : NULL);
 	if (err) {
 		p_err("cannot set the PID filters: %s", strerror(-err));
 		goto cleanup;
@@ -648,7 +529,7 @@ int cmd_profile(int argc, char **argv)
 		explain_bpf_error("cannot attach the BPF programs", err);
 		goto cleanup;
 	}
-	if (env.command) {
+	if (env.so.command) {
 		err = follow_start(skel->maps.tgids, &follow);
 		if (err)
 			goto cleanup;
@@ -664,7 +545,7 @@ int cmd_profile(int argc, char **argv)
 		goto cleanup;
 	ub = UNWIND_BPF_MAPS(skel);
 	rb = unwind_start(&ub, bpf_map__fd(skel->maps.proc_events), stack_resolver__syms(resolver),
-			  env.unwind, &unwinder);
+			  env.so.unwind, &unwinder);
 	if (!rb) {
 		err = -errno;
 		goto cleanup;
@@ -672,15 +553,15 @@ int cmd_profile(int argc, char **argv)
 
 	start = now_ns();
 	/* Kernel symbols load while the run goes on, not after it (skipped with -U). */
-	if (!env.user_only)
+	if (!env.so.user_only)
 		stack_resolver__prefetch(resolver);
-	if (env.command) {
-		err = child_release(&child, env.command[0]);
+	if (env.so.command) {
+		err = child_release(&child, env.so.command[0]);
 		if (err)
 			goto cleanup;
 	}
-	stack_run_loop(rb, env.command ? &child : NULL, start, env.duration, env.pids, env.nr_pids,
-		       env.tids, env.nr_tids);
+	stack_run_loop(rb, stack_resolver__syms(resolver), env.so.command ? &child : NULL, start,
+		       env.so.duration, env.pids, env.nr_pids, env.tids, env.nr_tids);
 	elapsed = (now_ns() - start) / 1e9;
 	/* Stop sampling first so the report describes exactly the run. */
 	detach_sampling(&pl);
@@ -707,7 +588,7 @@ cleanup:
 	ring_buffer__free(rb);
 	follow_stop(follow);
 	profile_bpf__destroy(skel);
-	if (env.command)
+	if (env.so.command)
 		child_stop(&child);
 	stack_samples_free(samples, nr_samples);
 	unwinder__free(unwinder);

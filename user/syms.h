@@ -90,6 +90,11 @@ struct syms_cache *syms_cache__new(void);
  * negative errno (-ENOENT when the process is gone).  Calling it again refreshes the snapshot
  * (after exec or dlopen). */
 int syms_cache__snapshot(struct syms_cache *sc, __u32 tgid);
+/* Takes a second snapshot of processes first snapshotted at least min_age_ns ago (once each):
+ * a process is often first seen right after exec, before the dynamic loader has mapped its
+ * libraries, and a short-lived one is gone before a report could refresh it.  Call it while the
+ * run goes on, and with 0 when it ends. */
+void syms_cache__revisit(struct syms_cache *sc, __u64 min_age_ns);
 /* Symbolizes addr in process tgid (snapshotting it first if needed); ELF files are parsed once
  * and shared by every process that maps them.  Always fills *out (name NULL when unresolved);
  * the strings stay valid until syms_cache__free.  An address outside the snapshot refreshes it

@@ -52,6 +52,7 @@ struct proc {
 	bool refreshed;       /* refreshed on a miss since the last explicit snapshot */
 	__u64 start_time;     /* /proc/PID/stat field 22: tells pid reuse apart */
 	__u64 last_refresh_ns;
+	bool revisit;         /* snapshotted once, early: look again (syms_cache__revisit) */
 	struct mapping *maps; /* sorted, disjoint */
 	size_t nr_maps;
 	struct perf_map *pm;
@@ -474,11 +475,28 @@ int syms_cache__snapshot(struct syms_cache *sc, __u32 tgid)
 {
 	struct proc *p = hashtab_get(&sc->procs, tgid, 0);
 
-	if (!p)
+	if (!p) {
 		p = proc_new(sc, tgid);
-	if (!p)
-		return -ENOMEM;
+		if (!p)
+			return -ENOMEM;
+		p->revisit = true;
+	}
 	return proc_snapshot(sc, p, true);
+}
+
+void syms_cache__revisit(struct syms_cache *sc, __u64 min_age_ns)
+{
+	__u64 now = now_ns();
+
+	for (size_t i = 0; i < sc->procs.cap; i++) {
+		struct proc *p = sc->procs.slots[i].val;
+
+		if (!p || !p->revisit || p->gone || now - p->last_refresh_ns < min_age_ns)
+			continue;
+		p->revisit = false;
+		/* Additive: mappings seen the first time stay, new ones (libraries) join them. */
+		proc_snapshot(sc, p, true);
+	}
 }
 
 /* The process, snapshotted on first sight. */
