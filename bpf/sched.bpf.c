@@ -11,7 +11,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "errno.bpf.h"
-#include "sched.h"
+#include "schedlat.h"
 #include "schedtp.bpf.h"
 
 /* Which of `tasks` / `tasks_hash` the iterator reads: the flavour the loader chose. */

@@ -7,25 +7,19 @@
 #ifndef BPFPROF_SCHEDTP_BPF_H
 #define BPFPROF_SCHEDTP_BPF_H
 #include <bpf/bpf_core_read.h>
+#include "tgid_filter.bpf.h"
 
 /* vmlinux.h has types, not macros (include/linux/sched.h). */
 #define TASK_RUNNING 0x0000
 #define TASK_DEAD 0x0080
 
-const volatile bool filter_tgid = false;
 const volatile bool filter_pid = false;
 /* sched_switch's 4th argument prev_state, added in 5.18 by commit fa2c3254d7cf ("sched/tracing:
  * Don't re-read p->state when emitting sched_switch event"); the loader reads the tracepoint's
  * prototype from BTF.  Without it the task's state is read instead. */
 const volatile bool targ_prev_state_arg = false;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, __u8);
-} tgids SEC(".maps");
-
+/* -t TID,...; -p is tgid_filter.bpf.h's */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
@@ -60,18 +54,13 @@ static __always_inline __u32 task_pid(struct task_struct *t, bool btf)
  * queue and are never reported. */
 static __always_inline bool wanted(struct task_struct *t, bool btf)
 {
-	__u32 tgid, pid = task_pid(t, btf);
+	__u32 pid = task_pid(t, btf);
 
 	if (!pid)
 		return false;
 	if (filter_pid && !bpf_map_lookup_elem(&pids, &pid))
 		return false;
-	if (filter_tgid) {
-		tgid = task_tgid(t, btf);
-		if (!bpf_map_lookup_elem(&tgids, &tgid))
-			return false;
-	}
-	return true;
+	return !filter_tgid || tgid_wanted(task_tgid(t, btf));
 }
 
 /* The state prev had when __schedule() decided to switch it out: TASK_RUNNING means it was

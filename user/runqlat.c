@@ -107,13 +107,13 @@ static int parse_args(int argc, char **argv)
 				return -EINVAL;
 			break;
 		case 'p':
-			if (parse_task_ids(optarg, env.targets.pids, SCHEDTP_MAX_IDS, &env.targets.nr_pids,
-					   false))
+			if (parse_task_ids(optarg, env.targets.pids, SCHEDTP_MAX_IDS, false,
+					   &env.targets.nr_pids))
 				return -EINVAL;
 			break;
 		case 't':
-			if (parse_task_ids(optarg, env.targets.tids, SCHEDTP_MAX_IDS, &env.targets.nr_tids,
-					   true))
+			if (parse_task_ids(optarg, env.targets.tids, SCHEDTP_MAX_IDS, true,
+					   &env.targets.nr_tids))
 				return -EINVAL;
 			break;
 		case 'T':
@@ -149,7 +149,12 @@ static int parse_args(int argc, char **argv)
 			fputs(usage, stdout);
 			return 1;
 		default:
-			return option_error(opt, argv, usage, "interval");
+			/* "-1": getopt saw an option, the user meant INTERVAL */
+			if (opt == '?' && is_negative_number(argv[optind - 1])) {
+				p_err("invalid interval '%s' (expected seconds > 0)", argv[optind - 1]);
+				return -EINVAL;
+			}
+			return getopt_error(opt, argv, usage);
 		}
 	}
 	if (optind < argc) {

@@ -10,7 +10,7 @@
 #include "cmds.h"
 #include "common.h"
 #include "outfile.h"
-#include "sched.h"
+#include "schedlat.h"
 #include "sched.skel.h"
 #include "schedtable.h"
 #include "schedtp.h"
@@ -68,13 +68,13 @@ static int parse_args(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, ":p:t:s:o:vh", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
-			if (parse_task_ids(optarg, env.targets.pids, SCHEDTP_MAX_IDS, &env.targets.nr_pids,
-					   false))
+			if (parse_task_ids(optarg, env.targets.pids, SCHEDTP_MAX_IDS, false,
+					   &env.targets.nr_pids))
 				return -EINVAL;
 			break;
 		case 't':
-			if (parse_task_ids(optarg, env.targets.tids, SCHEDTP_MAX_IDS, &env.targets.nr_tids,
-					   true))
+			if (parse_task_ids(optarg, env.targets.tids, SCHEDTP_MAX_IDS, true,
+					   &env.targets.nr_tids))
 				return -EINVAL;
 			break;
 		case OPT_BY_COMM:
@@ -106,7 +106,7 @@ static int parse_args(int argc, char **argv)
 			fputs(usage, stdout);
 			return 1;
 		default:
-			return option_error(opt, argv, usage, "duration");
+			return getopt_error(opt, argv, usage);
 		}
 	}
 	if (optind < argc) {

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <linux/types.h>
-#include "sched.h"
+#include "schedlat.h"
 
 struct sched_row {
 	char comm[SCHED_COMM_LEN]; /* NUL-terminated */

@@ -6,7 +6,9 @@
 #include <linux/types.h>
 #include <bpf/libbpf.h>
 
-#define SCHEDTP_MAX_IDS 1024 /* entries of the tgids / pids filter maps */
+#include "follow.h"
+
+#define SCHEDTP_MAX_IDS 1024 /* -p / -t entries: tgid_filter.bpf.h's tgids, schedtp.bpf.h's pids */
 
 /* -p / -t targets. */
 struct schedtp_targets {

@@ -14,13 +14,17 @@ struct ksym {
 };
 struct ksyms;
 
-/* Loads and sorts /proc/kallsyms (or a fixture in kallsyms format).  NULL with errno set on error. */
+/* Loads and sorts /proc/kallsyms (or a fixture in kallsyms format).  NULL with errno set on error;
+ * EPERM when every address reads as zero (kptr_restrict: run as root). */
 struct ksyms *ksyms__load(void);
+/* Same from a file in kallsyms format ("ADDR TYPE NAME [MODULE]", any order). */
 struct ksyms *ksyms__load_file(const char *path);
-/* The symbol containing addr (greatest start <= addr), or NULL. */
+/* The symbol containing addr (greatest start <= addr), or NULL.  kallsyms has no sizes: past the
+ * last symbol this is still the last symbol. */
 const struct ksym *ksyms__find(const struct ksyms *ks, __u64 addr);
 /* Address of a symbol by exact name, or 0. */
 __u64 ksyms__addr(const struct ksyms *ks, const char *name);
+/* Frees the table and every name it handed out; NULL is fine. */
 void ksyms__free(struct ksyms *ks);
 
 /* ---- user: one ELF file ---- */
@@ -35,21 +39,34 @@ struct elf_syms *elf_syms__open_mem(const void *image, size_t size, const char *
 /* Converts a file offset to the ELF virtual address (through the PT_LOAD that maps it):
  * vaddr = off - p_offset + p_vaddr.  Returns false when no segment maps it. */
 bool elf_syms__file_offset_to_vaddr(const struct elf_syms *es, __u64 off, __u64 *vaddr);
-/* The symbol containing an ELF virtual address, or NULL; *sym_off gets addr - symbol start. */
+/* The symbol containing an ELF virtual address, or NULL; *sym_off (if not NULL) gets addr - symbol
+ * start.  A zero-size symbol covers up to the next symbol or the end of its section. */
 const char *elf_syms__find(const struct elf_syms *es, __u64 vaddr, __u64 *sym_off);
 /* Calls fn for every function symbol whose name matches the glob (fnmatch), with its ELF
  * virtual address and file offset (what uprobes want); stops when fn returns non-zero. */
 int elf_syms__for_each_match(const struct elf_syms *es, const char *glob,
 			     int (*fn)(const char *name, __u64 vaddr, __u64 file_off, void *ctx),
 			     void *ctx);
+/* Frees the table and every name it handed out; NULL is fine. */
 void elf_syms__free(struct elf_syms *es);
+/* Sets the root searched for separate debug files (DIR/.build-id/xx/rest.debug and
+ * DIR/<file's dir>/<debuglink>) instead of /usr/lib/debug; NULL restores the default.  Meant for
+ * tests and unusual installs; affects every later elf_syms__open*.  Returns 0 or -ENOMEM. */
+int syms_set_debug_root(const char *dir);
+
+/* Opens the separate debug file of an ELF file (by build-id under the debug root, then by
+ * .gnu_debuglink next to path); returns an fd or a negative errno. */
+struct Elf;
+int elf_debug_file_open(struct Elf *elf, const char *path);
 
 /* ---- user: JIT perf maps (/tmp/perf-PID.map) ---- */
 struct perf_map;
 /* Parses "START SIZE name" lines, START/SIZE hex with or without 0x; later (newer) entries win
  * where they overlap earlier ones.  NULL with errno set when the file cannot be read. */
 struct perf_map *perf_map__load(const char *path);
+/* The newest entry containing addr, or NULL; *sym_off (if not NULL) gets addr - entry start. */
 const char *perf_map__find(const struct perf_map *pm, __u64 addr, __u64 *sym_off);
+/* Frees the map and every name it handed out; NULL is fine. */
 void perf_map__free(struct perf_map *pm);
 
 /* Demangles a C++ (Itanium ABI) name; returns a malloc'd string, or NULL if not mangled or when
@@ -60,18 +77,44 @@ char *demangle(const char *name);
 struct user_sym {
 	const char *name;   /* NULL when unresolved */
 	const char *module; /* mapped file path, "[vdso]", "[JIT] tid N"... or "[unknown]" */
-	__u64 offset;       /* address as an offset in the module (for "module+0x..." display) */
+	__u64 offset;       /* address as an offset in the module (for "module+0x..." display):
+			     * the file offset for mapped files (named or not), the offset in the
+			     * image for [vdso], the address itself for JIT and [unknown] */
 };
 struct syms_cache;
 
+/* An empty cache, NULL on ENOMEM.  Not thread-safe: one thread resolves. */
 struct syms_cache *syms_cache__new(void);
 /* Snapshots /proc/PID/maps now and keeps the files behind executable mappings open, so the
  * process can be symbolized after it exits.  Call when a process is first seen.  Returns 0 or a
  * negative errno (-ENOENT when the process is gone).  Calling it again refreshes the snapshot
  * (after exec or dlopen). */
 int syms_cache__snapshot(struct syms_cache *sc, __u32 tgid);
+/* Takes a second snapshot of processes first snapshotted at least min_age_ns ago (once each):
+ * a process is often first seen right after exec, before the dynamic loader has mapped its
+ * libraries, and a short-lived one is gone before a report could refresh it.  Call it while the
+ * run goes on, and with 0 when it ends. */
+void syms_cache__revisit(struct syms_cache *sc, __u64 min_age_ns);
 /* Symbolizes addr in process tgid (snapshotting it first if needed); ELF files are parsed once
- * and shared by every process that maps them.  Always fills *out (name NULL when unresolved). */
+ * and shared by every process that maps them.  Always fills *out (name NULL when unresolved);
+ * the strings stay valid until syms_cache__free.  An address outside the snapshot refreshes it
+ * when the process is still alive: at once on the first miss after syms_cache__snapshot, then
+ * at most once a second per process. */
 void syms_cache__resolve(struct syms_cache *sc, __u32 tgid, __u64 addr, struct user_sym *out);
+/* Closes every file kept open and frees every string handed out; NULL is fine. */
+/* An executable mapping of a process, as the in-kernel unwinder (user/unwind.c) needs it. */
+struct syms_mapping {
+	__u64 start, end, pgoff;
+	__u64 dev, ino;   /* the mapped file; 0 for the [vdso] and anonymous code */
+	int fd;           /* the file, opened at the snapshot (-1 when that failed); owned by the cache */
+	const char *path; /* the file's path, "[vdso]", or NULL for anonymous code (JIT) */
+};
+/* Calls fn on each executable mapping of process tgid as of its last snapshot, in address order
+ * (special mappings such as [vsyscall] skipped).  Returns 0, -ENOENT when the process was never
+ * snapshotted, or the first non-zero value fn returned. */
+int syms_cache__for_each_mapping(struct syms_cache *sc, __u32 tgid,
+				 int (*fn)(const struct syms_mapping *m, void *ctx), void *ctx);
+/* This kernel's vdso image as mapped into bpfprof (the same in every process); NULL if none. */
+const void *syms_vdso_image(size_t *size);
 void syms_cache__free(struct syms_cache *sc);
 #endif

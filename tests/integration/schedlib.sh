@@ -2,22 +2,12 @@
 # workload, the kernel's own per-thread accounting, and runs bracketed so that bpfprof and the
 # kernel's counters cover exactly the same interval.  Source after lib.sh.
 
-# wait_for FILE REGEX [SECONDS]: until a line of FILE matches (default 20 s).
-wait_for() {
-	local i
-	for ((i = 0; i < ${3:-20} * 100; i++)); do
-		grep -Eq "$2" "$1" 2>/dev/null && return 0
-		sleep 0.01
-	done
-	return 1
-}
-
 # start_runq OUTFILE ARGS...: starts tests/workloads/runq in the background and prints its pid
 # once every thread is named and pinned.
 start_runq() {
 	local out=$1; shift
 	"$WL/runq" "$@" >"$out" &
-	wait_for "$out" '^ready' || return 1
+	wait_for_line "$out" '^ready' || return 1
 	awk '/^ready/ { print $2; exit }' "$out"
 }
 
@@ -79,7 +69,7 @@ bracket() {
 	rm -f "$out"
 	"$BPFPROF" "$@" >"$out" 2>"$out.err" &
 	bp=$!
-	if ! wait_for "$out" '^Tracing'; then
+	if ! wait_for_line "$out" '^Tracing'; then
 		kill -INT "$bp" 2>/dev/null; wait "$bp"; kill -CONT "$pid"
 		return 91
 	fi
@@ -91,4 +81,19 @@ bracket() {
 	wait "$bp"; rc=$?
 	kill -CONT "$pid"
 	return $rc
+}
+
+# expect_usage_error NAME MESSAGE-REGEX -- ARGS...: like expect_one_error, for mistakes answered
+# with a "bpfprof: ..." line and then the usage: exit status 2.
+expect_usage_error() {
+	local name=$1 msg=$2; shift 3
+	local out rc
+	out=$(timeout 30 "$BPFPROF" "$@" 2>&1 >/dev/null); rc=$?
+	if [ "$rc" -ne 2 ]; then
+		fail "$name" "exit status $rc for: bpfprof $*"
+	elif ! head -n 1 <<<"$out" | grep -Eq "^bpfprof: .*$msg" || ! grep -q '^Usage:' <<<"$out"; then
+		fail "$name" "message '$out' does not match '$msg' and the usage"
+	else
+		ok "$name"
+	fi
 }

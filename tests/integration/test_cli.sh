@@ -3,6 +3,20 @@
 # No BPF is loaded before these errors, so this needs no root.
 . "$(dirname "$0")/lib.sh"
 
+# expect_error NAME EXPECTED-EXIT-REGEX MESSAGE-REGEX -- ARGS...
+expect_error() {
+	local name=$1 msg=$2; shift 3
+	local out rc
+	out=$(timeout 20 "$BPFPROF" "$@" 2>&1 >/dev/null); rc=$?
+	if [ "$rc" -eq 0 ] || [ "$rc" -ge 124 ]; then
+		fail "$name" "exit status $rc for: bpfprof $*"
+	elif ! printf '%s\n' "$out" | head -n 1 | grep -Eq "^bpfprof: .*$msg"; then
+		fail "$name" "message '$out' does not match '$msg'"
+	else
+		ok "$name"
+	fi
+}
+
 out=$("$BPFPROF" help); check "help lists profile" grep -q "profile" <<<"$out"
 out=$("$BPFPROF"); check "bare command lists commands" grep -q "Commands:" <<<"$out"
 "$BPFPROF" profile --help >"$TMP/h" 2>&1; rc=$?
@@ -11,7 +25,7 @@ check "profile --help shows usage" grep -q "Usage: bpfprof profile" "$TMP/h"
 "$BPFPROF" nosuchcmd >/dev/null 2>&1; rc=$?
 check "unknown command exits 2" test "$rc" -eq 2
 
-dead=$(no_such_pid)
+dead=$(unused_pid)
 expect_error "profile: pid that does not exist" "pid $dead does not exist" -- profile -p "$dead" 1
 expect_error "profile: -F 0" "invalid frequency" -- profile -F 0 1
 expect_error "profile: -F abc" "invalid frequency" -- profile -F abc 1
@@ -24,3 +38,17 @@ expect_error "profile: bad CPU list" "invalid CPU list" -- profile -C 1-x 1
 expect_error "profile: --max-stack 0" "invalid --max-stack" -- profile --max-stack 0 1
 expect_error "profile: -U with -K" "exclude" -- profile -U -K 1
 expect_error "profile: missing command after --" "must be followed" -- profile --
+expect_error "profile: --unwind bogus" "invalid --unwind 'bogus'" -- profile --unwind bogus 1
+expect_error "profile: --unwind-mem 0" "invalid --unwind-mem" -- profile --unwind-mem 0 1
+
+"$BPFPROF" offcpu --help >"$TMP/h" 2>&1; rc=$?
+check "offcpu --help exits 0" test "$rc" -eq 0
+check "offcpu --help shows usage" grep -q "Usage: bpfprof offcpu" "$TMP/h"
+expect_error "offcpu: pid that does not exist" "pid $dead does not exist" -- offcpu -p "$dead" 1
+expect_error "offcpu: -m greater than -M" "-m 5000 is greater than -M 1000" -- offcpu -m 5000 -M 1000 1
+expect_error "offcpu: bad state letter" "invalid --state 'X'" -- offcpu --state X 1
+expect_error "offcpu: -m abc" "invalid -m" -- offcpu -m abc 1
+expect_error "offcpu: -u with -k" "exclude" -- offcpu -u -k 1
+expect_error "offcpu: unknown option" "unknown option" -- offcpu --bogus
+expect_error "offcpu: negative duration" "invalid duration '-1'" -- offcpu -1
+expect_error "offcpu: --unwind bogus" "invalid --unwind 'bogus'" -- offcpu --unwind bogus 1

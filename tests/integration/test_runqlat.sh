@@ -7,17 +7,17 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/schedlib.sh"
 
-nopid=$(no_such_pid)
-expect_error "runqlat: pid that does not exist" "pid $nopid does not exist" -- runqlat -p "$nopid"
-expect_error "runqlat: tid that does not exist" "thread $nopid does not exist" -- runqlat -t "$nopid"
-expect_error "runqlat: interval abc" "invalid interval 'abc'" -- runqlat abc
-expect_error "runqlat: interval 0" "invalid interval '0'" -- runqlat 0
-expect_error "runqlat: negative interval" "invalid interval '-1'" -- runqlat -1
-expect_error "runqlat: count 0" "invalid count '0'" -- runqlat 1 0
-expect_error "runqlat: extra argument" "unexpected argument" -- runqlat 1 2 3
-expect_error "runqlat: -P with -L" "exclude each other" -- runqlat -P -L
-expect_error "runqlat: unknown option" "unknown option" -- runqlat --bogus
-expect_error "runqlat: --heatmap-interval alone" "needs --heatmap" -- runqlat --heatmap-interval 1
+nopid=$(unused_pid)
+expect_one_error "runqlat: pid that does not exist" "pid $nopid does not exist" -- runqlat -p "$nopid"
+expect_one_error "runqlat: tid that does not exist" "thread $nopid does not exist" -- runqlat -t "$nopid"
+expect_one_error "runqlat: interval abc" "invalid interval 'abc'" -- runqlat abc
+expect_one_error "runqlat: interval 0" "invalid interval '0'" -- runqlat 0
+expect_one_error "runqlat: negative interval" "invalid interval '-1'" -- runqlat -1
+expect_one_error "runqlat: count 0" "invalid count '0'" -- runqlat 1 0
+expect_one_error "runqlat: extra argument" "unexpected argument" -- runqlat 1 2 3
+expect_one_error "runqlat: -P with -L" "exclude each other" -- runqlat -P -L
+expect_usage_error "runqlat: unknown option" "unknown option" -- runqlat --bogus
+expect_one_error "runqlat: --heatmap-interval alone" "needs --heatmap" -- runqlat --heatmap-interval 1
 "$BPFPROF" runqlat --help >"$TMP/help" 2>&1
 check "runqlat --help exits 0 with usage" grep -q "Usage: bpfprof runqlat" "$TMP/help"
 
@@ -144,7 +144,7 @@ if unshare --pid --fork true 2>/dev/null; then
 	# delays under that namespace
 	taskset -c 0 unshare --pid sh -c 'sleep 1000 & while :; do :; done' >/dev/null 2>&1 &
 	shpid=$!
-	wait_for "$TMP/ns.out" '^ready'
+	wait_for_line "$TMP/ns.out" '^ready'
 	inner=$(pgrep -P "$nspid")
 	for ((i = 0; i < 100; i++)); do
 		sleeper=$(pgrep -P "$shpid") && break

@@ -7,15 +7,15 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/schedlib.sh"
 
-nopid=$(no_such_pid)
-expect_error "sched: pid that does not exist" "pid $nopid does not exist" -- sched -p "$nopid"
-expect_error "sched: duration abc" "invalid duration 'abc'" -- sched abc
-expect_error "sched: duration 0" "invalid duration '0'" -- sched 0
-expect_error "sched: negative duration" "invalid duration '-1'" -- sched -1
-expect_error "sched: bad --sort" "invalid --sort 'bogus'" -- sched --sort bogus 1
-expect_error "sched: --max-tasks 0" "invalid --max-tasks" -- sched --max-tasks 0 1
-expect_error "sched: extra argument" "unexpected argument" -- sched 1 2
-expect_error "sched: unknown option" "unknown option" -- sched --bogus
+nopid=$(unused_pid)
+expect_one_error "sched: pid that does not exist" "pid $nopid does not exist" -- sched -p "$nopid"
+expect_one_error "sched: duration abc" "invalid duration 'abc'" -- sched abc
+expect_one_error "sched: duration 0" "invalid duration '0'" -- sched 0
+expect_one_error "sched: negative duration" "invalid duration '-1'" -- sched -1
+expect_one_error "sched: bad --sort" "invalid --sort 'bogus'" -- sched --sort bogus 1
+expect_one_error "sched: --max-tasks 0" "invalid --max-tasks" -- sched --max-tasks 0 1
+expect_one_error "sched: extra argument" "unexpected argument" -- sched 1 2
+expect_usage_error "sched: unknown option" "unknown option" -- sched --bogus
 "$BPFPROF" sched --help >"$TMP/help" 2>&1
 check "sched --help exits 0 with usage" grep -q "Usage: bpfprof sched" "$TMP/help"
 
@@ -103,7 +103,7 @@ exited_thread() {
 	rm -f "$TMP/ex.txt"
 	"$BPFPROF" sched -p "$wpid" "$@" >"$TMP/ex.txt" 2>&1 &
 	bp=$!
-	wait_for "$TMP/ex.txt" '^Tracing'
+	wait_for_line "$TMP/ex.txt" '^Tracing'
 	kill -USR1 "$wpid"
 	for ((i = 0; i < 2000; i++)); do
 		[ "$(grep -c '^short' "$TMP/wl.out")" -gt "$before" ] && break

@@ -1,6 +1,7 @@
-/* bpfprof sched: what the BPF side (bpf/sched.bpf.c) and the loader (user/sched.c) share. */
-#ifndef BPFPROF_SCHED_H
-#define BPFPROF_SCHED_H
+/* bpfprof sched: what the BPF side (bpf/sched.bpf.c) and the loader (user/sched.c) share.  Not
+ * include/sched.h: that name would hide the C library's <sched.h> (-Iinclude). */
+#ifndef BPFPROF_SCHEDLAT_H
+#define BPFPROF_SCHEDLAT_H
 
 #define SCHED_COMM_LEN 16
 

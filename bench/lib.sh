@@ -1,0 +1,16 @@
+# Shared helpers for benchmarks: medians of repeated, interleaved runs; ratios.
+set -u
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BPFPROF=$ROOT/bpfprof
+WL=$ROOT/build/workloads
+BTMP=$(mktemp -d /tmp/bpfprof-bench.XXXXXX)
+trap 'rm -rf "$BTMP"; kill $(jobs -p) 2>/dev/null' EXIT
+REPS=${REPS:-3}
+
+median() { sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0 || a == "nan" || b == "nan") print "n/a"; else printf "%.3f\n", a / b }'; }
+have() { command -v "$1" >/dev/null 2>&1; }
+# Wall seconds of a command.
+wall() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null 2>&1; t1=$(date +%s.%N); awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f\n", b - a }'; }
+# Peak RSS in KiB of a command (GNU time).
+peak_rss_kb() { /usr/bin/time -f "%M" -o "$BTMP/rss" "$@" >/dev/null 2>&1; cat "$BTMP/rss"; }

@@ -1,0 +1,55 @@
+#!/bin/bash
+# bpfprof profile: (1) time from start to report beyond the run itself, (2) slowdown of a fixed
+# CPU-bound workload at -F 999 system-wide, (3) time to symbolize and write 10,000 unique stacks,
+# (4) peak RSS of a 10 s system-wide profile.  Compared with perf and bpftrace where installed.
+. "$(dirname "$0")/lib.sh"
+
+echo "## (1) 1 s system-wide profile: seconds beyond the 1 s run, start to report written (target <= 0.050)"
+for i in $(seq "$REPS"); do wall "$BPFPROF" profile -F 99 -a -f 1; done | awk '{ print $1 - 1 }' | median >"$BTMP/own"
+echo "bpfprof profile -F 99 -a 1 -f:        $(cat "$BTMP/own") s"
+if have bpftrace; then
+	for i in $(seq "$REPS"); do
+		wall bpftrace -e 'profile:hz:99 { @[kstack, ustack, comm] = count(); } interval:s:1 { exit(); }'
+	done | awk '{ print $1 - 1 }' | median >"$BTMP/bt"
+	echo "bpftrace profile:hz:99 + exit at 1 s:  $(cat "$BTMP/bt") s"
+fi
+if have perf; then
+	for i in $(seq "$REPS"); do
+		wall bash -c "perf record -q -F 99 -a -g -o $BTMP/perf.data -- sleep 1 && perf script -i $BTMP/perf.data >$BTMP/perf.txt"
+	done | awk '{ print $1 - 1 }' | median >"$BTMP/pf"
+	echo "perf record -a -g 1 s + perf script:  $(cat "$BTMP/pf") s"
+fi
+
+echo
+echo "## (2) fixed CPU-bound work on every CPU while sampling at 999 Hz: time / untraced time (target <= 1.01)"
+base=() own=() prf=()
+for i in $(seq "$REPS"); do
+	base+=("$("$WL/fixedwork")")
+	"$BPFPROF" profile -F 999 -a -f 60 >/dev/null 2>&1 & p=$!; sleep 0.5
+	own+=("$("$WL/fixedwork")"); kill -INT $p; wait $p
+	if have perf; then
+		perf record -q -F 999 -a -g -o "$BTMP/perf.data" -- sleep 60 >/dev/null 2>&1 & p=$!; sleep 0.5
+		prf+=("$("$WL/fixedwork")"); kill -INT $p; wait $p 2>/dev/null
+	fi
+done
+b=$(printf '%s\n' "${base[@]}" | median)
+echo "untraced:                         $b s"
+echo "bpfprof profile -F 999 -a:        $(printf '%s\n' "${own[@]}" | median) s  ratio $(ratio "$(printf '%s\n' "${own[@]}" | median)" "$b")"
+[ ${#prf[@]} -gt 0 ] && echo "perf record -F 999 -a -g:         $(printf '%s\n' "${prf[@]}" | median) s  ratio $(ratio "$(printf '%s\n' "${prf[@]}" | median)" "$b")"
+
+echo
+echo "## (3) symbolize and write 10,000 unique stacks of depth 20 (target <= 0.5 s)"
+"$ROOT/build/bench/stacks_bench" 10000
+
+echo
+echo "## (4) peak RSS of a 10 s system-wide profile at 99 Hz (target <= 12 MB)"
+"$WL/fixedwork" 2000000000 >/dev/null & load=$!
+echo "bpfprof profile -F 99 -a 10 -f:   $(( $(peak_rss_kb "$BPFPROF" profile -F 99 -a -f 10) / 1024 )) MB"
+if have perf; then
+	echo "perf record -F 99 -a -g 10 s:     $(( $(peak_rss_kb perf record -q -F 99 -a -g -o "$BTMP/perf.data" -- sleep 10) / 1024 )) MB"
+fi
+if have bpftrace; then
+	echo "bpftrace profile 10 s:            $(( $(peak_rss_kb bpftrace -e 'profile:hz:99 { @[kstack, ustack, comm] = count(); } interval:s:10 { exit(); }') / 1024 )) MB"
+fi
+kill $load 2>/dev/null; wait $load 2>/dev/null
+exit 0
