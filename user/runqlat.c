@@ -453,10 +453,9 @@ int cmd_runqlat(int argc, char **argv)
 		explain_bpf_error("cannot load the BPF programs", err);
 		goto cleanup;
 	}
-	err = schedtp_fill_filters(&env.targets, skel->maps.tgids, skel->maps.pids);
-	if (!err && bpf_program__autoload(skel->progs.switch_btf))
-		err = schedtp_run_task_iter(skel->progs.prefill, "prepares the task storage");
-	err = err ?: schedtp_attach(skel->obj, &links);
+	/* filters, task storage, then the tracepoints */
+	err = schedtp_start(skel->obj, &env.targets, skel->maps.tgids, skel->maps.pids,
+			    skel->progs.prefill, &links);
 	if (err)
 		goto cleanup;
 

@@ -152,6 +152,16 @@ int schedtp_attach(struct bpf_object *obj, struct schedtp_links *l)
 	return 0;
 }
 
+int schedtp_start(struct bpf_object *obj, const struct schedtp_targets *t, struct bpf_map *tgids,
+		  struct bpf_map *pids, struct bpf_program *prefill, struct schedtp_links *l)
+{
+	int err = schedtp_fill_filters(t, tgids, pids);
+
+	if (!err && bpf_program__autoload(prefill))
+		err = schedtp_run_task_iter(prefill, "prepares the task storage");
+	return err ?: schedtp_attach(obj, l);
+}
+
 void schedtp_detach(struct schedtp_links *l)
 {
 	for (int i = 0; i < SCHEDTP_NR_PROGS; i++) {

@@ -58,6 +58,12 @@ bool schedtp_targets_gone(const struct schedtp_targets *t);
  * schedtp_detach(). */
 int schedtp_attach(struct bpf_object *obj, struct schedtp_links *l);
 
+/* After load: fills the filters, gives the tasks of interest their storage (the prefill task
+ * iterator, when the flavour loaded it), then attaches as schedtp_attach() does.  Returns 0 or
+ * -errno (message printed). */
+int schedtp_start(struct bpf_object *obj, const struct schedtp_targets *t, struct bpf_map *tgids,
+		  struct bpf_map *pids, struct bpf_program *prefill, struct schedtp_links *l);
+
 /* Detaches (NULL-safe, idempotent): the counts stop here. */
 void schedtp_detach(struct schedtp_links *l);
 
