@@ -166,7 +166,6 @@ else
 fi
 
 kill "$wpid" 2>/dev/null
-wait "$wpid" 2>/dev/null
 
 # ---- a -p target that exits ends the run, with its report ----
 wpid=$(start_runq "$TMP/wl2.out" -b 1 -c 0 1.5)
