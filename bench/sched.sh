@@ -1,38 +1,28 @@
 #!/bin/bash
-# Cost of tracing the scheduler: `perf bench sched pipe` pinned to one CPU (two tasks waking each
-# other through a pipe: two wakeups and two context switches per round trip, the worst case for
-# a scheduler tracer, and stable) untraced, under bpfprof runqlat, bpfprof sched, perf sched
-# record and a bpftrace runqlat equivalent (where installed), interleaved in one run and
-# repeated; prints the median throughput of each, its ratio to untraced, and the bytes each
-# tool moves out of the kernel.
+# bpfprof runqlat and bpfprof sched: throughput of `taskset -c 0 perf bench sched pipe` (two tasks
+# waking each other through a pipe on one CPU: two wakeups and two context switches per round
+# trip, the worst case for a scheduler tracer, and stable) under each tracer, as a ratio to an
+# untraced run right after it (pairing keeps the machine's other load out of the ratio), with
+# perf sched record and a bpftrace runqlat equivalent for comparison.  Medians of REPS pairs
+# (default 5); LOOPS round trips per run (default 200000).  Targets: runqlat >= 0.85, sched >= 0.80.
 #
-# Two throughputs: ops/sec as perf bench prints it (wall clock), and ops per CPU-second of the
-# benchmark's two tasks (their user + system time, which includes the BPF programs run in their
-# context).  On a machine shared with other work the first varies with whatever else runs on
-# the CPU; the second does not, and is the steadier measure of a tracer's cost.
-#
-# Environment: LOOPS (round trips per run, default 200000), ROUNDS (default 7), CPU (default 0).
-set -u
-cd "$(dirname "$0")/.."
-BPFPROF=$PWD/bpfprof
+# Two ratios per tracer: of ops/sec as perf bench prints it (wall clock), and of ops per
+# CPU-second of the benchmark's tasks (their user + system time, which includes the BPF programs
+# run in their context).  The second does not move when something else shares the CPU.  The last
+# column is what each tool moves out of the kernel: bytes of BPF maps bpfprof reads (-v), the
+# size of perf.data, bpftrace's printed histogram.
+REPS=${REPS:-5}
+. "$(dirname "$0")/lib.sh"
+
 LOOPS=${LOOPS:-200000}
-ROUNDS=${ROUNDS:-7}
 CPU=${CPU:-0}
-TMP=$(mktemp -d /tmp/bpfprof-bench-sched.XXXXXX)
-trap 'rm -rf "$TMP"' EXIT
-
-if [ "$(id -u)" != 0 ]; then
-	echo "bench/sched.sh: needs root (BPF programs, perf sched record)"
-	exit 0
-fi
-if ! command -v perf >/dev/null; then
-	echo "bench/sched.sh: needs perf (perf bench sched pipe)"
+if [ "$(id -u)" != 0 ] || ! have perf; then
+	echo "bench/sched.sh: needs root and perf (perf bench sched pipe); nothing to measure"
 	exit 0
 fi
 
-# The bpftrace equivalent of runqlat: /usr/sbin/runqlat.bt, without its #include (the kernel
-# headers may not be installed) and keyed the same way.
-BT_PROG='
+# /usr/sbin/runqlat.bt without its #include (kernel headers may be missing): TASK_RUNNING is 0.
+BT_RUNQLAT='
 tracepoint:sched:sched_wakeup, tracepoint:sched:sched_wakeup_new { @qtime[args->pid] = nsecs; }
 tracepoint:sched:sched_switch {
 	if (args->prev_state == 0) { @qtime[args->prev_pid] = nsecs; }
@@ -42,105 +32,84 @@ tracepoint:sched:sched_switch {
 }
 END { clear(@qtime); }'
 
-# The benchmark, as "OPS_PER_SEC OPS_PER_CPU_SEC" (GNU time: user + system of its processes).
 BENCH=(/usr/bin/time -f "cpu %U %S" taskset -c "$CPU" perf bench sched pipe -l "$LOOPS")
+# "OPS_PER_SEC OPS_PER_CPU_SEC" from the output of BENCH.
 bench_result() {
 	awk -v loops="$LOOPS" '/ops\/sec/ { ops = $1 } /^cpu / { cpu = $2 + $3 }
-		END { if (ops && cpu) printf "%d %d\n", ops, loops / cpu }' "$1"
+		END { if (ops && cpu) printf "%d %d\n", ops, loops / cpu; else print "nan nan" }' "$1"
 }
-pipe_ops() {
-	"${BENCH[@]}" >"$TMP/bench.out" 2>&1
-	bench_result "$TMP/bench.out"
+pipe_run() {
+	"${BENCH[@]}" >"$BTMP/bench.out" 2>&1
+	bench_result "$BTMP/bench.out"
 }
 
-wait_for() {
+wait_ready() {
 	local i
-	for ((i = 0; i < 3000; i++)); do
+	for ((i = 0; i < 600; i++)); do
 		grep -Eq "$2" "$1" 2>/dev/null && return 0
-		sleep 0.01
+		sleep 0.05
 	done
 	return 1
 }
 
-# traced NAME READY-REGEX BYTES-CMD -- TRACER...: runs the benchmark while TRACER runs in the
-# background (started, attached: READY-REGEX in its output), then ends it with SIGINT.
-traced() {
-	local name=$1 ready=$2 bytes_cmd=$3 pid ops; shift 4
-	"$@" >"$TMP/$name.out" 2>&1 &
-	pid=$!
-	if ! wait_for "$TMP/$name.out" "$ready"; then
-		kill -INT "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
-		echo "FAILED"
+# record NAME "TRACED" "UNTRACED" BYTES: appends the two ratios and the bytes to $BTMP/NAME.
+record() {
+	echo "$(ratio "${2% *}" "${3% *}") $(ratio "${2#* }" "${3#* }") $4" >>"$BTMP/$1"
+	echo "${3% *}" >>"$BTMP/untraced"
+}
+
+# under NAME READY-REGEX -- TRACER...: runs TRACER in the background; once it says it is
+# attached (READY-REGEX in its output), one run under it, then it is ended (SIGINT, so it reads
+# its maps and prints), then an untraced twin.
+under() {
+	local name=$1 ready=$2 pid traced base bytes; shift 3
+	"$@" >"$BTMP/$name.out" 2>&1 & pid=$!
+	if ! wait_ready "$BTMP/$name.out" "$ready"; then
+		echo "# $name did not start: $(head -n 1 "$BTMP/$name.out")" >&2
+		kill -INT $pid 2>/dev/null; wait $pid 2>/dev/null
 		return
 	fi
-	ops=$(pipe_ops)
-	kill -INT "$pid"
-	wait "$pid" 2>/dev/null
-	echo "$ops $(eval "$bytes_cmd")"
+	traced=$(pipe_run)
+	kill -INT $pid; wait $pid 2>/dev/null
+	base=$(pipe_run)
+	case $name in
+	bpftrace) bytes=$(stat -c %s "$BTMP/$name.out") ;;
+	*) bytes=$(awk '/read [0-9]+ bytes/ { print $3 }' "$BTMP/$name.out") ;;
+	esac
+	record "$name" "$traced" "$base" "${bytes:-nan}"
 }
 
-run_mode() {
-	case $1 in
-	untraced)
-		echo "$(pipe_ops) 0" ;;
-	runqlat)
-		traced runqlat '^Tracing' \
-			"awk '/read [0-9]+ bytes/ { print \$3 }' $TMP/runqlat.out" -- "$BPFPROF" runqlat -v ;;
-	sched)
-		traced sched '^Tracing' \
-			"awk '/read [0-9]+ bytes/ { print \$3 }' $TMP/sched.out" -- "$BPFPROF" sched -v ;;
-	perf-sched)
-		# perf records system-wide while the benchmark runs, then writes perf.data
-		rm -f "$TMP/perf.data"
-		perf sched record -o "$TMP/perf.data" -- "${BENCH[@]}" >"$TMP/perf.out" 2>&1
-		echo "$(bench_result "$TMP/perf.out") $(stat -c %s "$TMP/perf.data" 2>/dev/null || echo 0)" ;;
-	bpftrace)
-		# what it prints at the end is what it moved out of the kernel
-		traced bpftrace '^Attaching' "stat -c %s $TMP/bpftrace.out" -- bpftrace -e "$BT_PROG" ;;
-	esac
+# perf sched record runs the benchmark itself and writes perf.data (system-wide, as it does).
+under_perf_sched() {
+	local traced base
+	rm -f "$BTMP/perf.data"
+	perf sched record -o "$BTMP/perf.data" -- "${BENCH[@]}" >"$BTMP/perf.out" 2>&1
+	traced=$(bench_result "$BTMP/perf.out")
+	base=$(pipe_run)
+	record perf_sched "$traced" "$base" "$(stat -c %s "$BTMP/perf.data" 2>/dev/null || echo nan)"
 }
 
-modes="untraced runqlat sched perf-sched"
-if command -v bpftrace >/dev/null; then
-	modes="$modes bpftrace"
-else
-	echo "bench/sched.sh: bpftrace not installed, its row is left out"
-fi
-
-echo "taskset -c $CPU perf bench sched pipe -l $LOOPS, $ROUNDS rounds, modes interleaved"
-for ((r = 1; r <= ROUNDS; r++)); do
-	for m in $modes; do
-		res=$(run_mode "$m")
-		echo "$m $res" >>"$TMP/results"
-		printf '  round %d %-11s %s\n' "$r" "$m" "$res"
-	done
-done
-
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-# column C of mode M's successful rounds
-col() { awk -v m="$1" -v c="$2" '$1 == m && $2 ~ /^[0-9]/ { print $c }' "$TMP/results" | median; }
-base=$(col untraced 2)
-base_cpu=$(col untraced 3)
-echo
-printf '%-28s %9s %6s %12s %6s  %s\n' "tracer" "ops/sec" "ratio" "ops/CPU-sec" "ratio" \
-	"bytes out of the kernel"
-for m in $modes; do
-	ops=$(col "$m" 2)
-	cpu=$(col "$m" 3)
-	bytes=$(col "$m" 4)
-	case $m in
-	untraced) label="untraced"; what="-" ;;
-	runqlat) label="bpfprof runqlat"; what="$bytes (histogram maps read)" ;;
-	sched) label="bpfprof sched"; what="$bytes (task table read)" ;;
-	perf-sched) label="perf sched record"; what="$bytes (perf.data written)" ;;
-	bpftrace) label="bpftrace runqlat equivalent"; what="$bytes (histogram printed)" ;;
-	esac
-	if [ -z "$ops" ]; then
-		printf '%-28s %9s\n' "$label" "failed (output kept in $TMP)"
-		trap - EXIT
-		continue
+for i in $(seq "$REPS"); do
+	under runqlat '^Tracing' -- "$BPFPROF" runqlat -v
+	under runqlat_raw '^Tracing' -- "$BPFPROF" runqlat -v --raw-tp
+	under sched '^Tracing' -- "$BPFPROF" sched -v
+	under_perf_sched
+	if have bpftrace; then
+		under bpftrace '^Attaching' -- bpftrace -e "$BT_RUNQLAT"
 	fi
-	printf '%-28s %9.0f %6.3f %12.0f %6.3f  %s\n' "$label" "$ops" \
-		"$(awk -v a="$ops" -v b="$base" 'BEGIN { print a / b }')" "$cpu" \
-		"$(awk -v a="$cpu" -v b="$base_cpu" 'BEGIN { print a / b }')" "$what"
 done
+
+report() {
+	[ -s "$BTMP/$1" ] || return
+	printf '%-44s %6s %10s  %s\n' "$2" "$(awk '{ print $1 }' "$BTMP/$1" | median)" \
+		"$(awk '{ print $2 }' "$BTMP/$1" | median)" "$(awk '{ print $3 }' "$BTMP/$1" | median) $3"
+}
+echo "## taskset -c $CPU perf bench sched pipe -l $LOOPS: throughput under each tracer / untraced"
+echo "## (median of $REPS paired runs; untraced median $(median <"$BTMP/untraced") ops/s)"
+printf '%-44s %6s %10s  %s\n' "tracer" "ratio" "CPU ratio" "bytes out of the kernel"
+report runqlat "bpfprof runqlat (target >= 0.85)" "(histogram maps read)"
+report runqlat_raw "bpfprof runqlat --raw-tp (old kernels' path)" "(histogram maps read)"
+report sched "bpfprof sched (target >= 0.80)" "(task table read)"
+report perf_sched "perf sched record" "(perf.data written)"
+report bpftrace "bpftrace runqlat.bt equivalent" "(histogram printed)"
+exit 0
