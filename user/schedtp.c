@@ -69,7 +69,7 @@ static struct bpf_program *flavour_prog(struct bpf_object *obj, int i, bool btf)
 	return bpf_object__find_program_by_name(obj, name);
 }
 
-int schedtp_pick(struct bpf_object *obj, bool use_btf)
+static int schedtp_pick(struct bpf_object *obj, bool use_btf)
 {
 	struct bpf_program *btf, *raw;
 
@@ -103,7 +103,7 @@ int schedtp_configure(struct bpf_object *obj, bool use_btf, struct bpf_map *stor
 	return err;
 }
 
-int schedtp_fill_filters(const struct schedtp_targets *t, struct bpf_map *tgids,
+static int schedtp_fill_filters(const struct schedtp_targets *t, struct bpf_map *tgids,
 			 struct bpf_map *pids)
 {
 	__u8 one = 1;
@@ -133,7 +133,7 @@ bool schedtp_targets_gone(const struct schedtp_targets *t)
 	return true;
 }
 
-int schedtp_attach(struct bpf_object *obj, struct schedtp_links *l)
+static int schedtp_attach(struct bpf_object *obj, struct schedtp_links *l)
 {
 	struct bpf_program *prog;
 	int err;

@@ -6,8 +6,6 @@
 #include <linux/types.h>
 #include <bpf/libbpf.h>
 
-#include "follow.h"
-
 #define SCHEDTP_MAX_IDS 1024 /* -p / -t entries: tgid_filter.bpf.h's tgids, schedtp.bpf.h's pids */
 
 /* -p / -t targets. */
@@ -33,11 +31,7 @@ struct schedtp_links {
 	struct bpf_link *links[SCHEDTP_NR_PROGS];
 };
 
-/* Keeps the programs of one flavour of obj (found by name): the tp_btf ones when use_btf, the
- * raw_tp ones otherwise.  Returns 0, or -ENOENT when obj lacks one. */
-int schedtp_pick(struct bpf_object *obj, bool use_btf);
-
-/* Configures obj for the flavour chosen by schedtp_use_btf(): keeps its programs (schedtp_pick),
+/* Configures obj for the flavour chosen by schedtp_use_btf(): keeps its programs (found by name),
  * loads the prefill task iterator only with task storage, and shrinks the per-task map the
  * flavour does not use: `hash` to one entry with task storage, else `storage` (a task storage
  * map) turned into a one-entry hash, since kernels without task storage cannot create it, and
@@ -45,22 +39,14 @@ int schedtp_pick(struct bpf_object *obj, bool use_btf);
 int schedtp_configure(struct bpf_object *obj, bool use_btf, struct bpf_map *storage,
 		      struct bpf_map *hash, __u32 hash_entries, struct bpf_program *prefill);
 
-/* Fills the tgids / pids filter maps. Returns 0 or -errno (message printed). */
-int schedtp_fill_filters(const struct schedtp_targets *t, struct bpf_map *tgids,
-			 struct bpf_map *pids);
-
 /* True when targets were given and none of them exists any more. */
 bool schedtp_targets_gone(const struct schedtp_targets *t);
 
-/* Attaches the programs kept by schedtp_pick(), sched_switch first: attached after the wakeup
- * programs, it could miss the switch-in of a task seen woken, leaving a stale enqueue time
- * behind.  Returns 0 or -errno (message printed); on failure, what was attached stays in *l for
- * schedtp_detach(). */
-int schedtp_attach(struct bpf_object *obj, struct schedtp_links *l);
-
-/* After load: fills the filters, gives the tasks of interest their storage (the prefill task
- * iterator, when the flavour loaded it), then attaches as schedtp_attach() does.  Returns 0 or
- * -errno (message printed). */
+/* After load: fills the -p / -t filter maps, gives the tasks of interest their storage (the
+ * prefill task iterator, when the flavour loaded it), then attaches the programs, sched_switch
+ * first: attached after the wakeup programs, it could miss the switch-in of a task seen woken
+ * and leave a stale enqueue time behind.  Returns 0 or -errno (message printed); what was
+ * attached stays in *l for schedtp_detach(). */
 int schedtp_start(struct bpf_object *obj, const struct schedtp_targets *t, struct bpf_map *tgids,
 		  struct bpf_map *pids, struct bpf_program *prefill, struct schedtp_links *l);
 
