@@ -8,12 +8,11 @@
 #include "funclat.h"
 #include "events.bpf.h"
 #include "tgid_filter.bpf.h"
+#include "heatmap.bpf.h"
 
 const volatile __u64 targ_unit_ns = 1000; /* -n 1, -u 1000, -m 1000000 */
 const volatile bool targ_loglin = false;
 const volatile __u32 targ_sub_shift = HIST_LOGLIN_SHIFT_DEFAULT;
-const volatile bool targ_heatmap = false;
-const volatile struct heatmap_cfg targ_heat = {};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -30,13 +29,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct funclat_hist);
 } hists SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1); /* HEATMAP_CELLS with --heatmap */
-	__type(key, __u32);
-	__type(value, __u64);
-} heat SEC(".maps");
 
 __u64 lost[FUNCLAT_LOST_REASONS];
 
@@ -81,13 +73,7 @@ static __always_inline void record(__u32 idx, __u64 delta_ns, __u64 now)
 		slot = FUNCLAT_SLOTS - 1;
 	__sync_fetch_and_add(&h->slots[slot], 1);
 	__sync_fetch_and_add(&h->sum_ns, delta_ns);
-	if (targ_heatmap) {
-		__u32 cell = heatmap_index(heatmap_col(&targ_heat, now), heatmap_row(&targ_heat, v));
-		__u64 *c = bpf_map_lookup_elem(&heat, &cell);
-
-		if (c)
-			__sync_fetch_and_add(c, 1);
-	}
+	heatmap_add(now, v);
 }
 
 static __always_inline int on_exit(int idx)

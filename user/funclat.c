@@ -12,7 +12,7 @@
 #include "common.h"
 #include "funclat.h"
 #include "funclat.skel.h"
-#include "heatmap.h"
+#include "heatmaprun.h"
 #include "hist.h"
 #include "outfile.h"
 #include "follow.h"
@@ -24,7 +24,7 @@ static struct funclat_env {
 	bool timestamp, loglin;
 	__u64 unit_ns;
 	const char *unit;
-	const char *heatmap_svg, *heatmap_tsv;
+	struct heatmap_run heatmap;
 	char **specs;
 	int nr_specs;
 	char **command;
@@ -116,10 +116,10 @@ static int parse_args(int argc, char **argv)
 			env.loglin = true;
 			break;
 		case OPT_HEATMAP:
-			env.heatmap_svg = optarg;
+			env.heatmap.svg_path = optarg;
 			break;
 		case OPT_HEATMAP_DATA:
-			env.heatmap_tsv = optarg;
+			env.heatmap.tsv_path = optarg;
 			break;
 		case 'v':
 			verbose = true;
@@ -230,76 +230,8 @@ static void print_lost(struct funclat_bpf *skel)
 			(unsigned long long)full);
 }
 
-static struct heatmap_cfg heatmap_config(void)
-{
-	struct heatmap_cfg c = {
-		.rows = HEATMAP_ROWS,
-		.sub_shift = HEATMAP_SUB_SHIFT_DEFAULT,
-		.cols = HEATMAP_MAX_COLS,
-		.interval_ns = 1000000000ULL,
-	};
-
-	/* a known duration gets ~200 columns of at least 10 ms; otherwise an hour at 1 s */
-	if (env.duration) {
-		__u64 iv = env.duration * 1e9 / 200;
-
-		c.interval_ns = iv < 10000000ULL ? 10000000ULL : iv;
-		c.cols = env.duration * 1e9 / c.interval_ns + 1;
-		if (c.cols > HEATMAP_MAX_COLS)
-			c.cols = HEATMAP_MAX_COLS;
-	}
-	return c;
-}
-
-static int write_heatmaps(struct funclat_bpf *skel, const struct heatmap_cfg *cfg, double elapsed)
-{
-	__u32 cols = elapsed * 1e9 / cfg->interval_ns + 1;
-	__u64 *cells = NULL;
-	struct heatmap_data d;
-	char subtitle[256];
-	int err = 0;
-
-	if (cols > cfg->cols)
-		cols = cfg->cols;
-	cells = calloc((size_t)cols * HEATMAP_ROWS, sizeof(*cells));
-	if (!cells)
-		return -ENOMEM;
-	for (__u32 i = 0; i < cols * HEATMAP_ROWS && !err; i++)
-		err = bpf_map__lookup_elem(skel->maps.heat, &i, 4, &cells[i], 8, 0);
-	d = (struct heatmap_data){
-		.counts = cells, .cols = cols, .rows = HEATMAP_ROWS, .row_stride = HEATMAP_ROWS,
-		.sub_shift = cfg->sub_shift, .interval_ns = cfg->interval_ns, .unit = env.unit,
-	};
-	snprintf(subtitle, sizeof(subtitle), "%s%s, %.1f s", env.specs[0],
-		 env.nr_specs > 1 ? " and more" : "", elapsed);
-	for (int k = 0; k < 2 && !err; k++) {
-		const char *path = k ? env.heatmap_tsv : env.heatmap_svg;
-		struct heatmap_svg_opts o = { .title = "Function Latency Heat Map",
-					      .subtitle = subtitle };
-		struct outfile of = {};
-		FILE *f;
-
-		if (!path)
-			continue;
-		f = outfile_open(path, &of);
-		if (!f) {
-			err = -errno;
-			p_err("cannot write %s: %s", path, strerror(-err));
-			break;
-		}
-		err = k ? heatmap_write_tsv(f, &d) : heatmap_write_svg(f, &d, &o);
-		err = err ?: outfile_commit(&of);
-		if (err) {
-			outfile_abort(&of);
-			p_err("cannot write %s: %s", path, strerror(-err));
-		}
-	}
-	free(cells);
-	return err;
-}
-
 static int configure(struct funclat_bpf *skel, const struct probe_events *evs,
-		     const struct probe_progs *progs, const struct heatmap_cfg *heat)
+		     const struct probe_progs *progs)
 {
 	/* units, bucket layout and filters are read-only globals, fixed before load */
 	skel->rodata->targ_unit_ns = env.unit_ns;
@@ -307,12 +239,9 @@ static int configure(struct funclat_bpf *skel, const struct probe_events *evs,
 	skel->rodata->targ_sub_shift = FUNCLAT_SUB_SHIFT_MAX;
 	skel->rodata->filter_tgid = env.pid || env.command;
 	bpf_map__set_max_entries(skel->maps.hists, evs->nr);
-	if (env.heatmap_svg || env.heatmap_tsv) {
-		skel->rodata->targ_heatmap = true;
-		skel->rodata->targ_heat = *heat;
-		bpf_map__set_max_entries(skel->maps.heat, HEATMAP_CELLS);
-	}
-	return probe_prepare(progs, evs);
+	return heatmap_run_configure(&env.heatmap, skel->maps.heat, &skel->rodata->targ_heatmap,
+				     &skel->rodata->targ_heatmap_cfg, env.duration) ?:
+	       probe_prepare(progs, evs);
 }
 
 static void print_interval_header(void)
@@ -334,7 +263,6 @@ int cmd_funclat(int argc, char **argv)
 	struct funclat_bpf *skel = NULL;
 	struct follow_bpf *follow = NULL;
 	struct child child = { .pid = -1 };
-	struct heatmap_cfg heat;
 	struct probe_progs progs;
 	__u64 start, deadline, next;
 	bool bad_usage = false;
@@ -372,8 +300,7 @@ int cmd_funclat(int argc, char **argv)
 		.sys_enter_idx = skel->maps.sys_enter_idx, .sys_exit_idx = skel->maps.sys_exit_idx,
 		.want_exit = true,
 	};
-	heat = heatmap_config();
-	err = configure(skel, &evs, &progs, &heat);
+	err = configure(skel, &evs, &progs);
 	if (err)
 		goto cleanup;
 	if (env.command) {
@@ -383,9 +310,6 @@ int cmd_funclat(int argc, char **argv)
 			goto cleanup;
 		}
 	}
-	/* the heat map's column 0 starts now: close enough to the attach that follows */
-	heat.start_ns = now_ns();
-	skel->rodata->targ_heat.start_ns = heat.start_ns;
 	err = funclat_bpf__load(skel);
 	if (err) {
 		explain_bpf_error("cannot load the BPF programs", err);
@@ -435,8 +359,13 @@ int cmd_funclat(int argc, char **argv)
 		err = print_hists(skel, &evs, prev);
 	}
 	print_lost(skel);
-	if (!err && (env.heatmap_svg || env.heatmap_tsv))
-		err = write_heatmaps(skel, &heat, (now_ns() - start) / 1e9);
+	if (!err && heatmap_run_enabled(&env.heatmap)) {
+		/* prints its own message */
+		err = heatmap_run_write(&env.heatmap, skel->maps.heat, now_ns(), env.unit,
+					"Function Latency Heat Map");
+		if (err)
+			goto cleanup;
+	}
 	if (!err)
 		err = stream_flush_check(stdout);
 	if (err && err != -ENOMEM)
