@@ -18,7 +18,11 @@ LIB_OBJS  := $(filter-out $(OUT)/main.o,$(USER_OBJS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
-WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(WORKLOAD_SRCS))
+# tests/workloads/libX.c is a shared library, build/workloads/libX.so; X.cc is C++
+WORKLOAD_LIB_SRCS := $(wildcard tests/workloads/lib*.c)
+WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(filter-out $(WORKLOAD_LIB_SRCS),$(WORKLOAD_SRCS))) \
+		 $(patsubst tests/workloads/%.c,$(OUT)/workloads/%.so,$(WORKLOAD_LIB_SRCS)) \
+		 $(patsubst tests/workloads/%.cc,$(OUT)/workloads/%,$(wildcard tests/workloads/*.cc))
 
 CFLAGS  ?= -O2 -g
 CFLAGS  += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
@@ -28,6 +32,8 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(VMLINUX_DIR) -Iincl
 	      -Wall -Wno-unused-function -Wno-compare-distinct-pointer-types
 
 .PHONY: all clean deps test unit integration demo bench workloads
+# Keep generated skeletons and BPF objects: they are intermediate files to make, not to us.
+.SECONDARY:
 all: bpfprof
 
 bpfprof: $(USER_OBJS)
@@ -40,8 +46,15 @@ $(OUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.bpf.h) $(wildcard include/*.h) $(VM
 $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
+# Syscall numbers by name for the build's architecture (user/probe.c: syscalls:sys_enter_* on one
+# raw tracepoint): the kernel has no run-time name -> number map.
+$(OUT)/syscall_nrs.h:
+	@mkdir -p $(@D)
+	echo '#include <asm/unistd.h>' | $(CC) -dM -E - | \
+		sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9]*\)$$/SYSCALL(\1, \2)/p' | sort > $@.tmp && mv $@.tmp $@
+
 # Every user object may include any skeleton or shared header; rebuilding all of them is cheap.
-$(OUT)/%.o: user/%.c $(wildcard user/*.h) $(wildcard include/*.h) $(SKELS)
+$(OUT)/%.o: user/%.c $(wildcard user/*.h) $(wildcard include/*.h) $(SKELS) $(OUT)/syscall_nrs.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -56,6 +69,16 @@ $(OUT)/tests/%: tests/unit/%.c tests/unit/test.h $(LIB_OBJS)
 $(OUT)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)
 	$(CC) -O0 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+		$$(sed -n 's|^// build: ||p' $<) -o $@ $< -lpthread -lm
+
+$(OUT)/workloads/lib%.so: tests/workloads/lib%.c
+	@mkdir -p $(@D)
+	$(CC) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline -fno-optimize-sibling-calls \
+		-shared -fPIC $$(sed -n 's|^// build: ||p' $<) -o $@ $<
+
+$(OUT)/workloads/%: tests/workloads/%.cc
+	@mkdir -p $(@D)
+	$(CXX) -O0 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		$$(sed -n 's|^// build: ||p' $<) -o $@ $< -lpthread -lm
 
 workloads: $(WORKLOAD_BINS)
@@ -76,7 +99,7 @@ test: deps
 	tests/run.sh all
 
 # Installs only what is missing; prints nothing to do when everything is there.
-DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev make gcc \
+DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev make gcc g++ \
 	    linux-perf bpftrace fio util-linux procps libxml2-utils time
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \

@@ -6,6 +6,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include "biolat.h"
+#include "heatmap.bpf.h"
 
 /* Settings, fixed before load. */
 const volatile bool targ_queued = false;      /* -Q: from insert, not issue */
@@ -25,12 +26,9 @@ const volatile __u32 targ_hist_kind = BIOLAT_HIST_LOG2;
 const volatile __u32 targ_sub_shift = 0;      /* BIOLAT_HIST_LOGLIN */
 const volatile __u64 targ_step = 1;           /* BIOLAT_HIST_LINEAR, in units */
 const volatile __u32 targ_nr_slots = HIST_LOG2_SLOTS;
-const volatile bool targ_heatmap = false;
 const volatile bool targ_events = false;
 const volatile bool targ_reuse = false;       /* keep `start` entries: see below */
 
-/* Written by user space after load: start_ns is the moment just before attach. */
-struct heatmap_cfg heatmap_cfg;
 __u64 lost[BIOLAT_LOST_REASONS];
 
 /* Requests by address: their start time and what the histogram key needs.  Request structs are
@@ -69,16 +67,6 @@ struct {
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, BIOLAT_VALUE_SIZE(HIST_LOG2_SLOTS));
 } zero_hist SEC(".maps");
-
-/* (time column, latency row) counts; sized by the loader to the run, 1 entry without --heatmap.
- * Mmapable, so user space reads it without a copy through the syscall. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, HEATMAP_CELLS);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__type(key, __u32);
-	__type(value, __u64);
-} heatmap SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -305,25 +293,6 @@ static __always_inline void count_hist(struct biolat_key *key, __u64 lat_ns, __u
 	v[BIOLAT_VAL_SLOT0 + slot] += 1;
 }
 
-static __always_inline void count_heatmap(__u64 now, __u64 lat)
-{
-	__u64 start_ns = heatmap_cfg.start_ns, interval = heatmap_cfg.interval_ns, col, *cell;
-	__u32 idx;
-
-	if (!interval)
-		return;
-	col = now > start_ns ? (now - start_ns) / interval : 0;
-	/* completions past the run's last column are counted as lost, never folded into it */
-	if (col >= heatmap_cfg.cols) {
-		count_lost(BIOLAT_LOST_HEATMAP_LATE);
-		return;
-	}
-	idx = heatmap_index(col, heatmap_row(&heatmap_cfg, lat));
-	cell = bpf_map_lookup_elem(&heatmap, &idx);
-	if (cell)
-		__sync_fetch_and_add(cell, 1);
-}
-
 static __always_inline int on_complete(struct request *rq, bool btf)
 {
 	struct biolat_key hkey = {};
@@ -350,8 +319,7 @@ static __always_inline int on_complete(struct request *rq, bool btf)
 
 	lat = lat_ns / targ_unit_ns;
 	count_hist(&hkey, lat_ns, lat);
-	if (targ_heatmap)
-		count_heatmap(now, lat);
+	heatmap_add(now, lat);
 	if (targ_events) {
 		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 		if (!e) {

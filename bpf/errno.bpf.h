@@ -13,4 +13,7 @@
 #ifndef EINVAL
 #define EINVAL 22
 #endif
+#ifndef ENOSPC
+#define ENOSPC 28
+#endif
 #endif

@@ -3,18 +3,18 @@
  * (process, thread, comm, user stack, kernel stack) in the kernel. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "errno.bpf.h"
+#include "events.bpf.h"
 #include "profile.h"
 #include "stacks.bpf.h"
+#include "unwind.bpf.h"
 
 const volatile bool filter_tgid = false;
 const volatile bool filter_pid = false;
 const volatile bool targ_include_idle = false;
 const volatile bool targ_user_stacks = true;
 const volatile bool targ_kern_stacks = true;
-const volatile bool targ_follow_forks = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -50,8 +50,9 @@ static __always_inline bool wanted(__u32 tgid, __u32 pid)
 	return true;
 }
 
-SEC("perf_event")
-int do_sample(struct bpf_perf_event_data *ctx)
+/* One sample of the current task's stacks: a perf event's tick, or an event's hit (-e SPEC).
+ * ctx_regs: the context starts with the interrupted registers (perf_event, kprobe, uprobe). */
+static __always_inline int take_sample(void *ctx, bool kern_stack, bool ctx_regs)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct sample_key key = {};
@@ -64,10 +65,10 @@ int do_sample(struct bpf_perf_event_data *ctx)
 
 	/* Kernel threads have no user stack; asking would only cost a failed walk. */
 	if (targ_user_stacks && tgid != 0) {
-		if (capture_stack(ctx, BPF_F_USER_STACK, &ustack))
+		if (unwind_ctx_user_stack(ctx, ctx_regs, tgid, &ustack))
 			return 0;
 	}
-	if (targ_kern_stacks) {
+	if (targ_kern_stacks && kern_stack) {
 		if (capture_stack(ctx, 0, &kstack))
 			return 0;
 	}
@@ -82,51 +83,71 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
-/* After exec the mappings are new: have user space capture them again. */
-static __always_inline void forget_process(void)
+SEC("perf_event")
+int do_sample(struct bpf_perf_event_data *ctx)
+{
+	return take_sample(ctx, true, true);
+}
+
+/* -e SPEC: every hit of a tracepoint, user or kernel function is a sample (user/probe.c
+ * attaches these instead of the perf events). */
+SEC("tracepoint")
+int event_tp(void *ctx)
+{
+	return take_sample(ctx, true, false);
+}
+
+SEC("raw_tp")
+int event_raw_tp(void *ctx)
+{
+	return take_sample(ctx, true, false);
+}
+
+SEC("uprobe")
+int event_uprobe(struct pt_regs *ctx)
+{
+	/* the kernel stack would only be the breakpoint trap's */
+	return take_sample(ctx, false, true);
+}
+
+SEC("kprobe")
+int event_kprobe(struct pt_regs *ctx)
+{
+	return take_sample(ctx, true, true);
+}
+
+SEC("fentry")
+int BPF_PROG(event_fentry)
+{
+	return take_sample(ctx, true, false);
+}
+
+SEC("raw_tp")
+int BPF_PROG(event_sys_enter, struct pt_regs *regs, long nr)
+{
+	if (sys_event(&sys_enter_idx, nr) < 0 || compat_syscall(regs))
+		return 0;
+	return take_sample(ctx, true, false);
+}
+
+SEC("raw_tp")
+int BPF_PROG(event_sys_exit, struct pt_regs *regs, long ret)
+{
+	if (sys_event(&sys_exit_idx, exit_syscall_nr(regs)) < 0 || compat_syscall(regs))
+		return 0;
+	return take_sample(ctx, true, false);
+}
+
+/* After exec the mappings are new: have user space capture them again.  raw_tp, not tp_btf: the
+ * program reads no arguments, and leaving BTF out of this object spares libbpf from parsing the
+ * kernel's BTF at load (several MB of peak RSS, and time). */
+SEC("raw_tp/sched_process_exec")
+int forget_exec(void *ctx)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
 	bpf_map_delete_elem(&seen_procs, &tgid);
-}
-
-/* `-- COMMAND` and -p follow the processes their targets fork, as perf record does. */
-static __always_inline void follow_fork(struct task_struct *parent, struct task_struct *child)
-{
-	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
-	__u8 one = 1;
-
-	if (!targ_follow_forks || ptgid == ctgid)
-		return;
-	if (bpf_map_lookup_elem(&tgids, &ptgid))
-		bpf_map_update_elem(&tgids, &ctgid, &one, BPF_ANY);
-}
-
-SEC("tp_btf/sched_process_exec")
-int BPF_PROG(exec_btf)
-{
-	forget_process();
-	return 0;
-}
-
-SEC("raw_tp/sched_process_exec")
-int BPF_PROG(exec_raw)
-{
-	forget_process();
-	return 0;
-}
-
-SEC("tp_btf/sched_process_fork")
-int BPF_PROG(fork_btf, struct task_struct *parent, struct task_struct *child)
-{
-	follow_fork(parent, child);
-	return 0;
-}
-
-SEC("raw_tp/sched_process_fork")
-int BPF_PROG(fork_raw, struct task_struct *parent, struct task_struct *child)
-{
-	follow_fork(parent, child);
+	unwind_forget_process(tgid);
 	return 0;
 }
 

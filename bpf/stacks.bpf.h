@@ -58,18 +58,12 @@ static __always_inline __u64 hash_frames(const struct stack_trace *st, __u32 nr)
 	return h ? h : 1;
 }
 
-/* Captures the current user (BPF_F_USER_STACK) or kernel stack and stores it in `stacks`;
- * *id gets its key, or 0 for an empty stack.  Returns 0 or a negative errno (loss counted). */
-static __always_inline int capture_stack(void *ctx, __u64 flags, __u64 *id)
+/* Stores the len bytes of frames bpf_get_stack() / bpf_get_task_stack() put in st->ips. */
+static __always_inline int store_stack(struct stack_trace *st, long len, __u64 *id)
 {
-	struct stack_trace *st, *old;
-	__u32 zero = 0, nr, last;
-	long len;
+	struct stack_trace *old;
+	__u32 nr, last;
 
-	st = bpf_map_lookup_elem(&stack_scratch, &zero);
-	if (!st)
-		return -ENOENT;
-	len = bpf_get_stack(ctx, st->ips, targ_max_stack * sizeof(__u64), flags);
 	if (len < 0) {
 		count_lost(LOST_STACK_ERR);
 		return (int)len;
@@ -100,6 +94,76 @@ static __always_inline int capture_stack(void *ctx, __u64 flags, __u64 *id)
 	return 0;
 }
 
+/* Captures the current user (BPF_F_USER_STACK) or kernel stack and stores it in `stacks`;
+ * *id gets its key, or 0 for an empty stack.  Returns 0 or a negative errno (loss counted). */
+static __always_inline int capture_stack(void *ctx, __u64 flags, __u64 *id)
+{
+	struct stack_trace *st;
+	__u32 zero = 0;
+
+	st = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!st)
+		return -ENOENT;
+	return store_stack(st, bpf_get_stack(ctx, st->ips, targ_max_stack * sizeof(__u64), flags), id);
+}
+
+#if defined(__TARGET_ARCH_x86)
+/* The user stack of the current task, from a tracepoint in task context (tp_btf or iterator
+ * programs: bpf_get_current_task_btf() and bpf_task_pt_regs(), 5.15+), walked here rather than
+ * by bpf_get_stack(): the same frame-pointer walk as the kernel's perf_callchain_user() (first
+ * the saved user ip, then a {next frame, return address} pair per frame), with one more rule:
+ * a frame must lie above the previous one (and above the user sp) and be 8-byte aligned, as
+ * every real frame on the thread's stack does.  The kernel instead follows any address until a
+ * read faults, and code built without frame pointers (Debian's libc) leaves garbage in %rbp:
+ * that costs a page fault on about every other context switch, and records return addresses
+ * read from wherever the garbage pointed.  Stopping there gives the same frames up to that
+ * point, without the garbage tail.  32-bit tasks go to bpf_get_stack().
+ * Returns 0 or a negative errno (loss counted), like capture_stack(). */
+static __always_inline int capture_user_stack_fp(void *ctx, __u64 *id)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct { __u64 next, ret; } frame;
+	__u64 fp, lower;
+	struct stack_trace *st;
+	__u32 zero = 0, i, n = 1;
+
+	if ((regs->cs & 0xffff) != 0x33 /* __USER_CS: 64-bit user mode */)
+		return capture_stack(ctx, BPF_F_USER_STACK, id);
+	st = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!st)
+		return -ENOENT;
+	st->ips[0] = regs->ip;
+	fp = regs->bp;
+	lower = regs->sp;
+	for (i = 1; i < MAX_STACK_DEPTH; i++) {
+		if (i >= targ_max_stack || fp < lower || (fp & 7))
+			break;
+		if (bpf_probe_read_user(&frame, sizeof(frame), (void *)fp))
+			break;
+		st->ips[i] = frame.ret;
+		n = i + 1;
+		lower = fp + sizeof(frame);
+		fp = frame.next;
+	}
+	return store_stack(st, n * sizeof(__u64), id);
+}
+#endif
+
+/* Same for the kernel stack of a task that is not running (bpf_get_task_stack(), 5.9+): where a
+ * blocked thread sleeps.  Only tracing programs (iterators, tp_btf) hold such task pointers. */
+static __always_inline int capture_task_stack(struct task_struct *task, __u64 *id)
+{
+	struct stack_trace *st;
+	__u32 zero = 0;
+
+	st = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!st)
+		return -ENOENT;
+	return store_stack(st, bpf_get_task_stack(task, st->ips, targ_max_stack * sizeof(__u64), 0),
+			   id);
+}
+
 /* Asks user space, once per process (and again after exec), to capture its mappings. */
 static __always_inline void note_process(__u32 tgid)
 {
@@ -121,8 +185,9 @@ static __always_inline void note_process(__u32 tgid)
 	bpf_ringbuf_submit(e, 0);
 }
 
-/* Adds delta to the counter under key; counts the loss when the map is full. */
-static __always_inline void add_to_counts(void *counts, const struct sample_key *key, __u64 delta)
+/* Adds delta to the counter under key (a struct sample_key, or a larger key that begins with
+ * one); counts the loss when the map is full. */
+static __always_inline void add_to_counts(void *counts, const void *key, __u64 delta)
 {
 	__u64 *val = bpf_map_lookup_elem(counts, key);
 

@@ -53,7 +53,6 @@ struct biolat_event {
 enum biolat_lost {
 	BIOLAT_LOST_START_FULL,   /* the in-flight request map was full at insert/issue */
 	BIOLAT_LOST_HISTS_FULL,   /* no room for a new histogram (-D/-F key) */
-	BIOLAT_LOST_HEATMAP_LATE, /* completed after the heat map's last column */
 	BIOLAT_LOST_EVENTS,       /* the --events ring buffer was full */
 	BIOLAT_LOST_NO_COMPLETION, /* issued, and its address issued again with no completion seen */
 	BIOLAT_LOST_REASONS,

@@ -14,7 +14,7 @@
 #include "blkdev.h"
 #include "cmds.h"
 #include "common.h"
-#include "heatmap.h"
+#include "heatmaprun.h"
 #include "hist.h"
 #include "outfile.h"
 #include "probe.h"
@@ -23,7 +23,7 @@
 #define NSEC_PER_MSEC 1000000ULL
 #define INTERVAL_MIN_NS (10 * NSEC_PER_MSEC)
 #define INTERVAL_HINT "(seconds, at least 0.01)"
-#define HEATMAP_INTERVAL_MIN_NS (10 * NSEC_PER_MSEC)
+#define HEATMAP_INTERVAL_MIN_S 0.01
 #define POLL_NS (100 * NSEC_PER_MSEC)
 #define EVENTS_RING_SIZE (4 * 1024 * 1024)
 /* In-flight map: at least this many entries; kept entries (targ_reuse) up to the most. */
@@ -39,9 +39,8 @@ static struct biolat_env {
 	__u32 nr_slots;
 	__u64 interval_ns; /* 0: print once, at the end */
 	__u64 count;       /* 0: until Ctrl-C */
-	const char *heatmap_path, *heatmap_data_path, *events_path;
-	__u64 heatmap_interval_ns;
-	__u32 heatmap_cols;
+	const char *events_path;
+	struct heatmap_run heatmap;
 } env;
 
 static const char usage[] =
@@ -61,7 +60,8 @@ static const char usage[] =
 "      --loglin K           2^K buckets per power of two (K 1-5), like bpftrace hist(n, K)\n"
 "      --heatmap FILE.svg   write a latency heat map: time x latency, colour by count\n"
 "      --heatmap-data FILE  write the heat map as TSV (header: row lower bounds)\n"
-"      --heatmap-interval S heat map column width in seconds (default 1, at least 0.01)\n"
+"      --heatmap-interval S heat map column width in seconds, at least 0.01 (default:\n"
+"                           about 100 columns over INTERVAL x COUNT, 1 s without COUNT)\n"
 "      --events FILE        write \"time latency\" (both in usecs) for every I/O, the two\n"
 "                           columns trace2heatmap.pl reads\n"
 "  -v, --verbose            print libbpf messages and what was chosen\n"
@@ -150,28 +150,21 @@ static int resolve_disk(void)
 	return 0;
 }
 
-/* Heat map columns: the whole run when its length is known, else the most, ending the run. */
-static int size_heatmap(void)
+/* The heat map's columns must cover a run of known length: say so now rather than cut it. */
+static int check_heatmap(void)
 {
-	__u64 run_ns, need;
+	double run_s = env.interval_ns * (double)env.count / 1e9, interval_s;
 
-	if (!env.heatmap_path && !env.heatmap_data_path)
+	if (!heatmap_run_enabled(&env.heatmap) || !env.count)
 		return 0;
-	if (!env.count) {
-		env.heatmap_cols = HEATMAP_MAX_COLS;
-		return 0;
-	}
-	run_ns = env.interval_ns * env.count;
-	need = (run_ns + env.heatmap_interval_ns - 1) / env.heatmap_interval_ns;
-	if (need > HEATMAP_MAX_COLS) {
-		p_err("a %.2f s run needs %llu heat map columns of %.3f s, more than the %d a heat "
-		      "map has: use --heatmap-interval %.2f or more", run_ns / 1e9,
-		      (unsigned long long)need, env.heatmap_interval_ns / 1e9, HEATMAP_MAX_COLS,
-		      ceil(run_ns / 1e7 / HEATMAP_MAX_COLS) / 100);
+	interval_s = env.heatmap.interval_s ?: heatmap_run_default_interval(run_s);
+	if (ceil(run_s / interval_s - 1e-9) > HEATMAP_MAX_COLS) {
+		p_err("a %.2f s run needs %.0f heat map columns of %g s, more than the %d a heat "
+		      "map has: use --heatmap-interval %.2f or more", run_s,
+		      ceil(run_s / interval_s - 1e-9), interval_s, HEATMAP_MAX_COLS,
+		      ceil(run_s * 100 / HEATMAP_MAX_COLS) / 100);
 		return -E2BIG;
 	}
-	/* one spare column for completions between the end of the run and detaching */
-	env.heatmap_cols = need < HEATMAP_MAX_COLS ? need + 1 : need;
 	return 0;
 }
 
@@ -182,7 +175,6 @@ static int parse_args(int argc, char **argv)
 
 	env.layout.kind = HIST_LOG2;
 	env.nr_slots = HIST_LOG2_SLOTS;
-	env.heatmap_interval_ns = NSEC_PER_SEC;
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":mQDFd:p:Tvh", long_opts, NULL)) != -1) {
@@ -202,17 +194,14 @@ static int parse_args(int argc, char **argv)
 		case 'd':
 			env.disk = optarg;
 			break;
-		case 'p':
-			if (parse_u64(optarg, 1, 0x7fffffff, &v)) {
-				p_err("invalid PID '%s'", optarg);
+		case 'p': {
+			pid_t pid;
+
+			if (parse_pid(optarg, &pid))
 				return -EINVAL;
-			}
-			if (!process_exists(v)) {
-				p_err("pid %llu does not exist", (unsigned long long)v);
-				return -ESRCH;
-			}
-			env.pid = v;
+			env.pid = pid;
 			break;
+		}
 		case 'T':
 			env.timestamp = true;
 			break;
@@ -231,13 +220,14 @@ static int parse_args(int argc, char **argv)
 			env.nr_slots = HIST_LOGLIN_SLOTS(v);
 			break;
 		case OPT_HEATMAP:
-			env.heatmap_path = optarg;
+			env.heatmap.svg_path = optarg;
 			break;
 		case OPT_HEATMAP_DATA:
-			env.heatmap_data_path = optarg;
+			env.heatmap.tsv_path = optarg;
 			break;
 		case OPT_HEATMAP_INTERVAL:
-			if (parse_seconds_ns(optarg, HEATMAP_INTERVAL_MIN_NS, &env.heatmap_interval_ns)) {
+			if (parse_seconds(optarg, &env.heatmap.interval_s) ||
+			    env.heatmap.interval_s < HEATMAP_INTERVAL_MIN_S - 1e-12) {
 				p_err("invalid --heatmap-interval '%s' (seconds, at least 0.01)", optarg);
 				return -EINVAL;
 			}
@@ -252,7 +242,11 @@ static int parse_args(int argc, char **argv)
 			fputs(usage, stdout);
 			return 1;
 		default:
-			return getopt_error(opt, argv, usage, "interval", INTERVAL_HINT);
+			if (is_negative_number(argv[optind - 1])) {
+				p_err("invalid interval '%s' %s", argv[optind - 1], INTERVAL_HINT);
+				return -EINVAL;
+			}
+			return getopt_error(opt, argv, usage);
 		}
 	}
 	if (optind < argc) {
@@ -276,13 +270,13 @@ static int parse_args(int argc, char **argv)
 	}
 	if (env.disk && resolve_disk())
 		return -EINVAL;
-	return size_heatmap() ? -EINVAL : 0;
+	return check_heatmap() ? -EINVAL : 0;
 }
 
 /* ---- output files: opened before the run, so an unwritable path fails first ---- */
 
 struct outputs {
-	struct outfile svg, tsv, events;
+	struct outfile events;
 	__u64 events_written;
 };
 
@@ -299,18 +293,12 @@ static int open_output(const char *path, struct outfile *of)
 
 static int open_outputs(struct outputs *o)
 {
-	int err;
-
-	err = open_output(env.heatmap_path, &o->svg);
-	err = err ?: open_output(env.heatmap_data_path, &o->tsv);
-	err = err ?: open_output(env.events_path, &o->events);
-	return err;
+	return heatmap_run_open(&env.heatmap) ?: open_output(env.events_path, &o->events);
 }
 
 static void abort_outputs(struct outputs *o)
 {
-	outfile_abort(&o->svg);
-	outfile_abort(&o->tsv);
+	heatmap_run_abort(&env.heatmap);
 	outfile_abort(&o->events);
 }
 
@@ -530,75 +518,7 @@ out:
 	return err;
 }
 
-/* ---- heat map and events ---- */
-
-struct heatmap_view {
-	const __u64 *cells; /* mmap of the heatmap map */
-	size_t size;
-};
-
-static __u64 heatmap_total(const __u64 *cells, __u32 cols)
-{
-	__u64 total = 0;
-
-	for (size_t i = 0; i < (size_t)cols * HEATMAP_ROWS; i++)
-		total += cells[i];
-	return total;
-}
-
-/* Columns to write: those the run covered, plus the spare one if completions landed in it. */
-static __u32 heatmap_cols_used(const struct heatmap_view *hv, __u64 run_ns)
-{
-	__u32 cols = (run_ns + env.heatmap_interval_ns - 1) / env.heatmap_interval_ns;
-
-	if (!cols)
-		cols = 1;
-	if (cols > env.heatmap_cols)
-		cols = env.heatmap_cols;
-	for (__u32 c = env.heatmap_cols; c > cols; c--)
-		if (heatmap_total(hv->cells + (size_t)(c - 1) * HEATMAP_ROWS, 1))
-			return c;
-	return cols;
-}
-
-static int write_heatmaps(struct outputs *o, const struct heatmap_view *hv, __u64 run_ns)
-{
-	__u32 cols = heatmap_cols_used(hv, run_ns);
-	struct heatmap_data d = {
-		.counts = hv->cells,
-		.cols = cols,
-		.rows = HEATMAP_ROWS,
-		.row_stride = HEATMAP_ROWS,
-		.sub_shift = HEATMAP_SUB_SHIFT_DEFAULT,
-		.interval_ns = env.heatmap_interval_ns,
-		.unit = unit_name(),
-	};
-	char title[64], subtitle[256], filter[96] = "";
-	struct heatmap_svg_opts so = { .title = title, .subtitle = subtitle };
-	int err = 0;
-
-	p_info("heat map: %u columns of %.3f s, %zu bytes read from the kernel", cols,
-	       env.heatmap_interval_ns / 1e9, (size_t)cols * HEATMAP_ROWS * sizeof(__u64));
-	if (env.disk)
-		snprintf(filter, sizeof(filter), ", disk %s", env.disk);
-	if (env.pid)
-		snprintf(filter + strlen(filter), sizeof(filter) - strlen(filter), ", pid %u",
-			 env.pid);
-	snprintf(title, sizeof(title), "Block I/O Latency Heat Map");
-	snprintf(subtitle, sizeof(subtitle),
-		 "%s to completion%s: %llu I/Os in %.1f s, columns of %g s",
-		 env.queued ? "insert" : "issue", filter,
-		 (unsigned long long)heatmap_total(hv->cells, cols), run_ns / 1e9,
-		 env.heatmap_interval_ns / 1e9);
-	if (o->svg.f)
-		err = commit_output(env.heatmap_path, &o->svg, heatmap_write_svg(o->svg.f, &d, &so));
-	if (o->tsv.f) {
-		int e2 = commit_output(env.heatmap_data_path, &o->tsv, heatmap_write_tsv(o->tsv.f, &d));
-
-		err = err ?: e2;
-	}
-	return err;
-}
+/* ---- events ---- */
 
 struct event_ctx {
 	FILE *f;
@@ -625,9 +545,8 @@ static int on_event(void *ctx, void *data, size_t size)
 /* ---- setup ---- */
 
 /* Where the struct request * is among each tracepoint's arguments, from BTF. */
-static int pick_rq_args(struct biolat_bpf *skel)
+static int pick_rq_args(struct biolat_bpf *skel, const struct btf *btf)
 {
-	struct btf *btf = probe_vmlinux_btf();
 	int issue = btf_tp_arg_index(btf, "block_rq_issue", "request");
 	int complete = btf_tp_arg_index(btf, "block_rq_complete", "request");
 
@@ -672,7 +591,7 @@ static int size_start(struct biolat_bpf *skel)
 	return bpf_map__set_max_entries(skel->maps.start, entries);
 }
 
-static int configure(struct biolat_bpf *skel, struct hists *h)
+static int configure(struct biolat_bpf *skel, struct hists *h, const struct btf *btf)
 {
 	bool insert = env.queued || env.pid;
 	struct bpf_map *inner;
@@ -694,9 +613,8 @@ static int configure(struct biolat_bpf *skel, struct hists *h)
 	skel->rodata->targ_sub_shift = env.layout.sub_shift;
 	skel->rodata->targ_step = env.layout.step ? env.layout.step : 1;
 	skel->rodata->targ_nr_slots = env.nr_slots;
-	skel->rodata->targ_heatmap = env.heatmap_cols != 0;
 	skel->rodata->targ_events = env.events_path != NULL;
-	err = pick_rq_args(skel);
+	err = pick_rq_args(skel, btf);
 	if (err)
 		return err;
 
@@ -705,8 +623,10 @@ static int configure(struct biolat_bpf *skel, struct hists *h)
 	err = inner ? bpf_map__set_value_size(inner, vsize) : -ENOENT;
 	err = err ?: bpf_map__set_value_size(skel->maps.zero_hist, vsize);
 	err = err ?: size_start(skel);
-	err = err ?: bpf_map__set_max_entries(skel->maps.heatmap, env.heatmap_cols ?
-					      env.heatmap_cols * HEATMAP_ROWS : 1);
+	/* the heat map's columns are the run's: COUNT x INTERVAL when known */
+	err = err ?: heatmap_run_configure(&env.heatmap, skel->maps.heat, &skel->rodata->targ_heatmap,
+					   &skel->rodata->targ_heatmap_cfg,
+					   env.interval_ns * (double)env.count / 1e9);
 	if (!err && env.events_path)
 		err = bpf_map__set_max_entries(skel->maps.events, EVENTS_RING_SIZE);
 	if (err) {
@@ -728,14 +648,14 @@ static int configure(struct biolat_bpf *skel, struct hists *h)
 	}
 	/* block_rq_merge came in 5.9 (its BTF typedef with it); without it, a merged request's
 	 * entry stays until its address is inserted or issued again */
-	if (insert && btf__find_by_name_kind(probe_vmlinux_btf(), "btf_trace_block_rq_merge",
-					     BTF_KIND_TYPEDEF) > 0) {
+	if (insert && btf &&
+	    btf__find_by_name_kind(btf, "btf_trace_block_rq_merge", BTF_KIND_TYPEDEF) > 0) {
 		probe_pick_tp(skel->progs.merge_btf, skel->progs.merge_raw, "block_rq_merge");
 	} else {
 		bpf_program__set_autoload(skel->progs.merge_btf, false);
 		bpf_program__set_autoload(skel->progs.merge_raw, false);
 	}
-	if (blk_req_names_from_btf(&h->names, probe_vmlinux_btf()))
+	if (blk_req_names_from_btf(&h->names, btf))
 		p_info("no enum req_op/req_flag_bits in BTF: using the 6.x flag layout for -F");
 	return 0;
 }
@@ -787,7 +707,7 @@ static void print_lost(struct biolat_bpf *skel, struct outputs *o)
 	       (unsigned long long)lost[BIOLAT_LOST_START_FULL],
 	       (unsigned long long)lost[BIOLAT_LOST_HISTS_FULL],
 	       (unsigned long long)lost[BIOLAT_LOST_NO_COMPLETION],
-	       (unsigned long long)lost[BIOLAT_LOST_HEATMAP_LATE],
+	       (unsigned long long)skel->bss->heatmap_late,
 	       (unsigned long long)lost[BIOLAT_LOST_EVENTS], (unsigned long long)nested,
 	       (unsigned long long)unfinished);
 	if (total)
@@ -801,9 +721,9 @@ static void print_lost(struct biolat_bpf *skel, struct outputs *o)
 	if (unfinished)
 		fprintf(stderr, "bpfprof: %llu I/Os issued and not completed when the run ended "
 			"(not counted)\n", (unsigned long long)unfinished);
-	if (lost[BIOLAT_LOST_HEATMAP_LATE])
+	if (skel->bss->heatmap_late)
 		fprintf(stderr, "bpfprof: %llu I/Os completed after the heat map's last column\n",
-			(unsigned long long)lost[BIOLAT_LOST_HEATMAP_LATE]);
+			(unsigned long long)skel->bss->heatmap_late);
 	if (env.events_path)
 		fprintf(stderr, "bpfprof: events: %llu written to %s, %llu dropped (ring buffer "
 			"full)\n", (unsigned long long)o->events_written, env.events_path,
@@ -823,7 +743,10 @@ static void sleep_ns(__u64 ns)
 static int run_loop(struct hists *h, struct ring_buffer *rb, __u64 start, __u64 *end)
 {
 	__u64 next = env.interval_ns ? start + env.interval_ns : 0;
-	__u64 heatmap_end = env.heatmap_cols ? start + env.heatmap_cols * env.heatmap_interval_ns : 0;
+	const struct heatmap_cfg *hm = &env.heatmap.cfg;
+	/* a run of unknown length ends when the heat map's last column does */
+	__u64 heatmap_end = heatmap_run_enabled(&env.heatmap) && !env.count ?
+			    start + hm->cols * hm->interval_ns : 0;
 	__u64 printed = 0, now, wake;
 	int err;
 
@@ -846,8 +769,8 @@ static int run_loop(struct hists *h, struct ring_buffer *rb, __u64 start, __u64 
 			next += env.interval_ns;
 		}
 		if (heatmap_end && now >= heatmap_end) {
-			p_err("the heat map is full (%d columns of %g s): ending the run",
-			      HEATMAP_MAX_COLS, env.heatmap_interval_ns / 1e9);
+			p_err("the heat map is full (%u columns of %g s): ending the run",
+			      hm->cols, hm->interval_ns / 1e9);
 			*end = heatmap_end;
 			return 0;
 		}
@@ -870,11 +793,11 @@ static int run_loop(struct hists *h, struct ring_buffer *rb, __u64 start, __u64 
 int cmd_biolat(int argc, char **argv)
 {
 	struct hists h = { .outer_fd = -1, .cur_fd = -1 };
-	struct heatmap_view hv = { .cells = MAP_FAILED };
 	struct outputs o = {};
 	struct biolat_bpf *skel = NULL;
 	struct ring_buffer *rb = NULL;
 	struct event_ctx ec = {};
+	struct btf *btf;
 	__u64 start, end;
 	int err;
 
@@ -898,7 +821,13 @@ int cmd_biolat(int argc, char **argv)
 		explain_bpf_error("cannot open the BPF object", err);
 		goto cleanup;
 	}
-	err = configure(skel, &h);
+	/* the kernel's BTF, for the tracepoints' prototypes and -F's flag names: several MB, so
+	 * parsed once and freed before the run */
+	btf = btf__load_vmlinux_btf();
+	if (libbpf_get_error(btf))
+		btf = NULL;
+	err = configure(skel, &h, btf);
+	btf__free(btf);
 	if (err)
 		goto cleanup;
 	err = biolat_bpf__load(skel);
@@ -912,16 +841,6 @@ int cmd_biolat(int argc, char **argv)
 		p_err("cannot create the histogram map: %s", strerror(-err));
 		goto cleanup;
 	}
-	if (env.heatmap_cols) {
-		hv.size = (size_t)env.heatmap_cols * HEATMAP_ROWS * sizeof(__u64);
-		hv.cells = mmap(NULL, hv.size, PROT_READ, MAP_SHARED,
-				bpf_map__fd(skel->maps.heatmap), 0);
-		if (hv.cells == MAP_FAILED) {
-			err = -errno;
-			p_err("cannot map the heat map: %s", strerror(-err));
-			goto cleanup;
-		}
-	}
 	if (env.events_path) {
 		ec.f = o.events.f;
 		ec.written = &o.events_written;
@@ -934,15 +853,9 @@ int cmd_biolat(int argc, char **argv)
 	}
 
 	/* time zero of the heat map and the events, then attach right away */
-	start = now_ns();
+	heatmap_run_start(&env.heatmap, &skel->bss->heatmap_start_ns);
+	start = env.heatmap.cfg.start_ns;
 	ec.start_ns = start;
-	skel->bss->heatmap_cfg = (struct heatmap_cfg){
-		.start_ns = start,
-		.interval_ns = env.heatmap_interval_ns,
-		.cols = env.heatmap_cols,
-		.rows = HEATMAP_ROWS,
-		.sub_shift = HEATMAP_SUB_SHIFT_DEFAULT,
-	};
 	err = biolat_bpf__attach(skel);
 	if (err) {
 		explain_bpf_error("cannot attach the BPF programs", err);
@@ -967,8 +880,8 @@ int cmd_biolat(int argc, char **argv)
 		p_err("cannot write the output: %s", strerror(-err));
 		goto cleanup;
 	}
-	if (env.heatmap_cols)
-		err = write_heatmaps(&o, &hv, end - start);
+	err = heatmap_run_write(&env.heatmap, skel->maps.heat, end, unit_name(),
+				"Block I/O Latency Heat Map");
 	if (env.events_path) {
 		int e2 = commit_output(env.events_path, &o.events, 0);
 
@@ -978,8 +891,6 @@ int cmd_biolat(int argc, char **argv)
 cleanup:
 	abort_outputs(&o);
 	ring_buffer__free(rb);
-	if (hv.cells != MAP_FAILED)
-		munmap((void *)hv.cells, hv.size);
 	if (h.cur_fd >= 0)
 		close(h.cur_fd);
 	biolat_bpf__destroy(skel);

@@ -3,5 +3,10 @@
 #ifndef BPFPROF_CMDS_H
 #define BPFPROF_CMDS_H
 int cmd_profile(int argc, char **argv);
+int cmd_offcpu(int argc, char **argv);
+int cmd_funclat(int argc, char **argv);
+int cmd_count(int argc, char **argv);
+int cmd_runqlat(int argc, char **argv);
+int cmd_sched(int argc, char **argv);
 int cmd_biolat(int argc, char **argv);
 #endif

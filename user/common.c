@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <getopt.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -56,6 +57,21 @@ int parse_u64(const char *s, __u64 min, __u64 max, __u64 *out)
 	return 0;
 }
 
+int parse_percent(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (*end || errno || !(v >= 0 && v <= 100))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
 int parse_seconds(const char *s, double *out)
 {
 	char *end;
@@ -76,23 +92,6 @@ int parse_seconds(const char *s, double *out)
 bool is_negative_number(const char *s)
 {
 	return s && s[0] == '-' && strspn(s + 1, "0123456789.") == strlen(s + 1) && s[1];
-}
-
-int getopt_error(int opt, char **argv, const char *usage, const char *number_msg,
-		 const char *number_hint)
-{
-	const char *arg = argv[optind - 1];
-
-	if (opt == ':') {
-		p_err("option '%s' needs an argument", arg);
-	} else if (is_negative_number(arg)) {
-		p_err("invalid %s '%s' %s", number_msg, arg, number_hint);
-		return -EINVAL;
-	} else {
-		p_err("unknown option '%s'", arg);
-	}
-	fputs(usage, stderr);
-	return -EINVAL;
 }
 
 int parse_id_list(const char *s, __u32 *ids, int max)
@@ -118,6 +117,24 @@ int parse_id_list(const char *s, __u32 *ids, int max)
 cleanup:
 	free(copy);
 	return err;
+}
+
+int parse_task_ids(const char *arg, __u32 *ids, int max, bool threads, int *nr)
+{
+	int n = parse_id_list(arg, ids, max);
+
+	if (n < 0) {
+		p_err("invalid %s list '%s'", threads ? "TID" : "PID", arg);
+		return -EINVAL;
+	}
+	for (int i = 0; i < n; i++) {
+		if (threads ? !thread_exists(ids[i]) : !process_exists(ids[i])) {
+			p_err("%s %u does not exist", threads ? "thread" : "pid", ids[i]);
+			return -ESRCH;
+		}
+	}
+	*nr = n;
+	return 0;
 }
 
 int parse_cpu_list(const char *s, bool *cpus, int nr_cpus)
@@ -325,6 +342,53 @@ void explain_bpf_error(const char *what, int err)
 		      "CONFIG_DEBUG_INFO_BTF=y is required)", what, strerror(err));
 	else
 		p_err("%s: %s (run with -v for the verifier's log)", what, strerror(err));
+}
+
+int split_command(int argc, char **argv, char ***command)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--"))
+			continue;
+		if (i + 1 == argc) {
+			p_err("'--' must be followed by a command");
+			return -EINVAL;
+		}
+		*command = &argv[i + 1];
+		return i;
+	}
+	*command = NULL;
+	return argc;
+}
+
+int getopt_error(int opt, char **argv, const char *usage)
+{
+	const char *arg = argv[optind - 1] ? argv[optind - 1] : "";
+
+	if (opt == ':')
+		p_err("option '%s' needs an argument", arg);
+	else if (is_negative_number(arg))
+		p_err("invalid duration '%s' (expected seconds > 0)", arg);
+	else
+		p_err("unknown option '%s'", arg);
+	if (opt == ':' || !is_negative_number(arg))
+		fputs(usage, stderr);
+	return -EINVAL;
+}
+
+int parse_pid(const char *arg, pid_t *pid)
+{
+	__u64 v;
+
+	if (parse_u64(arg, 1, INT_MAX, &v)) {
+		p_err("invalid PID '%s'", arg);
+		return -EINVAL;
+	}
+	if (!process_exists(v)) {
+		p_err("pid %llu does not exist", (unsigned long long)v);
+		return -ESRCH;
+	}
+	*pid = v;
+	return 0;
 }
 
 __u64 now_ns(void)

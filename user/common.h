@@ -20,19 +20,17 @@ void p_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Strict number parsing: the whole string, no sign where unsigned, within [min, max].
  * Return 0 or -EINVAL / -ERANGE. */
 int parse_u64(const char *s, __u64 min, __u64 max, __u64 *out);
+/* A percentage from 0 to 100, fractional allowed. */
+int parse_percent(const char *s, double *out);
 /* Seconds, fractional allowed ("0.5"), > 0. */
 int parse_seconds(const char *s, double *out);
 /* "-1", "-0.5": what getopt takes for an unknown option, but the user meant a number. */
 bool is_negative_number(const char *s);
-/* What a command's getopt_long loop does with ':' (an option without its argument) and '?' (an
- * unknown option, or a negative number meant as the positional NUMBER, like "-1"): prints one
- * "bpfprof: ..." line (and usage for a real option mistake) and returns -EINVAL.  number_msg
- * names the positional argument for the error, e.g. "interval" or "duration"; number_hint
- * follows the value, e.g. "(seconds, at least 0.01)". */
-int getopt_error(int opt, char **argv, const char *usage, const char *number_msg,
-		 const char *number_hint);
 /* "1,2,3": each > 0; at most max entries.  Returns the count or -EINVAL / -E2BIG. */
 int parse_id_list(const char *s, __u32 *ids, int max);
+/* -p / -t argument: a PID (or, with threads, TID) list whose every entry must exist; prints the
+ * error.  Returns 0 with *nr set, or -EINVAL / -ESRCH. */
+int parse_task_ids(const char *arg, __u32 *ids, int max, bool threads, int *nr);
 /* "0,2-3": sets cpus[i] for each listed CPU; -ERANGE for a CPU >= nr_cpus. */
 int parse_cpu_list(const char *s, bool *cpus, int nr_cpus);
 
@@ -66,6 +64,16 @@ void child_stop(struct child *c);
 int libbpf_print_fn(enum libbpf_print_level level, const char *fmt, va_list args);
 /* One line explaining a failed BPF load/attach (missing privileges, no BTF...). */
 void explain_bpf_error(const char *what, int err);
+
+/* Splits a command line at "--": returns the index of "--" (argc when there is none) and points
+ * *command after it; -EINVAL (message printed) when nothing follows "--". */
+int split_command(int argc, char **argv, char ***command);
+/* The message for what getopt_long (with a leading ':' in its optstring, opterr = 0) returned as
+ * ':' (missing argument) or '?' (unknown option), then the usage on stderr.  A negative number
+ * where an option was expected is reported as a bad DURATION.  Returns -EINVAL. */
+int getopt_error(int opt, char **argv, const char *usage);
+/* -p PID of an existing process; prints why not and returns -EINVAL / -ESRCH. */
+int parse_pid(const char *arg, pid_t *pid);
 
 /* Monotonic time in ns. */
 __u64 now_ns(void);

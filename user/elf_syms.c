@@ -37,7 +37,7 @@ struct elf_syms {
 	size_t nr_syms;
 	struct eseg *segs; /* PT_LOAD, always from the real file */
 	size_t nr_segs;
-	char *strtabs[3];  /* copies of the string tables the names point into */
+	char *strtabs[3];  /* arenas of the function names the entries point into */
 	size_t nr_strtabs;
 };
 
@@ -119,15 +119,18 @@ static bool is_function(const GElf_Sym *sym, size_t nsec, size_t strsz)
 	return sym->st_value && sym->st_name && sym->st_name < strsz;
 }
 
-/* Appends the function symbols of one symbol table; returns how many, or a negative errno. */
+/* Appends the function symbols of one symbol table; returns how many, or a negative errno.
+ * Only the names of functions are copied (into one arena): a C++ library's string table is
+ * megabytes of names we would never show. */
 static int add_table(struct elf_syms *es, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh)
 {
 	Elf_Data *data, *strdata;
 	Elf_Scn *strscn;
 	__u64 *sec_end = NULL;
 	struct esym *tmp, *e;
-	char *strs = NULL;
-	size_t n, i, nsec;
+	const char *strtab;
+	char *names = NULL;
+	size_t n, i, nsec, names_len = 0, len;
 	GElf_Sym sym;
 	int err = 0, added = 0;
 
@@ -139,36 +142,53 @@ static int add_table(struct elf_syms *es, Elf *elf, Elf_Scn *scn, const GElf_Shd
 	/* a debug file's .dynsym is NOBITS: nothing to read */
 	if (!data || !data->d_buf || !strdata || !strdata->d_buf || elf_getshdrnum(elf, &nsec))
 		return 0;
-	sec_end = section_ends(elf, nsec);
-	strs = malloc(strdata->d_size + 1);
+	strtab = strdata->d_buf;
 	n = sh->sh_size / sh->sh_entsize;
+	/* First pass: how much room the function names need. */
+	for (i = 1; i < n; i++) {
+		if (!gelf_getsym(data, i, &sym))
+			break;
+		if (is_function(&sym, nsec, strdata->d_size) && strtab[sym.st_name])
+			names_len += strnlen(strtab + sym.st_name, strdata->d_size - sym.st_name) + 1;
+	}
+	if (!names_len)
+		return 0;
+	sec_end = section_ends(elf, nsec);
+	names = malloc(names_len);
 	tmp = realloc(es->syms, (es->nr_syms + n) * sizeof(*tmp));
-	if (!sec_end || !strs || !tmp) {
+	if (!sec_end || !names || !tmp) {
 		if (tmp)
 			es->syms = tmp;
 		err = -ENOMEM;
 		goto cleanup;
 	}
 	es->syms = tmp;
-	memcpy(strs, strdata->d_buf, strdata->d_size);
-	strs[strdata->d_size] = '\0';
+	names_len = 0;
 	for (i = 1; i < n; i++) {
 		if (!gelf_getsym(data, i, &sym))
 			break;
-		if (!is_function(&sym, nsec, strdata->d_size) || !strs[sym.st_name])
+		if (!is_function(&sym, nsec, strdata->d_size) || !strtab[sym.st_name])
 			continue;
+		len = strnlen(strtab + sym.st_name, strdata->d_size - sym.st_name);
 		e = &es->syms[es->nr_syms++];
 		e->addr = sym.st_value;
 		e->sized = sym.st_size != 0;
 		e->end = e->sized ? sym.st_value + sym.st_size : sec_end[sym.st_shndx];
-		e->name = strs + sym.st_name;
+		e->name = names + names_len;
 		e->rank = bind_rank(GELF_ST_BIND(sym.st_info));
+		memcpy(names + names_len, strtab + sym.st_name, len);
+		names[names_len + len] = '\0';
+		names_len += len + 1;
 		added++;
 	}
-	es->strtabs[es->nr_strtabs++] = strs;
-	strs = NULL;
+	/* Shrink to what was kept: room for every entry of the table was reserved above. */
+	tmp = realloc(es->syms, (es->nr_syms ? es->nr_syms : 1) * sizeof(*tmp));
+	if (tmp)
+		es->syms = tmp;
+	es->strtabs[es->nr_strtabs++] = names;
+	names = NULL;
 cleanup:
-	free(strs);
+	free(names);
 	free(sec_end);
 	return err ? err : added;
 }
@@ -341,6 +361,13 @@ static int open_by_debuglink(Elf *elf, const char *path)
 		close(fd);
 	}
 	return -ENOENT;
+}
+
+int elf_debug_file_open(Elf *elf, const char *path)
+{
+	int fd = open_by_build_id(elf);
+
+	return fd >= 0 ? fd : open_by_debuglink(elf, path);
 }
 
 static int leading_underscores(const char *s)

@@ -485,7 +485,7 @@ static const char script[] =
 "\t\tsum += f.s + f.v - Math.max(f.s, end);\n"
 "\t\tend = f.s + f.v;\n"
 "\t}\n"
-"\tfg.matched.nodeValue = \"Matched: \" + (fg.total ? 100 * sum / fg.total : 0).toFixed(2) + \"%\";\n"
+"\tfg.matched.nodeValue = \"Matched: \" + (100 * sum / fg.total).toFixed(2) + \"%\";\n"
 "\tfg.search.firstChild.nodeValue = \"Reset Search\";\n"
 "\tfg.searching = true;\n"
 "}\n"
@@ -645,7 +645,7 @@ static void write_svg(FILE *out, struct fg *g)
 	layout(g);
 	write_head(out, g);
 	fprintf(out, "<g id=\"frames\" data-total=\"%llu\">\n", (unsigned long long)g->total);
-	for (i = 0; i < g->nr_nodes; i++)
+	for (i = 0; i < g->nr_nodes && !ferror(out); i++)
 		if (drawn(g, &g->nodes[i]))
 			write_frame(out, g, &g->nodes[i]);
 	fputs("</g>\n</svg>\n", out);

@@ -308,3 +308,26 @@ int hist_print_summary(FILE *f, const struct hist_summary *s, const char *unit)
 	fprintf(f, " %s (estimated from buckets)\n", unit);
 	return stream_flush_check(f);
 }
+
+int hist_loglin_to_log2(const __u64 *in, int nr_in, __u32 sub_shift, __u64 *out, int nr_out)
+{
+	__u64 lo, hi;
+	int i, slot, span = 0;
+
+	if (!in || !out || nr_in <= 0 || nr_out <= 0 || sub_shift > HIST_LOGLIN_SHIFT_MAX)
+		return -EINVAL;
+	if ((__u32)nr_in > HIST_LOGLIN_SLOTS(sub_shift))
+		return -ERANGE;
+	memset(out, 0, nr_out * sizeof(*out));
+	for (i = 0; i < nr_in; i++) {
+		if (hist_loglin_bounds(i, sub_shift, &lo, &hi))
+			return -ERANGE;
+		slot = (int)hist_log2_slot(lo);
+		if (slot >= nr_out)
+			slot = nr_out - 1;
+		out[slot] += in[i];
+		if (slot + 1 > span)
+			span = slot + 1;
+	}
+	return span;
+}

@@ -72,6 +72,13 @@ int hist_percentile(const __u64 *slots, int nr, const struct hist_layout *l, dou
 int hist_summary(const __u64 *slots, int nr, const struct hist_layout *l, __u64 sum,
 		 struct hist_summary *s);
 
+/* Folds nr_in log-linear slots (2^sub_shift per power of two) into log2 slots, the coarser
+ * layout printed BCC-style: log-linear slots nest inside log2 ones, so the fold is exact.  The
+ * log2 slot of a log-linear slot is that of its lower bound; slots landing at or beyond nr_out go
+ * into the last one, which is then open like the last input slot.  out[] is zeroed first.
+ * Returns the number of log2 slots the input spans (at most nr_out), or -EINVAL / -ERANGE. */
+int hist_loglin_to_log2(const __u64 *in, int nr_in, __u32 sub_shift, __u64 *out, int nr_out);
+
 /* One line: "count 1234  avg 153.2 usecs  p50 128  p90 412  p99 980  p99.9 1900 usecs (estimated
  * from buckets)".  Averages and percentiles of an empty histogram print as "-"; a percentile in an
  * open last slot prints as ">=LO".  Returns 0 or -errno. */

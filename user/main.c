@@ -16,6 +16,11 @@ static int cmd_help(int argc, char **argv);
 
 static const struct cmd cmds[] = {
 	{ "profile", cmd_profile, "sample on-CPU stacks (report, folded, flame graph)" },
+	{ "offcpu", cmd_offcpu, "off-CPU time by blocking stack, with wakers (report, folded, flame graph)" },
+	{ "funclat", cmd_funclat, "latency histograms of functions and syscalls" },
+	{ "count", cmd_count, "count events (tracepoints, functions) in the kernel" },
+	{ "runqlat", cmd_runqlat, "run-queue latency histograms (BCC runqlat, in-kernel)" },
+	{ "sched", cmd_sched, "per-task scheduler latency table (perf sched latency, in-kernel)" },
 	{ "biolat", cmd_biolat, "block I/O latency histograms, percentiles and heat maps" },
 	{ "help", cmd_help, "list the commands" },
 };

@@ -2,11 +2,20 @@
 #ifndef BPFPROF_PROBE_H
 #define BPFPROF_PROBE_H
 #include <stdbool.h>
+#include <sys/types.h>
+#include <linux/types.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-/* The running kernel's BTF (/sys/kernel/btf/vmlinux), loaded once; NULL when it has none. */
-struct btf *probe_vmlinux_btf(void);
+/* True when a tp_btf program can attach to raw tracepoint `name` (e.g. "sched_switch"): the
+ * kernel has BTF with btf_trace_<name> and loads a BPF_TRACE_RAW_TP tracing program for it.
+ * Results are cached per name.  BPFPROF_FORCE_RAW_TP=1 in the environment makes it false, so that
+ * tests can run the raw_tp fallbacks on kernels that have tp_btf. */
+bool probe_tp_btf(const char *name);
+
+/* Number of arguments raw tracepoint `name` passes (from its btf_trace_<name> prototype in the
+ * kernel's BTF), e.g. to know whether sched_switch has prev_state (5.18+).  -ENOENT without BTF. */
+int probe_tp_nr_args(const char *name);
 
 /* Position (0-based, among the arguments a tp_btf/raw_tp program sees in ctx[]) of the first
  * argument of tracepoint `tp` that is a pointer to `struct struct_name`, read from the
@@ -16,11 +25,6 @@ struct btf *probe_vmlinux_btf(void);
  * for a typedef that is not a tracepoint prototype. */
 int btf_tp_arg_index(const struct btf *btf, const char *tp, const char *struct_name);
 
-/* True when a tp_btf program can attach to raw tracepoint `name` (e.g. "sched_switch"): the
- * kernel has BTF with btf_trace_<name> and loads a BPF_TRACE_RAW_TP tracing program for it.
- * Results are cached per name. */
-bool probe_tp_btf(const char *name);
-
 /* True when fentry programs load on this kernel (BPF trampolines: some kernels or lockdown
  * policies refuse them).  *why gets a one-line reason when false. */
 bool probe_fentry(const char **why);
@@ -29,7 +33,129 @@ bool probe_fentry(const char **why);
 bool probe_kprobes(const char **why);
 
 /* Keeps exactly one of two programs for tracepoint `tp`: the tp_btf one where the kernel has
- * it, the raw_tp one otherwise (or when the environment has BPFPROF_FORCE_RAW_TP=1, for
- * tests).  `-v` says which.  Either may be NULL (nothing to choose). */
+ * it, the raw_tp one otherwise.  `-v` says which.  Either may be NULL (nothing to choose). */
 void probe_pick_tp(struct bpf_program *btf_prog, struct bpf_program *raw_prog, const char *tp);
+
+/* ---- event specs: what the user names, turned into attached BPF programs ----
+ *
+ *   FUNC, k:FUNC              kernel function: fentry/fexit, else kprobe/kretprobe
+ *   u:PATH:FUNC, PATH:FUNC    user function in a binary or library: uprobe/uretprobe
+ *   LIB:FUNC                  LIB ("c", "libc", "libc.so.6") through -p's maps or the ld.so cache
+ *   t:CAT:NAME, CAT:NAME      tracepoint; syscalls:sys_enter_* / sys_exit_* ride on the raw
+ *                             sys_enter / sys_exit tracepoints with an in-kernel NR filter
+ *   sys:NAME                  a syscall: sys_enter_NAME, paired with sys_exit_NAME for latency
+ * FUNC and NAME may be globs (fnmatch). */
+enum probe_kind {
+	PROBE_KFUNC,
+	PROBE_UFUNC,
+	PROBE_TP,
+	PROBE_SYSCALL,
+};
+
+#define PROBE_NAME_MAX 256
+#define PROBE_PATH_MAX 4096
+
+struct probe_spec {
+	const char *text;   /* as written */
+	enum probe_kind kind;
+	bool lib_or_tp;     /* "A:B" without prefix: a tracepoint when A is a tracepoint category,
+			     * else LIB:FUNC (decided by probe_resolve) */
+	char target[PROBE_PATH_MAX]; /* UFUNC: path or library; TP: category */
+	char name[PROBE_NAME_MAX];   /* function, event or syscall name */
+};
+
+/* Splits a spec into kind, target and name.  Returns 0, or -EINVAL with a one-line reason in
+ * err (e.g. "unknown prefix 'q:' in 'q:a:b' (expected k:, u:, t: or sys:)"). */
+int probe_spec_parse(const char *text, struct probe_spec *spec, char *err, size_t err_size);
+
+/* One attach point.  Its index in struct probe_events is what the BPF side gets (attach cookie,
+ * func_ips / sys_*_idx maps) and what user space reports it under. */
+struct probe_event {
+	enum probe_kind kind;
+	char name[PROBE_NAME_MAX]; /* display: "vfs_read", "libc.so.6:malloc", "syscalls:sys_enter_read" */
+	char *path;                /* UFUNC: the ELF file */
+	__u64 offset;              /* UFUNC: file offset of the function (what uprobes take);
+				    * KFUNC: its kallsyms address */
+	__s32 btf_id;              /* KFUNC: vmlinux BTF id, 0 when none (module or no BTF) */
+	__u32 tp_id;               /* TP: tracefs event id */
+	__s32 sys_nr;              /* syscalls:sys_*_X and sys:X: syscall number, -1 if unknown */
+	bool sys_exit;             /* TP: a syscalls:sys_exit_* event */
+	bool from_glob;            /* one of a glob's matches: skipped, not fatal, if it cannot attach */
+	int spec;                  /* index of the spec it came from */
+};
+
+struct probe_events {
+	struct probe_event *ev;
+	int nr, cap;
+};
+
+/* Appends the events a spec names (every match of a glob; a uprobe target once per file offset).
+ * pid > 0 resolves libraries through /proc/PID/maps.  On failure prints one line naming what is
+ * missing, with near matches, and returns a negative errno; else the number of events added. */
+int probe_resolve(const struct probe_spec *spec, int spec_idx, pid_t pid, struct probe_events *evs);
+void probe_events_free(struct probe_events *evs);
+
+/* Parses and resolves every spec of argv[0..n) in order (event indexes follow); prints the first
+ * failure.  Returns 0, -EINVAL for a malformed spec, or the resolution error. */
+int probe_resolve_specs(char **specs, int n, pid_t pid, struct probe_events *evs);
+
+/* The programs of one BPF object that probe_attach() may use; any may be NULL.  Cookies and the
+ * maps give the BPF side the event index. */
+struct probe_progs {
+	struct bpf_program *uentry, *uexit;        /* uprobe / uretprobe, cookie = index */
+	struct bpf_program *kentry, *kexit;        /* kprobe / kretprobe, cookie = index */
+	struct bpf_program *fentry, *fexit;        /* fentry / fexit, index = func_ips[func ip] */
+	struct bpf_program *tp;                    /* perf tracepoint, cookie = index */
+	struct bpf_program *raw_tp;                /* raw tracepoint, cookie = index (kernel 6.10+):
+						    * detaches without perf's ~40 ms wait per event */
+	struct bpf_program *sys_enter, *sys_exit;  /* raw_tp sys_enter / sys_exit */
+	struct bpf_map *func_ips;                  /* kernel function address -> index */
+	struct bpf_map *sys_enter_idx, *sys_exit_idx; /* syscall NR -> index + 1 */
+	bool want_exit; /* funclat: entry and exit of every function / syscall */
+};
+
+/* Before load: keeps only the programs the events need (autoload), picks fentry or kprobes for
+ * kernel functions (-v says which) and sizes the maps.  Returns 0, or -EOPNOTSUPP after printing
+ * why a kernel function cannot be traced here. */
+int probe_prepare(const struct probe_progs *p, const struct probe_events *evs);
+
+struct probe_links {
+	struct bpf_link **links;
+	int nr, cap;
+	int *fds; /* fentry programs cloned per function, and their links */
+	int nr_fds, cap_fds;
+};
+
+/* After load: fills the maps and attaches every event (uprobes to pid, or to every process when
+ * pid <= 0).  Prints what failed and returns a negative errno. */
+int probe_attach(const struct probe_progs *p, const struct probe_events *evs, pid_t pid,
+		 struct probe_links *links);
+void probe_links_destroy(struct probe_links *links);
+
+struct follow_bpf;
+/* The process filter of bpf/tgid_filter.bpf.h, after load: admits pid (0: no filter) and, with
+ * follow (-- COMMAND), what it forks (user/follow.h; *follow_out for follow_stop()). */
+int probe_filter_start(struct bpf_map *tgids, pid_t pid, bool follow,
+		       struct follow_bpf **follow_out);
+
+/* ---- pieces of the above, exposed for the unit tests ---- */
+
+/* Syscall number of a syscall by its tracepoint name ("read", "newstat"), from the build's
+ * table; -1 when unknown. */
+int probe_syscall_nr(const char *name);
+
+/* Up to max candidates close to want (edit distance, or containing it), best first, as
+ * "a, b, c" in buf; "" when none is close.  Returns the number listed. */
+int probe_near_matches(const char *want, const char *const *cands, size_t n, int max, char *buf,
+		       size_t size);
+
+/* Whether a file name ("libc.so.6") is what a LIB argument ("c", "libc", "libc.so") names. */
+bool probe_lib_matches(const char *lib, const char *file_name);
+
+/* Looks LIB up in an ld.so.cache file ("glibc-ld.so.cache1.1" format) for this architecture:
+ * path gets the library's path.  Returns 0, -ENOENT (not in the cache), or -errno / -EINVAL for
+ * an unreadable or malformed cache.  When not found and names is not NULL, *names gets a malloc'd
+ * array of the cache's library file names (for near matches) and *nr_names its length. */
+int probe_ldcache_lookup(const char *cache, const char *lib, char *path, size_t size,
+			 char ***names, size_t *nr_names);
 #endif

@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 #include "common.h"
 #include "flamegraph.h"
+#include "follow.h"
 #include "folded.h"
 #include "outfile.h"
 #include "probe.h"
@@ -18,25 +19,22 @@
 #include "profile.skel.h"
 #include "report.h"
 #include "stackcollect.h"
+#include "stackrun.h"
 #include "syms.h"
+#include "unwinder.h"
 #include "cmds.h"
 
 #define MAX_IDS 1024
 
 static struct profile_env {
 	__u64 freq;
-	bool freq_set;
 	__u32 pids[MAX_IDS], tids[MAX_IDS];
 	int nr_pids, nr_tids;
 	bool *cpus; /* NULL: all online CPUs */
-	bool user_only, kernel_only, include_idle;
-	__u64 max_stack, max_stacks;
+	bool include_idle;
 	const char *event;
-	bool folded, annotate, no_children;
-	double percent_limit;
-	const char *svg_path, *out_path, *title;
-	double duration;
-	char **command;
+	bool event_spec; /* -e SPEC: a tracepoint or function, every hit a sample */
+	struct stack_opts so; /* the options every stack command shares */
 } env;
 
 struct event_desc {
@@ -62,7 +60,9 @@ static const char usage[] =
 "\n"
 "  -F, --freq HZ            sampling frequency (default 99)\n"
 "  -e, --event EVENT        cpu-clock (default), task-clock, or a hardware event\n"
-"                           (cycles, instructions, cache-misses, branch-misses)\n"
+"                           (cycles, instructions, cache-misses, branch-misses);\n"
+"                           or an event spec, every hit a sample: t:CAT:NAME,\n"
+"                           CAT:NAME, sys:NAME, u:PATH:FUNC, LIB:FUNC, k:FUNC\n"
 "  -a, --all-cpus           all CPUs, all processes (default without -p/-t/COMMAND)\n"
 "  -p, --pid PID[,PID...]   only these processes\n"
 "  -t, --tid TID[,TID...]   only these threads\n"
@@ -72,6 +72,7 @@ static const char usage[] =
 "  -I, --include-idle       include the idle task (pid 0)\n"
 "      --max-stack N        frames per stack (default and maximum 127)\n"
 "      --max-stacks N       distinct stacks kept in the kernel (default 16384)\n"
+UNWIND_USAGE
 "  -f, --folded             folded stacks for flamegraph.pl instead of the report\n"
 "      --annotate           with -f: suffix kernel frames with _[k]\n"
 "      --svg FILE           also write a flame graph SVG\n"
@@ -79,11 +80,10 @@ static const char usage[] =
 "  -o, --output FILE        write the report or folded stacks to FILE\n"
 "      --no-children        report Self only, like perf report --no-children\n"
 "      --percent-limit P    hide report entries below P percent\n"
+"      --call-graph-limit P hide call-graph branches below P percent (default 0.5,\n"
+"                           as perf's -g graph,0.5)\n"
 "  -v, --verbose            print libbpf messages and what was chosen\n"
 "  -h, --help               this help\n";
-
-enum { OPT_MAX_STACK = 256, OPT_MAX_STACKS, OPT_ANNOTATE, OPT_SVG, OPT_TITLE, OPT_NO_CHILDREN,
-       OPT_PERCENT_LIMIT };
 
 static const struct option long_opts[] = {
 	{ "freq", required_argument, NULL, 'F' },
@@ -92,20 +92,9 @@ static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
 	{ "tid", required_argument, NULL, 't' },
 	{ "cpu", required_argument, NULL, 'C' },
-	{ "user-stacks-only", no_argument, NULL, 'U' },
-	{ "kernel-stacks-only", no_argument, NULL, 'K' },
 	{ "include-idle", no_argument, NULL, 'I' },
-	{ "max-stack", required_argument, NULL, OPT_MAX_STACK },
-	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
-	{ "folded", no_argument, NULL, 'f' },
-	{ "annotate", no_argument, NULL, OPT_ANNOTATE },
-	{ "svg", required_argument, NULL, OPT_SVG },
-	{ "title", required_argument, NULL, OPT_TITLE },
-	{ "output", required_argument, NULL, 'o' },
-	{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
-	{ "percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT },
-	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
+	STACK_LONG_OPTIONS,
 	{},
 };
 
@@ -120,24 +109,6 @@ static int max_sample_rate(void)
 		fclose(f);
 	}
 	return rate;
-}
-
-static int parse_ids(const char *arg, __u32 *ids, int *nr, bool threads)
-{
-	int n = parse_id_list(arg, ids, MAX_IDS);
-
-	if (n < 0) {
-		p_err("invalid %s list '%s'", threads ? "TID" : "PID", arg);
-		return -EINVAL;
-	}
-	for (int i = 0; i < n; i++) {
-		if (threads ? !thread_exists(ids[i]) : !process_exists(ids[i])) {
-			p_err("%s %u does not exist", threads ? "thread" : "pid", ids[i]);
-			return -ESRCH;
-		}
-	}
-	*nr = n;
-	return 0;
 }
 
 static int parse_cpus(const char *arg)
@@ -183,25 +154,16 @@ static int parse_args(int argc, char **argv)
 	int dashdash = argc, opt, err;
 
 	env.freq = 99;
-	env.max_stack = MAX_STACK_DEPTH;
-	env.max_stacks = 16384;
 	env.event = "cpu-clock";
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--")) {
-			dashdash = i;
-			break;
-		}
-	}
-	if (dashdash < argc) {
-		if (dashdash + 1 == argc) {
-			p_err("'--' must be followed by a command");
-			return -EINVAL;
-		}
-		env.command = &argv[dashdash + 1];
-	}
-	optind = 1;
-	opterr = 0;
+	dashdash = stack_opts_begin(&env.so, argc, argv);
+	if (dashdash < 0)
+		return dashdash;
 	while ((opt = getopt_long(dashdash, argv, ":F:e:ap:t:C:UKIfo:vh", long_opts, NULL)) != -1) {
+		err = stack_opts_parse(&env.so, opt, optarg);
+		if (err < 0)
+			return err;
+		if (err > 0)
+			continue;
 		switch (opt) {
 		case 'F':
 			err = parse_u64(optarg, 1, 1000000, &env.freq);
@@ -217,108 +179,40 @@ static int parse_args(int argc, char **argv)
 		case 'a':
 			break;
 		case 'p':
-			if (parse_ids(optarg, env.pids, &env.nr_pids, false))
+			if (parse_task_ids(optarg, env.pids, MAX_IDS, false, &env.nr_pids))
 				return -EINVAL;
 			break;
 		case 't':
-			if (parse_ids(optarg, env.tids, &env.nr_tids, true))
+			if (parse_task_ids(optarg, env.tids, MAX_IDS, true, &env.nr_tids))
 				return -EINVAL;
 			break;
 		case 'C':
 			if (parse_cpus(optarg))
 				return -EINVAL;
 			break;
-		case 'U':
-			env.user_only = true;
-			break;
-		case 'K':
-			env.kernel_only = true;
-			break;
 		case 'I':
 			env.include_idle = true;
-			break;
-		case OPT_MAX_STACK:
-			if (parse_u64(optarg, 1, MAX_STACK_DEPTH, &env.max_stack)) {
-				p_err("invalid --max-stack '%s' (1 to %d)", optarg, MAX_STACK_DEPTH);
-				return -EINVAL;
-			}
-			break;
-		case OPT_MAX_STACKS:
-			if (parse_u64(optarg, 1, 1 << 22, &env.max_stacks)) {
-				p_err("invalid --max-stacks '%s' (1 to %d)", optarg, 1 << 22);
-				return -EINVAL;
-			}
-			break;
-		case 'f':
-			env.folded = true;
-			break;
-		case OPT_ANNOTATE:
-			env.annotate = true;
-			break;
-		case OPT_SVG:
-			env.svg_path = optarg;
-			break;
-		case OPT_TITLE:
-			env.title = optarg;
-			break;
-		case 'o':
-			env.out_path = optarg;
-			break;
-		case OPT_NO_CHILDREN:
-			env.no_children = true;
-			break;
-		case OPT_PERCENT_LIMIT: {
-			char *end;
-
-			env.percent_limit = strtod(optarg, &end);
-			if (*end || !*optarg || env.percent_limit < 0 || env.percent_limit > 100) {
-				p_err("invalid --percent-limit '%s' (0 to 100)", optarg);
-				return -EINVAL;
-			}
-			break;
-		}
-		case 'v':
-			verbose = true;
 			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 1;
-		case ':':
-			p_err("option '%s' needs an argument", argv[optind - 1]);
-			fputs(usage, stderr);
-			return -EINVAL;
 		default:
-			if (is_negative_number(argv[optind - 1])) {
-				p_err("invalid duration '%s' (expected seconds > 0)", argv[optind - 1]);
-				return -EINVAL;
-			}
-			p_err("unknown option '%s'", argv[optind - 1]);
-			fputs(usage, stderr);
-			return -EINVAL;
+			return getopt_error(opt, argv, usage);
 		}
 	}
-	if (optind < dashdash) {
-		if (parse_seconds(argv[optind], &env.duration)) {
-			p_err("invalid duration '%s' (expected seconds > 0)", argv[optind]);
-			return -EINVAL;
-		}
-		optind++;
-	}
-	if (optind < dashdash) {
-		p_err("unexpected argument '%s' (a command goes after '--')", argv[optind]);
-		return -EINVAL;
-	}
-	if (env.user_only && env.kernel_only) {
-		p_err("-U and -K exclude each other");
-		return -EINVAL;
-	}
-	if (env.command && (env.nr_pids || env.nr_tids)) {
+	err = stack_opts_end(&env.so, dashdash, argv);
+	if (err)
+		return err;
+	if (env.so.command && (env.nr_pids || env.nr_tids)) {
 		p_err("-p/-t and a COMMAND exclude each other");
 		return -EINVAL;
 	}
-	if (!find_event(env.event)) {
+	/* a bare name is a perf event; anything with a ':' an event spec (user/probe.h) */
+	env.event_spec = !find_event(env.event) && strchr(env.event, ':');
+	if (!find_event(env.event) && !env.event_spec) {
 		p_err("unsupported event '%s' (supported: cpu-clock, task-clock, cycles, "
-		      "instructions, cache-misses, branch-misses)", env.event);
+		      "instructions, cache-misses, branch-misses, or a spec such as "
+		      "t:CAT:NAME, u:LIB:FUNC, k:FUNC, sys:NAME)", env.event);
 		return -EINVAL;
 	}
 	if (env.freq > (__u64)INT_MAX || (max_sample_rate() > 0 && env.freq > (__u64)max_sample_rate())) {
@@ -413,15 +307,6 @@ static void detach_sampling(struct perf_links *pl)
 	pl->fds = NULL;
 }
 
-static int handle_proc_event(void *ctx, void *data, size_t size)
-{
-	const struct proc_seen_event *e = data;
-
-	if (size >= sizeof(*e))
-		syms_cache__snapshot(ctx, e->tgid);
-	return 0;
-}
-
 static int fill_filters(struct profile_bpf *skel, const struct child *child)
 {
 	__u8 one = 1;
@@ -439,21 +324,6 @@ static int fill_filters(struct profile_bpf *skel, const struct child *child)
 	return err;
 }
 
-static bool targets_gone(void)
-{
-	int i;
-
-	if (!env.nr_pids && !env.nr_tids)
-		return false;
-	for (i = 0; i < env.nr_pids; i++)
-		if (process_exists(env.pids[i]))
-			return false;
-	for (i = 0; i < env.nr_tids; i++)
-		if (thread_exists(env.tids[i]))
-			return false;
-	return true;
-}
-
 static void format_lost(const __u64 *lost, char *buf, size_t size)
 {
 	snprintf(buf, size, "stack capture failed %llu, stack table full %llu, hash collisions %llu, "
@@ -463,131 +333,130 @@ static void format_lost(const __u64 *lost, char *buf, size_t size)
 		 (unsigned long long)lost[LOST_COUNTS_FULL]);
 }
 
-/* Writes the text output (report or folded) to stdout or -o, and the SVG. */
+/* In-kernel unwinding (--unwind eh/auto): NULL with frame pointers. */
+static struct unwinder *unwinder;
+
+/* The report or folded stacks to stdout or -o, and the SVG. */
 static int write_outputs(const struct stack_sample *samples, size_t n, const __u64 *lost,
 			 double elapsed)
 {
 	__u64 nr_lost = lost[LOST_STACK_ERR] + lost[LOST_STACKS_FULL] +
 			lost[LOST_STACK_COLLIDED] + lost[LOST_COUNTS_FULL];
-	char detail[256], title[128];
-	struct outfile of = {};
-	FILE *out = stdout;
-	int err = 0;
-
-	format_lost(lost, detail, sizeof(detail));
-	if (env.svg_path) {
-		struct flamegraph_opts fo = {
-			.title = env.title ? env.title : "CPU Flame Graph",
+	char detail[256], title[128], unwound[512];
+	struct stack_outputs o = {
+		.out_path = env.so.out_path,
+		.svg_path = env.so.svg_path,
+		.folded = env.so.folded,
+		.folded_opts = { .annotate_kernel = env.so.annotate },
+		.flamegraph = {
+			.title = env.so.title ? env.so.title : "CPU Flame Graph",
+			.subtitle = title,
 			.count_name = "samples",
 			.palette = PALETTE_HOT,
 			.annotate_kernel = true,
-		};
-		FILE *svg = outfile_open(env.svg_path, &of);
-
-		snprintf(title, sizeof(title), "%s at %llu Hz, %.1f s%s", env.event,
-			 (unsigned long long)env.freq, elapsed, nr_lost ? ", samples lost" : "");
-		fo.subtitle = title;
-		if (!svg) {
-			p_err("cannot write %s: %s", env.svg_path, strerror(errno));
-			return -errno;
-		}
-		err = flamegraph_write(svg, samples, n, &fo);
-		err = err ?: outfile_commit(&of);
-		if (err) {
-			outfile_abort(&of);
-			p_err("cannot write %s: %s", env.svg_path, strerror(-err));
-			return err;
-		}
-	}
-	if (env.out_path) {
-		out = outfile_open(env.out_path, &of);
-		if (!out) {
-			err = -errno;
-			p_err("cannot write %s: %s", env.out_path, strerror(-err));
-			return err;
-		}
-	}
-	if (env.folded) {
-		struct folded_opts fo = { .annotate_kernel = env.annotate };
-
-		err = folded_write(out, samples, n, &fo);
-		if (nr_lost)
-			fprintf(stderr, "bpfprof: lost samples: %llu (%s)\n",
-				(unsigned long long)nr_lost, detail);
-	} else {
-		struct report_header h = {
+		},
+		.header = {
 			.event = env.event,
-			.frequency = env.freq,
+			.frequency = env.event_spec ? 0 : env.freq,
 			.duration_s = elapsed,
 			.lost = nr_lost,
 			.lost_detail = nr_lost ? detail : NULL,
-		};
-		struct report_opts ro = {
-			.children = !env.no_children,
-			.percent_limit = env.percent_limit,
+			.unwind = env.so.kernel_only ? NULL : unwind_method_name(env.so.unwind),
+			.extra = unwound,
+		},
+		.report = {
+			.children = !env.so.no_children,
+			.percent_limit = env.so.percent_limit,
 			.unit = REPORT_SAMPLES,
 			.call_graph = true,
-		};
+			.call_graph_limit = env.so.call_graph_limit,
+		},
+		.lost_what = "samples",
+	};
 
-		err = report_write(out, &h, samples, n, &ro);
-	}
-	if (env.out_path) {
-		err = err ?: outfile_commit(&of);
-		if (err)
-			outfile_abort(&of);
-	} else if (!err && (fflush(stdout) || ferror(stdout))) {
-		err = -(errno ?: EIO);
-	}
-	if (err)
-		p_err("cannot write %s: %s", env.out_path ? env.out_path : "the output",
-		      strerror(-err));
-	return err;
+	format_lost(lost, detail, sizeof(detail));
+	unwind_summary_line(unwinder, env.so.folded, unwound, sizeof(unwound));
+	if (!unwound[0])
+		o.header.extra = NULL;
+	if (env.event_spec)
+		snprintf(title, sizeof(title), "every hit of %s, %.1f s%s", env.event, elapsed,
+			 nr_lost ? ", samples lost" : "");
+	else
+		snprintf(title, sizeof(title), "%s at %llu Hz, %.1f s%s", env.event,
+			 (unsigned long long)env.freq, elapsed, nr_lost ? ", samples lost" : "");
+	return stack_outputs_write(&o, samples, n);
 }
 
 static void configure(struct profile_bpf *skel)
 {
 	/* Filters and stack choices are read-only globals, fixed before load. */
-	skel->rodata->filter_tgid = env.nr_pids || env.command;
+	skel->rodata->filter_tgid = env.nr_pids || env.so.command;
 	skel->rodata->filter_pid = env.nr_tids;
 	skel->rodata->targ_include_idle = env.include_idle;
-	skel->rodata->targ_user_stacks = !env.kernel_only;
-	skel->rodata->targ_kern_stacks = !env.user_only;
-	skel->rodata->targ_follow_forks = env.command != NULL;
-	skel->rodata->targ_max_stack = env.max_stack;
-	bpf_map__set_max_entries(skel->maps.counts, env.max_stacks);
+	skel->rodata->targ_user_stacks = !env.so.kernel_only;
+	skel->rodata->targ_kern_stacks = !env.so.user_only;
+	skel->rodata->targ_max_stack = env.so.max_stack;
+	bpf_map__set_max_entries(skel->maps.counts, env.so.max_stacks);
 	/* User and kernel stacks are stored apart: room for both of every sample key. */
-	bpf_map__set_max_entries(skel->maps.stacks, env.max_stacks * 2);
-	probe_pick_tp(skel->progs.exec_btf, skel->progs.exec_raw, "sched_process_exec");
-	probe_pick_tp(skel->progs.fork_btf, skel->progs.fork_raw, "sched_process_fork");
-	if (!env.command) {
-		bpf_program__set_autoload(skel->progs.fork_btf, false);
-		bpf_program__set_autoload(skel->progs.fork_raw, false);
-	}
+	bpf_map__set_max_entries(skel->maps.stacks, env.so.max_stacks * 2);
+	/* -K takes no user stacks: nothing to unwind */
+	if (env.so.kernel_only)
+		env.so.unwind = UNWIND_FP;
+	UNWIND_CONFIGURE(skel, env.so.unwind, env.so.unwind_mem_mb);
 }
 
-static void run_loop(struct ring_buffer *rb, struct child *child, __u64 start)
+
+/* ---- -e SPEC: the event programs replace the perf events ---- */
+
+static struct probe_progs event_progs(struct profile_bpf *skel)
 {
-	__u64 deadline = env.duration ? start + (__u64)(env.duration * 1e9) : 0;
+	struct probe_progs p = {
+		.uentry = skel->progs.event_uprobe, .kentry = skel->progs.event_kprobe,
+		.fentry = skel->progs.event_fentry, .tp = skel->progs.event_tp,
+		.raw_tp = skel->progs.event_raw_tp,
+		.sys_enter = skel->progs.event_sys_enter, .sys_exit = skel->progs.event_sys_exit,
+		.func_ips = skel->maps.func_ips,
+		.sys_enter_idx = skel->maps.sys_enter_idx, .sys_exit_idx = skel->maps.sys_exit_idx,
+	};
+	return p;
+}
 
-	while (!exiting) {
-		int timeout = 100;
+/* perf's stacks for the same events end at the code that hit the event, so these do. */
+static void trim_event_frames(struct stack_sample *samples, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		samples[i].nr_frames = stack_frames_trim_bpf(samples[i].frames, samples[i].nr_frames);
+}
 
-		if (deadline) {
-			__u64 now = now_ns();
+/* Keeps the event programs -e SPEC needs (none for a perf event); probe_attach() attaches them. */
+static int configure_events(struct profile_bpf *skel, const struct probe_events *evs)
+{
+	struct probe_progs p = event_progs(skel);
+	struct bpf_program *progs[] = { p.uentry, p.kentry, p.fentry, p.tp, p.raw_tp, p.sys_enter,
+					p.sys_exit };
 
-			if (now >= deadline)
-				break;
-			if (deadline - now < 100000000ULL)
-				timeout = (deadline - now) / 1000000 + 1;
-		}
-		ring_buffer__poll(rb, timeout);
-		if (child && child_poll(child))
-			break;
-		if (targets_gone()) {
-			p_info("every target has exited");
-			break;
-		}
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		bpf_program__set_autoload(progs[i], false);
+		bpf_program__set_autoattach(progs[i], false);
 	}
+	return env.event_spec ? probe_prepare(&p, evs) : 0;
+}
+
+/* --unwind auto on a kernel that refuses the unwinder (it needs BPF global functions, 5.6+):
+ * load again with the frame-pointer walk. */
+static int load_without_unwinding(struct profile_bpf **skel, const struct probe_events *evs,
+				  int err)
+{
+	p_err("in-kernel unwinding does not load on this kernel (%s); using frame pointers",
+	      strerror(-err));
+	profile_bpf__destroy(*skel);
+	env.so.unwind = UNWIND_FP;
+	*skel = profile_bpf__open();
+	if (!*skel)
+		return -errno;
+	configure(*skel);
+	err = configure_events(*skel, evs);
+	return err ?: profile_bpf__load(*skel);
 }
 
 int cmd_profile(int argc, char **argv)
@@ -595,8 +464,12 @@ int cmd_profile(int argc, char **argv)
 	struct stack_resolver *resolver = NULL;
 	struct stack_sample *samples = NULL;
 	struct profile_bpf *skel = NULL;
+	struct follow_bpf *follow = NULL;
 	struct ring_buffer *rb = NULL;
 	struct perf_links pl = {};
+	struct probe_events evs = {};
+	struct probe_links event_links = {};
+	struct unwind_bpf ub;
 	struct child child = { .pid = -1 };
 	size_t nr_samples = 0;
 	__u64 start, lost[LOST_REASONS];
@@ -614,13 +487,17 @@ int cmd_profile(int argc, char **argv)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = open_sampling(find_event(env.event), &pl);
+	if (env.event_spec)
+		err = probe_resolve_specs((char **)&env.event, 1, env.nr_pids == 1 ? env.pids[0] : 0,
+					  &evs);
+	else
+		err = open_sampling(find_event(env.event), &pl);
 	if (err)
 		goto cleanup;
-	if (env.command) {
-		err = child_start(&child, env.command);
+	if (env.so.command) {
+		err = child_start(&child, env.so.command);
 		if (err) {
-			p_err("cannot start '%s': %s", env.command[0], strerror(-err));
+			p_err("cannot start '%s': %s", env.so.command[0], strerror(-err));
 			goto cleanup;
 		}
 	}
@@ -632,12 +509,17 @@ int cmd_profile(int argc, char **argv)
 		goto cleanup;
 	}
 	configure(skel);
+	err = configure_events(skel, &evs);
+	if (err)
+		goto cleanup;
 	err = profile_bpf__load(skel);
+	if (err && env.so.unwind == UNWIND_AUTO)
+		err = load_without_unwinding(&skel, &evs, err);
 	if (err) {
 		explain_bpf_error("cannot load the BPF programs", err);
 		goto cleanup;
 	}
-	err = fill_filters(skel, env.command ? &child : NULL);
+	err = fill_filters(skel, env.so.command ? &child : NULL);
 	if (err) {
 		p_err("cannot set the PID filters: %s", strerror(-err));
 		goto cleanup;
@@ -647,27 +529,43 @@ int cmd_profile(int argc, char **argv)
 		explain_bpf_error("cannot attach the BPF programs", err);
 		goto cleanup;
 	}
-	err = attach_sampling(skel, &pl);
+	if (env.so.command) {
+		err = follow_start(skel->maps.tgids, &follow);
+		if (err)
+			goto cleanup;
+	}
+	if (env.event_spec) {
+		struct probe_progs p = event_progs(skel);
+
+		err = probe_attach(&p, &evs, env.nr_pids == 1 ? env.pids[0] : 0, &event_links);
+	} else {
+		err = attach_sampling(skel, &pl);
+	}
 	if (err)
 		goto cleanup;
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.proc_events), handle_proc_event,
-			      stack_resolver__syms(resolver), NULL);
+	ub = UNWIND_BPF_MAPS(skel);
+	rb = unwind_start(&ub, bpf_map__fd(skel->maps.proc_events), stack_resolver__syms(resolver),
+			  env.so.unwind, &unwinder);
 	if (!rb) {
 		err = -errno;
-		p_err("cannot create the ring buffer: %s", strerror(-err));
 		goto cleanup;
 	}
 
 	start = now_ns();
-	if (env.command) {
-		err = child_release(&child, env.command[0]);
+	/* Kernel symbols load while the run goes on, not after it (skipped with -U). */
+	if (!env.so.user_only)
+		stack_resolver__prefetch(resolver);
+	if (env.so.command) {
+		err = child_release(&child, env.so.command[0]);
 		if (err)
 			goto cleanup;
 	}
-	run_loop(rb, env.command ? &child : NULL, start);
+	stack_run_loop(rb, stack_resolver__syms(resolver), env.so.command ? &child : NULL, start,
+		       env.so.duration, env.pids, env.nr_pids, env.tids, env.nr_tids);
 	elapsed = (now_ns() - start) / 1e9;
 	/* Stop sampling first so the report describes exactly the run. */
 	detach_sampling(&pl);
+	probe_links_destroy(&event_links);
 	ring_buffer__consume(rb);
 
 	memcpy(lost, (const void *)skel->bss->lost, sizeof(lost));
@@ -678,14 +576,23 @@ int cmd_profile(int argc, char **argv)
 		p_err("cannot read the samples: %s", strerror(-err));
 		goto cleanup;
 	}
+	if (env.event_spec)
+		trim_event_frames(samples, nr_samples);
 	err = write_outputs(samples, nr_samples, lost, elapsed);
+	if (unwinder && verbose)
+		unwinder__print_usage(unwinder, stderr);
 cleanup:
 	detach_sampling(&pl);
+	probe_links_destroy(&event_links);
+	probe_events_free(&evs);
 	ring_buffer__free(rb);
+	follow_stop(follow);
 	profile_bpf__destroy(skel);
-	if (env.command)
+	if (env.so.command)
 		child_stop(&child);
 	stack_samples_free(samples, nr_samples);
+	unwinder__free(unwinder);
+	unwinder = NULL;
 	stack_resolver__free(resolver);
 	free(env.cpus);
 	return err ? 1 : 0;

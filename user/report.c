@@ -83,6 +83,14 @@ static bool hidden(const struct report *r, __u64 v)
 	return r->o.percent_limit > 0 && pct(r, v) < r->o.percent_limit;
 }
 
+static bool branch_hidden(const struct report *r, __u64 v)
+{
+	double limit = r->o.call_graph_limit > r->o.percent_limit ? r->o.call_graph_limit :
+								     r->o.percent_limit;
+
+	return limit > 0 && pct(r, v) < limit;
+}
+
 static int cmp_u64_desc(__u64 a, __u64 b)
 {
 	return a < b ? 1 : a > b ? -1 : 0;
@@ -464,7 +472,7 @@ static __u32 *sorted_children(struct printer *p, __u32 node, size_t *nr)
 		return NULL;
 	cnt = 0;
 	for (c = p->t->nodes[node].first_child; c != NO_NODE; c = p->t->nodes[c].next_sibling)
-		if (!hidden(p->r, p->t->nodes[c].value))
+		if (!branch_hidden(p->r, p->t->nodes[c].value))
 			kids[cnt++] = c;
 	qsort_r(kids, cnt, sizeof(*kids), cmp_node, p);
 	*nr = cnt;
@@ -782,7 +790,8 @@ int report_write(FILE *out, const struct report_header *h, const struct stack_sa
 		fprintf(out, "# No samples.\n");
 	else
 		print_table_header(out, &r, rows, nr, &w);
-	for (i = 0; i < nr && !err; i++) {
+	/* stop at the first failed write: a closed pipe needs no 100 MB more */
+	for (i = 0; i < nr && !err && !ferror(out); i++) {
 		print_row(out, &r, &r.entries[rows[i]], &w);
 		if (r.o.call_graph)
 			err = print_trees(out, &r, &r.entries[rows[i]]);

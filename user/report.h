@@ -23,6 +23,7 @@ struct report_opts {
 	double percent_limit; /* hide entries below this percentage */
 	enum report_unit unit;
 	bool call_graph;      /* print the call-graph tree under each entry (default true) */
+	double call_graph_limit; /* hide call-graph branches below this percentage (perf: 0.5) */
 };
 
 /* Writes the "# ..." header then the table; rows are (Command, Shared Object, Symbol) sorted by

@@ -49,7 +49,8 @@ struct stack_buf {
 /* Appends len bytes of s.  Returns 0 or -ENOMEM (the buffer is left as it was). */
 int stack_buf_add(struct stack_buf *b, const char *s, size_t len);
 /* Appends formatted text.  Returns 0 or -ENOMEM. */
-int stack_buf_printf(struct stack_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int stack_buf_printf(struct stack_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 void stack_buf_free(struct stack_buf *b);
 
 /* Interned strings with dense ids 0, 1, 2...: how writers group frames by name in O(1). */

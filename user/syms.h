@@ -54,6 +54,11 @@ void elf_syms__free(struct elf_syms *es);
  * tests and unusual installs; affects every later elf_syms__open*.  Returns 0 or -ENOMEM. */
 int syms_set_debug_root(const char *dir);
 
+/* Opens the separate debug file of an ELF file (by build-id under the debug root, then by
+ * .gnu_debuglink next to path); returns an fd or a negative errno. */
+struct Elf;
+int elf_debug_file_open(struct Elf *elf, const char *path);
+
 /* ---- user: JIT perf maps (/tmp/perf-PID.map) ---- */
 struct perf_map;
 /* Parses "START SIZE name" lines, START/SIZE hex with or without 0x; later (newer) entries win
@@ -85,6 +90,11 @@ struct syms_cache *syms_cache__new(void);
  * negative errno (-ENOENT when the process is gone).  Calling it again refreshes the snapshot
  * (after exec or dlopen). */
 int syms_cache__snapshot(struct syms_cache *sc, __u32 tgid);
+/* Takes a second snapshot of processes first snapshotted at least min_age_ns ago (once each):
+ * a process is often first seen right after exec, before the dynamic loader has mapped its
+ * libraries, and a short-lived one is gone before a report could refresh it.  Call it while the
+ * run goes on, and with 0 when it ends. */
+void syms_cache__revisit(struct syms_cache *sc, __u64 min_age_ns);
 /* Symbolizes addr in process tgid (snapshotting it first if needed); ELF files are parsed once
  * and shared by every process that maps them.  Always fills *out (name NULL when unresolved);
  * the strings stay valid until syms_cache__free.  An address outside the snapshot refreshes it
@@ -92,5 +102,19 @@ int syms_cache__snapshot(struct syms_cache *sc, __u32 tgid);
  * at most once a second per process. */
 void syms_cache__resolve(struct syms_cache *sc, __u32 tgid, __u64 addr, struct user_sym *out);
 /* Closes every file kept open and frees every string handed out; NULL is fine. */
+/* An executable mapping of a process, as the in-kernel unwinder (user/unwind.c) needs it. */
+struct syms_mapping {
+	__u64 start, end, pgoff;
+	__u64 dev, ino;   /* the mapped file; 0 for the [vdso] and anonymous code */
+	int fd;           /* the file, opened at the snapshot (-1 when that failed); owned by the cache */
+	const char *path; /* the file's path, "[vdso]", or NULL for anonymous code (JIT) */
+};
+/* Calls fn on each executable mapping of process tgid as of its last snapshot, in address order
+ * (special mappings such as [vsyscall] skipped).  Returns 0, -ENOENT when the process was never
+ * snapshotted, or the first non-zero value fn returned. */
+int syms_cache__for_each_mapping(struct syms_cache *sc, __u32 tgid,
+				 int (*fn)(const struct syms_mapping *m, void *ctx), void *ctx);
+/* This kernel's vdso image as mapped into bpfprof (the same in every process); NULL if none. */
+const void *syms_vdso_image(size_t *size);
 void syms_cache__free(struct syms_cache *sc);
 #endif

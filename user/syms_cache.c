@@ -17,87 +17,12 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
+#include "hashtab.h"
 #include "syms.h"
 
 #define REFRESH_INTERVAL_NS 1000000000ULL
 #define DELETED_SUFFIX " (deleted)"
 
-/* ---- a u64 -> pointer hash map (open addressing; a NULL value marks an empty slot) ---- */
-struct u64map {
-	__u64 *keys;
-	void **vals;
-	size_t cap; /* power of two */
-	size_t nr;
-};
-
-static size_t u64map_hash(__u64 key, size_t cap)
-{
-	__u64 h = key * 0x9E3779B97F4A7C15ULL;
-
-	return (h ^ (h >> 29)) & (cap - 1);
-}
-
-static void *u64map_get(const struct u64map *m, __u64 key)
-{
-	size_t i;
-
-	if (!m->cap)
-		return NULL;
-	for (i = u64map_hash(key, m->cap); m->vals[i]; i = (i + 1) & (m->cap - 1))
-		if (m->keys[i] == key)
-			return m->vals[i];
-	return NULL;
-}
-
-static void u64map_insert(struct u64map *m, __u64 key, void *val)
-{
-	size_t i;
-
-	for (i = u64map_hash(key, m->cap); m->vals[i]; i = (i + 1) & (m->cap - 1))
-		if (m->keys[i] == key)
-			break;
-	if (!m->vals[i])
-		m->nr++;
-	m->keys[i] = key;
-	m->vals[i] = val;
-}
-
-static int u64map_grow(struct u64map *m)
-{
-	struct u64map bigger = { .cap = m->cap ? m->cap * 2 : 64 };
-	size_t i;
-
-	bigger.keys = calloc(bigger.cap, sizeof(*bigger.keys));
-	bigger.vals = calloc(bigger.cap, sizeof(*bigger.vals));
-	if (!bigger.keys || !bigger.vals) {
-		free(bigger.keys);
-		free(bigger.vals);
-		return -ENOMEM;
-	}
-	for (i = 0; i < m->cap; i++)
-		if (m->vals[i])
-			u64map_insert(&bigger, m->keys[i], m->vals[i]);
-	free(m->keys);
-	free(m->vals);
-	*m = bigger;
-	return 0;
-}
-
-/* Inserts or replaces; val must not be NULL. */
-static int u64map_put(struct u64map *m, __u64 key, void *val)
-{
-	/* keep the load under 1/2 so probe chains stay short */
-	if ((m->nr + 1) * 2 > m->cap && u64map_grow(m))
-		return -ENOMEM;
-	u64map_insert(m, key, val);
-	return 0;
-}
-
-static void u64map_free(struct u64map *m)
-{
-	free(m->keys);
-	free(m->vals);
-}
 
 /* ---- files, processes ---- */
 struct dso {
@@ -127,6 +52,7 @@ struct proc {
 	bool refreshed;       /* refreshed on a miss since the last explicit snapshot */
 	__u64 start_time;     /* /proc/PID/stat field 22: tells pid reuse apart */
 	__u64 last_refresh_ns;
+	bool revisit;         /* snapshotted once, early: look again (syms_cache__revisit) */
 	struct mapping *maps; /* sorted, disjoint */
 	size_t nr_maps;
 	struct perf_map *pm;
@@ -137,9 +63,9 @@ struct proc {
 };
 
 struct syms_cache {
-	struct u64map procs;     /* tgid -> proc */
-	struct u64map dsos;      /* inode -> dso chain */
-	struct u64map demangled; /* raw name pointer -> display name (itself when not C++) */
+	struct hashtab procs;     /* tgid -> proc */
+	struct hashtab dsos;      /* inode -> dso chain */
+	struct hashtab demangled; /* raw name pointer -> display name (itself when not C++) */
 	struct proc *last;       /* frames of one stack share a tgid */
 	struct elf_syms *vdso;
 	bool vdso_tried;
@@ -244,7 +170,7 @@ static void dso_free(struct dso *d)
 static struct dso *dso_get(struct syms_cache *sc, __u32 tgid, const struct mapping *m,
 			   __u64 dev, __u64 ino, const char *path)
 {
-	struct dso *head = u64map_get(&sc->dsos, ino), *d;
+	struct dso *head = hashtab_get(&sc->dsos, ino, 0), *d;
 	size_t len = strlen(path), slen = strlen(DELETED_SUFFIX);
 	bool deleted = len > slen && !strcmp(path + len - slen, DELETED_SUFFIX);
 
@@ -257,7 +183,7 @@ static struct dso *dso_get(struct syms_cache *sc, __u32 tgid, const struct mappi
 	d->dev = dev;
 	d->ino = ino;
 	d->path = strndup(path, deleted ? len - slen : len);
-	if (!d->path || u64map_put(&sc->dsos, ino, d)) {
+	if (!d->path || hashtab_put(&sc->dsos, ino, 0, d)) {
 		d->fd = -1;
 		dso_free(d);
 		return NULL;
@@ -538,7 +464,7 @@ static struct proc *proc_new(struct syms_cache *sc, __u32 tgid)
 		return NULL;
 	p->tgid = tgid;
 	snprintf(p->jit_module, sizeof(p->jit_module), "[JIT] tid %u", tgid);
-	if (u64map_put(&sc->procs, tgid, p)) {
+	if (hashtab_put(&sc->procs, tgid, 0, p)) {
 		proc_free(p);
 		return NULL;
 	}
@@ -547,13 +473,30 @@ static struct proc *proc_new(struct syms_cache *sc, __u32 tgid)
 
 int syms_cache__snapshot(struct syms_cache *sc, __u32 tgid)
 {
-	struct proc *p = u64map_get(&sc->procs, tgid);
+	struct proc *p = hashtab_get(&sc->procs, tgid, 0);
 
-	if (!p)
+	if (!p) {
 		p = proc_new(sc, tgid);
-	if (!p)
-		return -ENOMEM;
+		if (!p)
+			return -ENOMEM;
+		p->revisit = true;
+	}
 	return proc_snapshot(sc, p, true);
+}
+
+void syms_cache__revisit(struct syms_cache *sc, __u64 min_age_ns)
+{
+	__u64 now = now_ns();
+
+	for (size_t i = 0; i < sc->procs.cap; i++) {
+		struct proc *p = sc->procs.slots[i].val;
+
+		if (!p || !p->revisit || p->gone || now - p->last_refresh_ns < min_age_ns)
+			continue;
+		p->revisit = false;
+		/* Additive: mappings seen the first time stay, new ones (libraries) join them. */
+		proc_snapshot(sc, p, true);
+	}
 }
 
 /* The process, snapshotted on first sight. */
@@ -563,7 +506,7 @@ static struct proc *proc_get(struct syms_cache *sc, __u32 tgid)
 
 	if (sc->last && sc->last->tgid == tgid)
 		return sc->last;
-	p = u64map_get(&sc->procs, tgid);
+	p = hashtab_get(&sc->procs, tgid, 0);
 	if (!p) {
 		p = proc_new(sc, tgid);
 		if (!p)
@@ -591,13 +534,13 @@ static const char *display_name(struct syms_cache *sc, const char *raw)
 
 	if (raw[0] != '_' || raw[1] != 'Z')
 		return raw;
-	d = u64map_get(&sc->demangled, (uintptr_t)raw);
+	d = hashtab_get(&sc->demangled, (uintptr_t)raw, 0);
 	if (d)
 		return d;
 	d = demangle(raw);
 	if (!d)
 		d = (char *)raw;
-	if (u64map_put(&sc->demangled, (uintptr_t)raw, d)) {
+	if (hashtab_put(&sc->demangled, (uintptr_t)raw, 0, d)) {
 		if (d != raw)
 			free(d);
 		return raw;
@@ -640,18 +583,25 @@ static size_t elf_image_size(const ElfW(Ehdr) *eh)
 	return size;
 }
 
+const void *syms_vdso_image(size_t *size)
+{
+	const ElfW(Ehdr) *eh = (const void *)getauxval(AT_SYSINFO_EHDR);
+
+	*size = eh ? elf_image_size(eh) : 0;
+	return *size ? eh : NULL;
+}
+
 /* Our own vdso: the same image is mapped into every process of this kernel and architecture. */
 static struct elf_syms *vdso_syms(struct syms_cache *sc)
 {
-	const ElfW(Ehdr) *eh;
+	const void *image;
 	size_t size;
 
 	if (!sc->vdso_tried) {
 		sc->vdso_tried = true;
-		eh = (const void *)getauxval(AT_SYSINFO_EHDR);
-		size = eh ? elf_image_size(eh) : 0;
-		if (size)
-			sc->vdso = elf_syms__open_mem(eh, size, "[vdso]");
+		image = syms_vdso_image(&size);
+		if (image)
+			sc->vdso = elf_syms__open_mem(image, size, "[vdso]");
 	}
 	return sc->vdso;
 }
@@ -737,6 +687,35 @@ void syms_cache__resolve(struct syms_cache *sc, __u32 tgid, __u64 addr, struct u
 		resolve_in_proc(sc, p, addr, out);
 }
 
+int syms_cache__for_each_mapping(struct syms_cache *sc, __u32 tgid,
+				 int (*fn)(const struct syms_mapping *m, void *ctx), void *ctx)
+{
+	struct proc *p = hashtab_get(&sc->procs, tgid, 0);
+	int err;
+
+	if (!p)
+		return -ENOENT;
+	for (size_t i = 0; i < p->nr_maps; i++) {
+		const struct mapping *m = &p->maps[i];
+		struct syms_mapping sm = { .start = m->start, .end = m->end, .pgoff = m->pgoff, .fd = -1 };
+
+		if (m->kind == MAP_SPECIAL)
+			continue;
+		if (m->kind == MAP_FILE) {
+			sm.dev = m->dso->dev;
+			sm.ino = m->dso->ino;
+			sm.fd = m->dso->fd;
+			sm.path = m->dso->path;
+		} else if (m->kind == MAP_VDSO) {
+			sm.path = "[vdso]";
+		}
+		err = fn(&sm, ctx);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 void syms_cache__free(struct syms_cache *sc)
 {
 	struct dso *d, *next;
@@ -745,19 +724,23 @@ void syms_cache__free(struct syms_cache *sc)
 	if (!sc)
 		return;
 	for (i = 0; i < sc->procs.cap; i++)
-		proc_free(sc->procs.vals[i]);
+		proc_free(sc->procs.slots[i].val);
 	for (i = 0; i < sc->dsos.cap; i++) {
-		for (d = sc->dsos.vals[i]; d; d = next) {
+		for (d = sc->dsos.slots[i].val; d; d = next) {
 			next = d->next;
 			dso_free(d);
 		}
 	}
-	for (i = 0; i < sc->demangled.cap; i++)
-		if (sc->demangled.vals[i] && sc->demangled.vals[i] != (void *)(uintptr_t)sc->demangled.keys[i])
-			free(sc->demangled.vals[i]);
-	u64map_free(&sc->procs);
-	u64map_free(&sc->dsos);
-	u64map_free(&sc->demangled);
+	/* A name that needed no demangling maps to itself: only the others were allocated. */
+	for (i = 0; i < sc->demangled.cap; i++) {
+		struct hashtab_entry *e = &sc->demangled.slots[i];
+
+		if (e->val && e->val != (void *)(uintptr_t)e->k1)
+			free(e->val);
+	}
+	hashtab_clear(&sc->procs, NULL);
+	hashtab_clear(&sc->dsos, NULL);
+	hashtab_clear(&sc->demangled, NULL);
 	elf_syms__free(sc->vdso);
 	free(sc);
 }

@@ -30,15 +30,24 @@ unused_pid() {
 	while [ -e "/proc/$p" ]; do p=$((p - 1)); done
 	echo "$p"
 }
-# expect_error NAME MESSAGE-REGEX -- ARGS... : bpfprof ARGS fails (not killed by the timeout)
-# with a first stderr line "bpfprof: ...MESSAGE-REGEX".  Output goes to $TMP/expect_error.out.
-expect_error() {
+# wait_for_line FILE REGEX [SECONDS]: until a line of FILE matches (a tracer saying it attached).
+wait_for_line() {
+	local i
+	for ((i = 0; i < ${3:-20} * 20; i++)); do
+		grep -Eq "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+# expect_one_error NAME MESSAGE-REGEX -- ARGS...: bpfprof prints exactly one "bpfprof: ..." line
+# matching MESSAGE-REGEX on stderr and exits non-zero (no crash, no hang).
+expect_one_error() {
 	local name=$1 msg=$2; shift 3
 	local out rc
-	out=$(timeout 20 "$BPFPROF" "$@" 2>&1 >"$TMP/expect_error.out"); rc=$?
+	out=$(timeout 30 "$BPFPROF" "$@" 2>&1 >/dev/null); rc=$?
 	if [ "$rc" -eq 0 ] || [ "$rc" -ge 124 ]; then
 		fail "$name" "exit status $rc for: bpfprof $*"
-	elif ! printf '%s\n' "$out" | head -n 1 | grep -Eq "^bpfprof: .*$msg"; then
+	elif [ "$(printf '%s\n' "$out" | wc -l)" -ne 1 ] || ! grep -Eq "^bpfprof: .*$msg" <<<"$out"; then
 		fail "$name" "message '$out' does not match '$msg'"
 	else
 		ok "$name"

@@ -5,36 +5,40 @@
 . "$(dirname "$0")/lib.sh"
 
 # ---- bad input: one clear line, non-zero exit, no output file, before any tracing ----
-expect_error "biolat: unknown disk" "disk 'nosuchdisk' not found" -- biolat -d nosuchdisk 1 1
-expect_error "biolat: disk name with a slash" "not found" -- biolat -d ../../etc 1 1
-expect_error "biolat: interval 0" "invalid interval '0'" -- biolat 0
-expect_error "biolat: interval abc" "invalid interval 'abc'" -- biolat abc
-expect_error "biolat: negative interval" "invalid interval '-1'" -- biolat -1
-expect_error "biolat: count 0" "invalid count '0'" -- biolat 1 0
-expect_error "biolat: extra argument" "unexpected argument" -- biolat 1 2 3
-expect_error "biolat: --heatmap-interval 0" "invalid --heatmap-interval '0'" -- \
+expect_one_error "biolat: unknown disk" "disk 'nosuchdisk' not found" -- biolat -d nosuchdisk 1 1
+expect_one_error "biolat: disk name with a slash" "not found" -- biolat -d ../../etc 1 1
+expect_one_error "biolat: interval 0" "invalid interval '0'" -- biolat 0
+expect_one_error "biolat: interval abc" "invalid interval 'abc'" -- biolat abc
+expect_one_error "biolat: negative interval" "invalid interval '-1'" -- biolat -1
+expect_one_error "biolat: count 0" "invalid count '0'" -- biolat 1 0
+expect_one_error "biolat: extra argument" "unexpected argument" -- biolat 1 2 3
+expect_one_error "biolat: --heatmap-interval 0" "invalid --heatmap-interval '0'" -- \
 	biolat --heatmap "$TMP/bad.svg" --heatmap-interval 0 1 1
-expect_error "biolat: --heatmap-interval below 10 ms" "invalid --heatmap-interval" -- \
+expect_one_error "biolat: --heatmap-interval below 10 ms" "invalid --heatmap-interval" -- \
 	biolat --heatmap "$TMP/bad.svg" --heatmap-interval 0.005 1 1
-expect_error "biolat: --heatmap-interval abc" "invalid --heatmap-interval" -- \
+expect_one_error "biolat: --heatmap-interval abc" "invalid --heatmap-interval" -- \
 	biolat --heatmap-interval abc 1 1
-expect_error "biolat: heat map longer than 4096 columns" "more than the 4096" -- \
+expect_one_error "biolat: heat map longer than 4096 columns" "more than the 4096" -- \
 	biolat --heatmap "$TMP/bad.svg" --heatmap-interval 0.01 1 100
-expect_error "biolat: --loglin 9" "invalid --loglin" -- biolat --loglin 9 1 1
-expect_error "biolat: --linear 0" "invalid --linear" -- biolat --linear 0 1 1
-expect_error "biolat: --linear with 1 bucket" "invalid --linear" -- biolat --linear 10,1 1 1
-expect_error "biolat: pid that does not exist" "pid $(unused_pid) does not exist" -- \
+expect_one_error "biolat: --loglin 9" "invalid --loglin" -- biolat --loglin 9 1 1
+expect_one_error "biolat: --linear 0" "invalid --linear" -- biolat --linear 0 1 1
+expect_one_error "biolat: --linear with 1 bucket" "invalid --linear" -- biolat --linear 10,1 1 1
+expect_one_error "biolat: pid that does not exist" "pid $(unused_pid) does not exist" -- \
 	biolat -p "$(unused_pid)" 1 1
-expect_error "biolat: unknown option" "unknown option" -- biolat --bogus
+"$BPFPROF" biolat --bogus >/dev/null 2>"$TMP/bogus.err"; rc=$?
+check "biolat: unknown option exits 2 with one error line, then the usage" \
+	bash -c "[ $rc -eq 2 ] && head -n 1 '$TMP/bogus.err' | grep -q \"^bpfprof: unknown option '--bogus'\" &&
+		sed -n 2p '$TMP/bogus.err' | grep -q '^Usage: bpfprof biolat'"
 touch "$TMP/afile"
-expect_error "biolat: unwritable --heatmap path" "cannot write $TMP/afile/x.svg" -- \
+expect_one_error "biolat: unwritable --heatmap path" "cannot write $TMP/afile/x.svg" -- \
 	biolat --heatmap "$TMP/afile/x.svg" 1 1
+"$BPFPROF" biolat --heatmap "$TMP/afile/x.svg" 1 1 >"$TMP/unwritable.out" 2>&1
 check "biolat: unwritable path fails before tracing starts" \
-	bash -c "! grep -q Tracing '$TMP/expect_error.out'"
-expect_error "biolat: unwritable --events path" "cannot write /nonexistent-dir/ev.txt" -- \
+	bash -c "! grep -q Tracing '$TMP/unwritable.out'"
+expect_one_error "biolat: unwritable --events path" "cannot write /nonexistent-dir/ev.txt" -- \
 	biolat --events /nonexistent-dir/ev.txt 1 1
 # the SVG is fine but the TSV cannot be written: neither is left behind
-expect_error "biolat: one unwritable output of two" "cannot write $TMP/afile/x.tsv" -- \
+expect_one_error "biolat: one unwritable output of two" "cannot write $TMP/afile/x.tsv" -- \
 	biolat --heatmap "$TMP/ok.svg" --heatmap-data "$TMP/afile/x.tsv" 1 1
 check "biolat: no file left by the failed runs" \
 	bash -c "! ls '$TMP' | grep -Eq '^(bad|ok)\\.svg|\\.tmp\\.'"
@@ -72,14 +76,10 @@ dd if=/dev/urandom of="$TMP/data" bs=1M count=8 conv=fsync status=none
 BL=
 # start_biolat OUT ARGS...: bpfprof biolat in the background, returning once it traces.
 start_biolat() {
-	local out=$1 i; shift
+	local out=$1; shift
 	"$BPFPROF" biolat "$@" >"$out" 2>"$out.err" &
 	BL=$!
-	for i in $(seq 300); do
-		grep -qs "^Tracing block device" "$out" && return 0
-		kill -0 "$BL" 2>/dev/null || break
-		sleep 0.1
-	done
+	wait_for_line "$out" "^Tracing block device" 30 && return 0
 	echo "# biolat did not start: $(cat "$out.err")"
 	return 1
 }
@@ -272,7 +272,7 @@ printf '\x00\x00\x00\x00\x83\x00\x00\x00\x00\x08\x00\x00\x00\x38\x00\x00' |
 printf '\x55\xaa' | dd of="$TMP/parted.img" bs=1 seek=510 conv=notrunc status=none
 PLOOP=$(losetup -P -f --show "$TMP/parted.img" 2>/dev/null)
 if [ -n "$PLOOP" ] && [ -e "/sys/class/block/${PLOOP#/dev/}p1" ]; then
-	expect_error "biolat: a partition is refused, naming its disk" \
+	expect_one_error "biolat: a partition is refused, naming its disk" \
 		"'${PLOOP#/dev/}p1' is a partition.*use -d ${PLOOP#/dev/}\$" -- biolat -d "${PLOOP#/dev/}p1" 1 1
 elif zcat /proc/config.gz 2>/dev/null | grep -q '^# CONFIG_MSDOS_PARTITION is not set'; then
 	skip "biolat: a partition is refused" "this kernel reads no MBR partition tables (CONFIG_MSDOS_PARTITION off)"

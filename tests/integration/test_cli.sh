@@ -38,3 +38,17 @@ expect_error "profile: bad CPU list" "invalid CPU list" -- profile -C 1-x 1
 expect_error "profile: --max-stack 0" "invalid --max-stack" -- profile --max-stack 0 1
 expect_error "profile: -U with -K" "exclude" -- profile -U -K 1
 expect_error "profile: missing command after --" "must be followed" -- profile --
+expect_error "profile: --unwind bogus" "invalid --unwind 'bogus'" -- profile --unwind bogus 1
+expect_error "profile: --unwind-mem 0" "invalid --unwind-mem" -- profile --unwind-mem 0 1
+
+"$BPFPROF" offcpu --help >"$TMP/h" 2>&1; rc=$?
+check "offcpu --help exits 0" test "$rc" -eq 0
+check "offcpu --help shows usage" grep -q "Usage: bpfprof offcpu" "$TMP/h"
+expect_error "offcpu: pid that does not exist" "pid $dead does not exist" -- offcpu -p "$dead" 1
+expect_error "offcpu: -m greater than -M" "-m 5000 is greater than -M 1000" -- offcpu -m 5000 -M 1000 1
+expect_error "offcpu: bad state letter" "invalid --state 'X'" -- offcpu --state X 1
+expect_error "offcpu: -m abc" "invalid -m" -- offcpu -m abc 1
+expect_error "offcpu: -u with -k" "exclude" -- offcpu -u -k 1
+expect_error "offcpu: unknown option" "unknown option" -- offcpu --bogus
+expect_error "offcpu: negative duration" "invalid duration '-1'" -- offcpu -1
+expect_error "offcpu: --unwind bogus" "invalid --unwind 'bogus'" -- offcpu --unwind bogus 1

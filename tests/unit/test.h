@@ -52,7 +52,7 @@ static int tests_failed_total;
 		test_failed_now = test_skipped_now = 0;                               \
 		fn();                                                                 \
 		if (test_skipped_now)                                                 \
-			printf("skip - %s: %s\n", #fn, test_skip_reason);             \
+			printf("skip - %s: %s\n", #fn, test_skip_reason ? test_skip_reason : "");             \
 		else {                                                                \
 			printf("%s - %s\n", test_failed_now ? "not ok" : "ok", #fn);  \
 			tests_failed_total += test_failed_now;                        \

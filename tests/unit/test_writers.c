@@ -535,6 +535,19 @@ static void test_report_unresolved(void)
 	free(out);
 }
 
+static void test_report_same_name_two_modules(void)
+{
+	struct frame a[] = { U("main"), U("init") }, b[] = { U("main"), L("init") };
+	struct stack_sample s[] = { SAMPLE("app", 1, 3, a), SAMPLE("app", 1, 1, b) };
+	struct report_opts o = { .children = false };
+	char *out = report(NULL, s, ARRAY_SIZE(s), &o);
+
+	/* one symbol name, two shared objects: two rows, as perf keys on the DSO */
+	CHECK(out && strstr(out, "    75.00%  app      app            [.] init\n") &&
+	      strstr(out, "    25.00%  app      libc.so.6      [.] init\n"));
+	free(out);
+}
+
 static void test_report_waker(void)
 {
 	struct frame f[] = { U("main"), K("schedule") };
@@ -908,6 +921,58 @@ static void test_flamegraph_waker_and_write_error(void)
 	fclose(full);
 }
 
+/* 10,000 distinct stacks of depth 20: every writer copes, and the totals still add up.  (How
+ * fast is checked by hand, never asserted.) */
+static void test_large_input(void)
+{
+	enum { N = 10000, D = 20 };
+	struct stack_sample *s = calloc(N, sizeof(*s));
+	struct frame *frames = calloc((size_t)N * D, sizeof(*frames));
+	char *names = calloc((size_t)N * D, 24), *svg = NULL, *text = NULL;
+	struct flamegraph_opts go = { .annotate_kernel = true };
+	struct report_opts ro = { .children = true, .call_graph = true, .percent_limit = 1 };
+	struct svg_frame root;
+	__u64 total = 0, even = 0;
+	char want[128];
+	int i, j;
+
+	CHECK(s && frames && names);
+	if (!s || !frames || !names)
+		goto cleanup;
+	for (i = 0; i < N; i++) {
+		for (j = 0; j < D; j++) {
+			char *name = names + ((size_t)i * D + j) * 24;
+
+			/* shared near the root, distinct towards the leaves */
+			snprintf(name, 24, "f%d_%d", j, j < 4 ? i % (j + 2) : i % (j * 500 + 7));
+			frames[i * D + j] = (struct frame){ .name = name, .module = "/usr/bin/app",
+							    .kernel = j >= 15 };
+		}
+		snprintf(names + ((size_t)i * D + D - 1) * 24, 24, "leaf%d", i);
+		s[i] = sample(i % 2 ? "odd" : "even", i, 1 + i % 7, &frames[i * D], D);
+		total += s[i].value;
+		even += i % 2 ? 0 : s[i].value;
+	}
+	svg = flamegraph(s, N, &go);
+	CHECK(svg && xml_well_formed(svg));
+	CHECK(svg && svg_frames(svg, &root, 1) == 1 && root.v == total &&
+	      fabs(root.width - 1180) < 1e-9);
+	text = folded(s, N, true, false);
+	CHECK(text && count_substr(text, "\n") == N);
+	free(text);
+	text = report(NULL, s, N, &ro);
+	/* every even sample starts in f0_0 */
+	snprintf(want, sizeof(want), "  %7.2f%%     0.00%%  even     app            [.] f0_0\n",
+		 100.0 * even / total);
+	CHECK(text && strstr(text, want) != NULL);
+cleanup:
+	free(text);
+	free(svg);
+	free(names);
+	free(frames);
+	free(s);
+}
+
 int main(void)
 {
 	RUN(test_stack_helpers);
@@ -925,6 +990,7 @@ int main(void)
 	RUN(test_report_header_lost);
 	RUN(test_report_time_unit);
 	RUN(test_report_unresolved);
+	RUN(test_report_same_name_two_modules);
 	RUN(test_report_waker);
 	RUN(test_report_empty_and_error);
 	RUN(test_flamegraph_structure);
@@ -932,5 +998,6 @@ int main(void)
 	RUN(test_flamegraph_empty);
 	RUN(test_flamegraph_elide_and_labels);
 	RUN(test_flamegraph_waker_and_write_error);
+	RUN(test_large_input);
 	TESTS_DONE();
 }

@@ -1,10 +1,12 @@
 /* Syscall-heavy workload: time mostly in the kernel under a known user function.
  * Usage: syscalls read SECONDS   - read_devzero() reads /dev/zero in 64 KiB blocks
  *        syscalls getppid N      - call_getppid() makes exactly N getppid() calls, prints N
+ *                                  (after WL_DELAY_MS, or after SIGUSR1 with WL_WAIT_USR1=1)
  * System calls go through raw_syscall3(), which keeps a frame pointer: Debian's libc wrappers do
  * not, and a frame-pointer walk through them loses their caller (the subject of .eh_frame
  * unwinding, tested elsewhere). */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,13 +56,33 @@ __attribute__((noinline)) void call_getppid(long n)
 
 int main(int argc, char **argv)
 {
+	sigset_t usr1;
+	double t0;
+
+	/* blocked from the start, so a SIGUSR1 sent early waits for sigwait() */
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &usr1, NULL);
 	if (argc == 3 && !strcmp(argv[1], "read")) {
 		read_devzero(atof(argv[2]));
 	} else if (argc == 3 && !strcmp(argv[1], "getppid")) {
-		/* Give a tracer started alongside time to attach before the counted calls. */
+		/* Give a tracer started alongside time to attach before the counted calls; with
+		 * WL_WAIT_USR1 set, wait until it says so with SIGUSR1 (no race at all). */
 		usleep(getenv("WL_DELAY_MS") ? atoi(getenv("WL_DELAY_MS")) * 1000 : 0);
+		if (getenv("WL_WAIT_USR1")) {
+			sigset_t set;
+			int sig;
+
+			sigemptyset(&set);
+			sigaddset(&set, SIGUSR1);
+			sigwait(&set, &sig);
+		}
+		t0 = now();
 		call_getppid(atol(argv[2]));
 		printf("%ld\n", atol(argv[2]));
+		/* benchmarks: the cost of one call, tracer included */
+		if (getenv("WL_REPORT_NS"))
+			fprintf(stderr, "ns/call %.1f\n", (now() - t0) * 1e9 / (atol(argv[2]) ?: 1));
 	} else {
 		fprintf(stderr, "usage: syscalls read SECONDS | getppid N\n");
 		return 2;

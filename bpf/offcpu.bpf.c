@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Off-CPU time by stack: at a thread's switch-out record when and where (stacks) it blocked; at
+ * its switch-in add the time it was away to that (process, thread, comm, stacks[, waker]) key,
+ * summed in the kernel.  Every filter runs before any stack is captured.
+ *
+ * Per-thread records live in BPF task storage (one pointer away from the task, no hash lookup, no
+ * lock, no delete per switch) where sched_switch can be attached as tp_btf, which gives typed task
+ * pointers; otherwise (raw_tp) in a hash map keyed by thread id.  An iterator over every task
+ * finds the threads already blocked when the run starts and those still blocked when it ends. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "errno.bpf.h"
+#include "offcpu.h"
+#include "stacks.bpf.h"
+#include "unwind.bpf.h"
+
+/* Settings, fixed before load. */
+const volatile bool filter_tgid = false;
+const volatile bool filter_pid = false;
+const volatile bool targ_user_threads = true;   /* -k clears it */
+const volatile bool targ_kernel_threads = true; /* -u clears it */
+const volatile __u32 targ_states = OFFCPU_STATE_BLOCKED;
+const volatile __u64 targ_min_ns = 0;
+const volatile __u64 targ_max_ns = 0; /* 0: no bound */
+const volatile bool targ_user_stacks = true;
+const volatile bool targ_kern_stacks = true;
+const volatile bool targ_follow_forks = false;
+/* sched_switch passes prev_state since 5.18 ("sched/tracing: Don't re-read p->state when
+ * emitting sched_switch event"); before, it must be read from prev. */
+const volatile bool targ_prev_state_arg = true;
+
+/* Set by user space before attaching: blocks are clipped to the run. */
+__u64 run_start;
+/* 0: the iterator records threads already blocked; 1: it dumps the records still open. */
+__u32 iter_phase;
+/* Blocks not recorded because no per-thread record could be made (map full, no memory). */
+__u64 recs_lost;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384); /* --max-stacks, set by the loader */
+	__type(key, struct offcpu_key);
+	__type(value, __u64); /* ns */
+} counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_rec);
+} recs SEC(".maps");
+
+/* raw_tp fallback only (the loader shrinks it otherwise). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct offcpu_rec);
+} pid_recs SEC(".maps");
+
+/* -p / -t filters: one bit per PID, indexed by pid / 64.  An array lookup is inlined by the
+ * verifier: a few instructions instead of a hash lookup on every context switch.  Sized by the
+ * loader from kernel.pid_max. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} tgids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} pids SEC(".maps");
+
+static __always_inline bool bit_test(void *bits, __u32 id)
+{
+	__u32 word = id / 64;
+	__u64 *w = bpf_map_lookup_elem(bits, &word);
+
+	return w && (*w & (1ULL << (id % 64)));
+}
+
+/* Whether a thread passes -p / -t: checked before anything else on both sides of a switch. */
+static __always_inline bool wanted_id(__u32 tgid, __u32 pid)
+{
+	if (filter_tgid && !bit_test(&tgids, tgid))
+		return false;
+	if (filter_pid && !bit_test(&pids, pid))
+		return false;
+	return true;
+}
+
+/* 5.14 renamed task_struct::state to __state ("sched: Change task_struct::state"). */
+struct task_struct___pre514 {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 task_state(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return BPF_CORE_READ((struct task_struct___pre514 *)t, state);
+}
+
+/* tp_btf and iterators hold typed task pointers that can be read directly; raw_tp needs reads
+ * through bpf_probe_read_kernel().  `btf` is a constant at every call, so one side compiles away. */
+#define TASK_READ(btf, t, field) ((btf) ? (t)->field : BPF_CORE_READ(t, field))
+
+static __always_inline struct offcpu_rec *rec_lookup(struct task_struct *t, __u32 pid, bool btf)
+{
+	if (btf)
+		return bpf_task_storage_get(&recs, t, 0, 0);
+	return bpf_map_lookup_elem(&pid_recs, &pid);
+}
+
+/* The cheap checks (pid, state, filter bits, thread kind) before anything costly. */
+static __always_inline bool wanted(__u32 tgid, __u32 pid, __u32 state_class,
+				   struct task_struct *t, bool btf, bool *kthread)
+{
+	if (pid == 0 || !(targ_states & state_class) || !wanted_id(tgid, pid))
+		return false;
+	/* Thread kind is read only when -u/-k or user stacks need it. */
+	*kthread = (targ_user_stacks || !targ_user_threads || !targ_kernel_threads) &&
+		   (TASK_READ(btf, t, flags) & OFFCPU_PF_KTHREAD);
+	return *kthread ? targ_kernel_threads : targ_user_threads;
+}
+
+static __always_inline int capture_user_stack(void *ctx, __u32 tgid, __u64 *id, bool btf)
+{
+	/* --unwind eh/auto: from the task's saved user registers, by the call-frame tables */
+	if (targ_unwind != UNWIND_FP)
+		return unwind_current_user_stack(ctx, tgid, id);
+#if defined(__TARGET_ARCH_x86)
+	if (btf)
+		return capture_user_stack_fp(ctx, id);
+#endif
+	return capture_stack(ctx, BPF_F_USER_STACK, id);
+}
+
+/* The clock is read once per switch, and only when a block starts or ends. */
+static __always_inline __u64 switch_time(__u64 *now)
+{
+	if (!*now)
+		*now = bpf_ktime_get_ns();
+	return *now;
+}
+
+static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u32 state_class,
+				       __u64 *now, bool btf)
+{
+	__u32 tgid = TASK_READ(btf, prev, tgid), pid = TASK_READ(btf, prev, pid);
+	__u64 ustack = 0, kstack = 0;
+	struct offcpu_rec *r, tmp;
+	bool kthread;
+
+	if (!wanted(tgid, pid, state_class, prev, btf, &kthread))
+		return;
+	if (btf) {
+		r = bpf_task_storage_get(&recs, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!r) {
+			__sync_fetch_and_add(&recs_lost, 1);
+			return;
+		}
+	} else {
+		r = &tmp;
+	}
+	/* Kernel threads have no user stack; asking would only cost a failed walk. */
+	if (targ_user_stacks && !kthread && capture_user_stack(ctx, tgid, &ustack, btf))
+		return;
+	if (targ_kern_stacks && capture_stack(ctx, 0, &kstack))
+		return;
+	r->key.base.tgid = tgid;
+	r->key.base.pid = pid;
+	r->key.base.user_stack = ustack;
+	r->key.base.kern_stack = kstack;
+	bpf_get_current_comm(r->key.base.comm, sizeof(r->key.base.comm));
+	r->key.waker_user_stack = 0;
+	r->key.waker_kern_stack = 0;
+	r->key.waker_tgid = 0;
+	r->key.flags = 0;
+	__builtin_memset(r->key.waker_comm, 0, sizeof(r->key.waker_comm));
+	r->ts = switch_time(now);
+	if (!btf && bpf_map_update_elem(&pid_recs, &pid, r, BPF_ANY)) {
+		__sync_fetch_and_add(&recs_lost, 1);
+		return;
+	}
+	if (ustack)
+		note_process(tgid);
+}
+
+static __always_inline void switch_in(struct task_struct *next, __u64 *now, bool btf)
+{
+	__u32 pid = TASK_READ(btf, next, pid);
+	struct offcpu_rec *r;
+	__u64 delta;
+
+	/* With -p/-t, most threads are not targets: two bit tests are cheaper than the lookup. */
+	if ((filter_tgid || filter_pid) && !wanted_id(TASK_READ(btf, next, tgid), pid))
+		return;
+	r = rec_lookup(next, pid, btf);
+	if (!r || !r->ts)
+		return;
+	delta = offcpu_clip(r->ts, switch_time(now), run_start, 0, targ_min_ns, targ_max_ns);
+	if (delta)
+		add_to_counts(&counts, &r->key, delta);
+	if (btf)
+		r->ts = 0;
+	else
+		bpf_map_delete_elem(&pid_recs, &pid);
+}
+
+static __always_inline void on_switch(__u64 *ctx, bool btf)
+{
+	struct task_struct *prev = (void *)ctx[1], *next = (void *)ctx[2];
+	__u64 now = 0;
+	__u32 state;
+
+	/* ctx[3] exists only where the kernel passes it: reading it elsewhere fails to attach. */
+	state = targ_prev_state_arg ? (__u32)ctx[3] : task_state(prev);
+	switch_out(ctx, prev, offcpu_state_class((bool)ctx[0], state), &now, btf);
+	switch_in(next, &now, btf);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(switch_btf)
+{
+	on_switch(ctx, true);
+	return 0;
+}
+
+SEC("raw_tp/sched_switch")
+int BPF_PROG(switch_raw)
+{
+	on_switch(ctx, false);
+	return 0;
+}
+
+/* sched_waking, unlike sched_wakeup, always runs in the waker's context (sched_wakeup may run on
+ * the wakee's CPU from the wake list), so `current` is the waker. */
+static __always_inline void on_waking(void *ctx, struct task_struct *p, bool btf)
+{
+	__u32 pid = btf ? 0 : BPF_CORE_READ(p, pid);
+	struct offcpu_rec *r = rec_lookup(p, pid, btf);
+	__u64 ustack = 0, kstack = 0, id;
+	struct task_struct *cur;
+
+	if (!r || !r->ts || (r->key.flags & OFFCPU_WAKER_SEEN))
+		return;
+	/* From an interrupt, current is only the interrupted task: user space sees the interrupt
+	 * entry in the kernel stack and shows the interrupt, not that task, as the waker. */
+	id = bpf_get_current_pid_tgid();
+	cur = (void *)bpf_get_current_task();
+	if (targ_user_stacks && !(BPF_CORE_READ(cur, flags) & OFFCPU_PF_KTHREAD))
+		capture_user_stack(ctx, id >> 32, &ustack, btf);
+	if (targ_kern_stacks)
+		capture_stack(ctx, 0, &kstack);
+	r->key.waker_user_stack = ustack;
+	r->key.waker_kern_stack = kstack;
+	r->key.waker_tgid = id >> 32;
+	bpf_get_current_comm(r->key.waker_comm, sizeof(r->key.waker_comm));
+	r->key.flags = OFFCPU_WAKER_SEEN;
+	if (ustack)
+		note_process(id >> 32);
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(waking_btf, struct task_struct *p)
+{
+	on_waking(ctx, p, true);
+	return 0;
+}
+
+SEC("raw_tp/sched_waking")
+int BPF_PROG(waking_raw, struct task_struct *p)
+{
+	on_waking(ctx, p, false);
+	return 0;
+}
+
+/* Threads blocked before the run started: counted from the start, with the kernel stack where
+ * they sleep (bpf_get_task_stack); their user stack cannot be read from another task here. */
+static __always_inline void seed_blocked(struct task_struct *t)
+{
+	__u32 tgid = t->tgid, pid = t->pid, class;
+	struct offcpu_rec *r;
+	bool kthread;
+	__u64 kstack = 0;
+
+	/* on_rq: still runnable (about to sleep, or preempted): not blocked. */
+	if (t->on_rq)
+		return;
+	class = offcpu_state_class(0, task_state(t));
+	if (class == OFFCPU_STATE_R || !wanted(tgid, pid, class, t, true, &kthread))
+		return;
+	/* A record means the thread switched out since the probes were attached. */
+	if (bpf_task_storage_get(&recs, t, 0, 0))
+		return;
+	r = bpf_task_storage_get(&recs, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!r) {
+		__sync_fetch_and_add(&recs_lost, 1);
+		return;
+	}
+	if (targ_kern_stacks && capture_task_stack(t, &kstack))
+		return;
+	r->key.base.tgid = tgid;
+	r->key.base.pid = pid;
+	r->key.base.kern_stack = kstack;
+	bpf_probe_read_kernel_str(r->key.base.comm, sizeof(r->key.base.comm), t->comm);
+	r->key.flags = OFFCPU_BEFORE_RUN;
+	r->ts = run_start;
+}
+
+SEC("iter/task")
+int walk_tasks(struct bpf_iter__task *ctx)
+{
+	struct task_struct *t = ctx->task;
+	struct offcpu_rec *r;
+
+	if (!t)
+		return 0;
+	if (iter_phase == 0) {
+		seed_blocked(t);
+		return 0;
+	}
+	r = bpf_task_storage_get(&recs, t, 0, 0);
+	if (r && r->ts)
+		bpf_seq_write(ctx->meta->seq, r, sizeof(*r));
+	return 0;
+}
+
+/* `-- COMMAND` follows the processes the command forks, as perf record does.  Not follow.bpf.c:
+ * that one fills a hash map, and this filter is a bitmap, checked on every context switch. */
+static __always_inline void follow_fork(struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	__u32 word = ctgid / 64;
+	__u64 bit = 1ULL << (ctgid % 64), *w;
+
+	if (!targ_follow_forks || ptgid == ctgid || !bit_test(&tgids, ptgid))
+		return;
+	/* Only the fork that creates a PID sets its bit, so an atomic add of a clear bit is an
+	 * atomic or (which clang 14's default BPF target lacks). */
+	w = bpf_map_lookup_elem(&tgids, &word);
+	if (w && !(*w & bit))
+		__sync_fetch_and_add(w, bit);
+}
+
+/* After exec the mappings are new: have user space capture them again. */
+SEC("raw_tp/sched_process_exec")
+int forget_exec(void *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	bpf_map_delete_elem(&seen_procs, &tgid);
+	unwind_forget_process(tgid);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(fork_btf, struct task_struct *parent, struct task_struct *child)
+{
+	follow_fork(parent, child);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(fork_raw, struct task_struct *parent, struct task_struct *child)
+{
+	follow_fork(parent, child);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

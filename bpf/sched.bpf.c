@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Per-task scheduler statistics, the table of `perf sched latency` computed in the kernel:
+ * on-CPU time, switches, and run-queue delays (total, count, maximum and when it ended).
+ *
+ * Each task's working state and statistics live in task storage (tp_btf flavour) or in a hash
+ * keyed by TID (raw_tp flavour, for kernels without tp_btf or task storage).  A task that exits
+ * is copied into `stats` at its final switch-out; the live ones are copied by the task iterator
+ * when user space reads the results. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "errno.bpf.h"
+#include "schedlat.h"
+#include "schedtp.bpf.h"
+
+/* Which of `tasks` / `tasks_hash` the iterator reads: the flavour the loader chose. */
+const volatile bool targ_task_storage = true;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sched_task);
+} tasks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct sched_task);
+} tasks_hash SEC(".maps");
+
+/* Preallocated: the exit copy happens in sched_switch, under the run-queue lock. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384); /* --max-tasks */
+	__type(key, struct sched_key);
+	__type(value, struct sched_row_raw);
+} stats SEC(".maps");
+
+__u64 lost[SCHED_LOST_REASONS];
+
+static __always_inline void count_lost(enum sched_lost why)
+{
+	if (why < SCHED_LOST_REASONS)
+		__sync_fetch_and_add(&lost[why], 1);
+}
+
+static __always_inline struct sched_task *task_get(struct task_struct *t, bool btf)
+{
+	struct sched_task zero = {}, *st;
+	__u32 pid;
+	int err;
+
+	if (btf) {
+		st = bpf_task_storage_get(&tasks, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!st)
+			count_lost(SCHED_LOST_TASKS);
+		return st;
+	}
+	pid = task_pid(t, btf);
+	st = bpf_map_lookup_elem(&tasks_hash, &pid);
+	if (st)
+		return st;
+	err = bpf_map_update_elem(&tasks_hash, &pid, &zero, BPF_NOEXIST);
+	if (err && err != -EEXIST) {
+		count_lost(SCHED_LOST_TASKS);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&tasks_hash, &pid);
+}
+
+/* Copies a task's statistics into `stats`, plus the runtime of a run still in progress. */
+static __always_inline void save_row(struct task_struct *t, const struct sched_task *st,
+				     __u64 running_ns)
+{
+	struct sched_row_raw row = {};
+	struct sched_key key = {};
+
+	key.pid = BPF_CORE_READ(t, pid);
+	key.start_ns = BPF_CORE_READ(t, start_time);
+	row.s = st->s;
+	row.s.runtime_ns += running_ns;
+	row.tgid = BPF_CORE_READ(t, tgid);
+	row.pid = key.pid;
+	BPF_CORE_READ_STR_INTO(&row.comm, t, comm);
+	if (bpf_map_update_elem(&stats, &key, &row, BPF_ANY))
+		count_lost(SCHED_LOST_STATS_FULL);
+}
+
+/* Same rule as runqlat (and the kernel's run_delay): queued from the first wakeup, not when
+ * woken on a CPU. */
+static __always_inline int on_wakeup(struct task_struct *p, bool btf)
+{
+	struct sched_task *st;
+
+	if (!wanted(p, btf) || task_on_cpu(p, btf))
+		return 0;
+	st = task_get(p, btf);
+	if (st && !st->queued_ts)
+		st->queued_ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+static __always_inline int on_switch(unsigned long long *ctx, struct task_struct *prev,
+				     struct task_struct *next, bool btf)
+{
+	bool want_prev = wanted(prev, btf), want_next = wanted(next, btf);
+	struct sched_task *st;
+	__u32 state, pid;
+	__u64 now, d;
+
+	if (!want_prev && !want_next)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (want_prev && (st = task_get(prev, btf))) {
+		if (st->oncpu_ts && now > st->oncpu_ts)
+			st->s.runtime_ns += now - st->oncpu_ts;
+		st->oncpu_ts = 0;
+		st->s.switches++;
+		state = switch_prev_state(ctx, prev);
+		if (state == TASK_RUNNING) {
+			st->queued_ts = now;
+		} else if (state & TASK_DEAD) {
+			/* its last switch: keep the statistics of a task that exits */
+			save_row(prev, st, 0);
+			if (!btf) {
+				pid = task_pid(prev, btf);
+				bpf_map_delete_elem(&tasks_hash, &pid);
+			}
+		}
+	}
+	if (want_next && (st = task_get(next, btf))) {
+		if (st->queued_ts && now > st->queued_ts) {
+			d = now - st->queued_ts;
+			st->s.delay_ns += d;
+			st->s.delays++;
+			if (d > st->s.max_delay_ns) {
+				st->s.max_delay_ns = d;
+				st->s.max_delay_at = now;
+			}
+		}
+		st->queued_ts = 0;
+		st->oncpu_ts = now;
+	}
+	return 0;
+}
+
+SCHEDTP_PROGRAMS(on_switch, on_wakeup)
+
+/* Run by user space before attaching: every task of interest gets its storage in process
+ * context, not on the hot path where a burst of first events (a signal waking all threads of a
+ * process, with interrupts off) can outrun the allocator's per-CPU cache and lose events. */
+SEC("iter/task")
+int prefill(struct bpf_iter__task *ctx)
+{
+	struct task_struct *t = ctx->task;
+
+	if (t && wanted(t, true) && !bpf_task_storage_get(&tasks, t, 0,
+							   BPF_LOCAL_STORAGE_GET_F_CREATE))
+		count_lost(SCHED_LOST_PREFILL);
+	return 0;
+}
+
+/* Run by user space at the end: copies every live task's statistics into `stats`. */
+SEC("iter/task")
+int dump_tasks(struct bpf_iter__task *ctx)
+{
+	struct task_struct *t = ctx->task;
+	struct sched_task *st;
+	__u64 running = 0, now;
+	__u32 pid;
+
+	if (!t)
+		return 0;
+	if (targ_task_storage) {
+		st = bpf_task_storage_get(&tasks, t, 0, 0);
+	} else {
+		pid = t->pid;
+		st = bpf_map_lookup_elem(&tasks_hash, &pid);
+	}
+	if (!st)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (st->oncpu_ts && task_on_cpu(t, true) && now > st->oncpu_ts)
+		running = now - st->oncpu_ts;
+	save_row(t, st, running);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,527 @@
+/* In-kernel user-stack unwinding from call-frame tables (x86-64).
+ *
+ * User space (user/unwind.c) loads, per process, its executable mappings (`unwind_procs`) and,
+ * per mapped file, a sorted table of rows built from .eh_frame/.debug_frame (`unwind_rows`,
+ * partitioned by `unwind_tables`).  From a task's user registers the walk repeats: find the
+ * mapping of the PC, binary-search its file's row, compute the CFA, read the return address
+ * at CFA - 8 and the caller's frame pointer where the row says, move to the caller.  Code
+ * without a table (JIT, stripped files, tables still loading) takes a frame-pointer step with
+ * --unwind auto, and ends the stack with --unwind eh, which never guesses.
+ *
+ * Verifier budget: one frame is a global (separately verified) function, unwind_step(), so the
+ * frame loop costs the verifier a few instructions per iteration on any kernel with global
+ * functions (5.6+) and needs neither bpf_loop nor tail calls.
+ *
+ * Users: include after stacks.bpf.h; call unwind_ctx_user_stack() (perf_event, kprobe and uprobe
+ * programs) or unwind_current_user_stack() (tracepoints, e.g. at sched_switch) instead of
+ * capture_stack(BPF_F_USER_STACK); call unwind_forget_process() on exec (exits are handled
+ * here, by unwind_exit). */
+#ifndef BPFPROF_UNWIND_BPF_H
+#define BPFPROF_UNWIND_BPF_H
+#include "errno.bpf.h"
+#include "stacks.bpf.h"
+#include "unwind.h"
+
+/* Settings, fixed before load. */
+const volatile __u32 targ_unwind = UNWIND_FP;
+const volatile bool targ_unwind_task_regs = true; /* bpf_task_pt_regs() exists (5.15+) */
+
+/* Rows of every loaded table; user space writes them through mmap. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1); /* --unwind-mem, set by the loader */
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct unw_row);
+} unwind_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, UNWIND_MAX_TABLES);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct unw_table);
+} unwind_tables SEC(".maps");
+
+/* Allocated as processes are seen, not up front: 8 KB each. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct unw_proc);
+} unwind_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} unwind_events SEC(".maps");
+
+/* The walk in progress (struct unw_walk), per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct unw_walk);
+} walks SEC(".maps");
+
+/* Rows recently found, per CPU: hot code returns to the same addresses sample after sample, and a
+ * hit saves the binary search.  A row is a pure function of (file, offset), so entries stay right
+ * when tables are evicted and reloaded (table ids are never reused for another file). */
+#define UNWIND_ROW_CACHE 1024
+struct unw_cached_row {
+	__u64 tag; /* (table << 32 | offset) + 1; 0: empty */
+	struct unw_row row;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, UNWIND_ROW_CACHE);
+	__type(key, __u32);
+	__type(value, struct unw_cached_row);
+} unwind_row_cache SEC(".maps");
+
+/* Ignore the table's last_used updates finer than this: they would bounce its cache line. */
+#define UNWIND_TOUCH_NS 100000000ULL
+/* At most one mapping refresh per process per second: garbage return addresses miss every time. */
+#define UNWIND_REFRESH_NS 1000000000ULL
+/* User-space addresses end below this on x86-64 (47-bit, or 56-bit with 5-level paging). */
+#define UNWIND_USER_MAX 0x00ffffffffffffffULL
+
+static __always_inline void unwind_count(struct unw_walk *s, enum unw_stat what)
+{
+	if (what < UNW_STAT_NR)
+		s->stats[what]++;
+}
+
+static __always_inline int unwind_request(struct unw_walk *s, __u32 type, __u32 table)
+{
+	struct unw_event *e = bpf_ringbuf_reserve(&unwind_events, sizeof(*e), 0);
+
+	if (!e) {
+		unwind_count(s, UNW_STAT_REQ_LOST);
+		return -ENOSPC;
+	}
+	e->type = type;
+	e->tgid = s->tgid;
+	e->table = table;
+	e->pad = 0;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* Finds the mapping of the walked process holding pc (the last one starting at or below it, if
+ * it ends above) and copies it to the walk state, where the next frames, often in the same file,
+ * find it without a search.  Returns 0, or 1 when no mapping holds pc.  The search reads the
+ * whole padded array (unused entries start at ~0) in a fixed number of halvings, so the index is
+ * a constant on each of the verifier's 256 paths; and as a global function it is verified once,
+ * apart from its callers. */
+__noinline int unwind_find_mapping(__u64 pc)
+{
+	struct unw_proc *proc;
+	struct unw_walk *s;
+	__u32 zero = 0, idx = 0;
+
+	s = bpf_map_lookup_elem(&walks, &zero);
+	if (!s)
+		return 1;
+	proc = bpf_map_lookup_elem(&unwind_procs, &s->tgid);
+	if (!proc)
+		return 1;
+#pragma unroll
+	for (__u32 step = UNWIND_MAX_MAPPINGS / 2; step; step /= 2) {
+		if (proc->maps[idx + step - 1].start <= pc)
+			idx += step;
+	}
+	if (idx == 0 || pc >= proc->maps[(idx - 1) & (UNWIND_MAX_MAPPINGS - 1)].end) {
+		/* new code since the snapshot (dlopen), or a garbage return address */
+		if (s->now - proc->refresh_ns >= UNWIND_REFRESH_NS) {
+			proc->refresh_ns = s->now;
+			unwind_request(s, UNW_EV_REFRESH_PROC, 0);
+		}
+		return 1;
+	}
+	s->map = proc->maps[(idx - 1) & (UNWIND_MAX_MAPPINGS - 1)];
+	return 0;
+}
+
+/* Index in `unwind_rows` of the row describing file offset off in rows[first .. first + count)
+ * (the search cfi_find() does), or -1.  Global, like unwind_find_mapping(). */
+__noinline int unwind_find_row(__u32 first, __u32 count, __u64 off)
+{
+	__u32 base = first, len = count, half, idx;
+	struct unw_row *r;
+
+	if (off > 0xffffffffULL || count == 0 || count > UNWIND_MAX_TABLE_ROWS)
+		return -1;
+	/* the lengths halve the same way whichever half is kept: the verifier's paths merge */
+	for (int i = 0; i < UNWIND_ROW_SEARCH; i++) {
+		if (len <= 1)
+			break;
+		half = len / 2;
+		idx = base + half;
+		r = bpf_map_lookup_elem(&unwind_rows, &idx);
+		if (!r)
+			return -1;
+		if (r->pc <= off)
+			base = idx;
+		len -= half;
+	}
+	r = bpf_map_lookup_elem(&unwind_rows, &base);
+	if (!r || r->pc > off)
+		return -1;
+	return base;
+}
+
+/* Moves to the caller through the frame pointer: [FP] = caller's FP, [FP + 8] = return address. */
+static __always_inline int unwind_fp_step(struct unw_walk *s, enum unw_stat why)
+{
+	__u64 frame[2];
+
+	if (s->bp == 0) {
+		unwind_count(s, UNW_STAT_END_OK); /* _start and clone clear RBP: the chain's end */
+		return 1;
+	}
+	if (s->bp < s->sp || s->bp > UNWIND_USER_MAX) {
+		unwind_count(s, UNW_STAT_END_BAD_FRAME);
+		return 1;
+	}
+	if (bpf_probe_read_user(frame, sizeof(frame), (void *)s->bp)) {
+		unwind_count(s, UNW_STAT_END_READ);
+		return 1;
+	}
+	unwind_count(s, why);
+	s->sp = s->bp + 16;
+	s->bp = frame[0];
+	s->ip = frame[1];
+	if (s->ip == 0) {
+		unwind_count(s, UNW_STAT_END_OK);
+		return 1;
+	}
+	return 0;
+}
+
+/* Code without CFI: --unwind auto trusts its frame pointer, --unwind eh ends the stack there. */
+static __always_inline int unwind_no_cfi(struct unw_walk *s)
+{
+	if (targ_unwind == UNWIND_AUTO)
+		return unwind_fp_step(s, UNW_STAT_FRAMES_FP);
+	unwind_count(s, UNW_STAT_END_NO_CFI);
+	return 1;
+}
+
+/* Moves to the caller by a table row. */
+static __always_inline int unwind_eh_step(struct unw_walk *s, const struct unw_row *row)
+{
+	__u64 cfa, ra, saved[2], bp = s->bp;
+	__s64 off = (__s64)row->cfa_off * 8;
+
+	switch (UNW_ROW_CFA(row->type)) {
+	case UNW_CFA_SP:
+		cfa = s->sp + off;
+		break;
+	case UNW_CFA_FP:
+		cfa = s->bp + off;
+		break;
+	case UNW_CFA_PLT:
+		cfa = s->sp + 8 + ((s->ip & 15) >= (__u64)row->cfa_off ? 8 : 0);
+		break;
+	case UNW_CFA_DEREF_FP:
+		if (bpf_probe_read_user(&cfa, sizeof(cfa), (void *)(s->bp + off))) {
+			unwind_count(s, UNW_STAT_END_READ);
+			return 1;
+		}
+		break;
+	case UNW_CFA_END:
+		unwind_count(s, UNW_STAT_END_OK);
+		return 1;
+	case UNW_CFA_NONE:
+		return unwind_no_cfi(s);
+	default:
+		unwind_count(s, UNW_STAT_END_UNSUPPORTED);
+		return 1;
+	}
+	/* The caller's frame lies above this one: anything else is a wrong rule or a corrupt stack. */
+	if (cfa <= s->sp || cfa > UNWIND_USER_MAX) {
+		unwind_count(s, UNW_STAT_END_BAD_FRAME);
+		return 1;
+	}
+	switch (UNW_ROW_FP(row->type)) {
+	case UNW_FP_SAVED:
+		if (row->fp_off == -2) {
+			/* the common push %rbp right after the call: one read for both */
+			if (bpf_probe_read_user(saved, sizeof(saved), (void *)(cfa - 16))) {
+				unwind_count(s, UNW_STAT_END_READ);
+				return 1;
+			}
+			bp = saved[0];
+			ra = saved[1];
+			goto moved;
+		}
+		if (bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + (__s64)row->fp_off * 8))) {
+			unwind_count(s, UNW_STAT_END_READ);
+			return 1;
+		}
+		break;
+	case UNW_FP_UNDEFINED:
+		bp = 0;
+		break;
+	default:
+		break;
+	}
+	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8))) {
+		unwind_count(s, UNW_STAT_END_READ);
+		return 1;
+	}
+moved:
+	unwind_count(s, UNW_STAT_FRAMES_EH);
+	s->sp = cfa;
+	s->bp = bp;
+	s->ip = ra;
+	if (ra == 0) {
+		unwind_count(s, UNW_STAT_END_OK);
+		return 1;
+	}
+	return 0;
+}
+
+/* Records the current frame and moves to its caller.  Returns 0 to go on, 1 when the walk ended
+ * (the reason counted).  Global, hence verified once, whatever the number of frames. */
+__noinline int unwind_step(__u32 depth)
+{
+	__u32 zero = 0, first, count, idx, slot;
+	struct unw_cached_row *cached;
+	struct unw_mapping *m;
+	struct unw_walk *s;
+	struct stack_trace *st;
+	struct unw_table *t;
+	struct unw_row *row;
+	__u64 lookup, loc, off, tag;
+	int i;
+
+	s = bpf_map_lookup_elem(&walks, &zero);
+	st = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!s || !st)
+		return 1;
+	st->ips[depth & MAX_STACK_DEPTH] = s->ip;
+	s->nr = depth + 1;
+	if (s->nr >= targ_max_stack) {
+		unwind_count(s, UNW_STAT_END_MAX_DEPTH);
+		return 1;
+	}
+	/* a return address follows its call, which may be a function's last instruction */
+	lookup = depth ? s->ip - 1 : s->ip;
+
+	m = &s->map;
+	if ((lookup < m->start || lookup >= m->end) && unwind_find_mapping(lookup)) {
+		unwind_count(s, UNW_STAT_END_UNMAPPED);
+		return 1;
+	}
+	if (m->table == UNW_NO_TABLE)
+		return unwind_no_cfi(s);
+	t = bpf_map_lookup_elem(&unwind_tables, &m->table);
+	if (!t)
+		return unwind_no_cfi(s);
+	loc = *(volatile __u64 *)&t->loc;
+	first = UNW_LOC_FIRST(loc);
+	count = UNW_LOC_COUNT(loc);
+	if (count == 0) {
+		if (t->state == UNW_TABLE_NO_CFI)
+			return unwind_no_cfi(s);
+		/* the first sample in this file asks for its table; until it is loaded, auto uses
+		 * the frame pointer and eh ends the stack */
+		if (!t->requested) {
+			t->requested = 1;
+			if (unwind_request(s, UNW_EV_LOAD_TABLE, m->table))
+				t->requested = 0;
+		}
+		if (targ_unwind == UNWIND_AUTO)
+			return unwind_fp_step(s, UNW_STAT_FRAMES_PENDING);
+		unwind_count(s, UNW_STAT_END_PENDING);
+		return 1;
+	}
+	if (s->now - t->last_used > UNWIND_TOUCH_NS)
+		t->last_used = s->now;
+	off = lookup - m->bias;
+	tag = ((__u64)m->table << 32 | (__u32)off) + 1;
+	slot = (tag * 0x9e3779b97f4a7c15ULL) >> 54; /* 10 bits: UNWIND_ROW_CACHE */
+	cached = bpf_map_lookup_elem(&unwind_row_cache, &slot);
+	if (cached && cached->tag == tag && off <= 0xffffffffULL)
+		return unwind_eh_step(s, &cached->row);
+	i = unwind_find_row(first, count, off);
+	idx = i;
+	row = i >= 0 ? bpf_map_lookup_elem(&unwind_rows, &idx) : NULL;
+	if (!row)
+		return unwind_no_cfi(s);
+	if (cached) {
+		cached->row = *row;
+		cached->tag = tag;
+	}
+	return unwind_eh_step(s, row);
+}
+
+/* Processes user space has seen (seen_procs) but holds no mapping list for (it exited and its pid
+ * came back, or it is a kernel thread): when the walk last asked for a fresh snapshot. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u64);
+} unwind_asked SEC(".maps");
+
+/* Steps from the registers in `walks` until the stack ends.  Global, like unwind_step(): the
+ * program that calls it is verified with one path through it, not one per frame. */
+__noinline int unwind_walk(__u32 unused)
+{
+	for (__u32 i = 0; i < MAX_STACK_DEPTH; i++) {
+		if (unwind_step(i))
+			break;
+	}
+	return 0;
+}
+
+/* The process's mapping list; without one, asks user space (at most once a second) when
+ * note_process() will not. */
+static __always_inline struct unw_proc *unwind_proc_of(struct unw_walk *s, __u32 tgid)
+{
+	struct unw_proc *proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	__u64 now, *asked;
+
+	if (proc || !bpf_map_lookup_elem(&seen_procs, &tgid))
+		return proc;
+	now = bpf_ktime_get_ns();
+	asked = bpf_map_lookup_elem(&unwind_asked, &tgid);
+	if (asked && now - *asked < UNWIND_REFRESH_NS)
+		return NULL;
+	bpf_map_update_elem(&unwind_asked, &tgid, &now, BPF_ANY);
+	s->tgid = tgid;
+	unwind_request(s, UNW_EV_REFRESH_PROC, 0);
+	return NULL;
+}
+
+/* After exec or exit the mappings are gone: forget the list (note_process or the walk asks for
+ * the next one).  Users call it from their exec hook. */
+static __always_inline void unwind_forget_process(__u32 tgid)
+{
+	if (targ_unwind != UNWIND_FP)
+		bpf_map_delete_elem(&unwind_procs, &tgid);
+}
+
+/* A process's mappings die with it, and its pid may come back as another program.  Part of every
+ * object that includes the unwinder (raw_tp: no kernel BTF needed). */
+SEC("raw_tp/sched_process_exit")
+int unwind_exit(void *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	/* the thread group leader: its exit is the one that frees the pid */
+	if ((__u32)id == id >> 32)
+		unwind_forget_process(id >> 32);
+	return 0;
+}
+
+/* Fills stack_scratch with the user stack of the current task (process tgid), walked from its
+ * registers; a process not known yet gets the frame-pointer walk (auto) or just its leaf (eh).
+ * Returns the length of the stack in bytes, or a negative errno, as bpf_get_stack() does. */
+static __always_inline long unwind_fill(void *ctx, struct stack_trace *st, __u32 tgid, __u64 ip,
+					__u64 sp, __u64 bp)
+{
+	struct unw_walk *s;
+	__u32 zero = 0;
+	long len;
+
+	s = bpf_map_lookup_elem(&walks, &zero);
+	if (!s)
+		return -ENOENT;
+	if (ip && unwind_proc_of(s, tgid)) {
+		s->ip = ip;
+		s->sp = sp;
+		s->bp = bp;
+		s->tgid = tgid;
+		s->nr = 0;
+		s->map.start = s->map.end = 0;
+		s->now = bpf_ktime_get_ns();
+		s->stats[UNW_STAT_STACKS]++;
+		unwind_walk(0);
+		/* never above targ_max_stack: the mask bounds it for the verifier */
+		return (s->nr & MAX_STACK_DEPTH) * sizeof(__u64);
+	}
+	/* saved registers without a user ip: a kernel thread, which has no user stack */
+	if (!ip && targ_unwind_task_regs)
+		return 0;
+	/* no user registers (a sample in the kernel, on a kernel without bpf_task_pt_regs), or a
+	 * process not known yet (its first samples): auto walks the frame pointers, eh keeps only
+	 * the leaf rather than guess */
+	s->stats[ip ? UNW_STAT_NO_PROC : UNW_STAT_NO_REGS]++;
+	if (ip && targ_unwind == UNWIND_EH) {
+		st->ips[0] = ip;
+		return sizeof(__u64);
+	}
+	len = bpf_get_stack(ctx, st->ips, targ_max_stack * sizeof(__u64), BPF_F_USER_STACK);
+	return targ_unwind == UNWIND_EH && len > (long)sizeof(__u64) ? sizeof(__u64) : len;
+}
+
+/* x86-64 pt_regs at fixed offsets: its layout is ABI (ptrace's user_regs_struct, perf's
+ * bpf_user_pt_regs_t), and plain offsets keep CO-RE, and so the kernel's BTF, out of the loader. */
+struct unwind_regs {
+	__u64 r15, r14, r13, r12, bp, bx, r11, r10, r9, r8, ax, cx, dx, si, di, orig_ax, ip, cs,
+		flags, sp, ss;
+};
+
+/* Walks the current task's user stack from the given user registers (NULL: the registers it
+ * saved on entering the kernel) and stores it in `stacks`; *id gets its key.  Returns 0 or a
+ * negative errno (loss counted). */
+static __always_inline int unwind_user_stack(void *ctx, __u32 tgid, struct unwind_regs *regs,
+					     __u64 *id)
+{
+	struct unwind_regs saved = {};
+	__u64 ip = 0, sp = 0, bp = 0;
+	struct stack_trace *st;
+	__u32 zero = 0;
+	void *task_regs;
+
+	if (targ_unwind == UNWIND_FP)
+		return capture_stack(ctx, BPF_F_USER_STACK, id);
+	st = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!st)
+		return -ENOENT;
+	/* Each source read apart, its values pinned in registers: one load instruction may not
+	 * serve two kinds of pointer (context, kernel, stack), and the compiler would merge them. */
+	if (regs) {
+		ip = regs->ip;
+		sp = regs->sp;
+		bp = regs->bp;
+		barrier_var(ip);
+		barrier_var(sp);
+		barrier_var(bp);
+	} else if (targ_unwind_task_regs) {
+		task_regs = (void *)bpf_task_pt_regs(bpf_get_current_task_btf());
+		if (task_regs && !bpf_probe_read_kernel(&saved, sizeof(saved), task_regs)) {
+			ip = saved.ip;
+			sp = saved.sp;
+			bp = saved.bp;
+		}
+	}
+	return store_stack(st, unwind_fill(ctx, st, tgid, ip, sp, bp), id);
+}
+
+/* The user stack of the current task from the registers it saved on entering the kernel
+ * (syscall, interrupt, fault): for off-CPU stacks at sched_switch. */
+static __always_inline int unwind_current_user_stack(void *ctx, __u32 tgid, __u64 *id)
+{
+	return unwind_user_stack(ctx, tgid, NULL, id);
+}
+
+/* For programs whose context starts with the interrupted registers (ctx_regs: perf_event,
+ * kprobe, uprobe): those registers when they are user mode, the task's saved user registers
+ * when the kernel was interrupted; for other programs (tracepoints, fentry), always the saved
+ * ones.  ctx_regs must be a constant. */
+static __always_inline int unwind_ctx_user_stack(void *ctx, bool ctx_regs, __u32 tgid, __u64 *id)
+{
+	struct unwind_regs *regs = ctx;
+
+	if (ctx_regs && (regs->cs & 3))
+		return unwind_user_stack(ctx, tgid, regs, id);
+	return unwind_user_stack(ctx, tgid, NULL, id);
+}
+#endif

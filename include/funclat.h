@@ -1,0 +1,37 @@
+/* bpfprof funclat: shared between bpf/funclat.bpf.c and user/funclat.c. */
+#ifndef BPFPROF_FUNCLAT_H
+#define BPFPROF_FUNCLAT_H
+#include "histogram.h"
+
+/* Functions (every glob match) timed in one run: one histogram each. */
+#define FUNCLAT_MAX_FUNCS 1024
+/* Entry timestamps kept per thread and function: recursion deeper than this is counted, not
+ * timed (power of two: BPF masks the index). */
+#define FUNCLAT_MAX_DEPTH 16
+/* log2 uses the first HIST_LOG2_SLOTS, log-linear (at most sub_shift 3) all of them. */
+#define FUNCLAT_SUB_SHIFT_MAX 3
+#define FUNCLAT_SLOTS HIST_LOGLIN_SLOTS(FUNCLAT_SUB_SHIFT_MAX)
+
+/* The call count is the sum of the slots: one atomic add fewer per call. */
+struct funclat_hist {
+	__u64 sum_ns;
+	__u64 slots[FUNCLAT_SLOTS];
+};
+
+/* Per thread and function: the entry times of the calls in progress, innermost last. */
+struct funclat_start_key {
+	__u32 tid;
+	__u32 idx;
+};
+struct funclat_start {
+	__u32 depth;
+	__u32 pad;
+	__u64 ts[FUNCLAT_MAX_DEPTH];
+};
+
+enum funclat_lost {
+	FUNCLAT_LOST_DEPTH,      /* nested deeper than FUNCLAT_MAX_DEPTH */
+	FUNCLAT_LOST_START_FULL, /* the per-thread start table was full */
+	FUNCLAT_LOST_REASONS,
+};
+#endif

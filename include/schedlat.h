@@ -1,0 +1,47 @@
+/* bpfprof sched: what the BPF side (bpf/sched.bpf.c) and the loader (user/sched.c) share.  Not
+ * include/sched.h: that name would hide the C library's <sched.h> (-Iinclude). */
+#ifndef BPFPROF_SCHEDLAT_H
+#define BPFPROF_SCHEDLAT_H
+
+#define SCHED_COMM_LEN 16
+
+/* A task's scheduler statistics over the run, all times from bpf_ktime_get_ns() (CLOCK_MONOTONIC). */
+struct sched_stats {
+	__u64 runtime_ns;   /* on-CPU time, switch-in to switch-out */
+	__u64 switches;     /* times switched out: nvcsw + nivcsw over the run */
+	__u64 delay_ns;     /* total time runnable on a run queue, waiting for a CPU */
+	__u64 delays;       /* number of such waits */
+	__u64 max_delay_ns; /* the longest wait */
+	__u64 max_delay_at; /* when it ended (the task got the CPU) */
+};
+
+/* Per-task working state: task storage (or a hash keyed by TID where the kernel has none). */
+struct sched_task {
+	__u64 queued_ts; /* runnable since, or 0 */
+	__u64 oncpu_ts;  /* on a CPU since, or 0 */
+	struct sched_stats s;
+};
+
+/* Key of the `stats` map: TIDs are reused, so a task is its TID and its start time. */
+struct sched_key {
+	__u32 pid;
+	__u32 __pad;
+	__u64 start_ns;
+};
+
+/* Value of the `stats` map: filled when a task exits and, for the live ones, at the end of the
+ * run by the task iterator. */
+struct sched_row_raw {
+	struct sched_stats s;
+	__u32 tgid;
+	__u32 pid;
+	char comm[SCHED_COMM_LEN];
+};
+
+enum sched_lost {
+	SCHED_LOST_STATS_FULL, /* no room in `stats` for a task */
+	SCHED_LOST_TASKS,      /* events without per-task state (storage or hash full) */
+	SCHED_LOST_PREFILL,    /* tasks left without storage at the start (not events) */
+	SCHED_LOST_REASONS,
+};
+#endif

@@ -1,0 +1,132 @@
+/* In-kernel user-stack unwinding from .eh_frame / .debug_frame (x86-64): the tables user space
+ * builds (user/unwind.c, user/cfi.c) and the BPF unwinder (bpf/unwind.bpf.h) reads. */
+#ifndef BPFPROF_UNWIND_H
+#define BPFPROF_UNWIND_H
+
+/* --unwind: how user stacks are walked. */
+enum unwind_method {
+	UNWIND_FP,   /* the kernel's frame-pointer walk (bpf_get_stack) */
+	UNWIND_EH,   /* call-frame tables only: code without a (loaded) table ends the stack */
+	UNWIND_AUTO, /* call-frame tables where the code has them, frame pointers elsewhere */
+};
+
+/* How a row finds the caller's stack pointer, the CFA (canonical frame address). */
+enum unw_cfa {
+	UNW_CFA_NONE,        /* no CFI covers this code (a gap between FDEs) */
+	UNW_CFA_SP,          /* CFA = SP + 8 * off */
+	UNW_CFA_FP,          /* CFA = FP + 8 * off */
+	UNW_CFA_PLT,         /* CFA = SP + 8 + ((PC & 15) >= off ? 8 : 0): the x86-64 PLT stub expression */
+	UNW_CFA_DEREF_FP,    /* CFA = *(FP + 8 * off): GCC's stack-realignment (DRAP) expression */
+	UNW_CFA_END,         /* return address undefined: the outermost frame (_start, clone) */
+	UNW_CFA_UNSUPPORTED, /* a rule the BPF unwinder does not evaluate: the walk stops there */
+};
+
+/* Where the caller's frame pointer (RBP) is. */
+enum unw_fp_rule {
+	UNW_FP_SAME,      /* unchanged: this code did not touch it */
+	UNW_FP_SAVED,     /* saved at CFA + 8 * fp_off */
+	UNW_FP_UNDEFINED, /* clobbered: the caller's value is lost */
+};
+
+#define UNW_ROW_TYPE(cfa, fp) ((cfa) | (fp) << 4)
+#define UNW_ROW_CFA(type)     ((type) & 0xf)
+#define UNW_ROW_FP(type)      ((type) >> 4)
+
+/* One row of a file's unwind table: the rules for [pc, next row's pc).  The return address is
+ * always at CFA - 8 on x86-64; rows where CFI says otherwise are UNW_CFA_UNSUPPORTED.  8 bytes, so
+ * libc's ~30k rows take ~240 KB. */
+struct unw_row {
+	__u32 pc;      /* file offset of the first instruction the row describes */
+	__s16 cfa_off; /* see enum unw_cfa */
+	__u8 type;     /* UNW_ROW_TYPE(enum unw_cfa, enum unw_fp_rule) */
+	__s8 fp_off;   /* UNW_FP_SAVED: the caller's FP is at CFA + 8 * fp_off */
+};
+
+/* Largest table of one file, in rows: bounds the BPF binary search to UNWIND_ROW_SEARCH steps. */
+#define UNWIND_MAX_TABLE_ROWS (1u << 22)
+#define UNWIND_ROW_SEARCH     23 /* ceil(log2(UNWIND_MAX_TABLE_ROWS + 1)) */
+/* Distinct files (tables) known in a run. */
+#define UNWIND_MAX_TABLES 8192
+
+/* A file's rows are rows[first .. first + count) of the `unwind_rows` array; count 0: not loaded. */
+#define UNW_LOC(first, count) ((__u64)(first) | (__u64)(count) << 32)
+#define UNW_LOC_FIRST(loc)    ((__u32)(loc))
+#define UNW_LOC_COUNT(loc)    ((__u32)((loc) >> 32))
+
+enum unw_table_state {
+	UNW_TABLE_EMPTY,  /* not loaded (never, or evicted): the first sample asks for it */
+	UNW_TABLE_LOADED, /* loc is valid */
+	UNW_TABLE_NO_CFI, /* the file has no usable CFI (stripped, corrupt, unreadable, too large) */
+};
+
+struct unw_table {
+	__u64 loc;       /* UNW_LOC(first, count): one word, so readers never see half an update */
+	__u64 last_used; /* bpf_ktime_get_ns() of the last sample that used it: eviction order */
+	__u32 state;     /* enum unw_table_state */
+	__u32 requested; /* a load request is on its way to user space */
+};
+
+/* An executable mapping of a process.  table is UNW_NO_TABLE for code with no file (JIT). */
+#define UNW_NO_TABLE ((__u32)-1)
+struct unw_mapping {
+	__u64 start, end; /* [start, end) in the process */
+	__u64 bias;       /* file offset = pc - bias */
+	__u32 table;      /* index in the `unwind_tables` array */
+	__u32 pad;
+};
+
+/* Executable mappings of a process, sorted by start; the BPF search reads all UNWIND_MAX_MAPPINGS
+ * entries, so those past nr start (and end) at ~0, and one always does (at most
+ * UNWIND_MAX_MAPPINGS - 1 mappings). */
+#define UNWIND_MAX_MAPPINGS 256
+struct unw_proc {
+	__u32 nr;
+	__u32 pad;
+	__u64 refresh_ns; /* when BPF last asked for a fresh snapshot (a PC outside every mapping) */
+	struct unw_mapping maps[UNWIND_MAX_MAPPINGS];
+};
+
+/* BPF -> user space requests, on the `unwind_events` ring buffer. */
+enum unw_event_type {
+	UNW_EV_LOAD_TABLE,   /* build and load table `table` (a file `tgid` maps) */
+	UNW_EV_REFRESH_PROC, /* `tgid` runs code outside its known mappings (dlopen) */
+};
+struct unw_event {
+	__u32 type;
+	__u32 tgid;
+	__u32 table;
+	__u32 pad;
+};
+
+/* Counters in the BPF object's `unwind_stats` array. */
+enum unw_stat {
+	UNW_STAT_STACKS,       /* user stacks walked with the tables */
+	UNW_STAT_NO_PROC,      /* process mappings not known yet: auto walks frame pointers, eh
+				* keeps the leaf */
+	UNW_STAT_NO_REGS,      /* stacks walked by frame pointers: no user registers (a sample in
+				* the kernel, on a kernel without bpf_task_pt_regs) */
+	UNW_STAT_FRAMES_EH,    /* frames unwound from a table row */
+	UNW_STAT_FRAMES_FP,    /* frames unwound by frame pointer: code without CFI (auto) */
+	UNW_STAT_FRAMES_PENDING, /* frames unwound by frame pointer: their table was still loading (auto) */
+	UNW_STAT_END_OK,       /* walks that reached the outermost frame */
+	UNW_STAT_END_NO_CFI,   /* --unwind eh: stopped at code without CFI */
+	UNW_STAT_END_PENDING,  /* --unwind eh: stopped at code whose table was still loading */
+	UNW_STAT_END_UNSUPPORTED, /* stopped at a CFI rule the unwinder does not evaluate */
+	UNW_STAT_END_READ,     /* stopped: the stack could not be read */
+	UNW_STAT_END_BAD_FRAME, /* stopped: the computed frame does not lie above the current one */
+	UNW_STAT_END_UNMAPPED, /* stopped: a PC outside every known mapping */
+	UNW_STAT_END_MAX_DEPTH, /* stopped at --max-stack */
+	UNW_STAT_REQ_LOST,     /* load requests lost (ring buffer full); retried later */
+	UNW_STAT_NR,
+};
+
+/* The walk in progress and the counters, per CPU (the `walks` map): no atomics per frame. */
+struct unw_walk {
+	__u64 ip, sp, bp;
+	__u64 now;
+	__u32 tgid;
+	__u32 nr;               /* frames recorded in stack_scratch */
+	struct unw_mapping map; /* the mapping of the last frame: the next is often in it too */
+	__u64 stats[UNW_STAT_NR];
+};
+#endif

@@ -1,0 +1,99 @@
+# Helpers for the scheduler tests (test_runqlat.sh, test_sched.sh): the run-queue contention
+# workload, the kernel's own per-thread accounting, and runs bracketed so that bpfprof and the
+# kernel's counters cover exactly the same interval.  Source after lib.sh.
+
+# start_runq OUTFILE ARGS...: starts tests/workloads/runq in the background and prints its pid
+# once every thread is named and pinned.
+start_runq() {
+	local out=$1; shift
+	"$WL/runq" "$@" >"$out" &
+	wait_for_line "$out" '^ready' || return 1
+	awk '/^ready/ { print $2; exit }' "$out"
+}
+
+# all_stopped PID: every thread of PID is in state T (stopped by SIGSTOP).
+all_stopped() {
+	local st
+	for st in /proc/"$1"/task/*/stat; do
+		# the state follows the ")" closing the comm, which may contain spaces
+		[ "$(sed 's/.*) //' "$st" | cut -d' ' -f1)" = T ] || return 1
+	done
+}
+
+# stop_all PID: SIGSTOP, then wait until no thread runs or waits on a run queue any more.
+stop_all() {
+	local i
+	kill -STOP "$1" || return 1
+	for ((i = 0; i < 1000; i++)); do
+		all_stopped "$1" && return 0
+		sleep 0.01
+	done
+	return 1
+}
+
+# thread_stats PID: one line per thread, sorted by TID:
+#   TID COMM EXEC_NS RUN_DELAY_NS PCOUNT NR_SWITCHES
+# from /proc/PID/task/TID/schedstat (on-CPU time, time waiting on a run queue, times run:
+# CONFIG_SCHED_INFO) and nr_switches from .../sched (nvcsw + nivcsw), or the voluntary and
+# involuntary ctxt_switches of .../status where there is no sched file.
+thread_stats() {
+	local t tid sw
+	for t in /proc/"$1"/task/*; do
+		tid=${t##*/}
+		if [ -r "$t/sched" ]; then
+			sw=$(awk '$1 == "nr_switches" { print $3 }' "$t/sched")
+		else
+			sw=$(awk '/ctxt_switches/ { s += $2 } END { print s }' "$t/status")
+		fi
+		echo "$tid $(tr ' ' _ <"$t/comm") $(cat "$t/schedstat") $sw"
+	done | sort -n
+}
+
+# stats_delta BEFORE AFTER: per thread present in both, "TID COMM EXEC RUN_DELAY PCOUNT SWITCHES"
+# as differences.
+stats_delta() {
+	join "$1" "$2" | awk '{ print $1, $2, $8 - $3, $9 - $4, $10 - $5, $11 - $6 }'
+}
+
+# bracket PID SECONDS OUT S0 S1 -- BPFPROF-ARGS...
+# Runs bpfprof over an interval that the kernel's counters cover exactly: with every thread of
+# PID stopped (nothing of it running or waiting on a run queue), read the counters into S0,
+# start bpfprof and wait until it has attached ("Tracing" on its stdout), let the workload run
+# SECONDS, stop it again, read S1, then end bpfprof with SIGINT.  Every run-queue wait of the
+# workload then starts and ends inside the traced interval: the SIGCONT wakeup starts the first,
+# and the SIGSTOP ends the last (a waiting thread must run to stop).  Returns bpfprof's status.
+bracket() {
+	local pid=$1 secs=$2 out=$3 s0=$4 s1=$5 bp rc; shift 6
+	stop_all "$pid" || return 90
+	thread_stats "$pid" >"$s0"
+	rm -f "$out"
+	"$BPFPROF" "$@" >"$out" 2>"$out.err" &
+	bp=$!
+	if ! wait_for_line "$out" '^Tracing'; then
+		kill -INT "$bp" 2>/dev/null; wait "$bp"; kill -CONT "$pid"
+		return 91
+	fi
+	kill -CONT "$pid"
+	sleep "$secs"
+	stop_all "$pid" || { kill -INT "$bp"; wait "$bp"; return 92; }
+	thread_stats "$pid" >"$s1"
+	kill -INT "$bp"
+	wait "$bp"; rc=$?
+	kill -CONT "$pid"
+	return $rc
+}
+
+# expect_usage_error NAME MESSAGE-REGEX -- ARGS...: like expect_one_error, for mistakes answered
+# with a "bpfprof: ..." line and then the usage: exit status 2.
+expect_usage_error() {
+	local name=$1 msg=$2; shift 3
+	local out rc
+	out=$(timeout 30 "$BPFPROF" "$@" 2>&1 >/dev/null); rc=$?
+	if [ "$rc" -ne 2 ]; then
+		fail "$name" "exit status $rc for: bpfprof $*"
+	elif ! head -n 1 <<<"$out" | grep -Eq "^bpfprof: .*$msg" || ! grep -q '^Usage:' <<<"$out"; then
+		fail "$name" "message '$out' does not match '$msg' and the usage"
+	else
+		ok "$name"
+	fi
+}

@@ -1,0 +1,135 @@
+#!/bin/bash
+# In-kernel unwinding from .eh_frame (--unwind eh|auto): full user stacks for code without frame
+# pointers, through Debian's libc and libstdc++, and frame-pointer fallback for broken CFI.
+. "$(dirname "$0")/lib.sh"
+need_root "unwind integration" || exit 0
+
+F=499
+# share NUMERATOR DENOMINATOR -> percent
+share() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%d", b ? 100 * a / b : 0 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { print (b ? a / b : 0) }'; }
+FULL='_start;__libc_start_main[^;]*;__libc_start_call_main;main;driver'
+
+# 1. hotcold with and without frame pointers: eh and auto give the whole stack, from _start through
+#    libc to spin, and the 2:1 split.
+for m in eh auto; do
+	for b in hotcold hotcold_nofp; do
+		"$BPFPROF" profile -F $F -f -U --unwind $m -- "$WL/$b" 2 >"$TMP/$b.$m" 2>"$TMP/$b.$m.err"; rc=$?
+		check "$b --unwind $m: exits 0" test "$rc" -eq 0
+		a=$(folded_sum "$TMP/$b.$m" "^$b;$FULL;hot_a;spin ")
+		c=$(folded_sum "$TMP/$b.$m" "^$b;$FULL;hot_b;spin ")
+		all=$(folded_sum "$TMP/$b.$m" "^$b;")
+		echo "# $b $m: hot_a=$a hot_b=$c all=$all"
+		check "$b --unwind $m: full stack _start..main;driver;hot_a;spin" test "$a" -gt 0
+		check "$b --unwind $m: full stack _start..main;driver;hot_b;spin" test "$c" -gt 0
+		check "$b --unwind $m: hot_a:hot_b is 2:1 within 25%" within "$(ratio "$a" "$c")" 2 0.25
+		# only samples taken before the tables loaded may fall short
+		check "$b --unwind $m: at least 80% of stacks complete" test "$(share $((a + c)) "$all")" -ge 80
+	done
+done
+
+# 2. The frame-pointer walk on the same binaries: complete for the frame-pointer build (both
+#    methods agree on main;driver;hot_X;spin), only the leaf without frame pointers.
+"$BPFPROF" profile -F $F -f -U --unwind fp -- "$WL/hotcold" 1 >"$TMP/hc.fp" 2>/dev/null
+"$BPFPROF" profile -F $F -f -U --unwind fp -- "$WL/hotcold_nofp" 1 >"$TMP/nofp.fp" 2>/dev/null
+check "fp and eh agree on the frame-pointer build" \
+	test "$(folded_sum "$TMP/hc.fp" ';main;driver;hot_a;spin ')" -gt 0
+check "fp walk loses the callers without frame pointers (the premise)" \
+	test "$(folded_sum "$TMP/nofp.fp" ';driver;')" -eq 0
+
+# 3. A frame-pointer program spending its time in libc's memset (no frame pointer): the
+#    frame-pointer walk skips the caller, auto keeps main -> filler -> memset.
+"$BPFPROF" profile -F $F -f -U --unwind fp -- "$WL/inlibc" memset 1 >"$TMP/lc.fp" 2>"$TMP/lc.fp.err" ||
+	echo "# fp run failed: $(cat "$TMP/lc.fp.err")"
+"$BPFPROF" profile -F $F -f -U --unwind auto -- "$WL/inlibc" memset 1 >"$TMP/lc.auto" 2>"$TMP/lc.auto.err" ||
+	echo "# auto run failed: $(cat "$TMP/lc.auto.err")"
+fp_all=$(folded_sum "$TMP/lc.fp" '^inlibc;')
+fp_kept=$(folded_sum "$TMP/lc.fp" 'filler;__mem[a-z0-9_]*set')
+auto_full=$(folded_sum "$TMP/lc.auto" '_start;.*;main;filler;__mem[a-z0-9_]*set')
+auto_all=$(folded_sum "$TMP/lc.auto" 'memset')
+echo "# memset: fp filler;memset=$fp_kept of $fp_all samples, auto main;filler;memset=$auto_full of $auto_all"
+check "fp walk: filler never above libc's memset (the premise)" test "$fp_all" -gt 0 -a "$fp_kept" -eq 0
+check "auto: main;filler;memset for at least 80% of memset samples" \
+	test "$(share "$auto_full" "$auto_all")" -ge 80
+
+# 4. C++ without frame pointers through libstdc++: thread start in libstdc++, std::sort, and a
+#    comparator hashing through libstdc++'s _Hash_bytes.
+"$BPFPROF" profile -F $F -f -U --unwind auto -- "$WL/cppsort" 1.5 >"$TMP/cpp.auto" 2>/dev/null
+cpp_full=$(folded_sum "$TMP/cpp.auto" \
+	'clone3;start_thread;[^;]*;std::thread::_State_impl.*;sorter\(double\);void std::sort<.*;by_hash\(.*std::_Hash_bytes\(')
+cpp_hash=$(folded_sum "$TMP/cpp.auto" 'std::_Hash_bytes\(')
+echo "# cppsort: complete stacks through libstdc++ $cpp_full of $cpp_hash in _Hash_bytes"
+check "C++: clone3..libstdc++..sorter;std::sort..by_hash..std::_Hash_bytes" test "$cpp_full" -gt 0
+check "C++: at least 80% of _Hash_bytes stacks complete" test "$(share "$cpp_full" "$cpp_hash")" -ge 80
+
+# 5. Samples that interrupted the kernel: user registers saved at the syscall.
+"$BPFPROF" profile -F $F -f --annotate --unwind auto -- "$WL/syscalls" read 1 >"$TMP/sc.auto" 2>/dev/null
+k=$(folded_sum "$TMP/sc.auto" '^syscalls;_start;.*;main;read_devzero;raw_syscall3;.*_\[k\]')
+echo "# syscall samples with a complete user stack under kernel frames: $k"
+check "kernel-mode samples: complete user stack from the saved registers" test "$k" -gt 0
+
+# 6. Report header: the method and what the unwinder did.
+"$BPFPROF" profile -F $F --unwind eh -v -- "$WL/hotcold_nofp" 1 >"$TMP/rep.eh" 2>"$TMP/rep.eh.err"
+check "report header: # Call graph: eh" grep -q "^# Call graph: eh$" "$TMP/rep.eh"
+check "report header: unwind statistics" grep -Eq "^# [0-9]+ stacks walked, [0-9]+ frames: " "$TMP/rep.eh"
+check "-v: unwind table memory" grep -Eq "unwind tables: [0-9]+ of 16384 KB used by [0-9]+ tables" "$TMP/rep.eh.err"
+"$BPFPROF" profile -F $F --unwind fp -- "$WL/hotcold" 0.5 >"$TMP/rep.fp" 2>/dev/null
+check "report header: # Call graph: fp" grep -q "^# Call graph: fp$" "$TMP/rep.fp"
+
+# 7. Bad input: corrupt or missing .eh_frame falls back to frame pointers (auto) with the reason
+#    reported, and never yields a wrong frame (eh stops at the leaf).
+cp "$WL/hotcold" "$TMP/hc_corrupt"
+eh_off=$(readelf -SW "$TMP/hc_corrupt" | sed -n 's/.*\] \.eh_frame  *PROGBITS  *[0-9a-f]*  *\([0-9a-f]*\) .*/\1/p')
+printf '\xf0\xff\xff\x7f' | dd of="$TMP/hc_corrupt" bs=1 seek=$((16#$eh_off)) conv=notrunc 2>/dev/null
+cp "$WL/hotcold" "$TMP/hc_stripped"
+objcopy --remove-section=.eh_frame --remove-section=.eh_frame_hdr "$TMP/hc_stripped" 2>/dev/null
+for bad in hc_corrupt hc_stripped; do
+	"$BPFPROF" profile -F $F -f -U --unwind auto -- "$TMP/$bad" 1 >"$TMP/$bad.auto" 2>"$TMP/$bad.err"; rc=$?
+	check "$bad: auto exits 0" test "$rc" -eq 0
+	check "$bad: auto falls back to frame pointers (main;driver;hot_a;spin)" \
+		test "$(folded_sum "$TMP/$bad.auto" ";main;driver;hot_a;spin ")" -gt 0
+	check "$bad: the reason is reported" grep -Eq "no CFI in: $bad \((corrupt \.eh_frame|no \.eh_frame)" "$TMP/$bad.err"
+	"$BPFPROF" profile -F $F -f -U --unwind eh -- "$TMP/$bad" 1 >"$TMP/$bad.eh" 2>/dev/null
+	# no made-up frames: nothing unresolved, and spin either alone or under its true callers
+	# (complete stacks come from samples taken before the tables loaded, by frame pointer)
+	wrong=$(grep "^$bad;" "$TMP/$bad.eh" | grep -E '\[unknown\]|;spin[; ]' |
+		grep -Ev "^$bad;(spin|.*;main;driver;hot_[ab];spin) [0-9]+$")
+	[ -n "$wrong" ] && echo "# unexpected: $wrong"
+	check "$bad: eh stops instead of guessing" test -z "$wrong"
+	check "$bad: eh ends most stacks at the leaf (no CFI)" \
+		test "$(share "$(folded_sum "$TMP/$bad.eh" "^$bad;spin ")" "$(folded_sum "$TMP/$bad.eh" "^$bad;")")" -ge 80
+done
+check "corrupt .eh_frame: reason names the corruption" grep -q "corrupt .eh_frame" "$TMP/hc_corrupt.err"
+
+# 8. A syscall event through libc's wrapper (no frame pointer): the frame-pointer walk skips
+#    sleeper_a, the tables keep main -> sleeper_a -> nanosleep -> clock_nanosleep.
+"$BPFPROF" profile -f -U --unwind fp -e sys:clock_nanosleep -- "$WL/inlibc" sleep 0.5 >"$TMP/ns.fp" 2>/dev/null
+"$BPFPROF" profile -f -U --unwind auto -e sys:clock_nanosleep -- "$WL/inlibc" sleep 0.5 >"$TMP/ns.auto" 2>/dev/null
+ns_all=$(folded_sum "$TMP/ns.auto" 'clock_nanosleep')
+ns_full=$(folded_sum "$TMP/ns.auto" ';main;sleeper_a;[^;]*nanosleep[^;]*;clock_nanosleep[^;]* ')
+echo "# clock_nanosleep: fp with sleeper_a $(folded_sum "$TMP/ns.fp" 'sleeper_a') of $(folded_sum "$TMP/ns.fp" 'clock_nanosleep'), auto $ns_full of $ns_all"
+check "-e sys:clock_nanosleep, fp: sleeper_a lost (the premise)" \
+	test "$(folded_sum "$TMP/ns.fp" 'clock_nanosleep')" -gt 0 -a "$(folded_sum "$TMP/ns.fp" 'sleeper_a')" -eq 0
+check "-e sys:clock_nanosleep, auto: main;sleeper_a;nanosleep;clock_nanosleep" \
+	test "$(share "$ns_full" "$ns_all")" -ge 80
+
+# 9. Off-CPU: the sleep through libc attributed to main -> sleeper_a -> clock_nanosleep, from
+#    the registers the task saved at the syscall (tp_btf, and the raw_tp fallback).
+"$BPFPROF" offcpu -f -U --unwind fp -- "$WL/inlibc" sleep 1 >"$TMP/off.fp" 2>/dev/null
+fp_sleep=$(folded_sum "$TMP/off.fp" 'clock_nanosleep')
+check "offcpu --unwind fp: sleeper_a lost above libc (the premise)" \
+	test "$fp_sleep" -gt 0 -a "$(folded_sum "$TMP/off.fp" 'sleeper_a')" -eq 0
+for raw in "" 1; do
+	n="offcpu --unwind auto${raw:+ (raw_tp)}"
+	BPFPROF_FORCE_RAW_TP=$raw "$BPFPROF" offcpu -f -U --unwind auto -- "$WL/inlibc" sleep 1 \
+		>"$TMP/off.auto" 2>"$TMP/off.err"; rc=$?
+	check "$n: exits 0" test "$rc" -eq 0
+	all=$(folded_sum "$TMP/off.auto" '^inlibc;.*clock_nanosleep')
+	full=$(folded_sum "$TMP/off.auto" '^inlibc;_start;.*;main;sleeper_a;[^;]*nanosleep[^;]*;clock_nanosleep[^;]* ')
+	echo "# $n: $full of $all us under main;sleeper_a;nanosleep;clock_nanosleep"
+	check "$n: main;sleeper_a;nanosleep;clock_nanosleep for at least 80% of the time" \
+		test "$(share "$full" "$all")" -ge 80
+done
+"$BPFPROF" offcpu --unwind eh -- "$WL/inlibc" sleep 0.5 >"$TMP/off.rep" 2>/dev/null
+check "offcpu report header: # Call graph: eh" grep -q "^# Call graph: eh$" "$TMP/off.rep"
+check "offcpu report header: unwind statistics" grep -Eq "^# [0-9]+ stacks walked" "$TMP/off.rep"

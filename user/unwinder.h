@@ -1,0 +1,124 @@
+/* User side of the in-kernel unwinder (bpf/unwind.bpf.h): keeps each sampled process's list of
+ * executable mappings in the kernel, and builds (user/cfi.c) and loads the unwind table of a
+ * mapped file when the BPF side first meets it, within a memory budget: the least recently used
+ * tables are evicted.  Tables are per file (device + inode) and shared by every process. */
+#ifndef BPFPROF_UNWINDER_H
+#define BPFPROF_UNWINDER_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <linux/types.h>
+#include <bpf/libbpf.h>
+#include "unwind.h"
+
+#define UNWIND_DEFAULT_MEM_MB 16
+/* The tables and the BPF walk know x86-64's registers and ABI only. */
+#if defined(__x86_64__)
+#define UNWIND_DEFAULT_METHOD UNWIND_AUTO
+#else
+#define UNWIND_DEFAULT_METHOD UNWIND_FP
+#endif
+
+/* The options every stack-collecting command takes, for its usage text. */
+#define UNWIND_USAGE                                                                          \
+"      --unwind METHOD      user stacks: fp (frame pointers), eh (.eh_frame tables in the\n" \
+"                           kernel), auto (default: tables where the code has them)\n"       \
+"      --unwind-mem MB      memory for unwind tables (default 16)\n"
+
+/* "fp", "eh", "auto" -> method.  0 or -EINVAL. */
+int unwind_parse_method(const char *s, enum unwind_method *out);
+/* --unwind and --unwind-mem arguments; print the error.  0 or -EINVAL. */
+int unwind_opt_method(const char *arg, enum unwind_method *out);
+int unwind_opt_mem(const char *arg, __u64 *mb);
+/* "fp", "eh", "auto". */
+const char *unwind_method_name(enum unwind_method m);
+
+/* The unwinder's maps in a skeleton: UNWIND_BPF_MAPS(skel). */
+struct unwind_bpf {
+	struct bpf_map *rows, *tables, *procs, *walks, *events;
+};
+#define UNWIND_BPF_MAPS(skel)                                                                \
+	((struct unwind_bpf){ (skel)->maps.unwind_rows, (skel)->maps.unwind_tables,          \
+			      (skel)->maps.unwind_procs, (skel)->maps.walks,                 \
+			      (skel)->maps.unwind_events })
+
+/* Between open and load: sizes the maps for method m and a row budget of mem_bytes (maps shrink
+ * to nothing for fp).  *task_regs tells whether the kernel has bpf_task_pt_regs() (the
+ * targ_unwind_task_regs setting).  Returns 0 or -EINVAL (budget too small or too large). */
+int unwind_bpf_configure(const struct unwind_bpf *ub, enum unwind_method m, __u64 mem_bytes,
+			 bool *task_regs);
+/* The same, and the settings in the skeleton's read-only data. */
+#define UNWIND_CONFIGURE(skel, method, mem_mb)                                                \
+	do {                                                                                  \
+		struct unwind_bpf ub_ = UNWIND_BPF_MAPS(skel);                                \
+		bool task_regs_;                                                              \
+                                                                                              \
+		(skel)->rodata->targ_unwind = (method);                                       \
+		unwind_bpf_configure(&ub_, (method), (__u64)(mem_mb) << 20, &task_regs_);     \
+		(skel)->rodata->targ_unwind_task_regs = task_regs_;                           \
+	} while (0)
+
+struct unwinder;
+struct syms_cache;
+
+/* After load: maps the row and table arrays.  The syms_cache provides the process mappings (and
+ * the open files behind them) and must outlive the unwinder; m is the method the BPF side was
+ * configured with.  NULL with errno set on error. */
+struct unwinder *unwinder__new(const struct unwind_bpf *ub, struct syms_cache *sc,
+			       enum unwind_method m);
+/* Same without BPF (unit tests): tables in memory, room for nr_rows rows. */
+struct unwinder *unwinder__new_mem(struct syms_cache *sc, __u32 nr_rows);
+
+/* Loads (or replaces) the mapping list of a process, as syms_cache__snapshot() last saw it:
+ * call it right after the snapshot.  Returns 0, -ENOENT (unknown process) or -errno. */
+int unwinder__add_process(struct unwinder *u, __u32 tgid);
+
+/* Handles one request from the BPF side (struct unw_event): builds and loads a table, or
+ * refreshes a process's mappings.  A ring_buffer_sample_fn; ctx is the unwinder. */
+int unwinder__handle_event(void *ctx, void *data, size_t size);
+
+/* After load, what a stack-collecting command needs: with method m other than fp, an unwinder
+ * on the skeleton's maps (*u; NULL for fp), and the ring buffer to poll: proc_events (struct
+ * proc_seen_event: the symbolizer's snapshot, then the process's mappings for the unwinder) and
+ * the unwinder's requests.  NULL with errno set, the error printed. */
+struct ring_buffer *unwind_start(const struct unwind_bpf *ub, int proc_events_fd,
+				 struct syms_cache *sc, enum unwind_method m, struct unwinder **u);
+
+/* The unwinder's summary line (unwinder__summary(); empty without an unwinder) into buf, also on
+ * stderr with folded output when a file had no usable CFI, or with -v. */
+void unwind_summary_line(const struct unwinder *u, bool folded, char *buf, size_t size);
+
+/* Builds and loads table `id` now (what a UNW_EV_LOAD_TABLE request does), evicting the least
+ * recently used tables when the budget is full.  Returns 0 or a negative errno (the table is
+ * then marked as having no usable CFI). */
+int unwinder__load_table(struct unwinder *u, __u32 id);
+
+/* ---- inspection: tests, -v, the report ---- */
+/* The table id of the file (dev, ino), or -ENOENT. */
+int unwinder__table_of(const struct unwinder *u, __u64 dev, __u64 ino);
+/* The table descriptors and the rows array (what the BPF side reads). */
+const struct unw_table *unwinder__table(const struct unwinder *u, __u32 id);
+const struct unw_row *unwinder__rows(const struct unwinder *u);
+/* In-memory unwinders only: the mapping list last loaded for tgid, or NULL. */
+const struct unw_proc *unwinder__proc(const struct unwinder *u, __u32 tgid);
+/* Marks a table used at time ns (what the BPF side does on every sample that uses it). */
+void unwinder__touch(struct unwinder *u, __u32 id, __u64 ns);
+
+struct unwind_usage {
+	__u64 rows_used, rows_cap;  /* rows of loaded tables / room in the budget */
+	__u32 tables_loaded, tables_no_cfi, files;
+	__u64 loads, evictions;
+	__u32 procs;
+	__u64 stats[UNW_STAT_NR];   /* the BPF side's counters, summed over CPUs */
+};
+void unwinder__usage(const struct unwinder *u, struct unwind_usage *out);
+
+/* One line for the report header and stderr: how frames were unwound and why walks ended early
+ * ("eh 97.5% of frames, fp 2.5%; ended early: no CFI 3, read fault 1; no CFI in: libfoo.so
+ * (corrupt .eh_frame ...)").  Empty when nothing was unwound. */
+void unwinder__summary(const struct unwinder *u, char *buf, size_t size);
+/* With -v: memory use and every file whose table could not be built, and why. */
+void unwinder__print_usage(const struct unwinder *u, FILE *out);
+
+void unwinder__free(struct unwinder *u);
+#endif
