@@ -167,6 +167,8 @@ int heatmap_run_write(struct heatmap_run *hr, struct bpf_map *heat, __u64 end_ns
 	d.unit = unit;
 	for (size_t i = 0; i < (size_t)d.cols * HEATMAP_ROWS; i++)
 		total += d.counts[i];
+	p_info("heat map: %u columns of %g s, %zu bytes read from the kernel", d.cols,
+	       hr->cfg.interval_ns / 1e9, (size_t)d.cols * HEATMAP_ROWS * sizeof(__u64));
 	snprintf(subtitle, sizeof(subtitle), "%llu in %u columns of %g s, time from the start of %s",
 		 (unsigned long long)total, d.cols, hr->cfg.interval_ns / 1e9,
 		 hr->started ? "tracing" : "bpfprof");
