@@ -8,4 +8,5 @@ int cmd_funclat(int argc, char **argv);
 int cmd_count(int argc, char **argv);
 int cmd_runqlat(int argc, char **argv);
 int cmd_sched(int argc, char **argv);
+int cmd_biolat(int argc, char **argv);
 #endif

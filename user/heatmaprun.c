@@ -67,37 +67,85 @@ int heatmap_run_configure(struct heatmap_run *hr, struct bpf_map *heat, volatile
 	return 0;
 }
 
-static int write_one(const char *path, const struct heatmap_data *d, bool svg, const char *title,
-		     const char *subtitle)
+static int open_one(const char *path, struct outfile *of)
+{
+	int err;
+
+	if (!path || of->f)
+		return 0;
+	if (!outfile_open(path, of)) {
+		err = -errno;
+		p_err("cannot write %s: %s", path, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+int heatmap_run_open(struct heatmap_run *hr)
+{
+	int err = open_one(hr->svg_path, &hr->svg);
+
+	err = err ?: open_one(hr->tsv_path, &hr->tsv);
+	if (err)
+		heatmap_run_abort(hr);
+	return err;
+}
+
+void heatmap_run_abort(struct heatmap_run *hr)
+{
+	outfile_abort(&hr->svg);
+	outfile_abort(&hr->tsv);
+}
+
+void heatmap_run_start(struct heatmap_run *hr, volatile __u64 *start_ns)
+{
+	hr->cfg.start_ns = now_ns();
+	*start_ns = hr->cfg.start_ns;
+	hr->started = true;
+}
+
+__u32 heatmap_run_cols(const struct heatmap_cfg *cfg, const __u64 *cells, __u64 end_ns)
+{
+	__u64 run = end_ns > cfg->start_ns ? end_ns - cfg->start_ns : 0;
+	__u64 cols = (run + cfg->interval_ns - 1) / cfg->interval_ns;
+	__u32 c, r;
+
+	if (!cols)
+		cols = 1;
+	if (cols > cfg->cols)
+		cols = cfg->cols;
+	for (c = cfg->cols; c > cols; c--)
+		for (r = 0; r < HEATMAP_ROWS; r++)
+			if (cells[(size_t)(c - 1) * HEATMAP_ROWS + r])
+				return c;
+	return cols;
+}
+
+static int write_one(const char *path, struct outfile *of, const struct heatmap_data *d, bool svg,
+		     const char *title, const char *subtitle)
 {
 	struct heatmap_svg_opts o = { .title = title, .subtitle = subtitle,
 				      .scale = HEATMAP_SCALE_SQRT };
-	struct outfile of;
-	FILE *f;
-	int err;
+	int err = open_one(path, of);
 
-	f = outfile_open(path, &of);
-	if (!f) {
-		err = -errno;
-		p_err("cannot write %s: %s", path, strerror(errno));
+	if (err)
 		return err;
-	}
-	err = svg ? heatmap_write_svg(f, d, &o) : heatmap_write_tsv(f, d);
-	err = err ?: outfile_commit(&of);
+	err = svg ? heatmap_write_svg(of->f, d, &o) : heatmap_write_tsv(of->f, d);
+	err = err ?: outfile_commit(of);
 	if (err) {
-		outfile_abort(&of);
+		outfile_abort(of);
 		p_err("cannot write %s: %s", path, strerror(-err));
 	}
 	return err;
 }
 
-int heatmap_run_write(const struct heatmap_run *hr, struct bpf_map *heat, __u64 end_ns,
+int heatmap_run_write(struct heatmap_run *hr, struct bpf_map *heat, __u64 end_ns,
 		      const char *unit, const char *title)
 {
 	size_t len = (size_t)bpf_map__max_entries(heat) * sizeof(__u64), page = getpagesize();
 	struct heatmap_data d = {};
-	char subtitle[128];
-	__u64 used;
+	char subtitle[160];
+	__u64 total = 0;
 	void *mem;
 	int err = 0;
 
@@ -110,21 +158,24 @@ int heatmap_run_write(const struct heatmap_run *hr, struct bpf_map *heat, __u64 
 		p_err("cannot read the heat map: %s", strerror(-err));
 		return err;
 	}
-	/* the columns the run reached, the last one partly */
-	used = end_ns > hr->cfg.start_ns ? (end_ns - hr->cfg.start_ns) / hr->cfg.interval_ns + 1 : 1;
 	d.counts = mem;
-	d.cols = used < hr->cfg.cols ? used : hr->cfg.cols;
+	d.cols = heatmap_run_cols(&hr->cfg, mem, end_ns);
 	d.rows = hr->cfg.rows;
 	d.row_stride = HEATMAP_ROWS;
 	d.sub_shift = hr->cfg.sub_shift;
 	d.interval_ns = hr->cfg.interval_ns;
 	d.unit = unit;
-	snprintf(subtitle, sizeof(subtitle), "%g s columns, time from the start of bpfprof",
-		 hr->cfg.interval_ns / 1e9);
+	for (size_t i = 0; i < (size_t)d.cols * HEATMAP_ROWS; i++)
+		total += d.counts[i];
+	snprintf(subtitle, sizeof(subtitle), "%llu in %u columns of %g s, time from the start of %s",
+		 (unsigned long long)total, d.cols, hr->cfg.interval_ns / 1e9,
+		 hr->started ? "tracing" : "bpfprof");
 	if (hr->svg_path)
-		err = write_one(hr->svg_path, &d, true, title, subtitle);
+		err = write_one(hr->svg_path, &hr->svg, &d, true, title, subtitle);
 	if (!err && hr->tsv_path)
-		err = write_one(hr->tsv_path, &d, false, title, subtitle);
+		err = write_one(hr->tsv_path, &hr->tsv, &d, false, title, subtitle);
+	if (err)
+		heatmap_run_abort(hr);
 	munmap(mem, len);
 	return err;
 }

@@ -21,6 +21,7 @@ static const struct cmd cmds[] = {
 	{ "count", cmd_count, "count events (tracepoints, functions) in the kernel" },
 	{ "runqlat", cmd_runqlat, "run-queue latency histograms (BCC runqlat, in-kernel)" },
 	{ "sched", cmd_sched, "per-task scheduler latency table (perf sched latency, in-kernel)" },
+	{ "biolat", cmd_biolat, "block I/O latency histograms, percentiles and heat maps" },
 	{ "help", cmd_help, "list the commands" },
 };
 

@@ -1595,3 +1595,52 @@ void probe_links_destroy(struct probe_links *l)
 	free(l->fds);
 	memset(l, 0, sizeof(*l));
 }
+/* Follows typedefs and modifiers (const, volatile...) down to the type they name. */
+static const struct btf_type *skip_mods(const struct btf *btf, __u32 id, __u32 *res_id)
+{
+	const struct btf_type *t = btf__type_by_id(btf, id);
+
+	while (t && (btf_is_mod(t) || btf_is_typedef(t))) {
+		id = t->type;
+		t = btf__type_by_id(btf, id);
+	}
+	if (res_id)
+		*res_id = id;
+	return t;
+}
+
+int btf_tp_arg_index(const struct btf *btf, const char *tp, const char *struct_name)
+{
+	const struct btf_type *t, *target;
+	const struct btf_param *params;
+	char type_name[96];
+	int id, i, vlen;
+
+	if (!btf)
+		return -ENOENT;
+	snprintf(type_name, sizeof(type_name), "btf_trace_%s", tp);
+	id = btf__find_by_name_kind(btf, type_name, BTF_KIND_TYPEDEF);
+	if (id <= 0)
+		return -ENOENT;
+	/* typedef void (*btf_trace_<tp>)(void *__data, proto...) */
+	t = btf__type_by_id(btf, id);
+	t = t ? skip_mods(btf, t->type, NULL) : NULL;
+	if (!t || !btf_is_ptr(t))
+		return -EINVAL;
+	t = skip_mods(btf, t->type, NULL);
+	if (!t || !btf_is_func_proto(t))
+		return -EINVAL;
+	params = btf_params(t);
+	vlen = btf_vlen(t);
+	/* params[0] is the tracepoint's private __data pointer, not one of the program's args */
+	for (i = 1; i < vlen; i++) {
+		t = skip_mods(btf, params[i].type, NULL);
+		if (!t || !btf_is_ptr(t))
+			continue;
+		target = skip_mods(btf, t->type, NULL);
+		if (target && btf_is_struct(target) &&
+		    !strcmp(btf__name_by_offset(btf, target->name_off), struct_name))
+			return i - 1;
+	}
+	return -ENOENT;
+}

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 #include <linux/types.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 /* True when a tp_btf program can attach to raw tracepoint `name` (e.g. "sched_switch"): the
@@ -15,6 +16,14 @@ bool probe_tp_btf(const char *name);
 /* Number of arguments raw tracepoint `name` passes (from its btf_trace_<name> prototype in the
  * kernel's BTF), e.g. to know whether sched_switch has prev_state (5.18+).  -ENOENT without BTF. */
 int probe_tp_nr_args(const char *name);
+
+/* Position (0-based, among the arguments a tp_btf/raw_tp program sees in ctx[]) of the first
+ * argument of tracepoint `tp` that is a pointer to `struct struct_name`, read from the
+ * prototype of BTF typedef btf_trace_<tp>.  Tracepoint prototypes change between kernels (5.11
+ * dropped the request_queue argument of the block_rq_* tracepoints): this finds the argument
+ * wherever it is.  Returns the index, -ENOENT when the typedef or argument is missing, -EINVAL
+ * for a typedef that is not a tracepoint prototype. */
+int btf_tp_arg_index(const struct btf *btf, const char *tp, const char *struct_name);
 
 /* True when fentry programs load on this kernel (BPF trampolines: some kernels or lockdown
  * policies refuse them).  *why gets a one-line reason when false. */

@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Block I/O latency: time each request from issue (or insert, -Q) to completion, keyed by the
+ * request pointer, and count it in the kernel in a latency histogram per (disk, flags), a heat
+ * map cell per (time column, latency row), and optionally a ring-buffer event. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include "biolat.h"
+#include "heatmap.bpf.h"
+
+/* Settings, fixed before load. */
+const volatile bool targ_queued = false;      /* -Q: from insert, not issue */
+const volatile bool targ_per_disk = false;    /* -D */
+const volatile bool targ_per_flags = false;   /* -F */
+const volatile bool filter_dev = false;       /* -d */
+const volatile __u32 targ_dev = 0;
+const volatile bool filter_tgid = false;      /* -p */
+const volatile __u32 targ_tgid = 0;
+/* ctx[] index of the struct request * argument: user space reads it from the tracepoints' BTF
+ * prototypes, since 5.11 (a54895fa "block: remove the request_queue to argument request based
+ * tracepoints") dropped the request_queue that came first in block_rq_insert/issue/merge. */
+const volatile __u32 targ_rq_arg = 0;
+const volatile __u32 targ_complete_rq_arg = 0;
+const volatile __u64 targ_unit_ns = 1000;     /* usecs, or msecs with -m */
+const volatile __u32 targ_hist_kind = BIOLAT_HIST_LOG2;
+const volatile __u32 targ_sub_shift = 0;      /* BIOLAT_HIST_LOGLIN */
+const volatile __u64 targ_step = 1;           /* BIOLAT_HIST_LINEAR, in units */
+const volatile __u32 targ_nr_slots = HIST_LOG2_SLOTS;
+const volatile bool targ_events = false;
+const volatile bool targ_reuse = false;       /* keep `start` entries: see below */
+
+__u64 lost[BIOLAT_LOST_REASONS];
+
+/* Requests by address: their start time and what the histogram key needs.  Request structs are
+ * preallocated per tag set and reused, so with targ_reuse (the loader sized the map for every
+ * request of every disk) an entry is kept and rewritten in place for the request's next I/O:
+ * a lookup and a few stores instead of a locked insert and delete per I/O. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384); /* set by the loader */
+	__type(key, __u64);
+	__type(value, struct biolat_start);
+} start SEC(".maps");
+
+/* The histograms live in an inner map that user space swaps for an empty one at each interval:
+ * the map-in-map update waits for running programs (synchronize_rcu), so the old map can then
+ * be read whole, with no count lost or split between intervals.  Per-CPU, so the hot path has no
+ * atomic instruction; the value size, (1 + slots) * 8, is set by the loader. */
+struct hists_inner {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 1024);
+	__uint(key_size, sizeof(struct biolat_key));
+	__uint(value_size, BIOLAT_VALUE_SIZE(HIST_LOG2_SLOTS));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct hists_inner);
+} hists SEC(".maps");
+
+/* A zeroed histogram value to create new keys from (the stack is too small for one). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, BIOLAT_VALUE_SIZE(HIST_LOG2_SLOTS));
+} zero_hist SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096); /* set by the loader with --events */
+} events SEC(".maps");
+
+/* 5.17 f3fa33acca9f "block: remove the ->rq_disk field in struct request": the disk is now
+ * rq->q->disk. */
+struct request___old {
+	struct gendisk *rq_disk;
+} __attribute__((preserve_access_index));
+
+static __always_inline void count_lost(enum biolat_lost why)
+{
+	__sync_fetch_and_add(&lost[why], 1);
+}
+
+static __always_inline struct request *rq_arg(__u64 *ctx, __u32 idx)
+{
+	/* idx is a load-time constant: the verifier follows one branch only, so a kernel whose
+	 * tracepoint has a single argument never sees ctx[1] read */
+	if (idx == 1)
+		return (struct request *)ctx[1];
+	return (struct request *)ctx[0];
+}
+
+/* The disk's dev_t.  btf: rq came from a tp_btf argument, a typed pointer the verifier lets us
+ * follow with plain loads (made fault-safe), several times cheaper than the helper calls
+ * BPF_CORE_READ makes, which raw_tp needs. */
+static __always_inline __u32 rq_dev(struct request *rq, bool btf)
+{
+	struct request___old *old = (void *)rq;
+	struct gendisk *disk;
+
+	if (btf) {
+		if (bpf_core_field_exists(old->rq_disk))
+			disk = old->rq_disk;
+		else
+			disk = rq->q->disk;
+		if (!disk)
+			return 0;
+		return ((__u32)disk->major << BIOLAT_MINORBITS) | (__u32)disk->first_minor;
+	}
+	if (bpf_core_field_exists(old->rq_disk))
+		disk = BPF_CORE_READ(old, rq_disk);
+	else
+		disk = BPF_CORE_READ(rq, q, disk);
+	if (!disk)
+		return 0;
+	return ((__u32)BPF_CORE_READ(disk, major) << BIOLAT_MINORBITS) |
+	       (__u32)BPF_CORE_READ(disk, first_minor);
+}
+
+/* Fills the key parts of *val from rq; false when -d excludes the request. */
+static __always_inline bool describe(struct request *rq, struct biolat_start *val, bool btf)
+{
+	if (filter_dev || targ_per_disk) {
+		val->dev = rq_dev(rq, btf);
+		if (filter_dev && val->dev != targ_dev)
+			return false;
+	}
+	if (targ_per_flags)
+		val->cmd_flags = btf ? rq->cmd_flags : BPF_CORE_READ(rq, cmd_flags);
+	return true;
+}
+
+/* Stores *val for rq: in place when the request's entry exists, else as a new entry. */
+static __always_inline void store(__u64 key, struct biolat_start *sv, struct biolat_start *val)
+{
+	if (sv) {
+		sv->dev = val->dev;
+		sv->cmd_flags = val->cmd_flags;
+		sv->tgid = val->tgid;
+		sv->ts = val->ts;
+		sv->state = val->state;
+		return;
+	}
+	if (bpf_map_update_elem(&start, &key, val, BPF_ANY))
+		count_lost(BIOLAT_LOST_START_FULL);
+}
+
+/* Done with rq's entry: kept for the address's next request, or deleted. */
+static __always_inline void release(__u64 key, struct biolat_start *sv)
+{
+	if (targ_reuse)
+		sv->state = RQ_FREE;
+	else
+		bpf_map_delete_elem(&start, &key);
+}
+
+/* Starts timing rq now, as *val says; when -d excludes it, forgets the entry its address had,
+ * which must not time this I/O. */
+static __always_inline void track(struct request *rq, __u64 key, struct biolat_start *sv,
+				  struct biolat_start *val, bool btf)
+{
+	if (!describe(rq, val, btf)) {
+		if (sv)
+			release(key, sv);
+		return;
+	}
+	val->ts = bpf_ktime_get_ns();
+	store(key, sv, val);
+}
+
+/* block_rq_insert (attached with -Q or -p): the request enters the I/O scheduler or a
+ * dispatch list, still in the context of the task that submitted it. */
+static __always_inline int on_insert(struct request *rq, bool btf)
+{
+	struct biolat_start *sv, val = { .state = RQ_QUEUED };
+	__u64 key = (__u64)rq;
+
+	sv = bpf_map_lookup_elem(&start, &key);
+	/* a requeued request keeps its submitter and the time it was first queued */
+	if (sv && sv->state == RQ_REQUEUED) {
+		sv->state = RQ_QUEUED;
+		return 0;
+	}
+	if (sv && sv->state == RQ_ISSUED)
+		count_lost(BIOLAT_LOST_NO_COMPLETION);
+	val.tgid = bpf_get_current_pid_tgid() >> 32;
+	track(rq, key, sv, &val, btf);
+	return 0;
+}
+
+/* block_rq_issue: the driver gets the request.  A request that went through insert keeps the
+ * submitter recorded there (dispatch may run in a kworker or another task); one issued directly
+ * (no scheduler, blk_mq_try_issue_directly) is issued by its submitter, so current is right. */
+static __always_inline int on_issue(struct request *rq, bool btf)
+{
+	struct biolat_start *sv, val = { .state = RQ_ISSUED };
+	__u64 key = (__u64)rq;
+
+	sv = bpf_map_lookup_elem(&start, &key);
+	if (sv && (sv->state == RQ_QUEUED || sv->state == RQ_REQUEUED)) {
+		if (filter_tgid && sv->tgid != targ_tgid) {
+			release(key, sv);
+			return 0;
+		}
+		if (!targ_queued)
+			sv->ts = bpf_ktime_get_ns();
+		sv->state = RQ_ISSUED;
+		return 0;
+	}
+	/* the previous request at this address was issued and never seen completing: on some
+	 * kernels block_rq_complete occasionally reaches perf's probe but no BPF program */
+	if (sv && sv->state == RQ_ISSUED)
+		count_lost(BIOLAT_LOST_NO_COMPLETION);
+	if (filter_tgid) {
+		val.tgid = bpf_get_current_pid_tgid() >> 32;
+		if (val.tgid != targ_tgid) {
+			if (sv)
+				release(key, sv);
+			return 0;
+		}
+	}
+	track(rq, key, sv, &val, btf);
+	return 0;
+}
+
+/* block_rq_requeue: the driver could not take the request; it is issued again later (through
+ * insert, when attached), and that issue is not a new I/O. */
+static __always_inline int on_requeue(struct request *rq, bool btf)
+{
+	__u64 key = (__u64)rq;
+	struct biolat_start *sv = bpf_map_lookup_elem(&start, &key);
+
+	if (sv && sv->state == RQ_ISSUED)
+		sv->state = RQ_REQUEUED;
+	return 0;
+}
+
+/* block_rq_merge: rq is merged into another request and freed without completing; forget it,
+ * or a later request at the same address, issued directly, would inherit its insert time. */
+static __always_inline int on_merge(struct request *rq, bool btf)
+{
+	__u64 key = (__u64)rq;
+	struct biolat_start *sv = bpf_map_lookup_elem(&start, &key);
+
+	if (sv)
+		release(key, sv);
+	return 0;
+}
+
+static __always_inline __u64 lat_slot(__u64 v)
+{
+	__u64 slot;
+
+	if (targ_hist_kind == BIOLAT_HIST_LINEAR)
+		slot = hist_linear_slot(v, targ_step, targ_nr_slots);
+	else if (targ_hist_kind == BIOLAT_HIST_LOGLIN)
+		slot = hist_loglin_slot(v, targ_sub_shift);
+	else
+		slot = hist_log2_slot(v);
+	/* the loader sizes the value for targ_nr_slots; this bound is what the verifier checks */
+	if (slot >= targ_nr_slots)
+		slot = targ_nr_slots - 1;
+	return slot;
+}
+
+static __always_inline void count_hist(struct biolat_key *key, __u64 lat_ns, __u64 lat)
+{
+	__u32 zero = 0;
+	__u64 *v, slot;
+	void *inner, *zv;
+
+	inner = bpf_map_lookup_elem(&hists, &zero);
+	if (!inner)
+		return;
+	v = bpf_map_lookup_elem(inner, key);
+	if (!v) {
+		zv = bpf_map_lookup_elem(&zero_hist, &zero);
+		if (!zv)
+			return;
+		bpf_map_update_elem(inner, key, zv, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(inner, key);
+		if (!v) {
+			count_lost(BIOLAT_LOST_HISTS_FULL);
+			return;
+		}
+	}
+	slot = lat_slot(lat);
+	/* per-CPU value, and the kernel never nests a program inside itself on one CPU */
+	v[BIOLAT_VAL_SUM] += lat_ns;
+	v[BIOLAT_VAL_SLOT0 + slot] += 1;
+}
+
+static __always_inline int on_complete(struct request *rq, bool btf)
+{
+	struct biolat_key hkey = {};
+	struct biolat_event *e;
+	struct biolat_start *sv;
+	__u64 key = (__u64)rq, now, lat_ns, lat;
+
+	sv = bpf_map_lookup_elem(&start, &key);
+	if (!sv)
+		return 0; /* issued before the run started, or filtered out */
+	if (sv->state != RQ_ISSUED) {
+		/* ended without being issued (a failed dispatch), or completed already */
+		if (sv->state != RQ_FREE)
+			release(key, sv);
+		return 0;
+	}
+	now = bpf_ktime_get_ns();
+	lat_ns = now > sv->ts ? now - sv->ts : 0;
+	if (targ_per_disk)
+		hkey.dev = sv->dev;
+	if (targ_per_flags)
+		hkey.cmd_flags = sv->cmd_flags;
+	release(key, sv);
+
+	lat = lat_ns / targ_unit_ns;
+	count_hist(&hkey, lat_ns, lat);
+	heatmap_add(now, lat);
+	if (targ_events) {
+		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+		if (!e) {
+			count_lost(BIOLAT_LOST_EVENTS);
+			return 0;
+		}
+		e->ts_ns = now;
+		e->lat_ns = lat_ns;
+		/* user space drains on a timer: no wakeup per I/O */
+		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	}
+	return 0;
+}
+
+/* One tp_btf program and its raw_tp fallback per tracepoint; the loader keeps one of the two.
+ * The btf flag lets the tp_btf one read through typed pointers. */
+#define BLOCK_RQ_PROGS(tp, name, handler, arg)				\
+	SEC("tp_btf/" #tp)						\
+	int name##_btf(__u64 *ctx)					\
+	{								\
+		return handler(rq_arg(ctx, arg), true);			\
+	}								\
+	SEC("raw_tp/" #tp)						\
+	int name##_raw(__u64 *ctx)					\
+	{								\
+		return handler(rq_arg(ctx, arg), false);		\
+	}
+
+BLOCK_RQ_PROGS(block_rq_insert, insert, on_insert, targ_rq_arg)
+BLOCK_RQ_PROGS(block_rq_issue, issue, on_issue, targ_rq_arg)
+BLOCK_RQ_PROGS(block_rq_requeue, requeue, on_requeue, targ_rq_arg)
+BLOCK_RQ_PROGS(block_rq_merge, merge, on_merge, targ_rq_arg)
+/* block_rq_complete(struct request *rq, blk_status_t error, unsigned int nr_bytes) */
+BLOCK_RQ_PROGS(block_rq_complete, complete, on_complete, targ_complete_rq_arg)
+
+char LICENSE[] SEC("license") = "GPL";

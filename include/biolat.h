@@ -1,0 +1,61 @@
+/* bpfprof biolat: shared between bpf/biolat.bpf.c and user/biolat.c. */
+#ifndef BPFPROF_BIOLAT_H
+#define BPFPROF_BIOLAT_H
+#include "histogram.h"
+
+/* Histogram layouts (the BPF side's targ_hist_kind); user/hist.h's enum hist_kind in user space. */
+#define BIOLAT_HIST_LOG2 0
+#define BIOLAT_HIST_LOGLIN 1
+#define BIOLAT_HIST_LINEAR 2
+
+#define BIOLAT_LINEAR_SLOTS_DEFAULT 100
+#define BIOLAT_LINEAR_SLOTS_MAX 1000
+/* Slots of the largest layout: --loglin 5 covers every 64-bit value in 1920 slots. */
+#define BIOLAT_MAX_SLOTS HIST_LOGLIN_MAX_SLOTS
+
+/* A histogram value in the `hists` maps is an array of __u64: the sum of the latencies in ns,
+ * then one count per slot, so its size is (1 + slots) * 8 bytes, set by the loader. */
+#define BIOLAT_VAL_SUM 0
+#define BIOLAT_VAL_SLOT0 1
+#define BIOLAT_VALUE_SIZE(nr_slots) ((1 + (nr_slots)) * 8)
+
+/* What histograms are split by: dev with -D, cmd_flags with -F, 0 otherwise. */
+struct biolat_key {
+	__u32 dev;       /* the kernel's dev_t of the whole disk: major << 20 | first_minor */
+	__u32 cmd_flags; /* struct request's cmd_flags: operation in the low bits, flags above */
+};
+
+#define BIOLAT_MINORBITS 20
+
+/* A request in the `start` map (key: its address). */
+enum biolat_rq_state {
+	RQ_FREE,     /* completed, merged away, or filtered out */
+	RQ_QUEUED,   /* inserted (-Q/-p), not issued yet */
+	RQ_ISSUED,   /* timed, waiting for completion */
+	RQ_REQUEUED, /* sent back by the driver: will be inserted and issued again */
+};
+
+struct biolat_start {
+	__u64 ts;        /* issue time, or insert time with -Q */
+	__u32 dev;
+	__u32 cmd_flags;
+	__u32 tgid;      /* the submitter (-p) */
+	__u32 state;     /* enum biolat_rq_state */
+};
+
+/* One completed request, for --events. */
+struct biolat_event {
+	__u64 ts_ns;  /* bpf_ktime_get_ns() at completion */
+	__u64 lat_ns; /* issue (or insert, -Q) to completion */
+};
+
+/* Why a completed request is missing from the output; indexes the `lost` counters. */
+enum biolat_lost {
+	BIOLAT_LOST_START_FULL,   /* the in-flight request map was full at insert/issue */
+	BIOLAT_LOST_HISTS_FULL,   /* no room for a new histogram (-D/-F key) */
+	BIOLAT_LOST_EVENTS,       /* the --events ring buffer was full */
+	BIOLAT_LOST_NO_COMPLETION, /* issued, and its address issued again with no completion seen */
+	BIOLAT_LOST_REASONS,
+};
+
+#endif
