@@ -260,6 +260,7 @@ int child_start(struct child *c, char **argv)
 	c->err_fd = errp[0];
 	return 0;
 fail:
+	p_err("cannot start '%s': %s", argv[0], strerror(-err));
 	for (int i = 0; i < 2; i++) {
 		if (gate[i] >= 0)
 			close(gate[i]);

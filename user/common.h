@@ -52,6 +52,7 @@ struct child {
 	int status;
 	bool exited;
 };
+/* Forks the child, held before exec.  0, or -errno with the message printed. */
 int child_start(struct child *c, char **argv);
 /* Lets the child exec; returns 0, or -errno when exec failed (message printed). */
 int child_release(struct child *c, const char *name);

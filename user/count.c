@@ -310,10 +310,8 @@ int cmd_count(int argc, char **argv)
 		goto cleanup;
 	if (env.command) {
 		err = child_start(&child, env.command);
-		if (err) {
-			p_err("cannot start '%s': %s", env.command[0], strerror(-err));
+		if (err)
 			goto cleanup;
-		}
 	}
 	err = count_bpf__load(skel);
 	if (err) {

@@ -305,10 +305,8 @@ int cmd_funclat(int argc, char **argv)
 		goto cleanup;
 	if (env.command) {
 		err = child_start(&child, env.command);
-		if (err) {
-			p_err("cannot start '%s': %s", env.command[0], strerror(-err));
+		if (err)
 			goto cleanup;
-		}
 	}
 	err = funclat_bpf__load(skel);
 	if (err) {

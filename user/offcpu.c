@@ -527,10 +527,8 @@ int cmd_offcpu(int argc, char **argv)
 	}
 	if (env.so.command) {
 		err = child_start(&child, env.so.command);
-		if (err) {
-			p_err("cannot start '%s': %s", env.so.command[0], strerror(-err));
+		if (err)
 			goto cleanup;
-		}
 	}
 
 	skel = offcpu_bpf__open();

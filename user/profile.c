@@ -496,10 +496,8 @@ int cmd_profile(int argc, char **argv)
 		goto cleanup;
 	if (env.so.command) {
 		err = child_start(&child, env.so.command);
-		if (err) {
-			p_err("cannot start '%s': %s", env.so.command[0], strerror(-err));
+		if (err)
 			goto cleanup;
-		}
 	}
 
 	skel = profile_bpf__open();
