@@ -10,10 +10,12 @@ VMLINUX_DIR := vmlinux/$(ARCH)
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(OUT)/%.bpf.o,$(BPF_SRCS))
 SKELS     := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
-USER_SRCS := $(wildcard user/*.c)
-USER_OBJS := $(patsubst user/%.c,$(OUT)/%.o,$(USER_SRCS))
+# user/main.c and one folder per responsibility (README: Layout); objects mirror it in build/obj.
+USER_SRCS := $(wildcard user/*.c user/*/*.c)
+USER_HDRS := $(wildcard user/*/*.h)
+USER_OBJS := $(patsubst user/%.c,$(OUT)/obj/%.o,$(USER_SRCS))
 # Everything but main(): unit tests link against it.
-LIB_OBJS  := $(filter-out $(OUT)/main.o,$(USER_OBJS))
+LIB_OBJS  := $(filter-out $(OUT)/obj/main.o,$(USER_OBJS))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
@@ -46,7 +48,7 @@ $(OUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.bpf.h) $(wildcard include/*.h) $(VM
 $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
-# Syscall numbers by name for the build's architecture (user/probe.c: syscalls:sys_enter_* on one
+# Syscall numbers by name for the build's architecture (user/probe/: syscalls:sys_enter_* on one
 # raw tracepoint): the kernel has no run-time name -> number map.
 $(OUT)/syscall_nrs.h:
 	@mkdir -p $(@D)
@@ -54,7 +56,7 @@ $(OUT)/syscall_nrs.h:
 		sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9]*\)$$/SYSCALL(\1, \2)/p' | sort > $@.tmp && mv $@.tmp $@
 
 # Every user object may include any skeleton or shared header; rebuilding all of them is cheap.
-$(OUT)/%.o: user/%.c $(wildcard user/*.h) $(wildcard include/*.h) $(SKELS) $(OUT)/syscall_nrs.h
+$(OUT)/obj/%.o: user/%.c $(USER_HDRS) $(wildcard include/*.h) $(SKELS) $(OUT)/syscall_nrs.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 

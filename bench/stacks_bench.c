@@ -6,12 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "common.h"
-#include "flamegraph.h"
-#include "folded.h"
-#include "report.h"
-#include "stackcollect.h"
-#include "syms.h"
+#include "core/common.h"
+#include "out/flamegraph.h"
+#include "out/folded.h"
+#include "out/report.h"
+#include "sym/stackcollect.h"
+#include "sym/syms.h"
 
 #define DEPTH 20
 

@@ -1,8 +1,8 @@
 /* bpfprof: the command table.  Help is generated from it; names match exactly. */
 #include <stdio.h>
 #include <string.h>
-#include "cmds.h"
-#include "common.h"
+#include "cmd/cmds.h"
+#include "core/common.h"
 
 #define BPFPROF_VERSION "0.1"
 

@@ -1,7 +1,7 @@
 /* Option parsing helpers: numbers, durations, id and CPU lists, and their errors. */
 #include <errno.h>
 #include <stdint.h>
-#include "common.h"
+#include "core/common.h"
 #include "test.h"
 
 static void test_parse_u64(void)

@@ -6,7 +6,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "test.h"
-#include "heatmaprun.h"
+#include "core/heatmaprun.h"
 
 #define SEC 1000000000ULL
 

@@ -8,9 +8,9 @@
 #include <unistd.h>
 #include "test.h"
 #include "histogram.h"
-#include "hist.h"
-#include "heatmap.h"
-#include "outfile.h"
+#include "out/hist.h"
+#include "out/heatmap.h"
+#include "out/outfile.h"
 
 static char tmpdir[] = "/tmp/test_hist.XXXXXX";
 

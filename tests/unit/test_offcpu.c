@@ -6,8 +6,8 @@
 #include <string.h>
 #include "test.h"
 #include "offcpu.h"
-#include "folded.h"
-#include "stackcollect.h"
+#include "out/folded.h"
+#include "sym/stackcollect.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define U(n) { .name = (n), .module = "/usr/bin/app" }

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <unistd.h>
 #include "test.h"
-#include "probe.h"
+#include "probe/probe.h"
 
 static struct probe_spec spec;
 static char why[512];

@@ -4,9 +4,9 @@
 #include <errno.h>
 #include <stdint.h>
 #include "test.h"
-#include "hist.h"
+#include "out/hist.h"
 #include "runqlat.h"
-#include "schedtable.h"
+#include "out/schedtable.h"
 
 #define MS 1000000ULL
 

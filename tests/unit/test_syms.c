@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "syms.h"
+#include "sym/syms.h"
 #include "test.h"
 
 static char dir[] = "/tmp/bpfprof-test-syms-XXXXXX";

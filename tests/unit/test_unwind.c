@@ -12,10 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <gelf.h>
-#include "cfi.h"
-#include "syms.h"
+#include "unwind/cfi.h"
+#include "sym/syms.h"
 #include "test.h"
-#include "unwinder.h"
+#include "unwind/unwinder.h"
 
 static char dir[] = "/tmp/test_unwind.XXXXXX";
 static bool have_cc;

@@ -8,10 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 #include "test.h"
-#include "stack.h"
-#include "folded.h"
-#include "report.h"
-#include "flamegraph.h"
+#include "out/stack.h"
+#include "out/folded.h"
+#include "out/report.h"
+#include "out/flamegraph.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define U(n) { .name = (n), .module = "/usr/bin/app" }

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "core/common.h"
+#include "probe/probe.h"
+#include "cmd/schedtp.h"
+
+bool schedtp_use_btf(bool force_raw)
+{
+	static const char *const tps[] = { "sched_switch", "sched_wakeup", "sched_wakeup_new" };
+
+	if (force_raw) {
+		p_info("using raw_tp programs and hash maps (--raw-tp)");
+		return false;
+	}
+	for (size_t i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
+		if (!probe_tp_btf(tps[i])) {
+			p_info("using raw_tp programs and hash maps: this kernel cannot attach tp_btf "
+			       "to %s", tps[i]);
+			return false;
+		}
+	}
+	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) != 1) {
+		p_info("using raw_tp programs and hash maps: this kernel has no task storage maps");
+		return false;
+	}
+	p_info("using tp_btf programs and task storage");
+	return true;
+}
+
+bool schedtp_switch_has_prev_state(void)
+{
+	const struct btf_type *t;
+	struct btf *btf;
+	int id;
+	bool ok = false;
+
+	btf = btf__load_vmlinux_btf();
+	if (!btf)
+		return false;
+	/* typedef void (*btf_trace_sched_switch)(void *, bool, struct task_struct *,
+	 *                                        struct task_struct *, unsigned int); */
+	id = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
+	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	if (t)
+		t = btf__type_by_id(btf, t->type);
+	if (t && btf_is_ptr(t))
+		t = btf__type_by_id(btf, t->type);
+	if (t && btf_is_func_proto(t))
+		ok = btf_vlen(t) >= 5;
+	btf__free(btf);
+	p_info("sched_switch %s prev_state", ok ? "passes" : "does not pass");
+	return ok;
+}
+
+static const char *const prog_names[SCHEDTP_NR_PROGS] = { "switch", "wakeup", "wakeup_new" };
+
+/* obj's program "NAME_btf" or "NAME_raw". */
+static struct bpf_program *flavour_prog(struct bpf_object *obj, int i, bool btf)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "%s_%s", prog_names[i], btf ? "btf" : "raw");
+	return bpf_object__find_program_by_name(obj, name);
+}
+
+static int schedtp_pick(struct bpf_object *obj, bool use_btf)
+{
+	struct bpf_program *btf, *raw;
+
+	for (int i = 0; i < SCHEDTP_NR_PROGS; i++) {
+		btf = flavour_prog(obj, i, true);
+		raw = flavour_prog(obj, i, false);
+		if (!btf || !raw)
+			return -ENOENT;
+		bpf_program__set_autoload(btf, use_btf);
+		bpf_program__set_autoload(raw, !use_btf);
+	}
+	return 0;
+}
+
+int schedtp_configure(struct bpf_object *obj, bool use_btf, struct bpf_map *storage,
+		      struct bpf_map *hash, __u32 hash_entries, struct bpf_program *prefill)
+{
+	int err = schedtp_pick(obj, use_btf);
+
+	err = err ?: bpf_program__set_autoload(prefill, use_btf);
+	if (use_btf) {
+		err = err ?: bpf_map__set_max_entries(hash, 1);
+	} else {
+		err = err ?: bpf_map__set_type(storage, BPF_MAP_TYPE_HASH);
+		err = err ?: bpf_map__set_map_flags(storage, 0);
+		err = err ?: bpf_map__set_max_entries(storage, 1);
+		err = err ?: bpf_map__set_max_entries(hash, hash_entries);
+	}
+	if (err)
+		p_err("cannot configure the BPF object: %s", strerror(-err));
+	return err;
+}
+
+static int schedtp_fill_filters(const struct schedtp_targets *t, struct bpf_map *tgids,
+			 struct bpf_map *pids)
+{
+	__u8 one = 1;
+	int err = 0;
+
+	for (int i = 0; i < t->nr_pids && !err; i++)
+		err = bpf_map__update_elem(tgids, &t->pids[i], 4, &one, 1, BPF_ANY);
+	for (int i = 0; i < t->nr_tids && !err; i++)
+		err = bpf_map__update_elem(pids, &t->tids[i], 4, &one, 1, BPF_ANY);
+	if (err)
+		p_err("cannot set the PID filters: %s", strerror(-err));
+	return err;
+}
+
+bool schedtp_targets_gone(const struct schedtp_targets *t)
+{
+	int i;
+
+	if (!t->nr_pids && !t->nr_tids)
+		return false;
+	for (i = 0; i < t->nr_pids; i++)
+		if (process_exists(t->pids[i]))
+			return false;
+	for (i = 0; i < t->nr_tids; i++)
+		if (thread_exists(t->tids[i]))
+			return false;
+	return true;
+}
+
+static int schedtp_attach(struct bpf_object *obj, struct schedtp_links *l)
+{
+	struct bpf_program *prog;
+	int err;
+
+	for (int i = 0; i < SCHEDTP_NR_PROGS; i++) {
+		prog = flavour_prog(obj, i, true);
+		if (!prog || !bpf_program__autoload(prog))
+			prog = flavour_prog(obj, i, false);
+		l->links[i] = prog ? bpf_program__attach(prog) : NULL;
+		if (!l->links[i]) {
+			err = prog ? -errno : -ENOENT;
+			explain_bpf_error("cannot attach the scheduler tracepoints", err);
+			return err;
+		}
+	}
+	return 0;
+}
+
+int schedtp_start(struct bpf_object *obj, const struct schedtp_targets *t, struct bpf_map *tgids,
+		  struct bpf_map *pids, struct bpf_program *prefill, struct schedtp_links *l)
+{
+	int err = schedtp_fill_filters(t, tgids, pids);
+
+	if (!err && bpf_program__autoload(prefill))
+		err = schedtp_run_task_iter(prefill, "prepares the task storage");
+	return err ?: schedtp_attach(obj, l);
+}
+
+void schedtp_detach(struct schedtp_links *l)
+{
+	for (int i = 0; i < SCHEDTP_NR_PROGS; i++) {
+		bpf_link__destroy(l->links[i]);
+		l->links[i] = NULL;
+	}
+}
+
+int schedtp_run_task_iter(struct bpf_program *prog, const char *what)
+{
+	struct bpf_link *link;
+	char buf[256], msg[128];
+	int fd, err = 0;
+	ssize_t n;
+
+	link = bpf_program__attach_iter(prog, NULL);
+	if (!link) {
+		err = -errno;
+		snprintf(msg, sizeof(msg), "cannot create the task iterator that %s", what);
+		explain_bpf_error(msg, err);
+		return err;
+	}
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	/* the program runs once per task as the (empty) output is read */
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		;
+	if (n < 0)
+		err = -errno;
+	close(fd);
+fail:
+	if (err)
+		p_err("cannot run the task iterator that %s: %s", what, strerror(-err));
+	bpf_link__destroy(link);
+	return err;
+}

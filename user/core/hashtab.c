@@ -1,0 +1,82 @@
+#include <errno.h>
+#include <stdlib.h>
+#include "core/hashtab.h"
+
+static size_t slot_of(__u64 k1, __u64 k2, size_t cap)
+{
+	__u64 h = k1 * 0x9e3779b97f4a7c15ULL ^ (k2 + 0x632be59bd9b4e019ULL) * 0xc2b2ae3d27d4eb4fULL;
+
+	h ^= h >> 29;
+	return h & (cap - 1);
+}
+
+static struct hashtab_entry *find(const struct hashtab *h, __u64 k1, __u64 k2)
+{
+	size_t i;
+
+	if (!h->cap)
+		return NULL;
+	for (i = slot_of(k1, k2, h->cap);; i = (i + 1) & (h->cap - 1)) {
+		struct hashtab_entry *e = &h->slots[i];
+
+		if (!e->val || (e->k1 == k1 && e->k2 == k2))
+			return e;
+	}
+}
+
+void *hashtab_get(const struct hashtab *h, __u64 k1, __u64 k2)
+{
+	struct hashtab_entry *e = find(h, k1, k2);
+
+	return e ? e->val : NULL;
+}
+
+static int grow(struct hashtab *h)
+{
+	struct hashtab old = *h;
+	size_t i;
+
+	h->cap = old.cap ? old.cap * 2 : 64;
+	h->slots = calloc(h->cap, sizeof(*h->slots));
+	if (!h->slots) {
+		*h = old;
+		return -ENOMEM;
+	}
+	h->len = 0;
+	for (i = 0; i < old.cap; i++)
+		if (old.slots[i].val)
+			*find(h, old.slots[i].k1, old.slots[i].k2) = old.slots[i], h->len++;
+	free(old.slots);
+	return 0;
+}
+
+int hashtab_put(struct hashtab *h, __u64 k1, __u64 k2, void *val)
+{
+	struct hashtab_entry *e;
+	int err;
+
+	if ((h->len + 1) * 2 > h->cap) {
+		err = grow(h);
+		if (err)
+			return err;
+	}
+	e = find(h, k1, k2);
+	if (!e->val)
+		h->len++;
+	e->k1 = k1;
+	e->k2 = k2;
+	e->val = val;
+	return 0;
+}
+
+void hashtab_clear(struct hashtab *h, void (*free_val)(void *))
+{
+	size_t i;
+
+	for (i = 0; free_val && i < h->cap; i++)
+		if (h->slots[i].val)
+			free_val(h->slots[i].val);
+	free(h->slots);
+	h->slots = NULL;
+	h->cap = h->len = 0;
+}

@@ -1,0 +1,34 @@
+/* perf-style report, like `perf report --stdio --children` with its call-graph trees. */
+#ifndef BPFPROF_REPORT_H
+#define BPFPROF_REPORT_H
+#include "out/stack.h"
+
+enum report_unit {
+	REPORT_SAMPLES, /* values are sample counts */
+	REPORT_TIME_US, /* values are microseconds, shown as ms */
+};
+
+struct report_header {
+	const char *event;       /* "cpu-clock", "sched_switch (off-CPU)" ... */
+	__u64 frequency;         /* Hz, 0 when not sampling at a frequency */
+	double duration_s;       /* wall time of the run */
+	__u64 lost;              /* samples that could not be stored */
+	const char *lost_detail; /* e.g. "stack capture failed 3, stack table full 0", or NULL */
+	const char *unwind;      /* "fp" / "eh" / NULL */
+	const char *extra;       /* one more "# ..." line, or NULL */
+};
+
+struct report_opts {
+	bool children;        /* Children+Self columns (default), else Self only (--no-children) */
+	double percent_limit; /* hide entries below this percentage */
+	enum report_unit unit;
+	bool call_graph;      /* print the call-graph tree under each entry (default true) */
+	double call_graph_limit; /* hide call-graph branches below this percentage (perf: 0.5) */
+};
+
+/* Writes the "# ..." header then the table; rows are (Command, Shared Object, Symbol) sorted by
+ * Children (or Self), each followed by its call graph.  Waker frames, when present, appear as a
+ * second level under each entry ("woken by COMM").  Returns 0 or -errno. */
+int report_write(FILE *out, const struct report_header *h, const struct stack_sample *s, size_t n,
+		 const struct report_opts *o);
+#endif

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "out/outfile.h"
+#include "out/schedtable.h"
+
+#define NSEC_PER_MSEC 1000000.0
+#define NSEC_PER_SEC 1000000000.0
+/* perf sched latency's task column: "  comm:pid " padded to 24 characters */
+#define TASK_COL 24
+#define RULE " -----------------------------------------------------------------------------------------------------------------\n"
+
+static const char *const sort_names[] = {
+	[SCHED_SORT_MAX] = "max",
+	[SCHED_SORT_AVG] = "avg",
+	[SCHED_SORT_RUNTIME] = "runtime",
+	[SCHED_SORT_SWITCHES] = "switches",
+};
+
+int sched_sort_key_parse(const char *name, enum sched_sort_key *key)
+{
+	for (size_t i = 0; i < sizeof(sort_names) / sizeof(sort_names[0]); i++) {
+		if (!strcmp(name, sort_names[i])) {
+			*key = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+double sched_avg_delay_ns(const struct sched_stats *s)
+{
+	return s->delays ? (double)s->delay_ns / (double)s->delays : 0;
+}
+
+/* Larger first. */
+static int desc_u64(__u64 a, __u64 b)
+{
+	return a > b ? -1 : a < b;
+}
+
+/* a.delay / a.delays against b.delay / b.delays without division: 128-bit products are exact. */
+static int desc_avg(const struct sched_stats *a, const struct sched_stats *b)
+{
+	unsigned __int128 x, y;
+
+	if (!a->delays || !b->delays) {
+		/* without delays the average is 0: only whether the other one is above 0 matters */
+		bool ax = a->delays && a->delay_ns, bx = b->delays && b->delay_ns;
+
+		return ax == bx ? 0 : ax ? -1 : 1;
+	}
+	x = (unsigned __int128)a->delay_ns * b->delays;
+	y = (unsigned __int128)b->delay_ns * a->delays;
+	return x > y ? -1 : x < y;
+}
+
+static int cmp_key(const struct sched_row *a, const struct sched_row *b, enum sched_sort_key key)
+{
+	switch (key) {
+	case SCHED_SORT_MAX:
+		return desc_u64(a->s.max_delay_ns, b->s.max_delay_ns);
+	case SCHED_SORT_AVG:
+		return desc_avg(&a->s, &b->s);
+	case SCHED_SORT_RUNTIME:
+		return desc_u64(a->s.runtime_ns, b->s.runtime_ns);
+	case SCHED_SORT_SWITCHES:
+		return desc_u64(a->s.switches, b->s.switches);
+	}
+	return 0;
+}
+
+int sched_row_cmp(const struct sched_row *a, const struct sched_row *b, enum sched_sort_key key)
+{
+	int c = cmp_key(a, b, key);
+
+	for (int k = SCHED_SORT_MAX; !c && k <= SCHED_SORT_SWITCHES; k++)
+		if (k != (int)key)
+			c = cmp_key(a, b, k);
+	if (!c)
+		c = strcmp(a->comm, b->comm);
+	if (!c)
+		c = a->pid < b->pid ? -1 : a->pid > b->pid;
+	return c;
+}
+
+static enum sched_sort_key sort_key;
+
+static int qsort_cmp(const void *a, const void *b)
+{
+	return sched_row_cmp(a, b, sort_key);
+}
+
+void sched_rows_sort(struct sched_row *rows, size_t n, enum sched_sort_key key)
+{
+	sort_key = key;
+	qsort(rows, n, sizeof(*rows), qsort_cmp);
+}
+
+static int cmp_comm(const void *a, const void *b)
+{
+	const struct sched_row *x = a, *y = b;
+	int c = strcmp(x->comm, y->comm);
+
+	return c ? c : x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+size_t sched_rows_merge_by_comm(struct sched_row *rows, size_t n)
+{
+	size_t out = 0;
+
+	if (!n)
+		return 0;
+	qsort(rows, n, sizeof(*rows), cmp_comm);
+	for (size_t i = 1; i < n; i++) {
+		struct sched_row *m = &rows[out];
+		const struct sched_row *r = &rows[i];
+
+		if (strcmp(m->comm, r->comm)) {
+			rows[++out] = *r;
+			continue;
+		}
+		m->nr_tasks += r->nr_tasks;
+		m->s.runtime_ns += r->s.runtime_ns;
+		m->s.switches += r->s.switches;
+		m->s.delay_ns += r->s.delay_ns;
+		m->s.delays += r->s.delays;
+		if (r->s.max_delay_ns > m->s.max_delay_ns) {
+			m->s.max_delay_ns = r->s.max_delay_ns;
+			m->s.max_delay_at = r->s.max_delay_at;
+		}
+	}
+	return out + 1;
+}
+
+static void write_delays(FILE *f, const struct sched_stats *s)
+{
+	fprintf(f, " avg:%8.3f ms | max:%8.3f ms |", sched_avg_delay_ns(s) / NSEC_PER_MSEC,
+		s->max_delay_ns / NSEC_PER_MSEC);
+	if (s->delays)
+		fprintf(f, " max at: %13.6f s\n", s->max_delay_at / NSEC_PER_SEC);
+	else
+		fprintf(f, " max at: %13s s\n", "-");
+}
+
+int sched_table_write(FILE *f, const struct sched_row *rows, size_t n,
+		      const struct sched_table_opts *o)
+{
+	struct sched_stats total = {};
+	int len;
+
+	fputs("\n" RULE, f);
+	fputs("  Task                  |   Runtime ms  | Switches | Average delay ms | "
+	      "Maximum delay ms | Maximum delay at       |\n", f);
+	fputs(RULE, f);
+	for (size_t i = 0; i < n; i++) {
+		const struct sched_row *r = &rows[i];
+
+		if (o && o->by_comm)
+			len = fprintf(f, "  %s:(%u) ", r->comm, r->nr_tasks);
+		else
+			len = fprintf(f, "  %s:%u ", r->comm, r->pid);
+		if (len > 0 && len < TASK_COL)
+			fprintf(f, "%*s", TASK_COL - len, "");
+		fprintf(f, "|%11.3f ms |%9llu |", r->s.runtime_ns / NSEC_PER_MSEC,
+			(unsigned long long)r->s.switches);
+		write_delays(f, &r->s);
+		total.runtime_ns += r->s.runtime_ns;
+		total.switches += r->s.switches;
+		total.delay_ns += r->s.delay_ns;
+		total.delays += r->s.delays;
+		if (r->s.max_delay_ns > total.max_delay_ns) {
+			total.max_delay_ns = r->s.max_delay_ns;
+			total.max_delay_at = r->s.max_delay_at;
+		}
+	}
+	fputs(RULE, f);
+	fprintf(f, "  TOTAL:%*s|%11.3f ms |%9llu |", TASK_COL - 8, "",
+		total.runtime_ns / NSEC_PER_MSEC, (unsigned long long)total.switches);
+	write_delays(f, &total);
+	fputs(RULE, f);
+	return stream_flush_check(f);
+}

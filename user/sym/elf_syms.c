@@ -1,0 +1,650 @@
+/* ELF function symbols: .symtab (from the file itself, or from its build-id / .gnu_debuglink
+ * debug file when the file is stripped) plus .dynsym, sorted by address for binary search.
+ * Names and program headers are copied out of libelf, so nothing stays open or mapped once a
+ * table is built. */
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+#include "sym/syms.h"
+
+#define DEFAULT_DEBUG_ROOT "/usr/lib/debug"
+#define BUILD_ID_MAX 64
+
+struct esym {
+	__u64 addr;
+	__u64 end;  /* exclusive; while loading, zero-size symbols hold their section's end */
+	const char *name;
+	int rank;   /* 2 global, 1 local, 0 weak: which alias to show at a shared address */
+	bool sized;
+};
+
+struct eseg {
+	__u64 vaddr;
+	__u64 off;
+	__u64 filesz;
+};
+
+struct elf_syms {
+	struct esym *syms;
+	size_t nr_syms;
+	struct eseg *segs; /* PT_LOAD, always from the real file */
+	size_t nr_segs;
+	char *strtabs[3];  /* arenas of the function names the entries point into */
+	size_t nr_strtabs;
+};
+
+static char *debug_root; /* NULL: DEFAULT_DEBUG_ROOT */
+
+int syms_set_debug_root(const char *dir)
+{
+	char *copy = NULL;
+
+	if (dir && !(copy = strdup(dir)))
+		return -ENOMEM;
+	free(debug_root);
+	debug_root = copy;
+	return 0;
+}
+
+static const char *get_debug_root(void)
+{
+	return debug_root ? debug_root : DEFAULT_DEBUG_ROOT;
+}
+
+static int read_segments(struct elf_syms *es, Elf *elf)
+{
+	GElf_Phdr ph;
+	size_t n, i;
+
+	if (elf_getphdrnum(elf, &n))
+		return 0; /* no program headers (relocatable object): no offset translation */
+	es->segs = calloc(n ? n : 1, sizeof(*es->segs));
+	if (!es->segs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		es->segs[es->nr_segs].vaddr = ph.p_vaddr;
+		es->segs[es->nr_segs].off = ph.p_offset;
+		es->segs[es->nr_segs].filesz = ph.p_filesz;
+		es->nr_segs++;
+	}
+	return 0;
+}
+
+/* End address of every section, so that a zero-size symbol never runs into the next section
+ * (e.g. _init, size 0 in .init, must not swallow .plt). */
+static __u64 *section_ends(Elf *elf, size_t nsec)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	__u64 *ends;
+
+	ends = calloc(nsec ? nsec : 1, sizeof(*ends));
+	if (!ends)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		size_t i = elf_ndxscn(scn);
+
+		if (i < nsec && gelf_getshdr(scn, &sh))
+			ends[i] = sh.sh_addr + sh.sh_size;
+	}
+	return ends;
+}
+
+static int bind_rank(int bind)
+{
+	if (bind == STB_WEAK)
+		return 0;
+	return bind == STB_LOCAL ? 1 : 2;
+}
+
+static bool is_function(const GElf_Sym *sym, size_t nsec, size_t strsz)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+
+	if (type != STT_FUNC && type != STT_GNU_IFUNC)
+		return false;
+	/* undefined (imports), absolute and common symbols are not code in this file */
+	if (sym->st_shndx == SHN_UNDEF || sym->st_shndx >= SHN_LORESERVE || sym->st_shndx >= nsec)
+		return false;
+	return sym->st_value && sym->st_name && sym->st_name < strsz;
+}
+
+/* Appends the function symbols of one symbol table; returns how many, or a negative errno.
+ * Only the names of functions are copied (into one arena): a C++ library's string table is
+ * megabytes of names we would never show. */
+static int add_table(struct elf_syms *es, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	Elf_Data *data, *strdata;
+	Elf_Scn *strscn;
+	__u64 *sec_end = NULL;
+	struct esym *tmp, *e;
+	const char *strtab;
+	char *names = NULL;
+	size_t n, i, nsec, names_len = 0, len;
+	GElf_Sym sym;
+	int err = 0, added = 0;
+
+	if (!sh->sh_entsize || es->nr_strtabs == sizeof(es->strtabs) / sizeof(es->strtabs[0]))
+		return 0;
+	data = elf_getdata(scn, NULL);
+	strscn = elf_getscn(elf, sh->sh_link);
+	strdata = strscn ? elf_getdata(strscn, NULL) : NULL;
+	/* a debug file's .dynsym is NOBITS: nothing to read */
+	if (!data || !data->d_buf || !strdata || !strdata->d_buf || elf_getshdrnum(elf, &nsec))
+		return 0;
+	strtab = strdata->d_buf;
+	n = sh->sh_size / sh->sh_entsize;
+	/* First pass: how much room the function names need. */
+	for (i = 1; i < n; i++) {
+		if (!gelf_getsym(data, i, &sym))
+			break;
+		if (is_function(&sym, nsec, strdata->d_size) && strtab[sym.st_name])
+			names_len += strnlen(strtab + sym.st_name, strdata->d_size - sym.st_name) + 1;
+	}
+	if (!names_len)
+		return 0;
+	sec_end = section_ends(elf, nsec);
+	names = malloc(names_len);
+	tmp = realloc(es->syms, (es->nr_syms + n) * sizeof(*tmp));
+	if (!sec_end || !names || !tmp) {
+		if (tmp)
+			es->syms = tmp;
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	es->syms = tmp;
+	names_len = 0;
+	for (i = 1; i < n; i++) {
+		if (!gelf_getsym(data, i, &sym))
+			break;
+		if (!is_function(&sym, nsec, strdata->d_size) || !strtab[sym.st_name])
+			continue;
+		len = strnlen(strtab + sym.st_name, strdata->d_size - sym.st_name);
+		e = &es->syms[es->nr_syms++];
+		e->addr = sym.st_value;
+		e->sized = sym.st_size != 0;
+		e->end = e->sized ? sym.st_value + sym.st_size : sec_end[sym.st_shndx];
+		e->name = names + names_len;
+		e->rank = bind_rank(GELF_ST_BIND(sym.st_info));
+		memcpy(names + names_len, strtab + sym.st_name, len);
+		names[names_len + len] = '\0';
+		names_len += len + 1;
+		added++;
+	}
+	/* Shrink to what was kept: room for every entry of the table was reserved above. */
+	tmp = realloc(es->syms, (es->nr_syms ? es->nr_syms : 1) * sizeof(*tmp));
+	if (tmp)
+		es->syms = tmp;
+	es->strtabs[es->nr_strtabs++] = names;
+	names = NULL;
+cleanup:
+	free(names);
+	free(sec_end);
+	return err ? err : added;
+}
+
+/* Adds the first section of type SHT_SYMTAB or SHT_DYNSYM; returns the number of functions. */
+static int add_symbols(struct elf_syms *es, Elf *elf, Elf64_Word type)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == type)
+			return add_table(es, elf, scn, &sh);
+	return 0;
+}
+
+static int read_build_id(Elf *elf, unsigned char *id, size_t *len)
+{
+	size_t off, next, name_off, desc_off;
+	Elf_Scn *scn = NULL;
+	Elf_Data *d;
+	GElf_Shdr sh;
+	GElf_Nhdr nh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf)
+			continue;
+		for (off = 0; (next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0; off = next) {
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			    memcmp((char *)d->d_buf + name_off, "GNU", 4) || nh.n_descsz < 2 ||
+			    nh.n_descsz > BUILD_ID_MAX)
+				continue;
+			memcpy(id, (char *)d->d_buf + desc_off, nh.n_descsz);
+			*len = nh.n_descsz;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* DEBUG_ROOT/.build-id/ab/cdef...debug, the layout of Debian's -dbgsym packages */
+static int open_by_build_id(Elf *elf)
+{
+	unsigned char id[BUILD_ID_MAX];
+	char path[4096];
+	size_t len, i;
+	int n, fd;
+
+	if (read_build_id(elf, id, &len))
+		return -ENOENT;
+	n = snprintf(path, sizeof(path), "%s/.build-id/%02x/", get_debug_root(), id[0]);
+	for (i = 1; i < len && n > 0 && (size_t)n + 8 < sizeof(path); i++)
+		n += snprintf(path + n, sizeof(path) - n, "%02x", id[i]);
+	if (n <= 0 || (size_t)n + 7 >= sizeof(path))
+		return -ENAMETOOLONG;
+	strcpy(path + n, ".debug");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+static int file_crc32(int fd, __u32 *out)
+{
+	size_t size = 1 << 16;
+	uLong crc = crc32(0L, Z_NULL, 0);
+	unsigned char *buf;
+	off_t off = 0;
+	ssize_t r;
+
+	buf = malloc(size);
+	if (!buf)
+		return -ENOMEM;
+	while ((r = pread(fd, buf, size, off)) > 0) {
+		crc = crc32(crc, buf, r);
+		off += r;
+	}
+	free(buf);
+	if (r < 0)
+		return -EIO;
+	*out = crc;
+	return 0;
+}
+
+static Elf_Scn *find_section(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	const char *s;
+	GElf_Shdr sh;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		s = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (s && !strcmp(s, name))
+			return scn;
+	}
+	return NULL;
+}
+
+/* Reads .gnu_debuglink: the debug file's name, then (4-byte aligned) its CRC32. */
+static int read_debuglink(Elf *elf, const char **name, __u32 *crc)
+{
+	Elf_Scn *scn = find_section(elf, ".gnu_debuglink");
+	unsigned char *ident;
+	size_t len, crc_off;
+	Elf_Data *d;
+	__u32 v;
+
+	d = scn ? elf_getdata(scn, NULL) : NULL;
+	if (!d || !d->d_buf)
+		return -ENOENT;
+	len = strnlen(d->d_buf, d->d_size);
+	crc_off = (len + 4) & ~(size_t)3;
+	if (!len || crc_off + 4 > d->d_size)
+		return -ENOENT;
+	memcpy(&v, (char *)d->d_buf + crc_off, 4);
+	/* the section is raw bytes in the file's byte order */
+	ident = (unsigned char *)elf_getident(elf, NULL);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (ident && ident[EI_DATA] == ELFDATA2MSB)
+		v = __builtin_bswap32(v);
+#else
+	if (ident && ident[EI_DATA] == ELFDATA2LSB)
+		v = __builtin_bswap32(v);
+#endif
+	*name = d->d_buf;
+	*crc = v;
+	return 0;
+}
+
+/* gdb's search order: next to the file, in its .debug/ subdirectory, then under the debug root
+ * with the file's directory appended.  The CRC guards against a stale debug file. */
+static int open_by_debuglink(Elf *elf, const char *path)
+{
+	const char *link, *slash;
+	char cand[4096], dir[4096];
+	__u32 crc, got;
+	int i, n, fd;
+
+	if (!path || read_debuglink(elf, &link, &crc))
+		return -ENOENT;
+	slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if ((size_t)(slash - path) >= sizeof(dir))
+		return -ENAMETOOLONG;
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	for (i = 0; i < 3; i++) {
+		if (i == 0)
+			n = snprintf(cand, sizeof(cand), "%s/%s", dir, link);
+		else if (i == 1)
+			n = snprintf(cand, sizeof(cand), "%s/.debug/%s", dir, link);
+		else if (dir[0] == '/')
+			n = snprintf(cand, sizeof(cand), "%s%s/%s", get_debug_root(), dir, link);
+		else
+			break;
+		if (n < 0 || (size_t)n >= sizeof(cand))
+			continue;
+		fd = open(cand, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (!file_crc32(fd, &got) && got == crc)
+			return fd;
+		close(fd);
+	}
+	return -ENOENT;
+}
+
+int elf_debug_file_open(Elf *elf, const char *path)
+{
+	int fd = open_by_build_id(elf);
+
+	return fd >= 0 ? fd : open_by_debuglink(elf, path);
+}
+
+static int leading_underscores(const char *s)
+{
+	int n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/* Address order; among aliases, perf's choice first: sized over zero-size, global over local over
+ * weak, fewer leading underscores, longer name. */
+static int cmp_esym(const void *a, const void *b)
+{
+	const struct esym *x = a, *y = b;
+	size_t lx, ly;
+	int ux, uy;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->sized != y->sized)
+		return x->sized ? -1 : 1;
+	if (x->rank != y->rank)
+		return y->rank - x->rank;
+	ux = leading_underscores(x->name);
+	uy = leading_underscores(y->name);
+	if (ux != uy)
+		return ux - uy;
+	lx = strlen(x->name);
+	ly = strlen(y->name);
+	if (lx != ly)
+		return lx > ly ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Exported functions are in both .symtab and .dynsym: keep one entry per (address, name). */
+static size_t dedupe(struct esym *s, size_t n)
+{
+	size_t i, j, k, m, group, out = 0;
+
+	for (i = 0; i < n; i = j) {
+		for (j = i; j < n && s[j].addr == s[i].addr; j++)
+			;
+		group = out;
+		for (k = i; k < j; k++) {
+			for (m = group; m < out && strcmp(s[m].name, s[k].name); m++)
+				;
+			if (m == out)
+				s[out++] = s[k];
+		}
+	}
+	return out;
+}
+
+/* Zero-size symbols cover up to the next symbol (within their section); aliases at one address
+ * share the widest end, so the displayed alias covers what any of them does. */
+static void compute_ends(struct esym *s, size_t n)
+{
+	__u64 next = UINT64_MAX, end;
+	size_t i = n, g, k;
+
+	while (i > 0) {
+		for (g = i - 1; g > 0 && s[g - 1].addr == s[i - 1].addr; g--)
+			;
+		end = 0;
+		for (k = g; k < i; k++) {
+			if (!s[k].sized && s[k].end > next)
+				s[k].end = next;
+			if (s[k].end > end)
+				end = s[k].end;
+		}
+		for (k = g; k < i; k++)
+			s[k].end = end;
+		next = s[g].addr;
+		i = g;
+	}
+}
+
+static int load_elf(struct elf_syms *es, Elf *elf, const char *path)
+{
+	Elf *delf = NULL;
+	int err, dfd = -1;
+
+	if (elf_kind(elf) != ELF_K_ELF)
+		return -ENOEXEC;
+	err = read_segments(es, elf);
+	if (err)
+		goto cleanup;
+	err = add_symbols(es, elf, SHT_SYMTAB);
+	if (err < 0)
+		goto cleanup;
+	if (err == 0) {
+		/* stripped: the debug file's .symtab has the local (static) functions */
+		dfd = open_by_build_id(elf);
+		if (dfd < 0)
+			dfd = open_by_debuglink(elf, path);
+		if (dfd >= 0)
+			delf = elf_begin(dfd, ELF_C_READ_MMAP, NULL);
+		err = delf && elf_kind(delf) == ELF_K_ELF ? add_symbols(es, delf, SHT_SYMTAB) : 0;
+		if (err < 0)
+			goto cleanup;
+	}
+	err = add_symbols(es, elf, SHT_DYNSYM);
+	if (err < 0)
+		goto cleanup;
+	err = 0;
+	qsort(es->syms, es->nr_syms, sizeof(*es->syms), cmp_esym);
+	es->nr_syms = dedupe(es->syms, es->nr_syms);
+	compute_ends(es->syms, es->nr_syms);
+cleanup:
+	elf_end(delf);
+	if (dfd >= 0)
+		close(dfd);
+	return err;
+}
+
+/* Builds a table from an Elf handle; frees the handle.  NULL with errno set on error. */
+static struct elf_syms *open_elf(Elf *elf, const char *path)
+{
+	struct elf_syms *es = NULL;
+	int err = 0;
+
+	if (!elf) {
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+	es = calloc(1, sizeof(*es));
+	if (!es) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = load_elf(es, elf, path);
+cleanup:
+	elf_end(elf);
+	if (err) {
+		elf_syms__free(es);
+		errno = -err;
+		return NULL;
+	}
+	return es;
+}
+
+struct elf_syms *elf_syms__open_fd(int fd, const char *path)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return open_elf(elf_begin(fd, ELF_C_READ_MMAP, NULL), path);
+}
+
+struct elf_syms *elf_syms__open(const char *path)
+{
+	struct elf_syms *es;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	es = elf_syms__open_fd(fd, path);
+	err = errno;
+	close(fd);
+	errno = err;
+	return es;
+}
+
+struct elf_syms *elf_syms__open_mem(const void *image, size_t size, const char *name)
+{
+	struct elf_syms *es;
+	void *copy;
+	int err;
+
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* libelf may write to the image it reads (byte-order conversion); the vdso is read-only */
+	copy = malloc(size ? size : 1);
+	if (!copy)
+		return NULL;
+	memcpy(copy, image, size);
+	es = open_elf(elf_memory(copy, size), NULL);
+	err = errno;
+	free(copy);
+	errno = err;
+	return es;
+}
+
+bool elf_syms__file_offset_to_vaddr(const struct elf_syms *es, __u64 off, __u64 *vaddr)
+{
+	const struct eseg *s;
+	size_t i;
+
+	for (i = 0; es && i < es->nr_segs; i++) {
+		s = &es->segs[i];
+		if (off >= s->off && off - s->off < s->filesz) {
+			*vaddr = off - s->off + s->vaddr;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool vaddr_to_file_offset(const struct elf_syms *es, __u64 vaddr, __u64 *off)
+{
+	const struct eseg *s;
+	size_t i;
+
+	for (i = 0; i < es->nr_segs; i++) {
+		s = &es->segs[i];
+		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->filesz) {
+			*off = vaddr - s->vaddr + s->off;
+			return true;
+		}
+	}
+	return false;
+}
+
+const char *elf_syms__find(const struct elf_syms *es, __u64 vaddr, __u64 *sym_off)
+{
+	size_t lo = 0, hi, mid;
+
+	if (!es)
+		return NULL;
+	hi = es->nr_syms;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (es->syms[mid].addr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	/* the best-ranked alias sorts first among equal addresses */
+	for (mid = lo - 1; mid && es->syms[mid - 1].addr == es->syms[mid].addr; mid--)
+		;
+	if (vaddr >= es->syms[mid].end)
+		return NULL;
+	if (sym_off)
+		*sym_off = vaddr - es->syms[mid].addr;
+	return es->syms[mid].name;
+}
+
+int elf_syms__for_each_match(const struct elf_syms *es, const char *glob,
+			     int (*fn)(const char *name, __u64 vaddr, __u64 file_off, void *ctx),
+			     void *ctx)
+{
+	const struct esym *s;
+	__u64 off;
+	size_t i;
+	int ret;
+
+	for (i = 0; es && i < es->nr_syms; i++) {
+		s = &es->syms[i];
+		if (fnmatch(glob, s->name, 0))
+			continue;
+		/* a symbol outside every PT_LOAD cannot be probed: there is no file offset */
+		if (!vaddr_to_file_offset(es, s->addr, &off))
+			continue;
+		ret = fn(s->name, s->addr, off, ctx);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+void elf_syms__free(struct elf_syms *es)
+{
+	size_t i;
+
+	if (!es)
+		return;
+	for (i = 0; i < es->nr_strtabs; i++)
+		free(es->strtabs[i]);
+	free(es->syms);
+	free(es->segs);
+	free(es);
+}

@@ -1,0 +1,363 @@
+/* Kernel symbols from /proc/kallsyms, kept compact: a system-wide profile must stay within a few
+ * MB of RSS, and the file is 5 MB of text with 120k+ lines.  Only code symbols are kept (frames
+ * never point into data), as 16-byte entries plus one arena of names; the file is streamed, never
+ * held whole.  Sorted once; lookups are a binary search. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "sym/syms.h"
+
+struct kent {
+	__u64 addr;
+	__u32 name;   /* offset in names */
+	__u16 module; /* index in modules; 0 is the core kernel */
+	__u8 rank;    /* 2 global, 1 local, 0 weak: which alias to show at a shared address */
+	__u8 pad;
+};
+
+struct ksyms {
+	struct kent *ents;
+	size_t nr, cap;
+	char *names;
+	size_t names_len, names_cap;
+	char **modules; /* "[kernel.kallsyms]", "[ext4]", ... */
+	size_t nr_modules;
+	struct ksym found; /* what ksyms__find hands out */
+};
+
+static const char kernel_module[] = "[kernel.kallsyms]";
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static int type_rank(char type)
+{
+	if (type == 'W' || type == 'w' || type == 'V' || type == 'v')
+		return 0;
+	return type >= 'A' && type <= 'Z' ? 2 : 1;
+}
+
+struct kline {
+	__u64 addr;
+	const char *name, *module; /* module NULL for the core kernel */
+	char type;
+};
+
+static bool is_code(char type)
+{
+	return type == 't' || type == 'T' || type == 'w' || type == 'W';
+}
+
+/* Parses "ADDR TYPE NAME[<blank>[MODULE]]" in place (the real file uses a tab before the module,
+ * hand-written fixtures often a space).  Returns false for lines to skip; *zero is set for lines
+ * whose address is hidden (kptr_restrict prints zeros). */
+static bool parse_line(char *p, struct kline *l, bool *zero)
+{
+	char *name, *mod = NULL, *close;
+	__u64 addr = 0;
+	int v, digits = 0;
+	char type;
+
+	for (; (v = hexval(*p)) >= 0; p++, digits++)
+		addr = addr << 4 | v;
+	if (!digits || !is_blank(*p))
+		return false;
+	while (is_blank(*p))
+		p++;
+	type = *p++;
+	if (!type || !is_blank(*p))
+		return false;
+	while (is_blank(*p))
+		p++;
+	name = p;
+	while (*p && !is_blank(*p))
+		p++;
+	if (p == name)
+		return false;
+	if (*p) {
+		*p++ = '\0';
+		while (is_blank(*p))
+			p++;
+		close = *p == '[' ? strchr(p, ']') : NULL;
+		if (close) {
+			close[1] = '\0';
+			mod = p;
+		}
+	}
+	if (!addr) {
+		*zero = true;
+		return false;
+	}
+	l->addr = addr;
+	l->name = name;
+	l->module = mod;
+	l->type = type;
+	return is_code(type);
+}
+
+static int leading_underscores(const char *s)
+{
+	int n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+static const char *ent_name(const struct ksyms *ks, const struct kent *e)
+{
+	return ks->names + e->name;
+}
+
+/* qsort has no context argument in C99: the table being sorted. */
+static const struct ksyms *sorting;
+
+/* Address order; among aliases, perf's choice first: global over local over weak, fewer leading
+ * underscores, longer name (so "_text" loses to "srso_alias_untrain_ret" at _stext). */
+static int cmp_kent(const void *a, const void *b)
+{
+	const struct kent *x = a, *y = b;
+	const char *nx, *ny;
+	size_t lx, ly;
+	int ux, uy;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->rank != y->rank)
+		return y->rank - x->rank;
+	nx = ent_name(sorting, x);
+	ny = ent_name(sorting, y);
+	ux = leading_underscores(nx);
+	uy = leading_underscores(ny);
+	if (ux != uy)
+		return ux - uy;
+	lx = strlen(nx);
+	ly = strlen(ny);
+	if (lx != ly)
+		return lx > ly ? -1 : 1;
+	return strcmp(nx, ny);
+}
+
+static void sort_ents(struct ksyms *ks)
+{
+	struct kent *ents = ks->ents;
+	size_t i, j, nr = ks->nr;
+
+	sorting = ks;
+	for (i = 1; i < nr; i++)
+		if (ents[i - 1].addr > ents[i].addr)
+			break;
+	if (i < nr) {
+		qsort(ents, nr, sizeof(*ents), cmp_kent);
+		return;
+	}
+	/* The common case: the kernel lists symbols in address order already, so only the few
+	 * aliases sharing an address need ordering. */
+	for (i = 0; i < nr; i = j) {
+		for (j = i + 1; j < nr && ents[j].addr == ents[i].addr; j++)
+			;
+		if (j - i > 1)
+			qsort(ents + i, j - i, sizeof(*ents), cmp_kent);
+	}
+}
+
+/* Grows an array to hold at least `need` elements (doubling from `first`). */
+static int grow(void **arr, size_t *cap, size_t need, size_t first, size_t elem)
+{
+	size_t want = *cap ? *cap : first;
+	void *tmp;
+
+	if (need <= *cap)
+		return 0;
+	while (want < need)
+		want *= 2;
+	tmp = realloc(*arr, want * elem);
+	if (!tmp)
+		return -ENOMEM;
+	*arr = tmp;
+	*cap = want;
+	return 0;
+}
+
+/* Index of a module name, added on first sight (modules are few: a linear scan is enough,
+ * and lines of one module come together, so the last one is checked first). */
+static int module_index(struct ksyms *ks, const char *mod, __u16 *idx)
+{
+	char **tmp;
+	size_t i;
+
+	if (!mod) {
+		*idx = 0;
+		return 0;
+	}
+	for (i = ks->nr_modules; i-- > 1;) {
+		if (!strcmp(ks->modules[i], mod)) {
+			*idx = i;
+			return 0;
+		}
+	}
+	if (ks->nr_modules >= 0xffff)
+		return -E2BIG;
+	tmp = realloc(ks->modules, (ks->nr_modules + 1) * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	ks->modules = tmp;
+	ks->modules[ks->nr_modules] = strdup(mod);
+	if (!ks->modules[ks->nr_modules])
+		return -ENOMEM;
+	*idx = ks->nr_modules++;
+	return 0;
+}
+
+static int add_line(struct ksyms *ks, const struct kline *l)
+{
+	size_t len = strlen(l->name) + 1;
+	struct kent *e;
+	int err;
+
+	err = grow((void **)&ks->ents, &ks->cap, ks->nr + 1, 1 << 14, sizeof(*ks->ents));
+	err = err ?: grow((void **)&ks->names, &ks->names_cap, ks->names_len + len, 1 << 18, 1);
+	if (err)
+		return err;
+	if (ks->names_len + len > 0xffffffffUL)
+		return -E2BIG;
+	e = &ks->ents[ks->nr];
+	err = module_index(ks, l->module, &e->module);
+	if (err)
+		return err;
+	e->addr = l->addr;
+	e->name = ks->names_len;
+	e->rank = type_rank(l->type);
+	memcpy(ks->names + ks->names_len, l->name, len);
+	ks->names_len += len;
+	ks->nr++;
+	return 0;
+}
+
+struct ksyms *ksyms__load_file(const char *path)
+{
+	struct ksyms *ks = NULL;
+	char *line = NULL;
+	size_t line_cap = 0;
+	bool zero = false;
+	struct kline l;
+	FILE *f = NULL;
+	ssize_t len;
+	int err = 0;
+
+	ks = calloc(1, sizeof(*ks));
+	if (!ks || module_index(ks, "", &(__u16){ 0 })) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	f = fopen(path, "re");
+	if (!f) {
+		err = -errno;
+		goto cleanup;
+	}
+	/* /proc/kallsyms is produced a page at a time: a big stdio buffer saves read calls. */
+	setvbuf(f, NULL, _IOFBF, 1 << 16);
+	while ((len = getline(&line, &line_cap, f)) >= 0) {
+		if (len && line[len - 1] == '\n')
+			line[len - 1] = '\0';
+		if (!parse_line(line, &l, &zero))
+			continue;
+		err = add_line(ks, &l);
+		if (err)
+			goto cleanup;
+	}
+	if (ferror(f)) {
+		err = -EIO;
+		goto cleanup;
+	}
+	/* Every address zero: kptr_restrict hides them from us; an empty table would only make
+	 * every kernel frame silently unresolved. */
+	if (!ks->nr && zero) {
+		err = -EPERM;
+		goto cleanup;
+	}
+	sort_ents(ks);
+cleanup:
+	free(line);
+	if (f)
+		fclose(f);
+	if (err) {
+		ksyms__free(ks);
+		errno = -err;
+		return NULL;
+	}
+	return ks;
+}
+
+struct ksyms *ksyms__load(void)
+{
+	return ksyms__load_file("/proc/kallsyms");
+}
+
+const struct ksym *ksyms__find(const struct ksyms *ks, __u64 addr)
+{
+	struct ksyms *mut = (struct ksyms *)ks; /* only the `found` slot is written */
+	size_t lo = 0, hi, mid;
+	const struct kent *e;
+
+	if (!ks)
+		return NULL;
+	hi = ks->nr;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (ks->ents[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	/* the best-ranked alias sorts first among equal addresses */
+	for (mid = lo - 1; mid && ks->ents[mid - 1].addr == ks->ents[mid].addr; mid--)
+		;
+	e = &ks->ents[mid];
+	mut->found.addr = e->addr;
+	mut->found.name = ent_name(ks, e);
+	mut->found.module = e->module ? ks->modules[e->module] : kernel_module;
+	return &mut->found;
+}
+
+__u64 ksyms__addr(const struct ksyms *ks, const char *name)
+{
+	size_t i;
+
+	/* A linear scan (~1 ms): name lookups are rare (probe setup), not per sample. */
+	for (i = 0; ks && i < ks->nr; i++)
+		if (!strcmp(ent_name(ks, &ks->ents[i]), name))
+			return ks->ents[i].addr;
+	return 0;
+}
+
+void ksyms__free(struct ksyms *ks)
+{
+	if (!ks)
+		return;
+	for (size_t i = 0; i < ks->nr_modules; i++)
+		free(ks->modules[i]);
+	free(ks->modules);
+	free(ks->ents);
+	free(ks->names);
+	free(ks);
+}

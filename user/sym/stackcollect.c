@@ -1,0 +1,329 @@
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "core/common.h"
+#include "core/hashtab.h"
+#include "sym/stackcollect.h"
+#include "sym/syms.h"
+
+struct stack_resolver {
+	struct ksyms *ksyms;
+	int ksyms_errno;
+	bool ksyms_tried;
+	bool prefetching;
+	pthread_t prefetcher;
+	struct syms_cache *syms;
+	struct hashtab traces; /* stack id -> struct stack_trace */
+};
+
+struct stack_resolver *stack_resolver__new(void)
+{
+	struct stack_resolver *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->syms = syms_cache__new();
+	if (!r->syms) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+struct syms_cache *stack_resolver__syms(struct stack_resolver *r)
+{
+	return r->syms;
+}
+
+const __u64 *stack_resolver__trace(struct stack_resolver *r, int stacks_fd, __u64 id, __u32 *nr)
+{
+	struct stack_trace *st = hashtab_get(&r->traces, id, 0);
+	struct stack_trace full;
+	size_t size;
+
+	if (!st) {
+		if (bpf_map_lookup_elem(stacks_fd, &id, &full))
+			return NULL;
+		if (full.nr > MAX_STACK_DEPTH)
+			full.nr = MAX_STACK_DEPTH;
+		/* Keep only the frames: most stacks are far shorter than the maximum. */
+		size = offsetof(struct stack_trace, ips) + full.nr * sizeof(full.ips[0]);
+		st = malloc(size);
+		if (!st)
+			return NULL;
+		memcpy(st, &full, size);
+		if (hashtab_put(&r->traces, id, 0, st)) {
+			free(st);
+			return NULL;
+		}
+	}
+	*nr = st->nr;
+	return st->ips;
+}
+
+static void *load_ksyms(void *arg)
+{
+	struct stack_resolver *r = arg;
+
+	r->ksyms = ksyms__load();
+	r->ksyms_errno = r->ksyms ? 0 : errno;
+	return NULL;
+}
+
+int stack_resolver__prefetch(struct stack_resolver *r)
+{
+	int err;
+
+	if (r->prefetching || r->ksyms_tried)
+		return 0;
+	err = pthread_create(&r->prefetcher, NULL, load_ksyms, r);
+	if (err)
+		return -err;
+	r->prefetching = true;
+	return 0;
+}
+
+/* Kernel symbols, from the prefetching thread or loaded now; NULL (reported once) on failure. */
+static struct ksyms *kernel_symbols(struct stack_resolver *r)
+{
+	if (r->ksyms_tried)
+		return r->ksyms;
+	if (r->prefetching) {
+		pthread_join(r->prefetcher, NULL);
+		r->prefetching = false;
+	} else {
+		load_ksyms(r);
+	}
+	r->ksyms_tried = true;
+	if (!r->ksyms)
+		p_err("cannot read /proc/kallsyms: %s; kernel frames stay unresolved",
+		      strerror(r->ksyms_errno));
+	return r->ksyms;
+}
+
+static void resolve_kernel(struct stack_resolver *r, __u64 addr, struct frame *f)
+{
+	const struct ksym *ks;
+
+	kernel_symbols(r);
+	ks = r->ksyms ? ksyms__find(r->ksyms, addr) : NULL;
+	f->kernel = true;
+	f->addr = addr;
+	f->name = ks ? ks->name : NULL;
+	f->module = ks ? ks->module : "[kernel.kallsyms]";
+	f->offset = ks ? addr - ks->addr : addr;
+}
+
+static void resolve_user(struct stack_resolver *r, __u32 tgid, __u64 addr, __u64 lookup,
+			 struct frame *f)
+{
+	struct user_sym us;
+
+	syms_cache__resolve(r->syms, tgid, lookup, &us);
+	f->kernel = false;
+	f->addr = addr;
+	f->name = us.name;
+	f->module = us.module;
+	f->offset = us.offset;
+}
+
+__u32 stack_resolver__symbolize(struct stack_resolver *r, __u32 tgid, bool kernel, const __u64 *ips,
+				__u32 nr, struct frame *frames)
+{
+	for (__u32 i = 0; i < nr; i++) {
+		/* Callers' addresses are return addresses: look up the call instruction itself,
+		 * which matters when the call is the last instruction of a function. */
+		__u64 addr = ips[i], lookup = i ? addr - 1 : addr;
+		struct frame *f = &frames[nr - 1 - i];
+
+		if (kernel)
+			resolve_kernel(r, lookup, f);
+		else
+			resolve_user(r, tgid, addr, lookup, f);
+		f->addr = addr;
+	}
+	return nr;
+}
+
+int stack_frames_fill(struct stack_resolver *r, int stacks_fd, __u32 tgid, __u64 user_stack,
+		      __u64 kern_stack, struct frame **frames, __u32 *nr)
+{
+	const __u64 *uips = NULL, *kips = NULL;
+	__u32 unr = 0, knr = 0;
+
+	*frames = NULL;
+	*nr = 0;
+	if (user_stack)
+		uips = stack_resolver__trace(r, stacks_fd, user_stack, &unr);
+	if (kern_stack)
+		kips = stack_resolver__trace(r, stacks_fd, kern_stack, &knr);
+	if (!uips)
+		unr = 0;
+	if (!kips)
+		knr = 0;
+	if (unr + knr == 0)
+		return 0;
+	*frames = calloc(unr + knr, sizeof(**frames));
+	if (!*frames)
+		return -ENOMEM;
+	*nr = stack_resolver__symbolize(r, tgid, false, uips, unr, *frames);
+	*nr += stack_resolver__symbolize(r, tgid, true, kips, knr, *frames + *nr);
+	return 0;
+}
+
+/* Whether f is a named kernel frame whose name starts with one of the prefixes. */
+static bool kernel_name_has_prefix(const struct frame *f, const char *const *prefixes, size_t n)
+{
+	if (!f->kernel || !f->name)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!strncmp(f->name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+/* Leaf kernel frames of the tracing machinery between the traced code and the BPF program (BPF
+ * programs and trampolines, perf/raw tracepoint glue, kprobe and ftrace handlers): perf's stacks
+ * for the same events end at the code that hit the event. */
+static bool is_tracing_frame(const struct frame *f)
+{
+	static const char *const prefixes[] = {
+		"bpf_prog_", "bpf_trampoline_", "bpf_trace_run", "__bpf_trace_", "trace_call_bpf",
+		"perf_trace_", "perf_syscall_", "__traceiter_", "kprobe_", "kretprobe_", "rethook_",
+		"arch_rethook_", "aggr_pre_handler", "opt_pre_handler", "optimized_callback",
+		"pre_handler_kretprobe", "fprobe_", "ftrace_", "arch_ftrace_ops_list_func",
+		"__bpf_prog_enter", "__bpf_prog_exit",
+	};
+
+	return kernel_name_has_prefix(f, prefixes, sizeof(prefixes) / sizeof(prefixes[0]));
+}
+
+__u32 stack_frames_trim_bpf(struct frame *frames, __u32 nr)
+{
+	while (nr && is_tracing_frame(&frames[nr - 1]))
+		nr--;
+	return nr;
+}
+
+/* Interrupt entry stubs: x86 (asm_sysvec_*, asm_common_interrupt, asm_spurious_interrupt) and
+ * arm64 (el1h_64_irq, el0t_64_irq, ..._fiq).  Exceptions such as page faults are task context. */
+static bool is_irq_entry(const struct frame *f)
+{
+	static const char *const prefixes[] = { "asm_sysvec_", "asm_common_interrupt",
+						"asm_spurious_interrupt", "el1h_64_irq", "el0t_64_irq",
+						"el1h_64_fiq", "el0t_64_fiq" };
+
+	return kernel_name_has_prefix(f, prefixes, sizeof(prefixes) / sizeof(prefixes[0]));
+}
+
+bool stack_waker_from_irq(struct stack_sample *s)
+{
+	__u32 i;
+
+	for (i = s->nr_waker_frames; i > 0; i--)
+		if (is_irq_entry(&s->waker_frames[i - 1]))
+			break;
+	if (i == 0)
+		return false;
+	/* Keep the interrupt's path (the entry frame and what it called). */
+	memmove(s->waker_frames, s->waker_frames + i - 1,
+		(s->nr_waker_frames - (i - 1)) * sizeof(*s->waker_frames));
+	s->nr_waker_frames -= i - 1;
+	snprintf(s->waker_comm, sizeof(s->waker_comm), "[interrupt]");
+	return true;
+}
+
+int stack_sample_fill(struct stack_resolver *r, int stacks_fd, const struct sample_key *key,
+		      __u64 value, struct stack_sample *out)
+{
+	memset(out, 0, sizeof(*out));
+	memcpy(out->comm, key->comm, sizeof(out->comm));
+	out->comm[sizeof(out->comm) - 1] = '\0';
+	out->pid = key->tgid;
+	out->tid = key->pid;
+	out->value = value;
+	return stack_frames_fill(r, stacks_fd, key->tgid, key->user_stack, key->kern_stack,
+				 &out->frames, &out->nr_frames);
+}
+
+int stacks_collect_keys(struct stack_resolver *r, int counts_fd, int stacks_fd, size_t key_size,
+			stack_fill_fn fill, void *ctx, struct stack_sample **out, size_t *nr)
+{
+	struct stack_sample *samples = NULL, *tmp;
+	void *key, *next, *prev = NULL;
+	size_t n = 0, cap = 0;
+	__u64 value;
+	int err = 0;
+
+	key = malloc(key_size);
+	next = malloc(key_size);
+	if (!key || !next) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	while (bpf_map_get_next_key(counts_fd, prev, next) == 0) {
+		memcpy(key, next, key_size);
+		prev = key;
+		if (bpf_map_lookup_elem(counts_fd, key, &value))
+			continue; /* deleted meanwhile */
+		if (n == cap) {
+			cap = cap ? cap * 2 : 1024;
+			tmp = realloc(samples, cap * sizeof(*samples));
+			if (!tmp) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			samples = tmp;
+		}
+		err = fill(r, stacks_fd, key, value, &samples[n], ctx);
+		if (err)
+			goto cleanup;
+		n++;
+	}
+	*out = samples;
+	*nr = n;
+	samples = NULL;
+	n = 0;
+cleanup:
+	stack_samples_free(samples, n);
+	free(key);
+	free(next);
+	return err;
+}
+
+static int fill_sample_key(struct stack_resolver *r, int stacks_fd, const void *key, __u64 value,
+			   struct stack_sample *out, void *ctx)
+{
+	return stack_sample_fill(r, stacks_fd, key, value, out);
+}
+
+int stacks_collect(struct stack_resolver *r, int counts_fd, int stacks_fd,
+		   struct stack_sample **out, size_t *nr)
+{
+	return stacks_collect_keys(r, counts_fd, stacks_fd, sizeof(struct sample_key),
+				   fill_sample_key, NULL, out, nr);
+}
+
+void stack_samples_free(struct stack_sample *s, size_t n)
+{
+	for (size_t i = 0; s && i < n; i++) {
+		free(s[i].frames);
+		free(s[i].waker_frames);
+	}
+	free(s);
+}
+
+void stack_resolver__free(struct stack_resolver *r)
+{
+	if (!r)
+		return;
+	if (r->prefetching)
+		pthread_join(r->prefetcher, NULL);
+	hashtab_clear(&r->traces, free);
+	ksyms__free(r->ksyms);
+	syms_cache__free(r->syms);
+	free(r);
+}

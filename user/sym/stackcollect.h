@@ -1,0 +1,58 @@
+/* Reads in-kernel stack aggregations (sample_key -> value, stack id -> frames) into symbolized
+ * stack_samples for the writers.  Shared by every stack-collecting subcommand. */
+#ifndef BPFPROF_STACKCOLLECT_H
+#define BPFPROF_STACKCOLLECT_H
+#include "out/stack.h"
+#include "stacks.h"
+
+struct stack_resolver;
+struct syms_cache;
+
+struct stack_resolver *stack_resolver__new(void);
+/* Starts loading kernel symbols in a background thread (reading /proc/kallsyms takes ~50 ms of
+ * kernel time): call it when a run starts, so the report does not wait.  0 or -errno. */
+int stack_resolver__prefetch(struct stack_resolver *r);
+/* The user symbolizer, for capturing processes' mappings while the run goes on. */
+struct syms_cache *stack_resolver__syms(struct stack_resolver *r);
+/* Frames of stack `id` from the stacks map (cached); NULL when absent.  *nr gets the depth. */
+const __u64 *stack_resolver__trace(struct stack_resolver *r, int stacks_fd, __u64 id, __u32 *nr);
+/* Symbolizes a raw stack (innermost first, as the kernel gives it) into frames, outermost
+ * first, appended at *frames.  Returns the number of frames written. */
+__u32 stack_resolver__symbolize(struct stack_resolver *r, __u32 tgid, bool kernel, const __u64 *ips,
+				__u32 nr, struct frame *frames);
+void stack_resolver__free(struct stack_resolver *r);
+
+/* Symbolizes a user and a kernel stack of process tgid (stack ids of the stacks map, 0 for none)
+ * into a malloc'd array of frames, user then kernel, outermost first; *frames NULL when both are
+ * empty.  Returns 0 or -errno. */
+int stack_frames_fill(struct stack_resolver *r, int stacks_fd, __u32 tgid, __u64 user_stack,
+		      __u64 kern_stack, struct frame **frames, __u32 *nr);
+
+/* Drops the innermost kernel frames (at the end of an outermost-first array) that belong to the
+ * BPF program that took the stack and the tracing machinery that ran it (tracepoint glue,
+ * trampolines, kprobe and ftrace handlers).  Returns the new count. */
+__u32 stack_frames_trim_bpf(struct frame *frames, __u32 nr);
+
+/* A wake-up taken in interrupt context has whatever task the interrupt hit as `current`: when
+ * the waker's kernel stack passes through an interrupt entry, keeps only the interrupt's frames
+ * (the entry and what it called; the interrupted task's user and kernel frames go) and names
+ * the waker "[interrupt]".  Returns whether it did. */
+bool stack_waker_from_irq(struct stack_sample *s);
+
+/* Builds a sample's frames (user then kernel, outermost first) from a key. 0 or -errno. */
+int stack_sample_fill(struct stack_resolver *r, int stacks_fd, const struct sample_key *key,
+		      __u64 value, struct stack_sample *out);
+
+/* Reads every (struct sample_key -> __u64) entry of counts_fd and the stacks they name.
+ * *out is a malloc'd array of *nr samples, freed with stack_samples_free(). 0 or -errno. */
+int stacks_collect(struct stack_resolver *r, int counts_fd, int stacks_fd,
+		   struct stack_sample **out, size_t *nr);
+/* Turns one (key, value) entry of a counts map into a sample.  Returns 0 or -errno. */
+typedef int (*stack_fill_fn)(struct stack_resolver *r, int stacks_fd, const void *key, __u64 value,
+			     struct stack_sample *out, void *ctx);
+/* Same as stacks_collect() for counts maps with other keys (key_size bytes), e.g. offcpu's
+ * struct offcpu_key that adds the waker: fill() builds each sample. */
+int stacks_collect_keys(struct stack_resolver *r, int counts_fd, int stacks_fd, size_t key_size,
+			stack_fill_fn fill, void *ctx, struct stack_sample **out, size_t *nr);
+void stack_samples_free(struct stack_sample *s, size_t n);
+#endif

@@ -1,0 +1,746 @@
+/* Per-process symbolization.  A process is a snapshot of its executable mappings; each mapped
+ * file is opened once (through /proc/PID/map_files, which works after deletion and across mount
+ * namespaces) and that fd is shared by every process mapping the same (dev, inode), so samples can
+ * be symbolized after the process exits.  Symbol tables are parsed at the first address that
+ * needs them and shared too.  Every string handed out lives until syms_cache__free. */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+#include "core/hashtab.h"
+#include "sym/syms.h"
+
+#define REFRESH_INTERVAL_NS 1000000000ULL
+#define DELETED_SUFFIX " (deleted)"
+
+
+/* ---- files, processes ---- */
+struct dso {
+	__u64 dev;
+	__u64 ino;
+	int fd;              /* -1 when it could not be opened: parsed by path then */
+	char *path;          /* as the first process to map it saw it, without " (deleted)" */
+	struct elf_syms *es; /* NULL until parsed, or when not an ELF */
+	bool parsed;
+	struct dso *next;    /* next dso with the same inode number */
+};
+
+enum map_kind { MAP_FILE, MAP_VDSO, MAP_ANON, MAP_SPECIAL };
+
+struct mapping {
+	__u64 start;
+	__u64 end;
+	__u64 pgoff;
+	enum map_kind kind;
+	struct dso *dso;    /* MAP_FILE */
+	const char *module; /* MAP_SPECIAL: "[vsyscall]"... */
+};
+
+struct proc {
+	__u32 tgid;
+	bool gone;            /* exited (or its pid now belongs to another process) */
+	bool refreshed;       /* refreshed on a miss since the last explicit snapshot */
+	__u64 start_time;     /* /proc/PID/stat field 22: tells pid reuse apart */
+	__u64 last_refresh_ns;
+	bool revisit;         /* snapshotted once, early: look again (syms_cache__revisit) */
+	struct mapping *maps; /* sorted, disjoint */
+	size_t nr_maps;
+	struct perf_map *pm;
+	struct perf_map **old_pms; /* replaced maps: their names may still be in use */
+	size_t nr_old_pms;
+	struct stat pm_st;         /* of the loaded map: reload only when it changed */
+	char jit_module[32];  /* "[JIT] tid N" */
+};
+
+struct syms_cache {
+	struct hashtab procs;     /* tgid -> proc */
+	struct hashtab dsos;      /* inode -> dso chain */
+	struct hashtab demangled; /* raw name pointer -> display name (itself when not C++) */
+	struct proc *last;       /* frames of one stack share a tgid */
+	struct elf_syms *vdso;
+	bool vdso_tried;
+	bool nofile_raised;
+};
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+struct syms_cache *syms_cache__new(void)
+{
+	return calloc(1, sizeof(struct syms_cache));
+}
+
+/* Start time of a process in clock ticks since boot: unlike the pid, never reused. */
+static int read_start_time(__u32 tgid, __u64 *start_time)
+{
+	char path[64], buf[1024], *p;
+	int fd, i, err = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", tgid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	buf[n] = '\0';
+	/* comm may contain spaces and parentheses: fields restart after the last ')' */
+	p = strrchr(buf, ')');
+	for (i = 2; p && i < 22; i++)
+		p = strchr(p + 1, ' ');
+	if (!p) {
+		err = -EINVAL;
+		goto cleanup;
+	}
+	*start_time = strtoull(p + 1, NULL, 10);
+cleanup:
+	close(fd);
+	return err;
+}
+
+/* The soft fd limit (often 1024) is low for one fd per mapped file system-wide. */
+static void raise_nofile_limit(struct syms_cache *sc)
+{
+	struct rlimit rl;
+
+	if (sc->nofile_raised)
+		return;
+	sc->nofile_raised = true;
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* map_files first: it reaches the mapped file itself even when it was deleted or lives in
+ * another mount namespace (needs CAP_SYS_ADMIN); then the path as the process sees it. */
+static int open_mapped_file(struct syms_cache *sc, __u32 tgid, const struct mapping *m,
+			    const char *path, bool deleted)
+{
+	char buf[4200];
+	int fd;
+
+	snprintf(buf, sizeof(buf), "/proc/%u/map_files/%llx-%llx", tgid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	fd = open(buf, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == EMFILE) {
+		raise_nofile_limit(sc);
+		fd = open(buf, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd >= 0 || deleted)
+		return fd;
+	snprintf(buf, sizeof(buf), "/proc/%u/root%s", tgid, path);
+	fd = open(buf, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd;
+}
+
+static void dso_free(struct dso *d)
+{
+	if (!d)
+		return;
+	if (d->fd >= 0)
+		close(d->fd);
+	elf_syms__free(d->es);
+	free(d->path);
+	free(d);
+}
+
+/* The dso of a file mapping, shared by every process that maps the same (dev, inode).  Holding
+ * its fd also keeps the inode number from being reused by another file. */
+static struct dso *dso_get(struct syms_cache *sc, __u32 tgid, const struct mapping *m,
+			   __u64 dev, __u64 ino, const char *path)
+{
+	struct dso *head = hashtab_get(&sc->dsos, ino, 0), *d;
+	size_t len = strlen(path), slen = strlen(DELETED_SUFFIX);
+	bool deleted = len > slen && !strcmp(path + len - slen, DELETED_SUFFIX);
+
+	for (d = head; d; d = d->next)
+		if (d->dev == dev)
+			return d;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->dev = dev;
+	d->ino = ino;
+	d->path = strndup(path, deleted ? len - slen : len);
+	if (!d->path || hashtab_put(&sc->dsos, ino, 0, d)) {
+		d->fd = -1;
+		dso_free(d);
+		return NULL;
+	}
+	d->next = head;
+	d->fd = open_mapped_file(sc, tgid, m, d->path, deleted);
+	return d;
+}
+
+static const char *special_module(const char *path)
+{
+	static const char *const known[] = { "[vsyscall]", "[uprobes]" };
+	size_t i;
+
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (!strcmp(path, known[i]))
+			return known[i];
+	return "[unknown]";
+}
+
+/* Parses one /proc/PID/maps line: "start-end perms pgoff major:minor inode   path".
+ * Returns 1 for an executable mapping to keep, 0 to skip, or a negative errno. */
+static int parse_maps_line(struct syms_cache *sc, __u32 tgid, char *line, struct mapping *m)
+{
+	unsigned long major, minor;
+	__u64 ino;
+	char *p = line, *perms, *path;
+
+	memset(m, 0, sizeof(*m));
+	m->start = strtoull(p, &p, 16);
+	if (*p++ != '-')
+		return 0;
+	m->end = strtoull(p, &p, 16);
+	perms = p + 1;
+	if (*p != ' ' || strlen(perms) < 5 || perms[2] != 'x')
+		return 0;
+	m->pgoff = strtoull(perms + 4, &p, 16);
+	major = strtoul(p, &p, 16);
+	if (*p++ != ':')
+		return 0;
+	minor = strtoul(p, &p, 16);
+	ino = strtoull(p, &p, 10);
+	while (*p == ' ' || *p == '\t')
+		p++;
+	path = p;
+	path[strcspn(path, "\n")] = '\0';
+	if (!strcmp(path, "[vdso]")) {
+		m->kind = MAP_VDSO;
+	} else if (path[0] == '[') {
+		m->kind = MAP_SPECIAL;
+		m->module = special_module(path);
+	} else if (!path[0] || !ino) {
+		m->kind = MAP_ANON;
+	} else {
+		m->kind = MAP_FILE;
+		m->dso = dso_get(sc, tgid, m, makedev(major, minor), ino, path);
+		if (!m->dso)
+			return -ENOMEM;
+	}
+	return 1;
+}
+
+/* Reads the executable mappings of a process, in address order (the order of the file). */
+static int read_maps(struct syms_cache *sc, __u32 tgid, struct mapping **out, size_t *nr_out)
+{
+	struct mapping *maps = NULL, *tmp;
+	size_t nr = 0, cap = 0, linecap = 0;
+	char path[64], *line = NULL;
+	FILE *f;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", tgid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (getline(&line, &linecap, f) > 0) {
+		if (nr == cap) {
+			cap = cap ? cap * 2 : 32;
+			tmp = realloc(maps, cap * sizeof(*maps));
+			if (!tmp) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			maps = tmp;
+		}
+		err = parse_maps_line(sc, tgid, line, &maps[nr]);
+		if (err < 0)
+			goto cleanup;
+		nr += err;
+	}
+	err = 0;
+	*out = maps;
+	*nr_out = nr;
+	maps = NULL;
+cleanup:
+	free(maps);
+	free(line);
+	fclose(f);
+	return err;
+}
+
+static const struct mapping *find_mapping(const struct mapping *maps, size_t nr, __u64 addr)
+{
+	size_t lo = 0, hi = nr, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (maps[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && addr < maps[lo - 1].end ? &maps[lo - 1] : NULL;
+}
+
+static bool overlaps(const struct mapping *maps, size_t nr, const struct mapping *m)
+{
+	size_t lo = 0, hi = nr, mid;
+
+	/* the last mapping starting before m ends is the only one that can overlap it */
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (maps[mid].start < m->end)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && maps[lo - 1].end > m->start;
+}
+
+static int cmp_mapping(const void *a, const void *b)
+{
+	const struct mapping *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* A refresh keeps the old mappings that nothing new replaced: samples taken before a dlclose
+ * (or an exec) still point into them. */
+static int merge_maps(struct proc *p, struct mapping *fresh, size_t nr_fresh)
+{
+	struct mapping *merged;
+	size_t i, nr = nr_fresh;
+
+	merged = realloc(fresh, (nr_fresh + p->nr_maps + 1) * sizeof(*merged));
+	if (!merged)
+		return -ENOMEM;
+	for (i = 0; i < p->nr_maps; i++)
+		if (!overlaps(merged, nr_fresh, &p->maps[i]))
+			merged[nr++] = p->maps[i];
+	if (nr > nr_fresh)
+		qsort(merged, nr, sizeof(*merged), cmp_mapping);
+	free(p->maps);
+	p->maps = merged;
+	p->nr_maps = nr;
+	return 0;
+}
+
+/* A perf map can name any process's code: trust it only from root, us, or the process's owner. */
+static bool perf_map_trusted(const struct stat *st, __u32 tgid)
+{
+	struct stat proc_st;
+	char proc_path[32];
+
+	if (!st->st_uid || st->st_uid == geteuid())
+		return true;
+	snprintf(proc_path, sizeof(proc_path), "/proc/%u", tgid);
+	return !stat(proc_path, &proc_st) && proc_st.st_uid == st->st_uid;
+}
+
+static bool same_file_version(const struct stat *a, const struct stat *b)
+{
+	return a->st_ino == b->st_ino && a->st_dev == b->st_dev && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/* Stops using the current perf map, keeping it allocated: names from it may still be in use. */
+static int proc_retire_perf_map(struct proc *p)
+{
+	struct perf_map **tmp;
+
+	if (!p->pm)
+		return 0;
+	tmp = realloc(p->old_pms, (p->nr_old_pms + 1) * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	p->old_pms = tmp;
+	p->old_pms[p->nr_old_pms++] = p->pm;
+	p->pm = NULL;
+	return 0;
+}
+
+/* Loads /tmp/perf-PID.map, or reloads it when the JIT appended to it since. */
+static void proc_load_perf_map(struct proc *p)
+{
+	struct perf_map *pm;
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", p->tgid);
+	if (stat(path, &st) || !perf_map_trusted(&st, p->tgid))
+		return;
+	if (p->pm && same_file_version(&st, &p->pm_st))
+		return;
+	pm = perf_map__load(path);
+	if (!pm)
+		return;
+	if (proc_retire_perf_map(p)) {
+		perf_map__free(pm);
+		return;
+	}
+	p->pm = pm;
+	p->pm_st = st;
+}
+
+/* Takes (explicit) or refreshes (on a miss) the snapshot of a process. */
+static int proc_snapshot(struct syms_cache *sc, struct proc *p, bool explicit)
+{
+	struct mapping *fresh = NULL;
+	__u64 start_time;
+	size_t nr_fresh = 0;
+	int err;
+
+	err = read_start_time(p->tgid, &start_time);
+	if (!err && p->start_time && start_time != p->start_time) {
+		if (!explicit) {
+			/* the pid was reused: these mappings would belong to another program */
+			err = -ESRCH;
+			goto cleanup;
+		}
+		/* told to snapshot a new process under an old pid: forget the old one */
+		p->nr_maps = 0;
+		err = proc_retire_perf_map(p);
+		if (err)
+			goto cleanup;
+	}
+	err = err ? err : read_maps(sc, p->tgid, &fresh, &nr_fresh);
+	if (err)
+		goto cleanup;
+	err = merge_maps(p, fresh, nr_fresh);
+	if (err)
+		goto cleanup;
+	fresh = NULL;
+	p->start_time = start_time;
+	p->gone = false;
+cleanup:
+	if (err == -ENOENT || err == -ESRCH)
+		p->gone = true;
+	/* a JIT's map outlives it: load it even when the process is gone (unless the pid, and
+	 * so the map's name, now belongs to another process) */
+	if (err != -ESRCH)
+		proc_load_perf_map(p);
+	p->refreshed = !explicit;
+	p->last_refresh_ns = now_ns();
+	free(fresh);
+	return err;
+}
+
+static void proc_free(struct proc *p)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	for (i = 0; i < p->nr_old_pms; i++)
+		perf_map__free(p->old_pms[i]);
+	free(p->old_pms);
+	perf_map__free(p->pm);
+	free(p->maps);
+	free(p);
+}
+
+static struct proc *proc_new(struct syms_cache *sc, __u32 tgid)
+{
+	struct proc *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->tgid = tgid;
+	snprintf(p->jit_module, sizeof(p->jit_module), "[JIT] tid %u", tgid);
+	if (hashtab_put(&sc->procs, tgid, 0, p)) {
+		proc_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+int syms_cache__snapshot(struct syms_cache *sc, __u32 tgid)
+{
+	struct proc *p = hashtab_get(&sc->procs, tgid, 0);
+
+	if (!p) {
+		p = proc_new(sc, tgid);
+		if (!p)
+			return -ENOMEM;
+		p->revisit = true;
+	}
+	return proc_snapshot(sc, p, true);
+}
+
+void syms_cache__revisit(struct syms_cache *sc, __u64 min_age_ns)
+{
+	__u64 now = now_ns();
+
+	for (size_t i = 0; i < sc->procs.cap; i++) {
+		struct proc *p = sc->procs.slots[i].val;
+
+		if (!p || !p->revisit || p->gone || now - p->last_refresh_ns < min_age_ns)
+			continue;
+		p->revisit = false;
+		/* Additive: mappings seen the first time stay, new ones (libraries) join them. */
+		proc_snapshot(sc, p, true);
+	}
+}
+
+/* The process, snapshotted on first sight. */
+static struct proc *proc_get(struct syms_cache *sc, __u32 tgid)
+{
+	struct proc *p;
+
+	if (sc->last && sc->last->tgid == tgid)
+		return sc->last;
+	p = hashtab_get(&sc->procs, tgid, 0);
+	if (!p) {
+		p = proc_new(sc, tgid);
+		if (!p)
+			return NULL;
+		/* as fresh as it gets: no point refreshing on the first miss */
+		proc_snapshot(sc, p, false);
+	}
+	sc->last = p;
+	return p;
+}
+
+/* The first miss after an explicit snapshot refreshes at once (a dlopen since then is the
+ * likely reason); after that at most once a second, since garbage frames miss every time. */
+static bool proc_may_refresh(const struct proc *p)
+{
+	if (p->gone)
+		return false;
+	return !p->refreshed || now_ns() - p->last_refresh_ns >= REFRESH_INTERVAL_NS;
+}
+
+/* Display name: demangled once per distinct raw name (names are stable pointers until free). */
+static const char *display_name(struct syms_cache *sc, const char *raw)
+{
+	char *d;
+
+	if (raw[0] != '_' || raw[1] != 'Z')
+		return raw;
+	d = hashtab_get(&sc->demangled, (uintptr_t)raw, 0);
+	if (d)
+		return d;
+	d = demangle(raw);
+	if (!d)
+		d = (char *)raw;
+	if (hashtab_put(&sc->demangled, (uintptr_t)raw, 0, d)) {
+		if (d != raw)
+			free(d);
+		return raw;
+	}
+	return d;
+}
+
+static struct elf_syms *dso_syms(struct dso *d)
+{
+	if (!d->parsed) {
+		d->parsed = true;
+		d->es = d->fd >= 0 ? elf_syms__open_fd(d->fd, d->path) : elf_syms__open(d->path);
+	}
+	return d->es;
+}
+
+/* Size of an ELF image in memory, from the farthest header or section it describes. */
+static size_t elf_image_size(const ElfW(Ehdr) *eh)
+{
+	const ElfW(Shdr) *sh = (const void *)((const char *)eh + eh->e_shoff);
+	const ElfW(Phdr) *ph = (const void *)((const char *)eh + eh->e_phoff);
+	size_t size = eh->e_phoff + (size_t)eh->e_phnum * eh->e_phentsize;
+	size_t i, end;
+
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG))
+		return 0;
+	if (eh->e_shoff) {
+		end = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+		size = end > size ? end : size;
+		for (i = 0; i < eh->e_shnum; i++) {
+			end = sh[i].sh_offset + sh[i].sh_size;
+			if (sh[i].sh_type != SHT_NOBITS && end > size)
+				size = end;
+		}
+	}
+	for (i = 0; i < eh->e_phnum; i++) {
+		end = ph[i].p_offset + ph[i].p_filesz;
+		size = end > size ? end : size;
+	}
+	return size;
+}
+
+const void *syms_vdso_image(size_t *size)
+{
+	const ElfW(Ehdr) *eh = (const void *)getauxval(AT_SYSINFO_EHDR);
+
+	*size = eh ? elf_image_size(eh) : 0;
+	return *size ? eh : NULL;
+}
+
+/* Our own vdso: the same image is mapped into every process of this kernel and architecture. */
+static struct elf_syms *vdso_syms(struct syms_cache *sc)
+{
+	const void *image;
+	size_t size;
+
+	if (!sc->vdso_tried) {
+		sc->vdso_tried = true;
+		image = syms_vdso_image(&size);
+		if (image)
+			sc->vdso = elf_syms__open_mem(image, size, "[vdso]");
+	}
+	return sc->vdso;
+}
+
+/* Looks a file offset up in a symbol table; fills out->name when found. */
+static void lookup_elf(struct syms_cache *sc, struct elf_syms *es, __u64 file_off,
+		       struct user_sym *out)
+{
+	const char *name;
+	__u64 vaddr, sym_off;
+
+	if (!elf_syms__file_offset_to_vaddr(es, file_off, &vaddr))
+		return;
+	name = elf_syms__find(es, vaddr, &sym_off);
+	if (name)
+		out->name = display_name(sc, name);
+}
+
+/* A JIT entry for addr, if the process has a perf map naming it. */
+static bool lookup_jit(struct syms_cache *sc, const struct proc *p, __u64 addr,
+		       struct user_sym *out)
+{
+	const char *name;
+	__u64 sym_off;
+
+	name = perf_map__find(p->pm, addr, &sym_off);
+	if (!name)
+		return false;
+	out->name = display_name(sc, name);
+	out->module = p->jit_module;
+	out->offset = addr;
+	return true;
+}
+
+/* Fills *out; returns false when addr is in no file, vdso or JIT symbol, so that a fresher
+ * snapshot (new mapping, new perf-map entry) might do better. */
+static bool resolve_in_proc(struct syms_cache *sc, struct proc *p, __u64 addr,
+			    struct user_sym *out)
+{
+	const struct mapping *m = find_mapping(p->maps, p->nr_maps, addr);
+
+	out->name = NULL;
+	out->module = "[unknown]";
+	out->offset = addr;
+	if (m && m->kind == MAP_FILE) {
+		out->module = m->dso->path;
+		out->offset = addr - m->start + m->pgoff;
+		if (dso_syms(m->dso))
+			lookup_elf(sc, m->dso->es, out->offset, out);
+		/* JITs that map their code from a memfd (.NET's doublemapper) name it in a perf map */
+		if (!out->name && p->pm)
+			lookup_jit(sc, p, addr, out);
+		return true;
+	}
+	if (m && m->kind == MAP_VDSO) {
+		out->module = "[vdso]";
+		out->offset = addr - m->start; /* the image starts the mapping */
+		if (vdso_syms(sc))
+			lookup_elf(sc, sc->vdso, out->offset, out);
+		return true;
+	}
+	if (lookup_jit(sc, p, addr, out))
+		return true;
+	if (m && m->kind == MAP_SPECIAL) {
+		out->module = m->module;
+		out->offset = addr - m->start;
+		return true;
+	}
+	return false;
+}
+
+void syms_cache__resolve(struct syms_cache *sc, __u32 tgid, __u64 addr, struct user_sym *out)
+{
+	struct proc *p;
+
+	out->name = NULL;
+	out->module = "[unknown]";
+	out->offset = addr;
+	p = proc_get(sc, tgid);
+	if (!p || resolve_in_proc(sc, p, addr, out) || !proc_may_refresh(p))
+		return;
+	if (!proc_snapshot(sc, p, false))
+		resolve_in_proc(sc, p, addr, out);
+}
+
+int syms_cache__for_each_mapping(struct syms_cache *sc, __u32 tgid,
+				 int (*fn)(const struct syms_mapping *m, void *ctx), void *ctx)
+{
+	struct proc *p = hashtab_get(&sc->procs, tgid, 0);
+	int err;
+
+	if (!p)
+		return -ENOENT;
+	for (size_t i = 0; i < p->nr_maps; i++) {
+		const struct mapping *m = &p->maps[i];
+		struct syms_mapping sm = { .start = m->start, .end = m->end, .pgoff = m->pgoff, .fd = -1 };
+
+		if (m->kind == MAP_SPECIAL)
+			continue;
+		if (m->kind == MAP_FILE) {
+			sm.dev = m->dso->dev;
+			sm.ino = m->dso->ino;
+			sm.fd = m->dso->fd;
+			sm.path = m->dso->path;
+		} else if (m->kind == MAP_VDSO) {
+			sm.path = "[vdso]";
+		}
+		err = fn(&sm, ctx);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+void syms_cache__free(struct syms_cache *sc)
+{
+	struct dso *d, *next;
+	size_t i;
+
+	if (!sc)
+		return;
+	for (i = 0; i < sc->procs.cap; i++)
+		proc_free(sc->procs.slots[i].val);
+	for (i = 0; i < sc->dsos.cap; i++) {
+		for (d = sc->dsos.slots[i].val; d; d = next) {
+			next = d->next;
+			dso_free(d);
+		}
+	}
+	/* A name that needed no demangling maps to itself: only the others were allocated. */
+	for (i = 0; i < sc->demangled.cap; i++) {
+		struct hashtab_entry *e = &sc->demangled.slots[i];
+
+		if (e->val && e->val != (void *)(uintptr_t)e->k1)
+			free(e->val);
+	}
+	hashtab_clear(&sc->procs, NULL);
+	hashtab_clear(&sc->dsos, NULL);
+	hashtab_clear(&sc->demangled, NULL);
+	elf_syms__free(sc->vdso);
+	free(sc);
+}

@@ -1,0 +1,993 @@
+/* The unwinder's user side: process mappings and per-file unwind tables in the BPF maps of
+ * bpf/unwind.bpf.h.
+ *
+ * Tables are built on a worker thread: a large file (libLLVM: a second) must neither stall the
+ * ring buffers nor delay the end of a run, which cancels a build in progress.
+ *
+ * Publication protocol (rows and descriptors are written through mmap while BPF programs read
+ * them): a table's rows are written first, then its descriptor's `loc` word with a release store,
+ * so a reader that sees the new loc sees the rows.  Eviction clears loc, then waits for a grace
+ * period (membarrier(MEMBARRIER_CMD_GLOBAL) is synchronize_rcu(), which every BPF program run
+ * lies inside) before the rows are reused.  The row array is mapped only while rows are written:
+ * kept mapped, all of --unwind-mem would count in bpfprof's RSS. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <linux/bpf.h>
+#include "unwind/cfi.h"
+#include "core/common.h"
+#include "core/hashtab.h"
+#include "core/stackrun.h"
+#include "stacks.h"
+#include "sym/syms.h"
+#include "unwind/unwinder.h"
+
+#define VDSO_KEY ((__u64)-1) /* (dev, ino) of the [vdso]: no file has that device */
+
+int unwind_parse_method(const char *s, enum unwind_method *out)
+{
+	static const char *const names[] = { [UNWIND_FP] = "fp", [UNWIND_EH] = "eh",
+					     [UNWIND_AUTO] = "auto" };
+
+	for (int i = 0; i < 3; i++) {
+		if (!strcmp(s, names[i])) {
+			*out = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int unwind_opt_method(const char *arg, enum unwind_method *out)
+{
+	if (unwind_parse_method(arg, out)) {
+		p_err("invalid --unwind '%s' (fp, eh or auto)", arg);
+		return -EINVAL;
+	}
+	if (*out != UNWIND_FP && UNWIND_DEFAULT_METHOD == UNWIND_FP) {
+		p_err("--unwind %s works on x86-64 only; use --unwind fp", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int unwind_opt_mem(const char *arg, __u64 *mb)
+{
+	if (!parse_u64(arg, 1, 4096, mb))
+		return 0;
+	p_err("invalid --unwind-mem '%s' (1 to 4096 MB)", arg);
+	return -EINVAL;
+}
+
+const char *unwind_method_name(enum unwind_method m)
+{
+	return m == UNWIND_EH ? "eh" : m == UNWIND_AUTO ? "auto" : "fp";
+}
+
+int unwind_bpf_configure(const struct unwind_bpf *ub, enum unwind_method m, __u64 mem_bytes,
+			 bool *task_regs)
+{
+	__u64 rows = mem_bytes / sizeof(struct unw_row);
+
+	*task_regs = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_task_pt_regs,
+					     NULL) > 0;
+	if (m == UNWIND_FP) {
+		/* the walk is compiled out: keep the maps minimal */
+		bpf_map__set_max_entries(ub->rows, 1);
+		bpf_map__set_max_entries(ub->tables, 1);
+		bpf_map__set_max_entries(ub->procs, 1);
+		return 0;
+	}
+	if (rows < 1024 || rows > UINT32_MAX)
+		return -EINVAL;
+	bpf_map__set_max_entries(ub->rows, rows);
+	p_info("unwind: %s, tables up to %llu MB (%llu rows); user registers of kernel-mode samples %s",
+	       unwind_method_name(m), (unsigned long long)(mem_bytes >> 20), (unsigned long long)rows,
+	       *task_regs ? "from bpf_task_pt_regs()" : "unavailable (kernel < 5.15): frame pointers");
+	return 0;
+}
+
+/* ---- row space: first fit over a sorted free list ---- */
+struct extent {
+	__u32 start, len;
+};
+
+struct uw_file {
+	__u64 dev, ino;
+	char *path;
+	__u32 id;
+	__u32 tgid;          /* a process mapping it: the symbolizer holds the file open for it */
+	__u32 first, count;  /* rows, when loaded */
+	bool loaded, no_cfi;
+	bool queued;         /* a build is waiting for, or running on, the worker */
+	const char *source;  /* ".eh_frame"... */
+	size_t unsupported;  /* rows the BPF side cannot evaluate */
+	char why[200];       /* no_cfi: the reason */
+};
+
+struct uw_proc_rec {
+	__u32 tgid;
+	bool in_map;
+	struct unw_proc *copy; /* in-memory unwinders */
+};
+
+struct job {
+	__u32 id;
+	int fd; /* dup of the symbolizer's fd of the file, or -1: open by path */
+};
+
+struct unwinder {
+	enum unwind_method method;
+	struct syms_cache *sc;
+	struct unw_row *rows; /* in-memory unwinders; the BPF map is mapped only to write */
+	__u32 nr_rows;
+	struct unw_table *tables;
+	size_t tables_len; /* mmapped length; 0 when malloc'd */
+	int rows_fd, procs_fd, walks_fd;
+	/* everything below, and the files, under lock: the worker installs tables */
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	pthread_t worker;
+	bool have_worker;
+	volatile int stopping;
+	struct job *jobs;
+	size_t nr_jobs, cap_jobs;
+	struct hashtab files_by_key; /* (dev, ino) -> uw_file */
+	struct uw_file *files[UNWIND_MAX_TABLES];
+	__u32 nr_files;
+	struct extent *free;
+	size_t nr_free, cap_free;
+	struct hashtab procs; /* tgid -> uw_proc_rec */
+	__u32 nr_procs;
+	__u64 rows_used, loads, evictions;
+	struct unw_proc scratch;
+};
+
+static int free_insert(struct unwinder *u, size_t at, __u32 start, __u32 len)
+{
+	if (u->nr_free == u->cap_free) {
+		size_t cap = u->cap_free ? u->cap_free * 2 : 64;
+		struct extent *tmp = realloc(u->free, cap * sizeof(*tmp));
+
+		if (!tmp)
+			return -ENOMEM;
+		u->free = tmp;
+		u->cap_free = cap;
+	}
+	memmove(&u->free[at + 1], &u->free[at], (u->nr_free - at) * sizeof(*u->free));
+	u->free[at].start = start;
+	u->free[at].len = len;
+	u->nr_free++;
+	return 0;
+}
+
+static int rows_alloc(struct unwinder *u, __u32 n, __u32 *start)
+{
+	for (size_t i = 0; i < u->nr_free; i++) {
+		struct extent *e = &u->free[i];
+
+		if (e->len < n)
+			continue;
+		*start = e->start;
+		e->start += n;
+		e->len -= n;
+		if (!e->len) {
+			memmove(e, e + 1, (u->nr_free - i - 1) * sizeof(*e));
+			u->nr_free--;
+		}
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+/* Returns rows to the free list, merging with the neighbours. */
+static int rows_release(struct unwinder *u, __u32 start, __u32 n)
+{
+	size_t i = 0;
+
+	while (i < u->nr_free && u->free[i].start < start)
+		i++;
+	if (i > 0 && u->free[i - 1].start + u->free[i - 1].len == start) {
+		u->free[i - 1].len += n;
+		if (i < u->nr_free && start + n == u->free[i].start) {
+			u->free[i - 1].len += u->free[i].len;
+			memmove(&u->free[i], &u->free[i + 1], (u->nr_free - i - 1) * sizeof(*u->free));
+			u->nr_free--;
+		}
+		return 0;
+	}
+	if (i < u->nr_free && start + n == u->free[i].start) {
+		u->free[i].start = start;
+		u->free[i].len += n;
+		return 0;
+	}
+	return free_insert(u, i, start, n);
+}
+
+/* ---- construction ---- */
+
+static void *map_array(int fd, size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static size_t page_round(size_t n)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+
+	return (n + page - 1) / page * page;
+}
+
+static struct unwinder *unwinder_alloc(struct syms_cache *sc, __u32 nr_rows)
+{
+	struct unwinder *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return NULL;
+	u->sc = sc;
+	u->nr_rows = nr_rows;
+	u->rows_fd = u->procs_fd = u->walks_fd = -1;
+	pthread_mutex_init(&u->lock, NULL);
+	pthread_cond_init(&u->wake, NULL);
+	if (free_insert(u, 0, 0, nr_rows)) {
+		free(u);
+		return NULL;
+	}
+	return u;
+}
+
+static void *worker_main(void *arg);
+
+struct unwinder *unwinder__new(const struct unwind_bpf *ub, struct syms_cache *sc,
+			       enum unwind_method m)
+{
+	struct unwinder *u = unwinder_alloc(sc, bpf_map__max_entries(ub->rows));
+	int err;
+
+	if (!u)
+		return NULL;
+	u->method = m;
+	u->tables_len = page_round((size_t)UNWIND_MAX_TABLES * sizeof(struct unw_table));
+	u->tables = map_array(bpf_map__fd(ub->tables), u->tables_len);
+	if (!u->tables || bpf_map__max_entries(ub->tables) != UNWIND_MAX_TABLES) {
+		err = errno ? -errno : -EINVAL;
+		goto fail;
+	}
+	u->rows_fd = bpf_map__fd(ub->rows);
+	u->procs_fd = bpf_map__fd(ub->procs);
+	u->walks_fd = bpf_map__fd(ub->walks);
+	err = -pthread_create(&u->worker, NULL, worker_main, u);
+	if (err)
+		goto fail;
+	u->have_worker = true;
+	return u;
+fail:
+	unwinder__free(u);
+	errno = -err;
+	return NULL;
+}
+
+struct unwinder *unwinder__new_mem(struct syms_cache *sc, __u32 nr_rows)
+{
+	struct unwinder *u = unwinder_alloc(sc, nr_rows);
+
+	if (!u)
+		return NULL;
+	u->method = UNWIND_AUTO;
+	u->rows = calloc(nr_rows ? nr_rows : 1, sizeof(*u->rows));
+	u->tables = calloc(UNWIND_MAX_TABLES, sizeof(*u->tables));
+	if (!u->rows || !u->tables) {
+		unwinder__free(u);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return u;
+}
+
+static void free_proc_rec(void *p)
+{
+	struct uw_proc_rec *r = p;
+
+	free(r->copy);
+	free(r);
+}
+
+void unwinder__free(struct unwinder *u)
+{
+	if (!u)
+		return;
+	if (u->have_worker) {
+		pthread_mutex_lock(&u->lock);
+		u->stopping = 1;
+		pthread_cond_broadcast(&u->wake);
+		pthread_mutex_unlock(&u->lock);
+		pthread_join(u->worker, NULL);
+	}
+	for (size_t i = 0; i < u->nr_jobs; i++)
+		if (u->jobs[i].fd >= 0)
+			close(u->jobs[i].fd);
+	free(u->jobs);
+	free(u->rows);
+	if (u->tables_len && u->tables)
+		munmap(u->tables, u->tables_len);
+	else
+		free(u->tables);
+	for (__u32 i = 0; i < u->nr_files; i++) {
+		free(u->files[i]->path);
+		free(u->files[i]);
+	}
+	hashtab_clear(&u->files_by_key, NULL);
+	hashtab_clear(&u->procs, free_proc_rec);
+	free(u->free);
+	pthread_mutex_destroy(&u->lock);
+	pthread_cond_destroy(&u->wake);
+	free(u);
+}
+
+/* ---- files ---- */
+
+static struct uw_file *file_get(struct unwinder *u, __u64 dev, __u64 ino, const char *path,
+				__u32 tgid)
+{
+	struct uw_file *f = hashtab_get(&u->files_by_key, dev, ino);
+
+	if (f) {
+		f->tgid = tgid;
+		return f;
+	}
+	if (u->nr_files == UNWIND_MAX_TABLES)
+		return NULL;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->dev = dev;
+	f->ino = ino;
+	f->tgid = tgid;
+	f->id = u->nr_files;
+	f->path = strdup(path);
+	if (!f->path || hashtab_put(&u->files_by_key, dev, ino, f)) {
+		free(f->path);
+		free(f);
+		return NULL;
+	}
+	u->files[u->nr_files++] = f;
+	return f;
+}
+
+struct fd_search {
+	__u64 dev, ino;
+	int fd;
+};
+
+static int find_fd(const struct syms_mapping *m, void *ctx)
+{
+	struct fd_search *s = ctx;
+
+	if (m->path && m->dev == s->dev && m->ino == s->ino && m->fd >= 0) {
+		s->fd = m->fd;
+		return 1;
+	}
+	return 0;
+}
+
+/* The symbolizer's fd of the file, duplicated: it reaches deleted files and other mount
+ * namespaces.  -1 when there is none (the file is then opened by path).  Main thread only: the
+ * symbolizer is not thread-safe. */
+static int file_fd(struct unwinder *u, const struct uw_file *f)
+{
+	struct fd_search s = { .dev = f->dev, .ino = f->ino, .fd = -1 };
+
+	if (!u->sc || (f->dev == VDSO_KEY && f->ino == VDSO_KEY))
+		return -1;
+	syms_cache__for_each_mapping(u->sc, f->tgid, find_fd, &s);
+	return s.fd >= 0 ? fcntl(s.fd, F_DUPFD_CLOEXEC, 0) : -1;
+}
+
+/* Builds a file's rows; needs no lock (path, dev and ino never change). */
+static int build_rows(struct unwinder *u, const struct uw_file *f, int fd, struct cfi_rows *rows,
+		      char *why, size_t size)
+{
+	const void *image;
+	size_t len;
+
+	if (f->dev == VDSO_KEY && f->ino == VDSO_KEY) {
+		image = syms_vdso_image(&len);
+		if (!image) {
+			snprintf(why, size, "no vdso image");
+			memset(rows, 0, sizeof(*rows));
+			return -ENOENT;
+		}
+		return cfi_build_mem(image, len, rows, why, size);
+	}
+	return cfi_build_file(f->path, fd, &u->stopping, rows, why, size);
+}
+
+/* Copies rows into the BPF array (mapped just for this) or the in-memory one. */
+static int write_rows(struct unwinder *u, __u32 start, const struct unw_row *rows, __u32 n)
+{
+	size_t page = sysconf(_SC_PAGESIZE), off = (size_t)start * sizeof(*rows);
+	size_t pg = off / page * page, len = page_round(off + (size_t)n * sizeof(*rows) - pg);
+	void *p;
+
+	if (u->rows) {
+		memcpy(&u->rows[start], rows, (size_t)n * sizeof(*rows));
+		return 0;
+	}
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, u->rows_fd, pg);
+	if (p == MAP_FAILED)
+		return -errno;
+	memcpy((char *)p + (off - pg), rows, (size_t)n * sizeof(*rows));
+	munmap(p, len);
+	return 0;
+}
+
+static void publish(struct unw_table *t, __u32 state, __u64 loc)
+{
+	t->state = state;
+	t->requested = 0;
+	__atomic_store_n(&t->loc, loc, __ATOMIC_RELEASE);
+}
+
+/* Waits until no BPF program can still be reading rows that were just unpublished. */
+static void wait_readers(void)
+{
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0))
+		usleep(20000); /* nohz_full kernels refuse it: outlast any BPF program run */
+}
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* bpf_ktime_get_ns()'s clock */
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Makes room for n rows by evicting least recently used tables.  0 or -ENOSPC. */
+static int rows_make_room(struct unwinder *u, __u32 n, __u32 *start)
+{
+	bool evicted = false;
+	int err;
+
+	while ((err = rows_alloc(u, n, start)) == -ENOSPC) {
+		struct uw_file *victim = NULL;
+		__u64 oldest = UINT64_MAX;
+
+		for (__u32 i = 0; i < u->nr_files; i++) {
+			struct uw_file *f = u->files[i];
+			__u64 used = __atomic_load_n(&u->tables[f->id].last_used, __ATOMIC_RELAXED);
+
+			if (f->loaded && used < oldest) {
+				oldest = used;
+				victim = f;
+			}
+		}
+		if (!victim)
+			break;
+		publish(&u->tables[victim->id], UNW_TABLE_EMPTY, 0);
+		err = rows_release(u, victim->first, victim->count);
+		if (err)
+			return err;
+		victim->loaded = false;
+		u->rows_used -= victim->count;
+		u->evictions++;
+		evicted = true;
+		p_info("unwind: evicted the table of %s (%u rows) to make room", victim->path,
+		       victim->count);
+	}
+	if (!err && evicted)
+		wait_readers();
+	return err;
+}
+
+/* Installs built rows (or the failure) as table f; under lock. */
+static int install(struct unwinder *u, struct uw_file *f, struct cfi_rows *rows, int err,
+		   const char *why)
+{
+	struct unw_table *t = &u->tables[f->id];
+	__u32 start;
+
+	f->queued = false;
+	if (err == -ECANCELED)
+		return err;
+	if (f->loaded || f->no_cfi)
+		return f->loaded ? 0 : -ENOENT; /* built twice (a direct load raced the worker) */
+	if (!err && rows->nr > u->nr_rows) {
+		snprintf(f->why, sizeof(f->why), "its table needs %zu KB, more than --unwind-mem",
+			 rows->nr * sizeof(struct unw_row) >> 10);
+		err = -E2BIG;
+	} else if (err) {
+		snprintf(f->why, sizeof(f->why), "%s", why);
+	}
+	err = err ?: rows_make_room(u, rows->nr, &start);
+	err = err ?: write_rows(u, start, rows->rows, rows->nr);
+	if (err) {
+		if (err == -ENOMEM || err == -ENOSPC)
+			snprintf(f->why, sizeof(f->why), "%s", strerror(-err));
+		f->no_cfi = true;
+		publish(t, UNW_TABLE_NO_CFI, 0);
+		p_info("unwind: %s: %s; its frames use frame pointers", f->path, f->why);
+		return err;
+	}
+	f->first = start;
+	f->count = rows->nr;
+	f->loaded = true;
+	f->source = rows->source;
+	f->unsupported = rows->unsupported;
+	u->rows_used += rows->nr;
+	u->loads++;
+	t->last_used = mono_ns();
+	publish(t, UNW_TABLE_LOADED, UNW_LOC(start, rows->nr));
+	p_info("unwind: loaded %s: %zu rows (%zu KB) from %s, %zu FDEs%s", f->path, rows->nr,
+	       rows->nr * sizeof(struct unw_row) >> 10, rows->source, rows->fdes,
+	       rows->unsupported ? ", some rules unsupported" : "");
+	return 0;
+}
+
+int unwinder__load_table(struct unwinder *u, __u32 id)
+{
+	struct cfi_rows rows;
+	struct uw_file *f;
+	char why[200];
+	int fd, err;
+
+	bool done;
+
+	pthread_mutex_lock(&u->lock);
+	f = id < u->nr_files ? u->files[id] : NULL;
+	done = !f || f->loaded || f->no_cfi;
+	err = f && f->loaded ? 0 : -ENOENT;
+	if (done && f)
+		u->tables[id].requested = 0;
+	pthread_mutex_unlock(&u->lock);
+	if (done)
+		return err;
+	fd = file_fd(u, f);
+	err = build_rows(u, f, fd, &rows, why, sizeof(why));
+	if (fd >= 0)
+		close(fd);
+	pthread_mutex_lock(&u->lock);
+	err = install(u, f, &rows, err, why);
+	pthread_mutex_unlock(&u->lock);
+	cfi_rows_free(&rows);
+	return err;
+}
+
+/* Builds queued tables one at a time, the lock released while building. */
+static void *worker_main(void *arg)
+{
+	struct unwinder *u = arg;
+
+	pthread_mutex_lock(&u->lock);
+	for (;;) {
+		struct cfi_rows rows;
+		struct uw_file *f;
+		struct job job;
+		char why[200];
+		int err;
+
+		while (!u->nr_jobs && !u->stopping)
+			pthread_cond_wait(&u->wake, &u->lock);
+		if (u->stopping)
+			break;
+		job = u->jobs[0];
+		memmove(u->jobs, u->jobs + 1, --u->nr_jobs * sizeof(*u->jobs));
+		f = u->files[job.id];
+		pthread_mutex_unlock(&u->lock);
+		err = build_rows(u, f, job.fd, &rows, why, sizeof(why));
+		if (job.fd >= 0)
+			close(job.fd);
+		pthread_mutex_lock(&u->lock);
+		install(u, f, &rows, err, why);
+		cfi_rows_free(&rows);
+	}
+	pthread_mutex_unlock(&u->lock);
+	return NULL;
+}
+
+/* Hands a table to the worker (to the caller's thread without one). */
+static int queue_load(struct unwinder *u, __u32 id)
+{
+	struct uw_file *f;
+	int fd, err = 0;
+
+	if (!u->have_worker)
+		return unwinder__load_table(u, id);
+	pthread_mutex_lock(&u->lock);
+	f = u->files[id];
+	if (f->loaded || f->no_cfi || f->queued) {
+		if (!f->queued)
+			u->tables[id].requested = 0;
+		pthread_mutex_unlock(&u->lock);
+		return 0;
+	}
+	f->queued = true;
+	pthread_mutex_unlock(&u->lock);
+	fd = file_fd(u, f);
+	pthread_mutex_lock(&u->lock);
+	if (u->nr_jobs == u->cap_jobs) {
+		size_t cap = u->cap_jobs ? u->cap_jobs * 2 : 16;
+		struct job *tmp = realloc(u->jobs, cap * sizeof(*tmp));
+
+		if (!tmp) {
+			err = -ENOMEM;
+			goto unlock;
+		}
+		u->jobs = tmp;
+		u->cap_jobs = cap;
+	}
+	u->jobs[u->nr_jobs].id = id;
+	u->jobs[u->nr_jobs].fd = fd;
+	u->nr_jobs++;
+	fd = -1;
+	pthread_cond_signal(&u->wake);
+unlock:
+	if (err) {
+		f->queued = false;
+		u->tables[id].requested = 0; /* the BPF side asks again */
+	}
+	pthread_mutex_unlock(&u->lock);
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+/* ---- processes ---- */
+
+struct proc_build {
+	struct unwinder *u;
+	struct unw_proc *p;
+	__u32 tgid;
+	int err;
+	bool truncated;
+};
+
+static int add_mapping(const struct syms_mapping *m, void *ctx)
+{
+	struct proc_build *b = ctx;
+	struct unw_mapping *um;
+	struct uw_file *f = NULL;
+
+	if (b->p->nr == UNWIND_MAX_MAPPINGS - 1) {
+		b->truncated = true;
+		return 1;
+	}
+	um = &b->p->maps[b->p->nr];
+	memset(um, 0, sizeof(*um));
+	um->start = m->start;
+	um->end = m->end;
+	um->table = UNW_NO_TABLE;
+	if (m->path && !strcmp(m->path, "[vdso]") && !m->dev) {
+		f = file_get(b->u, VDSO_KEY, VDSO_KEY, "[vdso]", b->tgid);
+		um->bias = m->start; /* the image starts the mapping */
+	} else if (m->path) {
+		f = file_get(b->u, m->dev, m->ino, m->path, b->tgid);
+		um->bias = m->start - m->pgoff;
+	}
+	if (m->path && !f)
+		b->err = -ENOMEM; /* or too many files: that mapping gets no table */
+	if (f)
+		um->table = f->id;
+	b->p->nr++;
+	return 0;
+}
+
+/* Drops the entries of processes that have exited, to make room in the map. */
+static void purge_dead(struct unwinder *u)
+{
+	for (size_t i = 0; i < u->procs.cap; i++) {
+		struct uw_proc_rec *r = u->procs.slots[i].val;
+
+		if (r && r->in_map && !process_exists(r->tgid)) {
+			bpf_map_delete_elem(u->procs_fd, &r->tgid);
+			r->in_map = false;
+			u->nr_procs--;
+		}
+	}
+}
+
+static int store_proc(struct unwinder *u, struct uw_proc_rec *r, const struct unw_proc *p)
+{
+	int err;
+
+	if (u->procs_fd < 0) {
+		if (!r->copy && !(r->copy = malloc(sizeof(*r->copy))))
+			return -ENOMEM;
+		*r->copy = *p;
+	} else {
+		err = bpf_map_update_elem(u->procs_fd, &r->tgid, p, BPF_ANY);
+		if (err && errno == E2BIG) {
+			purge_dead(u);
+			err = bpf_map_update_elem(u->procs_fd, &r->tgid, p, BPF_ANY);
+		}
+		if (err)
+			return -errno;
+	}
+	if (!r->in_map)
+		u->nr_procs++;
+	r->in_map = true;
+	return 0;
+}
+
+static int add_process_locked(struct unwinder *u, __u32 tgid, struct proc_build *b)
+{
+	struct uw_proc_rec *r;
+	int err;
+
+	memset(&u->scratch, 0, offsetof(struct unw_proc, maps));
+	err = syms_cache__for_each_mapping(u->sc, tgid, add_mapping, b);
+	if (err < 0)
+		return err;
+	/* the BPF search reads every entry: the unused ones start above any address */
+	memset(&b->p->maps[b->p->nr], 0xff, (UNWIND_MAX_MAPPINGS - b->p->nr) * sizeof(b->p->maps[0]));
+	if (b->truncated)
+		p_info("unwind: pid %u has more than %d executable mappings; the rest use frame pointers",
+		       tgid, UNWIND_MAX_MAPPINGS - 1);
+	if (b->p->nr == 0)
+		return 0; /* a kernel thread, or already gone: the frame-pointer walk handles it */
+	r = hashtab_get(&u->procs, tgid, 0);
+	if (!r) {
+		r = calloc(1, sizeof(*r));
+		if (!r || hashtab_put(&u->procs, tgid, 0, r)) {
+			free(r);
+			return -ENOMEM;
+		}
+		r->tgid = tgid;
+	}
+	err = store_proc(u, r, b->p);
+	if (err)
+		p_info("unwind: cannot load the mappings of pid %u: %s; its stacks use frame pointers",
+		       tgid, strerror(-err));
+	return err ?: b->err;
+}
+
+int unwinder__add_process(struct unwinder *u, __u32 tgid)
+{
+	struct proc_build b = { .u = u, .p = &u->scratch, .tgid = tgid };
+	int err;
+
+	pthread_mutex_lock(&u->lock);
+	err = add_process_locked(u, tgid, &b);
+	pthread_mutex_unlock(&u->lock);
+	return err;
+}
+
+
+int unwinder__handle_event(void *ctx, void *data, size_t size)
+{
+	struct unwinder *u = ctx;
+	const struct unw_event *e = data;
+
+	if (size < sizeof(*e))
+		return 0;
+	if (e->type == UNW_EV_LOAD_TABLE && e->table < u->nr_files) {
+		u->files[e->table]->tgid = e->tgid;
+		queue_load(u, e->table);
+	} else if (e->type == UNW_EV_REFRESH_PROC) {
+		if (!syms_cache__snapshot(u->sc, e->tgid))
+			unwinder__add_process(u, e->tgid);
+	}
+	return 0;
+}
+
+static int proc_event(void *ctx, void *data, size_t size)
+{
+	struct unwinder *u = ctx;
+	const struct proc_seen_event *e = data;
+
+	if (size >= sizeof(*e) && !syms_cache__snapshot(u->sc, e->tgid))
+		unwinder__add_process(u, e->tgid);
+	return 0;
+}
+
+struct ring_buffer *unwind_start(const struct unwind_bpf *ub, int proc_events_fd,
+				 struct syms_cache *sc, enum unwind_method m, struct unwinder **u)
+{
+	struct ring_buffer *rb;
+	int err;
+
+	*u = NULL;
+	if (m != UNWIND_FP) {
+		*u = unwinder__new(ub, sc, m);
+		if (!*u) {
+			err = -errno;
+			p_err("cannot set up the unwinder: %s", strerror(-err));
+			errno = -err;
+			return NULL;
+		}
+	}
+	rb = *u ? ring_buffer__new(proc_events_fd, proc_event, *u, NULL)
+		: ring_buffer__new(proc_events_fd, stack_proc_event, sc, NULL);
+	err = rb ? 0 : -errno;
+	if (!err && *u && ring_buffer__add(rb, bpf_map__fd(ub->events), unwinder__handle_event, *u))
+		err = -errno;
+	if (err) {
+		ring_buffer__free(rb);
+		unwinder__free(*u);
+		*u = NULL;
+		p_err("cannot create the ring buffer: %s", strerror(-err));
+		errno = -err;
+		return NULL;
+	}
+	return rb;
+}
+
+void unwind_summary_line(const struct unwinder *u, bool folded, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	if (u)
+		unwinder__summary(u, buf, size);
+	if (buf[0] && folded && (verbose || strstr(buf, "no CFI in")))
+		fprintf(stderr, "bpfprof: unwind: %s\n", buf);
+}
+
+/* ---- inspection ---- */
+
+int unwinder__table_of(const struct unwinder *u, __u64 dev, __u64 ino)
+{
+	struct uw_file *f = hashtab_get(&u->files_by_key, dev, ino);
+
+	return f ? (int)f->id : -ENOENT;
+}
+
+const struct unw_table *unwinder__table(const struct unwinder *u, __u32 id)
+{
+	return id < UNWIND_MAX_TABLES ? &u->tables[id] : NULL;
+}
+
+const struct unw_row *unwinder__rows(const struct unwinder *u)
+{
+	return u->rows;
+}
+
+const struct unw_proc *unwinder__proc(const struct unwinder *u, __u32 tgid)
+{
+	struct uw_proc_rec *r = hashtab_get(&u->procs, tgid, 0);
+
+	return r && r->in_map ? r->copy : NULL;
+}
+
+void unwinder__touch(struct unwinder *u, __u32 id, __u64 ns)
+{
+	if (id < UNWIND_MAX_TABLES)
+		u->tables[id].last_used = ns;
+}
+
+static void usage_locked(const struct unwinder *u, struct unwind_usage *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->rows_used = u->rows_used;
+	out->rows_cap = u->nr_rows;
+	out->files = u->nr_files;
+	out->loads = u->loads;
+	out->evictions = u->evictions;
+	out->procs = u->nr_procs;
+	for (__u32 i = 0; i < u->nr_files; i++) {
+		out->tables_loaded += u->files[i]->loaded;
+		out->tables_no_cfi += u->files[i]->no_cfi;
+	}
+	if (u->walks_fd >= 0) {
+		int ncpu = libbpf_num_possible_cpus(), zero = 0;
+		struct unw_walk *w = ncpu > 0 ? calloc(ncpu, sizeof(*w)) : NULL;
+
+		if (w && !bpf_map_lookup_elem(u->walks_fd, &zero, w))
+			for (int c = 0; c < ncpu; c++)
+				for (int i = 0; i < UNW_STAT_NR; i++)
+					out->stats[i] += w[c].stats[i];
+		free(w);
+	}
+}
+
+/* The lock guards mutable state inside a logically read-only call. */
+static void lock_const(const struct unwinder *u)
+{
+	pthread_mutex_lock((pthread_mutex_t *)&u->lock);
+}
+
+static void unlock_const(const struct unwinder *u)
+{
+	pthread_mutex_unlock((pthread_mutex_t *)&u->lock);
+}
+
+void unwinder__usage(const struct unwinder *u, struct unwind_usage *out)
+{
+	lock_const(u);
+	usage_locked(u, out);
+	unlock_const(u);
+}
+
+static int add_count(char *buf, size_t size, int n, const char *what, __u64 v, bool *first)
+{
+	if (!v || n < 0 || (size_t)n >= size)
+		return n;
+	n += snprintf(buf + n, size - n, "%s%s %llu", *first ? "" : ", ", what,
+		      (unsigned long long)v);
+	*first = false;
+	return n;
+}
+
+void unwinder__summary(const struct unwinder *u, char *buf, size_t size)
+{
+	struct unwind_usage us;
+	const __u64 *s = us.stats;
+	__u64 frames;
+	bool first = true;
+	int n = 0, shown = 0;
+
+	lock_const(u);
+	usage_locked(u, &us);
+	buf[0] = '\0';
+	frames = s[UNW_STAT_FRAMES_EH] + s[UNW_STAT_FRAMES_FP] + s[UNW_STAT_FRAMES_PENDING];
+	if (!s[UNW_STAT_STACKS] && !s[UNW_STAT_NO_PROC] && !s[UNW_STAT_NO_REGS])
+		goto unlock;
+	n = snprintf(buf, size, "%llu stacks walked, %llu frames: %.1f%% from tables, %.1f%% by frame pointer",
+		     (unsigned long long)s[UNW_STAT_STACKS], (unsigned long long)frames,
+		     frames ? 100.0 * s[UNW_STAT_FRAMES_EH] / frames : 0.0,
+		     frames ? 100.0 * (s[UNW_STAT_FRAMES_FP] + s[UNW_STAT_FRAMES_PENDING]) / frames : 0.0);
+	if (s[UNW_STAT_FRAMES_PENDING] && n > 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - n, " (%llu while tables loaded)",
+			      (unsigned long long)s[UNW_STAT_FRAMES_PENDING]);
+	if (s[UNW_STAT_NO_PROC] && n > 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - n, "; %llu stacks %s before the process was known",
+			      (unsigned long long)s[UNW_STAT_NO_PROC],
+			      u->method == UNWIND_EH ? "cut to the leaf" : "by frame pointer");
+	if (s[UNW_STAT_NO_REGS] && n > 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - n, "; %llu stacks by frame pointer for want of user "
+			      "registers (kernel without bpf_task_pt_regs)",
+			      (unsigned long long)s[UNW_STAT_NO_REGS]);
+	if (s[UNW_STAT_END_NO_CFI] + s[UNW_STAT_END_PENDING] + s[UNW_STAT_END_UNSUPPORTED] +
+	    s[UNW_STAT_END_READ] + s[UNW_STAT_END_BAD_FRAME] + s[UNW_STAT_END_UNMAPPED] +
+	    s[UNW_STAT_END_MAX_DEPTH] + s[UNW_STAT_REQ_LOST] && n > 0 && (size_t)n < size) {
+		n += snprintf(buf + n, size - n, "; ended early: ");
+		n = add_count(buf, size, n, "no CFI", s[UNW_STAT_END_NO_CFI], &first);
+		n = add_count(buf, size, n, "table loading", s[UNW_STAT_END_PENDING], &first);
+		n = add_count(buf, size, n, "unsupported CFI", s[UNW_STAT_END_UNSUPPORTED], &first);
+		n = add_count(buf, size, n, "unreadable stack", s[UNW_STAT_END_READ], &first);
+		n = add_count(buf, size, n, "bad frame", s[UNW_STAT_END_BAD_FRAME], &first);
+		n = add_count(buf, size, n, "unmapped pc", s[UNW_STAT_END_UNMAPPED], &first);
+		n = add_count(buf, size, n, "max depth", s[UNW_STAT_END_MAX_DEPTH], &first);
+		n = add_count(buf, size, n, "lost table requests", s[UNW_STAT_REQ_LOST], &first);
+	}
+	for (__u32 i = 0; i < u->nr_files && shown < 3; i++) {
+		const struct uw_file *f = u->files[i];
+		const char *base = strrchr(f->path, '/');
+
+		if (!f->no_cfi || n < 0 || (size_t)n >= size)
+			continue;
+		n += snprintf(buf + n, size - n, "%s%s (%s)", shown ? ", " : "; no CFI in: ",
+			      base ? base + 1 : f->path, f->why);
+		shown++;
+	}
+unlock:
+	unlock_const(u);
+}
+
+void unwinder__print_usage(const struct unwinder *u, FILE *out)
+{
+	struct unwind_usage us;
+
+	lock_const(u);
+	usage_locked(u, &us);
+	fprintf(out, "bpfprof: unwind tables: %llu of %llu KB used by %u tables (%u files seen, %u "
+		"without usable CFI); %llu loads, %llu evictions; %u processes (%u KB of mappings)\n",
+		(unsigned long long)(us.rows_used * sizeof(struct unw_row) >> 10),
+		(unsigned long long)(us.rows_cap * sizeof(struct unw_row) >> 10), us.tables_loaded,
+		us.files, us.tables_no_cfi, (unsigned long long)us.loads,
+		(unsigned long long)us.evictions, us.procs,
+		(unsigned)(us.procs * sizeof(struct unw_proc) >> 10));
+	for (__u32 i = 0; i < u->nr_files; i++)
+		if (u->files[i]->no_cfi)
+			fprintf(out, "bpfprof: unwind: no table for %s: %s\n", u->files[i]->path,
+				u->files[i]->why);
+	unlock_const(u);
+}
