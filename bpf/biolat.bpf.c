@@ -6,16 +6,16 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include "biolat.h"
+#include "core_fixes.bpf.h"
 #include "heatmap.bpf.h"
+#include "target.bpf.h"
 
 /* Settings, fixed before load. */
 const volatile bool targ_queued = false;      /* -Q: from insert, not issue */
 const volatile bool targ_per_disk = false;    /* -D */
 const volatile bool targ_per_flags = false;   /* -F */
-const volatile bool filter_dev = false;       /* -d */
+const volatile bool filter_dev = false;       /* --disk */
 const volatile __u32 targ_dev = 0;
-const volatile bool filter_tgid = false;      /* -p */
-const volatile __u32 targ_tgid = 0;
 /* ctx[] index of the struct request * argument: user space reads it from the tracepoints' BTF
  * prototypes, since 5.11 (a54895fa "block: remove the request_queue to argument request based
  * tracepoints") dropped the request_queue that came first in block_rq_insert/issue/merge. */
@@ -73,12 +73,6 @@ struct {
 	__uint(max_entries, 4096); /* set by the loader with --events */
 } events SEC(".maps");
 
-/* 5.17 f3fa33acca9f "block: remove the ->rq_disk field in struct request": the disk is now
- * rq->q->disk. */
-struct request___old {
-	struct gendisk *rq_disk;
-} __attribute__((preserve_access_index));
-
 static __always_inline void count_lost(enum biolat_lost why)
 {
 	__sync_fetch_and_add(&lost[why], 1);
@@ -98,22 +92,13 @@ static __always_inline struct request *rq_arg(__u64 *ctx, __u32 idx)
  * BPF_CORE_READ makes, which raw_tp needs. */
 static __always_inline __u32 rq_dev(struct request *rq, bool btf)
 {
-	struct request___old *old = (void *)rq;
-	struct gendisk *disk;
+	struct gendisk *disk = request_disk(rq, btf);
 
 	if (btf) {
-		if (bpf_core_field_exists(old->rq_disk))
-			disk = old->rq_disk;
-		else
-			disk = rq->q->disk;
 		if (!disk)
 			return 0;
 		return ((__u32)disk->major << BIOLAT_MINORBITS) | (__u32)disk->first_minor;
 	}
-	if (bpf_core_field_exists(old->rq_disk))
-		disk = BPF_CORE_READ(old, rq_disk);
-	else
-		disk = BPF_CORE_READ(rq, q, disk);
 	if (!disk)
 		return 0;
 	return ((__u32)BPF_CORE_READ(disk, major) << BIOLAT_MINORBITS) |
@@ -139,7 +124,7 @@ static __always_inline void store(__u64 key, struct biolat_start *sv, struct bio
 	if (sv) {
 		sv->dev = val->dev;
 		sv->cmd_flags = val->cmd_flags;
-		sv->tgid = val->tgid;
+		sv->wanted = val->wanted;
 		sv->ts = val->ts;
 		sv->state = val->state;
 		return;
@@ -171,8 +156,16 @@ static __always_inline void track(struct request *rq, __u64 key, struct biolat_s
 	store(key, sv, val);
 }
 
-/* block_rq_insert (attached with -Q or -p): the request enters the I/O scheduler or a
- * dispatch list, still in the context of the task that submitted it. */
+/* Whether the task running this program passes the target filters. */
+static __always_inline bool current_wanted(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	return target_current_wanted(id >> 32, (__u32)id);
+}
+
+/* block_rq_insert (attached with -Q or a target filter): the request enters the I/O scheduler
+ * or a dispatch list, still in the context of the task that submitted it. */
 static __always_inline int on_insert(struct request *rq, bool btf)
 {
 	struct biolat_start *sv, val = { .state = RQ_QUEUED };
@@ -186,7 +179,7 @@ static __always_inline int on_insert(struct request *rq, bool btf)
 	}
 	if (sv && sv->state == RQ_ISSUED)
 		count_lost(BIOLAT_LOST_NO_COMPLETION);
-	val.tgid = bpf_get_current_pid_tgid() >> 32;
+	val.wanted = !target_filters_tasks() || current_wanted();
 	track(rq, key, sv, &val, btf);
 	return 0;
 }
@@ -201,7 +194,7 @@ static __always_inline int on_issue(struct request *rq, bool btf)
 
 	sv = bpf_map_lookup_elem(&start, &key);
 	if (sv && (sv->state == RQ_QUEUED || sv->state == RQ_REQUEUED)) {
-		if (filter_tgid && sv->tgid != targ_tgid) {
+		if (!sv->wanted) {
 			release(key, sv);
 			return 0;
 		}
@@ -214,13 +207,10 @@ static __always_inline int on_issue(struct request *rq, bool btf)
 	 * kernels block_rq_complete occasionally reaches perf's probe but no BPF program */
 	if (sv && sv->state == RQ_ISSUED)
 		count_lost(BIOLAT_LOST_NO_COMPLETION);
-	if (filter_tgid) {
-		val.tgid = bpf_get_current_pid_tgid() >> 32;
-		if (val.tgid != targ_tgid) {
-			if (sv)
-				release(key, sv);
-			return 0;
-		}
+	if (target_filters_tasks() && !current_wanted()) {
+		if (sv)
+			release(key, sv);
+		return 0;
 	}
 	track(rq, key, sv, &val, btf);
 	return 0;

@@ -7,7 +7,7 @@
 #include <bpf/bpf_tracing.h>
 #include "count.h"
 #include "events.bpf.h"
-#include "tgid_filter.bpf.h"
+#include "target.bpf.h"
 
 const volatile bool targ_per_process = false;
 
@@ -29,10 +29,10 @@ __u64 lost_procs; /* -P: events whose process did not fit in proc_counts */
 
 static __always_inline int hit(int idx)
 {
-	__u32 key = idx, tgid = bpf_get_current_pid_tgid() >> 32;
-	__u64 *c;
+	__u64 id = bpf_get_current_pid_tgid(), *c;
+	__u32 key = idx, tgid = id >> 32;
 
-	if (idx < 0 || !tgid_wanted(tgid))
+	if (idx < 0 || !target_current_wanted(tgid, (__u32)id))
 		return 0;
 	c = bpf_map_lookup_elem(&counts, &key);
 	if (c)

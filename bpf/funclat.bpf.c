@@ -7,7 +7,7 @@
 #include <bpf/bpf_tracing.h>
 #include "funclat.h"
 #include "events.bpf.h"
-#include "tgid_filter.bpf.h"
+#include "target.bpf.h"
 #include "heatmap.bpf.h"
 
 const volatile __u64 targ_unit_ns = 1000; /* -n 1, -u 1000, -m 1000000 */
@@ -39,7 +39,7 @@ static __always_inline int on_entry(int idx)
 	struct funclat_start *s;
 	__u32 d;
 
-	if (idx < 0 || !tgid_wanted(id >> 32))
+	if (idx < 0 || !target_current_wanted(id >> 32, (__u32)id))
 		return 0;
 	s = bpf_map_lookup_elem(&start, &key);
 	if (!s) {

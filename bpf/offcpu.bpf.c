@@ -11,24 +11,20 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
+#include "core_fixes.bpf.h"
 #include "errno.bpf.h"
 #include "offcpu.h"
 #include "stacks.bpf.h"
+#include "target.bpf.h"
 #include "unwind.bpf.h"
 
 /* Settings, fixed before load. */
-const volatile bool filter_tgid = false;
-const volatile bool filter_pid = false;
-const volatile bool targ_user_threads = true;   /* -k clears it */
-const volatile bool targ_kernel_threads = true; /* -u clears it */
 const volatile __u32 targ_states = OFFCPU_STATE_BLOCKED;
 const volatile __u64 targ_min_ns = 0;
 const volatile __u64 targ_max_ns = 0; /* 0: no bound */
 const volatile bool targ_user_stacks = true;
 const volatile bool targ_kern_stacks = true;
-const volatile bool targ_follow_forks = false;
-/* sched_switch passes prev_state since 5.18 ("sched/tracing: Don't re-read p->state when
- * emitting sched_switch event"); before, it must be read from prev. */
+/* sched_switch passes prev_state (core_fixes.bpf.h: switch_prev_state()) */
 const volatile bool targ_prev_state_arg = true;
 
 /* Set by user space before attaching: blocks are clipped to the run. */
@@ -60,57 +56,6 @@ struct {
 	__type(value, struct offcpu_rec);
 } pid_recs SEC(".maps");
 
-/* -p / -t filters: one bit per PID, indexed by pid / 64.  An array lookup is inlined by the
- * verifier: a few instructions instead of a hash lookup on every context switch.  Sized by the
- * loader from kernel.pid_max. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} tgids SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} pids SEC(".maps");
-
-static __always_inline bool bit_test(void *bits, __u32 id)
-{
-	__u32 word = id / 64;
-	__u64 *w = bpf_map_lookup_elem(bits, &word);
-
-	return w && (*w & (1ULL << (id % 64)));
-}
-
-/* Whether a thread passes -p / -t: checked before anything else on both sides of a switch. */
-static __always_inline bool wanted_id(__u32 tgid, __u32 pid)
-{
-	if (filter_tgid && !bit_test(&tgids, tgid))
-		return false;
-	if (filter_pid && !bit_test(&pids, pid))
-		return false;
-	return true;
-}
-
-/* 5.14 renamed task_struct::state to __state ("sched: Change task_struct::state"). */
-struct task_struct___pre514 {
-	long state;
-} __attribute__((preserve_access_index));
-
-static __always_inline __u32 task_state(struct task_struct *t)
-{
-	if (bpf_core_field_exists(t->__state))
-		return BPF_CORE_READ(t, __state);
-	return BPF_CORE_READ((struct task_struct___pre514 *)t, state);
-}
-
-/* tp_btf and iterators hold typed task pointers that can be read directly; raw_tp needs reads
- * through bpf_probe_read_kernel().  `btf` is a constant at every call, so one side compiles away. */
-#define TASK_READ(btf, t, field) ((btf) ? (t)->field : BPF_CORE_READ(t, field))
-
 static __always_inline struct offcpu_rec *rec_lookup(struct task_struct *t, __u32 pid, bool btf)
 {
 	if (btf)
@@ -118,16 +63,21 @@ static __always_inline struct offcpu_rec *rec_lookup(struct task_struct *t, __u3
 	return bpf_map_lookup_elem(&pid_recs, &pid);
 }
 
-/* The cheap checks (pid, state, filter bits, thread kind) before anything costly. */
+/* The cheap checks (pid, state, target bits) before anything costly; then the cgroup (current:
+ * at a switch-out t is the task switching) and the thread kind.  *kthread is read only when
+ * -u/-k or user stacks need it. */
 static __always_inline bool wanted(__u32 tgid, __u32 pid, __u32 state_class,
-				   struct task_struct *t, bool btf, bool *kthread)
+				   struct task_struct *t, bool btf, bool is_current, bool *kthread)
 {
-	if (pid == 0 || !(targ_states & state_class) || !wanted_id(tgid, pid))
+	if (pid == 0 || !(targ_states & state_class) || !target_ids_wanted(tgid, pid))
 		return false;
-	/* Thread kind is read only when -u/-k or user stacks need it. */
-	*kthread = (targ_user_stacks || !targ_user_threads || !targ_kernel_threads) &&
+	if (target.filter_cgroup &&
+	    !(is_current ? target_current_cgroup_wanted() :
+			task_ancestor_cgroup_id(t, target.cgroup_level) == target.cgroup_id))
+		return false;
+	*kthread = (targ_user_stacks || target.threads != TARGET_THREADS_ALL) &&
 		   (TASK_READ(btf, t, flags) & OFFCPU_PF_KTHREAD);
-	return *kthread ? targ_kernel_threads : targ_user_threads;
+	return target_kind_wanted(*kthread);
 }
 
 static __always_inline int capture_user_stack(void *ctx, __u32 tgid, __u64 *id, bool btf)
@@ -158,7 +108,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 	struct offcpu_rec *r, tmp;
 	bool kthread;
 
-	if (!wanted(tgid, pid, state_class, prev, btf, &kthread))
+	if (!wanted(tgid, pid, state_class, prev, btf, true, &kthread))
 		return;
 	if (btf) {
 		r = bpf_task_storage_get(&recs, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -200,7 +150,8 @@ static __always_inline void switch_in(struct task_struct *next, __u64 *now, bool
 	__u64 delta;
 
 	/* With -p/-t, most threads are not targets: two bit tests are cheaper than the lookup. */
-	if ((filter_tgid || filter_pid) && !wanted_id(TASK_READ(btf, next, tgid), pid))
+	if ((target.filter_tgid || target.filter_pid) &&
+	    !target_ids_wanted(TASK_READ(btf, next, tgid), pid))
 		return;
 	r = rec_lookup(next, pid, btf);
 	if (!r || !r->ts)
@@ -220,8 +171,7 @@ static __always_inline void on_switch(__u64 *ctx, bool btf)
 	__u64 now = 0;
 	__u32 state;
 
-	/* ctx[3] exists only where the kernel passes it: reading it elsewhere fails to attach. */
-	state = targ_prev_state_arg ? (__u32)ctx[3] : task_state(prev);
+	state = switch_prev_state(ctx, prev, targ_prev_state_arg);
 	switch_out(ctx, prev, offcpu_state_class((bool)ctx[0], state), &now, btf);
 	switch_in(next, &now, btf);
 }
@@ -295,7 +245,7 @@ static __always_inline void seed_blocked(struct task_struct *t)
 	if (t->on_rq)
 		return;
 	class = offcpu_state_class(0, task_state(t));
-	if (class == OFFCPU_STATE_R || !wanted(tgid, pid, class, t, true, &kthread))
+	if (class == OFFCPU_STATE_R || !wanted(tgid, pid, class, t, true, false, &kthread))
 		return;
 	/* A record means the thread switched out since the probes were attached. */
 	if (bpf_task_storage_get(&recs, t, 0, 0))
@@ -333,23 +283,6 @@ int walk_tasks(struct bpf_iter__task *ctx)
 	return 0;
 }
 
-/* `-- COMMAND` follows the processes the command forks, as perf record does.  Not follow.bpf.c:
- * that one fills a hash map, and this filter is a bitmap, checked on every context switch. */
-static __always_inline void follow_fork(struct task_struct *parent, struct task_struct *child)
-{
-	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
-	__u32 word = ctgid / 64;
-	__u64 bit = 1ULL << (ctgid % 64), *w;
-
-	if (!targ_follow_forks || ptgid == ctgid || !bit_test(&tgids, ptgid))
-		return;
-	/* Only the fork that creates a PID sets its bit, so an atomic add of a clear bit is an
-	 * atomic or (which clang 14's default BPF target lacks). */
-	w = bpf_map_lookup_elem(&tgids, &word);
-	if (w && !(*w & bit))
-		__sync_fetch_and_add(w, bit);
-}
-
 /* After exec the mappings are new: have user space capture them again. */
 SEC("raw_tp/sched_process_exec")
 int forget_exec(void *ctx)
@@ -358,20 +291,6 @@ int forget_exec(void *ctx)
 
 	bpf_map_delete_elem(&seen_procs, &tgid);
 	unwind_forget_process(tgid);
-	return 0;
-}
-
-SEC("tp_btf/sched_process_fork")
-int BPF_PROG(fork_btf, struct task_struct *parent, struct task_struct *child)
-{
-	follow_fork(parent, child);
-	return 0;
-}
-
-SEC("raw_tp/sched_process_fork")
-int BPF_PROG(fork_raw, struct task_struct *parent, struct task_struct *child)
-{
-	follow_fork(parent, child);
 	return 0;
 }
 

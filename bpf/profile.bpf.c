@@ -8,10 +8,9 @@
 #include "events.bpf.h"
 #include "profile.h"
 #include "stacks.bpf.h"
+#include "target.bpf.h"
 #include "unwind.bpf.h"
 
-const volatile bool filter_tgid = false;
-const volatile bool filter_pid = false;
 const volatile bool targ_include_idle = false;
 const volatile bool targ_user_stacks = true;
 const volatile bool targ_kern_stacks = true;
@@ -23,31 +22,13 @@ struct {
 	__type(value, __u64);
 } counts SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, __u8);
-} tgids SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, __u8);
-} pids SEC(".maps");
-
 __u64 samples_seen;
 
 static __always_inline bool wanted(__u32 tgid, __u32 pid)
 {
 	if (pid == 0 && !targ_include_idle)
 		return false;
-	if (filter_tgid && !bpf_map_lookup_elem(&tgids, &tgid))
-		return false;
-	if (filter_pid && !bpf_map_lookup_elem(&pids, &pid))
-		return false;
-	return true;
+	return target_current_wanted(tgid, pid);
 }
 
 /* One sample of the current task's stacks: a perf event's tick, or an event's hit (-e SPEC).

@@ -64,28 +64,6 @@ static __always_inline void count_lost(enum runqlat_lost why)
 		__sync_fetch_and_add(&lost[why], 1);
 }
 
-/* The task's own PID namespace, task_active_pid_ns(): thread_pid->numbers[thread_pid->level].ns.
- * Not nsproxy->pid_ns_for_children, which BCC's runqlat reads: that is the namespace the task's
- * future children get, which differs after unshare(CLONE_NEWPID), and nsproxy is NULL once an
- * exiting task has dropped its namespaces.  thread_pid exists since 4.19 (commit 2c4704756cab,
- * "pids: Move the pgrp and session pid pointers from task_struct to signal_struct"). */
-static __always_inline __u32 pidns_inum(struct task_struct *t)
-{
-	struct pid *pid;
-	struct upid upid;
-	unsigned int level;
-
-	if (!bpf_core_field_exists(t->thread_pid))
-		return 0;
-	pid = BPF_CORE_READ(t, thread_pid);
-	if (!pid)
-		return 0;
-	level = BPF_CORE_READ(pid, level);
-	if (bpf_core_read(&upid, sizeof(upid), &pid->numbers[level]))
-		return 0;
-	return BPF_CORE_READ(upid.ns, ns.inum);
-}
-
 static __always_inline __u32 hist_key(struct task_struct *t, bool btf)
 {
 	switch (targ_key) {
@@ -94,7 +72,7 @@ static __always_inline __u32 hist_key(struct task_struct *t, bool btf)
 	case RUNQLAT_BY_PID:
 		return task_pid(t, btf);
 	default:
-		return pidns_inum(t);
+		return task_pidns_inum(t);
 	}
 }
 
@@ -224,7 +202,7 @@ static __always_inline void set_start(struct task_struct *t, __u64 now, bool btf
 static __always_inline int on_switch(unsigned long long *ctx, struct task_struct *prev,
 				     struct task_struct *next, bool btf)
 {
-	bool enqueue_prev = switch_prev_state(ctx, prev) == TASK_RUNNING && wanted(prev, btf);
+	bool enqueue_prev = sched_prev_state(ctx, prev) == TASK_RUNNING && wanted(prev, btf);
 	__u64 ts = wanted(next, btf) ? take_start(next, btf) : 0, now;
 
 	if (!enqueue_prev && !ts)

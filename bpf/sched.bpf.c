@@ -119,7 +119,7 @@ static __always_inline int on_switch(unsigned long long *ctx, struct task_struct
 			st->s.runtime_ns += now - st->oncpu_ts;
 		st->oncpu_ts = 0;
 		st->s.switches++;
-		state = switch_prev_state(ctx, prev);
+		state = sched_prev_state(ctx, prev);
 		if (state == TASK_RUNNING) {
 			st->queued_ts = now;
 		} else if (state & TASK_DEAD) {

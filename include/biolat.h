@@ -30,7 +30,7 @@ struct biolat_key {
 /* A request in the `start` map (key: its address). */
 enum biolat_rq_state {
 	RQ_FREE,     /* completed, merged away, or filtered out */
-	RQ_QUEUED,   /* inserted (-Q/-p), not issued yet */
+	RQ_QUEUED,   /* inserted (-Q, or a target filter), not issued yet */
 	RQ_ISSUED,   /* timed, waiting for completion */
 	RQ_REQUEUED, /* sent back by the driver: will be inserted and issued again */
 };
@@ -39,7 +39,7 @@ struct biolat_start {
 	__u64 ts;        /* issue time, or insert time with -Q */
 	__u32 dev;
 	__u32 cmd_flags;
-	__u32 tgid;      /* the submitter (-p) */
+	__u32 wanted;    /* the submitter passed the target filters (-p, -t, --cgroup, -u/-k) */
 	__u32 state;     /* enum biolat_rq_state */
 };
 

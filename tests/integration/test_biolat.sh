@@ -5,8 +5,8 @@
 . "$(dirname "$0")/lib.sh"
 
 # ---- bad input: one clear line, non-zero exit, no output file, before any tracing ----
-expect_one_error "biolat: unknown disk" "disk 'nosuchdisk' not found" -- biolat -d nosuchdisk 1 1
-expect_one_error "biolat: disk name with a slash" "not found" -- biolat -d ../../etc 1 1
+expect_one_error "biolat: unknown disk" "disk 'nosuchdisk' not found" -- biolat --disk nosuchdisk 1 1
+expect_one_error "biolat: disk name with a slash" "not found" -- biolat --disk ../../etc 1 1
 expect_one_error "biolat: interval 0" "invalid interval '0'" -- biolat 0
 expect_one_error "biolat: interval abc" "invalid interval 'abc'" -- biolat abc
 expect_one_error "biolat: negative interval" "invalid interval '-1'" -- biolat -1
@@ -115,20 +115,20 @@ accounted() {
 }
 
 # 1. -d: exactly the workload's requests, ended with Ctrl-C.
-start_biolat "$TMP/d.out" -d "$LN"
+start_biolat "$TMP/d.out" --disk "$LN"
 "$WL/dio" "$LOOP" 120 80
 stop_biolat
 n=$(total_count "$TMP/d.out")
-echo "# -d $LN: $n I/Os, expected 200"
+echo "# --disk $LN: $n I/Os, expected 200"
 check "biolat -d: Ctrl-C exits 0" test "$rc" -eq 0
-accounted "biolat -d counts exactly the 200 O_DIRECT requests" "$n" "$(unseen "$TMP/d.out")" 200
+accounted "biolat --disk counts exactly the 200 O_DIRECT requests" "$n" "$(unseen "$TMP/d.out")" 200
 check "biolat prints a log2 histogram in usecs" grep -Eq '^ +usecs +: count +distribution' "$TMP/d.out"
 check "biolat prints the percentile summary" \
 	grep -Eq '^count [0-9]+  avg [0-9.]+ usecs  p50 [0-9.]+  p90 [0-9.]+  p99 [0-9.]+  p99.9 [0-9.]+ usecs' \
 	"$TMP/d.out"
 
 # 2. -F: reads and writes in their own histograms.
-start_biolat "$TMP/f.out" -d "$LN" -F
+start_biolat "$TMP/f.out" --disk "$LN" -F
 "$WL/dio" "$LOOP" 70 30
 stop_biolat
 r=$(label_count "$TMP/f.out" '(= |-)Read$'); w=$(label_count "$TMP/f.out" '(= |-)Write$')
@@ -158,7 +158,7 @@ else
 fi
 
 # 4. --events: one "time latency" line per I/O.
-start_biolat "$TMP/e.out" -d "$LN" --events "$TMP/ev.txt"
+start_biolat "$TMP/e.out" --disk "$LN" --events "$TMP/ev.txt"
 "$WL/dio" "$LOOP" 90 40
 stop_biolat
 echo "# --events: $(wc -l <"$TMP/ev.txt") lines; $(cat "$TMP/e.out.err")"
@@ -173,7 +173,7 @@ check "biolat --events latencies add up to the histogram's average" \
 check "biolat --events reports its drop counter" grep -q "events: $n written to .*, 0 dropped" "$TMP/e.out.err"
 
 # 5. Heat map over a 3 s run of three 1 s intervals, 0.5 s columns.
-start_biolat "$TMP/hm.out" -d "$LN" -T --heatmap "$TMP/hm.svg" --heatmap-data "$TMP/hm.tsv" \
+start_biolat "$TMP/hm.out" --disk "$LN" -T --heatmap "$TMP/hm.svg" --heatmap-data "$TMP/hm.tsv" \
 	--heatmap-interval 0.5 1 3
 "$WL/dio" "$LOOP" 100 60
 wait "$BL"; rc=$?
@@ -207,7 +207,7 @@ check "heat map SVG cell tooltips add up to the total" test "$(grep -o '<title>[
 rm -f "$TMP/go"
 "$WL/dio" "$LOOP" 90 10 "$TMP/go" & a=$!
 "$WL/dio" "$LOOP" 60 20 "$TMP/go" & b=$!
-start_biolat "$TMP/p.out" -d "$LN" -p "$a"
+start_biolat "$TMP/p.out" --disk "$LN" -p "$a"
 touch "$TMP/go"; wait "$a" "$b"
 wait "$BL"; rc=$?
 echo "# -p (direct issue, no scheduler): $(total_count "$TMP/p.out") (expected 100)"
@@ -221,9 +221,9 @@ if [ -n "$DISK" ] && grep -q '\[' "/sys/block/$DISK/queue/scheduler" &&
 	rm -f "$TMP/go"
 	"$WL/dio" "$TMP/data" 110 0 "$TMP/go" & a=$!
 	"$WL/dio" "$TMP/data" 70 0 "$TMP/go" & b=$!
-	start_biolat "$TMP/pv.out" -d "$DISK" -p "$a"
+	start_biolat "$TMP/pv.out" --disk "$DISK" -p "$a"
 	p1=$BL
-	start_biolat "$TMP/pq.out" -d "$DISK" -p "$a" -Q
+	start_biolat "$TMP/pq.out" --disk "$DISK" -p "$a" -Q
 	touch "$TMP/go"; wait "$a" "$b"
 	wait "$p1" "$BL"
 	echo "# -p on $DISK ($(grep -o '\[.*\]' "/sys/block/$DISK/queue/scheduler")): $(total_count "$TMP/pv.out"), -Q $(total_count "$TMP/pq.out") (expected 110)"
@@ -236,7 +236,7 @@ else
 fi
 
 # 7. The raw_tp fallback (kernels without tp_btf), with every key and the insert program.
-BPFPROF_FORCE_RAW_TP=1 start_biolat "$TMP/raw.out" -v -d "$LN" -D -F -Q
+BPFPROF_FORCE_RAW_TP=1 start_biolat "$TMP/raw.out" -v --disk "$LN" -D -F -Q
 "$WL/dio" "$LOOP" 40 25
 stop_biolat
 check "raw_tp fallback is used when forced" grep -q "block_rq_issue: using raw_tp" "$TMP/raw.out.err"
@@ -248,9 +248,9 @@ check "raw_tp fallback: writes 25" test "$w" -le 25 -a $((w + u)) -ge 25
 accounted "raw_tp fallback: all 65 accounted for" "$((r + w))" "$u" 65
 
 # 8. Other layouts and units count the same requests.
-start_biolat "$TMP/ll.out" -d "$LN" --loglin 3
+start_biolat "$TMP/ll.out" --disk "$LN" --loglin 3
 ll=$BL
-start_biolat "$TMP/lin.out" -d "$LN" --linear 50,20 -m
+start_biolat "$TMP/lin.out" --disk "$LN" --linear 50,20 -m
 "$WL/dio" "$LOOP" 50 0
 kill -INT "$ll"; wait "$ll"
 stop_biolat
@@ -273,7 +273,7 @@ printf '\x55\xaa' | dd of="$TMP/parted.img" bs=1 seek=510 conv=notrunc status=no
 PLOOP=$(losetup -P -f --show "$TMP/parted.img" 2>/dev/null)
 if [ -n "$PLOOP" ] && [ -e "/sys/class/block/${PLOOP#/dev/}p1" ]; then
 	expect_one_error "biolat: a partition is refused, naming its disk" \
-		"'${PLOOP#/dev/}p1' is a partition.*use -d ${PLOOP#/dev/}\$" -- biolat -d "${PLOOP#/dev/}p1" 1 1
+		"'${PLOOP#/dev/}p1' is a partition.*use --disk ${PLOOP#/dev/}\$" -- biolat --disk "${PLOOP#/dev/}p1" 1 1
 elif zcat /proc/config.gz 2>/dev/null | grep -q '^# CONFIG_MSDOS_PARTITION is not set'; then
 	skip "biolat: a partition is refused" "this kernel reads no MBR partition tables (CONFIG_MSDOS_PARTITION off)"
 else
@@ -282,6 +282,6 @@ fi
 [ -n "$PLOOP" ] && losetup -d "$PLOOP"
 
 # 10. A write error at the end is an error, and the file is not left half-written.
-"$BPFPROF" biolat -d "$LN" --heatmap /dev/full 0.2 1 >/dev/null 2>"$TMP/full.err"; rc=$?
+"$BPFPROF" biolat --disk "$LN" --heatmap /dev/full 0.2 1 >/dev/null 2>"$TMP/full.err"; rc=$?
 check "biolat: a full disk for the heat map exits non-zero" test "$rc" -ne 0
 check "biolat: a full disk for the heat map says so" grep -q "cannot write /dev/full" "$TMP/full.err"

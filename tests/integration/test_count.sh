@@ -43,12 +43,15 @@ check "glob: sys_exit_getppid 5000" test "$(event_count "$TMP/g.out" syscalls:sy
 check "glob: events without hits summarized" grep -q "more matched events had no hits" "$TMP/g.out"
 
 # 3. Every syscall tracepoint at once (the raw sys_enter path), and plain perf tracepoints.
-"$BPFPROF" count 'syscalls:sys_enter_*' 'sched:sched_process_e*' -- "$S" getppid 777 \
-	>"$TMP/a.out" 2>"$TMP/a.err"; rc=$?
+"$BPFPROF" count 'syscalls:sys_enter_*' syscalls:sys_exit_execve 'sched:sched_process_e*' \
+	-- "$S" getppid 777 >"$TMP/a.out" 2>"$TMP/a.err"; rc=$?
 echo "# $(grep -o 'Counting.*' "$TMP/a.err")"
 check "all syscall tracepoints: exits 0" test "$rc" -eq 0
 check "all syscall tracepoints: getppid exactly 777" test "$(event_count "$TMP/a.out" syscalls:sys_enter_getppid)" = 777
-check "all syscall tracepoints: the command's one execve" test "$(event_count "$TMP/a.out" syscalls:sys_enter_execve)" = 1
+# as perf stat: the command is counted from its exec, which returns (sys_exit_execve) but did
+# not enter (sys_enter_execve) inside the run
+check "all syscall tracepoints: the command's exec returns once" test "$(event_count "$TMP/a.out" syscalls:sys_exit_execve)" = 1
+check "all syscall tracepoints: nothing before the command's exec" test -z "$(event_count "$TMP/a.out" syscalls:sys_enter_execve)"
 check "tracepoint sched_process_exec once" test "$(event_count "$TMP/a.out" sched:sched_process_exec)" = 1
 check "tracepoint sched_process_exit once" test "$(event_count "$TMP/a.out" sched:sched_process_exit)" -ge 1
 

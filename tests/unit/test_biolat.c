@@ -7,7 +7,7 @@
 #include <unistd.h>
 #include "test.h"
 #include "cmd/blkdev.h"
-#include "probe/probe.h"
+#include "core/features.h"
 
 /* A tracepoint typedef as the kernel emits it: void (*btf_trace_<tp>)(void *__data, args...). */
 static int add_tp(struct btf *btf, const char *tp, const int *arg_types, int nr)

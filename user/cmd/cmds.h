@@ -1,12 +1,14 @@
-/* Subcommand entry points: argc/argv start at the subcommand's name.  Each returns the process
- * exit status: 0 on success, 1 on a runtime failure, 2 on bad usage. */
+/* The commands: each is its BPF object (bpf/X.bpf.c), its ABI (include/X.h) and its loader
+ * (user/cmd/X.c), which defines one of these for the runner (core/runner.h). */
 #ifndef BPFPROF_CMDS_H
 #define BPFPROF_CMDS_H
-int cmd_profile(int argc, char **argv);
-int cmd_offcpu(int argc, char **argv);
-int cmd_funclat(int argc, char **argv);
-int cmd_count(int argc, char **argv);
-int cmd_runqlat(int argc, char **argv);
-int cmd_sched(int argc, char **argv);
-int cmd_biolat(int argc, char **argv);
+#include "core/runner.h"
+
+extern const struct command profile_cmd;
+extern const struct command offcpu_cmd;
+extern const struct command funclat_cmd;
+extern const struct command count_cmd;
+extern const struct command runqlat_cmd;
+extern const struct command sched_cmd;
+extern const struct command biolat_cmd;
 #endif

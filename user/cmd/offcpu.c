@@ -1,93 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0
 /* bpfprof offcpu: time threads spend blocked, by the stack where they blocked (and, with --waker,
  * by who woke them), summed in the kernel. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "cmd/cmds.h"
 #include "core/common.h"
+#include "core/features.h"
+#include "core/runner.h"
+#include "core/stackrun.h"
 #include "offcpu.h"
 #include "offcpu.skel.h"
-#include "probe/probe.h"
-#include "sym/stackcollect.h"
-#include "core/stackrun.h"
-#include "sym/syms.h"
-#include "unwind/unwinder.h"
-#include "cmd/cmds.h"
 
-#define MAX_IDS 1024
+RUNNER_SKELETON(offcpu);
+
+static int opt_state(const char *arg);
+
+/* The run's bounds, and what the end-of-run walk added to the counts. */
+struct run_bounds {
+	__u64 start, end;
+	int counts_fd;
+	__u64 added, dropped;
+};
 
 static struct offcpu_env {
-	__u32 pids[MAX_IDS], tids[MAX_IDS];
-	int nr_pids, nr_tids;
-	bool user_threads_only, kernel_threads_only;
 	__u32 states;
 	__u64 min_us, max_us;
+	bool max_set;
 	bool waker;
-	struct stack_opts so; /* the options every stack command shares */
+	/* per-thread records in task storage (tp_btf); false: the raw_tp fallback with a hash map,
+	 * where blocks that began before the run cannot be found */
+	bool use_task_storage;
+	struct stack_run sr;
+	struct run_bounds bounds;
 } env;
 
-static const char usage[] =
-"Usage: bpfprof offcpu [options] [DURATION] [-- COMMAND [ARGS...]]\n"
-"Time threads spend blocked (off-CPU), by the user and kernel stack where they blocked,\n"
-"summed in the kernel.  Without DURATION (seconds) or COMMAND, runs until Ctrl-C.\n"
-"\n"
-"  -a, --all                all processes (default without -p/-t/COMMAND)\n"
-"  -p, --pid PID[,PID...]   only these processes\n"
-"  -t, --tid TID[,TID...]   only these threads\n"
-"  -u, --user-threads-only  user threads only (no kernel threads)\n"
-"  -k, --kernel-threads-only kernel threads only\n"
-"      --state STATE        which waits count: S (interruptible sleep), D (uninterruptible,\n"
-"                           mostly disk I/O), R (preempted, waiting for a CPU), letters may be\n"
-"                           combined (SD); 'any' = every state.  Default: every blocked state\n"
-"                           (not R)\n"
-"  -m, --min-block-time US  count only blocks of at least US microseconds\n"
-"  -M, --max-block-time US  count only blocks of at most US microseconds\n"
-"  -U, --user-stacks-only   user stacks only\n"
-"  -K, --kernel-stacks-only kernel stacks only\n"
-"      --max-stack N        frames per stack (default and maximum 127)\n"
-"      --max-stacks N       distinct stacks kept in the kernel (default 16384)\n"
-UNWIND_USAGE
-"      --waker              also record who woke each thread (waker comm and stacks)\n"
-"  -f, --folded             folded stacks (count = off-CPU microseconds) instead of the report\n"
-"      --annotate           with -f: suffix kernel frames with _[k]\n"
-"      --svg FILE           also write a flame graph SVG\n"
-"      --title TEXT         flame graph title\n"
-"  -o, --output FILE        write the report or folded stacks to FILE\n"
-"      --no-children        report Self only, like perf report --no-children\n"
-"      --percent-limit P    hide report entries below P percent\n"
-"      --call-graph-limit P hide call-graph branches below P percent (default 0.5,\n"
-"                           as perf's -g graph,0.5)\n"
-"  -v, --verbose            print libbpf messages and what was chosen\n"
-"  -h, --help               this help\n";
-
-enum { OPT_STATE = 256, OPT_WAKER }; /* below the shared STACK_OPT_* values */
-
-static const struct option long_opts[] = {
-	{ "all", no_argument, NULL, 'a' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "tid", required_argument, NULL, 't' },
-	{ "user-threads-only", no_argument, NULL, 'u' },
-	{ "kernel-threads-only", no_argument, NULL, 'k' },
-	{ "state", required_argument, NULL, OPT_STATE },
-	{ "min-block-time", required_argument, NULL, 'm' },
-	{ "max-block-time", required_argument, NULL, 'M' },
-	{ "waker", no_argument, NULL, OPT_WAKER },
-	{ "help", no_argument, NULL, 'h' },
-	STACK_LONG_OPTIONS,
+static const struct opt offcpu_opts[] = {
+	{ 0, "state", "STATE", "which waits count: S (interruptible sleep), D (uninterruptible,\n"
+	  "mostly disk I/O), R (preempted, waiting for a CPU), letters may be\n"
+	  "combined (SD); 'any' = every state.  Default: every blocked state\n(not R)", OPT_FN,
+	  .fn = opt_state },
+	{ 'm', "min-block-time", "US", "count only blocks of at least US microseconds", OPT_U64,
+	  &env.min_us, 0, UINT64_MAX / 1000, .what = "-m", .hint = "expected microseconds" },
+	{ 'M', "max-block-time", "US", "count only blocks of at most US microseconds", OPT_U64,
+	  &env.max_us, 1, UINT64_MAX / 1000, .what = "-M",
+	  .hint = "expected microseconds, at least 1" },
+	{ 0, "waker", NULL, "also record who woke each thread (waker comm and stacks)", OPT_FLAG,
+	  &env.waker },
 	{},
 };
 
-/* "S", "D", "R", combinations ("SD"), or "any".  Returns the OFFCPU_STATE_* mask or 0. */
-static __u32 parse_state(const char *s)
+/* "S", "D", "R", combinations ("SD"), or "any". */
+static int opt_state(const char *arg)
 {
 	__u32 mask = 0;
 
-	if (!strcmp(s, "any"))
-		return OFFCPU_STATE_ANY;
-	for (; *s; s++) {
+	if (!strcmp(arg, "any")) {
+		env.states = OFFCPU_STATE_ANY;
+		return 0;
+	}
+	for (const char *s = arg; *s && mask != ~0U; s++) {
 		switch (*s) {
 		case 'S': case 's':
 			mask |= OFFCPU_STATE_S;
@@ -99,205 +74,36 @@ static __u32 parse_state(const char *s)
 			mask |= OFFCPU_STATE_R;
 			break;
 		default:
-			return 0;
+			mask = ~0U; /* not a state letter */
 		}
 	}
-	return mask;
-}
-
-/* Splits argv at "--": options and DURATION before it, the command after it. */
-static int parse_args(int argc, char **argv)
-{
-	int dashdash = argc, opt, err;
-	bool max_set = false;
-
-	env.states = OFFCPU_STATE_BLOCKED;
-	dashdash = stack_opts_begin(&env.so, argc, argv);
-	if (dashdash < 0)
-		return dashdash;
-	while ((opt = getopt_long(dashdash, argv, ":ap:t:ukm:M:UKfo:vh", long_opts, NULL)) != -1) {
-		err = stack_opts_parse(&env.so, opt, optarg);
-		if (err < 0)
-			return err;
-		if (err > 0)
-			continue;
-		switch (opt) {
-		case 'a':
-			break;
-		case 'p':
-			if (parse_task_ids(optarg, env.pids, MAX_IDS, false, &env.nr_pids))
-				return -EINVAL;
-			break;
-		case 't':
-			if (parse_task_ids(optarg, env.tids, MAX_IDS, true, &env.nr_tids))
-				return -EINVAL;
-			break;
-		case 'u':
-			env.user_threads_only = true;
-			break;
-		case 'k':
-			env.kernel_threads_only = true;
-			break;
-		case OPT_STATE:
-			env.states = parse_state(optarg);
-			if (!env.states) {
-				p_err("invalid --state '%s' (expected S, D, R, a combination such as SD, "
-				      "or any)", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'm':
-			if (parse_u64(optarg, 0, UINT64_MAX / 1000, &env.min_us)) {
-				p_err("invalid -m '%s' (expected microseconds)", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'M':
-			if (parse_u64(optarg, 1, UINT64_MAX / 1000, &env.max_us)) {
-				p_err("invalid -M '%s' (expected microseconds, at least 1)", optarg);
-				return -EINVAL;
-			}
-			max_set = true;
-			break;
-		case OPT_WAKER:
-			env.waker = true;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return 1;
-		default:
-			return getopt_error(opt, argv, usage);
-		}
-	}
-	err = stack_opts_end(&env.so, dashdash, argv);
-	if (err)
-		return err;
-	if (env.user_threads_only && env.kernel_threads_only) {
-		p_err("-u and -k exclude each other");
+	if (!mask || mask == ~0U) {
+		p_err("invalid --state '%s' (expected S, D, R, a combination such as SD, or any)", arg);
 		return -EINVAL;
 	}
-	if (env.so.command && (env.nr_pids || env.nr_tids)) {
-		p_err("-p/-t and a COMMAND exclude each other");
-		return -EINVAL;
-	}
-	if (max_set && env.min_us > env.max_us) {
-		p_err("-m %llu is greater than -M %llu: no block could be counted",
-		      (unsigned long long)env.min_us, (unsigned long long)env.max_us);
-		return -EINVAL;
-	}
+	env.states = mask;
 	return 0;
 }
 
-/* Bitmap words for PIDs below kernel.pid_max. */
-static __u32 pid_words(void)
-{
-	FILE *f = fopen("/proc/sys/kernel/pid_max", "r");
-	unsigned int max = 4194304; /* PID_MAX_LIMIT on 64-bit */
-
-	if (f) {
-		if (fscanf(f, "%u", &max) != 1 || max == 0 || max > 4194304)
-			max = 4194304;
-		fclose(f);
-	}
-	return (max + 63) / 64;
-}
-
-/* True when per-thread records live in task storage (tp_btf); false: the raw_tp fallback with
- * a hash map, where blocks that began before the run cannot be found. */
-static bool use_task_storage;
-
-static void configure(struct offcpu_bpf *skel)
-{
-	/* (preempt, prev, next, prev_state) since 5.18; prev_state is read from prev before. */
-	bool has_prev_state = probe_tp_nr_args("sched_switch") >= 4;
-
-	/* Filters, bounds and stack choices are read-only globals, fixed before load. */
-	skel->rodata->filter_tgid = env.nr_pids || env.so.command;
-	skel->rodata->filter_pid = env.nr_tids;
-	skel->rodata->targ_user_threads = !env.kernel_threads_only;
-	skel->rodata->targ_kernel_threads = !env.user_threads_only;
-	skel->rodata->targ_states = env.states;
-	skel->rodata->targ_min_ns = env.min_us * 1000;
-	skel->rodata->targ_max_ns = env.max_us * 1000;
-	skel->rodata->targ_user_stacks = !env.so.kernel_only;
-	skel->rodata->targ_kern_stacks = !env.so.user_only;
-	skel->rodata->targ_follow_forks = env.so.command != NULL;
-	skel->rodata->targ_prev_state_arg = has_prev_state;
-	skel->rodata->targ_max_stack = env.so.max_stack;
-	bpf_map__set_max_entries(skel->maps.tgids, pid_words());
-	bpf_map__set_max_entries(skel->maps.pids, pid_words());
-	bpf_map__set_max_entries(skel->maps.counts, env.so.max_stacks);
-	/* Target and waker, user and kernel: room for four stacks per key. */
-	bpf_map__set_max_entries(skel->maps.stacks, env.so.max_stacks * (env.waker ? 4 : 2));
-	/* -K takes no user stacks: nothing to unwind */
-	if (env.so.kernel_only)
-		env.so.unwind = UNWIND_FP;
-	UNWIND_CONFIGURE(skel, env.so.unwind, env.so.unwind_mem_mb);
-
-	use_task_storage = probe_tp_btf("sched_switch") &&
-			   libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1;
-	p_info("sched_switch: %s; prev_state %s", use_task_storage ?
-	       "tp_btf, per-thread records in task storage" :
-	       "raw_tp, per-thread records in a hash map (no tp_btf or task storage here)",
-	       has_prev_state ? "from the tracepoint" : "read from the task");
-	bpf_program__set_autoload(skel->progs.switch_btf, use_task_storage);
-	bpf_program__set_autoload(skel->progs.switch_raw, !use_task_storage);
-	bpf_program__set_autoload(skel->progs.waking_btf, env.waker && use_task_storage);
-	bpf_program__set_autoload(skel->progs.waking_raw, env.waker && !use_task_storage);
-	bpf_program__set_autoload(skel->progs.walk_tasks, use_task_storage);
-	if (use_task_storage)
-		bpf_map__set_max_entries(skel->maps.pid_recs, 1);
-	else
-		bpf_map__set_autocreate(skel->maps.recs, false);
-	probe_pick_tp(skel->progs.fork_btf, skel->progs.fork_raw, "sched_process_fork");
-	if (!env.so.command) {
-		bpf_program__set_autoload(skel->progs.fork_btf, false);
-		bpf_program__set_autoload(skel->progs.fork_raw, false);
-	}
-}
-
-static int set_bits(struct bpf_map *map, const __u32 *ids, int n)
-{
-	int err = 0;
-
-	for (int i = 0; i < n && !err; i++) {
-		__u32 word = ids[i] / 64;
-		__u64 bits = 0;
-
-		err = bpf_map__lookup_elem(map, &word, 4, &bits, 8, 0);
-		bits |= 1ULL << (ids[i] % 64);
-		err = err ?: bpf_map__update_elem(map, &word, 4, &bits, 8, BPF_ANY);
-	}
-	return err;
-}
-
-static int fill_filters(struct offcpu_bpf *skel, const struct child *child)
-{
-	__u32 pid = child ? child->pid : 0;
-	int err;
-
-	err = set_bits(skel->maps.tgids, env.pids, env.nr_pids);
-	err = err ?: set_bits(skel->maps.pids, env.tids, env.nr_tids);
-	if (!err && child)
-		err = set_bits(skel->maps.tgids, &pid, 1);
-	return err;
-}
-
 /* Runs the task iterator once (iter_phase chooses what it does); calls fn for each record it
- * writes out. */
+ * writes out.  The iterator is attached for the walk only: it must outlive the detach of the
+ * tracing programs, which the end-of-run walk follows. */
 static int run_iterator(struct offcpu_bpf *skel, __u32 phase,
 			int (*fn)(const struct offcpu_rec *rec, void *ctx), void *ctx)
 {
+	struct bpf_link *link;
 	struct offcpu_rec rec;
 	size_t got = 0;
 	ssize_t n;
-	int fd, err = 0;
+	int fd = -1, err = 0;
 
 	skel->bss->iter_phase = phase;
-	fd = bpf_iter_create(bpf_link__fd(skel->links.walk_tasks));
+	link = bpf_program__attach_iter(skel->progs.walk_tasks, NULL);
+	fd = link ? bpf_iter_create(bpf_link__fd(link)) : -1;
 	if (fd < 0) {
 		err = -errno;
 		p_err("cannot run the task iterator: %s", strerror(-err));
+		bpf_link__destroy(link);
 		return err;
 	}
 	while ((n = read(fd, (char *)&rec + got, sizeof(rec) - got)) > 0) {
@@ -312,16 +118,12 @@ static int run_iterator(struct offcpu_bpf *skel, __u32 phase,
 	if (n < 0 && !err)
 		err = -errno;
 	close(fd);
+	bpf_link__destroy(link);
 	if (err)
 		p_err("cannot read the task iterator: %s", strerror(-err));
 	return err;
 }
 
-struct run_bounds {
-	__u64 start, end;
-	int counts_fd;
-	__u64 added, dropped;
-};
 
 /* A thread still blocked at the end: its block is counted up to the end of the run. */
 static int add_pending(const struct offcpu_rec *rec, void *ctx)
@@ -370,7 +172,7 @@ static int fill_offcpu(struct stack_resolver *r, int stacks_fd, const void *k, _
 	/* ns in the kernel; microseconds from here on, rounded. */
 	err = stack_sample_fill(r, stacks_fd, &key->base, (value + 500) / 1000, out);
 	out->nr_frames = stack_frames_trim_bpf(out->frames, out->nr_frames);
-	if (!err && (key->flags & OFFCPU_BEFORE_RUN) && !env.so.kernel_only) {
+	if (!err && (key->flags & OFFCPU_BEFORE_RUN) && !stack_opts.kernel_only) {
 		/* The user stack of a thread blocked before the run is unknown: say so. */
 		struct frame *f = calloc(out->nr_frames + 1, sizeof(*f));
 
@@ -411,30 +213,37 @@ static size_t drop_empty(struct stack_sample *s, size_t n)
 	return kept;
 }
 
-static void format_lost(const __u64 *lost, __u64 recs_lost, char *buf, size_t size)
+/* Blocks lost in the kernel and at the end-of-run walk: their total, and the detail in buf. */
+static __u64 count_lost(struct offcpu_bpf *skel, const struct run_bounds *b, char *buf,
+			size_t size)
 {
+	__u64 lost[LOST_REASONS], recs_lost = skel->bss->recs_lost;
+
+	memcpy(lost, (const void *)skel->bss->lost, sizeof(lost));
+	lost[LOST_COUNTS_FULL] += b->dropped;
 	snprintf(buf, size, "stack capture failed %llu, stack table full %llu, hash collisions %llu, "
 		 "count table full %llu, thread records unavailable %llu",
 		 (unsigned long long)lost[LOST_STACK_ERR], (unsigned long long)lost[LOST_STACKS_FULL],
 		 (unsigned long long)lost[LOST_STACK_COLLIDED],
 		 (unsigned long long)lost[LOST_COUNTS_FULL], (unsigned long long)recs_lost);
+	return lost[LOST_STACK_ERR] + lost[LOST_STACKS_FULL] + lost[LOST_STACK_COLLIDED] +
+	       lost[LOST_COUNTS_FULL] + recs_lost;
 }
 
-/* In-kernel unwinding (--unwind eh/auto): NULL with frame pointers. */
-static struct unwinder *unwinder;
-
 /* The report or folded stacks to stdout or -o, and the SVG. */
-static int write_outputs(const struct stack_sample *samples, size_t n, __u64 nr_lost,
-			 const char *lost_detail, double elapsed)
+static int offcpu_write(struct runner *r)
 {
+	struct offcpu_bpf *skel = r->skel;
+	struct run_bounds *b = &env.bounds;
+	double elapsed = (b->end - b->start) / 1e9;
+	char lost_detail[256];
+	__u64 nr_lost = count_lost(skel, b, lost_detail, sizeof(lost_detail));
 	char subtitle[160], note[1024], unwound[512];
 	struct stack_outputs o = {
-		.out_path = env.so.out_path,
-		.svg_path = env.so.svg_path,
-		.folded = env.so.folded,
-		.folded_opts = { .annotate_kernel = env.so.annotate },
+		.folded = stack_opts.folded,
+		.folded_opts = { .annotate_kernel = stack_opts.annotate },
 		.flamegraph = {
-			.title = env.so.title ? env.so.title : "Off-CPU Time Flame Graph",
+			.title = stack_opts.title ? stack_opts.title : "Off-CPU Time Flame Graph",
 			.subtitle = subtitle,
 			.count_name = "us",
 			.palette = PALETTE_COOL,
@@ -445,15 +254,15 @@ static int write_outputs(const struct stack_sample *samples, size_t n, __u64 nr_
 			.duration_s = elapsed,
 			.lost = nr_lost,
 			.lost_detail = nr_lost ? lost_detail : NULL,
-			.unwind = env.so.kernel_only ? NULL : unwind_method_name(env.so.unwind),
+			.unwind = stack_opts.kernel_only ? NULL : unwind_method_name(stack_opts.unwind),
 			.extra = note,
 		},
 		.report = {
-			.children = !env.so.no_children,
-			.percent_limit = env.so.percent_limit,
+			.children = !stack_opts.no_children,
+			.percent_limit = stack_opts.percent_limit,
 			.unit = REPORT_TIME_US,
 			.call_graph = true,
-			.call_graph_limit = env.so.call_graph_limit,
+			.call_graph_limit = stack_opts.call_graph_limit,
 		},
 		.lost_what = "blocks",
 	};
@@ -462,163 +271,154 @@ static int write_outputs(const struct stack_sample *samples, size_t n, __u64 nr_
 		 nr_lost ? ", blocks lost" : "");
 	snprintf(note, sizeof(note), "Off-CPU time in ms; %s; threads still blocked at the end "
 		 "counted up to the end%s",
-		 use_task_storage ? "blocks in progress at the start counted from the start "
+		 env.use_task_storage ? "blocks in progress at the start counted from the start "
 				    "([blocked before start]: user stack unknown)" :
 				    "blocks in progress at the start not counted (no task storage)",
 		 env.waker ? "; second level: woken by COMM" : "");
-	unwind_summary_line(unwinder, env.so.folded, unwound, sizeof(unwound));
+	unwind_summary_line(env.sr.unwinder, stack_opts.folded, unwound, sizeof(unwound));
 	/* the header has one free line: the unwinder's goes on the next */
 	if (unwound[0])
 		snprintf(note + strlen(note), sizeof(note) - strlen(note), "\n# %s", unwound);
-	return stack_outputs_write(&o, samples, n);
+	return stack_outputs_write(r->out, &o, env.sr.samples, env.sr.nr_samples);
 }
 
-/* Stops the accounting: what the kernel sums from here on is outside the run. */
-static void detach_switch(struct offcpu_bpf *skel)
-{
-	struct bpf_link **links[] = { &skel->links.switch_btf, &skel->links.switch_raw,
-				      &skel->links.waking_btf, &skel->links.waking_raw };
 
-	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
-		bpf_link__destroy(*links[i]);
-		*links[i] = NULL;
+static int offcpu_check(struct runner *r)
+{
+	if (!env.states)
+		env.states = OFFCPU_STATE_BLOCKED;
+	if (env.max_us && env.min_us > env.max_us) {
+		p_err("-m %llu is greater than -M %llu: no block could be counted",
+		      (unsigned long long)env.min_us, (unsigned long long)env.max_us);
+		return -EINVAL;
 	}
+	return stack_run_init(&env.sr);
 }
 
-/* --unwind auto on a kernel that refuses the unwinder (it needs BPF global functions, 5.6+):
- * load again with the frame-pointer walk. */
-static int load_without_unwinding(struct offcpu_bpf **skel, int err)
+static int offcpu_configure(struct runner *r)
 {
-	p_err("in-kernel unwinding does not load on this kernel (%s); using frame pointers",
-	      strerror(-err));
-	offcpu_bpf__destroy(*skel);
-	env.so.unwind = UNWIND_FP;
-	*skel = offcpu_bpf__open();
-	if (!*skel)
-		return -errno;
-	configure(*skel);
-	return offcpu_bpf__load(*skel);
+	struct offcpu_bpf *skel = r->skel;
+	/* (preempt, prev, next, prev_state) since 5.18; prev_state is read from prev before */
+	bool has_prev_state = feat_tp_nr_args("sched_switch") >= 4;
+	bool storage = feat_tp_btf("sched_switch") && feat_task_storage();
+
+	/* filters, bounds and stack choices are read-only globals, fixed before load */
+	skel->rodata->targ_states = env.states;
+	skel->rodata->targ_min_ns = env.min_us * 1000;
+	skel->rodata->targ_max_ns = env.max_us * 1000;
+	skel->rodata->targ_user_stacks = !stack_opts.kernel_only;
+	skel->rodata->targ_kern_stacks = !stack_opts.user_only;
+	skel->rodata->targ_prev_state_arg = has_prev_state;
+	skel->rodata->targ_max_stack = stack_opts.max_stack;
+	bpf_map__set_max_entries(skel->maps.counts, stack_opts.max_stacks);
+	/* target and waker, user and kernel: room for four stacks per key */
+	bpf_map__set_max_entries(skel->maps.stacks, stack_opts.max_stacks * (env.waker ? 4 : 2));
+	UNWIND_CONFIGURE(skel, stack_opts.unwind, stack_opts.unwind_mem_mb);
+
+	env.use_task_storage = storage;
+	p_info("sched_switch: %s; prev_state %s", storage ?
+	       "tp_btf, per-thread records in task storage" :
+	       "raw_tp, per-thread records in a hash map (no tp_btf or task storage here)",
+	       has_prev_state ? "from the tracepoint" : "read from the task");
+	bpf_program__set_autoload(skel->progs.switch_btf, storage);
+	bpf_program__set_autoload(skel->progs.switch_raw, !storage);
+	bpf_program__set_autoload(skel->progs.waking_btf, env.waker && storage);
+	bpf_program__set_autoload(skel->progs.waking_raw, env.waker && !storage);
+	bpf_program__set_autoload(skel->progs.walk_tasks, storage);
+	/* run on demand (run_iterator), before and after the run */
+	bpf_program__set_autoattach(skel->progs.walk_tasks, false);
+	if (storage)
+		bpf_map__set_max_entries(skel->maps.pid_recs, 1);
+	else
+		bpf_map__set_autocreate(skel->maps.recs, false);
+	return 0;
 }
 
-int cmd_offcpu(int argc, char **argv)
+static int offcpu_attach(struct runner *r)
 {
-	struct stack_resolver *resolver = NULL;
-	struct stack_sample *samples = NULL;
-	struct offcpu_bpf *skel = NULL;
-	struct ring_buffer *rb = NULL;
-	struct child child = { .pid = -1 };
-	struct run_bounds bounds = {};
-	struct unwind_bpf ub;
-	size_t nr_samples = 0;
-	__u64 lost[LOST_REASONS], nr_lost;
-	char lost_detail[256];
+	struct offcpu_bpf *skel = r->skel;
 	int err;
 
-	err = parse_args(argc, argv);
-	if (err)
-		return err > 0 ? 0 : 2;
-	libbpf_set_print(libbpf_print_fn);
-	install_signal_handlers();
-
-	resolver = stack_resolver__new();
-	if (!resolver) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	if (env.so.command) {
-		err = child_start(&child, env.so.command);
-		if (err)
-			goto cleanup;
-	}
-
-	skel = offcpu_bpf__open();
-	if (!skel) {
-		err = -errno;
-		explain_bpf_error("cannot open the BPF object", err);
-		goto cleanup;
-	}
-	configure(skel);
-	err = offcpu_bpf__load(skel);
-	if (err && env.so.unwind == UNWIND_AUTO)
-		err = load_without_unwinding(&skel, err);
-	if (err) {
-		explain_bpf_error("cannot load the BPF programs", err);
-		goto cleanup;
-	}
-	err = fill_filters(skel, env.so.command ? &child : NULL);
-	if (err) {
-		p_err("cannot set the PID filters: %s", strerror(-err));
-		goto cleanup;
-	}
-	/* Blocks are clipped to [run start, run end]: the start is before the first switch-out
-	 * the probes can see. */
-	bounds.start = now_ns();
-	skel->bss->run_start = bounds.start;
+	env.bounds.start = r->start_ns;
+	/* blocks are clipped to [run start, run end]: the start is before the first switch-out
+	 * the probes can see */
+	skel->bss->run_start = r->start_ns;
 	err = offcpu_bpf__attach(skel);
 	if (err) {
 		explain_bpf_error("cannot attach the BPF programs", err);
-		goto cleanup;
+		return err;
 	}
-	/* Threads blocked before the probes were attached: counted from the start. */
-	if (use_task_storage) {
-		err = run_iterator(skel, 0, NULL, NULL);
-		if (err)
-			goto cleanup;
-	}
-	ub = UNWIND_BPF_MAPS(skel);
-	rb = unwind_start(&ub, bpf_map__fd(skel->maps.proc_events), stack_resolver__syms(resolver),
-			  env.so.unwind, &unwinder);
-	if (!rb) {
-		err = -errno;
-		goto cleanup;
-	}
-	if (env.so.command) {
-		err = child_release(&child, env.so.command[0]);
-		if (err)
-			goto cleanup;
-	}
-	stack_run_loop(rb, stack_resolver__syms(resolver), env.so.command ? &child : NULL,
-		       bounds.start, env.so.duration, env.pids, env.nr_pids, env.tids, env.nr_tids);
+	/* threads blocked before the probes were attached: counted from the start */
+	return env.use_task_storage ? run_iterator(skel, 0, NULL, NULL) : 0;
+}
 
-	detach_switch(skel);
-	bounds.end = now_ns();
-	bounds.counts_fd = bpf_map__fd(skel->maps.counts);
-	/* Threads still blocked: counted up to the end. */
-	if (use_task_storage)
-		err = run_iterator(skel, 1, add_pending, &bounds);
+static int offcpu_started(struct runner *r)
+{
+	struct offcpu_bpf *skel = r->skel;
+	struct unwind_bpf ub = UNWIND_BPF_MAPS(skel);
+
+	return stack_run_start(&env.sr, r, &ub, skel->maps.proc_events);
+}
+
+static int offcpu_tick(struct runner *r)
+{
+	stack_run_tick(&env.sr);
+	return 0;
+}
+
+static int offcpu_collect(struct runner *r)
+{
+	struct offcpu_bpf *skel = r->skel;
+	struct run_bounds *b = &env.bounds;
+	int err;
+
+	/* the programs are detached: what they counted ends now */
+	b->end = now_ns();
+	b->counts_fd = bpf_map__fd(skel->maps.counts);
+	/* threads still blocked: counted up to the end */
+	if (env.use_task_storage)
+		err = run_iterator(skel, 1, add_pending, b);
 	else
-		err = add_pending_from_hash(bpf_map__fd(skel->maps.pid_recs), &bounds);
+		err = add_pending_from_hash(bpf_map__fd(skel->maps.pid_recs), b);
 	if (err)
-		goto cleanup;
-	ring_buffer__consume(rb);
-
-	memcpy(lost, (const void *)skel->bss->lost, sizeof(lost));
-	lost[LOST_COUNTS_FULL] += bounds.dropped;
-	nr_lost = lost[LOST_STACK_ERR] + lost[LOST_STACKS_FULL] + lost[LOST_STACK_COLLIDED] +
-		  lost[LOST_COUNTS_FULL] + skel->bss->recs_lost;
-	format_lost(lost, skel->bss->recs_lost, lost_detail, sizeof(lost_detail));
+		return err;
+	stack_run_finish(&env.sr);
 	p_info("%llu threads still blocked at the end, counted up to the end",
-	       (unsigned long long)bounds.added);
-	err = stacks_collect_keys(resolver, bounds.counts_fd, bpf_map__fd(skel->maps.stacks),
-				  sizeof(struct offcpu_key), fill_offcpu, NULL, &samples,
-				  &nr_samples);
+	       (unsigned long long)b->added);
+	err = stacks_collect_keys(env.sr.resolver, b->counts_fd, bpf_map__fd(skel->maps.stacks),
+				  sizeof(struct offcpu_key), fill_offcpu, NULL, &env.sr.samples,
+				  &env.sr.nr_samples);
 	if (err) {
 		p_err("cannot read the off-CPU stacks: %s", strerror(-err));
-		goto cleanup;
+		return err;
 	}
-	nr_samples = drop_empty(samples, nr_samples);
-	err = write_outputs(samples, nr_samples, nr_lost, lost_detail,
-			    (bounds.end - bounds.start) / 1e9);
-	if (unwinder && verbose)
-		unwinder__print_usage(unwinder, stderr);
-cleanup:
-	ring_buffer__free(rb);
-	offcpu_bpf__destroy(skel);
-	if (env.so.command)
-		child_stop(&child);
-	stack_samples_free(samples, nr_samples);
-	unwinder__free(unwinder);
-	unwinder = NULL;
-	stack_resolver__free(resolver);
-	return err ? 1 : 0;
+	env.sr.nr_samples = drop_empty(env.sr.samples, env.sr.nr_samples);
+	return 0;
 }
+
+static void offcpu_teardown(struct runner *r)
+{
+	stack_run_free(&env.sr);
+	memset(&env, 0, sizeof(env));
+}
+
+const struct command offcpu_cmd = {
+	.name = "offcpu",
+	.summary = "off-CPU time by blocking stack, with wakers (report, folded, flame graph)",
+	.description =
+		"Time threads spend blocked (off-CPU), by the user and kernel stack where they\n"
+		"blocked, summed in the kernel.",
+	.caps = CAP_THREAD_KIND | CAP_STACKS,
+	.positional = POS_DURATION,
+	.opts = offcpu_opts,
+	.skel = &offcpu_skel,
+	.check = offcpu_check,
+	.configure = offcpu_configure,
+	.fallback = stack_run_fallback,
+	.attach = offcpu_attach,
+	.started = offcpu_started,
+	.tick = offcpu_tick,
+	.collect = offcpu_collect,
+	.write = offcpu_write,
+	.teardown = offcpu_teardown,
+};

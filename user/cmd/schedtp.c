@@ -4,10 +4,9 @@
 #include <unistd.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "core/common.h"
-#include "probe/probe.h"
+#include "core/features.h"
 #include "cmd/schedtp.h"
 
 bool schedtp_use_btf(bool force_raw)
@@ -19,13 +18,13 @@ bool schedtp_use_btf(bool force_raw)
 		return false;
 	}
 	for (size_t i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
-		if (!probe_tp_btf(tps[i])) {
+		if (!feat_tp_btf(tps[i])) {
 			p_info("using raw_tp programs and hash maps: this kernel cannot attach tp_btf "
 			       "to %s", tps[i]);
 			return false;
 		}
 	}
-	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) != 1) {
+	if (!feat_task_storage()) {
 		p_info("using raw_tp programs and hash maps: this kernel has no task storage maps");
 		return false;
 	}
@@ -35,25 +34,9 @@ bool schedtp_use_btf(bool force_raw)
 
 bool schedtp_switch_has_prev_state(void)
 {
-	const struct btf_type *t;
-	struct btf *btf;
-	int id;
-	bool ok = false;
+	/* (preempt, prev, next, prev_state) */
+	bool ok = feat_tp_nr_args("sched_switch") >= 4;
 
-	btf = btf__load_vmlinux_btf();
-	if (!btf)
-		return false;
-	/* typedef void (*btf_trace_sched_switch)(void *, bool, struct task_struct *,
-	 *                                        struct task_struct *, unsigned int); */
-	id = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
-	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
-	if (t)
-		t = btf__type_by_id(btf, t->type);
-	if (t && btf_is_ptr(t))
-		t = btf__type_by_id(btf, t->type);
-	if (t && btf_is_func_proto(t))
-		ok = btf_vlen(t) >= 5;
-	btf__free(btf);
 	p_info("sched_switch %s prev_state", ok ? "passes" : "does not pass");
 	return ok;
 }
@@ -103,36 +86,6 @@ int schedtp_configure(struct bpf_object *obj, bool use_btf, struct bpf_map *stor
 	return err;
 }
 
-static int schedtp_fill_filters(const struct schedtp_targets *t, struct bpf_map *tgids,
-			 struct bpf_map *pids)
-{
-	__u8 one = 1;
-	int err = 0;
-
-	for (int i = 0; i < t->nr_pids && !err; i++)
-		err = bpf_map__update_elem(tgids, &t->pids[i], 4, &one, 1, BPF_ANY);
-	for (int i = 0; i < t->nr_tids && !err; i++)
-		err = bpf_map__update_elem(pids, &t->tids[i], 4, &one, 1, BPF_ANY);
-	if (err)
-		p_err("cannot set the PID filters: %s", strerror(-err));
-	return err;
-}
-
-bool schedtp_targets_gone(const struct schedtp_targets *t)
-{
-	int i;
-
-	if (!t->nr_pids && !t->nr_tids)
-		return false;
-	for (i = 0; i < t->nr_pids; i++)
-		if (process_exists(t->pids[i]))
-			return false;
-	for (i = 0; i < t->nr_tids; i++)
-		if (thread_exists(t->tids[i]))
-			return false;
-	return true;
-}
-
 static int schedtp_attach(struct bpf_object *obj, struct schedtp_links *l)
 {
 	struct bpf_program *prog;
@@ -152,12 +105,11 @@ static int schedtp_attach(struct bpf_object *obj, struct schedtp_links *l)
 	return 0;
 }
 
-int schedtp_start(struct bpf_object *obj, const struct schedtp_targets *t, struct bpf_map *tgids,
-		  struct bpf_map *pids, struct bpf_program *prefill, struct schedtp_links *l)
+int schedtp_start(struct bpf_object *obj, struct bpf_program *prefill, struct schedtp_links *l)
 {
-	int err = schedtp_fill_filters(t, tgids, pids);
+	int err = 0;
 
-	if (!err && bpf_program__autoload(prefill))
+	if (bpf_program__autoload(prefill))
 		err = schedtp_run_task_iter(prefill, "prepares the task storage");
 	return err ?: schedtp_attach(obj, l);
 }

@@ -1,18 +1,10 @@
 /* The user side of bpf/schedtp.bpf.h, shared by runqlat and sched: which program flavour to load,
- * the sched_switch prototype, PID filters and their targets. */
+ * the sched_switch prototype, and attaching in the order that loses no wait. */
 #ifndef BPFPROF_SCHEDTP_H
 #define BPFPROF_SCHEDTP_H
 #include <stdbool.h>
 #include <linux/types.h>
 #include <bpf/libbpf.h>
-
-#define SCHEDTP_MAX_IDS 1024 /* -p / -t entries: tgid_filter.bpf.h's tgids, schedtp.bpf.h's pids */
-
-/* -p / -t targets. */
-struct schedtp_targets {
-	__u32 pids[SCHEDTP_MAX_IDS], tids[SCHEDTP_MAX_IDS];
-	int nr_pids, nr_tids;
-};
 
 /* True when the fast flavour can be used: tp_btf on sched_switch, sched_wakeup and
  * sched_wakeup_new, and task storage maps (5.11+).  Otherwise the raw_tp programs keep their
@@ -39,16 +31,12 @@ struct schedtp_links {
 int schedtp_configure(struct bpf_object *obj, bool use_btf, struct bpf_map *storage,
 		      struct bpf_map *hash, __u32 hash_entries, struct bpf_program *prefill);
 
-/* True when targets were given and none of them exists any more. */
-bool schedtp_targets_gone(const struct schedtp_targets *t);
-
-/* After load: fills the -p / -t filter maps, gives the tasks of interest their storage (the
- * prefill task iterator, when the flavour loaded it), then attaches the programs, sched_switch
- * first: attached after the wakeup programs, it could miss the switch-in of a task seen woken
- * and leave a stale enqueue time behind.  Returns 0 or -errno (message printed); what was
- * attached stays in *l for schedtp_detach(). */
-int schedtp_start(struct bpf_object *obj, const struct schedtp_targets *t, struct bpf_map *tgids,
-		  struct bpf_map *pids, struct bpf_program *prefill, struct schedtp_links *l);
+/* After load (and the target filters): gives the tasks of interest their storage (the prefill
+ * task iterator, when the flavour loaded it), then attaches the programs, sched_switch first:
+ * attached after the wakeup programs, it could miss the switch-in of a task seen woken and leave
+ * a stale enqueue time behind.  Returns 0 or -errno (message printed); what was attached stays
+ * in *l for schedtp_detach(). */
+int schedtp_start(struct bpf_object *obj, struct bpf_program *prefill, struct schedtp_links *l);
 
 /* Detaches (NULL-safe, idempotent): the counts stop here. */
 void schedtp_detach(struct schedtp_links *l);

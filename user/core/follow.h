@@ -1,12 +1,20 @@
-/* `-- COMMAND` support: follow what the command forks into a command's tgid filter map. */
-#ifndef BPFPROF_FOLLOW_USER_H
-#define BPFPROF_FOLLOW_USER_H
+/* `-- COMMAND` as the target: bpf/follow.bpf.c adds the command at its exec, and what it forks,
+ * to the tgids bitmap of the command's object (bpf/target.bpf.h). */
+#ifndef BPFPROF_FOLLOW_H
+#define BPFPROF_FOLLOW_H
+#include <sys/types.h>
+#include <linux/types.h>
 #include <bpf/libbpf.h>
 
 struct follow_bpf;
 
-/* Loads and attaches the fork follower on `tgids` (a BPF_MAP_TYPE_HASH __u32 -> __u8 filter map
- * of the caller's object, already loaded).  0 or -errno (message printed). */
+/* Loads and attaches the follower on `tgids`, the loaded bitmap of the host object.  0 or -errno
+ * (message printed). */
 int follow_start(struct bpf_map *tgids, struct follow_bpf **out);
+/* The next exec of process pid (the held command) makes it a target. */
+void follow_arm(struct follow_bpf *f, pid_t pid);
+/* Processes followed so far. */
+__u64 follow_count(const struct follow_bpf *f);
+/* Detaches and frees; NULL is fine. */
 void follow_stop(struct follow_bpf *f);
 #endif

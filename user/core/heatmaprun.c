@@ -8,7 +8,7 @@
 #include "core/common.h"
 #include "out/heatmap.h"
 #include "core/heatmaprun.h"
-#include "out/outfile.h"
+#include "core/runner.h"
 
 #define NSEC_PER_SEC 1000000000ULL
 #define TARGET_COLS 100
@@ -16,9 +16,61 @@
 /* Columns for the time between computing the config and attaching (loading takes a while). */
 #define SLACK_S 2.0
 
+struct heatmap_run heatmap_opts;
+
+const struct opt heatmap_opts_table[] = {
+	{ 0, "heatmap", "FILE.svg", "also write a latency heat map (time x latency, colour by\n"
+	  "count)", OPT_OUTPUT, &heatmap_opts.svg, .needs = CAP_HEATMAP },
+	{ 0, "heatmap-data", "FILE", "also write the heat map's counts as TSV (header: row lower\n"
+	  "bounds)", OPT_OUTPUT, &heatmap_opts.tsv, .needs = CAP_HEATMAP },
+	{ 0, "heatmap-interval", "S", "heat map column width in seconds, at least 0.01 (default:\n"
+	  "about 100 columns over the run's length, else 1)", OPT_SECONDS,
+	  &heatmap_opts.interval_s, .what = "--heatmap-interval",
+	  .hint = "seconds, at least 0.01", .needs = CAP_HEATMAP },
+	{},
+};
+
+void heatmap_opts_reset(struct heatmap_run *hr)
+{
+	memset(hr, 0, sizeof(*hr));
+}
+
 bool heatmap_run_enabled(const struct heatmap_run *hr)
 {
-	return hr->svg_path || hr->tsv_path;
+	return hr->svg.path || hr->tsv.path;
+}
+
+int heatmap_opts_check(struct heatmap_run *hr)
+{
+	double run_s = runner_planned_seconds(), interval_s, cols;
+
+	if (hr->interval_s && !heatmap_run_enabled(hr)) {
+		p_err("--heatmap-interval needs --heatmap or --heatmap-data");
+		return -EINVAL;
+	}
+	if (hr->interval_s && hr->interval_s < MIN_INTERVAL_S - 1e-12) {
+		p_err("invalid --heatmap-interval '%g' (seconds, at least 0.01)", hr->interval_s);
+		return -EINVAL;
+	}
+	if (!heatmap_run_enabled(hr) || !run_s)
+		return 0;
+	/* the columns must cover a run of known length: say so now rather than cut it */
+	interval_s = hr->interval_s ?: heatmap_run_default_interval(run_s);
+	cols = ceil(run_s / interval_s - 1e-9);
+	if (cols > HEATMAP_MAX_COLS) {
+		p_err("a %.2f s run needs %.0f heat map columns of %g s, more than the %d a heat "
+		      "map has: use --heatmap-interval %.2f or more", run_s, cols, interval_s,
+		      HEATMAP_MAX_COLS, ceil(run_s * 100 / HEATMAP_MAX_COLS) / 100);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+__u64 heatmap_run_full_at(const struct heatmap_run *hr)
+{
+	if (!heatmap_run_enabled(hr) || runner_planned_seconds() || !hr->cfg.interval_ns)
+		return 0;
+	return hr->cfg.start_ns + hr->cfg.cols * hr->cfg.interval_ns;
 }
 
 double heatmap_run_default_interval(double duration_s)
@@ -67,36 +119,6 @@ int heatmap_run_configure(struct heatmap_run *hr, struct bpf_map *heat, volatile
 	return 0;
 }
 
-static int open_one(const char *path, struct outfile *of)
-{
-	int err;
-
-	if (!path || of->f)
-		return 0;
-	if (!outfile_open(path, of)) {
-		err = -errno;
-		p_err("cannot write %s: %s", path, strerror(-err));
-		return err;
-	}
-	return 0;
-}
-
-int heatmap_run_open(struct heatmap_run *hr)
-{
-	int err = open_one(hr->svg_path, &hr->svg);
-
-	err = err ?: open_one(hr->tsv_path, &hr->tsv);
-	if (err)
-		heatmap_run_abort(hr);
-	return err;
-}
-
-void heatmap_run_abort(struct heatmap_run *hr)
-{
-	outfile_abort(&hr->svg);
-	outfile_abort(&hr->tsv);
-}
-
 void heatmap_run_start(struct heatmap_run *hr, volatile __u64 *start_ns)
 {
 	hr->cfg.start_ns = now_ns();
@@ -121,21 +143,19 @@ __u32 heatmap_run_cols(const struct heatmap_cfg *cfg, const __u64 *cells, __u64 
 	return cols;
 }
 
-static int write_one(const char *path, struct outfile *of, const struct heatmap_data *d, bool svg,
+/* Into the file the runner opened (and commits). */
+static int write_one(const struct output *out, const struct heatmap_data *d, bool svg,
 		     const char *title, const char *subtitle)
 {
 	struct heatmap_svg_opts o = { .title = title, .subtitle = subtitle,
 				      .scale = HEATMAP_SCALE_SQRT };
-	int err = open_one(path, of);
+	int err;
 
+	if (!out->of.f)
+		return 0;
+	err = svg ? heatmap_write_svg(out->of.f, d, &o) : heatmap_write_tsv(out->of.f, d);
 	if (err)
-		return err;
-	err = svg ? heatmap_write_svg(of->f, d, &o) : heatmap_write_tsv(of->f, d);
-	err = err ?: outfile_commit(of);
-	if (err) {
-		outfile_abort(of);
-		p_err("cannot write %s: %s", path, strerror(-err));
-	}
+		p_err("cannot write %s: %s", out->path, strerror(-err));
 	return err;
 }
 
@@ -172,12 +192,8 @@ int heatmap_run_write(struct heatmap_run *hr, struct bpf_map *heat, __u64 end_ns
 	snprintf(subtitle, sizeof(subtitle), "%llu in %u columns of %g s, time from the start of %s",
 		 (unsigned long long)total, d.cols, hr->cfg.interval_ns / 1e9,
 		 hr->started ? "tracing" : "bpfprof");
-	if (hr->svg_path)
-		err = write_one(hr->svg_path, &hr->svg, &d, true, title, subtitle);
-	if (!err && hr->tsv_path)
-		err = write_one(hr->tsv_path, &hr->tsv, &d, false, title, subtitle);
-	if (err)
-		heatmap_run_abort(hr);
+	err = write_one(&hr->svg, &d, true, title, subtitle);
+	err = err ?: write_one(&hr->tsv, &d, false, title, subtitle);
 	munmap(mem, len);
 	return err;
 }

@@ -1,20 +1,29 @@
-/* A latency heat map aggregated in the kernel (bpf/heatmap.bpf.h) over one run: sizing the BPF
- * map and its time columns before load, then reading it and writing the SVG / TSV files. */
+/* The heat map option group and a latency heat map aggregated in the kernel
+ * (bpf/heatmap.bpf.h) over one run: sizing the BPF map and its time columns before load, then
+ * reading it and writing the SVG / TSV files (opened by the runner before tracing starts). */
 #ifndef BPFPROF_HEATMAPRUN_H
 #define BPFPROF_HEATMAPRUN_H
 #include <stdbool.h>
 #include <bpf/libbpf.h>
+#include "core/options.h"
 #include "histogram.h"
-#include "out/outfile.h"
 
 struct heatmap_run {
-	const char *svg_path;  /* --heatmap FILE.svg, or NULL */
-	const char *tsv_path;  /* --heatmap-data FILE, or NULL */
-	double interval_s;     /* --heatmap-interval; 0 = chosen from the run's length */
+	struct output svg;      /* --heatmap FILE.svg */
+	struct output tsv;      /* --heatmap-data FILE */
+	double interval_s;      /* --heatmap-interval; 0 = chosen from the run's length */
 	struct heatmap_cfg cfg; /* what the BPF side was given; start_ns updated by _start() */
-	bool started;          /* heatmap_run_start() set column 0 at attach */
-	struct outfile svg, tsv; /* opened early by heatmap_run_open() */
+	bool started;           /* heatmap_run_start() set column 0 at attach */
 };
+
+/* What the heat map options fill; reset by heatmap_opts_reset(). */
+extern struct heatmap_run heatmap_opts;
+extern const struct opt heatmap_opts_table[];
+
+void heatmap_opts_reset(struct heatmap_run *hr);
+/* After parsing: --heatmap-interval without a heat map, and a run of known length that needs
+ * more columns than a heat map has.  0 or -EINVAL (printed). */
+int heatmap_opts_check(struct heatmap_run *hr);
 
 /* True when a heat map was asked for. */
 bool heatmap_run_enabled(const struct heatmap_run *hr);
@@ -29,25 +38,22 @@ double heatmap_run_default_interval(double duration_s);
 int heatmap_run_configure(struct heatmap_run *hr, struct bpf_map *heat, volatile bool *targ_on,
 			  volatile struct heatmap_cfg *targ_cfg, double duration_s);
 
-/* Before the run: opens the requested files (as temporary files, see outfile.h), so that a path
- * that cannot be written fails before any tracing.  Returns 0 or -errno (message printed). */
-int heatmap_run_open(struct heatmap_run *hr);
-
-/* Removes files opened by heatmap_run_open() and not written; safe to call at any time. */
-void heatmap_run_abort(struct heatmap_run *hr);
-
 /* Just before attaching: column 0 starts now rather than at heatmap_run_configure() (before the
  * load), so the columns are the traced run's.  start_ns is the program's heatmap_start_ns
  * (bpf/heatmap.bpf.h), writable after load. */
 void heatmap_run_start(struct heatmap_run *hr, volatile __u64 *start_ns);
+
+/* When the heat map's last column ends (CLOCK_MONOTONIC ns): a run of unknown length ends there.
+ * 0 without a heat map, or for a run of known length (its columns cover it). */
+__u64 heatmap_run_full_at(const struct heatmap_run *hr);
 
 /* Columns to write for a run ending at end_ns: those the run covered (a partly covered last one
  * included, at least one), plus any later column that got values (the BPF side counts until
  * it is detached), at most cfg->cols.  cells is the map's content, HEATMAP_ROWS per column. */
 __u32 heatmap_run_cols(const struct heatmap_cfg *cfg, const __u64 *cells, __u64 end_ns);
 
-/* After the run: reads `heat` up to end_ns and writes the requested files, each complete or not
- * at all.  unit labels the latency axis ("usecs").  Returns 0 or -errno (message printed). */
+/* After the run: reads `heat` up to end_ns and writes the requested files.  unit labels the
+ * latency axis ("usecs").  Returns 0 or -errno (message printed). */
 int heatmap_run_write(struct heatmap_run *hr, struct bpf_map *heat, __u64 end_ns,
 		      const char *unit, const char *title);
 #endif

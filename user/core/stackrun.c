@@ -1,12 +1,120 @@
-#include <getopt.h>
+// SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <string.h>
-#include "out/outfile.h"
+#include "core/common.h"
+#include "core/runner.h"
 #include "core/stackrun.h"
 #include "stacks.h"
 #include "sym/syms.h"
 
-int stack_proc_event(void *ctx, void *data, size_t size)
+/* A process first seen this long ago gets its second snapshot: by then the dynamic loader has
+ * mapped its libraries. */
+#define REVISIT_AFTER_NS 100000000ULL
+
+struct stack_opts stack_opts;
+
+/* perf's --call-graph: fp, or dwarf[,SIZE] (no stack is copied here: dwarf means the in-kernel
+ * table unwinder, --unwind eh); lbr needs hardware that records branches. */
+static int opt_call_graph(const char *arg)
+{
+	size_t len = strcspn(arg, ",");
+
+	if (len == 2 && !strncmp(arg, "fp", 2) && !arg[2])
+		return unwind_opt_method("fp", &stack_opts.unwind);
+	if (len == 5 && !strncmp(arg, "dwarf", 5))
+		return unwind_opt_method("eh", &stack_opts.unwind);
+	if (!strcmp(arg, "lbr")) {
+		p_err("--call-graph lbr is not supported: use --call-graph fp or dwarf");
+		return -EINVAL;
+	}
+	p_err("invalid --call-graph '%s' (fp or dwarf, as perf's; or --unwind fp|eh|auto)", arg);
+	return -EINVAL;
+}
+
+static int opt_unwind(const char *arg)
+{
+	return unwind_opt_method(arg, &stack_opts.unwind);
+}
+
+const struct opt stack_opts_table[] = {
+	{ 'g', NULL, NULL, "call graphs (perf's -g): stacks are always captured, this is\n"
+	  "accepted for perf's habit", OPT_FLAG, &stack_opts.call_graph, .needs = CAP_STACKS },
+	{ 0, "call-graph", "METHOD", "fp or dwarf (perf's names): --unwind fp or eh", OPT_FN,
+	  .fn = opt_call_graph, .needs = CAP_STACKS },
+	{ 'U', "user-stacks-only", NULL, "user stacks only", OPT_FLAG, &stack_opts.user_only,
+	  .needs = CAP_STACKS },
+	{ 'K', "kernel-stacks-only", NULL, "kernel stacks only", OPT_FLAG, &stack_opts.kernel_only,
+	  .needs = CAP_STACKS },
+	{ 0, "max-stack", "N", "frames per stack (default and maximum 127)", OPT_U64,
+	  &stack_opts.max_stack, 1, MAX_STACK_DEPTH, .needs = CAP_STACKS },
+	{ 0, "max-stacks", "N", "distinct stacks kept in the kernel (default 16384)", OPT_U64,
+	  &stack_opts.max_stacks, 1, 1 << 22, .needs = CAP_STACKS },
+	{ 0, "unwind", "METHOD", "user stacks: fp (frame pointers), eh (.eh_frame tables in\n"
+	  "the kernel), auto (default: tables where the code has them)", OPT_FN, .fn = opt_unwind,
+	  .needs = CAP_STACKS },
+	{ 0, "unwind-mem", "MB", "memory for unwind tables (default 16)", OPT_U64,
+	  &stack_opts.unwind_mem_mb, 1, 4096, .hint = "1 to 4096 MB", .needs = CAP_STACKS },
+	{ 'f', "folded", NULL, "folded stacks for flamegraph.pl instead of the report", OPT_FLAG,
+	  &stack_opts.folded, .needs = CAP_STACKS },
+	{ 0, "annotate", NULL, "with -f: suffix kernel frames with _[k]", OPT_FLAG,
+	  &stack_opts.annotate, .needs = CAP_STACKS },
+	{ 0, "svg", "FILE", "also write a flame graph SVG", OPT_OUTPUT, &stack_opts.svg,
+	  .needs = CAP_STACKS },
+	{ 0, "title", "TEXT", "flame graph title", OPT_STR, &stack_opts.title, .needs = CAP_STACKS },
+	{ 0, "no-children", NULL, "report Self only, like perf report --no-children", OPT_FLAG,
+	  &stack_opts.no_children, .needs = CAP_STACKS },
+	{ 0, "percent-limit", "P", "hide report entries below P percent", OPT_PERCENT,
+	  &stack_opts.percent_limit, .needs = CAP_STACKS },
+	{ 0, "call-graph-limit", "P", "hide call-graph branches below P percent (default 0.5,\n"
+	  "as perf's -g graph,0.5)", OPT_PERCENT, &stack_opts.call_graph_limit,
+	  .needs = CAP_STACKS },
+	{},
+};
+
+void stack_opts_reset(struct stack_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->max_stack = MAX_STACK_DEPTH;
+	o->max_stacks = 16384;
+	o->unwind = UNWIND_DEFAULT_METHOD;
+	o->unwind_mem_mb = UNWIND_DEFAULT_MEM_MB;
+	o->call_graph_limit = 0.5; /* perf's -g graph,0.5 */
+}
+
+int stack_opts_check(struct stack_opts *o)
+{
+	if (o->user_only && o->kernel_only) {
+		p_err("-U and -K exclude each other");
+		return -EINVAL;
+	}
+	/* -K takes no user stacks: nothing to unwind */
+	if (o->kernel_only)
+		o->unwind = UNWIND_FP;
+	return 0;
+}
+
+bool stack_run_fallback(struct runner *r, int err)
+{
+	if (stack_opts.unwind != UNWIND_AUTO)
+		return false;
+	p_err("in-kernel unwinding does not load on this kernel (%s); using frame pointers",
+	      strerror(-err));
+	stack_opts.unwind = UNWIND_FP;
+	return true;
+}
+
+int stack_run_init(struct stack_run *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->resolver = stack_resolver__new();
+	if (!s->resolver) {
+		p_err("cannot set up the symbolizer: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int proc_seen(void *ctx, void *data, size_t size)
 {
 	const struct proc_seen_event *e = data;
 
@@ -15,83 +123,63 @@ int stack_proc_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-bool stack_targets_gone(const __u32 *pids, int nr_pids, const __u32 *tids, int nr_tids)
+int stack_run_start(struct stack_run *s, struct runner *r, const struct unwind_bpf *ub,
+		    struct bpf_map *proc_events)
 {
-	int i;
+	struct syms_cache *sc = stack_resolver__syms(s->resolver);
+	int err;
 
-	if (!nr_pids && !nr_tids)
-		return false;
-	for (i = 0; i < nr_pids; i++)
-		if (process_exists(pids[i]))
-			return false;
-	for (i = 0; i < nr_tids; i++)
-		if (thread_exists(tids[i]))
-			return false;
-	return true;
-}
-
-/* A process first seen this long ago gets its second snapshot: by then the dynamic loader has
- * mapped its libraries. */
-#define REVISIT_AFTER_NS 100000000ULL
-
-void stack_run_loop(struct ring_buffer *rb, struct syms_cache *sc, struct child *child,
-		    __u64 start, double duration, const __u32 *pids, int nr_pids,
-		    const __u32 *tids, int nr_tids)
-{
-	__u64 deadline = duration ? start + (__u64)(duration * 1e9) : 0;
-
-	while (!exiting) {
-		int timeout = 100;
-
-		if (deadline) {
-			__u64 now = now_ns();
-
-			if (now >= deadline)
-				break;
-			if (deadline - now < 100000000ULL)
-				timeout = (deadline - now) / 1000000 + 1;
+	if (stack_opts.unwind != UNWIND_FP) {
+		s->unwinder = unwinder__new(ub, sc, stack_opts.unwind);
+		if (!s->unwinder) {
+			err = -errno;
+			p_err("cannot set up the unwinder: %s", strerror(-err));
+			return err;
 		}
-		ring_buffer__poll(rb, timeout);
-		syms_cache__revisit(sc, REVISIT_AFTER_NS);
-		if (child && child_poll(child))
-			break;
-		if (stack_targets_gone(pids, nr_pids, tids, nr_tids)) {
-			p_info("every target has exited");
-			break;
-		}
+		err = runner_add_ringbuf(r, proc_events, unwinder__proc_event, s->unwinder);
+		err = err ?: runner_add_ringbuf(r, ub->events, unwinder__handle_event, s->unwinder);
+	} else {
+		err = runner_add_ringbuf(r, proc_events, proc_seen, sc);
 	}
-	/* Processes seen in the last moments, while they may still be alive. */
-	ring_buffer__consume(rb);
-	syms_cache__revisit(sc, 0);
+	/* kernel symbols load while the run goes on, not after it (none with -U) */
+	if (!err && !stack_opts.user_only)
+		stack_resolver__prefetch(s->resolver);
+	return err;
 }
 
-int stack_outputs_write(const struct stack_outputs *o, const struct stack_sample *s, size_t n)
+void stack_run_tick(struct stack_run *s)
 {
-	struct outfile of = {};
-	FILE *out = stdout;
+	syms_cache__revisit(stack_resolver__syms(s->resolver), REVISIT_AFTER_NS);
+}
+
+void stack_run_finish(struct stack_run *s)
+{
+	syms_cache__revisit(stack_resolver__syms(s->resolver), 0);
+	if (s->unwinder && verbose)
+		unwinder__print_usage(s->unwinder, stderr);
+}
+
+void stack_run_free(struct stack_run *s)
+{
+	unwinder__free(s->unwinder);
+	s->unwinder = NULL;
+	stack_samples_free(s->samples, s->nr_samples);
+	s->samples = NULL;
+	s->nr_samples = 0;
+	stack_resolver__free(s->resolver);
+	s->resolver = NULL;
+}
+
+int stack_outputs_write(FILE *out, const struct stack_outputs *o, const struct stack_sample *s,
+			size_t n)
+{
+	const char *path = stack_opts.svg.path;
 	int err = 0;
 
-	if (o->svg_path) {
-		FILE *svg = outfile_open(o->svg_path, &of);
-
-		if (!svg) {
-			err = -errno;
-			p_err("cannot write %s: %s", o->svg_path, strerror(-err));
-			return err;
-		}
-		err = flamegraph_write(svg, s, n, &o->flamegraph);
-		err = err ?: outfile_commit(&of);
+	if (stack_opts.svg.of.f) {
+		err = flamegraph_write(stack_opts.svg.of.f, s, n, &o->flamegraph);
 		if (err) {
-			outfile_abort(&of);
-			p_err("cannot write %s: %s", o->svg_path, strerror(-err));
-			return err;
-		}
-	}
-	if (o->out_path) {
-		out = outfile_open(o->out_path, &of);
-		if (!out) {
-			err = -errno;
-			p_err("cannot write %s: %s", o->out_path, strerror(-err));
+			p_err("cannot write %s: %s", path, strerror(-err));
 			return err;
 		}
 	}
@@ -104,107 +192,7 @@ int stack_outputs_write(const struct stack_outputs *o, const struct stack_sample
 	} else {
 		err = report_write(out, &o->header, s, n, &o->report);
 	}
-	if (o->out_path) {
-		err = err ?: outfile_commit(&of);
-		if (err)
-			outfile_abort(&of);
-	} else if (!err) {
-		err = stream_flush_check(stdout);
-	}
 	if (err)
-		p_err("cannot write %s: %s", o->out_path ? o->out_path : "the output",
-		      strerror(-err));
+		p_err("cannot write the output: %s", strerror(-err));
 	return err;
-}
-
-int stack_opts_begin(struct stack_opts *o, int argc, char **argv)
-{
-	memset(o, 0, sizeof(*o));
-	o->max_stack = MAX_STACK_DEPTH;
-	o->max_stacks = 16384;
-	o->unwind = UNWIND_DEFAULT_METHOD;
-	o->unwind_mem_mb = UNWIND_DEFAULT_MEM_MB;
-	o->call_graph_limit = 0.5; /* perf's -g graph,0.5 */
-	optind = 1;
-	opterr = 0;
-	return split_command(argc, argv, &o->command);
-}
-
-int stack_opts_parse(struct stack_opts *o, int opt, const char *arg)
-{
-	switch (opt) {
-	case 'U':
-		o->user_only = true;
-		return 1;
-	case 'K':
-		o->kernel_only = true;
-		return 1;
-	case STACK_OPT_MAX_STACK:
-		if (parse_u64(arg, 1, MAX_STACK_DEPTH, &o->max_stack)) {
-			p_err("invalid --max-stack '%s' (1 to %d)", arg, MAX_STACK_DEPTH);
-			return -EINVAL;
-		}
-		return 1;
-	case STACK_OPT_MAX_STACKS:
-		if (parse_u64(arg, 1, 1 << 22, &o->max_stacks)) {
-			p_err("invalid --max-stacks '%s' (1 to %d)", arg, 1 << 22);
-			return -EINVAL;
-		}
-		return 1;
-	case STACK_OPT_UNWIND:
-		return unwind_opt_method(arg, &o->unwind) ? -EINVAL : 1;
-	case STACK_OPT_UNWIND_MEM:
-		return unwind_opt_mem(arg, &o->unwind_mem_mb) ? -EINVAL : 1;
-	case 'f':
-		o->folded = true;
-		return 1;
-	case STACK_OPT_ANNOTATE:
-		o->annotate = true;
-		return 1;
-	case STACK_OPT_SVG:
-		o->svg_path = arg;
-		return 1;
-	case STACK_OPT_TITLE:
-		o->title = arg;
-		return 1;
-	case 'o':
-		o->out_path = arg;
-		return 1;
-	case STACK_OPT_NO_CHILDREN:
-		o->no_children = true;
-		return 1;
-	case STACK_OPT_PERCENT_LIMIT:
-	case STACK_OPT_CALL_GRAPH_LIMIT:
-		if (parse_percent(arg, opt == STACK_OPT_PERCENT_LIMIT ? &o->percent_limit :
-									   &o->call_graph_limit)) {
-			p_err("invalid --%s '%s' (0 to 100)",
-			      opt == STACK_OPT_PERCENT_LIMIT ? "percent-limit" : "call-graph-limit", arg);
-			return -EINVAL;
-		}
-		return 1;
-	case 'v':
-		verbose = true;
-		return 1;
-	}
-	return 0;
-}
-
-int stack_opts_end(struct stack_opts *o, int dashdash, char **argv)
-{
-	if (optind < dashdash) {
-		if (parse_seconds(argv[optind], &o->duration)) {
-			p_err("invalid duration '%s' (expected seconds > 0)", argv[optind]);
-			return -EINVAL;
-		}
-		optind++;
-	}
-	if (optind < dashdash) {
-		p_err("unexpected argument '%s' (a command goes after '--')", argv[optind]);
-		return -EINVAL;
-	}
-	if (o->user_only && o->kernel_only) {
-		p_err("-U and -K exclude each other");
-		return -EINVAL;
-	}
-	return 0;
 }

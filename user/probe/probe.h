@@ -1,4 +1,6 @@
-/* Kernel feature probes and the choice between program types (tp_btf vs raw_tp, ...). */
+/* Event specs: what the user names (a tracepoint, a syscall, a kernel or user function, globs
+ * welcome), resolved to attach points (resolve.c) and attached to a command's programs
+ * (attach.c).  Feature probes are core/features.h. */
 #ifndef BPFPROF_PROBE_H
 #define BPFPROF_PROBE_H
 #include <stdbool.h>
@@ -6,35 +8,6 @@
 #include <linux/types.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
-
-/* True when a tp_btf program can attach to raw tracepoint `name` (e.g. "sched_switch"): the
- * kernel has BTF with btf_trace_<name> and loads a BPF_TRACE_RAW_TP tracing program for it.
- * Results are cached per name.  BPFPROF_FORCE_RAW_TP=1 in the environment makes it false, so that
- * tests can run the raw_tp fallbacks on kernels that have tp_btf. */
-bool probe_tp_btf(const char *name);
-
-/* Number of arguments raw tracepoint `name` passes (from its btf_trace_<name> prototype in the
- * kernel's BTF), e.g. to know whether sched_switch has prev_state (5.18+).  -ENOENT without BTF. */
-int probe_tp_nr_args(const char *name);
-
-/* Position (0-based, among the arguments a tp_btf/raw_tp program sees in ctx[]) of the first
- * argument of tracepoint `tp` that is a pointer to `struct struct_name`, read from the
- * prototype of BTF typedef btf_trace_<tp>.  Tracepoint prototypes change between kernels (5.11
- * dropped the request_queue argument of the block_rq_* tracepoints): this finds the argument
- * wherever it is.  Returns the index, -ENOENT when the typedef or argument is missing, -EINVAL
- * for a typedef that is not a tracepoint prototype. */
-int btf_tp_arg_index(const struct btf *btf, const char *tp, const char *struct_name);
-
-/* True when fentry programs load on this kernel (BPF trampolines: some kernels or lockdown
- * policies refuse them).  *why gets a one-line reason when false. */
-bool probe_fentry(const char **why);
-
-/* True when kprobes can be created (CONFIG_KPROBES and the kprobe PMU). */
-bool probe_kprobes(const char **why);
-
-/* Keeps exactly one of two programs for tracepoint `tp`: the tp_btf one where the kernel has
- * it, the raw_tp one otherwise.  `-v` says which.  Either may be NULL (nothing to choose). */
-void probe_pick_tp(struct bpf_program *btf_prog, struct bpf_program *raw_prog, const char *tp);
 
 /* ---- event specs: what the user names, turned into attached BPF programs ----
  *
@@ -126,17 +99,11 @@ struct probe_links {
 	int nr_fds, cap_fds;
 };
 
-/* After load: fills the maps and attaches every event (uprobes to pid, or to every process when
- * pid <= 0).  Prints what failed and returns a negative errno. */
-int probe_attach(const struct probe_progs *p, const struct probe_events *evs, pid_t pid,
-		 struct probe_links *links);
+/* After load: fills the maps and attaches every event (uprobes to each of pids, or to every
+ * process without any).  Prints what failed and returns a negative errno. */
+int probe_attach(const struct probe_progs *p, const struct probe_events *evs, const __u32 *pids,
+		 int nr_pids, struct probe_links *links);
 void probe_links_destroy(struct probe_links *links);
-
-struct follow_bpf;
-/* The process filter of bpf/tgid_filter.bpf.h, after load: admits pid (0: no filter) and, with
- * follow (-- COMMAND), what it forks (user/follow.h; *follow_out for follow_stop()). */
-int probe_filter_start(struct bpf_map *tgids, pid_t pid, bool follow,
-		       struct follow_bpf **follow_out);
 
 /* ---- pieces of the above, exposed for the unit tests ---- */
 

@@ -27,6 +27,8 @@ struct ksyms {
 	char **modules; /* "[kernel.kallsyms]", "[ext4]", ... */
 	size_t nr_modules;
 	struct ksym found; /* what ksyms__find hands out */
+	__u32 *by_name;    /* entry indexes in name order, one per name; built on first use */
+	size_t nr_names;
 };
 
 static const char kernel_module[] = "[kernel.kallsyms]";
@@ -339,15 +341,84 @@ const struct ksym *ksyms__find(const struct ksyms *ks, __u64 addr)
 	return &mut->found;
 }
 
+/* Name order; among entries of one name (static functions of several files), the lowest
+ * address first. */
+static int cmp_by_name(const void *a, const void *b)
+{
+	const struct kent *x = &sorting->ents[*(const __u32 *)a], *y = &sorting->ents[*(const __u32 *)b];
+	int c = strcmp(ent_name(sorting, x), ent_name(sorting, y));
+
+	return c ? c : x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* IBT/CFI padding and prefix symbols are not functions one can trace or call. */
+static bool traceable(const char *name)
+{
+	return strncmp(name, "__pfx_", 6) && strncmp(name, "__cfi_", 6);
+}
+
+static int build_by_name(struct ksyms *ks)
+{
+	size_t n = 0, w = 0;
+
+	if (ks->by_name)
+		return 0;
+	ks->by_name = malloc((ks->nr ?: 1) * sizeof(*ks->by_name));
+	if (!ks->by_name)
+		return -ENOMEM;
+	for (size_t i = 0; i < ks->nr; i++)
+		if (traceable(ent_name(ks, &ks->ents[i])))
+			ks->by_name[n++] = i;
+	sorting = ks;
+	qsort(ks->by_name, n, sizeof(*ks->by_name), cmp_by_name);
+	/* one per name: the first, at the lowest address */
+	for (size_t i = 0; i < n; i++)
+		if (!w || strcmp(ent_name(ks, &ks->ents[ks->by_name[w - 1]]),
+				 ent_name(ks, &ks->ents[ks->by_name[i]])))
+			ks->by_name[w++] = ks->by_name[i];
+	ks->nr_names = w;
+	return 0;
+}
+
 __u64 ksyms__addr(const struct ksyms *ks, const char *name)
 {
-	size_t i;
+	struct ksyms *mut = (struct ksyms *)ks; /* only the lazily built name index is written */
+	size_t lo = 0, hi;
 
-	/* A linear scan (~1 ms): name lookups are rare (probe setup), not per sample. */
-	for (i = 0; ks && i < ks->nr; i++)
-		if (!strcmp(ent_name(ks, &ks->ents[i]), name))
-			return ks->ents[i].addr;
+	if (!ks || build_by_name(mut))
+		return 0;
+	hi = ks->nr_names;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(ent_name(ks, &ks->ents[ks->by_name[mid]]), name);
+
+		if (!c)
+			return ks->ents[ks->by_name[mid]].addr;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	return 0;
+}
+
+int ksyms__for_each_name(const struct ksyms *ks, int (*fn)(const char *name, __u64 addr, void *ctx),
+			 void *ctx)
+{
+	struct ksyms *mut = (struct ksyms *)ks;
+	int err = ks ? build_by_name(mut) : -ENOENT;
+
+	for (size_t i = 0; !err && i < ks->nr_names; i++) {
+		const struct kent *e = &ks->ents[ks->by_name[i]];
+
+		err = fn(ent_name(ks, e), e->addr, ctx);
+	}
+	return err;
+}
+
+size_t ksyms__nr_names(const struct ksyms *ks)
+{
+	return ks && !build_by_name((struct ksyms *)ks) ? ks->nr_names : 0;
 }
 
 void ksyms__free(struct ksyms *ks)
@@ -357,6 +428,7 @@ void ksyms__free(struct ksyms *ks)
 	for (size_t i = 0; i < ks->nr_modules; i++)
 		free(ks->modules[i]);
 	free(ks->modules);
+	free(ks->by_name);
 	free(ks->ents);
 	free(ks->names);
 	free(ks);

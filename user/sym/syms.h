@@ -22,8 +22,15 @@ struct ksyms *ksyms__load_file(const char *path);
 /* The symbol containing addr (greatest start <= addr), or NULL.  kallsyms has no sizes: past the
  * last symbol this is still the last symbol. */
 const struct ksym *ksyms__find(const struct ksyms *ks, __u64 addr);
-/* Address of a symbol by exact name, or 0. */
+/* Address of a code symbol by exact name (the lowest, for a static name several files use),
+ * or 0.  IBT/CFI padding symbols (__pfx_, __cfi_) are left out of name lookups. */
 __u64 ksyms__addr(const struct ksyms *ks, const char *name);
+/* Calls fn on every code symbol name once, in name order, with its lowest address; stops at
+ * fn's first non-zero return, which it returns. */
+int ksyms__for_each_name(const struct ksyms *ks, int (*fn)(const char *name, __u64 addr, void *ctx),
+			 void *ctx);
+/* How many names ksyms__for_each_name() visits. */
+size_t ksyms__nr_names(const struct ksyms *ks);
 /* Frees the table and every name it handed out; NULL is fine. */
 void ksyms__free(struct ksyms *ks);
 

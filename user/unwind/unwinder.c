@@ -25,7 +25,7 @@
 #include "unwind/cfi.h"
 #include "core/common.h"
 #include "core/hashtab.h"
-#include "core/stackrun.h"
+#include "core/features.h"
 #include "stacks.h"
 #include "sym/syms.h"
 #include "unwind/unwinder.h"
@@ -59,14 +59,6 @@ int unwind_opt_method(const char *arg, enum unwind_method *out)
 	return 0;
 }
 
-int unwind_opt_mem(const char *arg, __u64 *mb)
-{
-	if (!parse_u64(arg, 1, 4096, mb))
-		return 0;
-	p_err("invalid --unwind-mem '%s' (1 to 4096 MB)", arg);
-	return -EINVAL;
-}
-
 const char *unwind_method_name(enum unwind_method m)
 {
 	return m == UNWIND_EH ? "eh" : m == UNWIND_AUTO ? "auto" : "fp";
@@ -77,8 +69,7 @@ int unwind_bpf_configure(const struct unwind_bpf *ub, enum unwind_method m, __u6
 {
 	__u64 rows = mem_bytes / sizeof(struct unw_row);
 
-	*task_regs = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_task_pt_regs,
-					     NULL) > 0;
+	*task_regs = feat_task_pt_regs();
 	if (m == UNWIND_FP) {
 		/* the walk is compiled out: keep the maps minimal */
 		bpf_map__set_max_entries(ub->rows, 1);
@@ -780,7 +771,7 @@ int unwinder__handle_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-static int proc_event(void *ctx, void *data, size_t size)
+int unwinder__proc_event(void *ctx, void *data, size_t size)
 {
 	struct unwinder *u = ctx;
 	const struct proc_seen_event *e = data;
@@ -788,38 +779,6 @@ static int proc_event(void *ctx, void *data, size_t size)
 	if (size >= sizeof(*e) && !syms_cache__snapshot(u->sc, e->tgid))
 		unwinder__add_process(u, e->tgid);
 	return 0;
-}
-
-struct ring_buffer *unwind_start(const struct unwind_bpf *ub, int proc_events_fd,
-				 struct syms_cache *sc, enum unwind_method m, struct unwinder **u)
-{
-	struct ring_buffer *rb;
-	int err;
-
-	*u = NULL;
-	if (m != UNWIND_FP) {
-		*u = unwinder__new(ub, sc, m);
-		if (!*u) {
-			err = -errno;
-			p_err("cannot set up the unwinder: %s", strerror(-err));
-			errno = -err;
-			return NULL;
-		}
-	}
-	rb = *u ? ring_buffer__new(proc_events_fd, proc_event, *u, NULL)
-		: ring_buffer__new(proc_events_fd, stack_proc_event, sc, NULL);
-	err = rb ? 0 : -errno;
-	if (!err && *u && ring_buffer__add(rb, bpf_map__fd(ub->events), unwinder__handle_event, *u))
-		err = -errno;
-	if (err) {
-		ring_buffer__free(rb);
-		unwinder__free(*u);
-		*u = NULL;
-		p_err("cannot create the ring buffer: %s", strerror(-err));
-		errno = -err;
-		return NULL;
-	}
-	return rb;
 }
 
 void unwind_summary_line(const struct unwinder *u, bool folded, char *buf, size_t size)

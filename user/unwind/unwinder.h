@@ -19,17 +19,10 @@
 #define UNWIND_DEFAULT_METHOD UNWIND_FP
 #endif
 
-/* The options every stack-collecting command takes, for its usage text. */
-#define UNWIND_USAGE                                                                          \
-"      --unwind METHOD      user stacks: fp (frame pointers), eh (.eh_frame tables in the\n" \
-"                           kernel), auto (default: tables where the code has them)\n"       \
-"      --unwind-mem MB      memory for unwind tables (default 16)\n"
-
 /* "fp", "eh", "auto" -> method.  0 or -EINVAL. */
 int unwind_parse_method(const char *s, enum unwind_method *out);
-/* --unwind and --unwind-mem arguments; print the error.  0 or -EINVAL. */
+/* --unwind's argument; prints the error (an unknown name, or eh/auto off x86-64).  0 or -EINVAL. */
 int unwind_opt_method(const char *arg, enum unwind_method *out);
-int unwind_opt_mem(const char *arg, __u64 *mb);
 /* "fp", "eh", "auto". */
 const char *unwind_method_name(enum unwind_method m);
 
@@ -77,12 +70,10 @@ int unwinder__add_process(struct unwinder *u, __u32 tgid);
  * refreshes a process's mappings.  A ring_buffer_sample_fn; ctx is the unwinder. */
 int unwinder__handle_event(void *ctx, void *data, size_t size);
 
-/* After load, what a stack-collecting command needs: with method m other than fp, an unwinder
- * on the skeleton's maps (*u; NULL for fp), and the ring buffer to poll: proc_events (struct
- * proc_seen_event: the symbolizer's snapshot, then the process's mappings for the unwinder) and
- * the unwinder's requests.  NULL with errno set, the error printed. */
-struct ring_buffer *unwind_start(const struct unwind_bpf *ub, int proc_events_fd,
-				 struct syms_cache *sc, enum unwind_method m, struct unwinder **u);
+/* The first sight of a process (struct proc_seen_event from the stack objects' proc_events):
+ * snapshots its mappings for the symbolizer, then loads them for the unwinder.  A
+ * ring_buffer_sample_fn; ctx is the unwinder. */
+int unwinder__proc_event(void *ctx, void *data, size_t size);
 
 /* The unwinder's summary line (unwinder__summary(); empty without an unwinder) into buf, also on
  * stderr with folded output when a file had no usable CFI, or with -v. */

@@ -1,0 +1,104 @@
+/* Kernel differences, handled in one place: each shim names the kernel change it follows.
+ * Everything here is CO-RE: include it only from objects that already pay for the kernel's BTF
+ * (libbpf parses it at load as soon as an object has one CO-RE relocation); unused inline
+ * functions emit no relocation. */
+#ifndef BPFPROF_CORE_FIXES_BPF_H
+#define BPFPROF_CORE_FIXES_BPF_H
+#include <bpf/bpf_core_read.h>
+
+/* tp_btf and iterator programs hold typed task pointers the verifier lets them follow with plain
+ * loads; raw_tp programs read through bpf_probe_read_kernel() (BPF_CORE_READ).  `btf` is a
+ * constant at every use, so one side compiles away. */
+#define TASK_READ(btf, t, field) ((btf) ? (t)->field : BPF_CORE_READ(t, field))
+
+/* 5.14, commit 2f064a59a11f ("sched: Change task_struct::state"): `volatile long state` became
+ * `unsigned int __state`. */
+struct task_struct___pre514 {
+	volatile long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 task_state(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return BPF_CORE_READ((struct task_struct___pre514 *)t, state);
+}
+
+/* 5.18, commit fa2c3254d7cf ("sched/tracing: Don't re-read p->state when emitting sched_switch
+ * event") gave sched_switch a 4th argument, prev_state; before, the state is read from prev.
+ * `has_arg` comes from the tracepoint's prototype in the kernel's BTF (user/core/features.c) and
+ * is a load-time constant: older kernels never see ctx[3] read, which would fail to attach. */
+static __always_inline __u32 switch_prev_state(unsigned long long *ctx, struct task_struct *prev,
+					       bool has_arg)
+{
+	if (has_arg)
+		return (__u32)ctx[3];
+	return task_state(prev);
+}
+
+/* 5.17, commit f3fa33acca9f ("block: remove the ->rq_disk field in struct request"): the disk
+ * is rq->q->disk since. */
+struct request___pre517 {
+	struct gendisk *rq_disk;
+} __attribute__((preserve_access_index));
+
+/* The request's disk; btf: rq is a tp_btf argument, followed with plain loads. */
+static __always_inline struct gendisk *request_disk(struct request *rq, bool btf)
+{
+	struct request___pre517 *old = (void *)rq;
+
+	if (btf)
+		return bpf_core_field_exists(old->rq_disk) ? old->rq_disk : rq->q->disk;
+	if (bpf_core_field_exists(old->rq_disk))
+		return BPF_CORE_READ(old, rq_disk);
+	return BPF_CORE_READ(rq, q, disk);
+}
+
+/* The task's own PID namespace, task_active_pid_ns(): thread_pid->numbers[thread_pid->level].ns.
+ * thread_pid exists since 4.19, commit 2c4704756cab ("pids: Move the pgrp and session pid
+ * pointers from task_struct to signal_struct"); 0 before.  Not nsproxy->pid_ns_for_children,
+ * which is the namespace of the task's future children and differs after unshare(CLONE_NEWPID). */
+static __always_inline __u32 task_pidns_inum(struct task_struct *t)
+{
+	struct pid *pid;
+	struct upid upid;
+	unsigned int level;
+
+	if (!bpf_core_field_exists(t->thread_pid))
+		return 0;
+	pid = BPF_CORE_READ(t, thread_pid);
+	if (!pid)
+		return 0;
+	level = BPF_CORE_READ(pid, level);
+	if (bpf_core_read(&upid, sizeof(upid), &pid->numbers[level]))
+		return 0;
+	return BPF_CORE_READ(upid.ns, ns.inum);
+}
+
+/* 6.1, commit 7f203bc89eb6 ("cgroup: Replace cgroup->ancestor_ids[] with ->ancestors[]"):
+ * before it a cgroup kept its ancestors' ids, since it keeps pointers to them. */
+struct cgroup___pre61 {
+	int level;
+	__u64 ancestor_ids[];
+} __attribute__((preserve_access_index));
+
+/* The id of the cgroup v2 ancestor at `level` of the task's cgroup (its own id at its own
+ * level), or 0 when the task's cgroup is shallower.  Of any task, unlike the
+ * bpf_get_current_ancestor_cgroup_id() helper; kernfs ids are 64-bit since 5.5. */
+static __always_inline __u64 task_ancestor_cgroup_id(struct task_struct *t, __u32 level)
+{
+	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp), *anc = NULL;
+	struct cgroup___pre61 *old = (void *)cg;
+	__u64 id = 0;
+
+	if (!cg || BPF_CORE_READ(cg, level) < (int)level)
+		return 0;
+	if (bpf_core_field_exists(cg->ancestors)) {
+		bpf_core_read(&anc, sizeof(anc), &cg->ancestors[level]);
+		return anc ? BPF_CORE_READ(anc, kn, id) : 0;
+	}
+	bpf_core_read(&id, sizeof(id), &old->ancestor_ids[level]);
+	return id;
+}
+
+#endif

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include "core/child.h"
+#include "core/common.h"
+
+/* Where execvp() would find name: itself when it has a '/', else the first executable regular
+ * file of that name in PATH.  0 or -errno. */
+static int find_in_path(const char *name)
+{
+	const char *path = getenv("PATH") ?: "/usr/local/bin:/usr/bin:/bin";
+	char buf[PATH_MAX];
+	struct stat st;
+	int err = -ENOENT;
+
+	if (strchr(name, '/')) {
+		if (stat(name, &st))
+			return -errno;
+		if (S_ISDIR(st.st_mode))
+			return -EISDIR;
+		return access(name, X_OK) ? -errno : 0;
+	}
+	while (*path) {
+		size_t len = strcspn(path, ":");
+
+		snprintf(buf, sizeof(buf), "%.*s%s%s", (int)len, path, len ? "/" : "", name);
+		if (!stat(buf, &st) && S_ISREG(st.st_mode)) {
+			if (!access(buf, X_OK))
+				return 0;
+			err = -EACCES;
+		}
+		path += len + (path[len] == ':');
+	}
+	return err;
+}
+
+int child_check(char **argv)
+{
+	int err = find_in_path(argv[0]);
+
+	if (err)
+		p_err("cannot run '%s': %s", argv[0], strerror(-err));
+	return err;
+}
+
+static void child_exec(char **argv, int gate, int errp)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGQUIT, SIGHUP };
+	sigset_t none;
+	char byte;
+	int err;
+
+	/* the command gets the signal handling a shell would give it, not bpfprof's */
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* held until the parent closes the gate (EOF); killed if setup fails meanwhile */
+	while (read(gate, &byte, 1) < 0 && errno == EINTR)
+		;
+	execvp(argv[0], argv);
+	err = errno;
+	if (write(errp, &err, sizeof(err)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+int child_start(struct child *c, char **argv)
+{
+	int gate[2] = { -1, -1 }, errp[2] = { -1, -1 }, err;
+
+	memset(c, 0, sizeof(*c));
+	c->pid = -1;
+	c->gate_fd = c->err_fd = -1;
+	if (pipe2(gate, O_CLOEXEC) || pipe2(errp, O_CLOEXEC)) {
+		err = -errno;
+		goto fail;
+	}
+	c->pid = fork();
+	if (c->pid < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (c->pid == 0) {
+		close(gate[1]);
+		close(errp[0]);
+		child_exec(argv, gate[0], errp[1]);
+	}
+	close(gate[0]);
+	close(errp[1]);
+	c->gate_fd = gate[1];
+	c->err_fd = errp[0];
+	return 0;
+fail:
+	p_err("cannot start '%s': %s", argv[0], strerror(-err));
+	for (int i = 0; i < 2; i++) {
+		if (gate[i] >= 0)
+			close(gate[i]);
+		if (errp[i] >= 0)
+			close(errp[i]);
+	}
+	c->pid = -1;
+	return err;
+}
+
+int child_release(struct child *c, const char *name)
+{
+	int child_errno = 0;
+	ssize_t n;
+
+	close(c->gate_fd);
+	c->gate_fd = -1;
+	/* EOF (exec succeeded, CLOEXEC closed it) or the errno of a failed exec */
+	do {
+		n = read(c->err_fd, &child_errno, sizeof(child_errno));
+	} while (n < 0 && errno == EINTR);
+	close(c->err_fd);
+	c->err_fd = -1;
+	if (n == sizeof(child_errno)) {
+		p_err("cannot run '%s': %s", name, strerror(child_errno));
+		waitpid(c->pid, &c->status, 0);
+		c->exited = true;
+		return -child_errno;
+	}
+	return 0;
+}
+
+bool child_poll(struct child *c)
+{
+	if (c->pid <= 0 || c->exited)
+		return true;
+	if (waitpid(c->pid, &c->status, WNOHANG) == c->pid)
+		c->exited = true;
+	return c->exited;
+}
+
+void child_stop(struct child *c)
+{
+	if (c->pid <= 0)
+		return;
+	if (c->gate_fd >= 0) {
+		/* still held: kill it before the gate opens, so that it never runs */
+		kill(c->pid, SIGKILL);
+		close(c->gate_fd);
+		c->gate_fd = -1;
+	} else if (!child_poll(c)) {
+		kill(c->pid, SIGTERM);
+		for (int i = 0; i < 100 && !child_poll(c); i++)
+			usleep(10000);
+		if (!c->exited)
+			kill(c->pid, SIGKILL);
+	}
+	if (c->err_fd >= 0) {
+		close(c->err_fd);
+		c->err_fd = -1;
+	}
+	if (!c->exited) {
+		while (waitpid(c->pid, &c->status, 0) < 0 && errno == EINTR)
+			;
+		c->exited = true;
+	}
+}

@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include "core/common.h"
+#include "core/features.h"
+
+/* An answer not computed yet. */
+#define UNKNOWN 2
+
+static struct {
+	struct btf *btf;
+	bool btf_tried;
+	int task_storage, task_pt_regs, raw_tp_cookie, kprobes, fentry;
+	const char *fentry_why;
+	int task_flags_off; /* 0: not computed */
+	struct {
+		char name[64];
+		bool ok;
+	} tp_btf[32];
+	int nr_tp_btf;
+} feat = {
+	.task_storage = UNKNOWN, .task_pt_regs = UNKNOWN, .raw_tp_cookie = UNKNOWN,
+	.kprobes = UNKNOWN, .fentry = UNKNOWN,
+};
+
+const struct btf *feat_btf(void)
+{
+	if (!feat.btf_tried) {
+		__u64 t0 = now_ns();
+
+		feat.btf_tried = true;
+		feat.btf = btf__load_vmlinux_btf();
+		if (libbpf_get_error(feat.btf))
+			feat.btf = NULL;
+		p_info("kernel BTF %s in %.1f ms", feat.btf ? "parsed" : "unavailable",
+		       (now_ns() - t0) / 1e6);
+	}
+	return feat.btf;
+}
+
+void features_release(void)
+{
+	btf__free(feat.btf);
+	feat.btf = NULL;
+	feat.btf_tried = false;
+}
+
+/* The function prototype of tracepoint `tp` (typedef void (*btf_trace_TP)(void *, ARGS...)). */
+static const struct btf_type *tp_proto(const struct btf *btf, const char *tp)
+{
+	const struct btf_type *t;
+	char name[96];
+	int id;
+
+	if (!btf)
+		return NULL;
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	id = btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF);
+	if (id <= 0)
+		return NULL;
+	t = btf__type_by_id(btf, btf__resolve_type(btf, id));
+	if (t && btf_is_ptr(t))
+		t = btf__type_by_id(btf, t->type);
+	return t && btf_is_func_proto(t) ? t : NULL;
+}
+
+bool feat_tp_exists(const char *tp)
+{
+	return tp_proto(feat_btf(), tp) != NULL;
+}
+
+int feat_tp_nr_args(const char *tp)
+{
+	const struct btf_type *t = tp_proto(feat_btf(), tp);
+
+	/* the first parameter is the tracepoint's private data, not one of its arguments */
+	return t && btf_vlen(t) >= 1 ? btf_vlen(t) - 1 : -ENOENT;
+}
+
+/* Loads "r0 = 0; exit" as a tracing program of the given attach type against a BTF id. */
+static int load_trivial_tracing(enum bpf_attach_type type, int btf_id)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = type,
+		    .attach_btf_id = btf_id);
+	int fd;
+
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, NULL, "GPL", insns, 2, &opts);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+bool feat_tp_btf(const char *tp)
+{
+	const struct btf *btf;
+	char name[96];
+	int id, i;
+	bool ok;
+
+	/* tests force the raw_tp fallbacks with it on kernels that have tp_btf */
+	if (getenv("BPFPROF_FORCE_RAW_TP"))
+		return false;
+	for (i = 0; i < feat.nr_tp_btf; i++)
+		if (!strcmp(feat.tp_btf[i].name, tp))
+			return feat.tp_btf[i].ok;
+	btf = feat_btf();
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	id = btf ? btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) : -ENOENT;
+	ok = id > 0 && load_trivial_tracing(BPF_TRACE_RAW_TP, id) == 0;
+	if (feat.nr_tp_btf < (int)(sizeof(feat.tp_btf) / sizeof(feat.tp_btf[0]))) {
+		snprintf(feat.tp_btf[i].name, sizeof(feat.tp_btf[i].name), "%s", tp);
+		feat.tp_btf[feat.nr_tp_btf++].ok = ok;
+	}
+	return ok;
+}
+
+void feat_pick_tp(struct bpf_program *btf_prog, struct bpf_program *raw_prog, const char *tp)
+{
+	bool use_btf;
+
+	if (!btf_prog || !raw_prog)
+		return;
+	use_btf = feat_tp_btf(tp);
+	bpf_program__set_autoload(btf_prog, use_btf);
+	bpf_program__set_autoload(raw_prog, !use_btf);
+	p_info("%s: using %s", tp, use_btf ? "tp_btf (BTF-typed arguments)" :
+					     "raw_tp (this kernel cannot attach tp_btf here)");
+}
+
+bool feat_task_storage(void)
+{
+	if (feat.task_storage == UNKNOWN)
+		feat.task_storage = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1;
+	return feat.task_storage;
+}
+
+bool feat_task_pt_regs(void)
+{
+	if (feat.task_pt_regs == UNKNOWN)
+		feat.task_pt_regs = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT,
+							    BPF_FUNC_task_pt_regs, NULL) > 0;
+	return feat.task_pt_regs;
+}
+
+bool feat_fentry(const char **why)
+{
+	const struct btf *btf;
+	int id, err;
+
+	if (feat.fentry == UNKNOWN) {
+		btf = feat_btf();
+		id = btf ? btf__find_by_name_kind(btf, "do_nanosleep", BTF_KIND_FUNC) : -ENOENT;
+		err = id > 0 ? load_trivial_tracing(BPF_TRACE_FENTRY, id) : -ENOENT;
+		feat.fentry = err == 0;
+		if (id <= 0)
+			feat.fentry_why = "kernel has no BTF for its functions";
+		else if (err == -EPERM || err == -EACCES)
+			feat.fentry_why = "the kernel refuses to load fentry programs (EPERM: BPF "
+					  "trampolines disabled or locked down)";
+		else if (err == -EOPNOTSUPP || err == -524 /* ENOTSUPP */ || err == -EINVAL)
+			feat.fentry_why = "the kernel does not support fentry (no BPF trampoline)";
+		else if (err)
+			feat.fentry_why = "fentry programs do not load here";
+	}
+	if (why)
+		*why = feat.fentry_why;
+	return feat.fentry;
+}
+
+bool feat_kprobes(const char **why)
+{
+	/* the kprobe PMU exists only with CONFIG_KPROBES; tracefs is not needed for it */
+	if (feat.kprobes == UNKNOWN)
+		feat.kprobes = !access("/sys/bus/event_source/devices/kprobe/type", R_OK);
+	if (why)
+		*why = feat.kprobes ? NULL : "the kernel has no kprobes (CONFIG_KPROBES is off)";
+	return feat.kprobes;
+}
+
+bool feat_raw_tp_cookie(void)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_get_attach_cookie },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd;
+
+	if (feat.raw_tp_cookie == UNKNOWN) {
+		fd = bpf_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, NULL, "GPL", insns, 3, NULL);
+		feat.raw_tp_cookie = fd >= 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	return feat.raw_tp_cookie;
+}
+
+int feat_task_flags_offset(void)
+{
+	const struct btf_member *m;
+	const struct btf_type *t;
+	const struct btf *btf;
+	int id;
+
+	if (feat.task_flags_off)
+		return feat.task_flags_off;
+	btf = feat_btf();
+	id = btf ? btf__find_by_name_kind(btf, "task_struct", BTF_KIND_STRUCT) : -ENOENT;
+	if (id <= 0)
+		return -ENOENT;
+	t = btf__type_by_id(btf, id);
+	m = btf_members(t);
+	for (int i = 0; i < btf_vlen(t); i++, m++) {
+		if (strcmp(btf__name_by_offset(btf, m->name_off), "flags"))
+			continue;
+		feat.task_flags_off = btf_member_bit_offset(t, i) / 8;
+		return feat.task_flags_off;
+	}
+	return -ENOENT;
+}
+
+/* Follows typedefs and modifiers (const, volatile...) down to the type they name. */
+static const struct btf_type *skip_mods(const struct btf *btf, __u32 id)
+{
+	const struct btf_type *t = btf__type_by_id(btf, id);
+
+	while (t && (btf_is_mod(t) || btf_is_typedef(t)))
+		t = btf__type_by_id(btf, t->type);
+	return t;
+}
+
+int btf_tp_arg_index(const struct btf *btf, const char *tp, const char *struct_name)
+{
+	const struct btf_type *t, *target;
+	const struct btf_param *params;
+	char type_name[96];
+	int id, i, vlen;
+
+	if (!btf)
+		return -ENOENT;
+	snprintf(type_name, sizeof(type_name), "btf_trace_%s", tp);
+	id = btf__find_by_name_kind(btf, type_name, BTF_KIND_TYPEDEF);
+	if (id <= 0)
+		return -ENOENT;
+	/* typedef void (*btf_trace_<tp>)(void *__data, proto...) */
+	t = btf__type_by_id(btf, id);
+	t = t ? skip_mods(btf, t->type) : NULL;
+	if (!t || !btf_is_ptr(t))
+		return -EINVAL;
+	t = skip_mods(btf, t->type);
+	if (!t || !btf_is_func_proto(t))
+		return -EINVAL;
+	params = btf_params(t);
+	vlen = btf_vlen(t);
+	/* params[0] is the tracepoint's private __data pointer, not one of the program's args */
+	for (i = 1; i < vlen; i++) {
+		t = skip_mods(btf, params[i].type);
+		if (!t || !btf_is_ptr(t))
+			continue;
+		target = skip_mods(btf, t->type);
+		if (target && btf_is_struct(target) &&
+		    !strcmp(btf__name_by_offset(btf, target->name_off), struct_name))
+			return i - 1;
+	}
+	return -ENOENT;
+}
+
+int feat_tp_arg_index(const char *tp, const char *struct_name)
+{
+	return btf_tp_arg_index(feat_btf(), tp, struct_name);
+}

@@ -1,0 +1,648 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "core/common.h"
+#include "core/features.h"
+#include "core/follow.h"
+#include "core/heatmaprun.h"
+#include "core/runner.h"
+#include "core/stackrun.h"
+
+/* How often the run loop wakes without an event: ticks, child and target checks. */
+#define TICK_NS 100000000ULL
+#define INTERVAL_MIN_S 0.01
+
+struct run_opts run_opts;
+
+static volatile sig_atomic_t child_signalled;
+
+static int opt_event(const char *arg)
+{
+	char *copy = strdup(arg), *tok, *save = NULL, **grown;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		grown = realloc(run_opts.events, (run_opts.nr_events + 1) * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		run_opts.events = grown;
+		/* the copy lives as long as the run: the list points into it */
+		run_opts.events[run_opts.nr_events++] = tok;
+	}
+	return 0;
+}
+
+static const struct opt event_table[] = {
+	{ 'e', "event", "EVENT[,EVENT...]", "what to trace; repeatable (EVENT: see below)", OPT_FN,
+	  .fn = opt_event, .needs = CAP_EVENTS },
+	{},
+};
+
+static const struct opt run_table[] = {
+	{ 'd', "duration", "SEC", "stop after SEC seconds (as a DURATION argument does)",
+	  OPT_SECONDS, &run_opts.duration, .what = "duration" },
+	{ 'i', "interval", "SEC", "report every SEC seconds (as an INTERVAL argument does)",
+	  OPT_SECONDS, &run_opts.interval, .what = "interval", .needs = CAP_INTERVALS },
+	{ 'I', "interval-print", "MS", "report every MS milliseconds (perf stat's -I)", OPT_U64,
+	  &run_opts.interval_ms, .min = 10, .max = 3600000, .what = "interval",
+	  .hint = "milliseconds, at least 10", .needs = CAP_INTERVALS },
+	{ 'T', "timestamp", NULL, "print the time before each report", OPT_FLAG, &run_opts.timestamp,
+	  .needs = CAP_INTERVALS },
+	{ 'o', "output", "FILE", "write the output to FILE (whole, or not at all)", OPT_OUTPUT,
+	  &run_opts.out },
+	{},
+};
+
+static const struct opt general_table[] = {
+	{ 'v', "verbose", NULL, "print libbpf messages and the choices made", OPT_FLAG, &verbose },
+	{ 'h', "help", NULL, "this help", OPT_FLAG, NULL },
+	{},
+};
+
+int runner_option_groups(const struct command *cmd, struct opt_group *groups, int max)
+{
+	const struct opt_group all[] = {
+		{ "Options", cmd->opts },
+		{ "Targets", target_opts },
+		{ "Events", event_table },
+		{ "Stacks", stack_opts_table },
+		{ "Heat map", heatmap_opts_table },
+		{ "Run and output", run_table },
+		{ "General", general_table },
+	};
+	int n = 0;
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]) && n < max; i++)
+		groups[n++] = all[i];
+	return n;
+}
+
+void runner_reset_options(void)
+{
+	free(run_opts.events ? run_opts.events[0] : NULL);
+	free(run_opts.events);
+	memset(&run_opts, 0, sizeof(run_opts));
+	targets_reset(&targets);
+	stack_opts_reset(&stack_opts);
+	heatmap_opts_reset(&heatmap_opts);
+	verbose = false;
+}
+
+static const char *positional_usage(enum run_positional p)
+{
+	switch (p) {
+	case POS_INTERVAL:
+		return "[INTERVAL [COUNT]]";
+	case POS_EVENTS:
+		return "EVENT... [DURATION]";
+	default:
+		return "[DURATION]";
+	}
+}
+
+static void usage_line(const struct command *cmd, char *buf, size_t size)
+{
+	snprintf(buf, size, "Usage: bpfprof %s [options] %s [-- COMMAND [ARGS...]]", cmd->name,
+		 positional_usage(cmd->positional));
+}
+
+static void print_help(const struct command *cmd)
+{
+	struct opt_group groups[8];
+	int n = runner_option_groups(cmd, groups, 8);
+	char line[256];
+
+	usage_line(cmd, line, sizeof(line));
+	printf("%s\n%s\n", line, cmd->description);
+	opts_print_help(stdout, groups, n, cmd->caps);
+	if (cmd->notes)
+		printf("\n%s", cmd->notes);
+	printf("\n%s%s",
+	       cmd->positional == POS_INTERVAL ?
+	       "INTERVAL [COUNT]: a report every INTERVAL seconds, COUNT times; without them, one\n"
+	       "report at the end.  " : "DURATION: seconds.  ",
+	       "The run lasts until Ctrl-C (what was collected is still written),\n"
+	       "DURATION, COMMAND's exit, or the exit of every -p/-t target.\n"
+	       "-- COMMAND: run COMMAND and trace it, from its exec, and everything it forks;\n"
+	       "with -a, -p, -t, -C or --cgroup it only bounds the run, as in perf.\n");
+}
+
+/* The positional arguments, by the command's grammar.  0 or -EINVAL (printed). */
+static int take_positional(const struct command *cmd, char **pos, int n)
+{
+	int i = 0;
+
+	if (cmd->positional == POS_EVENTS) {
+		/* a trailing number is the DURATION: no event spec is a bare number */
+		double d;
+
+		if (n && !parse_seconds(pos[n - 1], &d) && run_opts.duration) {
+			p_err("DURATION given twice ('%s' and -d)", pos[n - 1]);
+			return -EINVAL;
+		}
+		if (n && !parse_seconds(pos[n - 1], &d))
+			run_opts.duration = d, n--;
+		for (; i < n; i++)
+			if (opt_event(pos[i]))
+				return -ENOMEM;
+		return 0;
+	}
+	if (cmd->positional == POS_INTERVAL && n > 0) {
+		if (parse_seconds(pos[0], &run_opts.interval) || run_opts.interval < INTERVAL_MIN_S) {
+			p_err("invalid interval '%s' (seconds, at least %g)", pos[0], INTERVAL_MIN_S);
+			return -EINVAL;
+		}
+		i++;
+		if (n > 1 && parse_u64(pos[1], 1, UINT32_MAX, &run_opts.count)) {
+			p_err("invalid count '%s' (expected a whole number, at least 1)", pos[1]);
+			return -EINVAL;
+		}
+		i += n > 1;
+	} else if (cmd->positional == POS_DURATION && n > 0) {
+		if (run_opts.duration) {
+			p_err("DURATION given twice ('%s' and -d)", pos[0]);
+			return -EINVAL;
+		}
+		if (parse_seconds(pos[0], &run_opts.duration)) {
+			p_err("invalid duration '%s' (expected seconds > 0)", pos[0]);
+			return -EINVAL;
+		}
+		i++;
+	}
+	if (i < n) {
+		p_err("unexpected argument '%s' (a command goes after '--')", pos[i]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Checks across the run options.  0 or -EINVAL (printed). */
+static int check_run(const struct command *cmd)
+{
+	if (run_opts.interval_ms) {
+		if (run_opts.interval) {
+			p_err("an interval is given twice (-I and -i or INTERVAL)");
+			return -EINVAL;
+		}
+		run_opts.interval = run_opts.interval_ms / 1000.0;
+	}
+	if (run_opts.interval && run_opts.interval < INTERVAL_MIN_S) {
+		p_err("invalid interval '%g' (seconds, at least %g)", run_opts.interval, INTERVAL_MIN_S);
+		return -EINVAL;
+	}
+	if (run_opts.timestamp && !run_opts.interval) {
+		p_err("-T needs -i INTERVAL (or -I, or INTERVAL): it stamps each interval's report");
+		return -EINVAL;
+	}
+	if (cmd->positional == POS_EVENTS && !run_opts.nr_events) {
+		p_err("%s", cmd->no_events);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int runner_parse(const struct command *cmd, int argc, char **argv)
+{
+	struct opt_group groups[8];
+	struct opt_args args;
+	char line[256];
+	int n, err;
+
+	runner_reset_options();
+	n = runner_option_groups(cmd, groups, 8);
+	usage_line(cmd, line, sizeof(line));
+	err = opts_parse(argc, argv, groups, n, cmd->caps, line, &args);
+	if (err == 1) {
+		print_help(cmd);
+		return 1;
+	}
+	err = err ?: take_positional(cmd, args.pos, args.nr_pos);
+	err = err ?: check_run(cmd);
+	err = err ?: targets_resolve(&targets, args.command);
+	err = err ?: (cmd->caps & CAP_STACKS ? stack_opts_check(&stack_opts) : 0);
+	err = err ?: (cmd->caps & CAP_HEATMAP ? heatmap_opts_check(&heatmap_opts) : 0);
+	return err ? -EINVAL : 0;
+}
+
+double runner_planned_seconds(void)
+{
+	if (run_opts.duration)
+		return run_opts.duration;
+	return run_opts.interval * run_opts.count;
+}
+
+double runner_elapsed(const struct runner *r)
+{
+	__u64 end = r->end_ns ?: now_ns();
+
+	return r->start_ns && end > r->start_ns ? (end - r->start_ns) / 1e9 : 0;
+}
+
+int runner_add_ringbuf(struct runner *r, struct bpf_map *map, ring_buffer_sample_fn fn, void *ctx)
+{
+	int err = 0;
+
+	if (!r->rb) {
+		r->rb = ring_buffer__new(bpf_map__fd(map), fn, ctx, NULL);
+		err = r->rb ? 0 : -errno;
+	} else if (ring_buffer__add(r->rb, bpf_map__fd(map), fn, ctx)) {
+		err = -errno;
+	}
+	if (err)
+		p_err("cannot create the ring buffer: %s", strerror(-err));
+	return err;
+}
+
+int runner_resolve_events(struct probe_events *evs)
+{
+	return probe_resolve_specs(run_opts.events, run_opts.nr_events,
+				   targets.nr_pids ? targets.pids[0] : 0, evs);
+}
+
+int runner_attach_events(struct runner *r, const struct probe_progs *p,
+			 const struct probe_events *evs)
+{
+	return probe_attach(p, evs, targets.pids, targets.nr_pids, &r->links);
+}
+
+/* ---- signals ---- */
+
+static void on_signal(int sig)
+{
+	exiting = 1;
+}
+
+static void on_child(int sig)
+{
+	child_signalled = 1;
+}
+
+/* SIGINT/SIGTERM end the run; SIGCHLD wakes it when COMMAND exits.  No SA_RESTART: the run
+ * loop's poll or sleep returns at once. */
+static void install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_child;
+	sigaction(SIGCHLD, &sa, NULL);
+	/* a closed output pipe is reported as a write error, not a silent death */
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* ---- output files ---- */
+
+struct outputs_ctx {
+	int err;
+};
+
+static void open_output(const struct opt *o, void *ctx)
+{
+	struct outputs_ctx *oc = ctx;
+	struct output *out = o->dest;
+
+	if (o->type != OPT_OUTPUT || !out->path || out->of.f || oc->err)
+		return;
+	if (!outfile_open(out->path, &out->of)) {
+		oc->err = -errno;
+		p_err("cannot write %s: %s", out->path, strerror(errno));
+	}
+}
+
+static void abort_output(const struct opt *o, void *ctx)
+{
+	if (o->type == OPT_OUTPUT)
+		outfile_abort(&((struct output *)o->dest)->of);
+}
+
+static void commit_output(const struct opt *o, void *ctx)
+{
+	struct outputs_ctx *oc = ctx;
+	struct output *out = o->dest;
+	int err;
+
+	if (o->type != OPT_OUTPUT || !out->of.f)
+		return;
+	err = outfile_commit(&out->of);
+	if (err) {
+		p_err("cannot write %s: %s", out->path, strerror(-err));
+		oc->err = oc->err ?: err;
+	}
+}
+
+/* Every output file of the command's options, opened before tracing starts so that a path
+ * that cannot be written fails at once.  0 or -errno (printed; nothing left behind). */
+int runner_open_outputs(const struct command *cmd)
+{
+	struct opt_group groups[8];
+	int n = runner_option_groups(cmd, groups, 8);
+	struct outputs_ctx oc = {};
+
+	opts_for_each(groups, n, cmd->caps, open_output, &oc);
+	if (oc.err)
+		opts_for_each(groups, n, cmd->caps, abort_output, NULL);
+	return oc.err;
+}
+
+static int commit_outputs(const struct command *cmd)
+{
+	struct opt_group groups[8];
+	int n = runner_option_groups(cmd, groups, 8);
+	struct outputs_ctx oc = {};
+
+	opts_for_each(groups, n, cmd->caps, commit_output, &oc);
+	return oc.err;
+}
+
+void runner_abort_outputs(const struct command *cmd)
+{
+	struct opt_group groups[8];
+	int n = runner_option_groups(cmd, groups, 8);
+
+	opts_for_each(groups, n, cmd->caps, abort_output, NULL);
+}
+
+/* ---- setup ---- */
+
+/* "Not permitted" is final: reloading another configuration cannot help, and blaming a feature
+ * for it would mislead.  Anything else may be a kernel that lacks what was asked for. */
+static bool not_permitted(int err)
+{
+	return err == -EPERM;
+}
+
+static int open_skeleton(struct runner *r)
+{
+	const struct command *cmd = r->cmd;
+	int err;
+
+	r->skel = cmd->skel->open();
+	if (!r->skel) {
+		err = -errno;
+		explain_bpf_error("cannot open the BPF object", err);
+		return err;
+	}
+	r->obj = cmd->skel->obj(r->skel);
+	cmd->skel->target(r->skel, &r->target);
+	err = targets_configure(&targets, &r->target);
+	return err ?: (cmd->configure ? cmd->configure(r) : 0);
+}
+
+/* Open, configure and load, with one fallback policy: a command may change its configuration
+ * once when the load fails for another reason than permissions. */
+static int load(struct runner *r)
+{
+	int err = open_skeleton(r);
+
+	if (err)
+		return err;
+	err = r->cmd->skel->load(r->skel);
+	if (err && !not_permitted(err) && r->cmd->fallback && r->cmd->fallback(r, err)) {
+		r->cmd->skel->destroy(r->skel);
+		r->skel = NULL;
+		err = open_skeleton(r) ?: r->cmd->skel->load(r->skel);
+	}
+	if (err)
+		explain_bpf_error("cannot load the BPF programs", err);
+	return err;
+}
+
+static int attach(struct runner *r)
+{
+	int err;
+
+	r->start_ns = now_ns();
+	if (r->cmd->attach)
+		return r->cmd->attach(r);
+	err = r->cmd->skel->attach(r->skel);
+	if (err)
+		explain_bpf_error("cannot attach the BPF programs", err);
+	return err;
+}
+
+/* COMMAND, held at its gate; as the target, the follower adds it at its exec. */
+static int fork_command(struct runner *r)
+{
+	int err;
+
+	if (!targets.command)
+		return 0;
+	err = child_start(&r->child, targets.command);
+	if (!err && r->follow)
+		follow_arm(r->follow, r->child.pid);
+	return err;
+}
+
+/* ---- the run ---- */
+
+static void print_timestamp(FILE *out)
+{
+	char buf[32];
+	time_t t = time(NULL);
+
+	strftime(buf, sizeof(buf), "%H:%M:%S", localtime(&t));
+	fprintf(out, "\n%s", buf);
+}
+
+static int report(struct runner *r, bool last)
+{
+	int err;
+
+	if (run_opts.timestamp)
+		print_timestamp(r->out);
+	err = r->cmd->report(r, last);
+	if (!err && fflush(r->out) == EOF)
+		err = -errno;
+	r->reports++;
+	return err;
+}
+
+static void wait_for(struct runner *r, __u64 until)
+{
+	__u64 now = now_ns();
+	struct timespec ts;
+
+	if (until <= now)
+		return;
+	if (r->rb) {
+		ring_buffer__poll(r->rb, (until - now + 999999) / 1000000);
+		return;
+	}
+	ts.tv_sec = (until - now) / 1000000000ULL;
+	ts.tv_nsec = (until - now) % 1000000000ULL;
+	nanosleep(&ts, NULL); /* a signal cuts it short: the loop checks why */
+}
+
+static __u64 earliest(__u64 a, __u64 b)
+{
+	return !a ? b : !b ? a : a < b ? a : b;
+}
+
+/* Runs until DURATION, COUNT intervals, Ctrl-C, COMMAND's exit, every -p/-t target gone, or the
+ * command's tick ends it; reports every interval but the last (printed after detach).  Sets
+ * r->end_ns to the end of the traced run. */
+static int run_loop(struct runner *r)
+{
+	__u64 interval_ns = run_opts.interval * 1e9;
+	__u64 deadline = run_opts.duration ? r->start_ns + (__u64)(run_opts.duration * 1e9) : 0;
+	__u64 next = interval_ns ? r->start_ns + interval_ns : 0;
+	__u64 next_tick = r->start_ns + TICK_NS, now;
+	__u64 heatmap_full = heatmap_run_full_at(&heatmap_opts);
+	bool with_child = targets.command != NULL;
+	int err;
+
+	for (;;) {
+		now = now_ns();
+		if (exiting) {
+			r->interrupted = true;
+			break;
+		}
+		if (deadline && now >= deadline) {
+			now = deadline;
+			break;
+		}
+		if (heatmap_full && now >= heatmap_full) {
+			p_err("the heat map is full (%u columns of %g s): ending the run",
+			      heatmap_opts.cfg.cols, heatmap_opts.cfg.interval_ns / 1e9);
+			now = heatmap_full;
+			break;
+		}
+		if (next && now >= next) {
+			if (run_opts.count && r->reports + 1 >= run_opts.count) {
+				now = next;
+				break;
+			}
+			err = report(r, false);
+			if (err)
+				return err;
+			next += interval_ns;
+		}
+		if (with_child && (child_signalled || now >= next_tick)) {
+			child_signalled = 0;
+			if (child_poll(&r->child))
+				break;
+		}
+		if (now >= next_tick) {
+			next_tick = now + TICK_NS;
+			if (targets_gone(&targets)) {
+				p_info("every target has exited");
+				break;
+			}
+			err = r->cmd->tick ? r->cmd->tick(r) : 0;
+			if (err < 0)
+				return err;
+			if (err > 0) {
+				if (r->end_ns)
+					return 0;
+				break;
+			}
+		}
+		wait_for(r, earliest(earliest(deadline, heatmap_full), earliest(next, next_tick)));
+	}
+	r->end_ns = now;
+	return 0;
+}
+
+static void detach(struct runner *r)
+{
+	if (r->cmd->detach)
+		r->cmd->detach(r);
+	else
+		r->cmd->skel->detach(r->skel);
+	probe_links_destroy(&r->links);
+	follow_stop(r->follow);
+	r->follow = NULL;
+}
+
+/* What the run found, once counting has stopped. */
+static int finish(struct runner *r)
+{
+	int err = 0;
+
+	if (r->rb)
+		ring_buffer__consume(r->rb);
+	if (r->cmd->collect)
+		err = r->cmd->collect(r);
+	if (!err && r->cmd->report)
+		err = report(r, true);
+	if (!err && r->cmd->write)
+		err = r->cmd->write(r);
+	if (!err)
+		err = commit_outputs(r->cmd);
+	if (!err && r->out == stdout) {
+		err = stream_flush_check(stdout);
+		if (err)
+			p_err("cannot write the output: %s", strerror(-err));
+	}
+	return err;
+}
+
+static int setup(struct runner *r)
+{
+	int err;
+
+	err = load(r);
+	features_release();
+	err = err ?: targets_fill(&targets, &r->target);
+	if (!err && targets.follow)
+		err = follow_start(r->target.tgids, &r->follow);
+	err = err ?: (r->cmd->prepare ? r->cmd->prepare(r) : 0);
+	err = err ?: attach(r);
+	err = err ?: fork_command(r);
+	err = err ?: (r->cmd->started ? r->cmd->started(r) : 0);
+	if (!err && targets.command)
+		err = child_release(&r->child, targets.command[0]);
+	return err;
+}
+
+static void teardown(struct runner *r)
+{
+	/* a command still held at its gate dies there: it must not run untraced */
+	child_stop(&r->child);
+	/* the command's workers use the skeleton's maps: they stop first */
+	if (r->cmd->teardown)
+		r->cmd->teardown(r);
+	ring_buffer__free(r->rb);
+	probe_links_destroy(&r->links);
+	follow_stop(r->follow);
+	if (r->skel)
+		r->cmd->skel->destroy(r->skel);
+	runner_abort_outputs(r->cmd);
+	features_release();
+}
+
+int runner_main(const struct command *cmd, int argc, char **argv)
+{
+	struct runner r = { .cmd = cmd, .child = { .pid = -1, .gate_fd = -1, .err_fd = -1 } };
+	int err;
+
+	err = runner_parse(cmd, argc, argv);
+	if (err)
+		return err > 0 ? 0 : 2;
+	err = cmd->check ? cmd->check(&r) : 0;
+	if (err)
+		return err == -EINVAL ? 2 : 1;
+	libbpf_set_print(libbpf_print_fn);
+	install_signals();
+	err = targets.command ? child_check(targets.command) : 0;
+	err = err ?: runner_open_outputs(cmd);
+	if (err)
+		goto cleanup;
+	r.out = run_opts.out.of.f ?: stdout;
+	err = setup(&r);
+	err = err ?: run_loop(&r);
+	if (r.start_ns)
+		detach(&r);
+	if (!err)
+		err = finish(&r);
+cleanup:
+	teardown(&r);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,171 @@
+/* The one lifecycle every command runs through, in one order:
+ *
+ *   parse (one grammar) -> check -> open outputs -> open BPF -> configure -> load (one fallback
+ *   policy) -> fill target filters -> follower -> prepare -> attach -> fork COMMAND (held) ->
+ *   started -> release COMMAND -> run loop -> detach -> drain -> collect / last report -> write
+ *   -> commit outputs -> teardown (the command's workers, then the maps they use)
+ *
+ * and one run loop for all: DURATION, intervals (INTERVAL [COUNT], -i, -I), SIGINT/SIGTERM
+ * (what was collected is still written), the command's exit, every -p/-t target gone, and ring
+ * buffers.  A command supplies only what is its own: its BPF skeleton, its options, and hooks. */
+#ifndef BPFPROF_RUNNER_H
+#define BPFPROF_RUNNER_H
+#include <stdbool.h>
+#include <stdio.h>
+#include <linux/types.h>
+#include <bpf/libbpf.h>
+#include "core/child.h"
+#include "core/options.h"
+#include "core/targets.h"
+#include "probe/probe.h"
+
+/* A command's skeleton behind generic calls; RUNNER_SKELETON(name) defines `name_skel` for
+ * name.skel.h, whose object must include bpf/target.bpf.h. */
+struct skel_ops {
+	void *(*open)(void);
+	int (*load)(void *skel);
+	int (*attach)(void *skel);
+	void (*detach)(void *skel);
+	void (*destroy)(void *skel);
+	struct bpf_object *(*obj)(void *skel);
+	void (*target)(void *skel, struct target_bpf *out);
+};
+
+#define RUNNER_SKELETON(name)                                                                   \
+	static void *name##_skel_open(void) { return name##_bpf__open(); }                      \
+	static int name##_skel_load(void *s) { return name##_bpf__load(s); }                    \
+	static int name##_skel_attach(void *s) { return name##_bpf__attach(s); }                \
+	static void name##_skel_detach(void *s) { name##_bpf__detach(s); }                      \
+	static void name##_skel_destroy(void *s) { name##_bpf__destroy(s); }                    \
+	static struct bpf_object *name##_skel_obj(void *s)                                      \
+	{                                                                                       \
+		return ((struct name##_bpf *)s)->obj;                                           \
+	}                                                                                       \
+	static void name##_skel_target(void *s, struct target_bpf *t)                           \
+	{                                                                                       \
+		struct name##_bpf *k = s;                                                       \
+		t->cfg = (struct target_cfg *)&k->rodata->target;                               \
+		t->tgids = k->maps.tgids;                                                       \
+		t->pids = k->maps.pids;                                                         \
+		t->cpus = k->maps.cpus;                                                         \
+	}                                                                                       \
+	static const struct skel_ops name##_skel = {                                            \
+		name##_skel_open, name##_skel_load, name##_skel_attach, name##_skel_detach,     \
+		name##_skel_destroy, name##_skel_obj, name##_skel_target,                       \
+	}
+
+/* What the positional arguments before "--" are. */
+enum run_positional {
+	POS_DURATION, /* [DURATION] */
+	POS_INTERVAL, /* [INTERVAL [COUNT]] */
+	POS_EVENTS,   /* EVENT... [DURATION] */
+};
+
+/* The run group: filled by the options every command takes. */
+struct run_opts {
+	double duration;  /* -d / DURATION seconds; 0: until Ctrl-C, COMMAND's end, targets gone */
+	double interval;  /* -i / INTERVAL seconds (or -I MS); 0: one report at the end */
+	__u64 interval_ms; /* -I */
+	__u64 count;      /* COUNT reports; 0: until the run ends */
+	bool timestamp;   /* -T: the time before each report */
+	struct output out; /* -o */
+	char **events;    /* -e (split at commas) and, for POS_EVENTS, the positional ones */
+	int nr_events;
+};
+extern struct run_opts run_opts;
+
+struct runner;
+
+struct command {
+	const char *name;
+	const char *summary;     /* one line, for `bpfprof help` */
+	const char *description; /* printed under the usage line */
+	const char *notes;       /* printed after the options; may be NULL */
+	const char *no_events;   /* POS_EVENTS: the error when none is given */
+	unsigned int caps;       /* enum cmd_caps */
+	enum run_positional positional;
+	const struct opt *opts;  /* the command's own options */
+	const struct skel_ops *skel;
+
+	/* Every hook is optional; each returns 0 or a negative errno after printing why. */
+	/* After parsing, before anything is opened: checks across options, and what must be found
+	 * before tracing (event specs, disks).  -EINVAL is bad usage (exit 2). */
+	int (*check)(struct runner *r);
+	/* Between open and load: read-only settings, map sizes, program choices. */
+	int (*configure)(struct runner *r);
+	/* The load failed, and not for lack of permission: true when the configuration was changed
+	 * for one more try (e.g. --unwind auto falling back to frame pointers). */
+	bool (*fallback)(struct runner *r, int err);
+	/* After load and the target filters, before attach: the command's own maps, iterators. */
+	int (*prepare)(struct runner *r);
+	/* Default: the skeleton's attach. */
+	int (*attach)(struct runner *r);
+	/* Attached, COMMAND forked and held: what must run before it starts (unwinder, banner). */
+	int (*started)(struct runner *r);
+	/* About every 100 ms during the run: > 0 ends it (set r->end_ns for an end in the past). */
+	int (*tick)(struct runner *r);
+	/* CAP_INTERVALS: at each interval (last = false), and once after detach (last = true). */
+	int (*report)(struct runner *r, bool last);
+	/* Default: the skeleton's detach.  Counting stops here. */
+	void (*detach)(struct runner *r);
+	/* After detach and the last ring-buffer records: read the maps. */
+	int (*collect)(struct runner *r);
+	/* Writes the results to r->out (and the command's own files). */
+	int (*write)(struct runner *r);
+	/* Frees what the command made, before the skeleton whose maps it may use is destroyed. */
+	void (*teardown)(struct runner *r);
+};
+
+struct runner {
+	const struct command *cmd;
+	void *skel;                /* the command's skeleton */
+	struct bpf_object *obj;
+	struct target_bpf target;
+	struct ring_buffer *rb;    /* every ring buffer of the run, polled by the run loop */
+	struct probe_links links;  /* event specs (probe/), detached with the skeleton */
+	struct follow_bpf *follow; /* -- COMMAND as the target */
+	struct child child;
+	FILE *out;                 /* -o FILE, or stdout */
+	__u64 start_ns, end_ns;    /* CLOCK_MONOTONIC: attach, and the end of the traced run */
+	__u64 reports;             /* interval reports printed */
+	bool interrupted;          /* ended by SIGINT/SIGTERM */
+};
+
+/* Runs a command on argv (argv[0] is its name); returns the process exit status: 0, 1 for a
+ * failure at run time, 2 for bad usage. */
+int runner_main(const struct command *cmd, int argc, char **argv);
+
+/* Adds a ring buffer the run loop polls (and drains once more after detach).  0 or -errno
+ * (message printed). */
+int runner_add_ringbuf(struct runner *r, struct bpf_map *map, ring_buffer_sample_fn fn, void *ctx);
+
+/* The -e / positional event specs resolved to attach points (libraries through the first -p
+ * process's mappings).  0, or -EINVAL for a malformed spec, or what resolution did not find
+ * (printed). */
+int runner_resolve_events(struct probe_events *evs);
+/* Attaches them to p's programs, uprobes to each -p process; detached with the skeleton. */
+int runner_attach_events(struct runner *r, const struct probe_progs *p,
+			 const struct probe_events *evs);
+
+/* The traced run's length in seconds (start to end, or to now while it runs). */
+double runner_elapsed(const struct runner *r);
+
+/* The run's length when known in advance: DURATION, or INTERVAL x COUNT; 0 otherwise. */
+double runner_planned_seconds(void);
+
+/* The option tables a command parses (its own, then the shared groups it takes), for the
+ * unit tests; returns how many groups were written to `groups` (at most `max`). */
+int runner_option_groups(const struct command *cmd, struct opt_group *groups, int max);
+
+/* Resets every shared option group to its defaults (tests parse several times). */
+void runner_reset_options(void);
+
+/* The output files of cmd's options (-o, --svg, --heatmap...), opened before tracing as
+ * runner_main() does: 0, or -errno after printing which one failed and removing the others. */
+int runner_open_outputs(const struct command *cmd);
+/* Removes the files opened and not committed. */
+void runner_abort_outputs(const struct command *cmd);
+
+/* Parses argv as runner_main() does, without running anything: 0, 1 (--help) or -EINVAL. */
+int runner_parse(const struct command *cmd, int argc, char **argv);
+#endif
