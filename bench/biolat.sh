@@ -62,8 +62,8 @@ start_tracer() {
 	local out="$BTMP/tracer.out" i ready
 	: >"$out"
 	case $1 in
-	biolat) "$BPFPROF" biolat -d "$2" >"$out" 2>&1 & ready="^Tracing" ;;
-	heatmap) "$BPFPROF" biolat -v -d "$2" --heatmap "$BTMP/h.svg" >"$out" 2>&1 &
+	biolat) "$BPFPROF" biolat --disk "$2" >"$out" 2>&1 & ready="^Tracing" ;;
+	heatmap) "$BPFPROF" biolat -v --disk "$2" --heatmap "$BTMP/h.svg" >"$out" 2>&1 &
 		ready="^Tracing" ;;
 	bpftrace) bpftrace -e "$BT_PROG" >"$out" 2>&1 & ready="^Attaching" ;;
 	perf) perf record -q -e block:block_rq_issue -e block:block_rq_complete -a \
@@ -90,8 +90,8 @@ have bpftrace && configs+=(bpftrace)
 have perf && [ -e /sys/kernel/tracing/events/block ] && configs+=(perf)
 label() {
 	case $1 in
-	biolat) echo "bpfprof biolat -d $2" ;;
-	heatmap) echo "bpfprof biolat -d $2 --heatmap" ;;
+	biolat) echo "bpfprof biolat --disk $2" ;;
+	heatmap) echo "bpfprof biolat --disk $2 --heatmap" ;;
 	bpftrace) echo "bpftrace biolatency (block tracepoints)" ;;
 	perf) echo "perf record -e block:block_rq_issue,complete -a" ;;
 	esac

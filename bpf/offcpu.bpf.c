@@ -283,15 +283,4 @@ int walk_tasks(struct bpf_iter__task *ctx)
 	return 0;
 }
 
-/* After exec the mappings are new: have user space capture them again. */
-SEC("raw_tp/sched_process_exec")
-int forget_exec(void *ctx)
-{
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-
-	bpf_map_delete_elem(&seen_procs, &tgid);
-	unwind_forget_process(tgid);
-	return 0;
-}
-
 char LICENSE[] SEC("license") = "GPL";

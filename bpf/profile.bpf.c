@@ -119,17 +119,4 @@ int BPF_PROG(event_sys_exit, struct pt_regs *regs, long ret)
 	return take_sample(ctx, true, false);
 }
 
-/* After exec the mappings are new: have user space capture them again.  raw_tp, not tp_btf: the
- * program reads no arguments, and leaving BTF out of this object spares libbpf from parsing the
- * kernel's BTF at load (several MB of peak RSS, and time). */
-SEC("raw_tp/sched_process_exec")
-int forget_exec(void *ctx)
-{
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-
-	bpf_map_delete_elem(&seen_procs, &tgid);
-	unwind_forget_process(tgid);
-	return 0;
-}
-
 char LICENSE[] SEC("license") = "GPL";

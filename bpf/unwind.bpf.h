@@ -14,8 +14,7 @@
  *
  * Users: include after stacks.bpf.h; call unwind_ctx_user_stack() (perf_event, kprobe and uprobe
  * programs) or unwind_current_user_stack() (tracepoints, e.g. at sched_switch) instead of
- * capture_stack(BPF_F_USER_STACK); call unwind_forget_process() on exec (exits are handled
- * here, by unwind_exit). */
+ * capture_stack(BPF_F_USER_STACK).  Exec and exit are handled here (forget_exec, unwind_exit). */
 #ifndef BPFPROF_UNWIND_BPF_H
 #define BPFPROF_UNWIND_BPF_H
 #include "errno.bpf.h"
@@ -523,5 +522,17 @@ static __always_inline int unwind_ctx_user_stack(void *ctx, bool ctx_regs, __u32
 	if (ctx_regs && (regs->cs & 3))
 		return unwind_user_stack(ctx, tgid, regs, id);
 	return unwind_user_stack(ctx, tgid, NULL, id);
+}
+/* After exec the mappings are new: have user space capture them again.  raw_tp, not tp_btf: the
+ * program reads no arguments, and leaving BTF out spares profile's object from libbpf parsing
+ * the kernel's BTF at load (several MB of peak RSS, and time). */
+SEC("raw_tp/sched_process_exec")
+int forget_exec(void *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	bpf_map_delete_elem(&seen_procs, &tgid);
+	unwind_forget_process(tgid);
+	return 0;
 }
 #endif

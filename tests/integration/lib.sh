@@ -53,3 +53,17 @@ expect_one_error() {
 		ok "$name"
 	fi
 }
+# wait_usr1_blocked PID: until PID (a workload run with WL_WAIT_USR1=1) blocks SIGUSR1 or waits
+# for it (sigwait unblocks it while waiting), so that a SIGUSR1 sent now reaches it instead of
+# killing a process that has not got that far (a shell about to exec it, say).
+wait_usr1_blocked() {
+	local i blk
+	for ((i = 0; i < 400; i++)); do
+		grep -q sigtimedwait "/proc/$1/wchan" 2>/dev/null && return 0
+		blk=$(awk '/^SigBlk:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
+		[ "$(cat "/proc/$1/comm" 2>/dev/null)" = syscalls ] && [ -n "$blk" ] &&
+			(( 0x$blk & 0x200 )) && return 0
+		sleep 0.05
+	done
+	return 1
+}

@@ -570,21 +570,10 @@ static int biolat_prepare(struct runner *r)
 static int biolat_attach(struct runner *r)
 {
 	struct biolat_bpf *skel = r->skel;
-	int err;
 
 	heatmap_run_start(&heatmap_opts, &skel->bss->heatmap_start_ns);
-	env.ec.start_ns = heatmap_opts.cfg.start_ns ?: r->start_ns;
-	err = biolat_bpf__attach(skel);
-	if (err)
-		explain_bpf_error("cannot attach the BPF programs", err);
-	return err;
-}
-
-/* only now: scripts wait for this line before starting their I/O */
-static int biolat_started(struct runner *r)
-{
-	printf("Tracing block device I/O... Hit Ctrl-C to end.\n");
-	return fflush(stdout) == EOF ? -errno : 0;
+	env.ec.start_ns = heatmap_opts.cfg.start_ns;
+	return runner_attach_skeleton(r);
 }
 
 static int biolat_write(struct runner *r)
@@ -621,7 +610,7 @@ const struct command biolat_cmd = {
 	.configure = biolat_configure,
 	.prepare = biolat_prepare,
 	.attach = biolat_attach,
-	.started = biolat_started,
+	.banner = "Tracing block device I/O... Hit Ctrl-C to end.",
 	.report = biolat_report,
 	.write = biolat_write,
 	.teardown = biolat_teardown,

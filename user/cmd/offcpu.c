@@ -343,11 +343,9 @@ static int offcpu_attach(struct runner *r)
 	/* blocks are clipped to [run start, run end]: the start is before the first switch-out
 	 * the probes can see */
 	skel->bss->run_start = r->start_ns;
-	err = offcpu_bpf__attach(skel);
-	if (err) {
-		explain_bpf_error("cannot attach the BPF programs", err);
+	err = runner_attach_skeleton(r);
+	if (err)
 		return err;
-	}
 	/* threads blocked before the probes were attached: counted from the start */
 	return env.use_task_storage ? run_iterator(skel, 0, NULL, NULL) : 0;
 }

@@ -274,11 +274,9 @@ static int profile_attach(struct runner *r)
 	struct probe_progs p = event_progs(skel);
 	int err;
 
-	err = profile_bpf__attach(skel);
-	if (err) {
-		explain_bpf_error("cannot attach the BPF programs", err);
+	err = runner_attach_skeleton(r);
+	if (err)
 		return err;
-	}
 	if (env.nr_specs)
 		err = probe_attach(&p, &env.evs, targets.pids, targets.nr_pids, &r->links);
 	return err ?: attach_sampling(skel, &env.sampling);

@@ -238,12 +238,6 @@ static int runqlat_attach(struct runner *r)
 	return schedtp_start(skel->obj, skel->progs.prefill, &env.links);
 }
 
-static int runqlat_started(struct runner *r)
-{
-	printf("Tracing run queue latency... Hit Ctrl-C to end.\n");
-	return fflush(stdout) == EOF ? -errno : 0;
-}
-
 static void runqlat_detach(struct runner *r)
 {
 	schedtp_detach(&env.links);
@@ -304,7 +298,7 @@ const struct command runqlat_cmd = {
 	.check = runqlat_check,
 	.configure = runqlat_configure,
 	.attach = runqlat_attach,
-	.started = runqlat_started,
+	.banner = "Tracing run queue latency... Hit Ctrl-C to end.",
 	.detach = runqlat_detach,
 	.report = runqlat_report,
 	.write = runqlat_write,

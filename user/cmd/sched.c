@@ -79,12 +79,6 @@ static int sched_attach(struct runner *r)
 	return schedtp_start(skel->obj, skel->progs.prefill, &env.links);
 }
 
-static int sched_started(struct runner *r)
-{
-	printf("Tracing scheduler events... Hit Ctrl-C to end.\n");
-	return fflush(stdout) == EOF ? -errno : 0;
-}
-
 /* counting stops: the table describes exactly the run */
 static void sched_detach(struct runner *r)
 {
@@ -196,7 +190,7 @@ const struct command sched_cmd = {
 	.skel = &sched_skel,
 	.configure = sched_configure,
 	.attach = sched_attach,
-	.started = sched_started,
+	.banner = "Tracing scheduler events... Hit Ctrl-C to end.",
 	.detach = sched_detach,
 	.collect = sched_collect,
 	.write = sched_write,

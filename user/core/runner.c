@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,23 @@ static int opt_event(const char *arg)
 	return 0;
 }
 
+/* -d: BCC's biolatency spells its disk option -d; in bpfprof's grammar -d is the duration
+ * everywhere, so a disk name here gets a pointer to --disk. */
+static int opt_duration(const char *arg)
+{
+	char path[PATH_MAX];
+
+	if (!parse_seconds(arg, &run_opts.duration))
+		return 0;
+	snprintf(path, sizeof(path), "/sys/class/block/%s", arg);
+	if (!strchr(arg, '/') && !access(path, F_OK))
+		p_err("invalid duration '%s' (expected seconds > 0; -d is the duration in every "
+		      "command: biolat's disk is --disk %s)", arg, arg);
+	else
+		p_err("invalid duration '%s' (expected seconds > 0)", arg);
+	return -EINVAL;
+}
+
 static const struct opt event_table[] = {
 	{ 'e', "event", "EVENT[,EVENT...]", "what to trace; repeatable (EVENT: see below)", OPT_FN,
 	  .fn = opt_event, .needs = CAP_EVENTS },
@@ -45,7 +63,7 @@ static const struct opt event_table[] = {
 
 static const struct opt run_table[] = {
 	{ 'd', "duration", "SEC", "stop after SEC seconds (as a DURATION argument does)",
-	  OPT_SECONDS, &run_opts.duration, .what = "duration" },
+	  OPT_FN, .fn = opt_duration },
 	{ 'i', "interval", "SEC", "report every SEC seconds (as an INTERVAL argument does)",
 	  OPT_SECONDS, &run_opts.interval, .what = "interval", .needs = CAP_INTERVALS },
 	{ 'I', "interval-print", "MS", "report every MS milliseconds (perf stat's -I)", OPT_U64,
@@ -414,17 +432,27 @@ static int load(struct runner *r)
 	return err;
 }
 
-static int attach(struct runner *r)
+int runner_attach_skeleton(struct runner *r)
 {
-	int err;
+	int err = r->cmd->skel->attach(r->skel);
 
-	r->start_ns = now_ns();
-	if (r->cmd->attach)
-		return r->cmd->attach(r);
-	err = r->cmd->skel->attach(r->skel);
 	if (err)
 		explain_bpf_error("cannot attach the BPF programs", err);
 	return err;
+}
+
+static int attach(struct runner *r)
+{
+	r->start_ns = now_ns();
+	return r->cmd->attach ? r->cmd->attach(r) : runner_attach_skeleton(r);
+}
+
+static int print_banner(const struct command *cmd)
+{
+	if (!cmd->banner)
+		return 0;
+	printf("%s\n", cmd->banner);
+	return fflush(stdout) == EOF ? -errno : 0;
 }
 
 /* COMMAND, held at its gate; as the target, the follower adds it at its exec. */
@@ -589,14 +617,16 @@ static int setup(struct runner *r)
 	int err;
 
 	err = load(r);
-	features_release();
 	err = err ?: targets_fill(&targets, &r->target);
 	if (!err && targets.follow)
 		err = follow_start(r->target.tgids, &r->follow);
 	err = err ?: (r->cmd->prepare ? r->cmd->prepare(r) : 0);
 	err = err ?: attach(r);
+	/* every question is answered: the BTF's megabytes go before the run */
+	features_release();
 	err = err ?: fork_command(r);
 	err = err ?: (r->cmd->started ? r->cmd->started(r) : 0);
+	err = err ?: print_banner(r->cmd);
 	if (!err && targets.command)
 		err = child_release(&r->child, targets.command[0]);
 	return err;

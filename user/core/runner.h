@@ -82,6 +82,8 @@ struct command {
 	const char *description; /* printed under the usage line */
 	const char *notes;       /* printed after the options; may be NULL */
 	const char *no_events;   /* POS_EVENTS: the error when none is given */
+	const char *banner;      /* printed on stdout once tracing has started (BCC's "Tracing...");
+				  * scripts wait for it */
 	unsigned int caps;       /* enum cmd_caps */
 	enum run_positional positional;
 	const struct opt *opts;  /* the command's own options */
@@ -134,6 +136,10 @@ struct runner {
 /* Runs a command on argv (argv[0] is its name); returns the process exit status: 0, 1 for a
  * failure at run time, 2 for bad usage. */
 int runner_main(const struct command *cmd, int argc, char **argv);
+
+/* The skeleton's own attach, for a command's attach hook that adds to it; explains a failure.
+ * 0 or -errno. */
+int runner_attach_skeleton(struct runner *r);
 
 /* Adds a ring buffer the run loop polls (and drains once more after detach).  0 or -errno
  * (message printed). */

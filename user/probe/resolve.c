@@ -95,9 +95,15 @@ static const char *tracefs_events(void)
 
 	if (found || err)
 		return errno = err, found;
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		if (!access(dirs[i], F_OK))
 			return found = dirs[i];
+		/* mounted, but not for us: mounting again would not help */
+		if (errno == EACCES) {
+			errno = err = EACCES;
+			return NULL;
+		}
+	}
 	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0) {
 		p_info("mounted tracefs on /sys/kernel/tracing");
 		if (!access(dirs[0], F_OK))
@@ -450,8 +456,11 @@ static int resolve_tp(const struct probe_spec *spec, const char *cat_glob, const
 
 	if (!dir) {
 		err = -errno;
-		p_err("cannot list tracepoints: tracefs is not mounted and mounting it on "
-		      "/sys/kernel/tracing failed: %s", strerror(-err));
+		if (err == -EACCES)
+			p_err("cannot list tracepoints: tracefs is readable by root only (run as root)");
+		else
+			p_err("cannot list tracepoints: tracefs is not mounted and mounting it on "
+			      "/sys/kernel/tracing failed: %s", strerror(-err));
 		return err;
 	}
 	err = list_dirs(dir, &cats);

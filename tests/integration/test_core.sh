@@ -1,0 +1,187 @@
+#!/bin/bash
+# The command core, tried with perf's habits: one grammar, one target model (-a, -p lists,
+# --cgroup, -- COMMAND followed from its exec through any number of forks), a failed setup that
+# never runs the command, and output paths checked before tracing, in every command.
+. "$(dirname "$0")/lib.sh"
+
+CMDS=(profile offcpu "count sys:getppid" "funclat sys:getppid" runqlat sched biolat)
+S=$WL/syscalls
+
+# ---- bad input: an unwritable output path is refused at once, naming it, before tracing ----
+for c in "${CMDS[@]}"; do
+	for p in /nonexistent-dir/out.txt /proc/x; do
+		start=$(date +%s%N)
+		out=$(timeout 10 "$BPFPROF" $c -o "$p" 1 2>&1); rc=$?
+		ms=$(( ($(date +%s%N) - start) / 1000000 ))
+		if [ "$rc" -ne 0 ] && [ "$rc" -lt 124 ] && [ "$(wc -l <<<"$out")" -eq 1 ] &&
+		   grep -q "^bpfprof: cannot write $p:" <<<"$out" && [ "$ms" -lt 1000 ]; then
+			ok "${c%% *} -o $p: refused in $ms ms, one line naming it"
+		else
+			fail "${c%% *} -o $p: refused at once with one line" "rc $rc, $ms ms: $out"
+		fi
+	done
+done
+expect_one_error "runqlat --heatmap in a missing directory" "cannot write /nonexistent/x.svg" -- \
+	runqlat --heatmap /nonexistent/x.svg 2 1
+expect_one_error "profile --svg in a missing directory" "cannot write /nonexistent/x.svg" -- \
+	profile --svg /nonexistent/x.svg 1
+
+# ---- perf's spellings, and old ones refused with what to type instead ----
+expect_one_error "--call-graph lbr refused" "use --call-graph fp or dwarf" -- profile --call-graph lbr 1
+out=$("$BPFPROF" profile --call-graph-lim 1 1 2>&1); rc=$?
+check "no abbreviation: --call-graph-lim is unknown, then the usage" \
+	bash -c "[ $rc -eq 2 ] && head -n 1 <<<\"\$0\" | grep -q \"^bpfprof: unknown option '--call-graph-lim'\"" "$out"
+expect_one_error "profile -I says where the idle task went" "--include-idle" -- profile -I 1
+disk=$(ls /sys/block | grep -v '^loop\|^ram' | head -n 1)
+if [ -n "$disk" ]; then
+	expect_one_error "biolat -d DISK points to --disk" "biolat's disk is --disk $disk" -- biolat -d "$disk" 1 1
+fi
+expect_one_error "-i where a command prints no intervals" "option '-i' does not apply to sched" -- sched -i 1
+
+need_root "core integration" || exit 0
+
+# ---- failed setup: the command never runs ----
+# An unprivileged user cannot load BPF: every command fails, and COMMAND, held until tracing is in
+# place, is killed at its gate instead of running untraced.
+if command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+	mark=$(mktemp -d); chmod 777 "$mark"
+	for c in "${CMDS[@]}"; do
+		setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
+			"$BPFPROF" $c -- touch "$mark/ran" >"$TMP/unpriv.out" 2>&1; rc=$?
+		check "${c%% *} as an unprivileged user: exits non-zero" test "$rc" -ne 0
+		check "${c%% *} as an unprivileged user: says why in one line" \
+			test "$(grep -c '^bpfprof: ' "$TMP/unpriv.out")" -eq 1
+		check "${c%% *} as an unprivileged user: COMMAND never ran" test ! -e "$mark/ran"
+	done
+	rm -rf "$mark"
+else
+	skip "failed setup never runs COMMAND" "needs setpriv and a 'nobody' user"
+fi
+
+# ---- -a with -- COMMAND: all CPUs, for as long as the command runs ----
+"$WL/hotcold" 4 >/dev/null 2>&1 &
+hc=$!
+sleep 0.2
+"$BPFPROF" profile -F 99 -a -g -f -- sleep 2 >"$TMP/a.folded" 2>"$TMP/a.err"; rc=$?
+check "profile -F 99 -a -g -- sleep 2: exits 0" test "$rc" -eq 0
+n=$(folded_sum "$TMP/a.folded" '^hotcold;.*main;driver;hot_')
+echo "# hotcold samples under -a -- sleep 2: $n"
+check "profile -a -- sleep 2 shows the CPU-bound workload (>= 100 of ~198 samples)" test "$n" -ge 100
+
+# ---- -p PID -- sleep 1: that process, for one second ----
+"$BPFPROF" profile -p "$hc" -- sleep 1 >"$TMP/p.report" 2>&1; rc=$?
+check "profile -p PID -- sleep 1: exits 0" test "$rc" -eq 0
+d=$(awk '/^# Duration:/ { print $3 }' "$TMP/p.report")
+check "profile -p PID -- sleep 1 lasts one second ($d s)" within "$d" 1 0.15
+check "profile -p PID -- sleep 1: the PID's samples only" \
+	awk '/^ +[0-9.]+% +[0-9.]+% / && $3 != "hotcold" { bad = 1 } END { exit bad }' "$TMP/p.report"
+check "profile -p PID -- sleep 1: not sleep" bash -c "! grep -q ' sleep ' '$TMP/p.report'"
+wait "$hc"
+
+# ---- --cgroup: the workload in the cgroup, not the one beside it ----
+CGROOT=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+if [ -n "$CGROOT" ] && mkdir "$CGROOT/bpfprof-test.$$" 2>/dev/null; then
+	CG=$CGROOT/bpfprof-test.$$
+	"$WL/hotcold" 3 >/dev/null 2>&1 &
+	in=$!
+	echo "$in" >"$CG/cgroup.procs"
+	"$WL/fixedwork" 3 >/dev/null 2>&1 &
+	out=$!
+	sleep 0.2
+	"$BPFPROF" profile --cgroup "$CG" -f 1 >"$TMP/cg.folded" 2>&1
+	check "profile --cgroup: the workload inside" test "$(folded_sum "$TMP/cg.folded" '^hotcold;')" -ge 50
+	check "profile --cgroup: not the one beside it" test "$(folded_sum "$TMP/cg.folded" '^fixedwork;')" -eq 0
+	check "profile --cgroup: nothing else" \
+		test "$(folded_sum "$TMP/cg.folded" '^hotcold;')" -eq "$(folded_sum "$TMP/cg.folded" '.')"
+	"$BPFPROF" runqlat --cgroup "${CG#$CGROOT/}" -L 0.5 1 >"$TMP/cg.rq" 2>&1
+	check "runqlat --cgroup (relative to the mount): only the cgroup's thread" \
+		bash -c "grep -q '^tid = $in hotcold' '$TMP/cg.rq' && ! grep -q '^tid = ' <(grep -v '^tid = $in ' '$TMP/cg.rq')"
+	wait "$in" "$out"
+	# a process made to run inside it, and one outside, both calling getppid
+	(echo $BASHPID >"$CG/cgroup.procs"; WL_WAIT_USR1=1 exec "$S" getppid 3000 >/dev/null) &
+	in=$!
+	WL_WAIT_USR1=1 "$S" getppid 5000 >/dev/null &
+	out=$!
+	"$BPFPROF" count --cgroup "$CG" -e sys:getppid >"$TMP/cg.count" 2>"$TMP/cg.err" &
+	cnt=$!
+	if wait_for_line "$TMP/cg.err" "^Counting" && wait_usr1_blocked "$in" && wait_usr1_blocked "$out"; then
+		kill -USR1 "$in" "$out"
+		wait "$in" "$out"
+		kill -INT "$cnt"; wait "$cnt"
+		check "count --cgroup: exactly the 3000 getppid calls made inside" \
+			test "$(awk '$3 == "sys:getppid" { print $1 }' "$TMP/cg.count")" = 3000
+	else
+		fail "count --cgroup attaches" "$(cat "$TMP/cg.err")"
+		kill "$in" "$out" "$cnt" 2>/dev/null
+	fi
+	rmdir "$CG"
+	expect_one_error "--cgroup that is not a cgroup v2 directory" "'/tmp' is not a cgroup v2 directory" -- \
+		profile --cgroup /tmp 1
+else
+	skip "--cgroup" "no cgroup v2 hierarchy to make a group in"
+fi
+
+# ---- -p lists in every command that took one PID ----
+WL_WAIT_USR1=1 "$S" getppid 1000 >/dev/null &
+a=$!
+WL_WAIT_USR1=1 "$S" getppid 2000 >/dev/null &
+b=$!
+"$BPFPROF" count -p "$a,$b" sys:getppid >"$TMP/pl.count" 2>"$TMP/pl.err" &
+c1=$!
+"$BPFPROF" funclat -p "$a" -p "$b" -e sys:getppid >"$TMP/pl.lat" 2>"$TMP/pl.lerr" &
+c2=$!
+if wait_for_line "$TMP/pl.err" "^Counting" && wait_for_line "$TMP/pl.lerr" "^Timing" &&
+   wait_usr1_blocked "$a" && wait_usr1_blocked "$b"; then
+	kill -USR1 "$a" "$b"
+	wait "$c1" "$c2"
+	check "count -p A,B: both processes' calls" \
+		test "$(awk '$3 == "sys:getppid" { print $1 }' "$TMP/pl.count")" = 3000
+	check "funclat -p A -p B: both processes' calls" \
+		test "$(awk '/^count / { print $2; exit }' "$TMP/pl.lat")" = 3000
+else
+	fail "count/funclat -p A,B attach" "$(cat "$TMP/pl.err" "$TMP/pl.lerr")"
+	kill "$a" "$b" "$c1" "$c2" 2>/dev/null
+fi
+
+# ---- DURATION everywhere, comma lists, -e ----
+start=$(date +%s%N)
+"$BPFPROF" count sched:sched_switch 1 >"$TMP/d.count" 2>&1; rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+check "count EVENT 1: a one-second run ($ms ms)" test "$rc" -eq 0 -a "$ms" -ge 1000 -a "$ms" -lt 2500
+check "count EVENT 1: the event counted" grep -Eq '^ +[0-9]+ +[0-9.]+  sched:sched_switch$' "$TMP/d.count"
+"$BPFPROF" count -a sched:sched_switch,sched:sched_wakeup -d 0.5 -o "$TMP/o.count" >/dev/null 2>&1
+check "count A,B -d -o: both events in the file" \
+	test "$(grep -Ec '  sched:sched_(switch|wakeup)$' "$TMP/o.count")" -eq 2
+
+# ---- -- COMMAND: followed through every fork, with no cap ----
+N=5100
+"$BPFPROF" count syscalls:sys_enter_execve sched:sched_process_exec -- \
+	sh -c "i=0; while [ \$i -lt $N ]; do /bin/true; i=\$((i + 1)); done" >"$TMP/f.count" 2>&1
+echo "# $(grep -E 'execve|process_exec' "$TMP/f.count" | tr -s ' ' | tr '\n' ';')"
+check "-- COMMAND forking $N processes: every exec entered" \
+	test "$(awk '$3 == "syscalls:sys_enter_execve" { print $1 }' "$TMP/f.count")" = "$N"
+check "-- COMMAND forking $N processes: every exec done, the shell's own too" \
+	test "$(awk '$3 == "sched:sched_process_exec" { print $1 }' "$TMP/f.count")" = "$((N + 1))"
+
+# ---- -- COMMAND: nothing the command did before its exec (held at bpfprof's gate) ----
+"$BPFPROF" offcpu -f -- sleep 0.3 >"$TMP/x.folded" 2>&1
+check "offcpu -- COMMAND: its wait at the gate is not counted" \
+	bash -c "! grep -q '^bpfprof;' '$TMP/x.folded'"
+check "offcpu -- COMMAND: its sleep is" test "$(folded_sum "$TMP/x.folded" '^sleep;')" -ge 250000
+EV=syscalls:sys_enter_read,syscalls:sys_enter_close,syscalls:sys_enter_rt_sigaction,syscalls:sys_enter_execve
+"$BPFPROF" count -e "$EV" -- /bin/true >"$TMP/t.count" 2>&1
+check "count -- COMMAND: not the gate's read and the exec that ends it" \
+	test "$(awk '$3 == "syscalls:sys_enter_execve" { print $1 }' "$TMP/t.count")" = 0
+if command -v perf >/dev/null && perf stat -e syscalls:sys_enter_read -- /bin/true >/dev/null 2>&1; then
+	perf stat -x, -e "$EV" -- /bin/true 2>"$TMP/t.perf" >/dev/null
+	same=1
+	for e in ${EV//,/ }; do
+		ours=$(awk -v e="$e" '$3 == e { print $1 }' "$TMP/t.count")
+		theirs=$(awk -F, -v e="$e" '$3 == e { print $1 }' "$TMP/t.perf")
+		echo "# $e: bpfprof $ours, perf stat $theirs"
+		[ "$ours" = "$theirs" ] || same=0
+	done
+	check "count -- /bin/true counts what perf stat -- /bin/true counts" test "$same" -eq 1
+else
+	skip "count -- /bin/true against perf stat" "perf cannot count tracepoints here"
+fi
