@@ -1,4 +1,4 @@
-/* Which event fired, for the programs user/probe.c attaches: uprobes, kprobes and perf
+/* Which event fired, for the programs user/probe/attach.c attaches: uprobes, kprobes and perf
  * tracepoints carry the event index as their attach cookie; fentry programs (cloned per function)
  * look their function's address up; the raw sys_enter / sys_exit programs look the syscall number
  * up, which is how one program serves every syscalls:sys_enter_* tracepoint. */

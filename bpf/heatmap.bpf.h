@@ -1,6 +1,6 @@
 /* In-kernel latency heat map: one count per (time column, latency row) cell, laid out as in
  * include/histogram.h.  Include after vmlinux.h and bpf_helpers.h; the loader sizes the map and
- * fills targ_heatmap_cfg (user/heatmaprun.h). */
+ * fills targ_heatmap_cfg (user/core/heatmaprun.h). */
 #ifndef BPFPROF_HEATMAP_BPF_H
 #define BPFPROF_HEATMAP_BPF_H
 #include "histogram.h"

@@ -70,7 +70,7 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	return take_sample(ctx, true, true);
 }
 
-/* -e SPEC: every hit of a tracepoint, user or kernel function is a sample (user/probe.c
+/* -e SPEC: every hit of a tracepoint, user or kernel function is a sample (user/probe/attach.c
  * attaches these instead of the perf events). */
 SEC("tracepoint")
 int event_tp(void *ctx)

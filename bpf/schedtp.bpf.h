@@ -49,7 +49,7 @@ static __always_inline bool task_on_cpu(struct task_struct *t, bool btf)
 		return false; /* uniprocessor kernels: only current is on the CPU, never woken */
 	return btf ? t->on_cpu : BPF_CORE_READ(t, on_cpu);
 }
-/* The six programs of a scheduler tracer, named as user/schedtp.h expects: switch, wakeup and
+/* The six programs of a scheduler tracer, named as user/cmd/schedtp.h expects: switch, wakeup and
  * wakeup_new in a tp_btf flavour (btf = true) and a raw_tp one (btf = false), each calling the
  * file's
  *   int on_switch(unsigned long long *ctx, struct task_struct *prev, struct task_struct *next,

@@ -1,6 +1,6 @@
 /* In-kernel user-stack unwinding from call-frame tables (x86-64).
  *
- * User space (user/unwind.c) loads, per process, its executable mappings (`unwind_procs`) and,
+ * User space (user/unwind/unwinder.c) loads, per process, its executable mappings (`unwind_procs`) and,
  * per mapped file, a sorted table of rows built from .eh_frame/.debug_frame (`unwind_rows`,
  * partitioned by `unwind_tables`).  From a task's user registers the walk repeats: find the
  * mapping of the PC, binary-search its file's row, compute the CFA, read the return address

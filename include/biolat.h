@@ -1,9 +1,9 @@
-/* bpfprof biolat: shared between bpf/biolat.bpf.c and user/biolat.c. */
+/* bpfprof biolat: shared between bpf/biolat.bpf.c and user/cmd/biolat.c. */
 #ifndef BPFPROF_BIOLAT_H
 #define BPFPROF_BIOLAT_H
 #include "histogram.h"
 
-/* Histogram layouts (the BPF side's targ_hist_kind); user/hist.h's enum hist_kind in user space. */
+/* Histogram layouts (the BPF side's targ_hist_kind); user/out/hist.h's enum hist_kind in user space. */
 #define BIOLAT_HIST_LOG2 0
 #define BIOLAT_HIST_LOGLIN 1
 #define BIOLAT_HIST_LINEAR 2

@@ -1,4 +1,4 @@
-/* bpfprof count: shared between bpf/count.bpf.c and user/count.c. */
+/* bpfprof count: shared between bpf/count.bpf.c and user/cmd/count.c. */
 #ifndef BPFPROF_COUNT_H
 #define BPFPROF_COUNT_H
 #include "events.h"

@@ -1,4 +1,4 @@
-/* Event programs attached by user/probe.c (uprobes, kprobes, fentry, tracepoints, raw syscall
+/* Event programs attached by user/probe/attach.c (uprobes, kprobes, fentry, tracepoints, raw syscall
  * tracepoints): what the BPF side and the loader agree on to tell which event fired. */
 #ifndef BPFPROF_EVENTS_H
 #define BPFPROF_EVENTS_H

@@ -1,4 +1,4 @@
-/* bpfprof funclat: shared between bpf/funclat.bpf.c and user/funclat.c. */
+/* bpfprof funclat: shared between bpf/funclat.bpf.c and user/cmd/funclat.c. */
 #ifndef BPFPROF_FUNCLAT_H
 #define BPFPROF_FUNCLAT_H
 #include "histogram.h"

@@ -1,4 +1,4 @@
-/* bpfprof offcpu: shared between bpf/offcpu.bpf.c and user/offcpu.c.
+/* bpfprof offcpu: shared between bpf/offcpu.bpf.c and user/cmd/offcpu.c.
  *
  * BPF side: include "vmlinux.h" first.  The clipping rule is a loop-free static inline used by
  * both sides, so the kernel's per-block accounting and user space's end-of-run accounting agree

@@ -1,4 +1,4 @@
-/* bpfprof profile: shared between bpf/profile.bpf.c and user/profile.c. */
+/* bpfprof profile: shared between bpf/profile.bpf.c and user/cmd/profile.c. */
 #ifndef BPFPROF_PROFILE_H
 #define BPFPROF_PROFILE_H
 #include "stacks.h"

@@ -1,4 +1,4 @@
-/* bpfprof runqlat: what the BPF side (bpf/runqlat.bpf.c) and the loader (user/runqlat.c) share. */
+/* bpfprof runqlat: what the BPF side (bpf/runqlat.bpf.c) and the loader (user/cmd/runqlat.c) share. */
 #ifndef BPFPROF_RUNQLAT_H
 #define BPFPROF_RUNQLAT_H
 #include "histogram.h"

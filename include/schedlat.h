@@ -1,4 +1,4 @@
-/* bpfprof sched: what the BPF side (bpf/sched.bpf.c) and the loader (user/sched.c) share.  Not
+/* bpfprof sched: what the BPF side (bpf/sched.bpf.c) and the loader (user/cmd/sched.c) share.  Not
  * include/sched.h: that name would hide the C library's <sched.h> (-Iinclude). */
 #ifndef BPFPROF_SCHEDLAT_H
 #define BPFPROF_SCHEDLAT_H

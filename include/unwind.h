@@ -1,5 +1,5 @@
 /* In-kernel user-stack unwinding from .eh_frame / .debug_frame (x86-64): the tables user space
- * builds (user/unwind.c, user/cfi.c) and the BPF unwinder (bpf/unwind.bpf.h) reads. */
+ * builds (user/unwind/unwinder.c, user/unwind/cfi.c) and the BPF unwinder (bpf/unwind.bpf.h) reads. */
 #ifndef BPFPROF_UNWIND_H
 #define BPFPROF_UNWIND_H
 

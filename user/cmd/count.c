@@ -257,7 +257,7 @@ const struct command count_cmd = {
 	.description = "Count events in the kernel, like perf stat -e: one line per event with its count\n"
 		       "and rate.",
 	.notes =
-		"EVENT:  t:CAT:NAME, CAT:NAME   tracepoint; globs welcome: 'syscalls:sys_enter_*', 'block:*'\n"
+		"EVENT:  t:CAT:NAME, CAT:NAME   tracepoint; globs: 'syscalls:sys_enter_*', 'block:*'\n"
 		"        sys:NAME               a syscall's entries (syscalls:sys_enter_NAME)\n"
 		"        FUNC, k:FUNC           kernel function (fentry, else kprobe)\n"
 		"        u:PATH:FUNC, LIB:FUNC  user function (uprobe), e.g. c:malloc\n"

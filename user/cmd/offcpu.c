@@ -39,10 +39,10 @@ static struct offcpu_env {
 } env;
 
 static const struct opt offcpu_opts[] = {
-	{ 0, "state", "STATE", "which waits count: S (interruptible sleep), D (uninterruptible,\n"
-	  "mostly disk I/O), R (preempted, waiting for a CPU), letters may be\n"
-	  "combined (SD); 'any' = every state.  Default: every blocked state\n(not R)", OPT_FN,
-	  .fn = opt_state },
+	{ 0, "state", "STATE", "which waits count: S (interruptible sleep), D\n"
+	  "(uninterruptible, mostly disk I/O), R (preempted, waiting for\n"
+	  "a CPU); letters combine (SD); 'any': every state.  Default:\n"
+	  "every blocked state (not R)", OPT_FN, .fn = opt_state },
 	{ 'm', "min-block-time", "US", "count only blocks of at least US microseconds", OPT_U64,
 	  &env.min_us, 0, UINT64_MAX / 1000, .what = "-m", .hint = "expected microseconds" },
 	{ 'M', "max-block-time", "US", "count only blocks of at most US microseconds", OPT_U64,

@@ -43,8 +43,8 @@ static const struct opt runqlat_opts[] = {
 	{ 0, "pidnss", NULL, "one histogram per PID namespace", OPT_FLAG, &env.per_pidns },
 	{ 0, "max-entries", "N", "histograms kept with -P, -L or --pidnss (default 10240)",
 	  OPT_U64, &env.max_entries, 1, 1 << 20 },
-	{ 0, "raw-tp", NULL, "use the raw_tp programs and hash maps even where tp_btf and task\n"
-	  "storage work (for comparison)", OPT_FLAG, &env.force_raw },
+	{ 0, "raw-tp", NULL, "use the raw_tp programs and hash maps even where\n"
+	  "tp_btf and task storage work (for comparison)", OPT_FLAG, &env.force_raw },
 	{},
 };
 

@@ -33,8 +33,8 @@ static const struct opt sched_opts[] = {
 	  &env.by_comm },
 	{ 's', "sort", "KEY", "max (default), avg, runtime or switches", OPT_FN, .fn = opt_sort },
 	{ 0, "max-tasks", "N", "tasks kept (default 16384)", OPT_U64, &env.max_tasks, 1, 1 << 22 },
-	{ 0, "raw-tp", NULL, "use the raw_tp programs and hash maps even where tp_btf and task\n"
-	  "storage work (for comparison)", OPT_FLAG, &env.force_raw },
+	{ 0, "raw-tp", NULL, "use the raw_tp programs and hash maps even where\n"
+	  "tp_btf and task storage work (for comparison)", OPT_FLAG, &env.force_raw },
 	{},
 };
 

@@ -21,19 +21,24 @@ struct run_opts run_opts;
 
 static volatile sig_atomic_t child_signalled;
 
+/* -e A,B (and, for POS_EVENTS, each argument): appended one by one, as perf splits -e. */
 static int opt_event(const char *arg)
 {
-	char *copy = strdup(arg), *tok, *save = NULL, **grown;
+	for (const char *p = arg; *p; p += *p == ',') {
+		size_t len = strcspn(p, ",");
+		char **grown, *ev;
 
-	if (!copy)
-		return -ENOMEM;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!len)
+			continue;
 		grown = realloc(run_opts.events, (run_opts.nr_events + 1) * sizeof(*grown));
 		if (!grown)
 			return -ENOMEM;
 		run_opts.events = grown;
-		/* the copy lives as long as the run: the list points into it */
-		run_opts.events[run_opts.nr_events++] = tok;
+		ev = strndup(p, len);
+		if (!ev)
+			return -ENOMEM;
+		run_opts.events[run_opts.nr_events++] = ev;
+		p += len;
 	}
 	return 0;
 }
@@ -64,7 +69,7 @@ static const struct opt event_table[] = {
 static const struct opt run_table[] = {
 	{ 'd', "duration", "SEC", "stop after SEC seconds (as a DURATION argument does)",
 	  OPT_FN, .fn = opt_duration },
-	{ 'i', "interval", "SEC", "report every SEC seconds (as an INTERVAL argument does)",
+	{ 'i', "interval", "SEC", "report every SEC seconds",
 	  OPT_SECONDS, &run_opts.interval, .what = "interval", .needs = CAP_INTERVALS },
 	{ 'I', "interval-print", "MS", "report every MS milliseconds (perf stat's -I)", OPT_U64,
 	  &run_opts.interval_ms, .min = 10, .max = 3600000, .what = "interval",
@@ -102,7 +107,8 @@ int runner_option_groups(const struct command *cmd, struct opt_group *groups, in
 
 void runner_reset_options(void)
 {
-	free(run_opts.events ? run_opts.events[0] : NULL);
+	for (int i = 0; i < run_opts.nr_events; i++)
+		free(run_opts.events[i]);
 	free(run_opts.events);
 	memset(&run_opts, 0, sizeof(run_opts));
 	targets_reset(&targets);

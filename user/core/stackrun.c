@@ -37,8 +37,8 @@ static int opt_unwind(const char *arg)
 }
 
 const struct opt stack_opts_table[] = {
-	{ 'g', NULL, NULL, "call graphs (perf's -g): stacks are always captured, this is\n"
-	  "accepted for perf's habit", OPT_FLAG, &stack_opts.call_graph, .needs = CAP_STACKS },
+	{ 'g', NULL, NULL, "call graphs, as perf's -g: accepted; stacks are always\n"
+	  "captured", OPT_FLAG, &stack_opts.call_graph, .needs = CAP_STACKS },
 	{ 0, "call-graph", "METHOD", "fp or dwarf (perf's names): --unwind fp or eh", OPT_FN,
 	  .fn = opt_call_graph, .needs = CAP_STACKS },
 	{ 'U', "user-stacks-only", NULL, "user stacks only", OPT_FLAG, &stack_opts.user_only,

@@ -109,7 +109,7 @@ void syms_cache__revisit(struct syms_cache *sc, __u64 min_age_ns);
  * at most once a second per process. */
 void syms_cache__resolve(struct syms_cache *sc, __u32 tgid, __u64 addr, struct user_sym *out);
 /* Closes every file kept open and frees every string handed out; NULL is fine. */
-/* An executable mapping of a process, as the in-kernel unwinder (user/unwind.c) needs it. */
+/* An executable mapping of a process, as the in-kernel unwinder (user/unwind/unwinder.c) needs it. */
 struct syms_mapping {
 	__u64 start, end, pgoff;
 	__u64 dev, ino;   /* the mapped file; 0 for the [vdso] and anonymous code */

@@ -1,5 +1,5 @@
 /* User side of the in-kernel unwinder (bpf/unwind.bpf.h): keeps each sampled process's list of
- * executable mappings in the kernel, and builds (user/cfi.c) and loads the unwind table of a
+ * executable mappings in the kernel, and builds (user/unwind/cfi.c) and loads the unwind table of a
  * mapped file when the BPF side first meets it, within a memory budget: the least recently used
  * tables are evicted.  Tables are per file (device + inode) and shared by every process. */
 #ifndef BPFPROF_UNWINDER_H
