@@ -534,10 +534,8 @@ static int run_loop(struct runner *r)
 
 	for (;;) {
 		now = now_ns();
-		if (exiting) {
-			r->interrupted = true;
+		if (exiting)
 			break;
-		}
 		if (deadline && now >= deadline) {
 			now = deadline;
 			break;

@@ -130,7 +130,6 @@ struct runner {
 	FILE *out;                 /* -o FILE, or stdout */
 	__u64 start_ns, end_ns;    /* CLOCK_MONOTONIC: attach, and the end of the traced run */
 	__u64 reports;             /* interval reports printed */
-	bool interrupted;          /* ended by SIGINT/SIGTERM */
 };
 
 /* Runs a command on argv (argv[0] is its name); returns the process exit status: 0, 1 for a

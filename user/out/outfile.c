@@ -89,7 +89,8 @@ FILE *outfile_open(const char *path, struct outfile *of)
 		goto cleanup;
 	}
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		of->f = fopen(path, "w");
+		/* close-on-exec: a traced COMMAND must not hold our output open */
+		of->f = fopen(path, "we");
 		if (!of->f) {
 			err = -errno;
 			goto cleanup;
