@@ -5,6 +5,7 @@
 #ifndef BPFPROF_CORE_FIXES_BPF_H
 #define BPFPROF_CORE_FIXES_BPF_H
 #include <bpf/bpf_core_read.h>
+#include "target.h"
 
 /* tp_btf and iterator programs hold typed task pointers the verifier lets them follow with plain
  * loads; raw_tp programs read through bpf_probe_read_kernel() (BPF_CORE_READ).  `btf` is a
@@ -82,23 +83,34 @@ struct cgroup___pre61 {
 	__u64 ancestor_ids[];
 } __attribute__((preserve_access_index));
 
-/* The id of the cgroup v2 ancestor at `level` of the task's cgroup (its own id at its own
- * level), or 0 when the task's cgroup is shallower.  Of any task, unlike the
- * bpf_get_current_ancestor_cgroup_id() helper; kernfs ids are 64-bit since 5.5. */
-static __always_inline __u64 task_ancestor_cgroup_id(struct task_struct *t, __u32 level)
+/* Whether task t's cgroup v2 is cgroup `id` or below it, for a task that may not be the current
+ * one (bpf_current_task_under_cgroup() covers that).  Ids are global, so no level (which a
+ * cgroup namespace hides from user space) is needed: the ancestors are compared, deepest first,
+ * up to TARGET_CGROUP_MAX_LEVELS.  Kernfs ids are 64-bit since 5.5.  One loop per layout: in a
+ * shared loop clang merges the two reads, and the relocation of the layout the kernel lacks
+ * would be reachable. */
+static __always_inline bool task_in_cgroup(struct task_struct *t, __u64 id)
 {
-	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp), *anc = NULL;
+	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp), *anc;
 	struct cgroup___pre61 *old = (void *)cg;
-	__u64 id = 0;
+	int level = cg ? BPF_CORE_READ(cg, level) : -1;
+	__u64 anc_id;
 
-	if (!cg || BPF_CORE_READ(cg, level) < (int)level)
-		return 0;
 	if (bpf_core_field_exists(cg->ancestors)) {
-		bpf_core_read(&anc, sizeof(anc), &cg->ancestors[level]);
-		return anc ? BPF_CORE_READ(anc, kn, id) : 0;
+		for (int i = 0; i < TARGET_CGROUP_MAX_LEVELS && level - i >= 0; i++) {
+			anc = NULL;
+			bpf_core_read(&anc, sizeof(anc), &cg->ancestors[level - i]);
+			if (anc && BPF_CORE_READ(anc, kn, id) == id)
+				return true;
+		}
+		return false;
 	}
-	bpf_core_read(&id, sizeof(id), &old->ancestor_ids[level]);
-	return id;
+	for (int i = 0; i < TARGET_CGROUP_MAX_LEVELS && level - i >= 0; i++) {
+		anc_id = 0;
+		bpf_core_read(&anc_id, sizeof(anc_id), &old->ancestor_ids[level - i]);
+		if (anc_id == id)
+			return true;
+	}
+	return false;
 }
-
 #endif

@@ -54,14 +54,14 @@ static __always_inline void on_fork(struct task_struct *parent, struct task_stru
 }
 
 /* Not at sched_process_exit: the host's own programs on that tracepoint may run after this one
- * and must still see the process as followed.  A group leader is freed last, once reaped, before
- * its PID can be handed out again. */
+ * and must still see the process as followed.  A group leader is freed last, once reaped (its
+ * PID was released one RCU grace period earlier, and a PID comes round again only after the
+ * whole PID space).  group_leader, not pid == tgid: before 5.7 an exec by another thread left
+ * the old leader with pid == tgid while the process lived on. */
 static __always_inline void on_free(struct task_struct *p)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid);
-
-	if (BPF_CORE_READ(p, pid) == tgid)
-		set_followed(tgid, false);
+	if (BPF_CORE_READ(p, group_leader) == p)
+		set_followed(BPF_CORE_READ(p, tgid), false);
 }
 
 /* runs in the exec'ing task, once the new program is in place */

@@ -72,8 +72,7 @@ static __always_inline bool wanted(__u32 tgid, __u32 pid, __u32 state_class,
 	if (pid == 0 || !(targ_states & state_class) || !target_ids_wanted(tgid, pid))
 		return false;
 	if (target.filter_cgroup &&
-	    !(is_current ? target_current_cgroup_wanted() :
-			task_ancestor_cgroup_id(t, target.cgroup_level) == target.cgroup_id))
+	    !(is_current ? target_current_cgroup_wanted() : task_in_cgroup(t, target.cgroup_id)))
 		return false;
 	*kthread = (targ_user_stacks || target.threads != TARGET_THREADS_ALL) &&
 		   (TASK_READ(btf, t, flags) & OFFCPU_PF_KTHREAD);

@@ -32,6 +32,16 @@ struct {
 	__type(value, __u64);
 } cpus SEC(".maps");
 
+/* --cgroup: the cgroup's directory fd, for bpf_current_task_under_cgroup(), which checks
+ * ancestry in the kernel: right inside cgroup namespaces, and callable from tracing programs
+ * since 4.9. */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup_filter SEC(".maps");
+
 static __always_inline bool target_bit(void *bitmap, __u32 id)
 {
 	__u32 word = id / 64;
@@ -79,8 +89,7 @@ static __always_inline bool target_current_kthread(void)
 /* --cgroup for the current task: one helper call, no CO-RE. */
 static __always_inline bool target_current_cgroup_wanted(void)
 {
-	return !target.filter_cgroup ||
-	       bpf_get_current_ancestor_cgroup_id(target.cgroup_level) == target.cgroup_id;
+	return !target.filter_cgroup || bpf_current_task_under_cgroup(&cgroup_filter, 0) == 1;
 }
 
 /* True when tasks are filtered at all (by anything but -C). */
@@ -105,8 +114,7 @@ static __always_inline bool target_task_wanted(struct task_struct *t, bool btf)
 {
 	if (!target_ids_wanted(TASK_READ(btf, t, tgid), TASK_READ(btf, t, pid)))
 		return false;
-	if (target.filter_cgroup &&
-	    task_ancestor_cgroup_id(t, target.cgroup_level) != target.cgroup_id)
+	if (target.filter_cgroup && !task_in_cgroup(t, target.cgroup_id))
 		return false;
 	return target.threads == TARGET_THREADS_ALL ||
 	       target_kind_wanted(TASK_READ(btf, t, flags) & TARGET_PF_KTHREAD);

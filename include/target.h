@@ -15,13 +15,17 @@ struct target_cfg {
 	__u8 filter_tgid;     /* tgids: -p, or -- COMMAND followed through fork and exec */
 	__u8 filter_pid;      /* pids: -t */
 	__u8 filter_cpu;      /* cpus: -C */
-	__u8 filter_cgroup;   /* --cgroup: the task is in cgroup_id or below it */
+	__u8 filter_cgroup;   /* --cgroup: the task is in the cgroup (cgroup_filter, cgroup_id) or
+			       * below it */
 	__u32 threads;        /* enum target_threads */
-	__u32 cgroup_level;   /* the cgroup's depth in the cgroup v2 hierarchy (root: 0) */
 	__u32 task_flags_off; /* offsetof(struct task_struct, flags), from the kernel's BTF, for
 			       * -u/-k in objects that stay free of CO-RE (profile, count, funclat) */
-	__u64 cgroup_id;      /* the cgroup directory's kernfs id (its inode number) */
+	__u32 pad;
+	__u64 cgroup_id;      /* the cgroup's id (its directory's file handle) */
 };
+
+/* Ancestors a task's cgroup is compared with when it is not the current task. */
+#define TARGET_CGROUP_MAX_LEVELS 32
 
 #define TARGET_PF_KTHREAD 0x00200000 /* PF_KTHREAD, include/linux/sched.h */
 #endif

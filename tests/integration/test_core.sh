@@ -25,6 +25,7 @@ expect_one_error "runqlat --heatmap in a missing directory" "cannot write /nonex
 	runqlat --heatmap /nonexistent/x.svg 2 1
 expect_one_error "profile --svg in a missing directory" "cannot write /nonexistent/x.svg" -- \
 	profile --svg /nonexistent/x.svg 1
+expect_one_error "an empty output file name" "-o needs a file name|--output needs a file name" -- profile -o '' 1
 
 # ---- perf's spellings, and old ones refused with what to type instead ----
 expect_one_error "--call-graph lbr refused" "use --call-graph fp or dwarf" -- profile --call-graph lbr 1
@@ -57,6 +58,18 @@ if command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
 else
 	skip "failed setup never runs COMMAND" "needs setpriv and a 'nobody' user"
 fi
+
+# ---- a command that cannot be run, found only at its exec: nothing left behind ----
+printf '#!/nonexistent/interpreter\n' >"$TMP/bad.sh"; chmod +x "$TMP/bad.sh"
+mkdir "$TMP/outs"
+"$BPFPROF" biolat --events "$TMP/outs/ev.txt" --heatmap "$TMP/outs/h.svg" -o "$TMP/outs/o.txt" \
+	-- "$TMP/bad.sh" >/dev/null 2>"$TMP/bad.err"; rc=$?
+check "a COMMAND whose exec fails: non-zero exit" test "$rc" -ne 0
+check "a COMMAND whose exec fails: says so" grep -q "^bpfprof: cannot run '$TMP/bad.sh'" "$TMP/bad.err"
+check "a COMMAND whose exec fails: no output file, whole or partial, is left" \
+	test -z "$(ls -A "$TMP/outs")"
+"$BPFPROF" profile -o "$TMP/outs/p.txt" --svg "$TMP/outs/p.svg" -- "$TMP/bad.sh" >/dev/null 2>&1
+check "profile, the same: nothing left" test -z "$(ls -A "$TMP/outs")"
 
 # ---- -a with -- COMMAND: all CPUs, for as long as the command runs ----
 "$WL/hotcold" 4 >/dev/null 2>&1 &

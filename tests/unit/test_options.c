@@ -28,7 +28,7 @@ static char cgroup2_root[512];
  * arguments stay valid until the next call: the parsed options point into them. */
 static int parse(const struct command *cmd, const char *line)
 {
-	static char buf[2048];
+	static char buf[16384];
 	char *argv[64], *tok, *save = NULL, *p;
 	size_t off;
 	int argc = 0;
@@ -310,6 +310,24 @@ static void test_positional_grammar(void)
 	/* options after arguments, as GNU getopt allows */
 	CHECK_INT(parse(&sched_cmd, "2 -s avg"), 0);
 	CHECK(run_opts.duration == 2);
+	printf("    (expected: two errors)\n");
+	CHECK_INT(parse(&biolat_cmd, "-i 2 5"), -EINVAL);
+	CHECK_INT(parse(&runqlat_cmd, "-I 100 1"), -EINVAL);
+}
+
+/* -p lists of any length; an empty file name is no file. */
+static void test_lists_and_names(void)
+{
+	char line[8192];
+	size_t off = snprintf(line, sizeof(line), "-p ");
+
+	for (int i = 0; i < 600; i++)
+		off += snprintf(line + off, sizeof(line) - off, "%s%s", i ? "," : "", mypid);
+	CHECK_INT(parse(&count_cmd, strcat(line, " sched:sched_switch")), 0);
+	CHECK_INT(targets.nr_pids, 600);
+	printf("    (expected: two errors)\n");
+	CHECK_INT(parse(&profile_cmd, "--svg= 1"), -EINVAL);
+	CHECK_INT(parse(&count_cmd, "-p 1,,x sys:read"), -EINVAL);
 }
 
 /* perf's spellings: -g, --call-graph fp|dwarf, and no abbreviation swallowing them. */
@@ -391,6 +409,7 @@ int main(void)
 	RUN(test_one_spelling_one_meaning);
 	RUN(test_shared_meanings);
 	RUN(test_positional_grammar);
+	RUN(test_lists_and_names);
 	RUN(test_perf_spellings);
 	RUN(test_outputs_open_early);
 	runner_reset_options();

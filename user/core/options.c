@@ -97,6 +97,10 @@ static int opt_store(const struct opt *o, const char *arg)
 		*(const char **)o->dest = arg;
 		return 0;
 	case OPT_OUTPUT:
+		if (!*arg) {
+			p_err("%s needs a file name", o->what ?: opt_name(o, name, sizeof(name)));
+			return -EINVAL;
+		}
 		((struct output *)o->dest)->path = arg;
 		return 0;
 	case OPT_FN:

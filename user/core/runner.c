@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,6 +178,10 @@ static int take_positional(const struct command *cmd, char **pos, int n)
 		return 0;
 	}
 	if (cmd->positional == POS_INTERVAL && n > 0) {
+		if (run_opts.interval) {
+			p_err("INTERVAL given twice ('%s' and -i)", pos[0]);
+			return -EINVAL;
+		}
 		if (parse_seconds(pos[0], &run_opts.interval) || run_opts.interval < INTERVAL_MIN_S) {
 			p_err("invalid interval '%s' (seconds, at least %g)", pos[0], INTERVAL_MIN_S);
 			return -EINVAL;
@@ -306,11 +311,12 @@ static void on_child(int sig)
 	child_signalled = 1;
 }
 
-/* SIGINT/SIGTERM end the run; SIGCHLD wakes it when COMMAND exits.  No SA_RESTART: the run
- * loop's poll or sleep returns at once. */
+/* SIGINT/SIGTERM end the run; SIGCHLD wakes it when COMMAND exits.  The run loop's epoll_wait
+ * and nanosleep return EINTR whatever SA_RESTART says; SA_RESTART keeps a write to a slow pipe
+ * from failing with it. */
 static void install_signals(void)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -431,7 +437,10 @@ static int load(struct runner *r)
 	if (err && !not_permitted(err) && r->cmd->fallback && r->cmd->fallback(r, err)) {
 		r->cmd->skel->destroy(r->skel);
 		r->skel = NULL;
-		err = open_skeleton(r) ?: r->cmd->skel->load(r->skel);
+		err = open_skeleton(r);
+		if (err)
+			return err; /* explained */
+		err = r->cmd->skel->load(r->skel);
 	}
 	if (err)
 		explain_bpf_error("cannot load the BPF programs", err);
@@ -616,6 +625,25 @@ static int finish(struct runner *r)
 	return err;
 }
 
+/* The command's `started` hook starts worker threads (unwinder, symbol prefetch): they are born
+ * with these signals blocked, so that the main thread's run loop is the one woken. */
+static int start_command(struct runner *r)
+{
+	sigset_t run_signals, old;
+	int err;
+
+	if (!r->cmd->started)
+		return 0;
+	sigemptyset(&run_signals);
+	sigaddset(&run_signals, SIGINT);
+	sigaddset(&run_signals, SIGTERM);
+	sigaddset(&run_signals, SIGCHLD);
+	pthread_sigmask(SIG_BLOCK, &run_signals, &old);
+	err = r->cmd->started(r);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return err;
+}
+
 static int setup(struct runner *r)
 {
 	int err;
@@ -629,17 +657,19 @@ static int setup(struct runner *r)
 	/* every question is answered: the BTF's megabytes go before the run */
 	features_release();
 	err = err ?: fork_command(r);
-	err = err ?: (r->cmd->started ? r->cmd->started(r) : 0);
-	err = err ?: print_banner(r->cmd);
-	if (!err && targets.command)
+	err = err ?: start_command(r);
+	/* Ctrl-C during setup: COMMAND stays at its gate, where teardown kills it */
+	if (!err && targets.command && !exiting)
 		err = child_release(&r->child, targets.command[0]);
-	return err;
+	return err ?: print_banner(r->cmd);
 }
 
 static void teardown(struct runner *r)
 {
 	/* a command still held at its gate dies there: it must not run untraced */
 	child_stop(&r->child);
+	/* files not committed go, before the command's teardown forgets its own */
+	runner_abort_outputs(r->cmd);
 	/* the command's workers use the skeleton's maps: they stop first */
 	if (r->cmd->teardown)
 		r->cmd->teardown(r);
@@ -648,7 +678,6 @@ static void teardown(struct runner *r)
 	follow_stop(r->follow);
 	if (r->skel)
 		r->cmd->skel->destroy(r->skel);
-	runner_abort_outputs(r->cmd);
 	features_release();
 }
 

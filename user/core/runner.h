@@ -48,6 +48,7 @@ struct skel_ops {
 		t->tgids = k->maps.tgids;                                                       \
 		t->pids = k->maps.pids;                                                         \
 		t->cpus = k->maps.cpus;                                                         \
+		t->cgroup = k->maps.cgroup_filter;                                              \
 	}                                                                                       \
 	static const struct skel_ops name##_skel = {                                            \
 		name##_skel_open, name##_skel_load, name##_skel_attach, name##_skel_detach,     \

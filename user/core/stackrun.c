@@ -97,7 +97,7 @@ bool stack_run_fallback(struct runner *r, int err)
 {
 	if (stack_opts.unwind != UNWIND_AUTO)
 		return false;
-	p_err("in-kernel unwinding does not load on this kernel (%s); using frame pointers",
+	p_err("cannot load with in-kernel unwinding (%s); trying frame pointers (--unwind fp)",
 	      strerror(-err));
 	stack_opts.unwind = UNWIND_FP;
 	return true;

@@ -51,8 +51,9 @@ int stack_run_init(struct stack_run *s);
  * loading in the background.  0 or -errno (printed). */
 int stack_run_start(struct stack_run *s, struct runner *r, const struct unwind_bpf *ub,
 		    struct bpf_map *proc_events);
-/* The runner's `fallback`: --unwind auto on a kernel that refuses the unwinder (it needs BPF
- * global functions, 5.6+) loads again with the frame-pointer walk. */
+/* The runner's `fallback`: --unwind auto that does not load (the unwinder needs BPF global
+ * functions, 5.6+, and the most verifier budget) is tried once more with the frame-pointer
+ * walk; the runner never retries after EPERM, and reports the second error if that fails. */
 bool stack_run_fallback(struct runner *r, int err);
 /* While the run goes on (the runner's `tick`): second snapshots of new processes. */
 void stack_run_tick(struct stack_run *s);

@@ -12,38 +12,47 @@
 
 #define MAX_IDS 65536
 
-struct targets targets;
+struct targets targets = { .cgroup_fd = -1 };
 
 void targets_reset(struct targets *t)
 {
 	free(t->pids);
 	free(t->tids);
 	free(t->cpus);
+	if (t->cgroup_fd >= 0)
+		close(t->cgroup_fd);
 	memset(t, 0, sizeof(*t));
+	t->cgroup_fd = -1;
 }
 
 /* Appends "1,2,3" to *ids, each an existing process (or thread).  0 or -EINVAL (printed). */
 static int add_ids(const char *arg, __u32 **ids, int *nr, bool threads)
 {
-	__u32 *grown, got[256];
-	int n = parse_id_list(arg, got, sizeof(got) / sizeof(got[0]));
+	int room = 1, n;
+	__u32 *grown;
 
-	if (n < 0 || *nr + n > MAX_IDS) {
+	for (const char *p = arg; *p; p++)
+		room += *p == ',';
+	if (*nr + room > MAX_IDS) {
+		p_err("too many %ss (at most %d)", threads ? "TID" : "PID", MAX_IDS);
+		return -EINVAL;
+	}
+	grown = realloc(*ids, (*nr + room) * sizeof(**ids));
+	if (!grown)
+		return -ENOMEM;
+	*ids = grown;
+	n = parse_id_list(arg, grown + *nr, room);
+	if (n < 0) {
 		p_err("invalid %s list '%s' (numbers > 0 separated by commas)", threads ? "TID" : "PID",
 		      arg);
 		return -EINVAL;
 	}
-	for (int i = 0; i < n; i++) {
-		if (threads ? !thread_exists(got[i]) : !process_exists(got[i])) {
-			p_err("%s %u does not exist", threads ? "thread" : "pid", got[i]);
+	for (int i = *nr; i < *nr + n; i++) {
+		if (threads ? !thread_exists(grown[i]) : !process_exists(grown[i])) {
+			p_err("%s %u does not exist", threads ? "thread" : "pid", grown[i]);
 			return -EINVAL;
 		}
 	}
-	grown = realloc(*ids, (*nr + n) * sizeof(**ids));
-	if (!grown)
-		return -ENOMEM;
-	memcpy(grown + *nr, got, n * sizeof(*got));
-	*ids = grown;
 	*nr += n;
 	return 0;
 }
@@ -132,15 +141,30 @@ static int cgroup2_mount(char *out, size_t size)
 	return err;
 }
 
-/* --cgroup PATH: a directory of the cgroup v2 hierarchy, absolute or relative to its mount.
- * Its id is the directory's inode number (kernfs ids are inode numbers on 64-bit kernels), and
- * its level the number of components below the mount. */
+/* The cgroup id of a cgroup v2 directory, as the kernel's helpers see it: its file handle
+ * (kernfs gives the cgroup's 64-bit id), else its inode number, which is the same on 64-bit
+ * kernels. */
+static __u64 cgroup_id(const char *path, const struct stat *st)
+{
+	struct {
+		struct file_handle fh;
+		__u64 id;
+	} h = { .fh.handle_bytes = sizeof(__u64) };
+	int mount_id;
+
+	if (!name_to_handle_at(AT_FDCWD, path, &h.fh, &mount_id, 0) && h.fh.handle_bytes == 8)
+		return h.id;
+	return st->st_ino;
+}
+
+/* --cgroup PATH: a directory of the cgroup v2 hierarchy, absolute or relative to its mount;
+ * kept open for the BPF cgroup array, which checks ancestry in the kernel (no depth to compute
+ * here, which a cgroup namespace would hide). */
 static int resolve_cgroup(struct targets *t)
 {
 	char mnt[PATH_MAX], joined[PATH_MAX * 2], *real = NULL;
 	struct statfs sfs;
 	struct stat st;
-	size_t len;
 	int err;
 
 	err = cgroup2_mount(mnt, sizeof(mnt));
@@ -160,15 +184,16 @@ static int resolve_cgroup(struct targets *t)
 		free(real);
 		return -ENOENT;
 	}
-	len = strlen(mnt);
 	snprintf(t->cgroup_path, sizeof(t->cgroup_path), "%s", real);
-	t->cgroup_id = st.st_ino;
-	t->cgroup_level = 0;
-	for (const char *p = real + len; *p; p++)
-		t->cgroup_level += *p == '/' && p[1];
 	free(real);
-	p_info("--cgroup %s: id %llu, level %u", t->cgroup_path, (unsigned long long)t->cgroup_id,
-	       t->cgroup_level);
+	t->cgroup_id = cgroup_id(t->cgroup_path, &st);
+	t->cgroup_fd = open(t->cgroup_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (t->cgroup_fd < 0) {
+		err = -errno;
+		p_err("--cgroup: cannot open %s: %s", t->cgroup_path, strerror(-err));
+		return err;
+	}
+	p_info("--cgroup %s: id %llu", t->cgroup_path, (unsigned long long)t->cgroup_id);
 	return 0;
 }
 
@@ -216,7 +241,6 @@ int targets_configure(const struct targets *t, const struct target_bpf *tb)
 	cfg->filter_cpu = t->cpus != NULL;
 	cfg->filter_cgroup = t->cgroup != NULL;
 	cfg->cgroup_id = t->cgroup_id;
-	cfg->cgroup_level = t->cgroup_level;
 	cfg->threads = t->user_only ? TARGET_THREADS_USER :
 		       t->kernel_only ? TARGET_THREADS_KERNEL : TARGET_THREADS_ALL;
 	if (cfg->threads != TARGET_THREADS_ALL) {
@@ -259,6 +283,11 @@ int targets_fill(const struct targets *t, const struct target_bpf *tb)
 	for (__u32 c = 0; c < (__u32)t->nr_cpus && t->cpus && !err; c++)
 		if (t->cpus[c])
 			err = set_bits(tb->cpus, &c, 1);
+	if (!err && t->cgroup) {
+		__u32 zero = 0, fd = t->cgroup_fd;
+
+		err = bpf_map__update_elem(tb->cgroup, &zero, 4, &fd, 4, BPF_ANY);
+	}
 	if (err)
 		p_err("cannot set the target filters: %s", strerror(-err));
 	return err;

@@ -21,7 +21,7 @@ struct targets {
 	const char *cgroup;         /* --cgroup as given */
 	char cgroup_path[PATH_MAX]; /* resolved */
 	__u64 cgroup_id;
-	__u32 cgroup_level;
+	int cgroup_fd;              /* the directory, for the BPF cgroup array; -1 without */
 	char **command;             /* after "--" */
 	bool follow;                /* the command is the target */
 };
@@ -44,14 +44,14 @@ bool targets_by_id(const struct targets *t);
 /* The target's BPF side in a command's object: its read-only `target` and its bitmaps. */
 struct target_bpf {
 	struct target_cfg *cfg; /* in the skeleton's rodata: written before load */
-	struct bpf_map *tgids, *pids, *cpus;
+	struct bpf_map *tgids, *pids, *cpus, *cgroup;
 };
 
 /* Before load: the settings and the bitmaps' sizes (one word when unused).  0 or -errno
  * (message printed). */
 int targets_configure(const struct targets *t, const struct target_bpf *tb);
 
-/* After load: the -p, -t and -C bits.  0 or -errno (message printed). */
+/* After load: the -p, -t and -C bits, and the --cgroup directory.  0 or -errno (printed). */
 int targets_fill(const struct targets *t, const struct target_bpf *tb);
 
 /* True when -p/-t were given and every one of those processes and threads has exited. */
