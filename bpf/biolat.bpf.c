@@ -21,11 +21,7 @@ const volatile __u32 targ_dev = 0;
  * tracepoints") dropped the request_queue that came first in block_rq_insert/issue/merge. */
 const volatile __u32 targ_rq_arg = 0;
 const volatile __u32 targ_complete_rq_arg = 0;
-const volatile __u64 targ_unit_ns = 1000;     /* usecs, or msecs with -m */
-const volatile __u32 targ_hist_kind = BIOLAT_HIST_LOG2;
-const volatile __u32 targ_sub_shift = 0;      /* BIOLAT_HIST_LOGLIN */
-const volatile __u64 targ_step = 1;           /* BIOLAT_HIST_LINEAR, in units */
-const volatile __u32 targ_nr_slots = HIST_LOG2_SLOTS;
+const volatile __u64 targ_unit_ns = 1000;     /* the heat map's: usecs, or msecs with -m */
 const volatile bool targ_events = false;
 const volatile bool targ_reuse = false;       /* keep `start` entries: see below */
 
@@ -45,12 +41,12 @@ struct {
 /* The histograms live in an inner map that user space swaps for an empty one at each interval:
  * the map-in-map update waits for running programs (synchronize_rcu), so the old map can then
  * be read whole, with no count lost or split between intervals.  Per-CPU, so the hot path has no
- * atomic instruction; the value size, (1 + slots) * 8, is set by the loader. */
+ * atomic instruction. */
 struct hists_inner {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, 1024);
 	__uint(key_size, sizeof(struct biolat_key));
-	__uint(value_size, BIOLAT_VALUE_SIZE(HIST_LOG2_SLOTS));
+	__uint(value_size, BIOLAT_VALUE_SIZE);
 };
 
 struct {
@@ -65,7 +61,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__uint(key_size, sizeof(__u32));
-	__uint(value_size, BIOLAT_VALUE_SIZE(HIST_LOG2_SLOTS));
+	__uint(value_size, BIOLAT_VALUE_SIZE);
 } zero_hist SEC(".maps");
 
 struct {
@@ -240,23 +236,7 @@ static __always_inline int on_merge(struct request *rq, bool btf)
 	return 0;
 }
 
-static __always_inline __u64 lat_slot(__u64 v)
-{
-	__u64 slot;
-
-	if (targ_hist_kind == BIOLAT_HIST_LINEAR)
-		slot = hist_linear_slot(v, targ_step, targ_nr_slots);
-	else if (targ_hist_kind == BIOLAT_HIST_LOGLIN)
-		slot = hist_loglin_slot(v, targ_sub_shift);
-	else
-		slot = hist_log2_slot(v);
-	/* the loader sizes the value for targ_nr_slots; this bound is what the verifier checks */
-	if (slot >= targ_nr_slots)
-		slot = targ_nr_slots - 1;
-	return slot;
-}
-
-static __always_inline void count_hist(struct biolat_key *key, __u64 lat_ns, __u64 lat)
+static __always_inline void count_hist(struct biolat_key *key, __u64 lat_ns)
 {
 	__u32 zero = 0;
 	__u64 *v, slot;
@@ -277,7 +257,7 @@ static __always_inline void count_hist(struct biolat_key *key, __u64 lat_ns, __u
 			return;
 		}
 	}
-	slot = lat_slot(lat);
+	slot = hist_ns_slot(lat_ns);
 	/* per-CPU value, and the kernel never nests a program inside itself on one CPU */
 	v[BIOLAT_VAL_SUM] += lat_ns;
 	v[BIOLAT_VAL_SLOT0 + slot] += 1;
@@ -288,7 +268,7 @@ static __always_inline int on_complete(struct request *rq, bool btf)
 	struct biolat_key hkey = {};
 	struct biolat_event *e;
 	struct biolat_start *sv;
-	__u64 key = (__u64)rq, now, lat_ns, lat;
+	__u64 key = (__u64)rq, now, lat_ns;
 
 	sv = bpf_map_lookup_elem(&start, &key);
 	if (!sv)
@@ -307,9 +287,9 @@ static __always_inline int on_complete(struct request *rq, bool btf)
 		hkey.cmd_flags = sv->cmd_flags;
 	release(key, sv);
 
-	lat = lat_ns / targ_unit_ns;
-	count_hist(&hkey, lat_ns, lat);
-	heatmap_add(now, lat);
+	count_hist(&hkey, lat_ns);
+	if (targ_heatmap)
+		heatmap_add(now, lat_ns / targ_unit_ns);
 	if (targ_events) {
 		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 		if (!e) {

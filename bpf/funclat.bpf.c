@@ -10,9 +10,7 @@
 #include "target.bpf.h"
 #include "heatmap.bpf.h"
 
-const volatile __u64 targ_unit_ns = 1000; /* -n 1, -u 1000, -m 1000000 */
-const volatile bool targ_loglin = false;
-const volatile __u32 targ_sub_shift = HIST_LOGLIN_SHIFT_DEFAULT;
+const volatile __u64 targ_unit_ns = 1000; /* the heat map's unit: -n 1, 1000, -m 1000000 */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -64,16 +62,13 @@ static __always_inline int on_entry(int idx)
 static __always_inline void record(__u32 idx, __u64 delta_ns, __u64 now)
 {
 	struct funclat_hist *h = bpf_map_lookup_elem(&hists, &idx);
-	__u64 v = delta_ns / targ_unit_ns, slot;
 
 	if (!h)
 		return;
-	slot = targ_loglin ? hist_loglin_slot(v, targ_sub_shift) : hist_log2_slot(v);
-	if (slot >= FUNCLAT_SLOTS)
-		slot = FUNCLAT_SLOTS - 1;
-	__sync_fetch_and_add(&h->slots[slot], 1);
+	__sync_fetch_and_add(&h->slots[hist_ns_slot(delta_ns)], 1);
 	__sync_fetch_and_add(&h->sum_ns, delta_ns);
-	heatmap_add(now, v);
+	if (targ_heatmap)
+		heatmap_add(now, delta_ns / targ_unit_ns);
 }
 
 static __always_inline int on_exit(int idx)

@@ -48,6 +48,14 @@ struct {
 	__type(value, struct offcpu_rec);
 } recs SEC(".maps");
 
+/* The record the start-of-run iterator builds before publishing it whole. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_rec);
+} seed SEC(".maps");
+
 /* raw_tp fallback only (the loader shrinks it otherwise). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -85,7 +93,8 @@ static __always_inline int capture_user_stack(void *ctx, __u32 tgid, __u64 *id, 
 	if (targ_unwind != UNWIND_FP)
 		return unwind_current_user_stack(ctx, tgid, id);
 #if defined(__TARGET_ARCH_x86)
-	if (btf)
+	/* its walk starts from bpf_task_pt_regs(): 5.15+, while tp_btf and task storage are 5.11+ */
+	if (btf && targ_unwind_task_regs)
 		return capture_user_stack_fp(ctx, id);
 #endif
 	return capture_stack(ctx, BPF_F_USER_STACK, id);
@@ -212,7 +221,8 @@ static __always_inline void on_waking(void *ctx, struct task_struct *p, bool btf
 	r->key.waker_kern_stack = kstack;
 	r->key.waker_tgid = id >> 32;
 	bpf_get_current_comm(r->key.waker_comm, sizeof(r->key.waker_comm));
-	r->key.flags = OFFCPU_WAKER_SEEN;
+	/* a block that began before the run stays marked so */
+	r->key.flags |= OFFCPU_WAKER_SEEN;
 	if (ustack)
 		note_process(id >> 32);
 }
@@ -235,7 +245,7 @@ int BPF_PROG(waking_raw, struct task_struct *p)
  * they sleep (bpf_get_task_stack); their user stack cannot be read from another task here. */
 static __always_inline void seed_blocked(struct task_struct *t)
 {
-	__u32 tgid = t->tgid, pid = t->pid, class;
+	__u32 tgid = t->tgid, pid = t->pid, class, zero = 0;
 	struct offcpu_rec *r;
 	bool kthread;
 	__u64 kstack = 0;
@@ -249,19 +259,24 @@ static __always_inline void seed_blocked(struct task_struct *t)
 	/* A record means the thread switched out since the probes were attached. */
 	if (bpf_task_storage_get(&recs, t, 0, 0))
 		return;
-	r = bpf_task_storage_get(&recs, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!r) {
-		__sync_fetch_and_add(&recs_lost, 1);
+	r = bpf_map_lookup_elem(&seed, &zero);
+	if (!r)
 		return;
-	}
 	if (targ_kern_stacks && capture_task_stack(t, &kstack))
 		return;
+	__builtin_memset(r, 0, sizeof(*r));
 	r->key.base.tgid = tgid;
 	r->key.base.pid = pid;
 	r->key.base.kern_stack = kstack;
 	bpf_probe_read_kernel_str(r->key.base.comm, sizeof(r->key.base.comm), t->comm);
 	r->key.flags = OFFCPU_BEFORE_RUN;
 	r->ts = run_start;
+	/* Created whole, start time included: a record created empty and filled after would let
+	 * the thread switch in meanwhile (no start time: nothing counted) and then carry a start
+	 * time while it runs, charging it the whole run.  A thread that switched out meanwhile
+	 * made its own record, which F_CREATE returns untouched. */
+	if (!bpf_task_storage_get(&recs, t, r, BPF_LOCAL_STORAGE_GET_F_CREATE))
+		__sync_fetch_and_add(&recs_lost, 1);
 }
 
 SEC("iter/task")

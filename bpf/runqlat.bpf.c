@@ -99,13 +99,10 @@ static __always_inline struct runqlat_hist *new_hist(struct task_struct *t, __u3
 
 static __always_inline void record(struct task_struct *t, __u64 delta_ns, __u64 now, bool btf)
 {
-	__u64 v = targ_ms ? delta_ns / 1000000 : delta_ns / 1000;
-	__u64 slot = hist_loglin_slot(v, RUNQLAT_SUB_SHIFT);
+	__u64 slot = hist_ns_slot(delta_ns);
 	struct runqlat_hist *h;
 	__u32 key = 0;
 
-	if (slot >= RUNQLAT_SLOTS)
-		slot = RUNQLAT_SLOTS - 1;
 	if (targ_key == RUNQLAT_BY_NONE) {
 		h = bpf_map_lookup_elem(&hist, &key);
 		if (!h)
@@ -122,7 +119,8 @@ static __always_inline void record(struct task_struct *t, __u64 delta_ns, __u64 
 		__sync_fetch_and_add(&h->slots[slot], 1);
 		__sync_fetch_and_add(&h->sum_ns, delta_ns);
 	}
-	heatmap_add(now, v);
+	if (targ_heatmap)
+		heatmap_add(now, targ_ms ? delta_ns / 1000000 : delta_ns / 1000);
 }
 
 /* sched_wakeup / sched_wakeup_new: p is on a run queue from now, unless it already was (then the

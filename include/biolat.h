@@ -3,21 +3,15 @@
 #define BPFPROF_BIOLAT_H
 #include "histogram.h"
 
-/* Histogram layouts (the BPF side's targ_hist_kind); user/out/hist.h's enum hist_kind in user space. */
-#define BIOLAT_HIST_LOG2 0
-#define BIOLAT_HIST_LOGLIN 1
-#define BIOLAT_HIST_LINEAR 2
-
+/* --linear rows (a way of printing: the kernel keeps nanosecond slots, include/histogram.h). */
 #define BIOLAT_LINEAR_SLOTS_DEFAULT 100
 #define BIOLAT_LINEAR_SLOTS_MAX 1000
-/* Slots of the largest layout: --loglin 5 covers every 64-bit value in 1920 slots. */
-#define BIOLAT_MAX_SLOTS HIST_LOGLIN_MAX_SLOTS
 
-/* A histogram value in the `hists` maps is an array of __u64: the sum of the latencies in ns,
- * then one count per slot, so its size is (1 + slots) * 8 bytes, set by the loader. */
+/* A histogram value in the `hists` maps: the sum of the latencies in ns, then the count of each
+ * of the kernel's nanosecond slots, whatever rows (log2, --loglin, --linear) are printed. */
 #define BIOLAT_VAL_SUM 0
 #define BIOLAT_VAL_SLOT0 1
-#define BIOLAT_VALUE_SIZE(nr_slots) ((1 + (nr_slots)) * 8)
+#define BIOLAT_VALUE_SIZE ((1 + HIST_NS_SLOTS) * 8)
 
 /* What histograms are split by: dev with -D, cmd_flags with -F, 0 otherwise. */
 struct biolat_key {

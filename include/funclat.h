@@ -8,14 +8,11 @@
 /* Entry timestamps kept per thread and function: recursion deeper than this is counted, not
  * timed (power of two: BPF masks the index). */
 #define FUNCLAT_MAX_DEPTH 16
-/* log2 uses the first HIST_LOG2_SLOTS, log-linear (at most sub_shift 3) all of them. */
-#define FUNCLAT_SUB_SHIFT_MAX 3
-#define FUNCLAT_SLOTS HIST_LOGLIN_SLOTS(FUNCLAT_SUB_SHIFT_MAX)
-
-/* The call count is the sum of the slots: one atomic add fewer per call. */
+/* The call count is the sum of the slots: one atomic add fewer per call.  Slots are the
+ * kernel's nanosecond layout (include/histogram.h), whatever unit funclat prints. */
 struct funclat_hist {
 	__u64 sum_ns;
-	__u64 slots[FUNCLAT_SLOTS];
+	__u64 slots[HIST_NS_SLOTS];
 };
 
 /* Per thread and function: the entry times of the calls in progress, innermost last. */

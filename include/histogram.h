@@ -117,6 +117,26 @@ static inline int hist_loglin_bounds(__u32 slot, __u32 sub_shift, __u64 *lo, __u
 }
 #endif
 
+/* ---- the kernel's latency histograms -------------------------------------------------------- */
+
+/* Every latency histogram (funclat, runqlat, biolat) is kept in the kernel in nanoseconds,
+ * log-linear with 16 sub-buckets per power of two, whatever unit and rows it is printed in: a
+ * slot is at most 1/16 (6.25%) as wide as the values it holds.  Latencies of 2^44 ns (4.9 hours)
+ * and more share the last slot, 656 slots in all (5.2 KiB of counts). */
+#define HIST_NS_SUB_SHIFT 4
+#define HIST_NS_MAX_LOG2 43
+#define HIST_NS_SLOTS ((HIST_NS_MAX_LOG2 - HIST_NS_SUB_SHIFT + 2) << HIST_NS_SUB_SHIFT)
+
+/* Slot of a latency of ns nanoseconds, < HIST_NS_SLOTS. */
+static __always_inline __u64 hist_ns_slot(__u64 ns)
+{
+	__u64 slot = hist_loglin_slot(ns, HIST_NS_SUB_SHIFT);
+
+	if (slot >= HIST_NS_SLOTS)
+		slot = HIST_NS_SLOTS - 1;
+	return slot;
+}
+
 /* ---- linear -------------------------------------------------------------------------------- */
 
 /* v / step, clamped to nr_slots - 1 so the last slot holds everything above; step 0 counts as 1. */

@@ -3,13 +3,6 @@
 #define BPFPROF_RUNQLAT_H
 #include "histogram.h"
 
-/* Delays are counted in log-linear slots, 8 per power of two (12.5% wide at most), so the
- * percentiles are estimated from fine buckets; the printed histogram folds them into BCC's log2
- * rows.  Values of 2^36 units and more (19 hours in usecs) share the last slot. */
-#define RUNQLAT_SUB_SHIFT 3
-#define RUNQLAT_MAX_LOG2 36
-#define RUNQLAT_SLOTS (((RUNQLAT_MAX_LOG2) - RUNQLAT_SUB_SHIFT + 1) << RUNQLAT_SUB_SHIFT)
-
 #define RUNQLAT_COMM_LEN 16
 
 /* What one histogram covers: everything, or one per process, thread or PID namespace. */
@@ -20,8 +13,10 @@ enum runqlat_key {
 	RUNQLAT_BY_PIDNS, /* --pidnss: inode number of the task's own PID namespace */
 };
 
+/* Delays in the kernel's nanosecond slots (include/histogram.h), whatever the unit printed:
+ * the rows fold them into BCC's log2 rows of usecs or msecs. */
 struct runqlat_hist {
-	__u64 slots[RUNQLAT_SLOTS]; /* delay in the unit (usecs, or msecs with -m) */
+	__u64 slots[HIST_NS_SLOTS];
 	__u64 sum_ns;               /* exact total delay */
 	char comm[RUNQLAT_COMM_LEN]; /* -P: the process's; -L: the thread's; --pidnss: first seen */
 };

@@ -171,6 +171,14 @@ check "biolat --events latencies add up to the histogram's average" \
 	within "$(awk '{ s += $2 } END { print s / NR }' "$TMP/ev.txt")" \
 	"$(awk '/^count/ { print $4 }' "$TMP/e.out")" 0.05
 check "biolat --events reports its drop counter" grep -q "events: $n written to .*, 0 dropped" "$TMP/e.out.err"
+# the percentiles against the I/Os' own latencies (whole usecs, so within a usec too)
+for q in 50 90; do
+	truth=$(sort -n -k2 "$TMP/ev.txt" | awk -v q=$q '{ v[NR] = $2 } END { r = int(NR * q / 100 + 0.999); print v[r] }')
+	got=$(awk -v q=p$q '/^count/ { for (i = 1; i < NF; i++) if ($i == q) print $(i + 1) }' "$TMP/e.out")
+	echo "# biolat p$q $got usecs, the I/Os' own $truth usecs"
+	check "biolat p$q within 7% (or 1 usec) of the --events truth" \
+		awk -v g="$got" -v t="$truth" 'BEGIN { d = g - t; if (d < 0) d = -d; exit !(d <= 0.07 * t || d <= 1) }'
+done
 
 # 5. Heat map over a 3 s run of three 1 s intervals, 0.5 s columns.
 start_biolat "$TMP/hm.out" --disk "$LN" -T --heatmap "$TMP/hm.svg" --heatmap-data "$TMP/hm.tsv" \

@@ -43,6 +43,26 @@ check "library by path: lib_fast_op 1000 times" \
 	test "$(hist_count "$TMP/p.out" libfuncs.so:lib_fast_op)" = 1000
 check "summary line has percentiles" grep -q "^count 20  avg .* p50 .* p99 " "$TMP/p.out"
 
+# 1b. Percentiles in every unit: the kernel keeps nanoseconds, so a 5 ms sleep and a ~1 us call
+#     get a p50 that agrees with the exact average (within 7%) whether printed in ns, us or ms,
+#     and the sleep's p50 is at least its 5 ms and within 7% of it.
+# field FILE NAME KEY: the value after KEY ("avg", "p50") in NAME's summary line
+field() { awk -v f="$2" -v k="$3" '$0 == f { s = 1; next } s && /^count / { for (i = 1; i < NF; i++) if ($i == k) { print $(i + 1); exit } }' "$1"; }
+close_to() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= t * b) }'; }
+for unit in -n "" -m; do
+	div=$(case $unit in -n) echo 1e6;; -m) echo 1;; *) echo 1e3;; esac)
+	"$BPFPROF" funclat $unit "$F:slow_op" "$F:fast_op" -- "$F" calls 20 3000 >"$TMP/u$unit.out" 2>&1
+	for fn in slow_op fast_op; do
+		avg=$(field "$TMP/u$unit.out" "funcs:$fn" avg)
+		p50=$(field "$TMP/u$unit.out" "funcs:$fn" p50)
+		echo "# funclat ${unit:--u} $fn: avg $avg p50 $p50"
+		check "funclat ${unit:--u} $fn: p50 agrees with the exact average within 7%" close_to "$p50" "$avg" 0.07
+	done
+	p50ms=$(awk -v v="$(field "$TMP/u$unit.out" funcs:slow_op p50)" -v d="$div" 'BEGIN { print v / d }')
+	check "funclat ${unit:--u} slow_op: p50 ($p50ms ms) at least 5 ms and within 7% of it" \
+		awk -v v="$p50ms" 'BEGIN { exit !(v >= 5 && v <= 5.35) }'
+done
+
 # 2. LIB:FUNC through -p PID's maps; the workload waits for SIGUSR1 until funclat has attached.
 WL_WAIT_USR1=1 "$F" calls 10 500 &
 wl=$!

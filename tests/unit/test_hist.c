@@ -56,11 +56,6 @@ static bool starts_with(const char *s, const char *prefix)
 	return s && !strncmp(s, prefix, strlen(prefix));
 }
 
-static bool near(double got, double want)
-{
-	return fabs(got - want) < 1e-9 * (fabs(want) + 1);
-}
-
 /* ---- slot layouts ---- */
 
 static void test_log2_slot_edges(void)
@@ -228,135 +223,183 @@ static void test_heatmap_cells(void)
 	CHECK_INT(heatmap_col(&cfg, UINT64_MAX), HEATMAP_MAX_COLS - 1);
 }
 
-/* ---- percentiles ---- */
+/* ---- nanosecond histograms: the model behind rows and percentiles ---- */
 
-static void test_percentile_one_bucket(void)
+/* Counts n values, each v ns, into the kernel's layout; *sum gets their exact sum. */
+static void add_ns(__u64 *slots, __u64 *sum, __u64 v, __u64 n)
 {
-	struct hist_layout log2 = { .kind = HIST_LOG2 };
-	struct hist_layout loglin = { .kind = HIST_LOGLIN, .sub_shift = 3 };
-	__u64 slots[HIST_LOG2_SLOTS] = {}, ll[HIST_LOGLIN_SLOTS(3)] = {};
+	slots[hist_ns_slot(v)] += n;
+	*sum += v * n;
+}
+
+static bool within(double got, double want, double frac)
+{
+	return fabs(got - want) <= frac * fabs(want) + 1e-9;
+}
+
+/* Values all in one slot: p50 is the exact average, and every percentile stays in the slot. */
+static void test_ns_one_slot(void)
+{
+	__u64 slots[HIST_NS_SLOTS] = {}, sum = 0, lo, hi;
+	double v;
+	bool open;
+
+	add_ns(slots, &sum, 5100000, 20); /* a fixed 5.1 ms sleep, 20 times */
+	CHECK_INT(hist_ns_percentile(slots, HIST_NS_SLOTS, sum, 0.5, &v, &open), 0);
+	CHECK(within(v, 5100000, 1e-9) && !open);
+	hist_loglin_bounds(hist_ns_slot(5100000), HIST_NS_SUB_SHIFT, &lo, &hi);
+	for (double q = 0.01; q <= 1; q += 0.07) {
+		CHECK_INT(hist_ns_percentile(slots, HIST_NS_SLOTS, sum, q, &v, NULL), 0);
+		CHECK(v >= lo && v <= hi);
+	}
+	/* an exact slot (below 16 ns) gives its value at every quantile */
+	memset(slots, 0, sizeof(slots));
+	sum = 0;
+	add_ns(slots, &sum, 7, 42);
+	CHECK_INT(hist_ns_percentile(slots, HIST_NS_SLOTS, sum, 0.999, &v, NULL), 0);
+	CHECK(within(v, 7, 0));
+	CHECK_INT(hist_ns_percentile(slots, HIST_NS_SLOTS, sum, 0, &v, NULL), -EINVAL);
+	CHECK_INT(hist_ns_percentile(slots, HIST_NS_SLOTS, sum, 1.5, &v, NULL), -EINVAL);
+	CHECK_INT(hist_ns_percentile(slots, HIST_NS_SLOTS, sum, NAN, &v, NULL), -EINVAL);
+}
+
+/* Uniform values over a wide range: every percentile within the 6.25% bound; the summary's
+ * average exact in any unit. */
+static void test_ns_bound(void)
+{
+	__u64 slots[HIST_NS_SLOTS] = {}, sum = 0;
 	struct hist_summary s;
 	double v;
-	int i;
 
-	slots[10] = 100; /* [1024, 2047] */
-	CHECK_INT(hist_percentile(slots, HIST_LOG2_SLOTS, &log2, 0.5, &v, NULL), 0);
-	CHECK(near(v, 1024 + 1023 * 0.5));
-	CHECK_INT(hist_percentile(slots, HIST_LOG2_SLOTS, &log2, 0, &v, NULL), 0);
-	CHECK(near(v, 1024));
-	CHECK_INT(hist_percentile(slots, HIST_LOG2_SLOTS, &log2, 1, &v, NULL), 0);
-	CHECK(near(v, 2047));
-	CHECK_INT(hist_percentile(slots, HIST_LOG2_SLOTS, &log2, 1.5, &v, NULL), -EINVAL);
-	CHECK_INT(hist_percentile(slots, HIST_LOG2_SLOTS, &log2, NAN, &v, NULL), -EINVAL);
+	for (__u64 x = 1000; x < 1000000; x += 7)
+		add_ns(slots, &sum, x, 1);
+	for (int i = 0; i < HIST_NR_PCT; i++) {
+		double want = 1000 + hist_pct_q[i] * (1000000 - 1000);
 
-	/* an exact slot gives the exact value at every quantile */
-	ll[5] = 42;
-	CHECK_INT(hist_summary(ll, HIST_LOGLIN_SLOTS(3), &loglin, 42 * 5, &s), 0);
-	CHECK_INT(s.count, 42);
-	CHECK(near(s.avg, 5));
-	for (i = 0; i < HIST_NR_PCT; i++)
-		CHECK(near(s.pct[i], 5) && !s.pct_open[i]);
-}
-
-static void test_percentile_uniform(void)
-{
-	/* values 0..99 ten times each in slots of 10; an 11th empty slot keeps slot 9 closed */
-	struct hist_layout l = { .kind = HIST_LINEAR, .step = 10 };
-	__u64 slots[11] = {};
-	struct hist_summary s;
-	int i;
-
-	for (i = 0; i < 10; i++)
-		slots[i] = 100;
-	CHECK_INT(hist_summary(slots, 11, &l, 10 * 4950, &s), 0);
-	CHECK_INT(s.count, 1000);
-	CHECK(near(s.avg, 49.5));
-	CHECK(near(s.pct[0], 49));    /* rank 500 ends slot 4 [40, 49] */
-	CHECK(near(s.pct[1], 89));
-	CHECK(near(s.pct[2], 98.1));  /* rank 990: 90% into [90, 99] */
-	CHECK(near(s.pct[3], 98.91));
-	for (i = 0; i < HIST_NR_PCT; i++)
-		CHECK(!s.pct_open[i]);
-
-	/* gaps: half at 0, half in [1024, 2047] */
-	{
-		struct hist_layout log2 = { .kind = HIST_LOG2 };
-		__u64 sl[HIST_LOG2_SLOTS] = {};
-		double v;
-
-		sl[0] = 50;
-		sl[10] = 50;
-		CHECK_INT(hist_percentile(sl, HIST_LOG2_SLOTS, &log2, 0.5, &v, NULL), 0);
-		CHECK(near(v, 1));
-		CHECK_INT(hist_percentile(sl, HIST_LOG2_SLOTS, &log2, 0.75, &v, NULL), 0);
-		CHECK(near(v, 1024 + 1023 * 0.5));
+		CHECK_INT(hist_ns_percentile(slots, HIST_NS_SLOTS, sum, hist_pct_q[i], &v, NULL), 0);
+		if (!within(v, want, 0.0625))
+			printf("    p%g: %.0f, want %.0f\n", hist_pct_q[i] * 100, v, want);
+		CHECK(within(v, want, 0.0625));
 	}
+	CHECK_INT(hist_ns_summary(slots, HIST_NS_SLOTS, sum, 1000, &s), 0);
+	CHECK(within(s.avg, (double)sum / s.count / 1000, 1e-12));
+	CHECK(within(s.pct[0], 500.5, 0.0625));
+	CHECK_INT(hist_ns_summary(slots, HIST_NS_SLOTS, sum, 1000000, &s), 0);
+	CHECK(within(s.pct[0], 0.5005, 0.0625));
 }
 
-static void test_percentile_open_slot(void)
+/* Two groups far apart: percentiles land in the right group, each within its slots. */
+static void test_ns_bimodal_and_merge(void)
 {
-	struct hist_layout l = { .kind = HIST_LINEAR, .step = 10 };
-	__u64 slots[5] = { 10, 0, 0, 0, 90 };
+	__u64 a[HIST_NS_SLOTS] = {}, b[HIST_NS_SLOTS] = {}, sa = 0, sb = 0;
+	double v;
+
+	add_ns(a, &sa, 1000, 900);   /* ~1 us calls */
+	add_ns(b, &sb, 5000000, 100); /* 5 ms calls, counted on another CPU */
+	/* merged as per-CPU copies and intervals are: slot by slot, and the sums */
+	for (int i = 0; i < HIST_NS_SLOTS; i++)
+		a[i] += b[i];
+	sa += sb;
+	CHECK_INT(hist_ns_percentile(a, HIST_NS_SLOTS, sa, 0.5, &v, NULL), 0);
+	CHECK(within(v, 1000, 0.0625));
+	CHECK_INT(hist_ns_percentile(a, HIST_NS_SLOTS, sa, 0.95, &v, NULL), 0);
+	CHECK(within(v, 5000000, 0.0625));
+}
+
+/* The last slot also holds everything above 2^44 ns: a percentile there is its lower bound
+ * (31 x 2^39 ns), marked open. */
+static void test_ns_open_slot(void)
+{
+	__u64 slots[HIST_NS_SLOTS] = {}, sum = 0, lo, hi;
+	struct hist_summary s;
 	char *out = NULL;
 	size_t len;
-	struct hist_summary s;
 	FILE *f;
 
-	CHECK_INT(hist_summary(slots, 5, &l, 123456, &s), 0);
-	CHECK(s.pct_open[0] && near(s.pct[0], 40));
+	add_ns(slots, &sum, 10000000, 10);
+	add_ns(slots, &sum, 1ULL << 50, 90);
+	CHECK_INT(hist_ns_slot(1ULL << 50), HIST_NS_SLOTS - 1);
+	hist_loglin_bounds(HIST_NS_SLOTS - 1, HIST_NS_SUB_SHIFT, &lo, &hi);
+	CHECK_INT(lo, 31ULL << 39);
+	CHECK_INT(hist_ns_summary(slots, HIST_NS_SLOTS, sum, 1000000, &s), 0);
+	CHECK(s.pct_open[0] && within(s.pct[0], lo / 1e6, 1e-9));
+	CHECK(!s.pct_open[0] || s.pct[0] < s.avg);
 	f = open_memstream(&out, &len);
-	CHECK_INT(hist_print_summary(f, &s, "ms"), 0);
+	CHECK_INT(hist_print_summary(f, &s, "msecs"), 0);
 	fclose(f);
-	CHECK_STR(out, "count 100  avg 1234.6 ms  p50 >=40  p90 >=40  p99 >=40  p99.9 >=40 ms "
-		       "(estimated from buckets)\n");
+	CHECK(strstr(out, "p50 >=17042430"));
 	free(out);
 }
 
-static void test_percentile_empty(void)
+static void test_ns_empty(void)
 {
-	struct hist_layout l = { .kind = HIST_LOG2 };
-	__u64 slots[HIST_LOG2_SLOTS] = {};
+	__u64 slots[HIST_NS_SLOTS] = {};
 	struct hist_summary s;
 	char *out = NULL;
 	size_t len;
 	double v;
 	FILE *f;
 
-	CHECK_INT(hist_percentile(slots, HIST_LOG2_SLOTS, &l, 0.5, &v, NULL), -ENODATA);
-	CHECK_INT(hist_summary(slots, HIST_LOG2_SLOTS, &l, 0, &s), 0);
+	CHECK_INT(hist_ns_percentile(slots, HIST_NS_SLOTS, 0, 0.5, &v, NULL), -ENODATA);
+	CHECK_INT(hist_ns_summary(slots, HIST_NS_SLOTS, 0, 1000, &s), 0);
 	CHECK_INT(s.count, 0);
 	f = open_memstream(&out, &len);
 	CHECK_INT(hist_print_summary(f, &s, "usecs"), 0);
 	fclose(f);
-	CHECK_STR(out, "count 0  avg - usecs  p50 -  p90 -  p99 -  p99.9 - usecs "
-		       "(estimated from buckets)\n");
+	CHECK_STR(out, "count 0  avg - usecs  p50 -  p90 -  p99 -  p99.9 - usecs (p within 6.25%)\n");
 	free(out);
 }
 
-static void test_summary_line(void)
+/* Rows in any unit and layout add up to the count, and agree with the percentiles: rows below
+ * p50's row hold at most half the count. */
+static void test_ns_rows(void)
 {
-	struct hist_layout l = { .kind = HIST_LOG2 };
-	__u64 slots[HIST_LOG2_SLOTS] = {};
-	struct hist_summary s;
-	char *out = NULL;
-	size_t len;
-	FILE *f;
+	struct hist_layout log2 = { .kind = HIST_LOG2 }, loglin = { .kind = HIST_LOGLIN,
+		.sub_shift = 3 }, linear = { .kind = HIST_LINEAR, .step = 100, .nr = 50 };
+	const struct hist_layout *layouts[] = { &log2, &loglin, &linear };
+	static __u64 slots[HIST_NS_SLOTS], rows[HIST_LOGLIN_SLOTS(3)];
+	__u64 sum = 0, units[] = { 1, 1000, 1000000 };
 
-	slots[1] = 2;   /* [2, 3] */
-	slots[7] = 996; /* [128, 255] */
-	slots[10] = 2;  /* [1024, 2047] */
-	CHECK_INT(hist_summary(slots, HIST_LOG2_SLOTS, &l, 153200, &s), 0);
-	f = open_memstream(&out, &len);
-	CHECK_INT(hist_print_summary(f, &s, "usecs"), 0);
-	fclose(f);
-	/* p50: rank 500 is 498/996 into [128, 255] = 191.5, p90: 898/996 of the way = 242.504;
-	 * p99.9: rank 999 is halfway into [1024, 2047] = 1535.5 */
-	CHECK_STR(out, "count 1000  avg 153.2 usecs  p50 192  p90 243  p99 254  p99.9 1536 usecs "
-		       "(estimated from buckets)\n");
-	free(out);
+	memset(slots, 0, sizeof(slots));
+	for (__u64 x = 500; x < 3000000; x = x * 11 / 10)
+		add_ns(slots, &sum, x, 3);
+	add_ns(slots, &sum, 2000, 50); /* a row edge in usecs: 2000 ns starts "2 -> 3" */
+	for (size_t k = 0; k < 3; k++) {
+		for (size_t u = 0; u < 3; u++) {
+			__u64 total = 0, count = 0;
+			int nr = hist_layout_slots(layouts[k]);
+
+			CHECK_INT(hist_ns_rows(slots, HIST_NS_SLOTS, sum, layouts[k], units[u], rows), 0);
+			for (int i = 0; i < nr; i++)
+				total += rows[i];
+			for (int i = 0; i < HIST_NS_SLOTS; i++)
+				count += slots[i];
+			CHECK_INT(total, count);
+		}
+	}
+	/* exact where slots nest in rows: 2048 ns and 3500 ns are all in "2 -> 3 usecs" */
+	memset(slots, 0, sizeof(slots));
+	sum = 0;
+	add_ns(slots, &sum, 2048, 10);
+	add_ns(slots, &sum, 3500, 5);
+	CHECK_INT(hist_ns_rows(slots, HIST_NS_SLOTS, sum, &log2, 1000, rows), 0);
+	CHECK_INT(rows[1], 15);
+	/* rows finer than slots: each value stays in the rows its 128 ns slot covers */
+	CHECK_INT(hist_ns_rows(slots, HIST_NS_SLOTS, sum, &linear, 1, rows), 0);
+	CHECK_INT(rows[20] + rows[21], 10);
+	CHECK_INT(rows[34] + rows[35], 5);
+	CHECK_INT(hist_ns_rows(slots, HIST_NS_SLOTS, sum, &log2, 0, rows), -EINVAL);
 }
 
 /* ---- text histograms ---- */
+
+/* BCC's log2 rows, as hist_print() prints them. */
+static int print_log2(FILE *f, const __u64 *slots, int nr, const char *unit)
+{
+	struct hist_layout l = { .kind = HIST_LOG2 };
+
+	return hist_print(f, slots, nr, &l, unit);
+}
 
 static char *print_to_string(int (*fn)(FILE *, const __u64 *, int, const char *),
 			     const __u64 *slots, int nr, const char *unit, int *err)
@@ -380,7 +423,7 @@ static void test_print_log2_exact(void)
 	slots[1] = 3;
 	slots[2] = 10;
 	slots[4] = 5;
-	out = print_to_string(hist_print_log2, slots, HIST_LOG2_SLOTS, "usecs", &err);
+	out = print_to_string(print_log2, slots, HIST_LOG2_SLOTS, "usecs", &err);
 	CHECK_INT(err, 0);
 	CHECK_STR(out,
 		  "     usecs               : count    distribution\n"
@@ -393,7 +436,7 @@ static void test_print_log2_exact(void)
 	/* slot 0 is "0 -> 1", as in BCC */
 	memset(slots, 0, sizeof(slots));
 	slots[0] = 1;
-	out = print_to_string(hist_print_log2, slots, HIST_LOG2_SLOTS, "nsecs", &err);
+	out = print_to_string(print_log2, slots, HIST_LOG2_SLOTS, "nsecs", &err);
 	CHECK_STR(out,
 		  "     nsecs               : count    distribution\n"
 		  "         0 -> 1          : 1        |****************************************|\n");
@@ -409,7 +452,7 @@ static void test_print_log2_wide(void)
 	/* bounds past 10 digits switch to BCC's 20-digit columns and 20 stars */
 	slots[33] = 2;
 	slots[63] = 1;
-	out = print_to_string(hist_print_log2, slots, HIST_LOG2_SLOTS, "nsecs", &err);
+	out = print_to_string(print_log2, slots, HIST_LOG2_SLOTS, "nsecs", &err);
 	CHECK_INT(err, 0);
 	CHECK(starts_with(out, "               nsecs                         : count    distribution\n"
 			       "          8589934592 -> 17179869183          : 2        "
@@ -422,13 +465,13 @@ static void test_print_log2_wide(void)
 
 	/* counts too wide for BCC's 8 columns shrink the bar, not the layout */
 	slots[33] = UINT64_MAX;
-	out = print_to_string(hist_print_log2, slots, HIST_LOG2_SLOTS, "nsecs", &err);
+	out = print_to_string(print_log2, slots, HIST_LOG2_SLOTS, "nsecs", &err);
 	CHECK(max_line_len(out) < 80);
 	free(out);
 	memset(slots, 0, sizeof(slots));
 	slots[3] = UINT64_MAX;
 	slots[5] = 123456789012ULL;
-	out = print_to_string(hist_print_log2, slots, HIST_LOG2_SLOTS, "usecs", &err);
+	out = print_to_string(print_log2, slots, HIST_LOG2_SLOTS, "usecs", &err);
 	CHECK(max_line_len(out) < 80);
 	CHECK(strstr(out, "         8 -> 15         : 18446744073709551615 |*****************************|\n"));
 	free(out);
@@ -444,7 +487,8 @@ static void test_print_loglin_linear(void)
 	ll[3] = 1;
 	ll[36] = 4;
 	f = open_memstream(&out, &len);
-	CHECK_INT(hist_print_loglin(f, ll, HIST_LOGLIN_SLOTS(2), 2, "usecs"), 0);
+	CHECK_INT(hist_print(f, ll, HIST_LOGLIN_SLOTS(2),
+			     &(struct hist_layout){ .kind = HIST_LOGLIN, .sub_shift = 2 }, "usecs"), 0);
 	fclose(f);
 	CHECK(starts_with(out, "     usecs               : count    distribution\n"
 			       "         3 -> 3          : 1        |**********                              |\n"
@@ -459,7 +503,8 @@ static void test_print_loglin_linear(void)
 	lin[1] = 2;
 	lin[7] = 1; /* the clamped last slot */
 	f = open_memstream(&out, &len);
-	CHECK_INT(hist_print_linear(f, lin, 8, 100, "msecs"), 0);
+	CHECK_INT(hist_print(f, lin, 8, &(struct hist_layout){ .kind = HIST_LINEAR, .step = 100,
+							       .nr = 8 }, "msecs"), 0);
 	fclose(f);
 	CHECK(starts_with(out, "     msecs               : count    distribution\n"
 			       "       100 -> 199        : 2        |****************************************|\n"
@@ -476,20 +521,20 @@ static void test_print_empty_and_errors(void)
 	FILE *f;
 	int err;
 
-	out = print_to_string(hist_print_log2, slots, HIST_LOG2_SLOTS, "usecs", &err);
+	out = print_to_string(print_log2, slots, HIST_LOG2_SLOTS, "usecs", &err);
 	CHECK_INT(err, 0);
 	CHECK_STR(out, "");
 	free(out);
 	CHECK_INT(hist_print(stdout, slots, 4, &bad, "x"), -ERANGE);
-	CHECK_INT(hist_print_log2(stdout, slots, 65, "x"), -ERANGE);
-	CHECK_INT(hist_print_log2(stdout, slots, 0, "x"), -EINVAL);
+	CHECK_INT(print_log2(stdout, slots, 65, "x"), -ERANGE);
+	CHECK_INT(print_log2(stdout, slots, 0, "x"), -EINVAL);
 
 	/* a full disk is an error, not a histogram */
 	f = fopen("/dev/full", "w");
 	if (!f)
 		SKIP("no /dev/full");
 	slots[3] = 1;
-	CHECK_INT(hist_print_log2(f, slots, HIST_LOG2_SLOTS, "usecs"), -ENOSPC);
+	CHECK_INT(print_log2(f, slots, HIST_LOG2_SLOTS, "usecs"), -ENOSPC);
 	fclose(f);
 }
 
@@ -846,11 +891,12 @@ int main(void)
 	RUN(test_loglin_slot_values);
 	RUN(test_linear_clamp);
 	RUN(test_heatmap_cells);
-	RUN(test_percentile_one_bucket);
-	RUN(test_percentile_uniform);
-	RUN(test_percentile_open_slot);
-	RUN(test_percentile_empty);
-	RUN(test_summary_line);
+	RUN(test_ns_one_slot);
+	RUN(test_ns_bound);
+	RUN(test_ns_bimodal_and_merge);
+	RUN(test_ns_open_slot);
+	RUN(test_ns_empty);
+	RUN(test_ns_rows);
 	RUN(test_print_log2_exact);
 	RUN(test_print_log2_wide);
 	RUN(test_print_loglin_linear);

@@ -193,64 +193,52 @@ static void test_merge_by_comm(void)
 	CHECK_INT(sched_rows_merge_by_comm(rows, 0), 0);
 }
 
-/* runqlat's slots: every log-linear slot lands in the log2 row holding its lower bound. */
-static void test_fold_loglin_to_log2(void)
+/* runqlat's rows: the kernel's nanosecond slots in BCC's log2 rows of usecs, every delay in
+ * the row of its whole microseconds (0 -> 1 holds 0..1999 ns), nothing lost or added. */
+static void test_runqlat_rows(void)
 {
-	__u64 in[RUNQLAT_SLOTS] = {}, out[RUNQLAT_MAX_LOG2], lo, hi, total = 0;
-	int i, span;
+	static __u64 slots[HIST_NS_SLOTS];
+	struct hist_layout log2 = { .kind = HIST_LOG2 };
+	__u64 rows[HIST_LOG2_SLOTS], sum = 0, total = 0;
 
-	for (i = 0; i < RUNQLAT_SLOTS; i++) {
-		in[i] = i + 1;
-		total += in[i];
-	}
-	span = hist_loglin_to_log2(in, RUNQLAT_SLOTS, RUNQLAT_SUB_SHIFT, out, RUNQLAT_MAX_LOG2);
-	/* the last log-linear slot starts at 15 * 2^32: log2 row 35, the last one */
-	CHECK_INT(span, RUNQLAT_MAX_LOG2);
-	/* 0 and 1 share row 0 as in BCC; 2, 3 row 1; 4..7 row 2; then 8 slots per row */
-	CHECK_INT(out[0], 1 + 2);
-	CHECK_INT(out[1], 3 + 4);
-	CHECK_INT(out[2], 5 + 6 + 7 + 8);
-	CHECK_INT(out[3], 9 + 10 + 11 + 12 + 13 + 14 + 15 + 16);
-	for (i = 0, hi = 0; i < RUNQLAT_MAX_LOG2; i++)
-		hi += out[i];
-	CHECK_INT(hi, total);
-	/* each slot's bounds sit inside its row's */
-	for (i = 0; i < RUNQLAT_SLOTS; i++) {
-		hist_loglin_bounds(i, RUNQLAT_SUB_SHIFT, &lo, &hi);
-		CHECK(hist_log2_slot(lo) == hist_log2_slot(hi) || lo <= 1);
-	}
-	CHECK_INT(hist_loglin_to_log2(in, RUNQLAT_SLOTS, 9, out, 4), -EINVAL);
-	CHECK_INT(hist_loglin_to_log2(in, 0, 3, out, 4), -EINVAL);
-	CHECK_INT(hist_loglin_to_log2(in, HIST_LOGLIN_SLOTS(3) + 1, 3, out, 4), -ERANGE);
-	/* a short output clamps into its last row */
-	span = hist_loglin_to_log2(in, 40, 3, out, 3);
-	CHECK_INT(span, 3);
-	for (i = 0, hi = 0; i < 40; i++)
-		hi += in[i];
-	CHECK_INT(out[0] + out[1] + out[2], hi);
+	memset(slots, 0, sizeof(slots));
+	slots[hist_ns_slot(1500)] += 3;     /* 1.5 us */
+	slots[hist_ns_slot(2100)] += 4;     /* 2.1 us */
+	slots[hist_ns_slot(6000)] += 5;     /* 6 us */
+	slots[hist_ns_slot(700000)] += 6;   /* 700 us */
+	sum = 3 * 1500 + 4 * 2100 + 5 * 6000 + 6 * 700000;
+	CHECK_INT(hist_ns_rows(slots, HIST_NS_SLOTS, sum, &log2, 1000, rows), 0);
+	CHECK_INT(rows[0], 3);
+	CHECK_INT(rows[1], 4);
+	CHECK_INT(rows[2], 5);
+	CHECK_INT(rows[9], 6);
+	for (int i = 0; i < HIST_LOG2_SLOTS; i++)
+		total += rows[i];
+	CHECK_INT(total, 18);
 }
 
 /* Percentiles come from the fine slots: 1000 delays of 100..1099 us.  In log2 rows p50 would
- * only be known to lie in [512, 1023]; 8 sub-buckets per power of two pin it within 12.5%. */
+ * only be known to lie in [512, 1023]; 16 sub-buckets per power of two pin it within 6.25%. */
 static void test_runqlat_percentiles(void)
 {
-	struct hist_layout l = { .kind = HIST_LOGLIN, .sub_shift = RUNQLAT_SUB_SHIFT };
-	__u64 slots[RUNQLAT_SLOTS] = {}, sum = 0, v;
+	static __u64 slots[HIST_NS_SLOTS];
+	__u64 sum = 0, v;
 	struct hist_summary s;
 	char *out = NULL;
 	size_t len;
 	FILE *f;
 
+	memset(slots, 0, sizeof(slots));
 	for (v = 100; v < 1100; v++) {
-		slots[hist_loglin_slot(v, RUNQLAT_SUB_SHIFT)]++;
-		sum += v;
+		slots[hist_ns_slot(v * 1000)]++;
+		sum += v * 1000;
 	}
-	CHECK_INT(hist_summary(slots, RUNQLAT_SLOTS, &l, sum, &s), 0);
+	CHECK_INT(hist_ns_summary(slots, HIST_NS_SLOTS, sum, 1000, &s), 0);
 	CHECK_INT(s.count, 1000);
 	CHECK(s.avg == 599.5);
-	CHECK(s.pct[0] >= 599.5 * 0.875 && s.pct[0] <= 599.5 * 1.125);
-	CHECK(s.pct[1] >= 1000 * 0.875 && s.pct[1] <= 1000 * 1.125);
-	CHECK(s.pct[2] >= 1089 * 0.875 && s.pct[2] <= 1089 * 1.125);
+	CHECK(s.pct[0] >= 599.5 * 0.9375 && s.pct[0] <= 599.5 * 1.0625);
+	CHECK(s.pct[1] >= 1000 * 0.9375 && s.pct[1] <= 1000 * 1.0625);
+	CHECK(s.pct[2] >= 1089 * 0.9375 && s.pct[2] <= 1089 * 1.0625);
 	CHECK(!s.pct_open[3]);
 	f = open_memstream(&out, &len);
 	hist_print_summary(f, &s, "usecs");
@@ -259,8 +247,8 @@ static void test_runqlat_percentiles(void)
 	free(out);
 	/* a delay beyond the last slot is open-ended: reported as ">=" its lower bound */
 	memset(slots, 0, sizeof(slots));
-	slots[RUNQLAT_SLOTS - 1] = 1;
-	CHECK_INT(hist_summary(slots, RUNQLAT_SLOTS, &l, 1ULL << 40, &s), 0);
+	slots[HIST_NS_SLOTS - 1] = 1;
+	CHECK_INT(hist_ns_summary(slots, HIST_NS_SLOTS, 1ULL << 50, 1000, &s), 0);
 	CHECK(s.pct_open[0]);
 }
 
@@ -274,7 +262,7 @@ int main(void)
 	RUN(test_sort_avg_exact);
 	RUN(test_sort_ties);
 	RUN(test_merge_by_comm);
-	RUN(test_fold_loglin_to_log2);
+	RUN(test_runqlat_rows);
 	RUN(test_runqlat_percentiles);
 	TESTS_DONE();
 }

@@ -50,8 +50,7 @@ static struct biolat_env {
 	bool millis, queued, per_disk, per_flags;
 	const char *disk;
 	__u32 dev;
-	struct hist_layout layout;
-	__u32 nr_slots;
+	struct hist_layout layout; /* rows to print: log2 (default), --loglin, --linear */
 	struct output events;
 	struct hists h;
 	struct event_ctx ec;
@@ -103,7 +102,7 @@ static int opt_linear(const char *arg)
 		return -EINVAL;
 	}
 	env.layout.kind = HIST_LINEAR;
-	env.nr_slots = n;
+	env.layout.nr = n;
 	return 0;
 }
 
@@ -118,7 +117,6 @@ static int opt_loglin(const char *arg)
 	}
 	env.layout.kind = HIST_LOGLIN;
 	env.layout.sub_shift = v;
-	env.nr_slots = HIST_LOGLIN_SLOTS(v);
 	return 0;
 }
 
@@ -169,7 +167,7 @@ struct hist_entry {
 	__u32 dev;
 	char label[160];
 	__u64 sum_ns;
-	__u64 *slots; /* env.nr_slots */
+	__u64 *slots; /* HIST_NS_SLOTS, the kernel's */
 };
 
 struct hist_set {
@@ -219,7 +217,7 @@ static struct hist_entry *set_entry(struct hist_set *s, __u32 dev, const char *l
 	}
 	e = &s->e[s->nr];
 	memset(e, 0, sizeof(*e));
-	e->slots = calloc(env.nr_slots, sizeof(__u64));
+	e->slots = calloc(HIST_NS_SLOTS, sizeof(__u64));
 	if (!e->slots)
 		return NULL;
 	e->dev = dev;
@@ -267,7 +265,7 @@ static int read_hists(struct hists *h, int fd, struct hist_set *out)
 			const __u64 *v = (const __u64 *)((const char *)vals + c * stride);
 
 			e->sum_ns += v[BIOLAT_VAL_SUM];
-			for (__u32 i = 0; i < env.nr_slots; i++)
+			for (__u32 i = 0; i < HIST_NS_SLOTS; i++)
 				e->slots[i] += v[BIOLAT_VAL_SLOT0 + i];
 		}
 	}
@@ -279,19 +277,10 @@ static int read_hists(struct hists *h, int fd, struct hist_set *out)
 
 static int print_entry(FILE *out, const struct hist_entry *e)
 {
-	struct hist_summary s;
-	int err;
-
 	if (e->label[0])
 		fprintf(out, "%s\n", e->label);
-	err = hist_print(out, e->slots, env.nr_slots, &env.layout, unit_name());
-	err = err ?: hist_summary(e->slots, env.nr_slots, &env.layout, e->sum_ns / unit_ns(), &s);
-	if (err)
-		return err;
-	/* the average from the exact sum in ns, not from its truncation to the unit */
-	if (s.count)
-		s.avg = (double)e->sum_ns / unit_ns() / s.count;
-	return hist_print_summary(out, &s, unit_name());
+	return hist_ns_print(out, e->slots, HIST_NS_SLOTS, e->sum_ns, &env.layout, unit_ns(),
+			     unit_name());
 }
 
 /* One report: the histograms since the last one, read from the inner map just swapped out. */
@@ -403,7 +392,7 @@ static int biolat_configure(struct runner *r)
 	bool insert = env.queued || targets.nr_pids || targets.nr_tids || targets.follow ||
 		      targets.cgroup || targets.user_only || targets.kernel_only;
 	struct bpf_map *inner;
-	__u32 vsize = BIOLAT_VALUE_SIZE(env.nr_slots);
+	__u32 vsize = BIOLAT_VALUE_SIZE;
 	int err;
 
 	/* filters, keys and units are read-only globals, fixed before load */
@@ -413,21 +402,13 @@ static int biolat_configure(struct runner *r)
 	skel->rodata->filter_dev = env.disk != NULL;
 	skel->rodata->targ_dev = env.dev;
 	skel->rodata->targ_unit_ns = unit_ns();
-	skel->rodata->targ_hist_kind = env.layout.kind == HIST_LINEAR ? BIOLAT_HIST_LINEAR :
-				       env.layout.kind == HIST_LOGLIN ? BIOLAT_HIST_LOGLIN :
-				       BIOLAT_HIST_LOG2;
-	skel->rodata->targ_sub_shift = env.layout.sub_shift;
-	skel->rodata->targ_step = env.layout.step ? env.layout.step : 1;
-	skel->rodata->targ_nr_slots = env.nr_slots;
 	skel->rodata->targ_events = env.events.path != NULL;
 	err = pick_rq_args(skel, btf);
 	if (err)
 		return err;
 
-	/* histogram values are sized to the layout: 520 bytes for log2 */
 	inner = bpf_map__inner_map(skel->maps.hists);
-	err = inner ? bpf_map__set_value_size(inner, vsize) : -ENOENT;
-	err = err ?: bpf_map__set_value_size(skel->maps.zero_hist, vsize);
+	err = inner ? 0 : -ENOENT;
 	err = err ?: size_start(skel);
 	/* the heat map's columns are the run's: COUNT x INTERVAL when known */
 	err = err ?: heatmap_run_configure(&heatmap_opts, skel->maps.heat,
@@ -537,10 +518,6 @@ static void print_lost(struct biolat_bpf *skel)
 
 static int biolat_check(struct runner *r)
 {
-	if (!env.nr_slots) {
-		env.layout.kind = HIST_LOG2;
-		env.nr_slots = HIST_LOG2_SLOTS;
-	}
 	env.h = (struct hists){ .outer_fd = -1, .cur_fd = -1 };
 	env.h.ncpu = libbpf_num_possible_cpus();
 	if (env.h.ncpu <= 0) {

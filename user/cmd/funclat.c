@@ -92,8 +92,6 @@ static int funclat_configure(struct runner *r)
 
 	/* units and bucket layout are read-only globals, fixed before load */
 	skel->rodata->targ_unit_ns = env.unit_ns;
-	skel->rodata->targ_loglin = env.loglin;
-	skel->rodata->targ_sub_shift = FUNCLAT_SUB_SHIFT_MAX;
 	bpf_map__set_max_entries(skel->maps.hists, env.evs.nr);
 	return heatmap_run_configure(&heatmap_opts, skel->maps.heat, &skel->rodata->targ_heatmap,
 				     &skel->rodata->targ_heatmap_cfg, runner_planned_seconds()) ?:
@@ -116,16 +114,12 @@ static int funclat_started(struct runner *r)
 	return 0;
 }
 
+/* Rows to print: BCC's log2 of the unit, or -L's 8 per power of two. */
 static struct hist_layout layout(void)
 {
 	struct hist_layout l = { .kind = env.loglin ? HIST_LOGLIN : HIST_LOG2,
-				 .sub_shift = FUNCLAT_SUB_SHIFT_MAX };
+				 .sub_shift = HIST_LOGLIN_SHIFT_DEFAULT };
 	return l;
-}
-
-static int hist_slots(void)
-{
-	return env.loglin ? FUNCLAT_SLOTS : HIST_LOG2_SLOTS;
 }
 
 /* Every function called since the last report: the kernel's counts are never reset, so no call
@@ -139,7 +133,6 @@ static int funclat_report(struct runner *r, bool last)
 
 	for (__u32 i = 0; !err && i < (__u32)env.evs.nr; i++) {
 		struct funclat_hist *prev = &env.prev[i];
-		struct hist_summary s;
 		__u64 count = 0;
 
 		err = bpf_map__lookup_elem(skel->maps.hists, &i, 4, h, sizeof(*h), 0);
@@ -147,7 +140,7 @@ static int funclat_report(struct runner *r, bool last)
 			break;
 		h->sum_ns -= prev->sum_ns;
 		prev->sum_ns += h->sum_ns;
-		for (unsigned int k = 0; k < FUNCLAT_SLOTS; k++) {
+		for (unsigned int k = 0; k < HIST_NS_SLOTS; k++) {
 			h->slots[k] -= prev->slots[k];
 			prev->slots[k] += h->slots[k];
 			count += h->slots[k];
@@ -155,13 +148,8 @@ static int funclat_report(struct runner *r, bool last)
 		if (!count)
 			continue;
 		fprintf(r->out, "\n%s\n", env.evs.ev[i].name);
-		err = hist_print(r->out, h->slots, hist_slots(), &l, env.unit);
-		err = err ?: hist_summary(h->slots, hist_slots(), &l, h->sum_ns / env.unit_ns, &s);
-		/* the sum is exact in ns: the average is too */
-		if (!err) {
-			s.avg = (double)h->sum_ns / env.unit_ns / count;
-			err = hist_print_summary(r->out, &s, env.unit);
-		}
+		err = hist_ns_print(r->out, h->slots, HIST_NS_SLOTS, h->sum_ns, &l, env.unit_ns,
+				    env.unit);
 		shown++;
 	}
 	if (!err && !shown)

@@ -21,7 +21,7 @@ RUNNER_SKELETON(runqlat);
 /* The cumulative counts of one histogram at the previous report: the BPF maps are never cleared
  * (clearing races with the programs and loses counts), reports print the difference. */
 struct snapshot {
-	__u64 slots[RUNQLAT_SLOTS];
+	__u64 slots[HIST_NS_SLOTS];
 	__u64 sum_ns;
 };
 
@@ -64,7 +64,7 @@ static __u64 take_delta(const struct snapshot *cur, struct snapshot *prev, struc
 {
 	__u64 n = 0;
 
-	for (int i = 0; i < RUNQLAT_SLOTS; i++) {
+	for (int i = 0; i < HIST_NS_SLOTS; i++) {
 		delta->slots[i] = cur->slots[i] - prev->slots[i];
 		n += delta->slots[i];
 	}
@@ -73,20 +73,13 @@ static __u64 take_delta(const struct snapshot *cur, struct snapshot *prev, struc
 	return n;
 }
 
+/* BCC's log2 rows of the unit, and the summary, from the kernel's nanosecond slots. */
 static int print_hist(FILE *out, const struct snapshot *h)
 {
-	struct hist_layout l = { .kind = HIST_LOGLIN, .sub_shift = RUNQLAT_SUB_SHIFT };
-	__u64 log2[RUNQLAT_MAX_LOG2], div = env.ms ? 1000000 : 1000;
-	struct hist_summary s;
-	int err;
+	struct hist_layout l = { .kind = HIST_LOG2 };
 
-	/* BCC's log2 rows to look at, percentiles from the finer slots */
-	err = hist_loglin_to_log2(h->slots, RUNQLAT_SLOTS, RUNQLAT_SUB_SHIFT, log2, RUNQLAT_MAX_LOG2);
-	if (err < 0)
-		return err;
-	err = hist_print_log2(out, log2, RUNQLAT_MAX_LOG2, unit());
-	err = err ?: hist_summary(h->slots, RUNQLAT_SLOTS, &l, h->sum_ns / div, &s);
-	return err ?: hist_print_summary(out, &s, unit());
+	return hist_ns_print(out, h->slots, HIST_NS_SLOTS, h->sum_ns, &l,
+			     env.ms ? 1000000 : 1000, unit());
 }
 
 static int report_single(FILE *out, struct runqlat_bpf *skel, struct snapshot *prev)
@@ -106,7 +99,7 @@ static int report_single(FILE *out, struct runqlat_bpf *skel, struct snapshot *p
 	}
 	env.bytes_read += ncpu * sizeof(*percpu);
 	for (int c = 0; c < ncpu; c++) {
-		for (int i = 0; i < RUNQLAT_SLOTS; i++)
+		for (int i = 0; i < HIST_NS_SLOTS; i++)
 			cur.slots[i] += percpu[c].slots[i];
 		cur.sum_ns += percpu[c].sum_ns;
 	}

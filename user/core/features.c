@@ -145,6 +145,9 @@ bool feat_task_storage(void)
 
 bool feat_task_pt_regs(void)
 {
+	/* tests run the paths of 5.11-5.14 kernels with it */
+	if (getenv("BPFPROF_NO_TASK_PT_REGS"))
+		return false;
 	if (feat.task_pt_regs == UNKNOWN)
 		feat.task_pt_regs = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT,
 							    BPF_FUNC_task_pt_regs, NULL) > 0;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include "out/hist.h"
 #include "out/outfile.h"
@@ -65,6 +66,19 @@ int hist_slot_bounds(const struct hist_layout *l, int slot, int nr, __u64 *lo, _
 		return loglin_bounds(l->sub_shift, slot, nr, lo, hi, open);
 	case HIST_LINEAR:
 		return linear_bounds(l->step, slot, nr, lo, hi, open);
+	}
+	return -EINVAL;
+}
+
+int hist_layout_slots(const struct hist_layout *l)
+{
+	switch (l->kind) {
+	case HIST_LOG2:
+		return HIST_LOG2_SLOTS;
+	case HIST_LOGLIN:
+		return l->sub_shift <= HIST_LOGLIN_SHIFT_MAX ? (int)HIST_LOGLIN_SLOTS(l->sub_shift) : -ERANGE;
+	case HIST_LINEAR:
+		return l->nr ? (int)l->nr : -EINVAL;
 	}
 	return -EINVAL;
 }
@@ -173,27 +187,6 @@ int hist_print(FILE *f, const __u64 *slots, int nr, const struct hist_layout *l,
 	return stream_flush_check(f);
 }
 
-int hist_print_log2(FILE *f, const __u64 *slots, int nr, const char *unit)
-{
-	struct hist_layout l = { .kind = HIST_LOG2 };
-
-	return hist_print(f, slots, nr, &l, unit);
-}
-
-int hist_print_loglin(FILE *f, const __u64 *slots, int nr, __u32 sub_shift, const char *unit)
-{
-	struct hist_layout l = { .kind = HIST_LOGLIN, .sub_shift = sub_shift };
-
-	return hist_print(f, slots, nr, &l, unit);
-}
-
-int hist_print_linear(FILE *f, const __u64 *slots, int nr, __u64 step, const char *unit)
-{
-	struct hist_layout l = { .kind = HIST_LINEAR, .step = step };
-
-	return hist_print(f, slots, nr, &l, unit);
-}
-
 static __u64 total_count(const __u64 *slots, int nr)
 {
 	__u64 total = 0;
@@ -204,78 +197,18 @@ static __u64 total_count(const __u64 *slots, int nr)
 	return total;
 }
 
-int hist_percentile(const __u64 *slots, int nr, const struct hist_layout *l, double q,
-		    double *value, bool *open)
-{
-	int err, i, first, last;
-	double rank, below = 0;
-	__u64 max, lo, hi;
-	bool is_open;
-
-	err = hist_slot_bounds(l, 0, nr, &lo, &hi, &is_open);
-	if (err)
-		return err;
-	if (!(q >= 0 && q <= 1))
-		return -EINVAL;
-	nonempty_range(slots, nr, &first, &last, &max);
-	if (first < 0)
-		return -ENODATA;
-	rank = q * (double)total_count(slots, nr);
-	/* the last non-empty slot takes whatever rank is left, rounding included */
-	for (i = first; i < last; i++) {
-		if (below + (double)slots[i] >= rank && slots[i])
-			break;
-		below += (double)slots[i];
-	}
-	err = hist_slot_bounds(l, i, nr, &lo, &hi, &is_open);
-	if (err)
-		return err;
-	if (open)
-		*open = is_open;
-	if (is_open) {
-		*value = (double)lo;
-		return 0;
-	}
-	*value = (double)lo + (double)(hi - lo) * ((rank - below) / (double)slots[i]);
-	if (*value > (double)hi)
-		*value = (double)hi;
-	if (*value < (double)lo)
-		*value = (double)lo;
-	return 0;
-}
-
-int hist_summary(const __u64 *slots, int nr, const struct hist_layout *l, __u64 sum,
-		 struct hist_summary *s)
-{
-	__u64 lo, hi;
-	bool open;
-	int err, i;
-
-	memset(s, 0, sizeof(*s));
-	err = hist_slot_bounds(l, 0, nr, &lo, &hi, &open);
-	if (err)
-		return err;
-	s->count = total_count(slots, nr);
-	s->sum = sum;
-	if (!s->count)
-		return 0;
-	s->avg = (double)sum / (double)s->count;
-	for (i = 0; i < HIST_NR_PCT; i++) {
-		err = hist_percentile(slots, nr, l, hist_pct_q[i], &s->pct[i], &s->pct_open[i]);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-/* Three significant-ish digits without trailing zeros: "1900", "412", "15.5", "5", "0.25". */
+/* Three significant-ish digits without trailing zeros: "1900", "412", "15.5", "5", "0.25",
+ * "0.00123" (a sub-unit latency keeps its digits: milliseconds of a microsecond call). */
 static const char *fmt_value(double v, char *buf, size_t size)
 {
 	int decimals = v >= 100 ? 0 : v >= 10 ? 1 : 2;
 	char *end;
 
-	snprintf(buf, size, "%.*f", decimals, v);
-	if (!decimals)
+	if (v > 0 && v < 1)
+		snprintf(buf, size, "%.3g", v);
+	else
+		snprintf(buf, size, "%.*f", decimals, v);
+	if (!decimals || strchr(buf, 'e') || !strchr(buf, '.'))
 		return buf;
 	end = buf + strlen(buf) - 1;
 	while (*end == '0')
@@ -293,7 +226,9 @@ int hist_print_summary(FILE *f, const struct hist_summary *s, const char *unit)
 	if (!unit)
 		unit = "value";
 	fprintf(f, "count %llu  avg ", (unsigned long long)s->count);
-	if (s->count)
+	if (s->count && s->avg > 0 && s->avg < 1)
+		fprintf(f, "%.3g %s", s->avg, unit);
+	else if (s->count)
 		fprintf(f, "%.1f %s", s->avg, unit);
 	else
 		fprintf(f, "- %s", unit);
@@ -305,29 +240,218 @@ int hist_print_summary(FILE *f, const struct hist_summary *s, const char *unit)
 			fprintf(f, "%s%s", s->pct_open[i] ? ">=" : "",
 				fmt_value(s->pct[i], buf, sizeof(buf)));
 	}
-	fprintf(f, " %s (estimated from buckets)\n", unit);
+	fprintf(f, " %s (p within 6.25%%)\n", unit);
 	return stream_flush_check(f);
 }
 
-int hist_loglin_to_log2(const __u64 *in, int nr_in, __u32 sub_shift, __u64 *out, int nr_out)
-{
-	__u64 lo, hi;
-	int i, slot, span = 0;
 
-	if (!in || !out || nr_in <= 0 || nr_out <= 0 || sub_shift > HIST_LOGLIN_SHIFT_MAX)
-		return -EINVAL;
-	if ((__u32)nr_in > HIST_LOGLIN_SLOTS(sub_shift))
-		return -ERANGE;
-	memset(out, 0, nr_out * sizeof(*out));
-	for (i = 0; i < nr_in; i++) {
-		if (hist_loglin_bounds(i, sub_shift, &lo, &hi))
-			return -ERANGE;
-		slot = (int)hist_log2_slot(lo);
-		if (slot >= nr_out)
-			slot = nr_out - 1;
-		out[slot] += in[i];
-		if (slot + 1 > span)
-			span = slot + 1;
+/* ---- nanosecond histograms ---- */
+
+/* Where a slot's values are taken to lie: [lo + a * w, lo + b * w], w = hi - lo. */
+struct ns_model {
+	double a, b;
+};
+
+/* Bounds of ns slot i; the last slot of the kernel's array is open, taken as its lower bound. */
+static void ns_bounds(int i, int nr, double *lo, double *w, bool *open)
+{
+	__u64 l = 0, h = 0;
+
+	hist_loglin_bounds(i, HIST_NS_SUB_SHIFT, &l, &h);
+	*open = i == nr - 1;
+	*lo = l;
+	*w = *open ? 0 : (double)(h - l);
+}
+
+/* The part (a, b) of every slot that gives the histogram the mean sum_ns / count: with f the
+ * fraction of the widths that the exact sum puts above the slots' lower bounds, [0, 2f] when
+ * f <= 1/2 and [2f - 1, 1] above: both have mean f. */
+static struct ns_model ns_model(const __u64 *slots, int nr, __u64 sum_ns)
+{
+	double base = 0, width = 0, lo, w, f;
+	struct ns_model m;
+	bool open;
+
+	for (int i = 0; i < nr; i++) {
+		if (!slots[i])
+			continue;
+		ns_bounds(i, nr, &lo, &w, &open);
+		base += (double)slots[i] * lo;
+		width += (double)slots[i] * w;
 	}
-	return span;
+	f = width > 0 ? ((double)sum_ns - base) / width : 0.5;
+	if (!(f >= 0))
+		f = 0;
+	if (f > 1)
+		f = 1;
+	m.a = f <= 0.5 ? 0 : 2 * f - 1;
+	m.b = f <= 0.5 ? 2 * f : 1;
+	return m;
+}
+
+int hist_ns_percentile(const __u64 *slots, int nr, __u64 sum_ns, double q, double *ns, bool *open)
+{
+	struct ns_model m;
+	__u64 count, below = 0;
+	double rank, lo, w, t;
+
+	if (!slots || nr <= 0 || nr > HIST_NS_SLOTS || !(q > 0 && q <= 1) || !ns)
+		return -EINVAL;
+	count = total_count(slots, nr);
+	if (!count)
+		return -ENODATA;
+	m = ns_model(slots, nr, sum_ns);
+	rank = q * (double)count;
+	for (int i = 0; i < nr; i++) {
+		bool is_open;
+
+		if (!slots[i] || (double)(below + slots[i]) < rank) {
+			below += slots[i];
+			continue;
+		}
+		ns_bounds(i, nr, &lo, &w, &is_open);
+		t = (rank - (double)below) / (double)slots[i];
+		*ns = lo + w * (m.a + (m.b - m.a) * t);
+		if (open)
+			*open = is_open;
+		return 0;
+	}
+	return -ENODATA; /* not reached: rank <= count */
+}
+
+/* Adds a share of a slot's count to the rows it overlaps: its part [x0, x1] of ns, in rows of
+ * layout l in units of unit_ns. */
+static int spread(double x0, double x1, double count, const struct hist_layout *l, __u64 unit_ns,
+		  double *rows, int nr)
+{
+	__u64 v0 = (__u64)(x0 / unit_ns), v1 = (__u64)(x1 / unit_ns), lo, hi;
+	int r0, r1, err;
+	bool open;
+
+	r0 = (int)(l->kind == HIST_LOG2 ? hist_log2_slot(v0) : l->kind == HIST_LOGLIN ?
+		   hist_loglin_slot(v0, l->sub_shift) : hist_linear_slot(v0, l->step, nr));
+	r1 = (int)(l->kind == HIST_LOG2 ? hist_log2_slot(v1) : l->kind == HIST_LOGLIN ?
+		   hist_loglin_slot(v1, l->sub_shift) : hist_linear_slot(v1, l->step, nr));
+	if (r0 >= nr)
+		r0 = nr - 1;
+	if (r1 >= nr)
+		r1 = nr - 1;
+	if (r0 == r1 || x1 <= x0) {
+		rows[r0] += count;
+		return 0;
+	}
+	for (int r = r0; r <= r1; r++) {
+		double from, to;
+
+		err = hist_slot_bounds(l, r, nr, &lo, &hi, &open);
+		if (err)
+			return err;
+		/* the row holds the values that print as lo..hi units: [lo, hi + 1) * unit_ns */
+		from = (double)lo * unit_ns;
+		to = open || r == r1 ? x1 : ((double)hi + 1) * unit_ns;
+		if (r == r0)
+			from = x0;
+		if (to > from)
+			rows[r] += count * (to - from) / (x1 - x0);
+	}
+	return 0;
+}
+
+/* Rounds rows to integers that add up to total: floors, then one more for the largest
+ * remainders (ties to the lower row). */
+static void round_rows(const double *rows, int nr, __u64 total, __u64 *out)
+{
+	__u64 sum = 0;
+
+	for (int i = 0; i < nr; i++) {
+		out[i] = (__u64)rows[i];
+		sum += out[i];
+	}
+	while (sum < total) {
+		int best = -1;
+		double best_rem = -1;
+
+		for (int i = 0; i < nr; i++) {
+			double rem = rows[i] - (double)out[i];
+
+			if (rem > best_rem + 1e-9) {
+				best = i;
+				best_rem = rem;
+			}
+		}
+		if (best < 0)
+			break;
+		out[best]++;
+		sum++;
+	}
+}
+
+int hist_ns_rows(const __u64 *slots, int nr, __u64 sum_ns, const struct hist_layout *l,
+		 __u64 unit_ns, __u64 *out)
+{
+	int nr_rows = l ? hist_layout_slots(l) : -EINVAL, err = 0;
+	struct ns_model m;
+	double *rows, lo, w;
+	bool open;
+
+	if (nr_rows < 0)
+		return nr_rows;
+	if (!slots || nr <= 0 || nr > HIST_NS_SLOTS || !unit_ns || !out)
+		return -EINVAL;
+	rows = calloc(nr_rows, sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
+	m = ns_model(slots, nr, sum_ns);
+	for (int i = 0; i < nr && !err; i++) {
+		if (!slots[i])
+			continue;
+		ns_bounds(i, nr, &lo, &w, &open);
+		err = spread(lo + w * m.a, lo + w * m.b, (double)slots[i], l, unit_ns, rows, nr_rows);
+	}
+	if (!err)
+		round_rows(rows, nr_rows, total_count(slots, nr), out);
+	free(rows);
+	return err;
+}
+
+int hist_ns_summary(const __u64 *slots, int nr, __u64 sum_ns, __u64 unit_ns,
+		    struct hist_summary *s)
+{
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	if (!slots || nr <= 0 || nr > HIST_NS_SLOTS || !unit_ns)
+		return -EINVAL;
+	s->count = total_count(slots, nr);
+	s->sum = sum_ns / unit_ns;
+	if (!s->count)
+		return 0;
+	s->avg = (double)sum_ns / unit_ns / s->count;
+	for (int i = 0; i < HIST_NR_PCT; i++) {
+		err = hist_ns_percentile(slots, nr, sum_ns, hist_pct_q[i], &s->pct[i], &s->pct_open[i]);
+		if (err)
+			return err;
+		s->pct[i] /= unit_ns;
+	}
+	return 0;
+}
+
+int hist_ns_print(FILE *f, const __u64 *slots, int nr, __u64 sum_ns, const struct hist_layout *l,
+		  __u64 unit_ns, const char *unit)
+{
+	int nr_rows = hist_layout_slots(l), err;
+	struct hist_summary s;
+	__u64 *rows;
+
+	if (nr_rows < 0)
+		return nr_rows;
+	rows = calloc(nr_rows, sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
+	err = hist_ns_rows(slots, nr, sum_ns, l, unit_ns, rows);
+	err = err ?: hist_print(f, rows, nr_rows, l, unit);
+	err = err ?: hist_ns_summary(slots, nr, sum_ns, unit_ns, &s);
+	err = err ?: hist_print_summary(f, &s, unit);
+	free(rows);
+	return err;
 }

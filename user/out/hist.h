@@ -18,7 +18,11 @@ struct hist_layout {
 	enum hist_kind kind;
 	__u32 sub_shift; /* HIST_LOGLIN: 2^sub_shift slots per power of two */
 	__u64 step;      /* HIST_LINEAR: slot width; 0 counts as 1 */
+	__u32 nr;        /* HIST_LINEAR: slots (the last open); others: their full layout */
 };
+
+/* Slots of a layout's full array: 64 for log2, HIST_LOGLIN_SLOTS(sub_shift), l->nr for linear. */
+int hist_layout_slots(const struct hist_layout *l);
 
 /* Inclusive value range [*lo, *hi] of a slot of an nr-slot array.  *open is set when the slot is
  * the last one and also holds every larger value: always for linear (hist_linear_slot clamps),
@@ -35,15 +39,6 @@ int hist_slot_bounds(const struct hist_layout *l, int slot, int nr, __u64 *lo, _
  * Prints nothing for an empty histogram, like BCC.  Returns 0 or -errno (write error included). */
 int hist_print(FILE *f, const __u64 *slots, int nr, const struct hist_layout *l, const char *unit);
 
-/* hist_print() for log2 slots: "         0 -> 1          : 3        |****    |". */
-int hist_print_log2(FILE *f, const __u64 *slots, int nr, const char *unit);
-
-/* hist_print() for log-linear slots: "      1024 -> 1279       : ...". */
-int hist_print_loglin(FILE *f, const __u64 *slots, int nr, __u32 sub_shift, const char *unit);
-
-/* hist_print() for linear slots of width step: "       100 -> 199        : ...". */
-int hist_print_linear(FILE *f, const __u64 *slots, int nr, __u64 step, const char *unit);
-
 #define HIST_NR_PCT 4
 /* The quantiles of struct hist_summary: 0.5, 0.9, 0.99, 0.999. */
 extern const double hist_pct_q[HIST_NR_PCT];
@@ -52,35 +47,41 @@ struct hist_summary {
 	__u64 count;
 	__u64 sum;                  /* exact, recorded by the BPF side */
 	double avg;                 /* sum / count: exact, not estimated */
-	double pct[HIST_NR_PCT];    /* p50, p90, p99, p99.9, estimated from buckets */
+	double pct[HIST_NR_PCT];    /* p50, p90, p99, p99.9: hist_ns_percentile() */
 	bool pct_open[HIST_NR_PCT]; /* landed in an open last slot: pct is that slot's lower bound */
 };
 
-/* Estimates the q-quantile (0 <= q <= 1) from bucket counts.  With rank = q * count, it finds the
- * first slot whose cumulative count reaches rank and interpolates linearly inside that slot's
- * inclusive range [lo, hi], as if its values were spread evenly:
- *   value = lo + (hi - lo) * (rank - count below the slot) / slot count
- * so a one-value slot gives that value exactly and the error is at most the slot width.  In an
- * open last slot the answer is its lower bound and *open (if not NULL) is set.  Returns 0,
- * -ENODATA for an empty histogram, or -EINVAL/-ERANGE for bad arguments. */
-int hist_percentile(const __u64 *slots, int nr, const struct hist_layout *l, double q,
-		    double *value, bool *open);
+/* ---- nanosecond histograms, as the kernel keeps them (include/histogram.h: HIST_NS_*) ----
+ *
+ * What the slots stand for: each slot's values spread evenly over one part of the slot, the same
+ * part for every slot, chosen so that the mean is the exact average the kernel summed (the lower
+ * part when the values sit low in their slots, the upper one when they sit high).  The printed
+ * rows and every percentile come from this one distribution, so they agree with each other and
+ * with the average: values all in one slot give p50 = average, and every percentile lies in the
+ * slot that holds it, within 6.25% of the true value. */
 
-/* Fills *s: count, the exact average from sum, and the HIST_NR_PCT percentiles (see
- * hist_percentile()).  An empty histogram is not an error: count is 0 and the rest is 0.
- * Returns 0 or -EINVAL/-ERANGE for a bad layout or nr. */
-int hist_summary(const __u64 *slots, int nr, const struct hist_layout *l, __u64 sum,
-		 struct hist_summary *s);
+/* The q-quantile (0 < q <= 1) in ns; *open when it lands in the last, open slot (its lower bound
+ * is returned).  0, or -ENODATA for an empty histogram, -EINVAL for bad arguments. */
+int hist_ns_percentile(const __u64 *slots, int nr, __u64 sum_ns, double q, double *ns, bool *open);
 
-/* Folds nr_in log-linear slots (2^sub_shift per power of two) into log2 slots, the coarser
- * layout printed BCC-style: log-linear slots nest inside log2 ones, so the fold is exact.  The
- * log2 slot of a log-linear slot is that of its lower bound; slots landing at or beyond nr_out go
- * into the last one, which is then open like the last input slot.  out[] is zeroed first.
- * Returns the number of log2 slots the input spans (at most nr_out), or -EINVAL / -ERANGE. */
-int hist_loglin_to_log2(const __u64 *in, int nr_in, __u32 sub_shift, __u64 *out, int nr_out);
+/* Counts for display rows: the histogram in rows of layout l counted in units of unit_ns (BCC's
+ * log2 rows of usecs, log-linear or linear rows), out[] holding hist_layout_slots(l) rows.  A
+ * slot whose part crosses a row boundary is shared in proportion, and the shares are rounded so
+ * that the rows add up to the count exactly.  0 or -EINVAL / -ENOMEM. */
+int hist_ns_rows(const __u64 *slots, int nr, __u64 sum_ns, const struct hist_layout *l,
+		 __u64 unit_ns, __u64 *out);
 
-/* One line: "count 1234  avg 153.2 usecs  p50 128  p90 412  p99 980  p99.9 1900 usecs (estimated
- * from buckets)".  Averages and percentiles of an empty histogram print as "-"; a percentile in an
+/* Count, exact average and percentiles in units of unit_ns. */
+int hist_ns_summary(const __u64 *slots, int nr, __u64 sum_ns, __u64 unit_ns,
+		    struct hist_summary *s);
+
+/* The rows (hist_print()) and the summary line (hist_print_summary()) of a histogram:
+ * what funclat, runqlat and biolat print.  unit names unit_ns ("usecs"). */
+int hist_ns_print(FILE *f, const __u64 *slots, int nr, __u64 sum_ns, const struct hist_layout *l,
+		  __u64 unit_ns, const char *unit);
+
+/* One line: "count 1234  avg 153.2 usecs  p50 128  p90 412  p99 980  p99.9 1900 usecs (p within
+ * 6.25%)".  Averages and percentiles of an empty histogram print as "-"; a percentile in an
  * open last slot prints as ">=LO".  Returns 0 or -errno. */
 int hist_print_summary(FILE *f, const struct hist_summary *s, const char *unit);
 #endif

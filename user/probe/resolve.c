@@ -53,6 +53,7 @@ static const struct syscall_nr syscall_nrs_newer[] = {
 	{ "lsm_list_modules", 461 },  { "mseal", 462 },            { "setxattrat", 463 },
 	{ "getxattrat", 464 },        { "listxattrat", 465 },      { "removexattrat", 466 },
 	{ "open_tree_attr", 467 },    { "file_getattr", 468 },     { "file_setattr", 469 },
+	{ "uretprobe", 335 },         { "uprobe", 336 },
 #endif
 	{ NULL, -1 },
 };
@@ -452,7 +453,8 @@ static int resolve_tp(const struct probe_spec *spec, const char *cat_glob, const
 	struct names cats = {}, events = {};
 	const char *dir = tracefs_events();
 	char path[PROBE_PATH_MAX + 64], msg[PROBE_PATH_MAX + 512];
-	int err = 0, added = 0, nr_cats = 0;
+	int err = 0, added = 0, nr_cats = 0, nr_unnumbered = 0;
+	const char *unnumbered = NULL;
 
 	if (!dir) {
 		err = -errno;
@@ -482,6 +484,19 @@ static int resolve_tp(const struct probe_spec *spec, const char *cat_glob, const
 				continue;
 			if (read_tp_id(dir, cat, ev, &id))
 				continue; /* not an event: no id */
+			/* sys:NAME rides on the raw sys_enter/sys_exit programs, by number */
+			if (kind == PROBE_SYSCALL && probe_syscall_nr(ev + 10) < 0) {
+				if (!is_glob(name_glob)) {
+					p_err("syscall '%s' has no number in this build's syscall table "
+					      "(built against older kernel headers?); "
+					      "syscalls:sys_enter_%s counts it", ev + 10, ev + 10);
+					err = -ENOENT;
+					break;
+				}
+				unnumbered = unnumbered ?: events.v[i];
+				nr_unnumbered++;
+				continue;
+			}
 			if (kind == PROBE_SYSCALL)
 				e = add_event(evs, kind, idx, "sys:%s", ev + strlen("sys_enter_"));
 			else
@@ -496,15 +511,14 @@ static int resolve_tp(const struct probe_spec *spec, const char *cat_glob, const
 				e->sys_nr = probe_syscall_nr(ev + 10);
 			else if (!strcmp(cat, "syscalls") && !strncmp(ev, "sys_exit_", 9))
 				e->sys_nr = probe_syscall_nr(ev + 9), e->sys_exit = true;
-			if (kind == PROBE_SYSCALL && e->sys_nr < 0) {
-				p_err("syscall '%s' has no number in this build's syscall table "
-				      "(built against older kernel headers?)", ev + 10);
-				err = -ENOENT;
-				break;
-			}
 			added++;
 		}
 	}
+	if (!err && nr_unnumbered)
+		fprintf(stderr, "bpfprof: %d syscall%s matching '%s' left out: not in this build's "
+			"syscall table (%s%s); syscalls:sys_enter_* counts them\n", nr_unnumbered,
+			nr_unnumbered == 1 ? "" : "s", spec->text, unnumbered + 10,
+			nr_unnumbered > 1 ? ", ..." : "");
 	if (err)
 		goto cleanup;
 	if (added) {

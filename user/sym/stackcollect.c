@@ -278,10 +278,12 @@ int stacks_collect_keys(struct stack_resolver *r, int counts_fd, int stacks_fd, 
 			}
 			samples = tmp;
 		}
+		memset(&samples[n], 0, sizeof(samples[n]));
 		err = fill(r, stacks_fd, key, value, &samples[n], ctx);
+		/* a sample filled part way has frames of its own to free */
+		n++;
 		if (err)
 			goto cleanup;
-		n++;
 	}
 	*out = samples;
 	*nr = n;
