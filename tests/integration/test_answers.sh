@@ -1,0 +1,50 @@
+#!/bin/bash
+# Answers that hold at the edges: events in any task counted, per event; losses shown; globs
+# over syscalls; and the defects the code reading found, each shown where a test can show it.
+. "$(dirname "$0")/lib.sh"
+
+need_root "answers integration" || exit 0
+S=$WL/syscalls
+
+# ---- offcpu --waker keeps [blocked before start] ----
+# A sleep that began before the run and ends inside it: its block is counted from the start,
+# and the waker (the timer interrupt) is recorded too; the waker must not erase the mark.
+sleep 1.2 &
+sl=$!
+sleep 0.2
+"$BPFPROF" offcpu -f --waker -p "$sl" 3 >"$TMP/w.folded" 2>"$TMP/w.err"
+check "offcpu --waker: a block from before the run keeps its mark" \
+	grep -q '^sleep;\[blocked before start\];.*;--;' "$TMP/w.folded"
+
+# ---- the frame-pointer walk needs bpf_task_pt_regs() (5.15+): gated like the table walk ----
+# On a kernel without the helper (5.11-5.14 have tp_btf and task storage), a program calling it
+# does not load; the loaded program must not contain the call when the feature is absent.
+switch_prog() { bpftool prog show 2>/dev/null | awk '/ name switch_btf / { id = $1 } END { sub(":", "", id); print id }'; }
+# the previous run's programs are freed a moment after it exits: not those
+for i in $(seq 100); do [ -z "$(switch_prog)" ] && break; sleep 0.05; done
+BPFPROF_NO_TASK_PT_REGS=1 "$BPFPROF" offcpu -U --unwind fp -f 3 >/dev/null 2>&1 &
+oc=$!
+id=
+for i in $(seq 100); do
+	id=$(switch_prog)
+	[ -n "$id" ] && break
+	sleep 0.05
+done
+if [ -n "$id" ] && bpftool prog dump xlated id "$id" >"$TMP/x.insns" 2>/dev/null && [ -s "$TMP/x.insns" ]; then
+	check "offcpu --unwind fp without bpf_task_pt_regs(): the helper is not called" \
+		bash -c "! grep -q bpf_task_pt_regs '$TMP/x.insns'"
+	check "... while the kernel's own walk (bpf_get_stack) is" grep -q bpf_get_stack "$TMP/x.insns"
+else
+	skip "offcpu without bpf_task_pt_regs()" "no tp_btf switch program here"
+fi
+kill -INT "$oc" 2>/dev/null; wait "$oc"
+
+# ---- globs over syscalls: sys:* in count and funclat ----
+"$BPFPROF" count 'sys:*' -- "$S" getppid 4321 >"$TMP/s.count" 2>"$TMP/s.err"; rc=$?
+check "count 'sys:*': exits 0" test "$rc" -eq 0
+check "count 'sys:*': says how many syscalls matched" grep -Eq "'sys:\*' matches [0-9]+ syscalls" "$TMP/s.err"
+check "count 'sys:*': getppid exactly 4321" \
+	test "$(awk '$3 == "sys:getppid" { print $1 }' "$TMP/s.count")" = 4321
+"$BPFPROF" funclat -n 'sys:getpp*' -- "$S" getppid 1234 >"$TMP/s.lat" 2>&1; rc=$?
+check "funclat 'sys:getpp*': every getppid timed" \
+	test "$rc" -eq 0 -a "$(awk '/^count / { print $2; exit }' "$TMP/s.lat")" = 1234
