@@ -12,6 +12,10 @@
 #include "unwind.bpf.h"
 
 const volatile bool targ_include_idle = false;
+/* Several sampling perf events: each link's attach cookie says which (5.15+). */
+const volatile bool targ_sampling_cookies = false;
+/* Event index of the first event spec: the sampling perf events come first. */
+const volatile __u32 targ_spec_base = 0;
 const volatile bool targ_user_stacks = true;
 const volatile bool targ_kern_stacks = true;
 
@@ -24,23 +28,28 @@ struct {
 
 __u64 samples_seen;
 
-static __always_inline bool wanted(__u32 tgid, __u32 pid)
+/* The idle task is left out of timer sampling only (--include-idle keeps it): a tracepoint or
+ * function hit in the idle task (a timer expiring, work queued from an interrupt) is an event
+ * like any other, counted. */
+static __always_inline bool wanted(__u32 tgid, __u32 pid, bool sampling)
 {
-	if (pid == 0 && !targ_include_idle)
+	if (pid == 0 && sampling && !targ_include_idle)
 		return false;
 	return target_current_wanted(tgid, pid);
 }
 
-/* One sample of the current task's stacks: a perf event's tick, or an event's hit (-e SPEC).
- * ctx_regs: the context starts with the interrupted registers (perf_event, kprobe, uprobe). */
-static __always_inline int take_sample(void *ctx, bool kern_stack, bool ctx_regs)
+/* One sample of the current task's stacks: a perf event's tick (sampling), or a hit of event
+ * spec `event` (-e SPEC; a negative index: not one of ours).  ctx_regs: the context starts with
+ * the interrupted registers (perf_event, kprobe, uprobe). */
+static __always_inline int take_sample(void *ctx, bool kern_stack, bool ctx_regs, bool sampling,
+				       int event)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct sample_key key = {};
 	__u32 tgid = id >> 32, pid = id;
 	__u64 ustack = 0, kstack = 0;
 
-	if (!wanted(tgid, pid))
+	if (event < 0 || !wanted(tgid, pid, sampling))
 		return 0;
 	__sync_fetch_and_add(&samples_seen, 1);
 
@@ -57,6 +66,7 @@ static __always_inline int take_sample(void *ctx, bool kern_stack, bool ctx_regs
 	key.pid = pid;
 	key.user_stack = ustack;
 	key.kern_stack = kstack;
+	key.event = event;
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
 	add_to_counts(&counts, &key, 1);
 	if (tgid)
@@ -67,7 +77,14 @@ static __always_inline int take_sample(void *ctx, bool kern_stack, bool ctx_regs
 SEC("perf_event")
 int do_sample(struct bpf_perf_event_data *ctx)
 {
-	return take_sample(ctx, true, true);
+	return take_sample(ctx, true, true, true,
+			   targ_sampling_cookies ? (int)bpf_get_attach_cookie(ctx) : 0);
+}
+
+/* The event index of a spec's hit, from its attach cookie (user/probe/attach.c). */
+static __always_inline int spec_event(void *ctx)
+{
+	return targ_spec_base + (int)bpf_get_attach_cookie(ctx);
 }
 
 /* -e SPEC: every hit of a tracepoint, user or kernel function is a sample (user/probe/attach.c
@@ -75,48 +92,54 @@ int do_sample(struct bpf_perf_event_data *ctx)
 SEC("tracepoint")
 int event_tp(void *ctx)
 {
-	return take_sample(ctx, true, false);
+	return take_sample(ctx, true, false, false, spec_event(ctx));
 }
 
 SEC("raw_tp")
 int event_raw_tp(void *ctx)
 {
-	return take_sample(ctx, true, false);
+	return take_sample(ctx, true, false, false, spec_event(ctx));
 }
 
 SEC("uprobe")
 int event_uprobe(struct pt_regs *ctx)
 {
 	/* the kernel stack would only be the breakpoint trap's */
-	return take_sample(ctx, false, true);
+	return take_sample(ctx, false, true, false, spec_event(ctx));
 }
 
 SEC("kprobe")
 int event_kprobe(struct pt_regs *ctx)
 {
-	return take_sample(ctx, true, true);
+	return take_sample(ctx, true, true, false, spec_event(ctx));
 }
 
 SEC("fentry")
 int BPF_PROG(event_fentry)
 {
-	return take_sample(ctx, true, false);
+	int idx = func_event(ctx);
+
+	return take_sample(ctx, true, false, false, idx < 0 ? idx : (int)targ_spec_base + idx);
 }
 
 SEC("raw_tp")
 int BPF_PROG(event_sys_enter, struct pt_regs *regs, long nr)
 {
-	if (sys_event(&sys_enter_idx, nr) < 0 || compat_syscall(regs))
+	int idx = sys_event(&sys_enter_idx, nr);
+
+	if (idx < 0 || compat_syscall(regs))
 		return 0;
-	return take_sample(ctx, true, false);
+	return take_sample(ctx, true, false, false, targ_spec_base + idx);
 }
 
 SEC("raw_tp")
 int BPF_PROG(event_sys_exit, struct pt_regs *regs, long ret)
 {
-	if (sys_event(&sys_exit_idx, exit_syscall_nr(regs)) < 0 || compat_syscall(regs))
+	int idx = sys_event(&sys_exit_idx, exit_syscall_nr(regs));
+
+	if (idx < 0 || compat_syscall(regs))
 		return 0;
-	return take_sample(ctx, true, false);
+	return take_sample(ctx, true, false, false, targ_spec_base + idx);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -22,6 +22,8 @@ struct sample_key {
 	__u64 user_stack;
 	__u64 kern_stack;
 	char comm[TASK_COMM_LEN];
+	__u32 event; /* which of the run's events took the sample (profile -e A,B); 0 otherwise */
+	__u32 pad;
 };
 
 /* Why a sample could not be stored; indexes the `lost` counters. */

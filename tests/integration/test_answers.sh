@@ -48,3 +48,47 @@ check "count 'sys:*': getppid exactly 4321" \
 "$BPFPROF" funclat -n 'sys:getpp*' -- "$S" getppid 1234 >"$TMP/s.lat" 2>&1; rc=$?
 check "funclat 'sys:getpp*': every getppid timed" \
 	test "$rc" -eq 0 -a "$(awk '/^count / { print $2; exit }' "$TMP/s.lat")" = 1234
+
+# ---- events in the idle task are counted: profile -e and count agree, and with perf stat ----
+# hrtimer_expire_entry mostly fires in the idle task, from the interrupt that wakes an idle CPU
+# for a sleeper's timer; profile used to drop those hits as it drops idle timer samples.
+EV=timer:hrtimer_expire_entry
+(for i in $(seq 150); do sleep 0.01; done) &
+loop=$!
+"$BPFPROF" count -a -e $EV -- sleep 2 >"$TMP/i.count" 2>&1 &
+c1=$!
+"$BPFPROF" profile -a -f -e $EV -- sleep 2 >"$TMP/i.folded" 2>&1 &
+c2=$!
+have_perf=0
+if command -v perf >/dev/null && perf stat -a -e $EV -- true >/dev/null 2>&1; then
+	perf stat -a -x, -e $EV -- sleep 2 2>"$TMP/i.perf" >/dev/null &
+	have_perf=1
+fi
+wait $c1 $c2; wait
+nc=$(awk -v e=$EV '$3 == e { print $1 }' "$TMP/i.count")
+np=$(folded_sum "$TMP/i.folded" '.')
+idle=$(folded_sum "$TMP/i.folded" '^swapper/')
+echo "# $EV over 2 s: count $nc, profile $np ($idle in the idle task)"
+check "profile -e: hits in the idle task are samples" test "$idle" -gt 0
+check "profile -e and count agree on an idle-heavy event (within 10%)" within "$np" "$nc" 0.10
+if [ "$have_perf" = 1 ]; then
+	npf=$(awk -F, -v e=$EV '$3 == e { print $1 }' "$TMP/i.perf")
+	echo "# perf stat: $npf"
+	check "count and perf stat agree (within 10%)" within "$nc" "$npf" 0.10
+else
+	skip "count and perf stat on $EV" "perf cannot count tracepoints here"
+fi
+"$BPFPROF" profile -F 99 -a 0.3 >"$TMP/i.report" 2>&1
+check "profile's report says timer sampling left the idle task out" \
+	grep -q '^# Excluded: the idle task from timer sampling' "$TMP/i.report"
+
+# ---- several events in one profile: a section each, or the event as the root frame ----
+"$BPFPROF" profile -e 'sched:sched_process_e*' -- sh -c '/bin/true; /bin/true' >"$TMP/m.report" 2>&1
+check "profile -e with two events: a report section for each" \
+	test "$(grep -Ec "^# Samples: [0-9]+ of event 'sched:sched_process_(exec|exit)'" "$TMP/m.report")" -eq 2
+"$BPFPROF" profile -e 'sched:sched_process_e*' --event-root -f -- sh -c '/bin/true; /bin/true' \
+	>"$TMP/m.folded" 2>&1
+check "--event-root: the exec events under their own root" \
+	test "$(folded_sum "$TMP/m.folded" '^sched:sched_process_exec;')" -eq 3
+check "--event-root: the exit events under theirs" \
+	test "$(folded_sum "$TMP/m.folded" '^sched:sched_process_exit;')" -ge 3

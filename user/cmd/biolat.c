@@ -446,23 +446,6 @@ static int biolat_configure(struct runner *r)
 	return 0;
 }
 
-/* Runs the kernel skipped because the program was already running on that CPU. */
-static __u64 prog_misses(struct biolat_bpf *skel)
-{
-	struct bpf_program *prog;
-	__u64 misses = 0;
-
-	bpf_object__for_each_program(prog, skel->obj) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(prog);
-
-		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
-			misses += info.recursion_misses;
-	}
-	return misses;
-}
-
 /* Requests issued and not seen completing when the run ended: in flight at the end, or whose
  * completion never reached the BPF program. */
 static __u64 count_unfinished(struct biolat_bpf *skel)
@@ -480,30 +463,27 @@ static __u64 count_unfinished(struct biolat_bpf *skel)
 	return n;
 }
 
+/* What biolat's maps could not count; the runs the kernel skipped are the runner's line. */
 static void print_lost(struct biolat_bpf *skel)
 {
 	const __u64 *lost = skel->bss->lost;
-	__u64 nested = prog_misses(skel);
 	__u64 total = lost[BIOLAT_LOST_START_FULL] + lost[BIOLAT_LOST_HISTS_FULL] +
-		      lost[BIOLAT_LOST_NO_COMPLETION] + nested;
+		      lost[BIOLAT_LOST_NO_COMPLETION];
 	__u64 unfinished = count_unfinished(skel);
 
 	p_info("lost: in-flight map full %llu, histogram map full %llu, completion not seen %llu, "
-	       "heat map late %llu, events %llu, nested runs %llu; unfinished at the end %llu",
+	       "heat map late %llu, events %llu; unfinished at the end %llu",
 	       (unsigned long long)lost[BIOLAT_LOST_START_FULL],
 	       (unsigned long long)lost[BIOLAT_LOST_HISTS_FULL],
 	       (unsigned long long)lost[BIOLAT_LOST_NO_COMPLETION],
 	       (unsigned long long)skel->bss->heatmap_late,
-	       (unsigned long long)lost[BIOLAT_LOST_EVENTS], (unsigned long long)nested,
-	       (unsigned long long)unfinished);
+	       (unsigned long long)lost[BIOLAT_LOST_EVENTS], (unsigned long long)unfinished);
 	if (total)
 		fprintf(stderr, "bpfprof: lost %llu I/Os: in-flight map full %llu, histogram map "
-			"full %llu, completion never seen by BPF %llu, nested program runs skipped by "
-			"the kernel %llu\n", (unsigned long long)total,
+			"full %llu, completion never seen by BPF %llu\n", (unsigned long long)total,
 			(unsigned long long)lost[BIOLAT_LOST_START_FULL],
 			(unsigned long long)lost[BIOLAT_LOST_HISTS_FULL],
-			(unsigned long long)lost[BIOLAT_LOST_NO_COMPLETION],
-			(unsigned long long)nested);
+			(unsigned long long)lost[BIOLAT_LOST_NO_COMPLETION]);
 	if (unfinished)
 		fprintf(stderr, "bpfprof: %llu I/Os issued and not completed when the run ended "
 			"(not counted)\n", (unsigned long long)unfinished);

@@ -40,6 +40,7 @@ static const struct event_desc perf_events[] = {
 struct sampling {
 	struct bpf_link **links;
 	int *fds;
+	__u32 *events; /* which sampled event each fd counts */
 	int nr;
 };
 
@@ -51,6 +52,9 @@ static struct profile_env {
 	char **specs;          /* event specs: every hit a sample */
 	int nr_specs;
 	char label[256];       /* the events, for the header */
+	bool event_root;       /* --event-root */
+	const char **names;    /* by event index: the sampled perf events, then the specs' events */
+	int nr_names;
 	struct probe_events evs;
 	struct sampling sampling;
 	struct stack_run sr;
@@ -60,7 +64,11 @@ static struct profile_env {
 static const struct opt profile_opts[] = {
 	{ 'F', "freq", "HZ", "sampling frequency (default 99)", OPT_U64, &env.freq, 1, 1000000,
 	  .what = "frequency", .hint = "expected a whole number of Hz, at least 1" },
-	{ 0, "include-idle", NULL, "include the idle task (pid 0)", OPT_FLAG, &env.include_idle },
+	{ 0, "include-idle", NULL, "include the idle task (pid 0) in timer sampling (event\n"
+	  "specs count every hit, in any task)", OPT_FLAG, &env.include_idle },
+	{ 0, "event-root", NULL, "with several events, each event as the root frame of the\n"
+	  "folded stacks and the flame graph (the report has a section\n"
+	  "per event)", OPT_FLAG, &env.event_root },
 	{ 'I', NULL, NULL, "-I is an interval in bpfprof's grammar (perf stat's -I MS) and profile "
 	  "prints no intervals; the idle task is included with --include-idle", OPT_RETIRED },
 	{},
@@ -155,7 +163,8 @@ static int open_sampling(struct sampling *s)
 
 	s->links = calloc(max, sizeof(*s->links));
 	s->fds = calloc(max, sizeof(*s->fds));
-	if (!s->links || !s->fds)
+	s->events = calloc(max, sizeof(*s->events));
+	if (!s->links || !s->fds || !s->events)
 		return -ENOMEM;
 	for (int e = 0; e < env.nr_sampled; e++) {
 		for (int cpu = 0; cpu < ncpu; cpu++) {
@@ -168,6 +177,7 @@ static int open_sampling(struct sampling *s)
 				explain_perf_event_error(env.sampled[e], cpu, fd);
 				return fd;
 			}
+			s->events[s->nr] = e;
 			s->fds[s->nr++] = fd;
 		}
 	}
@@ -182,7 +192,23 @@ static void close_sampling(struct sampling *s)
 	}
 	free(s->links);
 	free(s->fds);
+	free(s->events);
 	memset(s, 0, sizeof(*s));
+}
+
+/* Event names by index, as the kernel keys samples: sampled perf events first, then every event
+ * the specs resolved to (a glob's matches apart). */
+static int name_events(void)
+{
+	env.nr_names = env.nr_sampled + env.evs.nr;
+	env.names = calloc(env.nr_names ?: 1, sizeof(*env.names));
+	if (!env.names)
+		return -ENOMEM;
+	for (int i = 0; i < env.nr_sampled; i++)
+		env.names[i] = env.sampled[i]->name;
+	for (int i = 0; i < env.evs.nr; i++)
+		env.names[env.nr_sampled + i] = env.evs.ev[i].name;
+	return 0;
 }
 
 static int profile_check(struct runner *r)
@@ -201,6 +227,7 @@ static int profile_check(struct runner *r)
 	if (!err && env.nr_specs)
 		err = probe_resolve_specs(env.specs, env.nr_specs,
 					  targets.nr_pids ? targets.pids[0] : 0, &env.evs);
+	err = err ?: name_events();
 	if (!err && env.nr_sampled)
 		err = open_sampling(&env.sampling);
 	return err;
@@ -240,6 +267,8 @@ static int profile_configure(struct runner *r)
 
 	/* filters and stack choices are read-only globals, fixed before load */
 	skel->rodata->targ_include_idle = env.include_idle;
+	skel->rodata->targ_sampling_cookies = env.nr_sampled > 1;
+	skel->rodata->targ_spec_base = env.nr_sampled;
 	skel->rodata->targ_user_stacks = !stack_opts.kernel_only;
 	skel->rodata->targ_kern_stacks = !stack_opts.user_only;
 	skel->rodata->targ_max_stack = stack_opts.max_stack;
@@ -255,7 +284,11 @@ static int attach_sampling(struct profile_bpf *skel, struct sampling *s)
 	int err;
 
 	for (int i = 0; i < s->nr; i++) {
-		s->links[i] = bpf_program__attach_perf_event(skel->progs.do_sample, s->fds[i]);
+		/* the cookie says which event a sample is of (5.15+): only needed for several */
+		LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = s->events[i]);
+
+		s->links[i] = bpf_program__attach_perf_event_opts(skel->progs.do_sample, s->fds[i],
+								  env.nr_sampled > 1 ? &opts : NULL);
 		if (!s->links[i]) {
 			err = -errno;
 			explain_bpf_error("cannot attach to the perf event", err);
@@ -363,8 +396,14 @@ static int profile_write(struct runner *r)
 			.call_graph_limit = stack_opts.call_graph_limit,
 		},
 		.lost_what = "samples",
+		.event_names = env.names,
+		.nr_events = env.nr_names,
 	};
 
+	if (env.event_root && env.nr_names > 1)
+		o.folded_opts.event_root = o.flamegraph.event_root = env.names;
+	if (env.nr_sampled && !env.include_idle)
+		o.header.excluded = "the idle task from timer sampling (--include-idle keeps it)";
 	snprintf(detail, sizeof(detail), "stack capture failed %llu, stack table full %llu, hash "
 		 "collisions %llu, count table full %llu",
 		 (unsigned long long)lost[LOST_STACK_ERR], (unsigned long long)lost[LOST_STACKS_FULL],
@@ -388,6 +427,7 @@ static void profile_teardown(struct runner *r)
 	close_sampling(&env.sampling);
 	probe_events_free(&env.evs);
 	free(env.specs);
+	free(env.names);
 	memset(&env, 0, sizeof(env));
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include "core/common.h"
 #include "core/features.h"
 #include "core/follow.h"
@@ -602,6 +603,33 @@ static void detach(struct runner *r)
 	r->follow = NULL;
 }
 
+__u64 runner_missed_runs(const struct runner *r)
+{
+	struct bpf_program *prog;
+	__u64 misses = 0;
+
+	bpf_object__for_each_program(prog, r->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			misses += info.recursion_misses;
+	}
+	return misses;
+}
+
+/* The loss no map can count: runs the kernel skipped, said once for every command. */
+static void report_missed_runs(const struct runner *r)
+{
+	__u64 missed = runner_missed_runs(r);
+
+	if (missed)
+		fprintf(stderr, "bpfprof: %llu event hits not seen: the kernel skipped the BPF program "
+			"because one was already running on that CPU (nested runs)\n",
+			(unsigned long long)missed);
+}
+
 /* What the run found, once counting has stopped. */
 static int finish(struct runner *r)
 {
@@ -622,6 +650,7 @@ static int finish(struct runner *r)
 		if (err)
 			p_err("cannot write the output: %s", strerror(-err));
 	}
+	report_missed_runs(r);
 	return err;
 }
 

@@ -153,6 +153,11 @@ int runner_resolve_events(struct probe_events *evs);
 int runner_attach_events(struct runner *r, const struct probe_progs *p,
 			 const struct probe_events *evs);
 
+/* Program runs the kernel skipped because a BPF program was already running on that CPU (the
+ * programs' recursion_misses): events no map could count.  The runner reports them after every
+ * run; a command may add them to its own accounting. */
+__u64 runner_missed_runs(const struct runner *r);
+
 /* The traced run's length in seconds (start to end, or to now while it runs). */
 double runner_elapsed(const struct runner *r);
 

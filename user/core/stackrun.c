@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include "core/common.h"
 #include "core/runner.h"
@@ -170,6 +171,29 @@ void stack_run_free(struct stack_run *s)
 	s->resolver = NULL;
 }
 
+/* perf report's sections: one report per event, with its own header and percentages. */
+static int write_sections(FILE *out, const struct stack_outputs *o, const struct stack_sample *s,
+			  size_t n)
+{
+	struct stack_sample *part = malloc((n ?: 1) * sizeof(*part));
+	int err = part ? 0 : -ENOMEM;
+
+	for (int e = 0; e < o->nr_events && !err; e++) {
+		struct report_header h = o->header;
+		size_t k = 0;
+
+		for (size_t i = 0; i < n; i++)
+			if (s[i].event == (__u32)e)
+				part[k++] = s[i]; /* shallow: the frames stay the caller's */
+		h.event = o->event_names[e];
+		if (e)
+			fputc('\n', out);
+		err = report_write(out, &h, part, k, &o->report);
+	}
+	free(part);
+	return err;
+}
+
 int stack_outputs_write(FILE *out, const struct stack_outputs *o, const struct stack_sample *s,
 			size_t n)
 {
@@ -189,6 +213,8 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *o, const struct s
 			fprintf(stderr, "bpfprof: lost %s: %llu (%s)\n", o->lost_what,
 				(unsigned long long)o->header.lost,
 				o->header.lost_detail ? o->header.lost_detail : "");
+	} else if (o->nr_events > 1) {
+		err = write_sections(out, o, s, n);
 	} else {
 		err = report_write(out, &o->header, s, n, &o->report);
 	}

@@ -70,6 +70,9 @@ struct stack_outputs {
 	struct report_header header; /* with -f, its lost count and detail go to stderr */
 	struct report_opts report;
 	const char *lost_what; /* "samples", "blocks": for the stderr line */
+	const char *const *event_names; /* by sample event; with more than one, the report has a
+					 * section per event, as perf report does */
+	int nr_events;
 };
 
 /* The SVG (when --svg asked for it) and the report or folded stacks on out.  Files are

@@ -212,10 +212,12 @@ static int push_frame(struct fg *g, size_t *at, const struct frame *f, bool wake
 static int sample_sequence(struct fg *g, size_t i, size_t *at)
 {
 	const struct stack_sample *s = &g->s[i];
+	const char *ev = g->o->event_root ? g->o->event_root[s->event] : NULL;
 	__u32 j;
 	int err;
 
-	err = push(g, at, intern(g, s->comm, strnlen(s->comm, 16), ""), KIND_USER);
+	err = ev ? push(g, at, intern(g, ev, strlen(ev), ""), KIND_SEPARATOR) : 0;
+	err = err ?: push(g, at, intern(g, s->comm, strnlen(s->comm, 16), ""), KIND_USER);
 	for (j = 0; !err && j < s->nr_frames; j++)
 		err = push_frame(g, at, &s->frames[j], false);
 	if (err || !s->nr_waker_frames)
@@ -239,7 +241,7 @@ static int build_sequences(struct fg *g)
 		return -ENOMEM;
 	for (i = 0; i < g->n; i++)
 		if (g->s[i].value)
-			len += 1 + g->s[i].nr_frames +
+			len += 2 + g->s[i].nr_frames +
 			       (g->s[i].nr_waker_frames ? 2 + g->s[i].nr_waker_frames : 0);
 	g->seq = malloc((len ? len : 1) * sizeof(*g->seq));
 	g->kinds = malloc(len ? len : 1);

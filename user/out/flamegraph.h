@@ -15,6 +15,7 @@ struct flamegraph_opts {
 	enum flamegraph_palette palette;
 	int width;              /* pixels; 0 = 1200 */
 	bool annotate_kernel;   /* kernel frames coloured apart, as flamegraph.pl --color=java does */
+	const char *const *event_root; /* names by sample event, as the root frames; or NULL */
 };
 
 /* Writes a complete, valid XML SVG document.  Frames narrower than 0.1 px are elided, their

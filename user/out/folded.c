@@ -96,7 +96,9 @@ static int fold_sample(struct stack_buf *b, const struct stack_sample *s,
 
 	if (o->with_tid)
 		snprintf(tid, sizeof(tid), "-%u", s->tid);
-	err = add_comm(b, s->comm, tid, false);
+	/* the event as the root frame, so that one file holds several events apart */
+	err = o->event_root ? add_frame(b, o->event_root[s->event], "", false) : 0;
+	err = err ?: add_comm(b, s->comm, tid, o->event_root != NULL);
 	for (i = 0; !err && i < s->nr_frames; i++)
 		err = add_user_kernel_frame(b, &s->frames[i], o->annotate_kernel);
 	if (!err && s->nr_waker_frames) {

@@ -6,6 +6,7 @@
 struct folded_opts {
 	bool annotate_kernel; /* "_[k]" suffix on kernel frames (stackcollapse-perf.pl --kernel) */
 	bool with_tid;        /* "comm-tid" as the first frame instead of "comm" */
+	const char *const *event_root; /* names by sample event: "EVENT;comm;..."; NULL: none */
 };
 
 /* Writes one line per distinct folded stack (identical stacks merged, counts summed), sorted by

@@ -762,6 +762,8 @@ static void print_header(FILE *out, const struct report_header *h, const struct 
 		fprintf(out, "# Duration: %.2f s\n", h->duration_s);
 	if (h && h->unwind)
 		fprintf(out, "# Call graph: %s\n", h->unwind);
+	if (h && h->excluded)
+		fprintf(out, "# Excluded: %s\n", h->excluded);
 	if (h && h->extra)
 		fprintf(out, "# %s\n", h->extra);
 	fprintf(out, "#\n");

@@ -15,6 +15,7 @@ struct report_header {
 	__u64 lost;              /* samples that could not be stored */
 	const char *lost_detail; /* e.g. "stack capture failed 3, stack table full 0", or NULL */
 	const char *unwind;      /* "fp" / "eh" / NULL */
+	const char *excluded;    /* what the run left out, e.g. "the idle task (--include-idle)" */
 	const char *extra;       /* one more "# ..." line, or NULL */
 };
 

@@ -20,6 +20,7 @@ struct stack_sample {
 	char comm[16];
 	__u32 pid;          /* tgid */
 	__u32 tid;
+	__u32 event;        /* index of the run's event that took it (profile -e A,B), else 0 */
 	__u64 value;        /* sample count, or time in microseconds (offcpu) */
 	__u32 nr_frames;
 	struct frame *frames; /* outermost first: user frames, then kernel frames */

@@ -244,6 +244,7 @@ int stack_sample_fill(struct stack_resolver *r, int stacks_fd, const struct samp
 	out->comm[sizeof(out->comm) - 1] = '\0';
 	out->pid = key->tgid;
 	out->tid = key->pid;
+	out->event = key->event;
 	out->value = value;
 	return stack_frames_fill(r, stacks_fd, key->tgid, key->user_stack, key->kern_stack,
 				 &out->frames, &out->nr_frames);
