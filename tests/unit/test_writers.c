@@ -125,8 +125,13 @@ static void test_stack_helpers(void)
 	CHECK_STR(stack_module_short(NULL), "[unknown]");
 	CHECK_STR(stack_frame_name(&k, true, buf, sizeof(buf)), "schedule_[k]");
 	CHECK_STR(stack_frame_name(&k, false, buf, sizeof(buf)), "schedule");
-	CHECK_STR(stack_frame_name(&u, true, buf, sizeof(buf)), "[unknown]");
+	/* unresolved in a known file: the file, as stackcollapse-perf.pl names it */
+	CHECK_STR(stack_frame_name(&u, true, buf, sizeof(buf)), "[libc.so.6]");
 	CHECK_STR(stack_frame_name(&e, true, buf, sizeof(buf)), "[unknown]");
+	e.module = "[unknown]";
+	CHECK_STR(stack_frame_name(&e, false, buf, sizeof(buf)), "[unknown]");
+	e.module = "[vdso]";
+	CHECK_STR(stack_frame_name(&e, false, buf, sizeof(buf)), "[vdso]");
 	CHECK_INT(stack_samples_total(s, 2), 7);
 	CHECK_INT(stack_samples_total(NULL, 0), 0);
 }
@@ -181,17 +186,20 @@ static void test_folded_merge_sort(void)
 	free(out);
 }
 
+/* Unresolved frames name their file ("[app]", "[kernel.kallsyms]"); "[unknown]" only where the
+ * file is unknown too. */
 static void test_folded_annotate_unknown(void)
 {
 	struct frame f[] = { U("main"), { .name = NULL, .module = "/usr/bin/app" }, K("vfs_read"),
-			     { .module = "[kernel.kallsyms]", .kernel = true } };
+			     { .module = "[kernel.kallsyms]", .kernel = true },
+			     { .name = NULL, .module = "[unknown]" } };
 	struct stack_sample s[] = { SAMPLE("app", 1, 5, f), sample("app", 1, 1, NULL, 0) };
 	char *out = folded(s, ARRAY_SIZE(s), true, false);
 
-	CHECK_STR(out, "app 1\napp;main;[unknown];vfs_read_[k];[unknown]_[k] 5\n");
+	CHECK_STR(out, "app 1\napp;main;[app];vfs_read_[k];[kernel.kallsyms]_[k];[unknown] 5\n");
 	free(out);
 	out = folded(s, 1, false, false);
-	CHECK_STR(out, "app;main;[unknown];vfs_read;[unknown] 5\n");
+	CHECK_STR(out, "app;main;[app];vfs_read;[kernel.kallsyms];[unknown] 5\n");
 	free(out);
 }
 

@@ -200,10 +200,10 @@ static int push(struct fg *g, size_t *at, int id, enum kind kind)
 
 static int push_frame(struct fg *g, size_t *at, const struct frame *f, bool waker)
 {
-	const char *name = f->name ? f->name : "";
-	bool k = f->kernel && g->o->annotate_kernel;
+	char name[512];
 
-	return push(g, at, intern(g, name, strlen(name), k ? "_[k]" : ""),
+	stack_frame_name(f, g->o->annotate_kernel, name, sizeof(name));
+	return push(g, at, intern(g, name, strlen(name), ""),
 		    waker ? KIND_WAKER : f->kernel ? KIND_KERNEL : KIND_USER);
 }
 

@@ -83,7 +83,9 @@ static int add_comm(struct stack_buf *b, const char comm[16], const char *suffix
 
 static int add_user_kernel_frame(struct stack_buf *b, const struct frame *f, bool annotate)
 {
-	return add_frame(b, f->name, annotate && f->kernel ? "_[k]" : "", true);
+	char name[512];
+
+	return add_frame(b, stack_frame_name(f, annotate, name, sizeof(name)), "", true);
 }
 
 /* Appends the NUL-terminated folded stack of one sample (without its count) to the arena. */

@@ -21,10 +21,20 @@ const char *stack_module_short(const char *module)
 
 const char *stack_frame_name(const struct frame *f, bool annotate_kernel, char *buf, size_t size)
 {
-	const char *name = f->name && f->name[0] ? f->name : "[unknown]";
+	const char *suffix = annotate_kernel && f->kernel ? "_[k]" : "";
+	const char *mod = f->module && f->module[0] && strcmp(f->module, "[unknown]") ?
+			  stack_module_short(f->module) : NULL;
 
-	if (size)
-		snprintf(buf, size, "%s%s", name, annotate_kernel && f->kernel ? "_[k]" : "");
+	if (!size)
+		return buf;
+	if (f->name && f->name[0])
+		snprintf(buf, size, "%s%s", f->name, suffix);
+	else if (mod && mod[0] == '[')
+		snprintf(buf, size, "%s%s", mod, suffix);   /* "[vdso]", "[kernel.kallsyms]" */
+	else if (mod)
+		snprintf(buf, size, "[%s]%s", mod, suffix); /* "[libselinux.so.1]", "[ls]" */
+	else
+		snprintf(buf, size, "[unknown]%s", suffix);
 	return buf;
 }
 

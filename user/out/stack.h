@@ -33,8 +33,10 @@ struct stack_sample {
 /* Short name of a module for display: basename of a path, "[kernel.kallsyms]" as is. */
 const char *stack_module_short(const char *module);
 
-/* Display name of a frame: the symbol, else "[unknown]"; with annotate_kernel, kernel frames get
- * the "_[k]" suffix of stackcollapse-perf.pl --kernel.  Returns buf. */
+/* Display name of a frame, as stackcollapse-perf.pl names it: the symbol; else the file it is in,
+ * in brackets ("[libselinux.so.1]", "[vdso]"), so that flame graphs stay readable; "[unknown]"
+ * only where the file is unknown too.  With annotate_kernel, kernel frames get the "_[k]"
+ * suffix of stackcollapse-perf.pl --kernel.  Returns buf. */
 const char *stack_frame_name(const struct frame *f, bool annotate_kernel, char *buf, size_t size);
 
 /* Sum of values. */
