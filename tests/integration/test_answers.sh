@@ -92,3 +92,63 @@ check "--event-root: the exec events under their own root" \
 	test "$(folded_sum "$TMP/m.folded" '^sched:sched_process_exec;')" -eq 3
 check "--event-root: the exit events under theirs" \
 	test "$(folded_sum "$TMP/m.folded" '^sched:sched_process_exit;')" -ge 3
+
+# ---- debug info where perf and gdb find it: perf's build-id cache, and debuginfod ----
+mkdir -p "$TMP/dbg/srv"
+cp "$WL/hotcold" "$TMP/dbg/hc"
+objcopy --only-keep-debug "$TMP/dbg/hc" "$TMP/dbg/srv/hc.debug"
+cp "$TMP/dbg/hc" "$TMP/dbg/hc.orig"
+strip -g -s "$TMP/dbg/hc"
+stripped_names() { folded_sum "$1" '^hc;.*main;driver;hot_[ab];spin '; }
+
+# perf record keeps the binaries it saw in its build-id cache: one stripped since is named
+if command -v perf >/dev/null; then
+	perf --buildid-dir "$TMP/dbg/pcache" buildid-cache --add "$TMP/dbg/hc.orig" 2>/dev/null
+	PERF_BUILDID_DIR=$TMP/dbg/pcache "$BPFPROF" profile -f --no-debuginfod -- "$TMP/dbg/hc" 1 \
+		>"$TMP/dbg/pc.folded" 2>&1
+	n=$(stripped_names "$TMP/dbg/pc.folded")
+	echo "# stripped hc, named from perf's build-id cache: $n of $(folded_sum "$TMP/dbg/pc.folded" '^hc;') samples"
+	check "a stripped binary is named from perf's build-id cache" test "$n" -ge 50
+else
+	skip "perf's build-id cache" "perf is not installed"
+fi
+
+if command -v debuginfod >/dev/null && command -v debuginfod-find >/dev/null; then
+	port=$((20000 + RANDOM % 20000))
+	debuginfod -F -p "$port" -d "$TMP/dbg/db.sqlite" -t 1 "$TMP/dbg/srv" >"$TMP/dbg/server.log" 2>&1 &
+	srv=$!
+	id=$(readelf -n "$TMP/dbg/hc" | awk '/Build ID/ { print $3 }')
+	export DEBUGINFOD_URLS=http://127.0.0.1:$port
+	ready=0
+	# until its first scan has indexed the file; a fresh client cache each time, as the client
+	# remembers a miss (a query before the scan) for ten minutes
+	for i in $(seq 100); do
+		DEBUGINFOD_CACHE_PATH=$TMP/dbg/probe.$i debuginfod-find debuginfo "$id" >/dev/null \
+			2>"$TMP/dbg/find.err" && { ready=1; break; }
+		sleep 0.2
+	done
+	if [ "$ready" = 1 ]; then
+		DEBUGINFOD_CACHE_PATH=$TMP/dbg/cache "$BPFPROF" profile -f -- "$TMP/dbg/hc" 1 \
+			>"$TMP/dbg/d.folded" 2>"$TMP/dbg/d.err"
+		n=$(stripped_names "$TMP/dbg/d.folded")
+		echo "# stripped hc, debug info from a local debuginfod: $n of $(folded_sum "$TMP/dbg/d.folded" '^hc;') samples named"
+		check "a stripped binary's functions are named through debuginfod" test "$n" -ge 50
+		DEBUGINFOD_CACHE_PATH=$TMP/dbg/cache2 "$BPFPROF" profile -f --no-debuginfod -- "$TMP/dbg/hc" 1 \
+			>"$TMP/dbg/n.folded" 2>&1
+		check "--no-debuginfod: the stripped binary's frames are [hc]" \
+			test "$(folded_sum "$TMP/dbg/n.folded" '^hc;.*\[hc\]')" -ge 50
+		check "--no-debuginfod: and not one named" test "$(stripped_names "$TMP/dbg/n.folded")" -eq 0
+	else
+		fail "the local debuginfod serves the debug file" "$(cat "$TMP/dbg/find.err"; tail -3 "$TMP/dbg/server.log")"
+	fi
+	# a server that refuses: the run goes on, unnamed
+	start=$(date +%s%N)
+	DEBUGINFOD_URLS=http://127.0.0.1:1 DEBUGINFOD_CACHE_PATH=$TMP/dbg/cache3 \
+		"$BPFPROF" profile -f -- "$TMP/dbg/hc" 0.5 >"$TMP/dbg/r.folded" 2>&1; rc=$?
+	ms=$(( ($(date +%s%N) - start) / 1000000 ))
+	check "an unreachable debuginfod: the run still ends well ($ms ms)" test "$rc" -eq 0 -a "$ms" -lt 5000
+	unset DEBUGINFOD_URLS
+	kill "$srv"; wait "$srv" 2>/dev/null
+else
+	skip "debuginfod" "the debuginfod package is not installed (make deps installs it)"
+fi

@@ -262,7 +262,7 @@ const struct command count_cmd = {
 		"        FUNC, k:FUNC           kernel function (fentry, else kprobe)\n"
 		"        u:PATH:FUNC, LIB:FUNC  user function (uprobe), e.g. c:malloc\n"
 		"EVENTs are given with -e or as arguments, several at once or comma-separated.\n",
-	.caps = CAP_CPUS | CAP_THREAD_KIND | CAP_INTERVALS | CAP_EVENTS,
+	.caps = CAP_SYMBOLS | CAP_CPUS | CAP_THREAD_KIND | CAP_INTERVALS | CAP_EVENTS,
 	.positional = POS_EVENTS,
 	.no_events = "no event to count (e.g. bpfprof count 'syscalls:sys_enter_*')",
 	.opts = count_opts,

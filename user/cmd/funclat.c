@@ -194,7 +194,7 @@ const struct command funclat_cmd = {
 		"        sys:NAME               syscall, e.g. sys:read (sys_enter/sys_exit)\n"
 		"        FUNC may be a glob: u:libc:str* times every match.  EVENTs are given with -e\n"
 		"        or as arguments, several at once or comma-separated.\n",
-	.caps = CAP_CPUS | CAP_THREAD_KIND | CAP_INTERVALS | CAP_HEATMAP | CAP_EVENTS,
+	.caps = CAP_SYMBOLS | CAP_CPUS | CAP_THREAD_KIND | CAP_INTERVALS | CAP_HEATMAP | CAP_EVENTS,
 	.positional = POS_EVENTS,
 	.no_events = "no function to time (e.g. bpfprof funclat c:malloc)",
 	.opts = funclat_opts,

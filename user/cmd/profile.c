@@ -441,7 +441,7 @@ const struct command profile_cmd = {
 		"EVENT: cpu-clock (default), task-clock, or a hardware event (cycles, instructions,\n"
 		"cache-misses, branch-misses) sampled at -F HZ; or an event spec, every hit a sample:\n"
 		"t:CAT:NAME, CAT:NAME, sys:NAME, u:PATH:FUNC, LIB:FUNC, k:FUNC (globs welcome).\n",
-	.caps = CAP_CPUS | CAP_THREAD_KIND | CAP_STACKS | CAP_EVENTS,
+	.caps = CAP_SYMBOLS | CAP_CPUS | CAP_THREAD_KIND | CAP_STACKS | CAP_EVENTS,
 	.positional = POS_DURATION,
 	.opts = profile_opts,
 	.skel = &profile_skel,

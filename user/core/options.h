@@ -30,6 +30,7 @@ enum cmd_caps {
 	CAP_STACKS = 1 << 3,      /* the stack group: -g, --call-graph, -f, --svg... */
 	CAP_HEATMAP = 1 << 4,     /* --heatmap, --heatmap-data, --heatmap-interval */
 	CAP_EVENTS = 1 << 5,      /* -e EVENT[,EVENT...] */
+	CAP_SYMBOLS = 1 << 6,     /* reads symbols of user binaries: --no-debuginfod */
 };
 
 struct opt {

@@ -14,6 +14,7 @@
 #include "core/heatmaprun.h"
 #include "core/runner.h"
 #include "core/stackrun.h"
+#include "sym/syms.h"
 
 /* How often the run loop wakes without an event: ticks, child and target checks. */
 #define TICK_NS 100000000ULL
@@ -83,7 +84,11 @@ static const struct opt run_table[] = {
 	{},
 };
 
+static bool no_debuginfod;
+
 static const struct opt general_table[] = {
+	{ 0, "no-debuginfod", NULL, "never ask debuginfod (DEBUGINFOD_URLS) for debug info",
+	  OPT_FLAG, &no_debuginfod, .needs = CAP_SYMBOLS },
 	{ 'v', "verbose", NULL, "print libbpf messages and the choices made", OPT_FLAG, &verbose },
 	{ 'h', "help", NULL, "this help", OPT_FLAG, NULL },
 	{},
@@ -117,6 +122,7 @@ void runner_reset_options(void)
 	stack_opts_reset(&stack_opts);
 	heatmap_opts_reset(&heatmap_opts);
 	verbose = false;
+	no_debuginfod = false;
 }
 
 static const char *positional_usage(enum run_positional p)
@@ -254,6 +260,7 @@ int runner_parse(const struct command *cmd, int argc, char **argv)
 	err = err ?: take_positional(cmd, args.pos, args.nr_pos);
 	err = err ?: check_run(cmd);
 	err = err ?: targets_resolve(&targets, args.command);
+	syms_set_debuginfod(!no_debuginfod);
 	err = err ?: (cmd->caps & CAP_STACKS ? stack_opts_check(&stack_opts) : 0);
 	err = err ?: (cmd->caps & CAP_HEATMAP ? heatmap_opts_check(&heatmap_opts) : 0);
 	return err ? -EINVAL : 0;

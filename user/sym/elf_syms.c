@@ -12,11 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 #include "sym/syms.h"
 
-#define DEFAULT_DEBUG_ROOT "/usr/lib/debug"
-#define BUILD_ID_MAX 64
 
 struct esym {
 	__u64 addr;
@@ -40,24 +37,6 @@ struct elf_syms {
 	char *strtabs[3];  /* arenas of the function names the entries point into */
 	size_t nr_strtabs;
 };
-
-static char *debug_root; /* NULL: DEFAULT_DEBUG_ROOT */
-
-int syms_set_debug_root(const char *dir)
-{
-	char *copy = NULL;
-
-	if (dir && !(copy = strdup(dir)))
-		return -ENOMEM;
-	free(debug_root);
-	debug_root = copy;
-	return 0;
-}
-
-static const char *get_debug_root(void)
-{
-	return debug_root ? debug_root : DEFAULT_DEBUG_ROOT;
-}
 
 static int read_segments(struct elf_syms *es, Elf *elf)
 {
@@ -205,171 +184,6 @@ static int add_symbols(struct elf_syms *es, Elf *elf, Elf64_Word type)
 	return 0;
 }
 
-static int read_build_id(Elf *elf, unsigned char *id, size_t *len)
-{
-	size_t off, next, name_off, desc_off;
-	Elf_Scn *scn = NULL;
-	Elf_Data *d;
-	GElf_Shdr sh;
-	GElf_Nhdr nh;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf)
-			continue;
-		for (off = 0; (next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0; off = next) {
-			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
-			    memcmp((char *)d->d_buf + name_off, "GNU", 4) || nh.n_descsz < 2 ||
-			    nh.n_descsz > BUILD_ID_MAX)
-				continue;
-			memcpy(id, (char *)d->d_buf + desc_off, nh.n_descsz);
-			*len = nh.n_descsz;
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
-/* DEBUG_ROOT/.build-id/ab/cdef...debug, the layout of Debian's -dbgsym packages */
-static int open_by_build_id(Elf *elf)
-{
-	unsigned char id[BUILD_ID_MAX];
-	char path[4096];
-	size_t len, i;
-	int n, fd;
-
-	if (read_build_id(elf, id, &len))
-		return -ENOENT;
-	n = snprintf(path, sizeof(path), "%s/.build-id/%02x/", get_debug_root(), id[0]);
-	for (i = 1; i < len && n > 0 && (size_t)n + 8 < sizeof(path); i++)
-		n += snprintf(path + n, sizeof(path) - n, "%02x", id[i]);
-	if (n <= 0 || (size_t)n + 7 >= sizeof(path))
-		return -ENAMETOOLONG;
-	strcpy(path + n, ".debug");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
-static int file_crc32(int fd, __u32 *out)
-{
-	size_t size = 1 << 16;
-	uLong crc = crc32(0L, Z_NULL, 0);
-	unsigned char *buf;
-	off_t off = 0;
-	ssize_t r;
-
-	buf = malloc(size);
-	if (!buf)
-		return -ENOMEM;
-	while ((r = pread(fd, buf, size, off)) > 0) {
-		crc = crc32(crc, buf, r);
-		off += r;
-	}
-	free(buf);
-	if (r < 0)
-		return -EIO;
-	*out = crc;
-	return 0;
-}
-
-static Elf_Scn *find_section(Elf *elf, const char *name)
-{
-	Elf_Scn *scn = NULL;
-	const char *s;
-	GElf_Shdr sh;
-	size_t shstrndx;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		s = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (s && !strcmp(s, name))
-			return scn;
-	}
-	return NULL;
-}
-
-/* Reads .gnu_debuglink: the debug file's name, then (4-byte aligned) its CRC32. */
-static int read_debuglink(Elf *elf, const char **name, __u32 *crc)
-{
-	Elf_Scn *scn = find_section(elf, ".gnu_debuglink");
-	unsigned char *ident;
-	size_t len, crc_off;
-	Elf_Data *d;
-	__u32 v;
-
-	d = scn ? elf_getdata(scn, NULL) : NULL;
-	if (!d || !d->d_buf)
-		return -ENOENT;
-	len = strnlen(d->d_buf, d->d_size);
-	crc_off = (len + 4) & ~(size_t)3;
-	if (!len || crc_off + 4 > d->d_size)
-		return -ENOENT;
-	memcpy(&v, (char *)d->d_buf + crc_off, 4);
-	/* the section is raw bytes in the file's byte order */
-	ident = (unsigned char *)elf_getident(elf, NULL);
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	if (ident && ident[EI_DATA] == ELFDATA2MSB)
-		v = __builtin_bswap32(v);
-#else
-	if (ident && ident[EI_DATA] == ELFDATA2LSB)
-		v = __builtin_bswap32(v);
-#endif
-	*name = d->d_buf;
-	*crc = v;
-	return 0;
-}
-
-/* gdb's search order: next to the file, in its .debug/ subdirectory, then under the debug root
- * with the file's directory appended.  The CRC guards against a stale debug file. */
-static int open_by_debuglink(Elf *elf, const char *path)
-{
-	const char *link, *slash;
-	char cand[4096], dir[4096];
-	__u32 crc, got;
-	int i, n, fd;
-
-	if (!path || read_debuglink(elf, &link, &crc))
-		return -ENOENT;
-	slash = strrchr(path, '/');
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if ((size_t)(slash - path) >= sizeof(dir))
-		return -ENAMETOOLONG;
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-	for (i = 0; i < 3; i++) {
-		if (i == 0)
-			n = snprintf(cand, sizeof(cand), "%s/%s", dir, link);
-		else if (i == 1)
-			n = snprintf(cand, sizeof(cand), "%s/.debug/%s", dir, link);
-		else if (dir[0] == '/')
-			n = snprintf(cand, sizeof(cand), "%s%s/%s", get_debug_root(), dir, link);
-		else
-			break;
-		if (n < 0 || (size_t)n >= sizeof(cand))
-			continue;
-		fd = open(cand, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		if (!file_crc32(fd, &got) && got == crc)
-			return fd;
-		close(fd);
-	}
-	return -ENOENT;
-}
-
-int elf_debug_file_open(Elf *elf, const char *path)
-{
-	int fd = open_by_build_id(elf);
-
-	return fd >= 0 ? fd : open_by_debuglink(elf, path);
-}
-
 static int leading_underscores(const char *s)
 {
 	int n = 0;
@@ -462,9 +276,7 @@ static int load_elf(struct elf_syms *es, Elf *elf, const char *path)
 		goto cleanup;
 	if (err == 0) {
 		/* stripped: the debug file's .symtab has the local (static) functions */
-		dfd = open_by_build_id(elf);
-		if (dfd < 0)
-			dfd = open_by_debuglink(elf, path);
+		dfd = debuginfo_open(elf, path);
 		if (dfd >= 0)
 			delf = elf_begin(dfd, ELF_C_READ_MMAP, NULL);
 		err = delf && elf_kind(delf) == ELF_K_ELF ? add_symbols(es, delf, SHT_SYMTAB) : 0;

@@ -61,10 +61,17 @@ void elf_syms__free(struct elf_syms *es);
  * tests and unusual installs; affects every later elf_syms__open*.  Returns 0 or -ENOMEM. */
 int syms_set_debug_root(const char *dir);
 
-/* Opens the separate debug file of an ELF file (by build-id under the debug root, then by
- * .gnu_debuglink next to path); returns an fd or a negative errno. */
+/* The separate debug file of an ELF file (sym/debuginfo.c): by build-id under the debug root,
+ * in perf's build-id cache (~/.debug), by .gnu_debuglink next to path, then from debuginfod
+ * when DEBUGINFOD_URLS is set.  Returns an fd or a negative errno. */
 struct Elf;
-int elf_debug_file_open(struct Elf *elf, const char *path);
+int debuginfo_open(struct Elf *elf, const char *path);
+/* The ELF file's GNU build-id into id (at most size bytes): its length, or -ENOENT. */
+int elf_build_id(struct Elf *elf, unsigned char *id, size_t size);
+/* --no-debuginfod: no debuginfod lookup, whatever DEBUGINFOD_URLS says. */
+void syms_set_debuginfod(bool on);
+/* Debug files debuginfod gave, and lookups that found none, so far. */
+void debuginfo_stats(int *found, int *missed);
 
 /* ---- user: JIT perf maps (/tmp/perf-PID.map) ---- */
 struct perf_map;

@@ -739,14 +739,14 @@ int cfi_build_file(const char *path, int fd, const volatile int *cancel, struct 
 	}
 	/* a separate debug file is only worth finding when the file has no usable .eh_frame */
 	if (!has_section(elf, ".eh_frame") && !has_section(elf, ".debug_frame")) {
-		dfd = elf_debug_file_open(elf, path);
+		dfd = debuginfo_open(elf, path);
 		if (dfd >= 0)
 			delf = elf_begin(dfd, ELF_C_READ_MMAP, NULL);
 	}
 	err = cfi_build(elf, delf, cancel, out, why, size);
 	if (err == -EINVAL && !delf) {
 		/* corrupt .eh_frame: the debug file may still describe the code */
-		dfd = elf_debug_file_open(elf, path);
+		dfd = debuginfo_open(elf, path);
 		if (dfd >= 0 && (delf = elf_begin(dfd, ELF_C_READ_MMAP, NULL)))
 			err = cfi_build(elf, delf, cancel, out, why, size);
 	}
