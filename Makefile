@@ -101,8 +101,11 @@ test: deps
 	tests/run.sh all
 
 # Installs only what is missing; prints nothing to do when everything is there.
-DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev libdw-dev libdebuginfod-dev zlib1g-dev make gcc g++ \
-	    linux-perf bpftrace fio util-linux procps libxml2-utils time
+# BUILD_PKGS build and run bpfprof; TEST_PKGS are only what the tests and
+# benchmarks compare with or drive (perf, bpftrace, fio, a local debuginfod).
+BUILD_PKGS := clang llvm libbpf-dev bpftool libelf-dev libdw-dev libdebuginfod-dev zlib1g-dev make gcc g++
+TEST_PKGS := linux-perf bpftrace fio util-linux procps libxml2-utils time debuginfod
+DEB_PKGS := $(BUILD_PKGS) $(TEST_PKGS)
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \

@@ -437,6 +437,71 @@ static void test_perf_map(void)
 	CHECK(perf_map__load("/nonexistent/perf.map") == NULL && errno == ENOENT);
 }
 
+/* Opens our own map as a profiler would (through /proc/self's pid), in each shape a hostile or
+ * careless writer could give it. */
+static void test_perf_map_open(void)
+{
+	char map[64], other[64], path[96];
+	enum perf_map_refusal why;
+	struct perf_map *pm;
+	struct stat st;
+	int fd;
+
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)getpid());
+	snprintf(other, sizeof(other), "/tmp/bpfprof-test-%d.map", (int)getpid());
+	unlink(map);
+	unlink(other);
+	CHECK_INT(perf_map__open(getpid(), &st, &why, path, sizeof(path)), -ENOENT);
+
+	CHECK_INT(write_file(map, "1000 10 mine\n"), 0);
+	fd = perf_map__open(getpid(), &st, &why, path, sizeof(path));
+	CHECK(fd >= 0 && why == PERF_MAP_OK);
+	pm = fd >= 0 ? perf_map__load_fd(fd) : NULL;
+	CHECK_STR(pm ? perf_map__find(pm, 0x1001, NULL) : NULL, "mine");
+	perf_map__free(pm);
+	if (fd >= 0)
+		close(fd);
+
+	/* a symlink to the real map (or to /etc/shadow): never followed */
+	CHECK_INT(rename(map, other), 0);
+	CHECK_INT(symlink(other, map), 0);
+	CHECK_INT(perf_map__open(getpid(), &st, &why, path, sizeof(path)), -EPERM);
+	CHECK_INT(why, PERF_MAP_SYMLINK);
+	CHECK(perf_map__load(map) == NULL && errno == ELOOP);
+	unlink(map);
+
+	/* a second name for a file: another user's hard link to root's file would pass as root's */
+	CHECK_INT(link(other, map), 0);
+	CHECK_INT(perf_map__open(getpid(), &st, &why, path, sizeof(path)), -EPERM);
+	CHECK_INT(why, PERF_MAP_HARD_LINKED);
+	unlink(map);
+	unlink(other);
+
+	/* a FIFO: refused at once, not a read that waits for a writer */
+	CHECK_INT(mkfifo(map, 0600), 0);
+	CHECK_INT(perf_map__open(getpid(), &st, &why, path, sizeof(path)), -EPERM);
+	CHECK_INT(why, PERF_MAP_NOT_REGULAR);
+	unlink(map);
+
+	/* bigger than we read (sparse: no disk used) */
+	fd = open(map, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0 && !ftruncate(fd, PERF_MAP_MAX_BYTES + 1));
+	if (fd >= 0)
+		close(fd);
+	CHECK_INT(perf_map__open(getpid(), &st, &why, path, sizeof(path)), -EPERM);
+	CHECK_INT(why, PERF_MAP_TOO_BIG);
+	CHECK(perf_map__load(map) == NULL && errno == EFBIG);
+
+	/* another user's map names our code: only root can make one to test with */
+	if (!geteuid()) {
+		CHECK_INT(write_file(map, "1000 10 theirs\n"), 0);
+		CHECK_INT(chown(map, 65534, 65534), 0);
+		CHECK_INT(perf_map__open(getpid(), &st, &why, path, sizeof(path)), -EPERM);
+		CHECK_INT(why, PERF_MAP_OWNER);
+	}
+	unlink(map);
+}
+
 static void test_elf_find(void)
 {
 	char prog[4096], lib[4096], junk[4096];
@@ -945,6 +1010,7 @@ int main(void)
 	RUN(test_ksyms_fixture);
 	RUN(test_ksyms_proc);
 	RUN(test_perf_map);
+	RUN(test_perf_map_open);
 	RUN(test_elf_find);
 	RUN(test_elf_file_offset_to_vaddr);
 	RUN(test_elf_for_each_match);

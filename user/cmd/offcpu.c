@@ -279,7 +279,7 @@ static int offcpu_write(struct runner *r)
 	/* the header has one free line: the unwinder's goes on the next */
 	if (unwound[0])
 		snprintf(note + strlen(note), sizeof(note) - strlen(note), "\n# %s", unwound);
-	return stack_outputs_write(r->out, &o, env.sr.samples, env.sr.nr_samples);
+	return stack_outputs_write(r->out, &o, &env.sr);
 }
 
 

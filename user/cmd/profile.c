@@ -418,7 +418,7 @@ static int profile_write(struct runner *r)
 	else
 		snprintf(title, sizeof(title), "%s at %llu Hz, %.1f s%s", env.label,
 			 (unsigned long long)env.freq, elapsed, nr_lost ? ", samples lost" : "");
-	return stack_outputs_write(r->out, &o, env.sr.samples, env.sr.nr_samples);
+	return stack_outputs_write(r->out, &o, &env.sr);
 }
 
 static void profile_teardown(struct runner *r)

@@ -75,8 +75,7 @@ struct stack_outputs {
 	int nr_events;
 };
 
-/* The SVG (when --svg asked for it) and the report or folded stacks on out.  Files are
- * committed by the runner.  Returns 0 or -errno (printed). */
-int stack_outputs_write(FILE *out, const struct stack_outputs *o, const struct stack_sample *s,
-			size_t n);
+/* The SVG (when --svg asked for it) and the report or folded stacks of the run's samples on out.
+ * Files are committed by the runner.  Returns 0 or -errno (printed). */
+int stack_outputs_write(FILE *out, const struct stack_outputs *o, const struct stack_run *sr);
 #endif

@@ -766,6 +766,8 @@ static void print_header(FILE *out, const struct report_header *h, const struct 
 		fprintf(out, "# Excluded: %s\n", h->excluded);
 	if (h && h->extra)
 		fprintf(out, "# %s\n", h->extra);
+	if (h && h->symbols)
+		fprintf(out, "# %s\n", h->symbols);
 	fprintf(out, "#\n");
 }
 

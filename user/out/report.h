@@ -17,6 +17,7 @@ struct report_header {
 	const char *unwind;      /* "fp" / "eh" / NULL */
 	const char *excluded;    /* what the run left out, e.g. "the idle task (--include-idle)" */
 	const char *extra;       /* one more "# ..." line, or NULL */
+	const char *symbols;     /* what symbolization could not use ("JIT maps not read: ..."), or NULL */
 };
 
 struct report_opts {

@@ -1,14 +1,21 @@
 /* JIT symbol maps (/tmp/perf-PID.map, written by V8, the JVM's perf-map-agent, LuaJIT...).
  * JITs reuse code memory, so entries overlap and the later (newer) one is right: loading turns
  * the entries into disjoint segments, each naming the newest entry covering it, and lookups are a
- * binary search over those segments. */
+ * binary search over those segments.
+ *
+ * The map is the JIT's to write, in its own /tmp: a file any user (or a container) controls,
+ * read by root.  perf_map__open() finds it in the process's mount namespace under its own pid,
+ * and reads it only when it is a regular file that its owner (the process's user or root) wrote,
+ * reached without following a single symbolic link. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "sym/syms.h"
 
 struct pm_ent {
@@ -31,17 +38,22 @@ struct perf_map {
 	size_t nr_segs;
 };
 
-static int read_file(const char *path, char **text, size_t *len)
+/* Reads a whole regular file of at most PERF_MAP_MAX_BYTES (a JIT may still be appending). */
+static int read_fd(int fd, char **text, size_t *len)
 {
 	size_t cap = 1 << 16, n = 0;
 	char *buf = NULL, *tmp;
+	struct stat st;
 	ssize_t r;
-	int fd, err = 0;
+	int err = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
+	if (!fstat(fd, &st) && (__u64)st.st_size > PERF_MAP_MAX_BYTES)
+		return -EFBIG;
 	for (;;) {
+		if (n > PERF_MAP_MAX_BYTES) {
+			err = -EFBIG;
+			goto cleanup;
+		}
 		if (!buf || cap - n < 4096) {
 			cap *= 2;
 			tmp = realloc(buf, cap);
@@ -68,7 +80,6 @@ static int read_file(const char *path, char **text, size_t *len)
 	buf = NULL;
 cleanup:
 	free(buf);
-	close(fd);
 	return err;
 }
 
@@ -201,7 +212,7 @@ cleanup:
 	return err;
 }
 
-struct perf_map *perf_map__load(const char *path)
+struct perf_map *perf_map__load_fd(int fd)
 {
 	struct perf_map *pm;
 	char *p, *nl, *end;
@@ -213,7 +224,7 @@ struct perf_map *perf_map__load(const char *path)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = read_file(path, &pm->text, &len);
+	err = read_fd(fd, &pm->text, &len);
 	if (err)
 		goto cleanup;
 	end = pm->text + len;
@@ -239,6 +250,21 @@ cleanup:
 		errno = -err;
 		return NULL;
 	}
+	return pm;
+}
+
+struct perf_map *perf_map__load(const char *path)
+{
+	struct perf_map *pm;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	pm = perf_map__load_fd(fd);
+	err = errno;
+	close(fd);
+	errno = err;
 	return pm;
 }
 
@@ -273,4 +299,163 @@ void perf_map__free(struct perf_map *pm)
 	free(pm->ents);
 	free(pm->segs);
 	free(pm);
+}
+
+/* ---- finding a process's map ---- */
+
+const char *perf_map_refusal_str(enum perf_map_refusal why)
+{
+	switch (why) {
+	case PERF_MAP_SYMLINK:
+		return "a symbolic link";
+	case PERF_MAP_NOT_REGULAR:
+		return "not a regular file";
+	case PERF_MAP_HARD_LINKED:
+		return "a file with other names (hard links)";
+	case PERF_MAP_OWNER:
+		return "owned by neither the process's user nor root";
+	case PERF_MAP_TOO_BIG:
+		return "over " PERF_MAP_MAX_STR;
+	default:
+		return "read";
+	}
+}
+
+/* From /proc/PID/status, read through the pinned /proc/PID: the pid in the process's own (the
+ * innermost) namespace, last on the NSpid line, and its real and effective uids. */
+static int read_status(int piddir, __u32 *nspid, uid_t uids[2])
+{
+	char buf[8192], *line, *next, *p;
+	size_t n = 0;
+	ssize_t r;
+	int fd;
+
+	fd = openat(piddir, "status", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (n < sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - n)) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			r = -errno;
+			close(fd);
+			return r;
+		}
+		n += r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	for (line = buf; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (!strncmp(line, "Uid:", 4)) {
+			sscanf(line + 4, "%u %u", &uids[0], &uids[1]);
+		} else if (!strncmp(line, "NSpid:", 6)) {
+			p = strrchr(line, '\t') ?: strrchr(line, ' ');
+			if (p)
+				*nspid = strtoul(p + 1, NULL, 10);
+		}
+	}
+	return 0;
+}
+
+/* Why name in dir (which could not be opened as what we wanted) is refused, if it is. */
+static enum perf_map_refusal refusal_of(int dir, const char *name, const struct stat *st)
+{
+	struct stat lst;
+
+	if (!st) {
+		if (fstatat(dir, name, &lst, AT_SYMLINK_NOFOLLOW))
+			return PERF_MAP_OK;
+		st = &lst;
+	}
+	if (S_ISLNK(st->st_mode))
+		return PERF_MAP_SYMLINK;
+	if (!S_ISREG(st->st_mode))
+		return PERF_MAP_NOT_REGULAR;
+	/* a hard link another user made to a root-owned file would pass the owner test */
+	if (st->st_nlink != 1)
+		return PERF_MAP_HARD_LINKED;
+	return PERF_MAP_OK;
+}
+
+static bool owner_trusted(uid_t owner, const uid_t uids[2])
+{
+	return !owner || owner == geteuid() || owner == uids[0] || owner == uids[1];
+}
+
+/* The directory the map is in: the process's own /tmp, through /proc/PID/root (the kernel's link
+ * into its mount namespace), or ours when the process is gone: a JIT's map outlives it. */
+static int open_tmp_dir(__u32 tgid, __u32 *nspid, uid_t uids[2], enum perf_map_refusal *why)
+{
+	int piddir, root, tmp, err = 0;
+	char path[32];
+
+	snprintf(path, sizeof(path), "/proc/%u", tgid);
+	piddir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	err = piddir < 0 ? -errno : read_status(piddir, nspid, uids);
+	root = err ? -1 : openat(piddir, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0) {
+		/* gone, or a zombie whose root is gone: only our /tmp, under the pid we know */
+		*nspid = tgid;
+		uids[0] = uids[1] = 0;
+		root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (piddir >= 0)
+		close(piddir);
+	if (root < 0)
+		return -errno;
+	tmp = openat(root, "tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	err = tmp < 0 ? -errno : 0;
+	if (err == -ENOTDIR || err == -ELOOP)
+		*why = refusal_of(root, "tmp", NULL) == PERF_MAP_SYMLINK ? PERF_MAP_SYMLINK : PERF_MAP_OK;
+	close(root);
+	return err ? err : tmp;
+}
+
+int perf_map__open(__u32 tgid, struct stat *st, enum perf_map_refusal *why, char *path, size_t size)
+{
+	uid_t uids[2] = { 0, 0 };
+	__u32 nspid = tgid;
+	char name[32];
+	int tmp, fd = -1, err;
+
+	*why = PERF_MAP_OK;
+	tmp = open_tmp_dir(tgid, &nspid, uids, why);
+	snprintf(name, sizeof(name), "perf-%u.map", nspid);
+	snprintf(path, size, "/proc/%u/root/tmp/%s", tgid, name);
+	if (tmp < 0) {
+		err = *why ? -EPERM : tmp;
+		goto cleanup;
+	}
+	/* look before opening: no open() of a FIFO or a device another user put there */
+	if (fstatat(tmp, name, st, AT_SYMLINK_NOFOLLOW)) {
+		err = -errno;
+		goto cleanup;
+	}
+	*why = refusal_of(tmp, name, st);
+	if (!*why && !owner_trusted(st->st_uid, uids))
+		*why = PERF_MAP_OWNER;
+	if (!*why && (__u64)st->st_size > PERF_MAP_MAX_BYTES)
+		*why = PERF_MAP_TOO_BIG;
+	if (*why) {
+		err = -EPERM;
+		goto cleanup;
+	}
+	fd = openat(tmp, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	err = fd < 0 ? -errno : 0;
+	if (err == -ELOOP)
+		*why = PERF_MAP_SYMLINK;
+	/* replaced between the look and the open: judge what was opened */
+	if (!err && (fstat(fd, st) || refusal_of(tmp, name, st) || !owner_trusted(st->st_uid, uids)))
+		*why = PERF_MAP_NOT_REGULAR;
+	if (*why)
+		err = -EPERM;
+cleanup:
+	if (tmp >= 0)
+		close(tmp);
+	if (err && fd >= 0)
+		close(fd);
+	return err ? err : fd;
 }

@@ -1,5 +1,5 @@
 /* Symbolization: kernel (/proc/kallsyms) and user (/proc/PID/maps + ELF symtab/dynsym, build-id
- * and .gnu_debuglink debug files, [vdso], /tmp/perf-PID.map JIT maps, C++ demangling). */
+ * and .gnu_debuglink debug files, [vdso], JIT maps (/tmp/perf-PID.map), C++ demangling). */
 #ifndef BPFPROF_SYMS_H
 #define BPFPROF_SYMS_H
 #include <stdbool.h>
@@ -75,9 +75,34 @@ void debuginfo_stats(int *found, int *missed);
 
 /* ---- user: JIT perf maps (/tmp/perf-PID.map) ---- */
 struct perf_map;
+struct stat;
+/* The largest map read (a big JVM's is tens of MiB). */
+#define PERF_MAP_MAX_BYTES (256ULL << 20)
+#define PERF_MAP_MAX_STR "256 MiB"
 /* Parses "START SIZE name" lines, START/SIZE hex with or without 0x; later (newer) entries win
- * where they overlap earlier ones.  NULL with errno set when the file cannot be read. */
+ * where they overlap earlier ones.  NULL with errno set when the file cannot be read (EFBIG over
+ * PERF_MAP_MAX_BYTES).  perf_map__load() does not follow a symlink at the end of path. */
 struct perf_map *perf_map__load(const char *path);
+struct perf_map *perf_map__load_fd(int fd);
+/* Why a process's map was not read; a refused map leaves its frames unnamed, so it is counted. */
+enum perf_map_refusal {
+	PERF_MAP_OK,
+	PERF_MAP_SYMLINK,     /* the map, or the /tmp it is in, is a symbolic link */
+	PERF_MAP_NOT_REGULAR, /* a FIFO, device, directory, or replaced as we opened it */
+	PERF_MAP_HARD_LINKED, /* more than one name: maybe another user's link to root's file */
+	PERF_MAP_OWNER,       /* neither root's nor the process's user's */
+	PERF_MAP_TOO_BIG,     /* over PERF_MAP_MAX_BYTES */
+	PERF_MAP_NR_REFUSALS
+};
+const char *perf_map_refusal_str(enum perf_map_refusal why);
+/* Opens process tgid's map where its JIT wrote it: /tmp/perf-NSPID.map in its own mount
+ * namespace, NSPID its pid there (/proc/TGID/root/tmp/perf-NSPID.map; our /tmp/perf-TGID.map once
+ * it is gone).  No symlink is followed, and the file must be a regular file with one name, owned
+ * by root or the process's user, of at most PERF_MAP_MAX_BYTES.  Returns an fd with *st filled,
+ * -ENOENT when there is no map, -EPERM with *why set when it is refused, or another -errno; path
+ * gets the path for messages in every case. */
+int perf_map__open(__u32 tgid, struct stat *st, enum perf_map_refusal *why, char *path,
+		   size_t size);
 /* The newest entry containing addr, or NULL; *sym_off (if not NULL) gets addr - entry start. */
 const char *perf_map__find(const struct perf_map *pm, __u64 addr, __u64 *sym_off);
 /* Frees the map and every name it handed out; NULL is fine. */
@@ -115,7 +140,8 @@ void syms_cache__revisit(struct syms_cache *sc, __u64 min_age_ns);
  * when the process is still alive: at once on the first miss after syms_cache__snapshot, then
  * at most once a second per process. */
 void syms_cache__resolve(struct syms_cache *sc, __u32 tgid, __u64 addr, struct user_sym *out);
-/* Closes every file kept open and frees every string handed out; NULL is fine. */
+/* JIT maps refused so far (perf_map__open), and in buf "N reason, N reason". */
+size_t syms_cache__refusals(const struct syms_cache *sc, char *buf, size_t size);
 /* An executable mapping of a process, as the in-kernel unwinder (user/unwind/unwinder.c) needs it. */
 struct syms_mapping {
 	__u64 start, end, pgoff;
@@ -130,5 +156,6 @@ int syms_cache__for_each_mapping(struct syms_cache *sc, __u32 tgid,
 				 int (*fn)(const struct syms_mapping *m, void *ctx), void *ctx);
 /* This kernel's vdso image as mapped into bpfprof (the same in every process); NULL if none. */
 const void *syms_vdso_image(size_t *size);
+/* Closes every file kept open and frees every string handed out; NULL is fine. */
 void syms_cache__free(struct syms_cache *sc);
 #endif

@@ -59,6 +59,7 @@ struct proc {
 	struct perf_map **old_pms; /* replaced maps: their names may still be in use */
 	size_t nr_old_pms;
 	struct stat pm_st;         /* of the loaded map: reload only when it changed */
+	bool pm_refused;           /* its map was refused, and counted */
 	char jit_module[32];  /* "[JIT] tid N" */
 };
 
@@ -70,6 +71,7 @@ struct syms_cache {
 	struct elf_syms *vdso;
 	bool vdso_tried;
 	bool nofile_raised;
+	size_t pm_refusals[PERF_MAP_NR_REFUSALS]; /* JIT maps not read, by reason */
 };
 
 static __u64 now_ns(void)
@@ -342,18 +344,6 @@ static int merge_maps(struct proc *p, struct mapping *fresh, size_t nr_fresh)
 	return 0;
 }
 
-/* A perf map can name any process's code: trust it only from root, us, or the process's owner. */
-static bool perf_map_trusted(const struct stat *st, __u32 tgid)
-{
-	struct stat proc_st;
-	char proc_path[32];
-
-	if (!st->st_uid || st->st_uid == geteuid())
-		return true;
-	snprintf(proc_path, sizeof(proc_path), "/proc/%u", tgid);
-	return !stat(proc_path, &proc_st) && proc_st.st_uid == st->st_uid;
-}
-
 static bool same_file_version(const struct stat *a, const struct stat *b)
 {
 	return a->st_ino == b->st_ino && a->st_dev == b->st_dev && a->st_size == b->st_size &&
@@ -376,19 +366,35 @@ static int proc_retire_perf_map(struct proc *p)
 	return 0;
 }
 
-/* Loads /tmp/perf-PID.map, or reloads it when the JIT appended to it since. */
-static void proc_load_perf_map(struct proc *p)
+/* Counts a refused map once per process, and says which file and why on stderr. */
+static void note_refusal(struct syms_cache *sc, struct proc *p, enum perf_map_refusal why,
+			 const char *path)
 {
-	struct perf_map *pm;
-	char path[64];
-	struct stat st;
+	if (p->pm_refused)
+		return;
+	p->pm_refused = true;
+	sc->pm_refusals[why]++;
+	fprintf(stderr, "bpfprof: JIT map %s not read: %s\n", path, perf_map_refusal_str(why));
+}
 
-	snprintf(path, sizeof(path), "/tmp/perf-%u.map", p->tgid);
-	if (stat(path, &st) || !perf_map_trusted(&st, p->tgid))
+/* Loads the process's JIT map, or reloads it when the JIT appended to it since. */
+static void proc_load_perf_map(struct syms_cache *sc, struct proc *p)
+{
+	enum perf_map_refusal why;
+	struct perf_map *pm;
+	char path[96];
+	struct stat st;
+	int fd;
+
+	fd = perf_map__open(p->tgid, &st, &why, path, sizeof(path));
+	if (fd == -EPERM)
+		note_refusal(sc, p, why, path);
+	if (fd < 0)
 		return;
-	if (p->pm && same_file_version(&st, &p->pm_st))
-		return;
-	pm = perf_map__load(path);
+	pm = p->pm && same_file_version(&st, &p->pm_st) ? NULL : perf_map__load_fd(fd);
+	if (!pm && errno == EFBIG)
+		note_refusal(sc, p, PERF_MAP_TOO_BIG, path);
+	close(fd);
 	if (!pm)
 		return;
 	if (proc_retire_perf_map(p)) {
@@ -435,7 +441,7 @@ cleanup:
 	/* a JIT's map outlives it: load it even when the process is gone (unless the pid, and
 	 * so the map's name, now belongs to another process) */
 	if (err != -ESRCH)
-		proc_load_perf_map(p);
+		proc_load_perf_map(sc, p);
 	p->refreshed = !explicit;
 	p->last_refresh_ns = now_ns();
 	free(fresh);
@@ -743,4 +749,21 @@ void syms_cache__free(struct syms_cache *sc)
 	hashtab_clear(&sc->demangled, NULL);
 	elf_syms__free(sc->vdso);
 	free(sc);
+}
+
+size_t syms_cache__refusals(const struct syms_cache *sc, char *buf, size_t size)
+{
+	size_t total = 0, len = 0;
+
+	if (size)
+		buf[0] = '\0';
+	for (int why = PERF_MAP_OK + 1; sc && why < PERF_MAP_NR_REFUSALS; why++) {
+		if (!sc->pm_refusals[why])
+			continue;
+		if (len < size)
+			len += snprintf(buf + len, size - len, "%s%zu %s", total ? ", " : "",
+					sc->pm_refusals[why], perf_map_refusal_str(why));
+		total += sc->pm_refusals[why];
+	}
+	return total;
 }
