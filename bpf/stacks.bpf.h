@@ -5,7 +5,11 @@
 #include "stacks.h"
 
 /* Settings, fixed before load. */
-const volatile __u32 targ_max_stack = MAX_STACK_DEPTH;
+const volatile __u32 targ_max_stack = STACK_DEPTH_DEFAULT;
+/* Slots - 1 of a stored stack (a power of two minus one, above targ_max_stack): the value size
+ * the loader gave `stacks`.  Read-only data is a known constant to the verifier, so masking with
+ * it proves an index inside that size. */
+const volatile __u32 targ_stack_mask = STACK_DEPTH_DEFAULT;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -63,6 +67,7 @@ static __always_inline int store_stack(struct stack_trace *st, long len, __u64 *
 {
 	struct stack_trace *old;
 	__u32 nr, last;
+	long err;
 
 	if (len < 0) {
 		count_lost(LOST_STACK_ERR);
@@ -72,8 +77,8 @@ static __always_inline int store_stack(struct stack_trace *st, long len, __u64 *
 	*id = 0;
 	if (nr == 0)
 		return 0;
-	/* The mask proves the index in bounds to the verifier (ips has MAX_STACK_DEPTH + 1 slots). */
-	last = (nr - 1) & MAX_STACK_DEPTH;
+	/* The mask proves the index in bounds of a stored stack to the verifier. */
+	last = (nr - 1) & targ_stack_mask;
 	st->nr = nr;
 	*id = hash_frames(st, nr);
 
@@ -87,9 +92,11 @@ static __always_inline int store_stack(struct stack_trace *st, long len, __u64 *
 		}
 		return 0;
 	}
-	if (bpf_map_update_elem(&stacks, id, st, BPF_NOEXIST) && !bpf_map_lookup_elem(&stacks, id)) {
-		count_lost(LOST_STACKS_FULL);
-		return -E2BIG;
+	err = bpf_map_update_elem(&stacks, id, st, BPF_NOEXIST);
+	if (err && !bpf_map_lookup_elem(&stacks, id)) {
+		/* deep stacks' map is not preallocated: an allocation in NMI can fail too */
+		count_lost(err == -E2BIG ? LOST_STACKS_FULL : LOST_STACK_ERR);
+		return err;
 	}
 	return 0;
 }

@@ -2,12 +2,15 @@
 #ifndef BPFPROF_STACKS_H
 #define BPFPROF_STACKS_H
 
-#define MAX_STACK_DEPTH 127 /* the kernel's default perf_event_max_stack */
+#define STACK_DEPTH_DEFAULT 127 /* the kernel's default perf_event_max_stack */
+#define MAX_STACK_DEPTH     1023 /* the most --max-stack takes (perf_event_max_stack raised) */
 #define TASK_COMM_LEN   16
 
 /* A captured stack, innermost frame first, as bpf_get_stack() returns it.  Stored in the
  * `stacks` map under a 64-bit hash of its frames: unlike bpf_get_stackid()'s bucket index, a
- * 64-bit hash practically never collides, and the BPF side still checks length and leaf frame. */
+ * 64-bit hash practically never collides, and the BPF side still checks length and leaf frame.
+ * The map's values hold only the first targ_stack_mask + 1 slots of ips (the loader sizes them
+ * to --max-stack): deep stacks cost memory only in the runs that ask for them. */
 struct stack_trace {
 	__u32 nr;
 	__u32 pad;

@@ -184,3 +184,36 @@ if unshare -fpm --mount-proc true 2>/dev/null; then
 else
 	skip "JIT maps in namespaces" "unshare -fpm --mount-proc is refused here"
 fi
+
+# ---- deep stacks: --max-stack up to kernel.perf_event_max_stack, with both unwinders ----
+# The sysctl cannot change while any perf event or BPF program holds callchain buffers (EBUSY):
+# a previous run's programs are freed a moment after it exits.
+set_max_stack() {
+	for i in $(seq 100); do
+		sysctl -qw kernel.perf_event_max_stack="$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+old_max_stack=$(cat /proc/sys/kernel/perf_event_max_stack)
+if set_max_stack 127; then
+	expect_one_error "--max-stack above kernel.perf_event_max_stack: one line, saying how to raise it" \
+		'kernel.perf_event_max_stack \(127\): raise it first, sysctl -w kernel.perf_event_max_stack=512' \
+		-- profile --max-stack 512 -- /bin/true
+fi
+if set_max_stack 512; then
+	for u in fp eh; do
+		"$BPFPROF" profile -F 199 -f --unwind "$u" --max-stack 512 -- "$WL/deep" 1 300 \
+			>"$TMP/deep.$u" 2>&1
+		# samples in bottom(): every one of the 300 recurse() frames above it
+		full=$(awk '/;bottom[; ]/ { n = 0; k = split($1, f, ";"); for (i = 1; i <= k; i++) n += f[i] == "recurse"
+			if (n == 300) s += $NF } END { print s + 0 }' "$TMP/deep.$u")
+		all=$(folded_sum "$TMP/deep.$u" ';bottom[; ]')
+		echo "# --unwind $u: $full of $all samples in bottom() under all 300 frames"
+		check "--max-stack 512, --unwind $u: a 300-deep recursion shows all 300 frames" \
+			test "$all" -ge 100 -a "$full" -ge $((all * 9 / 10))
+	done
+	set_max_stack "$old_max_stack" || echo "# could not restore kernel.perf_event_max_stack=$old_max_stack"
+else
+	skip "deep stacks" "kernel.perf_event_max_stack cannot be raised here"
+fi

@@ -309,10 +309,8 @@ static int offcpu_configure(struct runner *r)
 	skel->rodata->targ_user_stacks = !stack_opts.kernel_only;
 	skel->rodata->targ_kern_stacks = !stack_opts.user_only;
 	skel->rodata->targ_prev_state_arg = has_prev_state;
-	skel->rodata->targ_max_stack = stack_opts.max_stack;
-	bpf_map__set_max_entries(skel->maps.counts, stack_opts.max_stacks);
 	/* target and waker, user and kernel: room for four stacks per key */
-	bpf_map__set_max_entries(skel->maps.stacks, stack_opts.max_stacks * (env.waker ? 4 : 2));
+	STACK_MAPS_CONFIGURE(skel, env.waker ? 4 : 2);
 	UNWIND_CONFIGURE(skel, stack_opts.unwind, stack_opts.unwind_mem_mb);
 
 	env.use_task_storage = storage;

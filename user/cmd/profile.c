@@ -271,10 +271,8 @@ static int profile_configure(struct runner *r)
 	skel->rodata->targ_spec_base = env.nr_sampled;
 	skel->rodata->targ_user_stacks = !stack_opts.kernel_only;
 	skel->rodata->targ_kern_stacks = !stack_opts.user_only;
-	skel->rodata->targ_max_stack = stack_opts.max_stack;
-	bpf_map__set_max_entries(skel->maps.counts, stack_opts.max_stacks);
 	/* user and kernel stacks are stored apart: room for both of every sample key */
-	bpf_map__set_max_entries(skel->maps.stacks, stack_opts.max_stacks * 2);
+	STACK_MAPS_CONFIGURE(skel, 2);
 	UNWIND_CONFIGURE(skel, stack_opts.unwind, stack_opts.unwind_mem_mb);
 	return configure_events(skel);
 }

@@ -14,7 +14,7 @@
 static struct {
 	struct btf *btf;
 	bool btf_tried;
-	int task_storage, task_pt_regs, raw_tp_cookie, kprobes, fentry;
+	int task_storage, task_pt_regs, raw_tp_cookie, kprobes, fentry, nmi_alloc;
 	const char *fentry_why;
 	int task_flags_off; /* 0: not computed */
 	struct {
@@ -24,7 +24,7 @@ static struct {
 	int nr_tp_btf;
 } feat = {
 	.task_storage = UNKNOWN, .task_pt_regs = UNKNOWN, .raw_tp_cookie = UNKNOWN,
-	.kprobes = UNKNOWN, .fentry = UNKNOWN,
+	.kprobes = UNKNOWN, .fentry = UNKNOWN, .nmi_alloc = UNKNOWN,
 };
 
 const struct btf *feat_btf(void)
@@ -152,6 +152,45 @@ bool feat_task_pt_regs(void)
 		feat.task_pt_regs = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT,
 							    BPF_FUNC_task_pt_regs, NULL) > 0;
 	return feat.task_pt_regs;
+}
+
+/* Loads a perf_event program that looks up a key in a hash map created with BPF_F_NO_PREALLOC:
+ * before 6.1 (the BPF memory allocator) the verifier refuses it ("perf_event programs can only
+ * use preallocated hash map"), as an element allocated in NMI could deadlock. */
+static bool probe_nmi_alloc(void)
+{
+	struct bpf_insn insns[] = {
+		/* *(u64 *)(r10 - 8) = 0; r2 = r10 - 8; r1 = the map; call map_lookup_elem */
+		{ .code = BPF_ST | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_10, .off = -8 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_10 },
+		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_2, .imm = -8 },
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_1, .src_reg = BPF_PSEUDO_MAP_FD },
+		{},
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_map_lookup_elem },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_map_create_opts, mopts, .map_flags = BPF_F_NO_PREALLOC);
+	int map_fd, prog_fd;
+
+	map_fd = bpf_map_create(BPF_MAP_TYPE_HASH, NULL, 8, 8, 1, &mopts);
+	if (map_fd < 0)
+		return false;
+	insns[3].imm = map_fd;
+	prog_fd = bpf_prog_load(BPF_PROG_TYPE_PERF_EVENT, NULL, "GPL", insns,
+				sizeof(insns) / sizeof(insns[0]), NULL);
+	close(map_fd);
+	if (prog_fd < 0)
+		return false;
+	close(prog_fd);
+	return true;
+}
+
+bool feat_nmi_alloc(void)
+{
+	if (feat.nmi_alloc == UNKNOWN)
+		feat.nmi_alloc = probe_nmi_alloc();
+	return feat.nmi_alloc;
 }
 
 bool feat_fentry(const char **why)

@@ -39,6 +39,10 @@ bool feat_task_storage(void);
  * BPFPROF_NO_TASK_PT_REGS=1 in the environment, for tests of older kernels' paths. */
 bool feat_task_pt_regs(void);
 
+/* Hash maps without preallocation are usable from perf_event (NMI) programs (6.1+, the BPF memory
+ * allocator); before, such programs must preallocate every element. */
+bool feat_nmi_alloc(void);
+
 /* fentry programs load (BPF trampolines; some kernels and lockdown policies refuse them).
  * *why gets a one-line reason when false. */
 bool feat_fentry(const char **why);

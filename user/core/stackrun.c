@@ -2,7 +2,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include "core/common.h"
+#include "core/features.h"
 #include "core/runner.h"
 #include "core/stackrun.h"
 #include "stacks.h"
@@ -46,7 +48,9 @@ const struct opt stack_opts_table[] = {
 	  .needs = CAP_STACKS },
 	{ 'K', "kernel-stacks-only", NULL, "kernel stacks only", OPT_FLAG, &stack_opts.kernel_only,
 	  .needs = CAP_STACKS },
-	{ 0, "max-stack", "N", "frames per stack (default and maximum 127)", OPT_U64,
+	{ 0, "max-stack", "N", "frames per stack (default 127), up to the kernel's\n"
+	  "perf_event_max_stack: raise it for deeper stacks (Java), e.g.\n"
+	  "sysctl -w kernel.perf_event_max_stack=512 (at most 1023)", OPT_U64,
 	  &stack_opts.max_stack, 1, MAX_STACK_DEPTH, .needs = CAP_STACKS },
 	{ 0, "max-stacks", "N", "distinct stacks kept in the kernel (default 16384)", OPT_U64,
 	  &stack_opts.max_stacks, 1, 1 << 22, .needs = CAP_STACKS },
@@ -75,23 +79,68 @@ const struct opt stack_opts_table[] = {
 void stack_opts_reset(struct stack_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->max_stack = MAX_STACK_DEPTH;
+	o->max_stack = 0; /* STACK_DEPTH_DEFAULT, or the kernel's limit when lower */
 	o->max_stacks = 16384;
 	o->unwind = UNWIND_DEFAULT_METHOD;
 	o->unwind_mem_mb = UNWIND_DEFAULT_MEM_MB;
 	o->call_graph_limit = 0.5; /* perf's -g graph,0.5 */
 }
 
+/* kernel.perf_event_max_stack: what bpf_get_stack() walks at most (and, here, our own walks). */
+static __u64 kernel_max_stack(void)
+{
+	unsigned long long n = 0;
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_stack", "re");
+
+	if (f && fscanf(f, "%llu", &n) != 1)
+		n = 0;
+	if (f)
+		fclose(f);
+	return n ? n : STACK_DEPTH_DEFAULT;
+}
+
 int stack_opts_check(struct stack_opts *o)
 {
+	__u64 limit = kernel_max_stack();
+
 	if (o->user_only && o->kernel_only) {
 		p_err("-U and -K exclude each other");
+		return -EINVAL;
+	}
+	if (!o->max_stack) {
+		o->max_stack = limit < STACK_DEPTH_DEFAULT ? limit : STACK_DEPTH_DEFAULT;
+	} else if (o->max_stack > limit) {
+		/* bpf_get_stack() would cut kernel stacks there without a word */
+		p_err("--max-stack %llu is above kernel.perf_event_max_stack (%llu): raise it first, "
+		      "sysctl -w kernel.perf_event_max_stack=%llu", (unsigned long long)o->max_stack,
+		      (unsigned long long)limit, (unsigned long long)o->max_stack);
 		return -EINVAL;
 	}
 	/* -K takes no user stacks: nothing to unwind */
 	if (o->kernel_only)
 		o->unwind = UNWIND_FP;
 	return 0;
+}
+
+void stack_maps_configure(struct bpf_map *stacks, struct bpf_map *counts, __u32 stacks_per_key,
+			  __u32 *targ_max_stack, __u32 *targ_stack_mask)
+{
+	__u32 slots = STACK_DEPTH_DEFAULT + 1;
+
+	while (slots <= stack_opts.max_stack)
+		slots *= 2;
+	*targ_max_stack = stack_opts.max_stack;
+	*targ_stack_mask = slots - 1;
+	bpf_map__set_max_entries(counts, stack_opts.max_stacks);
+	bpf_map__set_max_entries(stacks, stack_opts.max_stacks * stacks_per_key);
+	bpf_map__set_value_size(stacks, offsetof(struct stack_trace, ips) + slots * sizeof(__u64));
+	/* a deep stack's value is up to 8 KiB: allocated as stacks come, where the kernel can
+	 * allocate in NMI, rather than max-stacks of them up front */
+	if (slots > STACK_DEPTH_DEFAULT + 1 && feat_nmi_alloc())
+		bpf_map__set_map_flags(stacks, bpf_map__map_flags(stacks) | BPF_F_NO_PREALLOC);
+	p_info("stacks: up to %u frames, %u slots a stack, %s", *targ_max_stack, slots,
+	       bpf_map__map_flags(stacks) & BPF_F_NO_PREALLOC ? "allocated as they come" :
+	       "preallocated");
 }
 
 bool stack_run_fallback(struct runner *r, int err)

@@ -31,8 +31,18 @@ extern struct stack_opts stack_opts;
 extern const struct opt stack_opts_table[];
 
 void stack_opts_reset(struct stack_opts *o);
-/* After parsing: -U with -K.  0 or -EINVAL (printed). */
+/* After parsing: -U with -K, --max-stack above kernel.perf_event_max_stack (the default is the
+ * lower of 127 and that).  0 or -EINVAL (printed). */
 int stack_opts_check(struct stack_opts *o);
+
+/* Before load: the stack settings and the sizes of the `stacks` (stacks_per_key stacks for each of
+ * --max-stacks keys, each sized to --max-stack) and `counts` maps. */
+void stack_maps_configure(struct bpf_map *stacks, struct bpf_map *counts, __u32 stacks_per_key,
+			  __u32 *targ_max_stack, __u32 *targ_stack_mask);
+#define STACK_MAPS_CONFIGURE(skel, stacks_per_key)                                            \
+	stack_maps_configure((skel)->maps.stacks, (skel)->maps.counts, (stacks_per_key),       \
+			     (__u32 *)&(skel)->rodata->targ_max_stack,                          \
+			     (__u32 *)&(skel)->rodata->targ_stack_mask)
 
 /* A stack command's run: symbolizer, unwinder, and the stacks read at the end. */
 struct stack_run {
