@@ -94,8 +94,8 @@ label_count() {
 
 # unseen OUT: I/Os biolat reported as issued with no completion seen, or unfinished at the end.
 # On this kernel a block_rq_complete now and then reaches perf's probe and no BPF program at
-# all (tp_btf, raw_tp and classic tracepoint programs miss the same ones, with no recursion
-# miss counted); biolat notices when the request's address is issued again and reports it.
+# all (no recursion miss counted either; see the README); biolat notices when the request's
+# address is issued again and reports it.
 unseen() {
 	sed -n -e 's/.*completion never seen by BPF \([0-9]*\).*/\1/p' \
 		-e 's/^bpfprof: \([0-9]*\) I\/Os issued and not completed.*/\1/p' "$1.err" |
@@ -293,3 +293,39 @@ fi
 "$BPFPROF" biolat --disk "$LN" --heatmap /dev/full 0.2 1 >/dev/null 2>"$TMP/full.err"; rc=$?
 check "biolat: a full disk for the heat map exits non-zero" test "$rc" -ne 0
 check "biolat: a full disk for the heat map says so" grep -q "cannot write /dev/full" "$TMP/full.err"
+
+# 11. Requeued requests are counted once, at their last issue.  A virtio disk with a scheduler
+# requeues some requests of a deep io_uring queue of random reads and writes (its ring is
+# full); perf stat counts every completion in the same run.  (Before the fix, each requeued I/O
+# vanished from the histograms: 5284 missing of 327038, with 5280 requeues.)
+# the disk under $TMP: the device itself, or the disk its partition is on
+root_disk=$(basename "$(findmnt -no SOURCE -T "$TMP" 2>/dev/null)")
+[ -e "/sys/class/block/$root_disk/partition" ] && root_disk=$(lsblk -no PKNAME "/dev/$root_disk" | head -n 1)
+[ -e "/sys/block/$root_disk" ] || root_disk=
+if command -v fio >/dev/null && command -v perf >/dev/null && [ -n "$root_disk" ]; then
+	fallocate -l 256M "$TMP/rq.dat" && sync
+	perf stat -x, -e block:block_rq_complete,block:block_rq_requeue -a -- sleep 6 \
+		2>"$TMP/rq.perf" &
+	ps=$!
+	sleep 0.5
+	"$BPFPROF" biolat --disk "$root_disk" -d 5 >"$TMP/rq.out" 2>"$TMP/rq.out.err" &
+	BL=$!
+	sleep 1
+	fio --name=r --filename="$TMP/rq.dat" --direct=1 --rw=randrw --bs=4k --ioengine=io_uring \
+		--iodepth=64 --numjobs=2 --runtime=2 --time_based >/dev/null 2>&1
+	wait "$BL"; wait "$ps"
+	completes=$(awk -F, '/block_rq_complete/ { print $1 }' "$TMP/rq.perf")
+	requeues=$(awk -F, '/block_rq_requeue/ { print $1 }' "$TMP/rq.perf")
+	n=$(total_count "$TMP/rq.out"); lost=$(unseen "$TMP/rq.out")
+	echo "# $root_disk: perf stat $completes completions, $requeues requeues; biolat counted $n, reported $lost never seen"
+	if [ "${requeues:-0}" -gt 0 ]; then
+		# perf's window is the longer: a little I/O of other processes may fall outside biolat's
+		check "biolat: requeued I/Os are counted (every completion perf saw, or reported)" \
+			test $((completes - n - lost)) -ge 0 -a $((completes - n - lost)) -le $((completes / 500 + 20))
+	else
+		skip "biolat: requeued I/Os" "$root_disk requeued nothing under a 128-deep queue"
+	fi
+	rm -f "$TMP/rq.dat"
+else
+	skip "biolat: requeued I/Os" "needs fio, perf, and $TMP on a disk"
+fi
