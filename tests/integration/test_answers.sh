@@ -155,10 +155,12 @@ fi
 
 # ---- JIT maps where the JIT wrote them: its own /tmp, its own pid; never through a link ----
 # Each run is a JIT in a PID + mount namespace with a private /tmp: it is pid 1 there and its
-# map is /tmp/perf-1.map, visible to bpfprof only through /proc/PID/root.
+# map is /tmp/perf-1.map, visible to bpfprof only through /proc/PID/root.  The private /tmp hides
+# the host's, where this checkout may be: the binary is copied to a private /mnt first.
+NS_TMP="mount -t tmpfs tmpfs /mnt && cp $WL/jit /mnt/jit && mount -t tmpfs tmpfs /tmp"
 jit_in_ns() { # NAME SETUP-COMMANDS [MAP]: profile the namespaced JIT, folded on NAME.folded
 	"$BPFPROF" profile -F 499 -f -- unshare -fpm --mount-proc sh -c \
-		"mount -t tmpfs tmpfs /tmp && $2 exec $WL/jit 1 ${3:-}" >"$TMP/$1.folded" 2>"$TMP/$1.err"
+		"$NS_TMP && $2 exec /mnt/jit 1 ${3:-}" >"$TMP/$1.folded" 2>"$TMP/$1.err"
 }
 if unshare -fpm --mount-proc true 2>/dev/null; then
 	jit_in_ns jns ""
@@ -168,16 +170,18 @@ if unshare -fpm --mount-proc true 2>/dev/null; then
 		test "$n" -ge 300
 	jit_in_ns jlink "ln -s /tmp/real.map /tmp/perf-1.map &&" /tmp/real.map
 	check "a JIT map that is a symlink is not followed" \
-		test "$(folded_sum "$TMP/jlink.folded" 'jitted_spin ')" -eq 0
+		test "$(folded_sum "$TMP/jlink.folded" 'jitted_spin ')" -eq 0 -a \
+		"$(folded_sum "$TMP/jlink.folded" '^jit;')" -ge 300
 	check "... and the refusal is said, with the reason" \
 		grep -q "^bpfprof: JIT map /proc/[0-9]*/root/tmp/perf-1.map not read: a symbolic link$" "$TMP/jlink.err"
 	jit_in_ns jown "touch /tmp/perf-1.map && chown 65534 /tmp/perf-1.map &&"
 	check "a JIT map owned by another user is not read" \
-		test "$(folded_sum "$TMP/jown.folded" 'jitted_spin ')" -eq 0
+		test "$(folded_sum "$TMP/jown.folded" 'jitted_spin ')" -eq 0 -a \
+		"$(folded_sum "$TMP/jown.folded" '^jit;')" -ge 300
 	check "... and the refusal is said, with the reason" \
 		grep -q "not read: owned by neither the process's user nor root$" "$TMP/jown.err"
 	"$BPFPROF" profile -F 499 -- unshare -fpm --mount-proc sh -c \
-		"mount -t tmpfs tmpfs /tmp && mkfifo /tmp/perf-1.map && exec $WL/jit 1 /tmp/x.map" \
+		"$NS_TMP && mkfifo /tmp/perf-1.map && exec /mnt/jit 1 /tmp/x.map" \
 		>"$TMP/jfifo.report" 2>&1
 	check "a FIFO for a JIT map: refused, and counted in the report's header" \
 		grep -q "^# JIT maps not read: 1 not a regular file$" "$TMP/jfifo.report"
