@@ -29,7 +29,7 @@ WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(filter-out 
 CFLAGS  ?= -O2 -g
 CFLAGS  += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	   -D_GNU_SOURCE -Iinclude -Iuser -I$(OUT)
-LDLIBS  := -lbpf -ldw -ldebuginfod -lelf -lz -ldl -lm -lpthread
+LDLIBS  := -lbpf -ldw -lelf -lz -ldl -lm -lpthread
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(VMLINUX_DIR) -Iinclude -Ibpf \
 	      -Wall -Wno-unused-function -Wno-compare-distinct-pointer-types
 

@@ -10,6 +10,7 @@
  * bpfprof runs as root and these are files that other users may write: every candidate is
  * opened without blocking (a FIFO), must be a regular file of bounded size, and, from perf's
  * cache, owned by root or by us; a build-id candidate must carry the same build-id. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -37,6 +38,36 @@
 #define DEBUGINFOD_QUIET_NS 1000000000ULL
 
 static char *debug_root; /* NULL: DEFAULT_DEBUG_ROOT */
+
+/* libdebuginfod is loaded only when a lookup needs it, as elfutils' own libdwfl does: it brings
+ * libcurl and its TLS and Kerberos libraries (29 more shared objects, about 5 MB of a profile's
+ * peak RSS) into every run that never asks a server. */
+static struct {
+	bool tried;
+	debuginfod_client *(*begin)(void);
+	void (*set_progressfn)(debuginfod_client *, debuginfod_progressfn_t);
+	int (*find_debuginfo)(debuginfod_client *, const unsigned char *, int, char **);
+} libdbgd;
+
+static bool load_libdebuginfod(void)
+{
+	void *h;
+
+	if (libdbgd.tried)
+		return libdbgd.begin != NULL;
+	libdbgd.tried = true;
+	h = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		p_info("debuginfod: %s", dlerror());
+		return false;
+	}
+	libdbgd.set_progressfn = dlsym(h, "debuginfod_set_progressfn");
+	libdbgd.find_debuginfo = dlsym(h, "debuginfod_find_debuginfo");
+	libdbgd.begin = dlsym(h, "debuginfod_begin");
+	if (!libdbgd.set_progressfn || !libdbgd.find_debuginfo)
+		libdbgd.begin = NULL;
+	return libdbgd.begin != NULL;
+}
 
 static struct {
 	bool off;             /* --no-debuginfod */
@@ -307,19 +338,19 @@ static int by_debuginfod(const unsigned char *id, size_t len, const char *path)
 	if (dbgd.off || dbgd.gave_up || !urls || !urls[0])
 		return -ENOENT;
 	if (!dbgd.client) {
-		dbgd.client = debuginfod_begin();
+		dbgd.client = load_libdebuginfod() ? libdbgd.begin() : NULL;
 		if (!dbgd.client) {
 			dbgd.gave_up = true;
 			return -ENOENT;
 		}
-		debuginfod_set_progressfn(dbgd.client, debuginfod_progress);
+		libdbgd.set_progressfn(dbgd.client, debuginfod_progress);
 	}
 	dbgd.started_ns = now_ns();
 	dbgd.deadline_ns = dbgd.started_ns +
 			   (budget_left < DEBUGINFOD_LOOKUP_NS ? budget_left : DEBUGINFOD_LOOKUP_NS);
 	dbgd.what = path ? path : "a file";
 	dbgd.said = false;
-	fd = debuginfod_find_debuginfo(dbgd.client, id, len, &found);
+	fd = libdbgd.find_debuginfo(dbgd.client, id, len, &found);
 	took = now_ns() - dbgd.started_ns;
 	dbgd.spent_ns += took;
 	if (dbgd.said)
