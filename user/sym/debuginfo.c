@@ -40,7 +40,7 @@
 static char *debug_root; /* NULL: DEFAULT_DEBUG_ROOT */
 
 /* libdebuginfod is loaded only when a lookup needs it, as elfutils' own libdwfl does: it brings
- * libcurl and its TLS and Kerberos libraries (29 more shared objects, about 5 MB of a profile's
+ * libcurl and its TLS and Kerberos libraries (29 more shared objects, about 4 MB of a profile's
  * peak RSS) into every run that never asks a server. */
 static struct {
 	bool tried;
