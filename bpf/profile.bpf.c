@@ -52,6 +52,7 @@ static __always_inline int take_sample(void *ctx, bool kern_stack, bool ctx_regs
 	if (event < 0 || !wanted(tgid, pid, sampling))
 		return 0;
 	__sync_fetch_and_add(&samples_seen, 1);
+	key.gen = drain_gen_begin();
 
 	/* Kernel threads have no user stack; asking would only cost a failed walk. */
 	if (targ_user_stacks && tgid != 0) {

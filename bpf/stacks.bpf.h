@@ -25,7 +25,8 @@ struct {
 	__type(value, struct stack_trace);
 } stacks SEC(".maps");
 
-/* Processes whose mappings user space has captured (or been asked to). */
+/* Processes user space knows: 1 when it has captured their mappings (or been asked to), 0 after
+ * an exec until it is asked again.  Kept across exec so that the exit is still told. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 65536);
@@ -39,6 +40,25 @@ struct {
 } proc_events SEC(".maps");
 
 __u64 lost[LOST_REASONS];
+
+/* Draining (include/stacks.h): the generation programs write, flipped by user space; and how
+ * many keys were ever inserted, which with what user space deleted gives how full the maps are. */
+__u32 drain_gen;
+__u64 stacks_stored, counts_stored;
+/* Where the maps are drained: exits of processes seen are told to user space. */
+const volatile bool targ_exit_events = false;
+
+/* The generation this program run writes, read once: its stacks and its count go to the same
+ * one.  Kept in the per-CPU scratch buffer for store_stack(). */
+static __always_inline __u32 drain_gen_begin(void)
+{
+	__u32 zero = 0, gen = *(volatile __u32 *)&drain_gen & 1;
+	struct stack_trace *st = bpf_map_lookup_elem(&stack_scratch, &zero);
+
+	if (st)
+		st->gen = gen;
+	return gen;
+}
 
 static __always_inline void count_lost(enum lost_reason why)
 {
@@ -80,7 +100,10 @@ static __always_inline int store_stack(struct stack_trace *st, long len, __u64 *
 	/* The mask proves the index in bounds of a stored stack to the verifier. */
 	last = (nr - 1) & targ_stack_mask;
 	st->nr = nr;
-	*id = hash_frames(st, nr);
+	/* the low bit is the generation (drain_gen_begin(); 0 where nothing drains) */
+	*id = (hash_frames(st, nr) & ~1ULL) | (st->gen & 1);
+	if (!*id)
+		*id = 2;
 
 	old = bpf_map_lookup_elem(&stacks, id);
 	if (old) {
@@ -93,6 +116,8 @@ static __always_inline int store_stack(struct stack_trace *st, long len, __u64 *
 		return 0;
 	}
 	err = bpf_map_update_elem(&stacks, id, st, BPF_NOEXIST);
+	if (!err)
+		__sync_fetch_and_add(&stacks_stored, 1);
 	if (err && !bpf_map_lookup_elem(&stacks, id)) {
 		/* deep stacks' map is not preallocated: an allocation in NMI can fail too */
 		count_lost(err == -E2BIG ? LOST_STACKS_FULL : LOST_STACK_ERR);
@@ -175,20 +200,45 @@ static __always_inline int capture_task_stack(struct task_struct *task, __u64 *i
 static __always_inline void note_process(__u32 tgid)
 {
 	struct proc_seen_event *e;
-	__u8 one = 1;
+	__u8 one = 1, *seen;
 
-	if (bpf_map_lookup_elem(&seen_procs, &tgid))
+	seen = bpf_map_lookup_elem(&seen_procs, &tgid);
+	if (seen && *seen)
 		return;
-	if (bpf_map_update_elem(&seen_procs, &tgid, &one, BPF_NOEXIST))
+	/* two CPUs may both ask: a second snapshot is harmless */
+	if (seen)
+		*seen = 1;
+	else if (bpf_map_update_elem(&seen_procs, &tgid, &one, BPF_NOEXIST))
 		return;
 	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
 	if (!e) {
 		/* Try again at the next sample. */
-		bpf_map_delete_elem(&seen_procs, &tgid);
+		seen = bpf_map_lookup_elem(&seen_procs, &tgid);
+		if (seen)
+			*seen = 0;
 		count_lost(LOST_NOTIFY);
 		return;
 	}
 	e->tgid = tgid;
+	e->exited = 0;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* Process tgid has exited: a pid that comes back is another process, which note_process() will
+ * announce afresh.  Tells user space if it knew the process (targ_exit_events). */
+static __always_inline void note_process_exit(__u32 tgid)
+{
+	struct proc_seen_event *e;
+
+	/* forgotten in any case: its pid may come back as another process */
+	if (bpf_map_delete_elem(&seen_procs, &tgid) || !targ_exit_events)
+		return;
+	/* lost, the process's symbols stay until the run ends: memory, not samples */
+	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
+	if (!e)
+		return;
+	e->tgid = tgid;
+	e->exited = 1;
 	bpf_ringbuf_submit(e, 0);
 }
 
@@ -199,7 +249,8 @@ static __always_inline void add_to_counts(void *counts, const void *key, __u64 d
 	__u64 *val = bpf_map_lookup_elem(counts, key);
 
 	if (!val) {
-		bpf_map_update_elem(counts, key, &(__u64){ 0 }, BPF_NOEXIST);
+		if (!bpf_map_update_elem(counts, key, &(__u64){ 0 }, BPF_NOEXIST))
+			__sync_fetch_and_add(&counts_stored, 1);
 		val = bpf_map_lookup_elem(counts, key);
 		if (!val) {
 			count_lost(LOST_COUNTS_FULL);

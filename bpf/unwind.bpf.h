@@ -385,9 +385,13 @@ static __always_inline struct unw_proc *unwind_proc_of(struct unw_walk *s, __u32
 {
 	struct unw_proc *proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
 	__u64 now, *asked;
+	__u8 *seen;
 
-	if (proc || !bpf_map_lookup_elem(&seen_procs, &tgid))
+	if (proc)
 		return proc;
+	seen = bpf_map_lookup_elem(&seen_procs, &tgid);
+	if (!seen || !*seen)
+		return NULL;
 	now = bpf_ktime_get_ns();
 	asked = bpf_map_lookup_elem(&unwind_asked, &tgid);
 	if (asked && now - *asked < UNWIND_REFRESH_NS)
@@ -414,8 +418,10 @@ int unwind_exit(void *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 
 	/* the thread group leader: its exit is the one that frees the pid */
-	if ((__u32)id == id >> 32)
+	if ((__u32)id == id >> 32) {
 		unwind_forget_process(id >> 32);
+		note_process_exit(id >> 32);
+	}
 	return 0;
 }
 
@@ -530,8 +536,11 @@ SEC("raw_tp/sched_process_exec")
 int forget_exec(void *ctx)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u8 *seen = bpf_map_lookup_elem(&seen_procs, &tgid);
 
-	bpf_map_delete_elem(&seen_procs, &tgid);
+	/* known still (its exit will be told), to be captured again */
+	if (seen)
+		*seen = 0;
 	unwind_forget_process(tgid);
 	return 0;
 }

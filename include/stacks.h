@@ -13,7 +13,7 @@
  * to --max-stack): deep stacks cost memory only in the runs that ask for them. */
 struct stack_trace {
 	__u32 nr;
-	__u32 pad;
+	__u32 gen; /* in the per-CPU scratch buffer: the generation this program run writes */
 	__u64 ips[MAX_STACK_DEPTH + 1]; /* one spare slot: a power of two lets BPF mask indexes */
 };
 
@@ -26,7 +26,7 @@ struct sample_key {
 	__u64 kern_stack;
 	char comm[TASK_COMM_LEN];
 	__u32 event; /* which of the run's events took the sample (profile -e A,B); 0 otherwise */
-	__u32 pad;
+	__u32 gen;   /* the drain generation it was counted in (profile; 0 where nothing drains) */
 };
 
 /* Why a sample could not be stored; indexes the `lost` counters. */
@@ -40,8 +40,16 @@ enum lost_reason {
 };
 
 /* Sent to user space the first time a process is seen (and again after it execs), so that its
- * mappings are captured while it is alive: what lets an exited process still be symbolized. */
+ * mappings are captured while it is alive: what lets an exited process still be symbolized.
+ * Where user space drains the maps during the run, also when a process seen exits (exited = 1):
+ * once its last samples are drained, its symbols can go. */
 struct proc_seen_event {
 	__u32 tgid;
+	__u32 exited;
 };
+
+/* Draining: kernel maps are a cache that user space empties while the run goes on.  A stack's
+ * id carries its generation in its low bit, a sample key in `gen`; user space flips drain_gen,
+ * waits until no program can still be writing the old generation, then reads and deletes it. */
+#define STACK_ID_GEN(id) ((__u32)((id) & 1))
 #endif

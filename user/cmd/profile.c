@@ -271,6 +271,8 @@ static int profile_configure(struct runner *r)
 	skel->rodata->targ_spec_base = env.nr_sampled;
 	skel->rodata->targ_user_stacks = !stack_opts.kernel_only;
 	skel->rodata->targ_kern_stacks = !stack_opts.user_only;
+	/* the maps are drained during the run: exits tell when a process's symbols can go */
+	skel->rodata->targ_exit_events = true;
 	/* user and kernel stacks are stored apart: room for both of every sample key */
 	STACK_MAPS_CONFIGURE(skel, 2);
 	UNWIND_CONFIGURE(skel, stack_opts.unwind, stack_opts.unwind_mem_mb);
@@ -318,13 +320,13 @@ static int profile_started(struct runner *r)
 	struct profile_bpf *skel = r->skel;
 	struct unwind_bpf ub = UNWIND_BPF_MAPS(skel);
 
-	return stack_run_start(&env.sr, r, &ub, skel->maps.proc_events);
+	return STACK_RUN_DRAIN(&env.sr, skel) ?: stack_run_start(&env.sr, r, &ub,
+								 skel->maps.proc_events);
 }
 
 static int profile_tick(struct runner *r)
 {
-	stack_run_tick(&env.sr);
-	return 0;
+	return stack_run_tick(&env.sr);
 }
 
 /* Sampling stops first, so that the report describes exactly the run. */
@@ -346,15 +348,12 @@ static int profile_collect(struct runner *r)
 	struct profile_bpf *skel = r->skel;
 	int err;
 
-	stack_run_finish(&env.sr);
+	/* the last drain: everything counted since the one before */
+	err = stack_run_finish(&env.sr);
+	if (err)
+		return err;
 	memcpy(env.lost, (const void *)skel->bss->lost, sizeof(env.lost));
 	p_info("%llu samples taken in the kernel", (unsigned long long)skel->bss->samples_seen);
-	err = stacks_collect(env.sr.resolver, bpf_map__fd(skel->maps.counts),
-			     bpf_map__fd(skel->maps.stacks), &env.sr.samples, &env.sr.nr_samples);
-	if (err) {
-		p_err("cannot read the samples: %s", strerror(-err));
-		return err;
-	}
 	if (env.nr_specs)
 		trim_event_frames(env.sr.samples, env.sr.nr_samples);
 	return 0;

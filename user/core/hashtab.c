@@ -69,6 +69,32 @@ int hashtab_put(struct hashtab *h, __u64 k1, __u64 k2, void *val)
 	return 0;
 }
 
+void *hashtab_del(struct hashtab *h, __u64 k1, __u64 k2)
+{
+	struct hashtab_entry *e = find(h, k1, k2);
+	size_t hole, i;
+	void *val;
+
+	if (!e || !e->val)
+		return NULL;
+	val = e->val;
+	/* Backward shift: entries after the hole that probed past it move into it, so that every
+	 * probe still stops at the first empty slot without tombstones. */
+	hole = e - h->slots;
+	for (i = (hole + 1) & (h->cap - 1); h->slots[i].val; i = (i + 1) & (h->cap - 1)) {
+		size_t home = slot_of(h->slots[i].k1, h->slots[i].k2, h->cap);
+
+		/* stays when its home lies cyclically in (hole, i] */
+		if (hole < i ? (home > hole && home <= i) : (home > hole || home <= i))
+			continue;
+		h->slots[hole] = h->slots[i];
+		hole = i;
+	}
+	h->slots[hole].val = NULL;
+	h->len--;
+	return val;
+}
+
 void hashtab_clear(struct hashtab *h, void (*free_val)(void *))
 {
 	size_t i;

@@ -19,6 +19,8 @@ struct hashtab {
 void *hashtab_get(const struct hashtab *h, __u64 k1, __u64 k2);
 /* Stores val (not NULL) under (k1, k2), replacing any previous value.  0 or -ENOMEM. */
 int hashtab_put(struct hashtab *h, __u64 k1, __u64 k2, void *val);
+/* Removes the entry under (k1, k2); returns its value, or NULL when there was none. */
+void *hashtab_del(struct hashtab *h, __u64 k1, __u64 k2);
 /* Frees the table, calling free_val (if not NULL) on each value. */
 void hashtab_clear(struct hashtab *h, void (*free_val)(void *));
 #endif

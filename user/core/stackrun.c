@@ -3,16 +3,38 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stddef.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/membarrier.h>
 #include "core/common.h"
 #include "core/features.h"
 #include "core/runner.h"
 #include "core/stackrun.h"
 #include "stacks.h"
+#include "sym/stackagg.h"
 #include "sym/syms.h"
 
 /* A process first seen this long ago gets its second snapshot: by then the dynamic loader has
  * mapped its libraries. */
 #define REVISIT_AFTER_NS 100000000ULL
+/* How often the maps are drained when they are not filling up faster: often enough that short
+ * processes are symbolized soon after they exit, rarely enough to cost nothing. */
+#define DRAIN_INTERVAL_NS 1000000000ULL
+
+struct stack_drain {
+	struct stack_drain_maps maps;
+	struct stack_agg *agg;
+	__u32 *gen;                                /* the skeleton's drain_gen */
+	const __u64 *counts_stored, *stacks_stored; /* inserted by the BPF side, ever */
+	__u64 counts_max, stacks_max;
+	__u64 counts_deleted, stacks_deleted;      /* by user space, ever */
+	__u64 last_ns;
+	__u64 drains, drained;
+	__u32 *exited;                             /* told since the last drain: forgotten after
+						    * the next one, which reads their last samples */
+	size_t nr_exited, exited_cap;
+};
 
 struct stack_opts stack_opts;
 
@@ -164,13 +186,133 @@ int stack_run_init(struct stack_run *s)
 	return 0;
 }
 
-static int proc_seen(void *ctx, void *data, size_t size)
+static __u64 mono_ns(void)
 {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void queue_exit(struct stack_drain *d, __u32 tgid)
+{
+	if (d->nr_exited == d->exited_cap) {
+		size_t cap = d->exited_cap ? d->exited_cap * 2 : 64;
+		__u32 *n = realloc(d->exited, cap * sizeof(*n));
+
+		if (!n)
+			return; /* its symbols stay until the run ends: memory, not samples */
+		d->exited = n;
+		d->exited_cap = cap;
+	}
+	d->exited[d->nr_exited++] = tgid;
+}
+
+/* A process seen (snapshot it, and give it to the unwinder) or gone (forget it after the next
+ * drain). */
+static int proc_event(void *ctx, void *data, size_t size)
+{
+	struct stack_run *s = ctx;
 	const struct proc_seen_event *e = data;
 
-	if (size >= sizeof(*e))
-		syms_cache__snapshot(ctx, e->tgid);
+	if (size < sizeof(*e))
+		return 0;
+	if (e->exited) {
+		/* the unwinder is done with it now; the symbolizer after the next drain */
+		if (s->unwinder)
+			unwinder__forget_process(s->unwinder, e->tgid);
+		if (s->drain)
+			queue_exit(s->drain, e->tgid);
+		return 0;
+	}
+	if (s->unwinder)
+		return unwinder__proc_event(s->unwinder, data, size);
+	syms_cache__snapshot(stack_resolver__syms(s->resolver), e->tgid);
 	return 0;
+}
+
+int stack_run_drain_init(struct stack_run *s, struct bpf_map *counts, struct bpf_map *stacks,
+			 __u32 *drain_gen, const __u64 *counts_stored, const __u64 *stacks_stored)
+{
+	struct stack_drain *d = calloc(1, sizeof(*d));
+
+	if (d)
+		d->agg = stack_agg__new(false);
+	if (!d || !d->agg) {
+		free(d);
+		p_err("cannot set up draining: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	d->maps.counts_fd = bpf_map__fd(counts);
+	d->maps.stacks_fd = bpf_map__fd(stacks);
+	d->maps.key_size = bpf_map__key_size(counts);
+	d->maps.gen_off = offsetof(struct sample_key, gen);
+	d->gen = drain_gen;
+	d->counts_stored = counts_stored;
+	d->stacks_stored = stacks_stored;
+	d->counts_max = bpf_map__max_entries(counts);
+	d->stacks_max = bpf_map__max_entries(stacks);
+	d->last_ns = mono_ns();
+	s->drain = d;
+	return 0;
+}
+
+/* Returns once no BPF program can still be running with the generation it read before the flip:
+ * programs run inside RCU read-side sections (preemption off, or rcu_read_lock), and
+ * MEMBARRIER_CMD_GLOBAL is synchronize_rcu().  Where it is refused (nohz_full), a pause far
+ * longer than any program runs. */
+static void wait_for_programs(void)
+{
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
+		return;
+	nanosleep(&(struct timespec){ .tv_nsec = 20000000 }, NULL);
+}
+
+static int drain_once(struct stack_run *s)
+{
+	struct stack_drain *d = s->drain;
+	__u32 old = __atomic_load_n(d->gen, __ATOMIC_RELAXED) & 1;
+	size_t exits = d->nr_exited;
+	struct stack_drain_result res;
+	int err;
+
+	/* from here on programs write the other generation */
+	__atomic_store_n(d->gen, old ^ 1, __ATOMIC_SEQ_CST);
+	wait_for_programs();
+	err = stacks_drain_gen(s->resolver, &d->maps, old, d->agg, &res);
+	d->counts_deleted += res.counts_deleted;
+	d->stacks_deleted += res.stacks_deleted;
+	d->drained += res.value;
+	d->drains++;
+	d->last_ns = mono_ns();
+	/* their samples were all taken before they exited, so before the flip: read now */
+	for (size_t i = 0; i < exits; i++)
+		syms_cache__forget(stack_resolver__syms(s->resolver), d->exited[i]);
+	memmove(d->exited, d->exited + exits, (d->nr_exited - exits) * sizeof(*d->exited));
+	d->nr_exited -= exits;
+	if (err)
+		p_err("cannot read the samples: %s", strerror(-err));
+	return err;
+}
+
+/* Due: the interval is over, or a map is a quarter full (inserts and deletes since the start):
+ * both generations share the maps, and the new one fills while the old one is read. */
+static bool drain_due(const struct stack_drain *d)
+{
+	__u64 counts = __atomic_load_n(d->counts_stored, __ATOMIC_RELAXED) - d->counts_deleted;
+	__u64 stacks = __atomic_load_n(d->stacks_stored, __ATOMIC_RELAXED) - d->stacks_deleted;
+
+	return mono_ns() - d->last_ns >= DRAIN_INTERVAL_NS || counts * 4 >= d->counts_max ||
+	       stacks * 4 >= d->stacks_max;
+}
+
+static void drain_free(struct stack_drain *d)
+{
+	if (!d)
+		return;
+	stack_agg__free(d->agg);
+	free(d->exited);
+	free(d);
 }
 
 int stack_run_start(struct stack_run *s, struct runner *r, const struct unwind_bpf *ub,
@@ -186,34 +328,57 @@ int stack_run_start(struct stack_run *s, struct runner *r, const struct unwind_b
 			p_err("cannot set up the unwinder: %s", strerror(-err));
 			return err;
 		}
-		err = runner_add_ringbuf(r, proc_events, unwinder__proc_event, s->unwinder);
-		err = err ?: runner_add_ringbuf(r, ub->events, unwinder__handle_event, s->unwinder);
+		err = runner_add_ringbuf(r, ub->events, unwinder__handle_event, s->unwinder);
 	} else {
-		err = runner_add_ringbuf(r, proc_events, proc_seen, sc);
+		err = 0;
 	}
+	err = err ?: runner_add_ringbuf(r, proc_events, proc_event, s);
 	/* kernel symbols load while the run goes on, not after it (none with -U) */
 	if (!err && !stack_opts.user_only)
 		stack_resolver__prefetch(s->resolver);
 	return err;
 }
 
-void stack_run_tick(struct stack_run *s)
+int stack_run_tick(struct stack_run *s)
 {
 	syms_cache__revisit(stack_resolver__syms(s->resolver), REVISIT_AFTER_NS);
+	return s->drain && drain_due(s->drain) ? drain_once(s) : 0;
 }
 
-void stack_run_finish(struct stack_run *s)
+int stack_run_finish(struct stack_run *s)
 {
+	struct stack_drain *d = s->drain;
+	int err = 0;
+
 	syms_cache__revisit(stack_resolver__syms(s->resolver), 0);
 	if (s->unwinder && verbose)
 		unwinder__print_usage(s->unwinder, stderr);
+	if (!d)
+		return 0;
+	/* both generations: the one written last, and the other in case a drain failed */
+	err = drain_once(s);
+	err = err ?: drain_once(s);
+	p_info("drained %llu times: %llu in %zu KB of distinct stacks; %llu stack ids gone before "
+	       "read; %zu processes held", (unsigned long long)d->drains,
+	       (unsigned long long)d->drained, stack_agg__bytes(d->agg) >> 10,
+	       (unsigned long long)stack_resolver__missing(s->resolver),
+	       syms_cache__nr_procs(stack_resolver__syms(s->resolver)));
+	s->samples = (struct stack_sample *)stack_agg__samples(d->agg, &s->nr_samples);
+	if (!err && d->drained && !s->samples) {
+		err = -ENOMEM;
+		p_err("cannot read the samples: %s", strerror(-err));
+	}
+	return err;
 }
 
 void stack_run_free(struct stack_run *s)
 {
 	unwinder__free(s->unwinder);
 	s->unwinder = NULL;
-	stack_samples_free(s->samples, s->nr_samples);
+	if (!s->drain)
+		stack_samples_free(s->samples, s->nr_samples);
+	drain_free(s->drain);
+	s->drain = NULL;
 	s->samples = NULL;
 	s->nr_samples = 0;
 	stack_resolver__free(s->resolver);

@@ -44,11 +44,15 @@ void stack_maps_configure(struct bpf_map *stacks, struct bpf_map *counts, __u32 
 			     (__u32 *)&(skel)->rodata->targ_max_stack,                          \
 			     (__u32 *)&(skel)->rodata->targ_stack_mask)
 
-/* A stack command's run: symbolizer, unwinder, and the stacks read at the end. */
+struct stack_drain;
+
+/* A stack command's run: symbolizer, unwinder, and the stacks read at the end (or drained while
+ * the run goes on). */
 struct stack_run {
 	struct stack_resolver *resolver;
 	struct unwinder *unwinder;      /* --unwind eh/auto; NULL with frame pointers */
-	struct stack_sample *samples;
+	struct stack_drain *drain;      /* NULL where the maps are read once, at the end */
+	struct stack_sample *samples;   /* the drained aggregation's, or stacks_collect()'s */
 	size_t nr_samples;
 };
 
@@ -65,10 +69,25 @@ int stack_run_start(struct stack_run *s, struct runner *r, const struct unwind_b
  * functions, 5.6+, and the most verifier budget) is tried once more with the frame-pointer
  * walk; the runner never retries after EPERM, and reports the second error if that fails. */
 bool stack_run_fallback(struct runner *r, int err);
-/* While the run goes on (the runner's `tick`): second snapshots of new processes. */
-void stack_run_tick(struct stack_run *s);
-/* After detach: the processes seen last, while they may still be alive. */
-void stack_run_finish(struct stack_run *s);
+/* Before the run starts (after load): the kernel maps become a cache that the run loop empties
+ * into a user-space aggregation by (command, symbolized stack), every DRAIN_INTERVAL and
+ * whenever one of them is a quarter full, so that a long run loses nothing to full tables and holds
+ * only distinct stacks; processes that exited are forgotten once their samples are read.  The
+ * BPF side keys every count and stack by generation (bpf/stacks.bpf.h: drain_gen_begin(),
+ * targ_exit_events).  0 or -ENOMEM (printed). */
+int stack_run_drain_init(struct stack_run *s, struct bpf_map *counts, struct bpf_map *stacks,
+			 __u32 *drain_gen, const __u64 *counts_stored, const __u64 *stacks_stored);
+#define STACK_RUN_DRAIN(s, skel)                                                                \
+	stack_run_drain_init((s), (skel)->maps.counts, (skel)->maps.stacks,                     \
+			     (__u32 *)&(skel)->bss->drain_gen,                                  \
+			     (const __u64 *)&(skel)->bss->counts_stored,                        \
+			     (const __u64 *)&(skel)->bss->stacks_stored)
+/* While the run goes on (the runner's `tick`): second snapshots of new processes; draining.
+ * 0 or -errno (printed). */
+int stack_run_tick(struct stack_run *s);
+/* After detach: the processes seen last, while they may still be alive; the last drain, whose
+ * aggregation becomes s->samples.  0 or -errno (printed). */
+int stack_run_finish(struct stack_run *s);
 /* The unwinder first (its worker reads the skeleton's maps), then the rest. */
 void stack_run_free(struct stack_run *s);
 

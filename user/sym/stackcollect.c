@@ -6,10 +6,12 @@
 #include <bpf/bpf.h>
 #include "core/common.h"
 #include "core/hashtab.h"
+#include "sym/stackagg.h"
 #include "sym/stackcollect.h"
 #include "sym/syms.h"
 
 struct stack_resolver {
+	__u64 missing_stacks;  /* stack ids no longer in the map when their sample was read */
 	struct ksyms *ksyms;
 	int ksyms_errno;
 	bool ksyms_tried;
@@ -45,8 +47,10 @@ const __u64 *stack_resolver__trace(struct stack_resolver *r, int stacks_fd, __u6
 	size_t size;
 
 	if (!st) {
-		if (bpf_map_lookup_elem(stacks_fd, &id, &full))
+		if (bpf_map_lookup_elem(stacks_fd, &id, &full)) {
+			r->missing_stacks++;
 			return NULL;
+		}
 		if (full.nr > MAX_STACK_DEPTH)
 			full.nr = MAX_STACK_DEPTH;
 		/* Keep only the frames: most stacks are far shorter than the maximum. */
@@ -308,6 +312,133 @@ int stacks_collect(struct stack_resolver *r, int counts_fd, int stacks_fd,
 {
 	return stacks_collect_keys(r, counts_fd, stacks_fd, sizeof(struct sample_key),
 				   fill_sample_key, NULL, out, nr);
+}
+
+/* Every key of map fd for which keep(key, ctx) holds, in a malloc'd array of *nr keys of
+ * key_size bytes.  0 or -errno. */
+static int keys_where(int fd, size_t key_size, bool (*keep)(const void *key, void *ctx),
+		      void *ctx, char **out, size_t *nr)
+{
+	char *keys = NULL, *tmp, *cur, *next;
+	size_t n = 0, cap = 0;
+	bool first = true;
+	int err = 0;
+
+	cur = malloc(key_size);
+	next = malloc(key_size);
+	if (!cur || !next) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	while (bpf_map_get_next_key(fd, first ? NULL : cur, next) == 0) {
+		first = false;
+		memcpy(cur, next, key_size);
+		if (!keep(cur, ctx))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			tmp = realloc(keys, cap * key_size);
+			if (!tmp) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			keys = tmp;
+		}
+		memcpy(keys + n++ * key_size, cur, key_size);
+	}
+	*out = keys;
+	*nr = n;
+	keys = NULL;
+cleanup:
+	free(keys);
+	free(cur);
+	free(next);
+	return err;
+}
+
+/* Deletes n keys of key_size bytes from map fd: in batches where the kernel has them (5.6+). */
+static void delete_keys(int fd, const char *keys, size_t key_size, size_t n)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		__u32 count = n - done > 4096 ? 4096 : n - done;
+
+		if (bpf_map_delete_batch(fd, keys + done * key_size, &count, NULL) || !count)
+			break;
+		done += count;
+	}
+	for (; done < n; done++)
+		bpf_map_delete_elem(fd, keys + done * key_size);
+}
+
+struct gen_filter {
+	size_t gen_off; /* where a counts key holds its generation */
+	__u32 gen;
+};
+
+static bool count_key_of_gen(const void *key, void *ctx)
+{
+	const struct gen_filter *f = ctx;
+	__u32 gen;
+
+	memcpy(&gen, (const char *)key + f->gen_off, sizeof(gen));
+	return gen == f->gen;
+}
+
+static bool stack_id_of_gen(const void *key, void *ctx)
+{
+	const struct gen_filter *f = ctx;
+	__u64 id;
+
+	memcpy(&id, key, sizeof(id));
+	return STACK_ID_GEN(id) == f->gen;
+}
+
+int stacks_drain_gen(struct stack_resolver *r, const struct stack_drain_maps *m, __u32 gen,
+		     struct stack_agg *agg, struct stack_drain_result *res)
+{
+	stack_fill_fn fill = m->fill ? m->fill : fill_sample_key;
+	struct gen_filter f = { .gen_off = m->gen_off, .gen = gen };
+	char *keys = NULL, *ids = NULL;
+	size_t nr_keys = 0, nr_ids = 0;
+	struct stack_sample sample;
+	__u64 value;
+	int err;
+
+	memset(res, 0, sizeof(*res));
+	err = keys_where(m->counts_fd, m->key_size, count_key_of_gen, &f, &keys, &nr_keys);
+	for (size_t i = 0; !err && i < nr_keys; i++) {
+		const char *key = keys + i * m->key_size;
+
+		if (bpf_map_lookup_elem(m->counts_fd, key, &value))
+			continue;
+		memset(&sample, 0, sizeof(sample));
+		err = fill(r, m->stacks_fd, key, value, &sample, m->fill_ctx);
+		err = err ?: stack_agg__add(agg, &sample);
+		free(sample.frames);
+		free(sample.waker_frames);
+		res->value += value;
+	}
+	/* the keys are deleted once read, added or not: read again, they would count twice */
+	if (keys)
+		delete_keys(m->counts_fd, keys, m->key_size, nr_keys);
+	res->counts_deleted = nr_keys;
+	if (!err)
+		err = keys_where(m->stacks_fd, sizeof(__u64), stack_id_of_gen, &f, &ids, &nr_ids);
+	if (ids)
+		delete_keys(m->stacks_fd, ids, sizeof(__u64), nr_ids);
+	res->stacks_deleted = nr_ids;
+	/* the frames cached were read for these samples; the ids may come back with others */
+	hashtab_clear(&r->traces, free);
+	free(keys);
+	free(ids);
+	return err;
+}
+
+__u64 stack_resolver__missing(const struct stack_resolver *r)
+{
+	return r->missing_stacks;
 }
 
 void stack_samples_free(struct stack_sample *s, size_t n)

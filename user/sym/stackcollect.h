@@ -55,4 +55,26 @@ typedef int (*stack_fill_fn)(struct stack_resolver *r, int stacks_fd, const void
 int stacks_collect_keys(struct stack_resolver *r, int counts_fd, int stacks_fd, size_t key_size,
 			stack_fill_fn fill, void *ctx, struct stack_sample **out, size_t *nr);
 void stack_samples_free(struct stack_sample *s, size_t n);
+
+/* ---- draining (include/stacks.h): the maps emptied while the run goes on ---- */
+struct stack_agg;
+struct stack_drain_maps {
+	int counts_fd, stacks_fd;
+	size_t key_size;  /* the counts map's key: a struct sample_key, or one that begins with one */
+	size_t gen_off;   /* offset of its __u32 generation */
+	stack_fill_fn fill; /* NULL for a struct sample_key */
+	void *fill_ctx;
+};
+struct stack_drain_result {
+	__u64 value;          /* what the drained keys held (samples, time) */
+	__u64 counts_deleted; /* keys deleted from the counts map */
+	__u64 stacks_deleted; /* from the stacks map */
+};
+/* Reads every key of generation gen, which no program may still be writing, into agg
+ * (symbolized now), and deletes those keys and the stacks of that generation.  0 or -errno;
+ * keys read are deleted even then, so that nothing is counted twice. */
+int stacks_drain_gen(struct stack_resolver *r, const struct stack_drain_maps *m, __u32 gen,
+		     struct stack_agg *agg, struct stack_drain_result *res);
+/* Stack ids whose frames were gone when their sample was read. */
+__u64 stack_resolver__missing(const struct stack_resolver *r);
 #endif

@@ -134,6 +134,12 @@ int syms_cache__snapshot(struct syms_cache *sc, __u32 tgid);
  * libraries, and a short-lived one is gone before a report could refresh it.  Call it while the
  * run goes on, and with 0 when it ends. */
 void syms_cache__revisit(struct syms_cache *sc, __u64 min_age_ns);
+/* Drops process tgid (it exited and its samples are symbolized): its mappings, its JIT map and
+ * the strings they handed out.  The files it mapped stay, shared and parsed, for the next
+ * process that maps them. */
+void syms_cache__forget(struct syms_cache *sc, __u32 tgid);
+/* Processes held. */
+size_t syms_cache__nr_procs(const struct syms_cache *sc);
 /* Symbolizes addr in process tgid (snapshotting it first if needed); ELF files are parsed once
  * and shared by every process that maps them.  Always fills *out (name NULL when unresolved);
  * the strings stay valid until syms_cache__free.  An address outside the snapshot refreshes it

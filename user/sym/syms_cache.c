@@ -32,6 +32,7 @@ struct dso {
 	char *path;          /* as the first process to map it saw it, without " (deleted)" */
 	struct elf_syms *es; /* NULL until parsed, or when not an ELF */
 	bool parsed;
+	bool deleted;        /* mapped as " (deleted)": not on disk under that name */
 	struct dso *next;    /* next dso with the same inode number */
 };
 
@@ -71,6 +72,9 @@ struct syms_cache {
 	struct elf_syms *vdso;
 	bool vdso_tried;
 	bool nofile_raised;
+	/* processes to snapshot once more, in the order they were first seen */
+	__u32 *revisits;
+	size_t revisit_head, nr_revisits, revisits_cap;
 	size_t pm_refusals[PERF_MAP_NR_REFUSALS]; /* JIT maps not read, by reason */
 };
 
@@ -191,6 +195,7 @@ static struct dso *dso_get(struct syms_cache *sc, __u32 tgid, const struct mappi
 		return NULL;
 	}
 	d->next = head;
+	d->deleted = deleted;
 	d->fd = open_mapped_file(sc, tgid, m, d->path, deleted);
 	return d;
 }
@@ -377,6 +382,23 @@ static void note_refusal(struct syms_cache *sc, struct proc *p, enum perf_map_re
 	fprintf(stderr, "bpfprof: JIT map %s not read: %s\n", path, perf_map_refusal_str(why));
 }
 
+/* Whether the process has code a JIT may have written: executable memory that is anonymous, or
+ * a file that is not on disk (memfd, deleted: JITs that map their code twice).  Only those can
+ * have a perf map worth reading: most processes have none, and looking costs a /proc read. */
+static bool proc_may_jit(const struct proc *p)
+{
+	for (size_t i = 0; i < p->nr_maps; i++) {
+		const struct mapping *m = &p->maps[i];
+
+		if (m->kind == MAP_ANON)
+			return true;
+		if (m->kind == MAP_FILE && (!strncmp(m->dso->path, "/memfd:", 7) ||
+					    m->dso->deleted))
+			return true;
+	}
+	return false;
+}
+
 /* Loads the process's JIT map, or reloads it when the JIT appended to it since. */
 static void proc_load_perf_map(struct syms_cache *sc, struct proc *p)
 {
@@ -386,6 +408,8 @@ static void proc_load_perf_map(struct syms_cache *sc, struct proc *p)
 	struct stat st;
 	int fd;
 
+	if (!p->pm && !proc_may_jit(p))
+		return;
 	fd = perf_map__open(p->tgid, &st, &why, path, sizeof(path));
 	if (fd == -EPERM)
 		note_refusal(sc, p, why, path);
@@ -477,6 +501,34 @@ static struct proc *proc_new(struct syms_cache *sc, __u32 tgid)
 	return p;
 }
 
+/* Queues a second snapshot of a process first seen now. */
+static void queue_revisit(struct syms_cache *sc, struct proc *p)
+{
+	if (sc->revisit_head && sc->revisit_head == sc->nr_revisits)
+		sc->revisit_head = sc->nr_revisits = 0;
+	if (sc->nr_revisits == sc->revisits_cap) {
+		size_t cap = sc->revisits_cap ? sc->revisits_cap * 2 : 64;
+		__u32 *q;
+
+		/* the queue's consumed head is reclaimed before growing it */
+		if (sc->revisit_head) {
+			memmove(sc->revisits, sc->revisits + sc->revisit_head,
+				(sc->nr_revisits - sc->revisit_head) * sizeof(*q));
+			sc->nr_revisits -= sc->revisit_head;
+			sc->revisit_head = 0;
+		}
+		if (sc->nr_revisits == sc->revisits_cap) {
+			q = realloc(sc->revisits, cap * sizeof(*q));
+			if (!q)
+				return; /* a process without its second snapshot: symbolized on a miss */
+			sc->revisits = q;
+			sc->revisits_cap = cap;
+		}
+	}
+	sc->revisits[sc->nr_revisits++] = p->tgid;
+	p->revisit = true;
+}
+
 int syms_cache__snapshot(struct syms_cache *sc, __u32 tgid)
 {
 	struct proc *p = hashtab_get(&sc->procs, tgid, 0);
@@ -485,7 +537,7 @@ int syms_cache__snapshot(struct syms_cache *sc, __u32 tgid)
 		p = proc_new(sc, tgid);
 		if (!p)
 			return -ENOMEM;
-		p->revisit = true;
+		queue_revisit(sc, p);
 	}
 	return proc_snapshot(sc, p, true);
 }
@@ -494,15 +546,50 @@ void syms_cache__revisit(struct syms_cache *sc, __u64 min_age_ns)
 {
 	__u64 now = now_ns();
 
-	for (size_t i = 0; i < sc->procs.cap; i++) {
-		struct proc *p = sc->procs.slots[i].val;
+	/* the queue is in order of first sight: only its head can be due */
+	while (sc->revisit_head < sc->nr_revisits) {
+		struct proc *p = hashtab_get(&sc->procs, sc->revisits[sc->revisit_head], 0);
 
-		if (!p || !p->revisit || p->gone || now - p->last_refresh_ns < min_age_ns)
+		if (p && p->revisit && !p->gone && now - p->last_refresh_ns < min_age_ns)
+			break;
+		sc->revisit_head++;
+		if (!p || !p->revisit || p->gone)
 			continue;
 		p->revisit = false;
 		/* Additive: mappings seen the first time stay, new ones (libraries) join them. */
 		proc_snapshot(sc, p, true);
 	}
+}
+
+/* A name handed out by a JIT map about to be freed may be a key of the demangled names: those
+ * are keyed by pointer, and the memory will come back as another name. */
+static void forget_demangled(struct syms_cache *sc)
+{
+	for (size_t i = 0; i < sc->demangled.cap; i++) {
+		struct hashtab_entry *e = &sc->demangled.slots[i];
+
+		if (e->val && e->val != (void *)(uintptr_t)e->k1)
+			free(e->val);
+	}
+	hashtab_clear(&sc->demangled, NULL);
+}
+
+void syms_cache__forget(struct syms_cache *sc, __u32 tgid)
+{
+	struct proc *p = hashtab_del(&sc->procs, tgid, 0);
+
+	if (!p)
+		return;
+	if (sc->last == p)
+		sc->last = NULL;
+	if (p->pm || p->nr_old_pms)
+		forget_demangled(sc);
+	proc_free(p);
+}
+
+size_t syms_cache__nr_procs(const struct syms_cache *sc)
+{
+	return sc->procs.len;
 }
 
 /* The process, snapshotted on first sight. */
@@ -738,15 +825,10 @@ void syms_cache__free(struct syms_cache *sc)
 		}
 	}
 	/* A name that needed no demangling maps to itself: only the others were allocated. */
-	for (i = 0; i < sc->demangled.cap; i++) {
-		struct hashtab_entry *e = &sc->demangled.slots[i];
-
-		if (e->val && e->val != (void *)(uintptr_t)e->k1)
-			free(e->val);
-	}
+	forget_demangled(sc);
 	hashtab_clear(&sc->procs, NULL);
 	hashtab_clear(&sc->dsos, NULL);
-	hashtab_clear(&sc->demangled, NULL);
+	free(sc->revisits);
 	elf_syms__free(sc->vdso);
 	free(sc);
 }

@@ -753,6 +753,23 @@ int unwinder__add_process(struct unwinder *u, __u32 tgid)
 	return err;
 }
 
+void unwinder__forget_process(struct unwinder *u, __u32 tgid)
+{
+	struct uw_proc_rec *r;
+
+	pthread_mutex_lock(&u->lock);
+	r = hashtab_del(&u->procs, tgid, 0);
+	if (r && r->in_map) {
+		/* the BPF side deleted its entry at the exit already; this one is for a pid
+		 * that exited some other way (exec of a new program keeps the pid) */
+		if (u->procs_fd >= 0)
+			bpf_map_delete_elem(u->procs_fd, &tgid);
+		u->nr_procs--;
+	}
+	pthread_mutex_unlock(&u->lock);
+	if (r)
+		free_proc_rec(r);
+}
 
 int unwinder__handle_event(void *ctx, void *data, size_t size)
 {

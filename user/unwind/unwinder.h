@@ -65,6 +65,8 @@ struct unwinder *unwinder__new_mem(struct syms_cache *sc, __u32 nr_rows);
 /* Loads (or replaces) the mapping list of a process, as syms_cache__snapshot() last saw it:
  * call it right after the snapshot.  Returns 0, -ENOENT (unknown process) or -errno. */
 int unwinder__add_process(struct unwinder *u, __u32 tgid);
+/* Forgets process tgid, which exited: its record, and its mapping list in the BPF map. */
+void unwinder__forget_process(struct unwinder *u, __u32 tgid);
 
 /* Handles one request from the BPF side (struct unw_event): builds and loads a table, or
  * refreshes a process's mappings.  A ring_buffer_sample_fn; ctx is the unwinder. */

@@ -1,0 +1,114 @@
+/* The user-space side of draining: the aggregation by (command, symbolized stack), and the hash
+ * table whose deletions let processes be forgotten. */
+#include <stdint.h>
+#include "core/hashtab.h"
+#include "sym/stackagg.h"
+#include "test.h"
+
+static struct stack_sample sample(const char *comm, __u32 pid, struct frame *f, __u32 n,
+				  __u64 value)
+{
+	struct stack_sample s = { .pid = pid, .tid = pid, .value = value, .frames = f,
+				  .nr_frames = n };
+
+	snprintf(s.comm, sizeof(s.comm), "%s", comm);
+	return s;
+}
+
+/* A fork storm of one program: every process's identical stack is one entry; other functions,
+ * other commands and other places in an unresolved file stay apart. */
+static void test_agg_merges_by_command_and_stack(void)
+{
+	struct stack_agg *a = stack_agg__new(false);
+	char main_name[] = "main", work[] = "work", other[] = "other", mod[] = "/usr/bin/ls";
+	struct frame f1[] = { { .name = main_name, .module = mod, .addr = 0x1000 },
+			      { .name = work, .module = mod, .addr = 0x2000 } };
+	struct frame f2[] = { { .name = main_name, .module = mod, .addr = 0x1008 },
+			      { .name = work, .module = mod, .addr = 0x2010 } };
+	struct frame f3[] = { { .name = main_name, .module = mod },
+			      { .name = other, .module = mod } };
+	struct frame u1[] = { { .module = mod, .offset = 0x10 } }, u2[] = { { .module = mod,
+									      .offset = 0x20 } };
+	const struct stack_sample *out;
+	size_t n;
+
+	CHECK(a);
+	for (__u32 pid = 100; pid < 400; pid++) {
+		struct stack_sample s = sample("ls", pid, pid & 1 ? f1 : f2, 2, 1);
+
+		CHECK_INT(stack_agg__add(a, &s), 0);
+	}
+	struct stack_sample s3 = sample("ls", 5, f3, 2, 7), s4 = sample("cc1", 6, f1, 2, 2);
+	struct stack_sample s5 = sample("ls", 7, u1, 1, 1), s6 = sample("ls", 8, u2, 1, 1);
+	struct stack_sample s7 = sample("ls", 9, u1, 1, 4);
+
+	CHECK_INT(stack_agg__add(a, &s3), 0);
+	CHECK_INT(stack_agg__add(a, &s4), 0);
+	CHECK_INT(stack_agg__add(a, &s5), 0);
+	CHECK_INT(stack_agg__add(a, &s6), 0);
+	CHECK_INT(stack_agg__add(a, &s7), 0);
+	/* the caller's strings may go: the aggregation holds its own */
+	strcpy(main_name, "XXXX");
+	strcpy(mod, "/gone/gone!");
+	out = stack_agg__samples(a, &n);
+	CHECK_INT(n, 5);
+	CHECK_INT(out[0].value, 300);
+	CHECK_STR(out[0].comm, "ls");
+	CHECK_STR(out[0].frames[0].name, "main");
+	CHECK_STR(out[0].frames[1].module, "/usr/bin/ls");
+	CHECK_INT(out[1].value, 7);
+	CHECK_STR(out[2].comm, "cc1");
+	CHECK_INT(out[3].value, 5); /* u1 twice: 1 + 4 */
+	CHECK_INT(out[4].value, 1);
+	stack_agg__free(a);
+}
+
+static void test_agg_by_tid(void)
+{
+	struct stack_agg *a = stack_agg__new(true);
+	struct frame f[] = { { .name = "f", .module = "m" } };
+	struct stack_sample x = sample("t", 1, f, 1, 1), y = sample("t", 2, f, 1, 1);
+	size_t n;
+
+	CHECK_INT(stack_agg__add(a, &x), 0);
+	CHECK_INT(stack_agg__add(a, &y), 0);
+	CHECK_INT(stack_agg__add(a, &x), 0);
+	stack_agg__samples(a, &n);
+	CHECK_INT(n, 2);
+	stack_agg__free(a);
+}
+
+/* Deletions against a plain array as the reference, with keys that collide in the table. */
+static void test_hashtab_del(void)
+{
+	enum { N = 2000 };
+	static char present[N];
+	struct hashtab h = {};
+	unsigned int seed = 1;
+
+	for (int round = 0; round < 20000; round++) {
+		__u64 k;
+
+		seed = seed * 1103515245 + 12345;
+		k = (seed >> 8) % N;
+		if (present[k]) {
+			CHECK(hashtab_del(&h, k, 7) == (void *)(uintptr_t)(k + 1));
+			present[k] = 0;
+		} else {
+			CHECK_INT(hashtab_put(&h, k, 7, (void *)(uintptr_t)(k + 1)), 0);
+			present[k] = 1;
+		}
+	}
+	for (__u64 k = 0; k < N; k++)
+		CHECK(hashtab_get(&h, k, 7) == (present[k] ? (void *)(uintptr_t)(k + 1) : NULL));
+	CHECK(hashtab_del(&h, N + 1, 7) == NULL);
+	hashtab_clear(&h, NULL);
+}
+
+int main(void)
+{
+	RUN(test_agg_merges_by_command_and_stack);
+	RUN(test_agg_by_tid);
+	RUN(test_hashtab_del);
+	TESTS_DONE();
+}

@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/hashtab.h"
+#include "stacks.h"
+#include "sym/stackagg.h"
+
+/* A merged stack, its frames as ids in the frame table: 4 bytes a frame while the run goes on
+ * (a struct frame is 40), which is what keeps a long run's memory to its distinct stacks. */
+struct agg_entry {
+	char comm[TASK_COMM_LEN], waker_comm[TASK_COMM_LEN];
+	__u32 pid, tid, event;
+	__u32 nr_frames, nr_waker_frames;
+	size_t ids; /* index in the id arena: frames, then waker frames */
+	__u64 value;
+};
+
+struct stack_agg {
+	bool by_tid;
+	struct stack_names *strs;  /* every name and module, stored once */
+	struct frame *frames;      /* distinct frames, by id; strings from strs */
+	size_t nr_frames, frames_cap;
+	struct hashtab frame_index; /* (frame hash, probe) -> id + 1 */
+	__u32 *ids;                /* the entries' frame ids */
+	size_t nr_ids, ids_cap;
+	struct agg_entry *entries;
+	size_t nr, cap;
+	struct hashtab index;      /* (entry hash, probe) -> entry index + 1 */
+	struct stack_sample *out;  /* stack_agg__samples(): made on demand */
+	size_t nr_out;
+};
+
+struct stack_agg *stack_agg__new(bool by_tid)
+{
+	struct stack_agg *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return NULL;
+	a->by_tid = by_tid;
+	a->strs = stack_names__new();
+	if (!a->strs) {
+		free(a);
+		return NULL;
+	}
+	return a;
+}
+
+static __u64 mix(__u64 h, __u64 v)
+{
+	return (h ^ v) * 0x100000001b3ULL;
+}
+
+static __u64 hash_str(__u64 h, const char *s)
+{
+	for (; s && *s; s++)
+		h = mix(h, (unsigned char)*s);
+	return mix(h, s ? 1 : 0);
+}
+
+/* An unresolved frame's offset tells it apart, except where the file is unknown too: writers
+ * print those as "[unknown]" whatever the address, and the addresses (anonymous memory, random
+ * per process) would make every process's stacks new. */
+static bool offset_counts(const struct frame *f)
+{
+	return !f->name && f->module && strcmp(f->module, "[unknown]");
+}
+
+/* Frames are the same frame when they name the same function in the same file; unresolved ones
+ * when they are at the same place in it.  The first address seen stays. */
+static bool same_frame(const struct frame *x, const struct frame *y)
+{
+	return x->kernel == y->kernel && !(x->name ? !y->name || strcmp(x->name, y->name) : !!y->name) &&
+	       !(x->module ? !y->module || strcmp(x->module, y->module) : !!y->module) &&
+	       (!offset_counts(x) || x->offset == y->offset);
+}
+
+static __u64 frame_hash(const struct frame *f)
+{
+	__u64 h = mix(0xcbf29ce484222325ULL, f->kernel);
+
+	h = hash_str(h, f->name);
+	h = hash_str(h, f->module);
+	return offset_counts(f) ? mix(h, f->offset) : h;
+}
+
+/* The aggregation's copy of s (NULL stays NULL); NULL with *err set on ENOMEM. */
+static const char *intern(struct stack_agg *a, const char *s, int *err)
+{
+	int id;
+
+	if (!s || *err)
+		return NULL;
+	id = stack_names__intern(a->strs, s, strlen(s));
+	if (id < 0) {
+		*err = id;
+		return NULL;
+	}
+	return stack_names__str(a->strs, id);
+}
+
+/* The id of frame f in the frame table, added on first sight.  -ENOMEM or the id. */
+static long frame_id(struct stack_agg *a, const struct frame *f)
+{
+	__u64 h = frame_hash(f), probe;
+	struct frame copy = *f;
+	void *slot;
+	int err = 0;
+
+	for (probe = 0; (slot = hashtab_get(&a->frame_index, h, probe)); probe++)
+		if (same_frame(&a->frames[(uintptr_t)slot - 1], f))
+			return (uintptr_t)slot - 1;
+	if (a->nr_frames == a->frames_cap) {
+		size_t cap = a->frames_cap ? a->frames_cap * 2 : 1024;
+		struct frame *n = realloc(a->frames, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		a->frames = n;
+		a->frames_cap = cap;
+	}
+	copy.name = intern(a, f->name, &err);
+	copy.module = intern(a, f->module, &err);
+	if (err || hashtab_put(&a->frame_index, h, probe, (void *)(uintptr_t)(a->nr_frames + 1)))
+		return -ENOMEM;
+	a->frames[a->nr_frames] = copy;
+	return a->nr_frames++;
+}
+
+/* Appends the ids of n frames to the arena.  0 or -ENOMEM (the arena is left as it was). */
+static int add_ids(struct stack_agg *a, const struct frame *f, __u32 n)
+{
+	size_t start = a->nr_ids;
+
+	if (a->nr_ids + n > a->ids_cap) {
+		size_t cap = a->ids_cap ? a->ids_cap : 4096;
+		__u32 *ids;
+
+		while (cap < a->nr_ids + n)
+			cap *= 2;
+		ids = realloc(a->ids, cap * sizeof(*ids));
+		if (!ids)
+			return -ENOMEM;
+		a->ids = ids;
+		a->ids_cap = cap;
+	}
+	for (__u32 i = 0; i < n; i++) {
+		long id = frame_id(a, &f[i]);
+
+		if (id < 0) {
+			a->nr_ids = start;
+			return id;
+		}
+		a->ids[a->nr_ids++] = id;
+	}
+	return 0;
+}
+
+static __u64 entry_hash(const struct stack_agg *a, const struct agg_entry *e)
+{
+	__u64 h = mix(0xcbf29ce484222325ULL, e->event);
+	__u32 n = e->nr_frames + e->nr_waker_frames;
+
+	h = hash_str(h, e->comm);
+	h = hash_str(h, e->waker_comm);
+	h = mix(h, a->by_tid ? e->tid : 0);
+	h = mix(h, e->nr_frames);
+	for (__u32 i = 0; i < n; i++)
+		h = mix(h, a->ids[e->ids + i]);
+	return h;
+}
+
+static bool same_entry(const struct stack_agg *a, const struct agg_entry *x,
+		       const struct agg_entry *y)
+{
+	return x->event == y->event && !strcmp(x->comm, y->comm) &&
+	       !strcmp(x->waker_comm, y->waker_comm) && (!a->by_tid || x->tid == y->tid) &&
+	       x->nr_frames == y->nr_frames && x->nr_waker_frames == y->nr_waker_frames &&
+	       !memcmp(&a->ids[x->ids], &a->ids[y->ids],
+		       (x->nr_frames + x->nr_waker_frames) * sizeof(__u32));
+}
+
+static void drop_output(struct stack_agg *a)
+{
+	for (size_t i = 0; i < a->nr_out; i++) {
+		free(a->out[i].frames);
+		free(a->out[i].waker_frames);
+	}
+	free(a->out);
+	a->out = NULL;
+	a->nr_out = 0;
+}
+
+int stack_agg__add(struct stack_agg *a, const struct stack_sample *s)
+{
+	struct agg_entry e = { .pid = s->pid, .tid = s->tid, .event = s->event, .value = s->value,
+			       .nr_frames = s->nr_frames, .nr_waker_frames = s->nr_waker_frames,
+			       .ids = a->nr_ids };
+	__u64 h, probe;
+	void *slot;
+	int err;
+
+	drop_output(a);
+	memcpy(e.comm, s->comm, TASK_COMM_LEN - 1);
+	memcpy(e.waker_comm, s->waker_comm, TASK_COMM_LEN - 1);
+	err = add_ids(a, s->frames, s->nr_frames);
+	if (!err && (err = add_ids(a, s->waker_frames, s->nr_waker_frames)))
+		a->nr_ids = e.ids;
+	if (err)
+		return err;
+	h = entry_hash(a, &e);
+	/* distinct entries with the same hash take the next probe number */
+	for (probe = 0; (slot = hashtab_get(&a->index, h, probe)); probe++) {
+		struct agg_entry *old = &a->entries[(uintptr_t)slot - 1];
+
+		if (same_entry(a, old, &e)) {
+			old->value += e.value;
+			a->nr_ids = e.ids; /* the ids just added are the old entry's */
+			return 0;
+		}
+	}
+	if (a->nr == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 256;
+		struct agg_entry *n = realloc(a->entries, cap * sizeof(*n));
+
+		if (!n)
+			goto nomem;
+		a->entries = n;
+		a->cap = cap;
+	}
+	if (hashtab_put(&a->index, h, probe, (void *)(uintptr_t)(a->nr + 1)))
+		goto nomem;
+	a->entries[a->nr++] = e;
+	return 0;
+nomem:
+	a->nr_ids = e.ids;
+	return -ENOMEM;
+}
+
+/* n frames of the table, by the ids at ids, in a new array (NULL for none). */
+static struct frame *frames_of(const struct stack_agg *a, size_t ids, __u32 n, int *err)
+{
+	struct frame *f;
+
+	if (!n || *err)
+		return NULL;
+	f = malloc(n * sizeof(*f));
+	if (!f) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	for (__u32 i = 0; i < n; i++)
+		f[i] = a->frames[a->ids[ids + i]];
+	return f;
+}
+
+const struct stack_sample *stack_agg__samples(struct stack_agg *a, size_t *nr)
+{
+	int err = 0;
+
+	if (a->out || !a->nr) {
+		*nr = a->nr_out;
+		return a->out;
+	}
+	a->out = calloc(a->nr, sizeof(*a->out));
+	if (!a->out)
+		return *nr = 0, NULL;
+	for (size_t i = 0; i < a->nr && !err; i++) {
+		const struct agg_entry *e = &a->entries[i];
+		struct stack_sample *s = &a->out[i];
+
+		memcpy(s->comm, e->comm, TASK_COMM_LEN);
+		memcpy(s->waker_comm, e->waker_comm, TASK_COMM_LEN);
+		s->pid = e->pid;
+		s->tid = e->tid;
+		s->event = e->event;
+		s->value = e->value;
+		s->nr_frames = e->nr_frames;
+		s->nr_waker_frames = e->nr_waker_frames;
+		s->frames = frames_of(a, e->ids, e->nr_frames, &err);
+		s->waker_frames = frames_of(a, e->ids + e->nr_frames, e->nr_waker_frames, &err);
+		a->nr_out = i + 1;
+	}
+	if (err) {
+		drop_output(a);
+		return *nr = 0, NULL;
+	}
+	*nr = a->nr_out;
+	return a->out;
+}
+
+size_t stack_agg__bytes(const struct stack_agg *a)
+{
+	return a->frames_cap * sizeof(*a->frames) + a->ids_cap * sizeof(*a->ids) +
+	       a->cap * sizeof(*a->entries) +
+	       (a->index.cap + a->frame_index.cap) * sizeof(struct hashtab_entry);
+}
+
+void stack_agg__free(struct stack_agg *a)
+{
+	if (!a)
+		return;
+	drop_output(a);
+	free(a->entries);
+	free(a->ids);
+	free(a->frames);
+	hashtab_clear(&a->index, NULL);
+	hashtab_clear(&a->frame_index, NULL);
+	stack_names__free(a->strs);
+	free(a);
+}

@@ -1,0 +1,26 @@
+/* Symbolized stacks merged in user space: what draining feeds (core/stackrun.c).  Samples that
+ * agree on event, command (and thread, when asked) and every frame's name and file are one
+ * entry, so memory grows with distinct stacks, not with processes: a fork storm of `ls` is one
+ * entry per stack of ls.  The aggregation owns its strings, so the processes and files that
+ * named the frames can be dropped once they are gone.  Pure data: no BPF, unit-tested. */
+#ifndef BPFPROF_STACKAGG_H
+#define BPFPROF_STACKAGG_H
+#include <stdbool.h>
+#include "out/stack.h"
+
+struct stack_agg;
+
+/* by_tid: threads apart (folded --tid), else merged across threads and processes.  NULL on
+ * ENOMEM. */
+struct stack_agg *stack_agg__new(bool by_tid);
+/* Adds s's value to its entry, made on first sight with copies of s's frames and strings (s
+ * stays the caller's).  0 or -ENOMEM. */
+int stack_agg__add(struct stack_agg *a, const struct stack_sample *s);
+/* The entries so far as samples for the writers, made now (frames are stored as ids while the
+ * run goes on); valid until the next add or free.  NULL with *nr 0 when there is none, or on
+ * ENOMEM. */
+const struct stack_sample *stack_agg__samples(struct stack_agg *a, size_t *nr);
+/* Bytes held, strings apart: for -v. */
+size_t stack_agg__bytes(const struct stack_agg *a);
+void stack_agg__free(struct stack_agg *a);
+#endif
