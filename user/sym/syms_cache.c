@@ -71,7 +71,6 @@ struct syms_cache {
 	struct elf_syms *vdso;
 	bool vdso_tried;
 	bool nofile_raised;
-	size_t pm_refusals[PERF_MAP_NR_REFUSALS]; /* JIT maps not read, by reason */
 };
 
 static __u64 now_ns(void)
@@ -367,33 +366,31 @@ static int proc_retire_perf_map(struct proc *p)
 }
 
 /* Counts a refused map once per process, and says which file and why on stderr. */
-static void note_refusal(struct syms_cache *sc, struct proc *p, enum perf_map_refusal why,
-			 const char *path)
+static void note_refusal(struct proc *p, enum file_refusal why, const char *path)
 {
 	if (p->pm_refused)
 		return;
 	p->pm_refused = true;
-	sc->pm_refusals[why]++;
-	fprintf(stderr, "bpfprof: JIT map %s not read: %s\n", path, perf_map_refusal_str(why));
+	untrusted_refused(FILE_JIT_MAP, path, why);
 }
 
 /* Loads the process's JIT map, or reloads it when the JIT appended to it since. */
 static void proc_load_perf_map(struct syms_cache *sc, struct proc *p)
 {
-	enum perf_map_refusal why;
+	enum file_refusal why;
 	struct perf_map *pm;
 	char path[96];
 	struct stat st;
 	int fd;
 
 	fd = perf_map__open(p->tgid, &st, &why, path, sizeof(path));
-	if (fd == -EPERM)
-		note_refusal(sc, p, why, path);
+	if (why)
+		note_refusal(p, why, path);
 	if (fd < 0)
 		return;
 	pm = p->pm && same_file_version(&st, &p->pm_st) ? NULL : perf_map__load_fd(fd);
 	if (!pm && errno == EFBIG)
-		note_refusal(sc, p, PERF_MAP_TOO_BIG, path);
+		note_refusal(p, FILE_TOO_BIG, path);
 	close(fd);
 	if (!pm)
 		return;
@@ -753,17 +750,5 @@ void syms_cache__free(struct syms_cache *sc)
 
 size_t syms_cache__refusals(const struct syms_cache *sc, char *buf, size_t size)
 {
-	size_t total = 0, len = 0;
-
-	if (size)
-		buf[0] = '\0';
-	for (int why = PERF_MAP_OK + 1; sc && why < PERF_MAP_NR_REFUSALS; why++) {
-		if (!sc->pm_refusals[why])
-			continue;
-		if (len < size)
-			len += snprintf(buf + len, size - len, "%s%zu %s", total ? ", " : "",
-					sc->pm_refusals[why], perf_map_refusal_str(why));
-		total += sc->pm_refusals[why];
-	}
-	return total;
+	return untrusted_refusals(buf, size);
 }
