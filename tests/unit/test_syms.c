@@ -656,6 +656,7 @@ static bool finds_secret(const char *bin, __u64 secret)
 static void test_debuglink(void)
 {
 	char bin[4096], dbg[4096], root[4096];
+	size_t refused;
 	__u64 secret;
 
 	if (!fixtures_ok)
@@ -667,7 +668,17 @@ static void test_debuglink(void)
 	CHECK(secret != 0);
 	CHECK(nm_addr(bin, "secret_local") == 0); /* really stripped */
 	CHECK(finds_secret(bin, secret));         /* next to the file */
-	CHECK_INT(run("mkdir %s/dl/.debug && mv %s %s/dl/.debug/", dir, dbg, dir), 0);
+	/* a link, or a FIFO, in its place: refused without waiting, and counted */
+	refused = untrusted_refusals(NULL, 0);
+	CHECK_INT(run("mv %s %s.real && ln -s %s.real %s", dbg, dbg, dbg, dbg), 0);
+	CHECK(!finds_secret(bin, secret));
+	CHECK_INT(run("rm %s && mkdir %s/dl/.debug && mkfifo %s/dl/.debug/prog_dl.debug", dbg, dir,
+		      dir), 0);
+	CHECK(!finds_secret(bin, secret));
+	CHECK_INT(untrusted_refusals(NULL, 0), refused + 2);
+	CHECK_INT(run("rm %s/dl/.debug/prog_dl.debug && mv %s.real %s", dir, dbg, dbg), 0);
+	CHECK(finds_secret(bin, secret));
+	CHECK_INT(run("mv %s %s/dl/.debug/", dbg, dir), 0);
 	CHECK(finds_secret(bin, secret));         /* in .debug/ */
 	CHECK_INT(run("mkdir -p %s%s/dl && mv %s/dl/.debug/prog_dl.debug %s%s/dl/", root, dir, dir,
 		      root, dir), 0);

@@ -65,9 +65,11 @@ int syms_set_debug_root(const char *dir);
 
 /* The separate debug file of an ELF file (sym/debuginfo.c): by build-id under the debug root,
  * in perf's build-id cache (~/.debug), by .gnu_debuglink next to path, then from debuginfod
- * when DEBUGINFOD_URLS is set.  Returns an fd or a negative errno. */
+ * when DEBUGINFOD_URLS is set.  owner is the file's owner: a debug file next to it is taken from
+ * root, from us, or from them (it can say no more than their file could).  Candidates refused
+ * are named and counted (sym/untrusted.h).  Returns an fd or a negative errno. */
 struct Elf;
-int debuginfo_open(struct Elf *elf, const char *path);
+int debuginfo_open(struct Elf *elf, const char *path, uid_t owner);
 /* The ELF file's GNU build-id into id (at most size bytes): its length, or -ENOENT. */
 int elf_build_id(struct Elf *elf, unsigned char *id, size_t size);
 /* --no-debuginfod: no debuginfod lookup, whatever DEBUGINFOD_URLS says. */
