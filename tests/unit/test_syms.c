@@ -502,6 +502,76 @@ static void test_perf_map_open(void)
 	unlink(map);
 }
 
+/* The rules a file another user controls is judged by, on the open fd. */
+static void test_untrusted_open(void)
+{
+	const struct file_rules plain = {}, follow = { .follow = true };
+	struct file_rules rules = {};
+	char file[4096], lnk[4096], fifo[4096], other[4096];
+	enum file_refusal why;
+	struct stat st;
+	int fd;
+
+	fx(file, sizeof(file), "untrusted.txt");
+	fx(lnk, sizeof(lnk), "untrusted.link");
+	fx(fifo, sizeof(fifo), "untrusted.fifo");
+	fx(other, sizeof(other), "untrusted.other");
+	CHECK_INT(write_file(file, "text"), 0);
+	CHECK_INT(write_file(other, "other"), 0);
+	CHECK_INT(symlink(file, lnk), 0);
+	CHECK_INT(mkfifo(fifo, 0600), 0);
+	fd = untrusted_open(AT_FDCWD, file, FILE_MAPPED, &plain, &st, &why);
+	CHECK(fd >= 0 && why == FILE_OK && st.st_size == 4);
+	if (fd >= 0)
+		close(fd);
+	CHECK_INT(untrusted_open(AT_FDCWD, lnk, FILE_MAPPED, &plain, &st, &why), -EPERM);
+	CHECK_INT(why, FILE_SYMLINK);
+	/* a link the rules follow (a /proc/PID/map_files entry): the file it names is judged */
+	fd = untrusted_open(AT_FDCWD, lnk, FILE_MAPPED, &follow, &st, &why);
+	CHECK(fd >= 0 && why == FILE_OK);
+	if (fd >= 0)
+		close(fd);
+	CHECK_INT(untrusted_open(AT_FDCWD, fifo, FILE_MAPPED, &follow, &st, &why), -EPERM);
+	CHECK_INT(why, FILE_NOT_REGULAR);
+	CHECK_INT(untrusted_open(AT_FDCWD, dir, FILE_DEBUG, &plain, &st, &why), -EPERM);
+	CHECK_INT(why, FILE_NOT_REGULAR);
+	CHECK_INT(untrusted_open(AT_FDCWD, "/dev/zero", FILE_DEBUG, &follow, &st, &why), -EPERM);
+	CHECK_INT(why, FILE_NOT_REGULAR);
+	CHECK_INT(untrusted_open(AT_FDCWD, "/nonexistent", FILE_DEBUG, &plain, &st, &why), -ENOENT);
+	CHECK_INT(why, FILE_OK);
+	/* found by name, but another file than the one a process mapped */
+	CHECK_INT(stat(file, &st), 0);
+	rules.ino = st.st_ino;
+	fd = untrusted_open(AT_FDCWD, file, FILE_MAPPED, &rules, &st, &why);
+	CHECK(fd >= 0);
+	if (fd >= 0)
+		close(fd);
+	CHECK_INT(untrusted_open(AT_FDCWD, other, FILE_MAPPED, &rules, &st, &why), -EPERM);
+	CHECK_INT(why, FILE_NOT_MAPPED);
+	/* a second name */
+	rules = (struct file_rules){ .one_name = true };
+	CHECK_INT(unlink(lnk), 0);
+	CHECK_INT(link(file, lnk), 0);
+	CHECK_INT(untrusted_open(AT_FDCWD, file, FILE_MAPPED, &rules, &st, &why), -EPERM);
+	CHECK_INT(why, FILE_HARD_LINKED);
+	/* another user's file, where only root's or the file's owner's is taken */
+	if (!geteuid()) {
+		rules = (struct file_rules){ .check_owner = true, .owners = { 1000, (uid_t)-1 } };
+		CHECK_INT(chown(other, 65534, 65534), 0);
+		CHECK_INT(untrusted_open(AT_FDCWD, other, FILE_DEBUG, &rules, &st, &why), -EPERM);
+		CHECK_INT(why, FILE_OWNER);
+		rules.owners[0] = 65534;
+		fd = untrusted_open(AT_FDCWD, other, FILE_DEBUG, &rules, &st, &why);
+		CHECK(fd >= 0);
+		if (fd >= 0)
+			close(fd);
+	}
+	unlink(file);
+	unlink(lnk);
+	unlink(fifo);
+	unlink(other);
+}
+
 static void test_elf_find(void)
 {
 	char prog[4096], lib[4096], junk[4096];
@@ -1022,6 +1092,7 @@ int main(void)
 	RUN(test_ksyms_proc);
 	RUN(test_perf_map);
 	RUN(test_perf_map_open);
+	RUN(test_untrusted_open);
 	RUN(test_elf_find);
 	RUN(test_elf_file_offset_to_vaddr);
 	RUN(test_elf_for_each_match);

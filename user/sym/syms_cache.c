@@ -131,27 +131,37 @@ static void raise_nofile_limit(struct syms_cache *sc)
 	}
 }
 
-/* map_files first: it reaches the mapped file itself even when it was deleted or lives in
- * another mount namespace (needs CAP_SYS_ADMIN); then the path as the process sees it. */
+/* map_files first: the kernel's own link to the mapped file, which reaches it even when it was
+ * deleted or lives in another mount namespace (needs CAP_SYS_ADMIN); then the path as the process
+ * sees it, and as we do.  Another user may have put anything under that name since: only the
+ * inode the process mapped is taken, never through a symlink. */
 static int open_mapped_file(struct syms_cache *sc, __u32 tgid, const struct mapping *m,
-			    const char *path, bool deleted)
+			    __u64 ino, const char *path, bool deleted)
 {
+	static const struct file_rules map_files = { .follow = true };
+	const struct file_rules by_name = { .ino = ino };
+	enum file_refusal why;
+	struct stat st;
 	char buf[4200];
 	int fd;
 
 	snprintf(buf, sizeof(buf), "/proc/%u/map_files/%llx-%llx", tgid,
 		 (unsigned long long)m->start, (unsigned long long)m->end);
-	fd = open(buf, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && errno == EMFILE) {
+	fd = untrusted_open(AT_FDCWD, buf, FILE_MAPPED, &map_files, &st, &why);
+	if (fd == -EMFILE) {
 		raise_nofile_limit(sc);
-		fd = open(buf, O_RDONLY | O_CLOEXEC);
+		fd = untrusted_open(AT_FDCWD, buf, FILE_MAPPED, &map_files, &st, &why);
 	}
-	if (fd >= 0 || deleted)
-		return fd;
-	snprintf(buf, sizeof(buf), "/proc/%u/root%s", tgid, path);
-	fd = open(buf, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && !why && !deleted) {
+		snprintf(buf, sizeof(buf), "/proc/%u/root%s", tgid, path);
+		fd = untrusted_open(AT_FDCWD, buf, FILE_MAPPED, &by_name, &st, &why);
+		if (fd < 0 && !why) {
+			snprintf(buf, sizeof(buf), "%s", path);
+			fd = untrusted_open(AT_FDCWD, buf, FILE_MAPPED, &by_name, &st, &why);
+		}
+	}
+	if (why)
+		untrusted_refused(FILE_MAPPED, buf, why);
 	return fd;
 }
 
@@ -190,7 +200,7 @@ static struct dso *dso_get(struct syms_cache *sc, __u32 tgid, const struct mappi
 		return NULL;
 	}
 	d->next = head;
-	d->fd = open_mapped_file(sc, tgid, m, d->path, deleted);
+	d->fd = open_mapped_file(sc, tgid, m, ino, d->path, deleted);
 	return d;
 }
 
@@ -555,7 +565,8 @@ static struct elf_syms *dso_syms(struct dso *d)
 {
 	if (!d->parsed) {
 		d->parsed = true;
-		d->es = d->fd >= 0 ? elf_syms__open_fd(d->fd, d->path) : elf_syms__open(d->path);
+		/* no fd: the file was refused, or gone; by its name now it could be anything */
+		d->es = d->fd >= 0 ? elf_syms__open_fd(d->fd, d->path) : NULL;
 	}
 	return d->es;
 }
