@@ -151,7 +151,7 @@ static int open_candidate(const char *path, const struct file_rules *rules, __u6
 static int same_build_id(int fd, const unsigned char *id, size_t len)
 {
 	unsigned char got[BUILD_ID_MAX];
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Elf *elf = untrusted_elf(fd);
 	int n = elf ? elf_build_id(elf, got, sizeof(got)) : -ENOENT;
 
 	elf_end(elf);

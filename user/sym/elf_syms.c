@@ -280,7 +280,7 @@ static int load_elf(struct elf_syms *es, Elf *elf, const char *path, uid_t owner
 		/* stripped: the debug file's .symtab has the local (static) functions */
 		dfd = debuginfo_open(elf, path, owner);
 		if (dfd >= 0)
-			delf = elf_begin(dfd, ELF_C_READ_MMAP, NULL);
+			delf = untrusted_elf(dfd);
 		err = delf && elf_kind(delf) == ELF_K_ELF ? add_symbols(es, delf, SHT_SYMTAB) : 0;
 		if (err < 0)
 			goto cleanup;
@@ -337,7 +337,7 @@ struct elf_syms *elf_syms__open_fd(int fd, const char *path)
 	/* the owner of the file decides whose debug file next to it is believed */
 	if (fstat(fd, &st))
 		return NULL;
-	return open_elf(elf_begin(fd, ELF_C_READ_MMAP, NULL), path, st.st_uid);
+	return open_elf(untrusted_elf(fd), path, st.st_uid);
 }
 
 struct elf_syms *elf_syms__open(const char *path)

@@ -2,6 +2,7 @@
 /* Opening files other users control (sym/untrusted.h), and counting the ones refused. */
 #include <errno.h>
 #include <fcntl.h>
+#include <libelf.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -111,6 +112,14 @@ int untrusted_open(int dir, const char *name, enum file_kind kind, const struct 
 		return err;
 	}
 	return fd;
+}
+
+Elf *untrusted_elf(int fd)
+{
+	/* ELF_C_READ reads the headers now and each section when asked for, into memory */
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return NULL;
+	return elf_begin(fd, ELF_C_READ, NULL);
 }
 
 int untrusted_read(int fd, enum file_kind kind, char **text, size_t *len)

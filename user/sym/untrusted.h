@@ -58,6 +58,11 @@ int untrusted_open(int dir, const char *name, enum file_kind kind, const struct 
 /* Judges a file opened elsewhere (debuginfod's cache) the same way: 0, or -EPERM with *why set. */
 int untrusted_check(int fd, enum file_kind kind, const struct file_rules *rules, struct stat *st,
 		    enum file_refusal *why);
+/* A libelf handle on an untrusted file that reads it (pread) instead of mapping it: its owner
+ * can truncate it while we parse, and a read past the end of a mapping is a SIGBUS that would
+ * end the run with nothing written.  elf_end() it; NULL on error. */
+struct Elf;
+struct Elf *untrusted_elf(int fd);
 /* Reads a whole file into a NUL-terminated buffer, stopping with -EFBIG past its kind's cap
  * (a file still growing, or one whose size lied).  0 or -errno. */
 int untrusted_read(int fd, enum file_kind kind, char **text, size_t *len);

@@ -742,8 +742,7 @@ int cfi_build_file(const char *path, int fd, const volatile int *cancel, struct 
 		memset(out, 0, sizeof(*out));
 		return err;
 	}
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = untrusted_elf(fd);
 	if (!elf) {
 		snprintf(why, size, "not an ELF file: %s", elf_errmsg(-1));
 		memset(out, 0, sizeof(*out));
@@ -754,13 +753,13 @@ int cfi_build_file(const char *path, int fd, const volatile int *cancel, struct 
 	if (!has_section(elf, ".eh_frame") && !has_section(elf, ".debug_frame")) {
 		dfd = debuginfo_open(elf, path, st.st_uid);
 		if (dfd >= 0)
-			delf = elf_begin(dfd, ELF_C_READ_MMAP, NULL);
+			delf = untrusted_elf(dfd);
 	}
 	err = cfi_build(elf, delf, cancel, out, why, size);
 	if (err == -EINVAL && !delf) {
 		/* corrupt .eh_frame: the debug file may still describe the code */
 		dfd = debuginfo_open(elf, path, st.st_uid);
-		if (dfd >= 0 && (delf = elf_begin(dfd, ELF_C_READ_MMAP, NULL)))
+		if (dfd >= 0 && (delf = untrusted_elf(dfd)))
 			err = cfi_build(elf, delf, cancel, out, why, size);
 	}
 cleanup:
