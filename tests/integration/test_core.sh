@@ -42,19 +42,26 @@ expect_one_error "-i where a command prints no intervals" "option '-i' does not 
 need_root "core integration" || exit 0
 
 # ---- failed setup: the command never runs ----
-# An unprivileged user cannot load BPF: every command fails, and COMMAND, held until tracing is in
-# place, is killed at its gate instead of running untraced.
+# An unprivileged user cannot load BPF: every command fails with one line naming the missing
+# privilege (not a tracepoint "library" not found, nor an unwinder to blame), and COMMAND is
+# never run untraced.
+PRIV="^bpfprof: loading BPF programs needs root or CAP_BPF\+CAP_PERFMON: this process has neither$"
 if command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
 	mark=$(mktemp -d); chmod 777 "$mark"
-	for c in "${CMDS[@]}"; do
+	for c in "${CMDS[@]}" "count sched:sched_switch"; do
 		setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
 			"$BPFPROF" $c -- touch "$mark/ran" >"$TMP/unpriv.out" 2>&1; rc=$?
-		check "${c%% *} as an unprivileged user: exits non-zero" test "$rc" -ne 0
-		check "${c%% *} as an unprivileged user: says why in one line" \
-			test "$(grep -c '^bpfprof: ' "$TMP/unpriv.out")" -eq 1
-		check "${c%% *} as an unprivileged user: COMMAND never ran" test ! -e "$mark/ran"
+		check "$c as an unprivileged user: exits non-zero" test "$rc" -ne 0
+		check "$c as an unprivileged user: one line naming the missing privilege" \
+			test "$(grep -c '^bpfprof: ' "$TMP/unpriv.out")" -eq 1 -a \
+			"$(grep -Ec "$PRIV" "$TMP/unpriv.out")" -eq 1
+		check "$c as an unprivileged user: COMMAND never ran" test ! -e "$mark/ran"
 	done
 	rm -rf "$mark"
+	out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all,+bpf \
+		--ambient-caps=+bpf "$BPFPROF" offcpu 1 2>&1)
+	check "CAP_BPF without CAP_PERFMON: the one missing is named, in one line" \
+		test "$out" = "bpfprof: loading BPF programs needs root or CAP_BPF+CAP_PERFMON: this process has no CAP_PERFMON"
 else
 	skip "failed setup never runs COMMAND" "needs setpriv and a 'nobody' user"
 fi

@@ -39,6 +39,11 @@ bool cpu_online(int cpu);
 
 /* libbpf's log callback: warnings always, debug only with -v. */
 int libbpf_print_fn(enum libbpf_print_level level, const char *fmt, va_list args);
+/* The kernel loads tracing programs for CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN, which root
+ * has): without them every command would fail, each at some other step and with a message that
+ * blames what failed there (a tracepoint not found, a feature missing).  0, or -EPERM after one
+ * line naming the missing privilege. */
+int check_bpf_privileges(void);
 /* One line explaining a failed BPF load/attach (missing privileges, no BTF...). */
 void explain_bpf_error(const char *what, int err);
 

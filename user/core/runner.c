@@ -725,6 +725,9 @@ int runner_main(const struct command *cmd, int argc, char **argv)
 	err = runner_parse(cmd, argc, argv);
 	if (err)
 		return err > 0 ? 0 : 2;
+	/* before anything looks for events or files: without privileges that is what fails first */
+	if (check_bpf_privileges())
+		return 1;
 	err = cmd->check ? cmd->check(&r) : 0;
 	if (err)
 		return err == -EINVAL ? 2 : 1;
