@@ -66,6 +66,62 @@ else
 	skip "failed setup never runs COMMAND" "needs setpriv and a 'nobody' user"
 fi
 
+# ---- a COMMAND is never left running: SIGTERM, SIGKILL 2 s later, at once on a second Ctrl-C ----
+cat >"$TMP/stubborn" <<'EOF'
+#!/bin/bash
+# ignores Ctrl-C and SIGTERM
+trap '' INT TERM
+echo $$ >"$1"
+while :; do sleep 0.05; done
+EOF
+cat >"$TMP/polite" <<'EOF'
+#!/bin/bash
+# ends on SIGTERM, saying so
+trap 'echo term >"$1.term"; exit 0' TERM
+echo $$ >"$1"
+while :; do sleep 0.05; done
+EOF
+chmod +x "$TMP/stubborn" "$TMP/polite"
+# end_command NAME SCRIPT SIGNALS...: bpfprof count -- SCRIPT, then each signal to bpfprof 0.2 s
+# apart; $gone_ms: from the first signal until the command is gone, $rc: bpfprof's exit
+end_command() {
+	local name=$1 script=$2 bp pid i start; shift 2
+	rm -f "$TMP/$name.pid"
+	"$BPFPROF" count sys:getppid -- "$TMP/$script" "$TMP/$name.pid" >"$TMP/$name.out" 2>&1 &
+	bp=$!
+	if ! wait_for_line "$TMP/$name.pid" .; then
+		gone_ms=-1 rc=-1
+		kill -9 "$bp"
+		return
+	fi
+	pid=$(cat "$TMP/$name.pid")
+	start=$(date +%s%N)
+	for sig; do
+		kill -"$sig" "$bp"
+		sleep 0.2
+	done
+	for ((i = 0; i < 250; i++)); do
+		# gone, or dead and waiting for whoever reaps orphans here
+		case $(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null) in ""|Z) break ;; esac
+		sleep 0.02
+	done
+	gone_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+	kill -9 "$pid" 2>/dev/null
+	{ wait "$bp"; rc=$?; } 2>/dev/null
+	echo "# $name: the command gone $gone_ms ms after the first signal; bpfprof exit $rc"
+}
+end_command term polite INT
+check "Ctrl-C: a COMMAND that handles SIGTERM gets it and ends at once" \
+	test -e "$TMP/term.pid.term" -a "$gone_ms" -ge 0 -a "$gone_ms" -lt 1000 -a "$rc" -eq 0
+end_command grace stubborn INT
+check "Ctrl-C: a COMMAND that ignores SIGTERM is killed after the 2 s grace period" \
+	test "$gone_ms" -ge 1900 -a "$gone_ms" -lt 3000 -a "$rc" -eq 0
+check "... and the counts are still written" grep -q "sys:getppid" "$TMP/grace.out"
+end_command twice stubborn INT INT
+check "a second Ctrl-C: the COMMAND is killed at once" test "$gone_ms" -ge 0 -a "$gone_ms" -lt 1000
+end_command abort stubborn KILL 2>/dev/null # not bash's "Killed"
+check "bpfprof killed: its COMMAND dies with it" test "$gone_ms" -ge 0 -a "$gone_ms" -lt 1000
+
 # ---- a command that cannot be run, found only at its exec: nothing left behind ----
 printf '#!/nonexistent/interpreter\n' >"$TMP/bad.sh"; chmod +x "$TMP/bad.sh"
 mkdir "$TMP/outs"

@@ -10,7 +10,7 @@
 #include <bpf/libbpf.h>
 
 extern bool verbose;              /* -v: libbpf messages and choices made */
-extern volatile sig_atomic_t exiting; /* set by SIGINT / SIGTERM */
+extern volatile sig_atomic_t exiting; /* SIGINT / SIGTERM: 1, and 2 once asked again */
 
 /* "bpfprof: " + message + newline on stderr. */
 void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -311,7 +311,8 @@ int runner_attach_events(struct runner *r, const struct probe_progs *p,
 
 static void on_signal(int sig)
 {
-	exiting = 1;
+	/* a second Ctrl-C: COMMAND gets no more grace (child_stop) */
+	exiting = exiting ? 2 : 1;
 }
 
 static void on_child(int sig)
@@ -742,6 +743,8 @@ int runner_main(const struct command *cmd, int argc, char **argv)
 	err = err ?: run_loop(&r);
 	if (r.start_ns)
 		detach(&r);
+	/* the traced run is over: COMMAND ends now, not once the report is written */
+	child_stop(&r.child);
 	if (!err)
 		err = finish(&r);
 cleanup:
