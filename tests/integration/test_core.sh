@@ -219,6 +219,22 @@ else
 	kill "$a" "$b" "$c1" "$c2" 2>/dev/null
 fi
 
+# ---- -p with the id of a thread that leads no process: its process, as perf record -p does ----
+"$WL/runq" -b 2 3 >"$TMP/rq.out" &
+rq=$!
+if wait_for_line "$TMP/rq.out" '^ready'; then
+	tid=$(grep -l '^rq-busy-0$' /proc/"$rq"/task/*/comm | cut -d/ -f5)
+	"$BPFPROF" profile -p "$tid" 1 >"$TMP/ptid.report" 2>"$TMP/ptid.err"; rc=$?
+	check "-p TID of a non-leader thread: accepted, with one line saying what it means" \
+		test "$rc" -eq 0 -a "$(cat "$TMP/ptid.err")" = "bpfprof: $tid is a thread of process $rq: tracing the whole process, as perf does (-t $tid for that thread alone)"
+	check "... and its whole process is profiled, not nothing" \
+		awk '$3 == "rq-busy-0" { a = 1 } $3 == "rq-busy-1" { b = 1 } END { exit !(a && b) }' \
+		"$TMP/ptid.report"
+else
+	fail "the runq workload starts" "$(cat "$TMP/rq.out")"
+fi
+kill "$rq" 2>/dev/null; wait "$rq" 2>/dev/null
+
 # ---- DURATION everywhere, comma lists, -e ----
 start=$(date +%s%N)
 "$BPFPROF" count sched:sched_switch 1 >"$TMP/d.count" 2>&1; rc=$?

@@ -154,9 +154,29 @@ bool process_exists(__u32 pid)
 	char path[64];
 	struct stat st;
 
-	/* /proc/TID exists for threads too; a process is a thread group leader. */
+	/* a stat, cheap enough for every tick: pid is known to be a process (thread_group_of()),
+	 * since /proc/TID/task/TID exists for any thread too */
 	snprintf(path, sizeof(path), "/proc/%u/task/%u", pid, pid);
 	return stat(path, &st) == 0;
+}
+
+int thread_group_of(__u32 tid, __u32 *tgid)
+{
+	char path[64], line[256];
+	int err = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %u", tgid) == 1) {
+			err = 0;
+			break;
+		}
+	fclose(f);
+	return err;
 }
 
 bool thread_exists(__u32 tid)

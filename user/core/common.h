@@ -31,8 +31,11 @@ int parse_id_list(const char *s, __u32 *ids, int max);
 /* "0,2-3": sets cpus[i] for each listed CPU; -ERANGE for a CPU >= nr_cpus. */
 int parse_cpu_list(const char *s, bool *cpus, int nr_cpus);
 
+/* Whether a process known to be one still exists (a thread's id passes too). */
 bool process_exists(__u32 pid);
 bool thread_exists(__u32 tid);
+/* The process (thread group) a thread belongs to, from /proc/TID/status: 0 or -errno. */
+int thread_group_of(__u32 tid, __u32 *tgid);
 /* Number of possible CPUs (libbpf's view), and whether CPU n is online. */
 int nr_cpus_possible(void);
 bool cpu_online(int cpu);
