@@ -134,6 +134,21 @@ check "a COMMAND whose exec fails: no output file, whole or partial, is left" \
 "$BPFPROF" profile -o "$TMP/outs/p.txt" --svg "$TMP/outs/p.svg" -- "$TMP/bad.sh" >/dev/null 2>&1
 check "profile, the same: nothing left" test -z "$(ls -A "$TMP/outs")"
 
+# ---- an output that fails as it is written (a full disk) costs only itself ----
+# Paths are checked before tracing (above); /dev/full is writable and then full.
+"$BPFPROF" profile --svg /dev/full -o "$TMP/outs/full.txt" 1 >/dev/null 2>"$TMP/full.err"; rc=$?
+check "--svg on a full disk: exit 1, one line naming it" \
+	test "$rc" -eq 1 -a "$(cat "$TMP/full.err")" = "bpfprof: cannot write /dev/full: No space left on device"
+check "--svg on a full disk: the -o report is still written" grep -q '^# Samples: ' "$TMP/outs/full.txt"
+"$BPFPROF" offcpu --svg /dev/full 1 >"$TMP/full.stdout" 2>/dev/null; rc=$?
+check "--svg on a full disk: the report still goes to stdout" \
+	test "$rc" -eq 1 -a "$(grep -c '^# Total off-CPU time: ' "$TMP/full.stdout")" -eq 1
+"$BPFPROF" runqlat --heatmap /dev/full --heatmap-data "$TMP/outs/h.tsv" -o "$TMP/outs/rq.txt" 1 1 \
+	>/dev/null 2>&1; rc=$?
+check "--heatmap on a full disk: exit 1, the histograms and the TSV still written" \
+	test "$rc" -eq 1 -a -s "$TMP/outs/h.tsv" -a "$(grep -c 'usecs' "$TMP/outs/rq.txt")" -ge 1
+rm -f "$TMP"/outs/*
+
 # ---- -a with -- COMMAND: all CPUs, for as long as the command runs ----
 "$WL/hotcold" 4 >/dev/null 2>&1 &
 hc=$!

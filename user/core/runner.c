@@ -23,6 +23,8 @@
 struct run_opts run_opts;
 
 static volatile sig_atomic_t child_signalled;
+/* the first error of an output given up (runner_output_failed): the run's exit status */
+static int output_err;
 
 /* -e A,B (and, for POS_EVENTS, each argument): appended one by one, as perf splits -e. */
 static int opt_event(const char *arg)
@@ -376,6 +378,13 @@ static void commit_output(const struct opt *o, void *ctx)
 	}
 }
 
+void runner_output_failed(struct output *out, int err)
+{
+	p_err("cannot write %s: %s", out->path, strerror(-err));
+	outfile_abort(&out->of);
+	output_err = output_err ?: err;
+}
+
 /* Every output file of the command's options, opened before tracing starts so that a path
  * that cannot be written fails at once.  0 or -errno (printed; nothing left behind). */
 int runner_open_outputs(const struct command *cmd)
@@ -659,7 +668,8 @@ static int finish(struct runner *r)
 			p_err("cannot write the output: %s", strerror(-err));
 	}
 	report_missed_runs(r);
-	return err;
+	/* an output given up on: the others were written, the run still failed */
+	return err ?: output_err;
 }
 
 /* The command's `started` hook starts worker threads (unwinder, symbol prefetch): they are born
@@ -723,6 +733,7 @@ int runner_main(const struct command *cmd, int argc, char **argv)
 	struct runner r = { .cmd = cmd, .child = { .pid = -1, .gate_fd = -1, .err_fd = -1 } };
 	int err;
 
+	output_err = 0;
 	err = runner_parse(cmd, argc, argv);
 	if (err)
 		return err > 0 ? 0 : 2;
