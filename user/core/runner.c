@@ -163,7 +163,9 @@ static void print_help(const struct command *cmd)
 	       "The run lasts until Ctrl-C (what was collected is still written),\n"
 	       "DURATION, COMMAND's exit, or the exit of every -p/-t target.\n"
 	       "-- COMMAND: run COMMAND and trace it, from its exec, and everything it forks;\n"
-	       "with -a, -p, -t, -C or --cgroup it only bounds the run, as in perf.\n");
+	       "with -a, -p, -t, -C or --cgroup it only bounds the run, as in perf.  Still\n"
+	       "running when the run ends, it gets SIGTERM, then SIGKILL 2 s later (at once on\n"
+	       "a second Ctrl-C).\n");
 }
 
 /* The positional arguments, by the command's grammar.  0 or -EINVAL (printed). */
