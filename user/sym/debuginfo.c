@@ -36,6 +36,7 @@
 #define DEBUGINFOD_BUDGET_NS (60ULL * 1000000000ULL)
 /* A lookup slower than this says what it is doing on stderr. */
 #define DEBUGINFOD_QUIET_NS 1000000000ULL
+static __u64 crc_spent_ns; /* __atomic: the unwinder's worker checks CRCs too */
 
 static char *debug_root; /* NULL: DEFAULT_DEBUG_ROOT */
 
@@ -206,30 +207,37 @@ static int by_perf_cache(const unsigned char *id, size_t len)
 }
 
 /* The CRC of the first size bytes (the size fstat gave): a file that grows as it is read, or
- * one of the files in /proc whose size says 0 and whose reading never ends, is read no further. */
+ * one of the files in /proc whose size says 0 and whose reading never ends, is read no further;
+ * -ETIME once the run's DEBUG_CRC_BUDGET_NS is spent. */
 static int file_crc32(int fd, __u64 size, __u32 *out)
 {
+	__u64 start = now_ns(), spent = __atomic_load_n(&crc_spent_ns, __ATOMIC_RELAXED);
 	size_t chunk = 1 << 16;
 	uLong crc = crc32(0L, Z_NULL, 0);
 	unsigned char *buf;
 	__u64 off = 0;
 	ssize_t r = 0;
+	int err = 0;
 
 	buf = malloc(chunk);
 	if (!buf)
 		return -ENOMEM;
-	while (off < size) {
+	while (off < size && !err) {
 		r = pread(fd, buf, size - off < chunk ? size - off : chunk, off);
 		if (r <= 0)
 			break;
 		crc = crc32(crc, buf, r);
 		off += r;
+		if (spent + now_ns() - start > DEBUG_CRC_BUDGET_NS)
+			err = -ETIME;
 	}
 	free(buf);
-	if (r < 0 || off < size)
-		return -EIO;
-	*out = crc;
-	return 0;
+	__atomic_fetch_add(&crc_spent_ns, now_ns() - start, __ATOMIC_RELAXED);
+	if (!err && (r < 0 || off < size))
+		err = -EIO;
+	if (!err)
+		*out = crc;
+	return err;
 }
 
 static Elf_Scn *find_section(Elf *elf, const char *name)
@@ -295,7 +303,7 @@ static int by_debuglink(Elf *elf, const char *path, uid_t owner)
 	char cand[4096], dir[4096];
 	__u32 crc, got;
 	__u64 size;
-	int i, n, fd;
+	int i, n, fd, err;
 
 	if (!path || read_debuglink(elf, &link, &crc))
 		return -ENOENT;
@@ -325,8 +333,11 @@ static int by_debuglink(Elf *elf, const char *path, uid_t owner)
 		fd = open_candidate(cand, i < 2 ? &owners : &root_tree, &size);
 		if (fd < 0)
 			continue;
-		if (!file_crc32(fd, size, &got) && got == crc)
+		err = file_crc32(fd, size, &got);
+		if (!err && got == crc)
 			return fd;
+		if (err == -ETIME)
+			untrusted_refused(FILE_DEBUG, cand, FILE_TOO_SLOW);
 		close(fd);
 	}
 	return -ENOENT;

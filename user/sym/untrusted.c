@@ -43,6 +43,8 @@ const char *file_refusal_str(enum file_kind kind, enum file_refusal why)
 		return "not the file the process mapped";
 	case FILE_BAD_NAME:
 		return "a name outside its directory";
+	case FILE_TOO_SLOW:
+		return "too long to check (debug files' CRCs get " DEBUG_CRC_BUDGET_STR " a run)";
 	default:
 		return "read";
 	}

@@ -23,6 +23,11 @@ enum file_kind {
 
 /* Larger ELF files are not what they claim to be (libLLVM's debug file is under 2 GiB). */
 #define ELF_FILE_MAX_BYTES (4ULL << 30)
+/* Reading debuglink candidates for their CRC, in all, in a run: a user can give their binary a
+ * debug file of 4 GiB (17 s to read on a busy 2-CPU VM), and the report waits for it; 0.5 s reads
+ * about 1 GiB. */
+#define DEBUG_CRC_BUDGET_NS 500000000ULL
+#define DEBUG_CRC_BUDGET_STR "0.5 s"
 
 /* Why a file was not read. */
 enum file_refusal {
@@ -34,6 +39,7 @@ enum file_refusal {
 	FILE_TOO_BIG,     /* over its kind's cap */
 	FILE_NOT_MAPPED,  /* found by name, but not the file the process mapped */
 	FILE_BAD_NAME,    /* a name that leaves its directory (a debuglink "../../dev/zero") */
+	FILE_TOO_SLOW,    /* not checked (a debug file's CRC) in the time a run gives it */
 	FILE_NR_REFUSALS
 };
 
