@@ -92,6 +92,9 @@ dbg_binary hc-secret
 objcopy --only-keep-debug "$WL/hotcold" "$TMP/root-only.debug"
 chmod 600 "$TMP/root-only.debug"
 ln -s "$TMP/root-only.debug" "$H/hc-secret.debug"
+# the right debug file, put next to the binary by a third user (uid 1): not the owner's word
+dbg_binary hc-other
+objcopy --only-keep-debug "$WL/hotcold" "$H/hc-other.debug"
 # a debug file of 4 GB of nothing (sparse): its CRC would take seconds to read
 dbg_binary hc-sparse
 truncate -s 4000M "$H/hc-sparse.debug"
@@ -100,15 +103,16 @@ printf '../../../../dev/zero\0\0\0\0\0\0\0\0' >"$H/zero.link"
 objcopy --strip-all --remove-section .note.gnu.build-id \
 	--add-section .gnu_debuglink="$H/zero.link" "$WL/hotcold" "$H/hc-dotdot"
 chown -h nobody:nogroup "$H"/hc-*
+chown 1 "$H/hc-other.debug"
 declare -A hc
-for kind in fifo zero pagemap secret sparse dotdot; do
+for kind in fifo zero pagemap secret other sparse dotdot; do
 	start_as_nobody "hc-$kind" "$H/hc-$kind" 4
 	hc[$kind]=$pid
 done
 sleep 0.3
 profile_hostile dbg "hostile debug files" \
-	"debug files not read: 3 a symbolic link, 1 not a regular file, 1 a name outside its directory, 1 too long to check (debug files' CRCs get 0.5 s a run)" \
-	6 "${hc[fifo]},${hc[zero]},${hc[pagemap]},${hc[secret]},${hc[sparse]},${hc[dotdot]}"
-check "hostile debug files: the root-only debug file's names never appear" \
+	"debug files not read: 3 a symbolic link, 1 not a regular file, 1 owned by another user, 1 a name outside its directory, 1 too long to check (debug files' CRCs get 0.5 s a run)" \
+	7 "${hc[fifo]},${hc[zero]},${hc[pagemap]},${hc[secret]},${hc[other]},${hc[sparse]},${hc[dotdot]}"
+check "hostile debug files: the names in the root-only and the third user's debug files never appear" \
 	bash -c "! grep -Eq 'hot_a|driver' '$TMP/dbg.report'"
 wait "${hc[@]}" 2>/dev/null

@@ -35,8 +35,9 @@ const char *file_refusal_str(enum file_kind kind, enum file_refusal why)
 	case FILE_HARD_LINKED:
 		return "a file with other names (hard links)";
 	case FILE_OWNER:
+		/* a debug file: root's (or ours), or next to a binary, its owner's too */
 		return kind == FILE_JIT_MAP ? "owned by neither the process's user nor root" :
-		       "owned by neither the file's owner nor root";
+		       "owned by another user";
 	case FILE_TOO_BIG:
 		return kinds[kind].too_big;
 	case FILE_NOT_MAPPED:
