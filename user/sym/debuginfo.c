@@ -36,7 +36,9 @@
 #define DEBUGINFOD_BUDGET_NS (60ULL * 1000000000ULL)
 /* A lookup slower than this says what it is doing on stderr. */
 #define DEBUGINFOD_QUIET_NS 1000000000ULL
-static __u64 crc_spent_ns; /* __atomic: the unwinder's worker checks CRCs too */
+
+/* against DEBUG_CRC_BUDGET_NS; __atomic: the unwinder's worker checks CRCs too */
+static __u64 crc_spent_ns;
 
 static char *debug_root; /* NULL: DEFAULT_DEBUG_ROOT */
 

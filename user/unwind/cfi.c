@@ -719,8 +719,7 @@ static bool has_section(Elf *elf, const char *name)
 int cfi_build_file(const char *path, int fd, const volatile int *cancel, struct cfi_rows *out,
 		   char *why, size_t size)
 {
-	/* without the symbolizer's fd: by name, never through a link, a regular file (what the
-	 * symbolizer opens by name is checked the same way) */
+	/* without the symbolizer's fd (it had none, or a test): by name, as an untrusted file */
 	static const struct file_rules by_name;
 	Elf *elf = NULL, *delf = NULL;
 	int own_fd = -1, dfd = -1, err;
