@@ -1,9 +1,10 @@
 /* The one lifecycle every command runs through, in one order:
  *
- *   parse (one grammar) -> check -> open outputs -> open BPF -> configure -> load (one fallback
- *   policy) -> fill target filters -> follower -> prepare -> attach -> fork COMMAND (held) ->
- *   started -> release COMMAND -> run loop -> detach -> drain -> collect / last report -> write
- *   -> commit outputs -> teardown (the command's workers, then the maps they use)
+ *   parse (one grammar) -> privileges -> check -> open outputs -> open BPF -> configure -> load
+ *   (one fallback policy) -> fill target filters -> follower -> prepare -> attach -> fork
+ *   COMMAND (held) -> started -> release COMMAND -> run loop -> detach -> stop COMMAND -> drain
+ *   -> collect / last report -> write -> commit outputs -> teardown (the command's workers, then
+ *   the maps they use)
  *
  * and one run loop for all: DURATION, intervals (INTERVAL [COUNT], -i, -I), SIGINT/SIGTERM
  * (what was collected is still written), the command's exit, every -p/-t target gone, and ring
