@@ -42,22 +42,85 @@ expect_one_error "-i where a command prints no intervals" "option '-i' does not 
 need_root "core integration" || exit 0
 
 # ---- failed setup: the command never runs ----
-# An unprivileged user cannot load BPF: every command fails, and COMMAND, held until tracing is in
-# place, is killed at its gate instead of running untraced.
+# An unprivileged user cannot load BPF: every command fails with one line naming the missing
+# privilege (not a tracepoint "library" not found, nor an unwinder to blame), and COMMAND is
+# never run untraced.
+PRIV="^bpfprof: loading BPF programs needs root or CAP_BPF\+CAP_PERFMON: this process has neither$"
 if command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
 	mark=$(mktemp -d); chmod 777 "$mark"
-	for c in "${CMDS[@]}"; do
+	for c in "${CMDS[@]}" "count sched:sched_switch"; do
 		setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
 			"$BPFPROF" $c -- touch "$mark/ran" >"$TMP/unpriv.out" 2>&1; rc=$?
-		check "${c%% *} as an unprivileged user: exits non-zero" test "$rc" -ne 0
-		check "${c%% *} as an unprivileged user: says why in one line" \
-			test "$(grep -c '^bpfprof: ' "$TMP/unpriv.out")" -eq 1
-		check "${c%% *} as an unprivileged user: COMMAND never ran" test ! -e "$mark/ran"
+		check "$c as an unprivileged user: exits non-zero" test "$rc" -ne 0
+		check "$c as an unprivileged user: one line naming the missing privilege" \
+			test "$(grep -c '^bpfprof: ' "$TMP/unpriv.out")" -eq 1 -a \
+			"$(grep -Ec "$PRIV" "$TMP/unpriv.out")" -eq 1
+		check "$c as an unprivileged user: COMMAND never ran" test ! -e "$mark/ran"
 	done
 	rm -rf "$mark"
+	out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all,+bpf \
+		--ambient-caps=+bpf "$BPFPROF" offcpu 1 2>&1)
+	check "CAP_BPF without CAP_PERFMON: the one missing is named, in one line" \
+		test "$out" = "bpfprof: loading BPF programs needs root or CAP_BPF+CAP_PERFMON: this process has no CAP_PERFMON"
 else
 	skip "failed setup never runs COMMAND" "needs setpriv and a 'nobody' user"
 fi
+
+# ---- a COMMAND is never left running: SIGTERM, SIGKILL 2 s later, at once on a second Ctrl-C ----
+cat >"$TMP/stubborn" <<'EOF'
+#!/bin/bash
+# ignores Ctrl-C and SIGTERM
+trap '' INT TERM
+echo $$ >"$1"
+while :; do sleep 0.05; done
+EOF
+cat >"$TMP/polite" <<'EOF'
+#!/bin/bash
+# ends on SIGTERM, saying so
+trap 'echo term >"$1.term"; exit 0' TERM
+echo $$ >"$1"
+while :; do sleep 0.05; done
+EOF
+chmod +x "$TMP/stubborn" "$TMP/polite"
+# end_command NAME SCRIPT SIGNALS...: bpfprof count -- SCRIPT, then each signal to bpfprof 0.2 s
+# apart; $gone_ms: from the first signal until the command is gone, $rc: bpfprof's exit
+end_command() {
+	local name=$1 script=$2 bp pid i start; shift 2
+	rm -f "$TMP/$name.pid"
+	"$BPFPROF" count sys:getppid -- "$TMP/$script" "$TMP/$name.pid" >"$TMP/$name.out" 2>&1 &
+	bp=$!
+	if ! wait_for_line "$TMP/$name.pid" .; then
+		gone_ms=-1 rc=-1
+		kill -9 "$bp"
+		return
+	fi
+	pid=$(cat "$TMP/$name.pid")
+	start=$(date +%s%N)
+	for sig; do
+		kill -"$sig" "$bp"
+		sleep 0.2
+	done
+	for ((i = 0; i < 250; i++)); do
+		# gone, or dead and waiting for whoever reaps orphans here
+		case $(awk '{ print $3 }' "/proc/$pid/stat" 2>/dev/null) in ""|Z) break ;; esac
+		sleep 0.02
+	done
+	gone_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+	kill -9 "$pid" 2>/dev/null
+	{ wait "$bp"; rc=$?; } 2>/dev/null
+	echo "# $name: the command gone $gone_ms ms after the first signal; bpfprof exit $rc"
+}
+end_command term polite INT
+check "Ctrl-C: a COMMAND that handles SIGTERM gets it and ends at once" \
+	test -e "$TMP/term.pid.term" -a "$gone_ms" -ge 0 -a "$gone_ms" -lt 1000 -a "$rc" -eq 0
+end_command grace stubborn INT
+check "Ctrl-C: a COMMAND that ignores SIGTERM is killed after the 2 s grace period" \
+	test "$gone_ms" -ge 1900 -a "$gone_ms" -lt 3000 -a "$rc" -eq 0
+check "... and the counts are still written" grep -q "sys:getppid" "$TMP/grace.out"
+end_command twice stubborn INT INT
+check "a second Ctrl-C: the COMMAND is killed at once" test "$gone_ms" -ge 0 -a "$gone_ms" -lt 1000
+end_command abort stubborn KILL 2>/dev/null # not bash's "Killed"
+check "bpfprof killed: its COMMAND dies with it" test "$gone_ms" -ge 0 -a "$gone_ms" -lt 1000
 
 # ---- a command that cannot be run, found only at its exec: nothing left behind ----
 printf '#!/nonexistent/interpreter\n' >"$TMP/bad.sh"; chmod +x "$TMP/bad.sh"
@@ -70,6 +133,21 @@ check "a COMMAND whose exec fails: no output file, whole or partial, is left" \
 	test -z "$(ls -A "$TMP/outs")"
 "$BPFPROF" profile -o "$TMP/outs/p.txt" --svg "$TMP/outs/p.svg" -- "$TMP/bad.sh" >/dev/null 2>&1
 check "profile, the same: nothing left" test -z "$(ls -A "$TMP/outs")"
+
+# ---- an output that fails as it is written (a full disk) costs only itself ----
+# Paths are checked before tracing (above); /dev/full is writable and then full.
+"$BPFPROF" profile --svg /dev/full -o "$TMP/outs/full.txt" 1 >/dev/null 2>"$TMP/full.err"; rc=$?
+check "--svg on a full disk: exit 1, one line naming it" \
+	test "$rc" -eq 1 -a "$(cat "$TMP/full.err")" = "bpfprof: cannot write /dev/full: No space left on device"
+check "--svg on a full disk: the -o report is still written" grep -q '^# Samples: ' "$TMP/outs/full.txt"
+"$BPFPROF" offcpu --svg /dev/full 1 >"$TMP/full.stdout" 2>/dev/null; rc=$?
+check "--svg on a full disk: the report still goes to stdout" \
+	test "$rc" -eq 1 -a "$(grep -c '^# Total off-CPU time: ' "$TMP/full.stdout")" -eq 1
+"$BPFPROF" runqlat --heatmap /dev/full --heatmap-data "$TMP/outs/h.tsv" -o "$TMP/outs/rq.txt" 1 1 \
+	>/dev/null 2>&1; rc=$?
+check "--heatmap on a full disk: exit 1, the histograms and the TSV still written" \
+	test "$rc" -eq 1 -a -s "$TMP/outs/h.tsv" -a "$(grep -c 'usecs' "$TMP/outs/rq.txt")" -ge 1
+rm -f "$TMP"/outs/*
 
 # ---- -a with -- COMMAND: all CPUs, for as long as the command runs ----
 "$WL/hotcold" 4 >/dev/null 2>&1 &
@@ -155,6 +233,22 @@ else
 	fail "count/funclat -p A,B attach" "$(cat "$TMP/pl.err" "$TMP/pl.lerr")"
 	kill "$a" "$b" "$c1" "$c2" 2>/dev/null
 fi
+
+# ---- -p with the id of a thread that leads no process: its process, as perf record -p does ----
+"$WL/runq" -b 2 3 >"$TMP/rq.out" &
+rq=$!
+if wait_for_line "$TMP/rq.out" '^ready'; then
+	tid=$(grep -l '^rq-busy-0$' /proc/"$rq"/task/*/comm | cut -d/ -f5)
+	"$BPFPROF" profile -p "$tid" 1 >"$TMP/ptid.report" 2>"$TMP/ptid.err"; rc=$?
+	check "-p TID of a non-leader thread: accepted, with one line saying what it means" \
+		test "$rc" -eq 0 -a "$(cat "$TMP/ptid.err")" = "bpfprof: $tid is a thread of process $rq: tracing the whole process, as perf does (-t $tid for that thread alone)"
+	check "... and its whole process is profiled, not nothing" \
+		awk '$3 == "rq-busy-0" { a = 1 } $3 == "rq-busy-1" { b = 1 } END { exit !(a && b) }' \
+		"$TMP/ptid.report"
+else
+	fail "the runq workload starts" "$(cat "$TMP/rq.out")"
+fi
+kill "$rq" 2>/dev/null; wait "$rq" 2>/dev/null
 
 # ---- DURATION everywhere, comma lists, -e ----
 start=$(date +%s%N)

@@ -1,6 +1,11 @@
 /* Option parsing helpers: numbers, durations, id and CPU lists, and their errors. */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include "core/child.h"
 #include "core/common.h"
 #include "test.h"
 
@@ -84,6 +89,49 @@ static void test_is_negative_number(void)
 	CHECK(!is_negative_number("5"));
 }
 
+/* Runs `touch MARK` as -- COMMAND from a process that releases it or dies first; returns
+ * whether MARK was made once the command is gone. */
+static bool command_ran(bool release)
+{
+	char dir[] = "/tmp/bpfprof-test-child-XXXXXX", mark[64], byte;
+	int done[2], status = -1;
+	bool ran;
+	pid_t p;
+
+	if (!mkdtemp(dir) || pipe(done))
+		return true;
+	snprintf(mark, sizeof(mark), "%s/ran", dir);
+	p = fork();
+	if (p == 0) {
+		char *argv[] = { "touch", mark, NULL };
+		struct child c;
+
+		/* the command inherits done[1]: done[0] reads EOF once it (or touch) is gone */
+		close(done[0]);
+		if (child_start(&c, argv))
+			_exit(1);
+		if (release && (child_release(&c, "touch") || waitpid(c.pid, NULL, 0) != c.pid))
+			_exit(1);
+		_exit(0); /* not released: as bpfprof killed during setup */
+	}
+	close(done[1]);
+	CHECK(waitpid(p, &status, 0) == p && WIFEXITED(status) && !WEXITSTATUS(status));
+	while (read(done[0], &byte, 1) > 0)
+		;
+	close(done[0]);
+	ran = !access(mark, F_OK);
+	unlink(mark);
+	rmdir(dir);
+	return ran;
+}
+
+static void test_child_gate(void)
+{
+	CHECK(command_ran(true));
+	/* bpfprof gone (SIGKILL, a crash) with the command at its gate: it must never run */
+	CHECK(!command_ran(false));
+}
+
 int main(void)
 {
 	RUN(test_parse_u64);
@@ -92,5 +140,6 @@ int main(void)
 	RUN(test_parse_id_list);
 	RUN(test_parse_cpu_list);
 	RUN(test_is_negative_number);
+	RUN(test_child_gate);
 	TESTS_DONE();
 }

@@ -442,7 +442,7 @@ static void test_perf_map(void)
 static void test_perf_map_open(void)
 {
 	char map[64], other[64], path[96];
-	enum perf_map_refusal why;
+	enum file_refusal why;
 	struct perf_map *pm;
 	struct stat st;
 	int fd;
@@ -455,7 +455,7 @@ static void test_perf_map_open(void)
 
 	CHECK_INT(write_file(map, "1000 10 mine\n"), 0);
 	fd = perf_map__open(getpid(), &st, &why, path, sizeof(path));
-	CHECK(fd >= 0 && why == PERF_MAP_OK);
+	CHECK(fd >= 0 && why == FILE_OK);
 	pm = fd >= 0 ? perf_map__load_fd(fd) : NULL;
 	CHECK_STR(pm ? perf_map__find(pm, 0x1001, NULL) : NULL, "mine");
 	perf_map__free(pm);
@@ -466,21 +466,21 @@ static void test_perf_map_open(void)
 	CHECK_INT(rename(map, other), 0);
 	CHECK_INT(symlink(other, map), 0);
 	CHECK_INT(perf_map__open(getpid(), &st, &why, path, sizeof(path)), -EPERM);
-	CHECK_INT(why, PERF_MAP_SYMLINK);
-	CHECK(perf_map__load(map) == NULL && errno == ELOOP);
+	CHECK_INT(why, FILE_SYMLINK);
+	CHECK(perf_map__load(map) == NULL && errno == EPERM);
 	unlink(map);
 
 	/* a second name for a file: another user's hard link to root's file would pass as root's */
 	CHECK_INT(link(other, map), 0);
 	CHECK_INT(perf_map__open(getpid(), &st, &why, path, sizeof(path)), -EPERM);
-	CHECK_INT(why, PERF_MAP_HARD_LINKED);
+	CHECK_INT(why, FILE_HARD_LINKED);
 	unlink(map);
 	unlink(other);
 
 	/* a FIFO: refused at once, not a read that waits for a writer */
 	CHECK_INT(mkfifo(map, 0600), 0);
 	CHECK_INT(perf_map__open(getpid(), &st, &why, path, sizeof(path)), -EPERM);
-	CHECK_INT(why, PERF_MAP_NOT_REGULAR);
+	CHECK_INT(why, FILE_NOT_REGULAR);
 	unlink(map);
 
 	/* bigger than we read (sparse: no disk used) */
@@ -489,17 +489,87 @@ static void test_perf_map_open(void)
 	if (fd >= 0)
 		close(fd);
 	CHECK_INT(perf_map__open(getpid(), &st, &why, path, sizeof(path)), -EPERM);
-	CHECK_INT(why, PERF_MAP_TOO_BIG);
-	CHECK(perf_map__load(map) == NULL && errno == EFBIG);
+	CHECK_INT(why, FILE_TOO_BIG);
+	CHECK(perf_map__load(map) == NULL && errno == EPERM);
 
 	/* another user's map names our code: only root can make one to test with */
 	if (!geteuid()) {
 		CHECK_INT(write_file(map, "1000 10 theirs\n"), 0);
 		CHECK_INT(chown(map, 65534, 65534), 0);
 		CHECK_INT(perf_map__open(getpid(), &st, &why, path, sizeof(path)), -EPERM);
-		CHECK_INT(why, PERF_MAP_OWNER);
+		CHECK_INT(why, FILE_OWNER);
 	}
 	unlink(map);
+}
+
+/* The rules a file another user controls is judged by, on the open fd. */
+static void test_untrusted_open(void)
+{
+	const struct file_rules plain = {}, follow = { .follow = true };
+	struct file_rules rules = {};
+	char file[4096], lnk[4096], fifo[4096], other[4096];
+	enum file_refusal why;
+	struct stat st;
+	int fd;
+
+	fx(file, sizeof(file), "untrusted.txt");
+	fx(lnk, sizeof(lnk), "untrusted.link");
+	fx(fifo, sizeof(fifo), "untrusted.fifo");
+	fx(other, sizeof(other), "untrusted.other");
+	CHECK_INT(write_file(file, "text"), 0);
+	CHECK_INT(write_file(other, "other"), 0);
+	CHECK_INT(symlink(file, lnk), 0);
+	CHECK_INT(mkfifo(fifo, 0600), 0);
+	fd = untrusted_open(AT_FDCWD, file, FILE_MAPPED, &plain, &st, &why);
+	CHECK(fd >= 0 && why == FILE_OK && st.st_size == 4);
+	if (fd >= 0)
+		close(fd);
+	CHECK_INT(untrusted_open(AT_FDCWD, lnk, FILE_MAPPED, &plain, &st, &why), -EPERM);
+	CHECK_INT(why, FILE_SYMLINK);
+	/* a link the rules follow (a /proc/PID/map_files entry): the file it names is judged */
+	fd = untrusted_open(AT_FDCWD, lnk, FILE_MAPPED, &follow, &st, &why);
+	CHECK(fd >= 0 && why == FILE_OK);
+	if (fd >= 0)
+		close(fd);
+	CHECK_INT(untrusted_open(AT_FDCWD, fifo, FILE_MAPPED, &follow, &st, &why), -EPERM);
+	CHECK_INT(why, FILE_NOT_REGULAR);
+	CHECK_INT(untrusted_open(AT_FDCWD, dir, FILE_DEBUG, &plain, &st, &why), -EPERM);
+	CHECK_INT(why, FILE_NOT_REGULAR);
+	CHECK_INT(untrusted_open(AT_FDCWD, "/dev/zero", FILE_DEBUG, &follow, &st, &why), -EPERM);
+	CHECK_INT(why, FILE_NOT_REGULAR);
+	CHECK_INT(untrusted_open(AT_FDCWD, "/nonexistent", FILE_DEBUG, &plain, &st, &why), -ENOENT);
+	CHECK_INT(why, FILE_OK);
+	/* found by name, but another file than the one a process mapped */
+	CHECK_INT(stat(file, &st), 0);
+	rules.ino = st.st_ino;
+	fd = untrusted_open(AT_FDCWD, file, FILE_MAPPED, &rules, &st, &why);
+	CHECK(fd >= 0);
+	if (fd >= 0)
+		close(fd);
+	CHECK_INT(untrusted_open(AT_FDCWD, other, FILE_MAPPED, &rules, &st, &why), -EPERM);
+	CHECK_INT(why, FILE_NOT_MAPPED);
+	/* a second name */
+	rules = (struct file_rules){ .one_name = true };
+	CHECK_INT(unlink(lnk), 0);
+	CHECK_INT(link(file, lnk), 0);
+	CHECK_INT(untrusted_open(AT_FDCWD, file, FILE_MAPPED, &rules, &st, &why), -EPERM);
+	CHECK_INT(why, FILE_HARD_LINKED);
+	/* another user's file, where only root's or the file's owner's is taken */
+	if (!geteuid()) {
+		rules = (struct file_rules){ .check_owner = true, .owners = { 1000, (uid_t)-1 } };
+		CHECK_INT(chown(other, 65534, 65534), 0);
+		CHECK_INT(untrusted_open(AT_FDCWD, other, FILE_DEBUG, &rules, &st, &why), -EPERM);
+		CHECK_INT(why, FILE_OWNER);
+		rules.owners[0] = 65534;
+		fd = untrusted_open(AT_FDCWD, other, FILE_DEBUG, &rules, &st, &why);
+		CHECK(fd >= 0);
+		if (fd >= 0)
+			close(fd);
+	}
+	unlink(file);
+	unlink(lnk);
+	unlink(fifo);
+	unlink(other);
 }
 
 static void test_elf_find(void)
@@ -656,6 +726,7 @@ static bool finds_secret(const char *bin, __u64 secret)
 static void test_debuglink(void)
 {
 	char bin[4096], dbg[4096], root[4096];
+	size_t refused;
 	__u64 secret;
 
 	if (!fixtures_ok)
@@ -667,7 +738,17 @@ static void test_debuglink(void)
 	CHECK(secret != 0);
 	CHECK(nm_addr(bin, "secret_local") == 0); /* really stripped */
 	CHECK(finds_secret(bin, secret));         /* next to the file */
-	CHECK_INT(run("mkdir %s/dl/.debug && mv %s %s/dl/.debug/", dir, dbg, dir), 0);
+	/* a link, or a FIFO, in its place: refused without waiting, and counted */
+	refused = untrusted_refusals(NULL, 0);
+	CHECK_INT(run("mv %s %s.real && ln -s %s.real %s", dbg, dbg, dbg, dbg), 0);
+	CHECK(!finds_secret(bin, secret));
+	CHECK_INT(run("rm %s && mkdir %s/dl/.debug && mkfifo %s/dl/.debug/prog_dl.debug", dbg, dir,
+		      dir), 0);
+	CHECK(!finds_secret(bin, secret));
+	CHECK_INT(untrusted_refusals(NULL, 0), refused + 2);
+	CHECK_INT(run("rm %s/dl/.debug/prog_dl.debug && mv %s.real %s", dir, dbg, dbg), 0);
+	CHECK(finds_secret(bin, secret));
+	CHECK_INT(run("mv %s %s/dl/.debug/", dbg, dir), 0);
 	CHECK(finds_secret(bin, secret));         /* in .debug/ */
 	CHECK_INT(run("mkdir -p %s%s/dl && mv %s/dl/.debug/prog_dl.debug %s%s/dl/", root, dir, dir,
 		      root, dir), 0);
@@ -1011,6 +1092,7 @@ int main(void)
 	RUN(test_ksyms_proc);
 	RUN(test_perf_map);
 	RUN(test_perf_map_open);
+	RUN(test_untrusted_open);
 	RUN(test_elf_find);
 	RUN(test_elf_file_offset_to_vaddr);
 	RUN(test_elf_for_each_match);

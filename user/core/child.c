@@ -6,10 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "core/child.h"
 #include "core/common.h"
+
+/* Between SIGTERM and SIGKILL: a command that cleans up on SIGTERM has this long. */
+#define GRACE_NS (2ULL * 1000000000ULL)
+/* The byte that opens the gate: EOF there means bpfprof died during setup. */
+#define GATE_GO 'g'
 
 /* Where execvp() would find name: itself when it has a '/', else the first executable regular
  * file of that name in PATH.  0 or -errno. */
@@ -50,21 +56,27 @@ int child_check(char **argv)
 	return err;
 }
 
-static void child_exec(char **argv, int gate, int errp)
+static void child_exec(char **argv, pid_t parent, int gate, int errp)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGQUIT, SIGHUP };
 	sigset_t none;
-	char byte;
+	char byte = 0;
+	ssize_t n;
 	int err;
 
+	/* bpfprof killed or crashed (no teardown to stop us): we die with it, at the gate or not */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		_exit(127);
 	/* the command gets the signal handling a shell would give it, not bpfprof's */
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		signal(sigs[i], SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	/* held until the parent closes the gate (EOF); killed if setup fails meanwhile */
-	while (read(gate, &byte, 1) < 0 && errno == EINTR)
+	/* held until the parent says go; EOF is a setup that died: never run untraced */
+	while ((n = read(gate, &byte, 1)) < 0 && errno == EINTR)
 		;
+	if (n != 1 || byte != GATE_GO)
+		_exit(127);
 	execvp(argv[0], argv);
 	err = errno;
 	if (write(errp, &err, sizeof(err)) < 0)
@@ -75,6 +87,7 @@ static void child_exec(char **argv, int gate, int errp)
 int child_start(struct child *c, char **argv)
 {
 	int gate[2] = { -1, -1 }, errp[2] = { -1, -1 }, err;
+	pid_t parent = getpid();
 
 	memset(c, 0, sizeof(*c));
 	c->pid = -1;
@@ -91,7 +104,7 @@ int child_start(struct child *c, char **argv)
 	if (c->pid == 0) {
 		close(gate[1]);
 		close(errp[0]);
-		child_exec(argv, gate[0], errp[1]);
+		child_exec(argv, parent, gate[0], errp[1]);
 	}
 	close(gate[0]);
 	close(errp[1]);
@@ -112,9 +125,14 @@ fail:
 
 int child_release(struct child *c, const char *name)
 {
+	char go = GATE_GO;
 	int child_errno = 0;
 	ssize_t n;
 
+	/* a child that died at the gate (killed by someone) gets EPIPE here: its exec says so */
+	do {
+		n = write(c->gate_fd, &go, 1);
+	} while (n < 0 && errno == EINTR);
 	close(c->gate_fd);
 	c->gate_fd = -1;
 	/* EOF (exec succeeded, CLOEXEC closed it) or the errno of a failed exec */
@@ -143,6 +161,8 @@ bool child_poll(struct child *c)
 
 void child_stop(struct child *c)
 {
+	__u64 deadline;
+
 	if (c->pid <= 0)
 		return;
 	if (c->gate_fd >= 0) {
@@ -151,8 +171,10 @@ void child_stop(struct child *c)
 		close(c->gate_fd);
 		c->gate_fd = -1;
 	} else if (!child_poll(c)) {
-		kill(c->pid, SIGTERM);
-		for (int i = 0; i < 100 && !child_poll(c); i++)
+		/* a second Ctrl-C (or SIGTERM), before or during the grace period: no more waiting */
+		kill(c->pid, exiting > 1 ? SIGKILL : SIGTERM);
+		deadline = now_ns() + GRACE_NS;
+		while (!child_poll(c) && now_ns() < deadline && exiting <= 1)
 			usleep(10000);
 		if (!c->exited)
 			kill(c->pid, SIGKILL);

@@ -9,7 +9,8 @@
 
 struct child {
 	pid_t pid;     /* -1: none */
-	int gate_fd;   /* write end: closing it lets the child exec; -1 once released */
+	int gate_fd;   /* write end: a byte through it lets the child exec, EOF makes it exit;
+			* -1 once released */
 	int err_fd;    /* read end: the child writes errno here if exec fails (CLOEXEC otherwise) */
 	int status;    /* wait status, once exited */
 	bool exited;
@@ -21,11 +22,15 @@ int child_check(char **argv);
 /* Forks the child, held before exec, with default signal handling (none of bpfprof's handlers).
  * 0, or -errno with the message printed. */
 int child_start(struct child *c, char **argv);
-/* Lets the child exec; returns 0, or -errno when exec failed (message printed). */
+/* Lets the child exec (a byte through the gate); returns 0, or -errno when exec failed (message
+ * printed). */
 int child_release(struct child *c, const char *name);
 /* Non-blocking: true once the child has exited (status saved), or when there is none. */
 bool child_poll(struct child *c);
 /* Ends the child and reaps it: SIGKILL while it is held (it must never run), else SIGTERM, then
- * SIGKILL if it is still there a second later.  No-op without a child. */
+ * SIGKILL if it is still there 2 s later, or as soon as bpfprof is asked to end a second time
+ * (exiting > 1: a second Ctrl-C).  Should bpfprof die without calling it, the child gets
+ * SIGKILL from the kernel (PR_SET_PDEATHSIG), and one held at its gate exits: it runs only when
+ * child_release() says so.  No-op without a child, or once it is reaped. */
 void child_stop(struct child *c);
 #endif

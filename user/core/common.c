@@ -7,6 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
 #include <bpf/libbpf.h>
 #include "core/common.h"
 
@@ -152,9 +154,29 @@ bool process_exists(__u32 pid)
 	char path[64];
 	struct stat st;
 
-	/* /proc/TID exists for threads too; a process is a thread group leader. */
+	/* a stat, cheap enough for every tick: pid is known to be a process (thread_group_of()),
+	 * since /proc/TID/task/TID exists for any thread too */
 	snprintf(path, sizeof(path), "/proc/%u/task/%u", pid, pid);
 	return stat(path, &st) == 0;
+}
+
+int thread_group_of(__u32 tid, __u32 *tgid)
+{
+	char path[64], line[256];
+	int err = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %u", tgid) == 1) {
+			err = 0;
+			break;
+		}
+	fclose(f);
+	return err;
 }
 
 bool thread_exists(__u32 tid)
@@ -197,6 +219,26 @@ int libbpf_print_fn(enum libbpf_print_level level, const char *fmt, va_list args
 	if (level == LIBBPF_WARN && !verbose)
 		return 0;
 	return vfprintf(stderr, fmt, args);
+}
+
+int check_bpf_privileges(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3] = {};
+	bool admin, bpf, perfmon;
+
+	if (syscall(SYS_capget, &hdr, caps))
+		return 0; /* cannot tell: the kernel will say */
+#define HAS_CAP(c) (caps[(c) / 32].effective & (1U << ((c) % 32)))
+	admin = HAS_CAP(CAP_SYS_ADMIN);
+	bpf = admin || HAS_CAP(CAP_BPF);
+	perfmon = admin || HAS_CAP(CAP_PERFMON);
+#undef HAS_CAP
+	if (bpf && perfmon)
+		return 0;
+	p_err("loading BPF programs needs root or CAP_BPF+CAP_PERFMON: this process has %s",
+	      !bpf && !perfmon ? "neither" : bpf ? "no CAP_PERFMON" : "no CAP_BPF");
+	return -EPERM;
 }
 
 void explain_bpf_error(const char *what, int err)

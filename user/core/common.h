@@ -10,7 +10,7 @@
 #include <bpf/libbpf.h>
 
 extern bool verbose;              /* -v: libbpf messages and choices made */
-extern volatile sig_atomic_t exiting; /* set by SIGINT / SIGTERM */
+extern volatile sig_atomic_t exiting; /* SIGINT / SIGTERM: 1, and 2 once asked again */
 
 /* "bpfprof: " + message + newline on stderr. */
 void p_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -31,14 +31,22 @@ int parse_id_list(const char *s, __u32 *ids, int max);
 /* "0,2-3": sets cpus[i] for each listed CPU; -ERANGE for a CPU >= nr_cpus. */
 int parse_cpu_list(const char *s, bool *cpus, int nr_cpus);
 
+/* Whether a process known to be one still exists (a thread's id passes too). */
 bool process_exists(__u32 pid);
 bool thread_exists(__u32 tid);
+/* The process (thread group) a thread belongs to, from /proc/TID/status: 0 or -errno. */
+int thread_group_of(__u32 tid, __u32 *tgid);
 /* Number of possible CPUs (libbpf's view), and whether CPU n is online. */
 int nr_cpus_possible(void);
 bool cpu_online(int cpu);
 
 /* libbpf's log callback: warnings always, debug only with -v. */
 int libbpf_print_fn(enum libbpf_print_level level, const char *fmt, va_list args);
+/* The kernel loads tracing programs for CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN, which root
+ * has): without them every command would fail, each at some other step and with a message that
+ * blames what failed there (a tracepoint not found, a feature missing).  0, or -EPERM after one
+ * line naming the missing privilege. */
+int check_bpf_privileges(void);
 /* One line explaining a failed BPF load/attach (missing privileges, no BTF...). */
 void explain_bpf_error(const char *what, int err);
 

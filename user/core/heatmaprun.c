@@ -143,20 +143,19 @@ __u32 heatmap_run_cols(const struct heatmap_cfg *cfg, const __u64 *cells, __u64 
 	return cols;
 }
 
-/* Into the file the runner opened (and commits). */
-static int write_one(const struct output *out, const struct heatmap_data *d, bool svg,
-		     const char *title, const char *subtitle)
+/* Into the file the runner opened (and commits); one that fails costs only itself. */
+static void write_one(struct output *out, const struct heatmap_data *d, bool svg,
+		      const char *title, const char *subtitle)
 {
 	struct heatmap_svg_opts o = { .title = title, .subtitle = subtitle,
 				      .scale = HEATMAP_SCALE_SQRT };
 	int err;
 
 	if (!out->of.f)
-		return 0;
+		return;
 	err = svg ? heatmap_write_svg(out->of.f, d, &o) : heatmap_write_tsv(out->of.f, d);
 	if (err)
-		p_err("cannot write %s: %s", out->path, strerror(-err));
-	return err;
+		runner_output_failed(out, err);
 }
 
 int heatmap_run_write(struct heatmap_run *hr, struct bpf_map *heat, __u64 end_ns,
@@ -192,8 +191,8 @@ int heatmap_run_write(struct heatmap_run *hr, struct bpf_map *heat, __u64 end_ns
 	snprintf(subtitle, sizeof(subtitle), "%llu in %u columns of %g s, time from the start of %s",
 		 (unsigned long long)total, d.cols, hr->cfg.interval_ns / 1e9,
 		 hr->started ? "tracing" : "bpfprof");
-	err = write_one(&hr->svg, &d, true, title, subtitle);
-	err = err ?: write_one(&hr->tsv, &d, false, title, subtitle);
+	write_one(&hr->svg, &d, true, title, subtitle);
+	write_one(&hr->tsv, &d, false, title, subtitle);
 	munmap(mem, len);
-	return err;
+	return 0;
 }

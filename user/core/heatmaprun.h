@@ -52,8 +52,9 @@ __u64 heatmap_run_full_at(const struct heatmap_run *hr);
  * it is detached), at most cfg->cols.  cells is the map's content, HEATMAP_ROWS per column. */
 __u32 heatmap_run_cols(const struct heatmap_cfg *cfg, const __u64 *cells, __u64 end_ns);
 
-/* After the run: reads `heat` up to end_ns and writes the requested files.  unit labels the
- * latency axis ("usecs").  Returns 0 or -errno (message printed). */
+/* After the run: reads `heat` up to end_ns and writes the requested files; one that cannot be
+ * written is given up (runner_output_failed) and the others still written.  unit labels the
+ * latency axis ("usecs").  Returns 0, or -errno when the map cannot be read (message printed). */
 int heatmap_run_write(struct heatmap_run *hr, struct bpf_map *heat, __u64 end_ns,
 		      const char *unit, const char *title);
 #endif

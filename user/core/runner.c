@@ -23,6 +23,8 @@
 struct run_opts run_opts;
 
 static volatile sig_atomic_t child_signalled;
+/* the first error of an output given up (runner_output_failed): the run's exit status */
+static int output_err;
 
 /* -e A,B (and, for POS_EVENTS, each argument): appended one by one, as perf splits -e. */
 static int opt_event(const char *arg)
@@ -161,7 +163,9 @@ static void print_help(const struct command *cmd)
 	       "The run lasts until Ctrl-C (what was collected is still written),\n"
 	       "DURATION, COMMAND's exit, or the exit of every -p/-t target.\n"
 	       "-- COMMAND: run COMMAND and trace it, from its exec, and everything it forks;\n"
-	       "with -a, -p, -t, -C or --cgroup it only bounds the run, as in perf.\n");
+	       "with -a, -p, -t, -C or --cgroup it only bounds the run, as in perf.  Still\n"
+	       "running when the run ends, it gets SIGTERM, then SIGKILL 2 s later (at once on\n"
+	       "a second Ctrl-C).\n");
 }
 
 /* The positional arguments, by the command's grammar.  0 or -EINVAL (printed). */
@@ -311,7 +315,8 @@ int runner_attach_events(struct runner *r, const struct probe_progs *p,
 
 static void on_signal(int sig)
 {
-	exiting = 1;
+	/* a second Ctrl-C: COMMAND gets no more grace (child_stop) */
+	exiting = exiting ? 2 : 1;
 }
 
 static void on_child(int sig)
@@ -373,6 +378,13 @@ static void commit_output(const struct opt *o, void *ctx)
 		p_err("cannot write %s: %s", out->path, strerror(-err));
 		oc->err = oc->err ?: err;
 	}
+}
+
+void runner_output_failed(struct output *out, int err)
+{
+	p_err("cannot write %s: %s", out->path, strerror(-err));
+	outfile_abort(&out->of);
+	output_err = output_err ?: err;
 }
 
 /* Every output file of the command's options, opened before tracing starts so that a path
@@ -658,7 +670,8 @@ static int finish(struct runner *r)
 			p_err("cannot write the output: %s", strerror(-err));
 	}
 	report_missed_runs(r);
-	return err;
+	/* an output given up on: the others were written, the run still failed */
+	return err ?: output_err;
 }
 
 /* The command's `started` hook starts worker threads (unwinder, symbol prefetch): they are born
@@ -722,9 +735,13 @@ int runner_main(const struct command *cmd, int argc, char **argv)
 	struct runner r = { .cmd = cmd, .child = { .pid = -1, .gate_fd = -1, .err_fd = -1 } };
 	int err;
 
+	output_err = 0;
 	err = runner_parse(cmd, argc, argv);
 	if (err)
 		return err > 0 ? 0 : 2;
+	/* before anything looks for events or files: without privileges that is what fails first */
+	if (check_bpf_privileges())
+		return 1;
 	err = cmd->check ? cmd->check(&r) : 0;
 	if (err)
 		return err == -EINVAL ? 2 : 1;
@@ -739,6 +756,8 @@ int runner_main(const struct command *cmd, int argc, char **argv)
 	err = err ?: run_loop(&r);
 	if (r.start_ns)
 		detach(&r);
+	/* the traced run is over: COMMAND ends now, not once the report is written */
+	child_stop(&r.child);
 	if (!err)
 		err = finish(&r);
 cleanup:

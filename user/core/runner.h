@@ -1,9 +1,10 @@
 /* The one lifecycle every command runs through, in one order:
  *
- *   parse (one grammar) -> check -> open outputs -> open BPF -> configure -> load (one fallback
- *   policy) -> fill target filters -> follower -> prepare -> attach -> fork COMMAND (held) ->
- *   started -> release COMMAND -> run loop -> detach -> drain -> collect / last report -> write
- *   -> commit outputs -> teardown (the command's workers, then the maps they use)
+ *   parse (one grammar) -> privileges -> check -> open outputs -> open BPF -> configure -> load
+ *   (one fallback policy) -> fill target filters -> follower -> prepare -> attach -> fork
+ *   COMMAND (held) -> started -> release COMMAND -> run loop -> detach -> stop COMMAND -> drain
+ *   -> collect / last report -> write -> commit outputs -> teardown (the command's workers, then
+ *   the maps they use)
  *
  * and one run loop for all: DURATION, intervals (INTERVAL [COUNT], -i, -I), SIGINT/SIGTERM
  * (what was collected is still written), the command's exit, every -p/-t target gone, and ring
@@ -113,7 +114,8 @@ struct command {
 	void (*detach)(struct runner *r);
 	/* After detach and the last ring-buffer records: read the maps. */
 	int (*collect)(struct runner *r);
-	/* Writes the results to r->out (and the command's own files). */
+	/* Writes the results to r->out (and the command's own files: one that fails goes through
+	 * runner_output_failed(), so that the others are still written). */
 	int (*write)(struct runner *r);
 	/* Frees what the command made, before the skeleton whose maps it may use is destroyed. */
 	void (*teardown)(struct runner *r);
@@ -170,6 +172,11 @@ int runner_option_groups(const struct command *cmd, struct opt_group *groups, in
 
 /* Resets every shared option group to its defaults (tests parse several times). */
 void runner_reset_options(void);
+
+/* An output of the command's own (--svg, --heatmap) that could not be written: says so in one
+ * line and removes the file (never left half written); the run then exits 1, while every other
+ * output, the report first, is still written and committed. */
+void runner_output_failed(struct output *out, int err);
 
 /* The output files of cmd's options (-o, --svg, --heatmap...), opened before tracing as
  * runner_main() does: 0, or -errno after printing which one failed and removing the others. */

@@ -411,24 +411,21 @@ static int write_sections(FILE *out, const struct stack_outputs *o, const struct
 int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const struct stack_run *sr)
 {
 	const struct stack_sample *s = sr->samples;
-	const char *path = stack_opts.svg.path;
 	struct stack_outputs with_notes = *outputs, *o = &with_notes;
-	char refused[192], note[256];
+	char refused[512];
 	size_t n = sr->nr_samples;
 	int err = 0;
 
-	/* the JIT maps refused were named on stderr as they were met; the report says how many */
-	if (syms_cache__refusals(stack_resolver__syms(sr->resolver), refused, sizeof(refused))) {
-		snprintf(note, sizeof(note), "JIT maps not read: %s", refused);
-		o->header.symbols = note;
-	}
+	/* the files refused were named on stderr as they were met; the report says how many */
+	if (syms_cache__refusals(stack_resolver__syms(sr->resolver), refused, sizeof(refused)))
+		o->header.symbols = refused;
 
 	if (stack_opts.svg.of.f) {
 		err = flamegraph_write(stack_opts.svg.of.f, s, n, &o->flamegraph);
-		if (err) {
-			p_err("cannot write %s: %s", path, strerror(-err));
-			return err;
-		}
+		/* the report still goes out without its flame graph */
+		if (err)
+			runner_output_failed(&stack_opts.svg, err);
+		err = 0;
 	}
 	if (o->folded) {
 		err = folded_write(out, s, n, &o->folded_opts);

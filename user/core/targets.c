@@ -25,7 +25,8 @@ void targets_reset(struct targets *t)
 	t->cgroup_fd = -1;
 }
 
-/* Appends "1,2,3" to *ids, each an existing process (or thread).  0 or -EINVAL (printed). */
+/* Appends "1,2,3" to *ids, each an existing thread, or an existing process (a thread's id
+ * stands for its process).  0 or -EINVAL (printed). */
 static int add_ids(const char *arg, __u32 **ids, int *nr, bool threads)
 {
 	int room = 1, n;
@@ -48,9 +49,17 @@ static int add_ids(const char *arg, __u32 **ids, int *nr, bool threads)
 		return -EINVAL;
 	}
 	for (int i = *nr; i < *nr + n; i++) {
-		if (threads ? !thread_exists(grown[i]) : !process_exists(grown[i])) {
+		__u32 tgid = grown[i];
+
+		if (threads ? !thread_exists(grown[i]) : thread_group_of(grown[i], &tgid)) {
 			p_err("%s %u does not exist", threads ? "thread" : "pid", grown[i]);
 			return -EINVAL;
+		}
+		/* /proc/TID exists for every thread; perf record -p TID takes the thread's process */
+		if (tgid != grown[i]) {
+			fprintf(stderr, "bpfprof: %u is a thread of process %u: tracing the whole process, "
+				"as perf does (-t %u for that thread alone)\n", grown[i], tgid, grown[i]);
+			grown[i] = tgid;
 		}
 	}
 	*nr += n;
@@ -104,7 +113,8 @@ const struct opt target_opts[] = {
 	  "--cgroup or a COMMAND)", OPT_FLAG, &targets.all },
 	{ 0, "all", NULL, "same as -a (offcpu's spelling, kept for compatibility)", OPT_FLAG,
 	  &targets.all },
-	{ 'p', "pid", "PID[,PID...]", "only these processes (repeatable)", OPT_FN, .fn = opt_pids },
+	{ 'p', "pid", "PID[,PID...]", "only these processes (repeatable); a thread's id means\n"
+	  "its whole process, as in perf", OPT_FN, .fn = opt_pids },
 	{ 't', "tid", "TID[,TID...]", "only these threads (repeatable)", OPT_FN, .fn = opt_tids },
 	{ 'C', "cpu", "CPU-LIST", "only on these CPUs, e.g. 0,2-3", OPT_FN, .fn = opt_cpus,
 	  .needs = CAP_CPUS },

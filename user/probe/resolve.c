@@ -583,7 +583,11 @@ static int resolve_ufile(const struct probe_spec *spec, pid_t pid, char *path, s
 	}
 	err = probe_ldcache_lookup("/etc/ld.so.cache", spec->target, path, size, &cache_names,
 				   &nr_cache);
-	if (err == -ENOENT) {
+	if (err == -ENOENT && spec->lib_or_tp && !tracefs_events() && errno == EACCES) {
+		/* most likely a tracepoint that cannot be seen: saying "no such library" would mislead */
+		p_err("'%s:%s' is no library function, and tracepoints cannot be listed: tracefs is "
+		      "readable by root only (run as root)", spec->target, spec->name);
+	} else if (err == -ENOENT) {
 		struct names cands = {};
 		const char *events = spec->lib_or_tp ? tracefs_events() : NULL;
 

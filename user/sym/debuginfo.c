@@ -7,9 +7,10 @@
  *   3. .gnu_debuglink, next to the file, in its .debug/, under DEBUG_ROOT (gdb's order)
  *   4. debuginfod, when DEBUGINFOD_URLS is set (elfutils' client: its cache is
  *      ~/.cache/debuginfod_client), unless --no-debuginfod; each lookup bounded in time.
- * bpfprof runs as root and these are files that other users may write: every candidate is
- * opened without blocking (a FIFO), must be a regular file of bounded size, and, from perf's
- * cache, owned by root or by us; a build-id candidate must carry the same build-id. */
+ * bpfprof runs as root and these are files that other users may write: every candidate is opened
+ * as sym/untrusted.h says (no FIFO waited on, no device, a regular file of at most 4 GiB, read no
+ * further than its size), owned by root or by us, or next to the file, by the file's owner, with
+ * no symlink at its name there; a build-id candidate must carry the same build-id. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -25,17 +26,19 @@
 #include <elfutils/debuginfod.h>
 #include "core/common.h"
 #include "sym/syms.h"
+#include "sym/untrusted.h"
 
 #define DEFAULT_DEBUG_ROOT "/usr/lib/debug"
 #define BUILD_ID_MAX 64
-/* Larger "debug files" are not what they claim to be (libLLVM's is under 2 GiB). */
-#define DEBUG_FILE_MAX (4ULL << 30)
 /* One debuginfod lookup, and all of them in a run: a server that does not answer must not hold
  * the report up for long. */
 #define DEBUGINFOD_LOOKUP_NS (20ULL * 1000000000ULL)
 #define DEBUGINFOD_BUDGET_NS (60ULL * 1000000000ULL)
 /* A lookup slower than this says what it is doing on stderr. */
 #define DEBUGINFOD_QUIET_NS 1000000000ULL
+
+/* against DEBUG_CRC_BUDGET_NS; __atomic: the unwinder's worker checks CRCs too */
+static __u64 crc_spent_ns;
 
 static char *debug_root; /* NULL: DEFAULT_DEBUG_ROOT */
 
@@ -128,20 +131,22 @@ int elf_build_id(Elf *elf, unsigned char *id, size_t size)
 	return -ENOENT;
 }
 
-/* Opens a candidate debug file: no blocking on a FIFO, a regular file of bounded size, and with
- * owned_by_us, owned by root or by this process's user.  An fd, or a negative errno. */
-static int open_candidate(const char *path, bool owned_by_us)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+/* Where root alone writes (the debug root, root's perf cache): the links there are the
+ * distribution's or perf's, and the file they reach must still be root's (or ours). */
+static const struct file_rules root_tree = { .follow = true, .check_owner = true };
 
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (__u64)st.st_size > DEBUG_FILE_MAX ||
-	    (owned_by_us && st.st_uid != 0 && st.st_uid != geteuid())) {
-		close(fd);
-		return -EPERM;
-	}
+/* Opens a candidate debug file under rules; one refused is named and counted.  An fd with its
+ * size in *size, or a negative errno. */
+static int open_candidate(const char *path, const struct file_rules *rules, __u64 *size)
+{
+	enum file_refusal why;
+	struct stat st;
+	int fd = untrusted_open(AT_FDCWD, path, FILE_DEBUG, rules, &st, &why);
+
+	if (why)
+		untrusted_refused(FILE_DEBUG, path, why);
+	if (fd >= 0 && size)
+		*size = st.st_size;
 	return fd;
 }
 
@@ -149,7 +154,7 @@ static int open_candidate(const char *path, bool owned_by_us)
 static int same_build_id(int fd, const unsigned char *id, size_t len)
 {
 	unsigned char got[BUILD_ID_MAX];
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Elf *elf = untrusted_elf(fd);
 	int n = elf ? elf_build_id(elf, got, sizeof(got)) : -ENOENT;
 
 	elf_end(elf);
@@ -172,7 +177,7 @@ static int by_build_id(const unsigned char *id, size_t len)
 
 	hex(id, len, h);
 	snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", get_debug_root(), h, h + 2);
-	return open_candidate(path, false);
+	return open_candidate(path, &root_tree, NULL);
 }
 
 /* 2: perf's build-id cache.  Newer perf: .build-id/ab/cdef... is a symlink to a directory
@@ -193,33 +198,48 @@ static int by_perf_cache(const unsigned char *id, size_t len)
 				 leaves[i]);
 		else
 			return -ENOENT;
-		fd = open_candidate(path, true);
+		fd = open_candidate(path, &root_tree, NULL);
 		if (fd >= 0 && (fd = same_build_id(fd, id, len)) >= 0)
 			return fd;
+		/* the entry itself only when it is no directory (older perf's link to the binary) */
+		if (i == 1 && fd != -ENOTDIR)
+			break;
 	}
 	return -ENOENT;
 }
 
-static int file_crc32(int fd, __u32 *out)
+/* The CRC of the first size bytes (the size fstat gave): a file that grows as it is read, or
+ * one of the files in /proc whose size says 0 and whose reading never ends, is read no further;
+ * -ETIME once the run's DEBUG_CRC_BUDGET_NS is spent. */
+static int file_crc32(int fd, __u64 size, __u32 *out)
 {
-	size_t size = 1 << 16;
+	__u64 start = now_ns(), spent = __atomic_load_n(&crc_spent_ns, __ATOMIC_RELAXED);
+	size_t chunk = 1 << 16;
 	uLong crc = crc32(0L, Z_NULL, 0);
 	unsigned char *buf;
-	off_t off = 0;
-	ssize_t r;
+	__u64 off = 0;
+	ssize_t r = 0;
+	int err = 0;
 
-	buf = malloc(size);
+	buf = malloc(chunk);
 	if (!buf)
 		return -ENOMEM;
-	while ((r = pread(fd, buf, size, off)) > 0) {
+	while (off < size && !err) {
+		r = pread(fd, buf, size - off < chunk ? size - off : chunk, off);
+		if (r <= 0)
+			break;
 		crc = crc32(crc, buf, r);
 		off += r;
+		if (spent + now_ns() - start > DEBUG_CRC_BUDGET_NS)
+			err = -ETIME;
 	}
 	free(buf);
-	if (r < 0)
-		return -EIO;
-	*out = crc;
-	return 0;
+	__atomic_fetch_add(&crc_spent_ns, now_ns() - start, __ATOMIC_RELAXED);
+	if (!err && (r < 0 || off < size))
+		err = -EIO;
+	if (!err)
+		*out = crc;
+	return err;
 }
 
 static Elf_Scn *find_section(Elf *elf, const char *name)
@@ -273,16 +293,21 @@ static int read_debuglink(Elf *elf, const char **name, __u32 *crc)
 }
 
 /* 3: gdb's search order: next to the file, in its .debug/ subdirectory, then under the debug root
- * with the file's directory appended.  The CRC guards against a stale debug file; a name with
- * a '/' is refused, as gdb takes it as a base name (no "../../dev/zero"). */
-static int by_debuglink(Elf *elf, const char *path)
+ * with the file's directory appended.  The CRC guards against a stale debug file.  Next to the
+ * file is where its owner writes: a debug file there is theirs (or root's), under its own name.
+ * The link is a file name: one with a '/' ("../../../dev/zero") would lead out of the directories
+ * searched, and is refused. */
+static int by_debuglink(Elf *elf, const char *path, uid_t owner)
 {
+	const struct file_rules owners = { .one_name = true, .check_owner = true,
+					   .owners = { owner, (uid_t)-1 } };
 	const char *link, *slash;
 	char cand[4096], dir[4096];
 	__u32 crc, got;
-	int i, n, fd;
+	__u64 size;
+	int i, n, fd, err;
 
-	if (!path || read_debuglink(elf, &link, &crc) || strchr(link, '/'))
+	if (!path || read_debuglink(elf, &link, &crc))
 		return -ENOENT;
 	slash = strrchr(path, '/');
 	if (!slash)
@@ -291,6 +316,11 @@ static int by_debuglink(Elf *elf, const char *path)
 		return -ENAMETOOLONG;
 	else
 		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (strchr(link, '/')) {
+		n = snprintf(cand, sizeof(cand), "%s/%s", dir, link);
+		untrusted_refused(FILE_DEBUG, n > 0 ? cand : link, FILE_BAD_NAME);
+		return -ENOENT;
+	}
 	for (i = 0; i < 3; i++) {
 		if (i == 0)
 			n = snprintf(cand, sizeof(cand), "%s/%s", dir, link);
@@ -302,11 +332,14 @@ static int by_debuglink(Elf *elf, const char *path)
 			break;
 		if (n < 0 || (size_t)n >= sizeof(cand))
 			continue;
-		fd = open_candidate(cand, false);
+		fd = open_candidate(cand, i < 2 ? &owners : &root_tree, &size);
 		if (fd < 0)
 			continue;
-		if (!file_crc32(fd, &got) && got == crc)
+		err = file_crc32(fd, size, &got);
+		if (!err && got == crc)
 			return fd;
+		if (err == -ETIME)
+			untrusted_refused(FILE_DEBUG, cand, FILE_TOO_SLOW);
 		close(fd);
 	}
 	return -ENOENT;
@@ -332,7 +365,9 @@ static int by_debuginfod(const unsigned char *id, size_t len, const char *path)
 {
 	__u64 budget_left = DEBUGINFOD_BUDGET_NS - dbgd.spent_ns, took;
 	const char *urls = getenv("DEBUGINFOD_URLS");
+	enum file_refusal why;
 	char *found = NULL;
+	struct stat st;
 	int fd;
 
 	if (dbgd.off || dbgd.gave_up || !urls || !urls[0])
@@ -363,6 +398,12 @@ static int by_debuginfod(const unsigned char *id, size_t len, const char *path)
 	}
 	p_info("debuginfod: %s for %s: %s", fd >= 0 ? "found" : "no debug info", dbgd.what,
 	       fd >= 0 ? found : strerror(-fd));
+	/* from the client's cache: checked as every other candidate is */
+	if (fd >= 0 && untrusted_check(fd, FILE_DEBUG, &root_tree, &st, &why)) {
+		untrusted_refused(FILE_DEBUG, found ? found : dbgd.what, why);
+		close(fd);
+		fd = -EPERM;
+	}
 	free(found);
 	if (fd < 0) {
 		dbgd.missed++;
@@ -372,7 +413,7 @@ static int by_debuginfod(const unsigned char *id, size_t len, const char *path)
 	return fd;
 }
 
-int debuginfo_open(Elf *elf, const char *path)
+int debuginfo_open(Elf *elf, const char *path, uid_t owner)
 {
 	unsigned char id[BUILD_ID_MAX];
 	int len = elf_build_id(elf, id, sizeof(id)), fd = -ENOENT;
@@ -382,7 +423,7 @@ int debuginfo_open(Elf *elf, const char *path)
 	if (fd < 0 && len > 0)
 		fd = by_perf_cache(id, len);
 	if (fd < 0)
-		fd = by_debuglink(elf, path);
+		fd = by_debuglink(elf, path, owner);
 	if (fd < 0 && len > 0)
 		fd = by_debuginfod(id, len, path);
 	return fd;

@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "sym/syms.h"
+#include "sym/untrusted.h"
 
 
 struct esym {
@@ -261,7 +263,7 @@ static void compute_ends(struct esym *s, size_t n)
 	}
 }
 
-static int load_elf(struct elf_syms *es, Elf *elf, const char *path)
+static int load_elf(struct elf_syms *es, Elf *elf, const char *path, uid_t owner)
 {
 	Elf *delf = NULL;
 	int err, dfd = -1;
@@ -276,9 +278,9 @@ static int load_elf(struct elf_syms *es, Elf *elf, const char *path)
 		goto cleanup;
 	if (err == 0) {
 		/* stripped: the debug file's .symtab has the local (static) functions */
-		dfd = debuginfo_open(elf, path);
+		dfd = debuginfo_open(elf, path, owner);
 		if (dfd >= 0)
-			delf = elf_begin(dfd, ELF_C_READ_MMAP, NULL);
+			delf = untrusted_elf(dfd);
 		err = delf && elf_kind(delf) == ELF_K_ELF ? add_symbols(es, delf, SHT_SYMTAB) : 0;
 		if (err < 0)
 			goto cleanup;
@@ -297,8 +299,9 @@ cleanup:
 	return err;
 }
 
-/* Builds a table from an Elf handle; frees the handle.  NULL with errno set on error. */
-static struct elf_syms *open_elf(Elf *elf, const char *path)
+/* Builds a table from an Elf handle (of a file owned by owner); frees the handle.  NULL with
+ * errno set on error. */
+static struct elf_syms *open_elf(Elf *elf, const char *path, uid_t owner)
 {
 	struct elf_syms *es = NULL;
 	int err = 0;
@@ -312,7 +315,7 @@ static struct elf_syms *open_elf(Elf *elf, const char *path)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = load_elf(es, elf, path);
+	err = load_elf(es, elf, path, owner);
 cleanup:
 	elf_end(elf);
 	if (err) {
@@ -325,21 +328,32 @@ cleanup:
 
 struct elf_syms *elf_syms__open_fd(int fd, const char *path)
 {
+	struct stat st;
+
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		errno = EINVAL;
 		return NULL;
 	}
-	return open_elf(elf_begin(fd, ELF_C_READ_MMAP, NULL), path);
+	/* the owner of the file decides whose debug file next to it is believed */
+	if (fstat(fd, &st))
+		return NULL;
+	return open_elf(untrusted_elf(fd), path, st.st_uid);
 }
 
 struct elf_syms *elf_syms__open(const char *path)
 {
+	/* a path the user named: a link is theirs to follow, a FIFO or a device still no ELF */
+	static const struct file_rules named = { .follow = true };
+	enum file_refusal why;
 	struct elf_syms *es;
+	struct stat st;
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	fd = untrusted_open(AT_FDCWD, path, FILE_MAPPED, &named, &st, &why);
+	if (fd < 0) {
+		errno = -fd;
 		return NULL;
+	}
 	es = elf_syms__open_fd(fd, path);
 	err = errno;
 	close(fd);
@@ -362,7 +376,7 @@ struct elf_syms *elf_syms__open_mem(const void *image, size_t size, const char *
 	if (!copy)
 		return NULL;
 	memcpy(copy, image, size);
-	es = open_elf(elf_memory(copy, size), NULL);
+	es = open_elf(elf_memory(copy, size), NULL, 0);
 	err = errno;
 	free(copy);
 	errno = err;

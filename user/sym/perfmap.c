@@ -6,7 +6,7 @@
  * The map is the JIT's to write, in its own /tmp: a file any user (or a container) controls,
  * read by root.  perf_map__open() finds it in the process's mount namespace under its own pid,
  * and reads it only when it is a regular file that its owner (the process's user or root) wrote,
- * reached without following a single symbolic link. */
+ * reached without following a single symbolic link (sym/untrusted.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "sym/syms.h"
+#include "sym/untrusted.h"
 
 struct pm_ent {
 	__u64 start;
@@ -37,51 +38,6 @@ struct perf_map {
 	struct pm_seg *segs; /* sorted, disjoint */
 	size_t nr_segs;
 };
-
-/* Reads a whole regular file of at most PERF_MAP_MAX_BYTES (a JIT may still be appending). */
-static int read_fd(int fd, char **text, size_t *len)
-{
-	size_t cap = 1 << 16, n = 0;
-	char *buf = NULL, *tmp;
-	struct stat st;
-	ssize_t r;
-	int err = 0;
-
-	if (!fstat(fd, &st) && (__u64)st.st_size > PERF_MAP_MAX_BYTES)
-		return -EFBIG;
-	for (;;) {
-		if (n > PERF_MAP_MAX_BYTES) {
-			err = -EFBIG;
-			goto cleanup;
-		}
-		if (!buf || cap - n < 4096) {
-			cap *= 2;
-			tmp = realloc(buf, cap);
-			if (!tmp) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			buf = tmp;
-		}
-		r = read(fd, buf + n, cap - n - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			err = -errno;
-			goto cleanup;
-		}
-		if (r == 0)
-			break;
-		n += r;
-	}
-	buf[n] = '\0';
-	*text = buf;
-	*len = n;
-	buf = NULL;
-cleanup:
-	free(buf);
-	return err;
-}
 
 static bool is_blank(char c)
 {
@@ -224,7 +180,8 @@ struct perf_map *perf_map__load_fd(int fd)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = read_fd(fd, &pm->text, &len);
+	/* bounded: a JIT may still be appending */
+	err = untrusted_read(fd, FILE_JIT_MAP, &pm->text, &len);
 	if (err)
 		goto cleanup;
 	end = pm->text + len;
@@ -255,12 +212,17 @@ cleanup:
 
 struct perf_map *perf_map__load(const char *path)
 {
+	static const struct file_rules any_owner;
+	enum file_refusal why;
 	struct perf_map *pm;
+	struct stat st;
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
+	fd = untrusted_open(AT_FDCWD, path, FILE_JIT_MAP, &any_owner, &st, &why);
+	if (fd < 0) {
+		errno = -fd;
 		return NULL;
+	}
 	pm = perf_map__load_fd(fd);
 	err = errno;
 	close(fd);
@@ -303,24 +265,6 @@ void perf_map__free(struct perf_map *pm)
 
 /* ---- finding a process's map ---- */
 
-const char *perf_map_refusal_str(enum perf_map_refusal why)
-{
-	switch (why) {
-	case PERF_MAP_SYMLINK:
-		return "a symbolic link";
-	case PERF_MAP_NOT_REGULAR:
-		return "not a regular file";
-	case PERF_MAP_HARD_LINKED:
-		return "a file with other names (hard links)";
-	case PERF_MAP_OWNER:
-		return "owned by neither the process's user nor root";
-	case PERF_MAP_TOO_BIG:
-		return "over " PERF_MAP_MAX_STR;
-	default:
-		return "read";
-	}
-}
-
 /* From /proc/PID/status, read through the pinned /proc/PID: the pid in the process's own (the
  * innermost) namespace, last on the NSpid line, and its real and effective uids. */
 static int read_status(int piddir, __u32 *nspid, uid_t uids[2])
@@ -360,36 +304,12 @@ static int read_status(int piddir, __u32 *nspid, uid_t uids[2])
 	return 0;
 }
 
-/* Why name in dir (which could not be opened as what we wanted) is refused, if it is. */
-static enum perf_map_refusal refusal_of(int dir, const char *name, const struct stat *st)
-{
-	struct stat lst;
-
-	if (!st) {
-		if (fstatat(dir, name, &lst, AT_SYMLINK_NOFOLLOW))
-			return PERF_MAP_OK;
-		st = &lst;
-	}
-	if (S_ISLNK(st->st_mode))
-		return PERF_MAP_SYMLINK;
-	if (!S_ISREG(st->st_mode))
-		return PERF_MAP_NOT_REGULAR;
-	/* a hard link another user made to a root-owned file would pass the owner test */
-	if (st->st_nlink != 1)
-		return PERF_MAP_HARD_LINKED;
-	return PERF_MAP_OK;
-}
-
-static bool owner_trusted(uid_t owner, const uid_t uids[2])
-{
-	return !owner || owner == geteuid() || owner == uids[0] || owner == uids[1];
-}
-
 /* The directory the map is in: the process's own /tmp, through /proc/PID/root (the kernel's link
  * into its mount namespace), or ours when the process is gone: a JIT's map outlives it. */
-static int open_tmp_dir(__u32 tgid, __u32 *nspid, uid_t uids[2], enum perf_map_refusal *why)
+static int open_tmp_dir(__u32 tgid, __u32 *nspid, uid_t uids[2], enum file_refusal *why)
 {
 	int piddir, root, tmp, err = 0;
+	struct stat st;
 	char path[32];
 
 	snprintf(path, sizeof(path), "/proc/%u", tgid);
@@ -408,54 +328,31 @@ static int open_tmp_dir(__u32 tgid, __u32 *nspid, uid_t uids[2], enum perf_map_r
 		return -errno;
 	tmp = openat(root, "tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	err = tmp < 0 ? -errno : 0;
-	if (err == -ENOTDIR || err == -ELOOP)
-		*why = refusal_of(root, "tmp", NULL) == PERF_MAP_SYMLINK ? PERF_MAP_SYMLINK : PERF_MAP_OK;
+	if ((err == -ENOTDIR || err == -ELOOP) && !fstatat(root, "tmp", &st, AT_SYMLINK_NOFOLLOW) &&
+	    S_ISLNK(st.st_mode))
+		*why = FILE_SYMLINK;
 	close(root);
 	return err ? err : tmp;
 }
 
-int perf_map__open(__u32 tgid, struct stat *st, enum perf_map_refusal *why, char *path, size_t size)
+int perf_map__open(__u32 tgid, struct stat *st, enum file_refusal *why, char *path, size_t size)
 {
+	struct file_rules rules = { .one_name = true, .check_owner = true };
 	uid_t uids[2] = { 0, 0 };
 	__u32 nspid = tgid;
 	char name[32];
-	int tmp, fd = -1, err;
+	int tmp, fd;
 
-	*why = PERF_MAP_OK;
+	*why = FILE_OK;
 	tmp = open_tmp_dir(tgid, &nspid, uids, why);
 	snprintf(name, sizeof(name), "perf-%u.map", nspid);
 	snprintf(path, size, "/proc/%u/root/tmp/%s", tgid, name);
-	if (tmp < 0) {
-		err = *why ? -EPERM : tmp;
-		goto cleanup;
-	}
-	/* look before opening: no open() of a FIFO or a device another user put there */
-	if (fstatat(tmp, name, st, AT_SYMLINK_NOFOLLOW)) {
-		err = -errno;
-		goto cleanup;
-	}
-	*why = refusal_of(tmp, name, st);
-	if (!*why && !owner_trusted(st->st_uid, uids))
-		*why = PERF_MAP_OWNER;
-	if (!*why && (__u64)st->st_size > PERF_MAP_MAX_BYTES)
-		*why = PERF_MAP_TOO_BIG;
-	if (*why) {
-		err = -EPERM;
-		goto cleanup;
-	}
-	fd = openat(tmp, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	err = fd < 0 ? -errno : 0;
-	if (err == -ELOOP)
-		*why = PERF_MAP_SYMLINK;
-	/* replaced between the look and the open: judge what was opened */
-	if (!err && (fstat(fd, st) || refusal_of(tmp, name, st) || !owner_trusted(st->st_uid, uids)))
-		*why = PERF_MAP_NOT_REGULAR;
-	if (*why)
-		err = -EPERM;
-cleanup:
-	if (tmp >= 0)
-		close(tmp);
-	if (err && fd >= 0)
-		close(fd);
-	return err ? err : fd;
+	if (tmp < 0)
+		return *why ? -EPERM : tmp;
+	/* the process's real and effective users wrote it, or root */
+	rules.owners[0] = uids[0];
+	rules.owners[1] = uids[1];
+	fd = untrusted_open(tmp, name, FILE_JIT_MAP, &rules, st, why);
+	close(tmp);
+	return fd;
 }

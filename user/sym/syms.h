@@ -4,7 +4,9 @@
 #define BPFPROF_SYMS_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <linux/types.h>
+#include "sym/untrusted.h"
 
 /* ---- kernel ---- */
 struct ksym {
@@ -63,9 +65,11 @@ int syms_set_debug_root(const char *dir);
 
 /* The separate debug file of an ELF file (sym/debuginfo.c): by build-id under the debug root,
  * in perf's build-id cache (~/.debug), by .gnu_debuglink next to path, then from debuginfod
- * when DEBUGINFOD_URLS is set.  Returns an fd or a negative errno. */
+ * when DEBUGINFOD_URLS is set.  owner is the file's owner: a debug file next to it is taken from
+ * root, from us, or from them (it can say no more than their file could).  Candidates refused
+ * are named and counted (sym/untrusted.h).  Returns an fd or a negative errno. */
 struct Elf;
-int debuginfo_open(struct Elf *elf, const char *path);
+int debuginfo_open(struct Elf *elf, const char *path, uid_t owner);
 /* The ELF file's GNU build-id into id (at most size bytes): its length, or -ENOENT. */
 int elf_build_id(struct Elf *elf, unsigned char *id, size_t size);
 /* --no-debuginfod: no debuginfod lookup, whatever DEBUGINFOD_URLS says. */
@@ -80,28 +84,18 @@ struct stat;
 #define PERF_MAP_MAX_BYTES (256ULL << 20)
 #define PERF_MAP_MAX_STR "256 MiB"
 /* Parses "START SIZE name" lines, START/SIZE hex with or without 0x; later (newer) entries win
- * where they overlap earlier ones.  NULL with errno set when the file cannot be read (EFBIG over
- * PERF_MAP_MAX_BYTES).  perf_map__load() does not follow a symlink at the end of path. */
+ * where they overlap earlier ones.  NULL with errno set when the file cannot be read (EFBIG past
+ * PERF_MAP_MAX_BYTES).  perf_map__load() opens path as untrusted_open() does, with no owner
+ * check: EPERM for a symlink, a FIFO or a file over the cap. */
 struct perf_map *perf_map__load(const char *path);
 struct perf_map *perf_map__load_fd(int fd);
-/* Why a process's map was not read; a refused map leaves its frames unnamed, so it is counted. */
-enum perf_map_refusal {
-	PERF_MAP_OK,
-	PERF_MAP_SYMLINK,     /* the map, or the /tmp it is in, is a symbolic link */
-	PERF_MAP_NOT_REGULAR, /* a FIFO, device, directory, or replaced as we opened it */
-	PERF_MAP_HARD_LINKED, /* more than one name: maybe another user's link to root's file */
-	PERF_MAP_OWNER,       /* neither root's nor the process's user's */
-	PERF_MAP_TOO_BIG,     /* over PERF_MAP_MAX_BYTES */
-	PERF_MAP_NR_REFUSALS
-};
-const char *perf_map_refusal_str(enum perf_map_refusal why);
 /* Opens process tgid's map where its JIT wrote it: /tmp/perf-NSPID.map in its own mount
  * namespace, NSPID its pid there (/proc/TGID/root/tmp/perf-NSPID.map; our /tmp/perf-TGID.map once
  * it is gone).  No symlink is followed, and the file must be a regular file with one name, owned
  * by root or the process's user, of at most PERF_MAP_MAX_BYTES.  Returns an fd with *st filled,
  * -ENOENT when there is no map, -EPERM with *why set when it is refused, or another -errno; path
  * gets the path for messages in every case. */
-int perf_map__open(__u32 tgid, struct stat *st, enum perf_map_refusal *why, char *path,
+int perf_map__open(__u32 tgid, struct stat *st, enum file_refusal *why, char *path,
 		   size_t size);
 /* The newest entry containing addr, or NULL; *sym_off (if not NULL) gets addr - entry start. */
 const char *perf_map__find(const struct perf_map *pm, __u64 addr, __u64 *sym_off);
@@ -146,7 +140,9 @@ size_t syms_cache__nr_procs(const struct syms_cache *sc);
  * when the process is still alive: at once on the first miss after syms_cache__snapshot, then
  * at most once a second per process. */
 void syms_cache__resolve(struct syms_cache *sc, __u32 tgid, __u64 addr, struct user_sym *out);
-/* JIT maps refused so far (perf_map__open), and in buf "N reason, N reason". */
+/* Files refused so far: JIT maps, debug files and mapped files, each named on stderr when met
+ * (untrusted_refusals: counted for the whole process, as the unwinder's worker opens files too);
+ * in buf the report header's text, "JIT maps not read: N reason, N reason; debug files...". */
 size_t syms_cache__refusals(const struct syms_cache *sc, char *buf, size_t size);
 /* An executable mapping of a process, as the in-kernel unwinder (user/unwind/unwinder.c) needs it. */
 struct syms_mapping {

@@ -75,7 +75,6 @@ struct syms_cache {
 	/* processes to snapshot once more, in the order they were first seen */
 	__u32 *revisits;
 	size_t revisit_head, nr_revisits, revisits_cap;
-	size_t pm_refusals[PERF_MAP_NR_REFUSALS]; /* JIT maps not read, by reason */
 };
 
 static __u64 now_ns(void)
@@ -136,27 +135,37 @@ static void raise_nofile_limit(struct syms_cache *sc)
 	}
 }
 
-/* map_files first: it reaches the mapped file itself even when it was deleted or lives in
- * another mount namespace (needs CAP_SYS_ADMIN); then the path as the process sees it. */
+/* map_files first: the kernel's own link to the mapped file, which reaches it even when it was
+ * deleted or lives in another mount namespace (needs CAP_SYS_ADMIN); then the path as the process
+ * sees it, and as we do.  Another user may have put anything under that name since: only the
+ * inode the process mapped is taken, never through a symlink. */
 static int open_mapped_file(struct syms_cache *sc, __u32 tgid, const struct mapping *m,
-			    const char *path, bool deleted)
+			    __u64 ino, const char *path, bool deleted)
 {
+	static const struct file_rules map_files = { .follow = true };
+	const struct file_rules by_name = { .ino = ino };
+	enum file_refusal why;
+	struct stat st;
 	char buf[4200];
 	int fd;
 
 	snprintf(buf, sizeof(buf), "/proc/%u/map_files/%llx-%llx", tgid,
 		 (unsigned long long)m->start, (unsigned long long)m->end);
-	fd = open(buf, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && errno == EMFILE) {
+	fd = untrusted_open(AT_FDCWD, buf, FILE_MAPPED, &map_files, &st, &why);
+	if (fd == -EMFILE) {
 		raise_nofile_limit(sc);
-		fd = open(buf, O_RDONLY | O_CLOEXEC);
+		fd = untrusted_open(AT_FDCWD, buf, FILE_MAPPED, &map_files, &st, &why);
 	}
-	if (fd >= 0 || deleted)
-		return fd;
-	snprintf(buf, sizeof(buf), "/proc/%u/root%s", tgid, path);
-	fd = open(buf, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && !why && !deleted) {
+		snprintf(buf, sizeof(buf), "/proc/%u/root%s", tgid, path);
+		fd = untrusted_open(AT_FDCWD, buf, FILE_MAPPED, &by_name, &st, &why);
+		if (fd < 0 && !why) {
+			snprintf(buf, sizeof(buf), "%s", path);
+			fd = untrusted_open(AT_FDCWD, buf, FILE_MAPPED, &by_name, &st, &why);
+		}
+	}
+	if (why)
+		untrusted_refused(FILE_MAPPED, buf, why);
 	return fd;
 }
 
@@ -196,7 +205,7 @@ static struct dso *dso_get(struct syms_cache *sc, __u32 tgid, const struct mappi
 	}
 	d->next = head;
 	d->deleted = deleted;
-	d->fd = open_mapped_file(sc, tgid, m, d->path, deleted);
+	d->fd = open_mapped_file(sc, tgid, m, ino, d->path, deleted);
 	return d;
 }
 
@@ -372,14 +381,12 @@ static int proc_retire_perf_map(struct proc *p)
 }
 
 /* Counts a refused map once per process, and says which file and why on stderr. */
-static void note_refusal(struct syms_cache *sc, struct proc *p, enum perf_map_refusal why,
-			 const char *path)
+static void note_refusal(struct proc *p, enum file_refusal why, const char *path)
 {
 	if (p->pm_refused)
 		return;
 	p->pm_refused = true;
-	sc->pm_refusals[why]++;
-	fprintf(stderr, "bpfprof: JIT map %s not read: %s\n", path, perf_map_refusal_str(why));
+	untrusted_refused(FILE_JIT_MAP, path, why);
 }
 
 /* Whether the process has code a JIT may have written: executable memory that is anonymous, or
@@ -402,7 +409,7 @@ static bool proc_may_jit(const struct proc *p)
 /* Loads the process's JIT map, or reloads it when the JIT appended to it since. */
 static void proc_load_perf_map(struct syms_cache *sc, struct proc *p)
 {
-	enum perf_map_refusal why;
+	enum file_refusal why;
 	struct perf_map *pm;
 	char path[96];
 	struct stat st;
@@ -411,13 +418,13 @@ static void proc_load_perf_map(struct syms_cache *sc, struct proc *p)
 	if (!p->pm && !proc_may_jit(p))
 		return;
 	fd = perf_map__open(p->tgid, &st, &why, path, sizeof(path));
-	if (fd == -EPERM)
-		note_refusal(sc, p, why, path);
+	if (why)
+		note_refusal(p, why, path);
 	if (fd < 0)
 		return;
 	pm = p->pm && same_file_version(&st, &p->pm_st) ? NULL : perf_map__load_fd(fd);
 	if (!pm && errno == EFBIG)
-		note_refusal(sc, p, PERF_MAP_TOO_BIG, path);
+		note_refusal(p, FILE_TOO_BIG, path);
 	close(fd);
 	if (!pm)
 		return;
@@ -645,7 +652,8 @@ static struct elf_syms *dso_syms(struct dso *d)
 {
 	if (!d->parsed) {
 		d->parsed = true;
-		d->es = d->fd >= 0 ? elf_syms__open_fd(d->fd, d->path) : elf_syms__open(d->path);
+		/* no fd: the file was refused, or gone; by its name now it could be anything */
+		d->es = d->fd >= 0 ? elf_syms__open_fd(d->fd, d->path) : NULL;
 	}
 	return d->es;
 }
@@ -835,17 +843,5 @@ void syms_cache__free(struct syms_cache *sc)
 
 size_t syms_cache__refusals(const struct syms_cache *sc, char *buf, size_t size)
 {
-	size_t total = 0, len = 0;
-
-	if (size)
-		buf[0] = '\0';
-	for (int why = PERF_MAP_OK + 1; sc && why < PERF_MAP_NR_REFUSALS; why++) {
-		if (!sc->pm_refusals[why])
-			continue;
-		if (len < size)
-			len += snprintf(buf + len, size - len, "%s%zu %s", total ? ", " : "",
-					sc->pm_refusals[why], perf_map_refusal_str(why));
-		total += sc->pm_refusals[why];
-	}
-	return total;
+	return untrusted_refusals(buf, size);
 }

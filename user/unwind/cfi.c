@@ -15,8 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include "unwind/cfi.h"
 #include "sym/syms.h"
+#include "sym/untrusted.h"
 
 #define X86_64_RBP 6
 #define X86_64_RSP 7
@@ -717,20 +719,29 @@ static bool has_section(Elf *elf, const char *name)
 int cfi_build_file(const char *path, int fd, const volatile int *cancel, struct cfi_rows *out,
 		   char *why, size_t size)
 {
+	/* without the symbolizer's fd (it had none, or a test): by name, as an untrusted file */
+	static const struct file_rules by_name;
 	Elf *elf = NULL, *delf = NULL;
 	int own_fd = -1, dfd = -1, err;
+	enum file_refusal refusal;
+	struct stat st;
 
 	if (fd < 0) {
-		fd = own_fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = own_fd = untrusted_open(AT_FDCWD, path, FILE_MAPPED, &by_name, &st, &refusal);
 		if (fd < 0) {
-			err = -errno;
-			snprintf(why, size, "cannot open: %s", strerror(errno));
+			err = fd;
+			snprintf(why, size, "cannot open: %s", err == -EPERM ?
+				 file_refusal_str(FILE_MAPPED, refusal) : strerror(-err));
 			memset(out, 0, sizeof(*out));
 			return err;
 		}
+	} else if (fstat(fd, &st)) {
+		err = -errno;
+		snprintf(why, size, "cannot stat: %s", strerror(-err));
+		memset(out, 0, sizeof(*out));
+		return err;
 	}
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	elf = untrusted_elf(fd);
 	if (!elf) {
 		snprintf(why, size, "not an ELF file: %s", elf_errmsg(-1));
 		memset(out, 0, sizeof(*out));
@@ -739,15 +750,15 @@ int cfi_build_file(const char *path, int fd, const volatile int *cancel, struct 
 	}
 	/* a separate debug file is only worth finding when the file has no usable .eh_frame */
 	if (!has_section(elf, ".eh_frame") && !has_section(elf, ".debug_frame")) {
-		dfd = debuginfo_open(elf, path);
+		dfd = debuginfo_open(elf, path, st.st_uid);
 		if (dfd >= 0)
-			delf = elf_begin(dfd, ELF_C_READ_MMAP, NULL);
+			delf = untrusted_elf(dfd);
 	}
 	err = cfi_build(elf, delf, cancel, out, why, size);
 	if (err == -EINVAL && !delf) {
 		/* corrupt .eh_frame: the debug file may still describe the code */
-		dfd = debuginfo_open(elf, path);
-		if (dfd >= 0 && (delf = elf_begin(dfd, ELF_C_READ_MMAP, NULL)))
+		dfd = debuginfo_open(elf, path, st.st_uid);
+		if (dfd >= 0 && (delf = untrusted_elf(dfd)))
 			err = cfi_build(elf, delf, cancel, out, why, size);
 	}
 cleanup:
