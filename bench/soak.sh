@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 DURATION=${1:-600}
 EVERY=${SOAK_EVERY:-30}
 tmp=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 
 # the churn: short processes (ls) and a compiler (cc1: big, many libraries, dies every second)
 printf 'int f(int x) { return x * 3; }\nint main(void) { return f(2); }\n' > "$tmp/c.c"
@@ -18,9 +18,10 @@ started=$(awk '/^processes/ {print $2}' /proc/stat)
 
 /usr/bin/time -f "%M %U %S" -o "$tmp/time.txt" \
 	./bpfprof profile -F 999 -a -d "$DURATION" -o "$tmp/report.txt" 2> "$tmp/err.txt" &
+tpid=$!
 # the profiler itself, not the time(1) around it
 sleep 1
-pid=$(pgrep -P $! -x bpfprof)
+pid=$(pgrep -P $tpid -x bpfprof)
 hz=$(getconf CLK_TCK)
 printf '%6s %8s %5s %12s\n' "t (s)" "RSS (MB)" "fds" "CPU (%/int)"
 prev_cpu=0
@@ -34,7 +35,7 @@ for ((t = EVERY; t <= DURATION; t += EVERY)); do
 		"$(echo "($cpu - $prev_cpu) * 100 / $hz / $EVERY" | bc -l)"
 	prev_cpu=$cpu
 done
-wait %3
+wait $tpid
 rc=$?
 read -r peak_kb user sys < "$tmp/time.txt"
 forks=$(( $(awk '/^processes/ {print $2}' /proc/stat) - started ))
