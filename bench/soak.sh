@@ -13,7 +13,7 @@ trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 # the churn: short processes (ls) and a compiler (cc1: big, many libraries, dies every second)
 printf 'int f(int x) { return x * 3; }\nint main(void) { return f(2); }\n' > "$tmp/c.c"
 ( while :; do ls /usr/bin > /dev/null; done ) &
-( while :; do cc -O2 -c "$tmp/c.c" -o "$tmp/c.o"; done ) &
+( while :; do cc -O2 -c "$tmp/c.c" -o "$tmp/c.o" 2>/dev/null; done ) &
 started=$(awk '/^processes/ {print $2}' /proc/stat)
 
 /usr/bin/time -f "%M %U %S" -o "$tmp/time.txt" \

@@ -5,6 +5,8 @@
  * needs them and shared too.  Every string handed out lives until syms_cache__free. */
 #include <elf.h>
 #include <errno.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
 #include <fcntl.h>
 #include <link.h>
 #include <stdint.h>
@@ -222,6 +224,9 @@ static const char *special_module(const char *path)
 
 /* Parses one /proc/PID/maps line: "start-end perms pgoff major:minor inode   path".
  * Returns 1 for an executable mapping to keep, 0 to skip, or a negative errno. */
+static int classify_mapping(struct syms_cache *sc, __u32 tgid, struct mapping *m, dev_t dev,
+			    __u64 ino, const char *path);
+
 static int parse_maps_line(struct syms_cache *sc, __u32 tgid, char *line, struct mapping *m)
 {
 	unsigned long major, minor;
@@ -246,6 +251,13 @@ static int parse_maps_line(struct syms_cache *sc, __u32 tgid, char *line, struct
 		p++;
 	path = p;
 	path[strcspn(path, "\n")] = '\0';
+	return classify_mapping(sc, tgid, m, makedev(major, minor), ino, path);
+}
+
+/* What an executable mapping [m->start, m->end) at m->pgoff is, from the name /proc gives it. */
+static int classify_mapping(struct syms_cache *sc, __u32 tgid, struct mapping *m, dev_t dev,
+			    __u64 ino, const char *path)
+{
 	if (!strcmp(path, "[vdso]")) {
 		m->kind = MAP_VDSO;
 	} else if (path[0] == '[') {
@@ -255,36 +267,122 @@ static int parse_maps_line(struct syms_cache *sc, __u32 tgid, char *line, struct
 		m->kind = MAP_ANON;
 	} else {
 		m->kind = MAP_FILE;
-		m->dso = dso_get(sc, tgid, m, makedev(major, minor), ino, path);
+		m->dso = dso_get(sc, tgid, m, dev, ino, path);
 		if (!m->dso)
 			return -ENOMEM;
 	}
 	return 1;
 }
 
-/* Reads the executable mappings of a process, in address order (the order of the file). */
-static int read_maps(struct syms_cache *sc, __u32 tgid, struct mapping **out, size_t *nr_out)
+/* PROCMAP_QUERY (linux/fs.h, 6.11): one executable mapping at a time, in binary, from an ioctl
+ * on /proc/PID/maps, where the text file formats every mapping (most are data) and its path.
+ * Defined here for the headers of older distributions; the ABI is fixed by its size field. */
+#ifndef PROCMAP_QUERY
+struct procmap_query {
+	__u64 size;
+	__u64 query_flags;
+	__u64 query_addr;
+	__u64 vma_start;
+	__u64 vma_end;
+	__u64 vma_flags;
+	__u64 vma_page_size;
+	__u64 vma_offset;
+	__u64 inode;
+	__u32 dev_major;
+	__u32 dev_minor;
+	__u32 vma_name_size;
+	__u32 build_id_size;
+	__u64 vma_name_addr;
+	__u64 build_id_addr;
+};
+#define PROCMAP_QUERY _IOWR('f', 17, struct procmap_query)
+#define PROCMAP_QUERY_VMA_EXECUTABLE 0x04
+#define PROCMAP_QUERY_COVERING_OR_NEXT_VMA 0x10
+#endif
+
+/* Whether the kernel answered PROCMAP_QUERY once; cleared at the first ENOTTY (older kernels). */
+static bool have_procmap_query = true;
+
+static int grow_maps(struct mapping **maps, size_t nr, size_t *cap)
 {
-	struct mapping *maps = NULL, *tmp;
-	size_t nr = 0, cap = 0, linecap = 0;
-	char path[64], *line = NULL;
-	FILE *f;
+	struct mapping *tmp;
+
+	if (nr < *cap)
+		return 0;
+	tmp = realloc(*maps, (*cap ? *cap * 2 : 32) * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	*maps = tmp;
+	*cap = *cap ? *cap * 2 : 32;
+	return 0;
+}
+
+/* The executable mappings through PROCMAP_QUERY; -ENOTTY where the kernel has none. */
+static int query_maps(struct syms_cache *sc, __u32 tgid, int fd, struct mapping **out,
+		      size_t *nr_out)
+{
+	struct mapping *maps = NULL;
+	size_t nr = 0, cap = 0;
+	char name[4096 + 16];
+	__u64 addr = 0;
 	int err = 0;
 
-	snprintf(path, sizeof(path), "/proc/%u/maps", tgid);
-	f = fopen(path, "re");
+	for (;;) {
+		struct procmap_query q = {
+			.size = sizeof(q),
+			.query_flags = PROCMAP_QUERY_COVERING_OR_NEXT_VMA | PROCMAP_QUERY_VMA_EXECUTABLE,
+			.query_addr = addr,
+			.vma_name_addr = (uintptr_t)name,
+			.vma_name_size = sizeof(name),
+		};
+
+		if (ioctl(fd, PROCMAP_QUERY, &q)) {
+			err = errno == ENOENT ? 0 : -errno; /* ENOENT: no mapping above addr */
+			break;
+		}
+		err = grow_maps(&maps, nr, &cap);
+		if (err)
+			break;
+		if (!q.vma_name_size)
+			name[0] = '\0';
+		name[sizeof(name) - 1] = '\0';
+		memset(&maps[nr], 0, sizeof(maps[nr]));
+		maps[nr].start = q.vma_start;
+		maps[nr].end = q.vma_end;
+		maps[nr].pgoff = q.vma_offset;
+		err = classify_mapping(sc, tgid, &maps[nr], makedev(q.dev_major, q.dev_minor),
+				       q.inode, name);
+		if (err < 0)
+			break;
+		nr += err;
+		err = 0;
+		addr = q.vma_end;
+	}
+	if (!err) {
+		*out = maps;
+		*nr_out = nr;
+		maps = NULL;
+	}
+	free(maps);
+	return err;
+}
+
+/* The same from the text of the file. */
+static int parse_maps(struct syms_cache *sc, __u32 tgid, int fd, struct mapping **out,
+		      size_t *nr_out)
+{
+	struct mapping *maps = NULL;
+	size_t nr = 0, cap = 0, linecap = 0;
+	char *line = NULL;
+	FILE *f = fdopen(fd, "r");
+	int err = 0;
+
 	if (!f)
 		return -errno;
 	while (getline(&line, &linecap, f) > 0) {
-		if (nr == cap) {
-			cap = cap ? cap * 2 : 32;
-			tmp = realloc(maps, cap * sizeof(*maps));
-			if (!tmp) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			maps = tmp;
-		}
+		err = grow_maps(&maps, nr, &cap);
+		if (err)
+			goto cleanup;
 		err = parse_maps_line(sc, tgid, line, &maps[nr]);
 		if (err < 0)
 			goto cleanup;
@@ -299,6 +397,27 @@ cleanup:
 	free(line);
 	fclose(f);
 	return err;
+}
+
+/* Reads the executable mappings of a process, in address order. */
+static int read_maps(struct syms_cache *sc, __u32 tgid, struct mapping **out, size_t *nr_out)
+{
+	char path[64];
+	int fd, err;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", tgid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (have_procmap_query) {
+		err = query_maps(sc, tgid, fd, out, nr_out);
+		if (err != -ENOTTY && err != -EINVAL) {
+			close(fd);
+			return err;
+		}
+		have_procmap_query = false;
+	}
+	return parse_maps(sc, tgid, fd, out, nr_out); /* closes fd */
 }
 
 static const struct mapping *find_mapping(const struct mapping *maps, size_t nr, __u64 addr)
