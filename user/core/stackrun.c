@@ -254,6 +254,7 @@ int stack_run_drain_init(struct stack_run *s, struct bpf_map *counts, struct bpf
 	d->stacks_max = bpf_map__max_entries(stacks);
 	d->last_ns = mono_ns();
 	s->drain = d;
+	syms_cache__exits_told(stack_resolver__syms(s->resolver));
 	return 0;
 }
 

@@ -372,6 +372,72 @@ static void delete_keys(int fd, const char *keys, size_t key_size, size_t n)
 		bpf_map_delete_elem(fd, keys + done * key_size);
 }
 
+/* Every (key, value) of counts map fd whose key holds generation gen at gen_off, read in batches
+ * (hash maps, 5.6+): *keys and *values malloc'd, *nr entries.  -ENOTSUP where the kernel has no
+ * batches, or another -errno. */
+static int counts_of_gen(int fd, size_t key_size, size_t gen_off, __u32 gen, char **keys,
+			 __u64 **values, size_t *nr)
+{
+	enum { CHUNK = 4096 };
+	char *kbuf = malloc(CHUNK * key_size), *ks = NULL, *tk;
+	__u64 *vbuf = malloc(CHUNK * sizeof(*vbuf)), *vs = NULL, *tv, token = 0;
+	size_t n = 0, cap = 0;
+	bool first = true, done = false;
+	int err = 0;
+
+	if (!kbuf || !vbuf) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	while (!done) {
+		__u32 count = CHUNK, g;
+
+		if (bpf_map_lookup_batch(fd, first ? NULL : &token, &token, kbuf, vbuf, &count, NULL)) {
+			err = -errno;
+			if (err != -ENOENT) /* ENOENT: the last batch, count entries still valid */
+				goto cleanup;
+			err = 0;
+			done = true;
+		}
+		first = false;
+		for (__u32 i = 0; i < count; i++) {
+			memcpy(&g, kbuf + i * key_size + gen_off, sizeof(g));
+			if (g != gen)
+				continue;
+			if (n == cap) {
+				cap = cap ? cap * 2 : 256;
+				tk = realloc(ks, cap * key_size);
+				if (tk)
+					ks = tk;
+				tv = realloc(vs, cap * sizeof(*vs));
+				if (tv)
+					vs = tv;
+				if (!tk || !tv) {
+					err = -ENOMEM;
+					goto cleanup;
+				}
+			}
+			memcpy(ks + n * key_size, kbuf + i * key_size, key_size);
+			vs[n++] = vbuf[i];
+		}
+	}
+	*keys = ks;
+	*values = vs;
+	*nr = n;
+	ks = NULL;
+	vs = NULL;
+cleanup:
+	free(kbuf);
+	free(vbuf);
+	free(ks);
+	free(vs);
+	return err == -EINVAL || err == -EOPNOTSUPP ? -ENOTSUP : err;
+}
+
+/* The same, a key at a time. */
+static int counts_of_gen_slow(int fd, size_t key_size, void *filter, char **keys,
+			      __u64 **values, size_t *nr);
+
 struct gen_filter {
 	size_t gen_off; /* where a counts key holds its generation */
 	__u32 gen;
@@ -403,16 +469,17 @@ int stacks_drain_gen(struct stack_resolver *r, const struct stack_drain_maps *m,
 	char *keys = NULL, *ids = NULL;
 	size_t nr_keys = 0, nr_ids = 0;
 	struct stack_sample sample;
-	__u64 value;
+	__u64 value, *values = NULL;
 	int err;
 
 	memset(res, 0, sizeof(*res));
-	err = keys_where(m->counts_fd, m->key_size, count_key_of_gen, &f, &keys, &nr_keys);
+	err = counts_of_gen(m->counts_fd, m->key_size, m->gen_off, gen, &keys, &values, &nr_keys);
+	if (err == -ENOTSUP)
+		err = counts_of_gen_slow(m->counts_fd, m->key_size, &f, &keys, &values, &nr_keys);
 	for (size_t i = 0; !err && i < nr_keys; i++) {
 		const char *key = keys + i * m->key_size;
 
-		if (bpf_map_lookup_elem(m->counts_fd, key, &value))
-			continue;
+		value = values[i];
 		memset(&sample, 0, sizeof(sample));
 		err = fill(r, m->stacks_fd, key, value, &sample, m->fill_ctx);
 		err = err ?: stack_agg__add(agg, &sample);
@@ -432,7 +499,22 @@ int stacks_drain_gen(struct stack_resolver *r, const struct stack_drain_maps *m,
 	/* the frames cached were read for these samples; the ids may come back with others */
 	hashtab_clear(&r->traces, free);
 	free(keys);
+	free(values);
 	free(ids);
+	return err;
+}
+
+static int counts_of_gen_slow(int fd, size_t key_size, void *filter, char **keys,
+			      __u64 **values, size_t *nr)
+{
+	int err = keys_where(fd, key_size, count_key_of_gen, filter, keys, nr);
+
+	*values = err ? NULL : calloc(*nr ?: 1, sizeof(**values));
+	if (!err && !*values)
+		err = -ENOMEM;
+	/* a key that vanished meanwhile counts 0 */
+	for (size_t i = 0; !err && i < *nr; i++)
+		bpf_map_lookup_elem(fd, *keys + i * key_size, &(*values)[i]);
 	return err;
 }
 

@@ -132,6 +132,8 @@ void syms_cache__revisit(struct syms_cache *sc, __u64 min_age_ns);
  * the strings they handed out.  The files it mapped stay, shared and parsed, for the next
  * process that maps them. */
 void syms_cache__forget(struct syms_cache *sc, __u32 tgid);
+/* The caller forgets every process once it exits (exit events): pid reuse needs no check. */
+void syms_cache__exits_told(struct syms_cache *sc);
 /* Processes held. */
 size_t syms_cache__nr_procs(const struct syms_cache *sc);
 /* Symbolizes addr in process tgid (snapshotting it first if needed); ELF files are parsed once

@@ -74,6 +74,7 @@ struct syms_cache {
 	struct elf_syms *vdso;
 	bool vdso_tried;
 	bool nofile_raised;
+	bool exits_told;          /* syms_cache__forget() follows every exit: no pid is reused under us */
 	/* processes to snapshot once more, in the order they were first seen */
 	__u32 *revisits;
 	size_t revisit_head, nr_revisits, revisits_cap;
@@ -559,11 +560,14 @@ static void proc_load_perf_map(struct syms_cache *sc, struct proc *p)
 static int proc_snapshot(struct syms_cache *sc, struct proc *p, bool explicit)
 {
 	struct mapping *fresh = NULL;
-	__u64 start_time;
+	__u64 start_time = 0;
 	size_t nr_fresh = 0;
-	int err;
+	int err = 0;
 
-	err = read_start_time(p->tgid, &start_time);
+	/* Where exits are told, a pid's process is forgotten before the pid can come back (a
+	 * fifth of the cost of a new process's snapshot is reading its start time). */
+	if (!sc->exits_told)
+		err = read_start_time(p->tgid, &start_time);
 	if (!err && p->start_time && start_time != p->start_time) {
 		if (!explicit) {
 			/* the pid was reused: these mappings would belong to another program */
@@ -711,6 +715,11 @@ void syms_cache__forget(struct syms_cache *sc, __u32 tgid)
 	if (p->pm || p->nr_old_pms)
 		forget_demangled(sc);
 	proc_free(p);
+}
+
+void syms_cache__exits_told(struct syms_cache *sc)
+{
+	sc->exits_told = true;
 }
 
 size_t syms_cache__nr_procs(const struct syms_cache *sc)
