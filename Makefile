@@ -3,13 +3,17 @@ BPFTOOL ?= bpftool
 CLANG   ?= clang
 CC      ?= cc
 OUT     := build
+# BPF objects, skeletons and generated headers: the same for every build of the user side, so a
+# second build (OUT=build/x BIN=build/x/bpfprof GEN=build) shares them.
+GEN     := $(OUT)
+BIN     := bpfprof
 
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 VMLINUX_DIR := vmlinux/$(ARCH)
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
-BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(OUT)/%.bpf.o,$(BPF_SRCS))
-SKELS     := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
+BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(GEN)/%.bpf.o,$(BPF_SRCS))
+SKELS     := $(patsubst bpf/%.bpf.c,$(GEN)/%.skel.h,$(BPF_SRCS))
 # user/main.c and one folder per responsibility (README: Layout); objects mirror it in build/obj.
 USER_SRCS := $(wildcard user/*.c user/*/*.c)
 USER_HDRS := $(wildcard user/*/*.h)
@@ -26,9 +30,12 @@ WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(filter-out 
 		 $(patsubst tests/workloads/%.c,$(OUT)/workloads/%.so,$(WORKLOAD_LIB_SRCS)) \
 		 $(patsubst tests/workloads/%.cc,$(OUT)/workloads/%,$(wildcard tests/workloads/*.cc))
 
+# CFLAGS is the user's (make CFLAGS=-O0, or -fsanitize=...): a command-line CFLAGS replaces
+# every assignment to it here, += included, so what the build needs lives apart from it.
 CFLAGS  ?= -O2 -g
-CFLAGS  += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
-	   -D_GNU_SOURCE -Iinclude -Iuser -I$(OUT)
+override CPPFLAGS += -D_GNU_SOURCE -Iinclude -Iuser -I$(GEN)
+override WARNINGS := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
+COMPILE  = $(CC) $(CPPFLAGS) $(WARNINGS) $(CFLAGS)
 LDLIBS  := -lbpf -ldw -lelf -lz -ldl -lm -lpthread
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(VMLINUX_DIR) -Iinclude -Ibpf \
 	      -Wall -Wno-unused-function -Wno-compare-distinct-pointer-types
@@ -36,33 +43,33 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(VMLINUX_DIR) -Iincl
 .PHONY: all clean deps test unit integration demo bench workloads
 # Keep generated skeletons and BPF objects: they are intermediate files to make, not to us.
 .SECONDARY:
-all: bpfprof
+all: $(BIN)
 
-bpfprof: $(USER_OBJS)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+$(BIN): $(USER_OBJS)
+	$(COMPILE) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
-$(OUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.bpf.h) $(wildcard include/*.h) $(VMLINUX_DIR)/vmlinux.h
+$(GEN)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.bpf.h) $(wildcard include/*.h) $(VMLINUX_DIR)/vmlinux.h
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(OUT)/%.skel.h: $(OUT)/%.bpf.o
+$(GEN)/%.skel.h: $(GEN)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
 # Syscall numbers by name for the build's architecture (user/probe/: syscalls:sys_enter_* on one
 # raw tracepoint): the kernel has no run-time name -> number map.
-$(OUT)/syscall_nrs.h:
+$(GEN)/syscall_nrs.h:
 	@mkdir -p $(@D)
 	echo '#include <asm/unistd.h>' | $(CC) -dM -E - | \
 		sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9]*\)$$/SYSCALL(\1, \2)/p' | sort > $@.tmp && mv $@.tmp $@
 
 # Every user object may include any skeleton or shared header; rebuilding all of them is cheap.
-$(OUT)/obj/%.o: user/%.c $(USER_HDRS) $(wildcard include/*.h) $(SKELS) $(OUT)/syscall_nrs.h
+$(OUT)/obj/%.o: user/%.c $(USER_HDRS) $(wildcard include/*.h) $(SKELS) $(GEN)/syscall_nrs.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(COMPILE) -c $< -o $@
 
 $(OUT)/tests/%: tests/unit/%.c tests/unit/test.h $(LIB_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(LDLIBS)
+	$(COMPILE) -Itests/unit -o $@ $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS)
 
 # Workloads keep frame pointers and are not optimised (gcc 12 drops the frame of a leaf such as
 # spin() at -O1 whatever the flags), so their call structure is the one in the source: tests assert
@@ -88,7 +95,7 @@ workloads: $(WORKLOAD_BINS)
 BENCH_TOOLS := $(patsubst bench/%.c,$(OUT)/bench/%,$(wildcard bench/*.c))
 $(OUT)/bench/%: bench/%.c $(LIB_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS)
+	$(COMPILE) -o $@ $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS)
 
 unit: $(UNIT_BINS)
 	tests/run.sh unit
