@@ -3,6 +3,7 @@
  * cases, .debug_frame and separate debug files, corrupt and stripped input, process mappings,
  * memory-bounded eviction, and a walk of this test's own stack through libc (built without frame
  * pointers) with the rules the BPF unwinder applies. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -362,6 +363,13 @@ static int file_key(const char *path, __u64 *dev, __u64 *ino)
 	return 0;
 }
 
+/* libc's own qsort: a sanitizer build (make asan) interposes a qsort of its own in the
+ * executable, so &qsort would be this test's file, not libc. */
+static void *libc_qsort(void)
+{
+	return dlsym(RTLD_NEXT, "qsort");
+}
+
 /* Path of the mapped file containing addr, from /proc/self/maps. */
 static int mapped_path(const void *addr, char *out, size_t size)
 {
@@ -392,7 +400,7 @@ static void test_process_mappings(void)
 	const struct unw_proc *p;
 	const struct unw_mapping *m = NULL;
 	char libc[4096];
-	__u64 dev = 0, ino = 0, addr = (uintptr_t)&qsort;
+	__u64 dev = 0, ino = 0, addr = (uintptr_t)libc_qsort();
 	int id;
 
 	CHECK(sc && u);
@@ -407,7 +415,7 @@ static void test_process_mappings(void)
 			m = &p->maps[i];
 	}
 	/* qsort's mapping is libc's, its table is libc's, and the bias gives qsort's file offset */
-	CHECK_INT(mapped_path(&qsort, libc, sizeof(libc)), 0);
+	CHECK_INT(mapped_path(libc_qsort(), libc, sizeof(libc)), 0);
 	CHECK_INT(file_key(libc, &dev, &ino), 0);
 	id = unwinder__table_of(u, dev, ino);
 	CHECK(id >= 0);
@@ -435,7 +443,7 @@ static void test_eviction(void)
 	int id_libc, id_self;
 	const struct unw_table *t;
 
-	CHECK_INT(mapped_path(&qsort, libc, sizeof(libc)), 0);
+	CHECK_INT(mapped_path(libc_qsort(), libc, sizeof(libc)), 0);
 	CHECK_INT(mapped_path((void *)&test_eviction, self, sizeof(self)), 0);
 	CHECK_INT(cfi_build_file(libc, -1, NULL, &r, why, sizeof(why)), 0);
 	nr_libc = r.nr;
