@@ -3,9 +3,10 @@ BPFTOOL ?= bpftool
 CLANG   ?= clang
 CC      ?= cc
 OUT     := build
-# BPF objects, skeletons and generated headers: the same for every build of the user side, so a
-# second build (OUT=build/x BIN=build/x/bpfprof GEN=build) shares them.
+# BPF objects, skeletons and generated headers: the same for every build of the user side (the
+# sanitizer build in build/asan/ reads the normal build's).
 GEN     := $(OUT)
+# The binary: ./bpfprof, or build/asan/bpfprof for the sanitizer build.
 BIN     := bpfprof
 
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
@@ -35,12 +36,14 @@ WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(filter-out 
 CFLAGS  ?= -O2 -g
 override CPPFLAGS += -D_GNU_SOURCE -Iinclude -Iuser -I$(GEN)
 override WARNINGS := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
-COMPILE  = $(CC) $(CPPFLAGS) $(WARNINGS) $(CFLAGS)
+# Set by the sanitizer build (make asan) for compiling and linking alike.
+SAN_FLAGS :=
+COMPILE  = $(CC) $(CPPFLAGS) $(WARNINGS) $(SAN_FLAGS) $(CFLAGS)
 LDLIBS  := -lbpf -ldw -lelf -lz -ldl -lm -lpthread
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(VMLINUX_DIR) -Iinclude -Ibpf \
 	      -Wall -Wno-unused-function -Wno-compare-distinct-pointer-types
 
-.PHONY: all clean deps test unit integration demo bench workloads
+.PHONY: all clean deps test unit integration demo bench workloads asan asan-build programs
 # Keep generated skeletons and BPF objects: they are intermediate files to make, not to us.
 .SECONDARY:
 all: $(BIN)
@@ -100,11 +103,27 @@ $(OUT)/bench/%: bench/%.c $(LIB_OBJS)
 unit: $(UNIT_BINS)
 	tests/run.sh unit
 
+# The sanitizer build: clang's ASan and UBSan (compiler-rt) over the same sources and unit tests,
+# in $(OUT)/asan/ so the normal build is untouched.  The BPF objects and skeletons are shared: they
+# are not code that runs here.  Any finding aborts the program (-fno-sanitize-recover), and
+# tests/asan/run.sh turns that into a failed test.
+ASAN_OUT   := $(OUT)/asan
+ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g
+asan-build: $(SKELS) $(GEN)/syscall_nrs.h
+	+$(MAKE) --no-print-directory OUT=$(ASAN_OUT) GEN=$(GEN) BIN=$(ASAN_OUT)/bpfprof \
+		CC=$(CLANG) SAN_FLAGS='$(ASAN_FLAGS)' programs
+
+# The binary and the unit tests (what the sanitizer build makes).
+programs: $(BIN) $(UNIT_BINS)
+
+asan: asan-build $(WORKLOAD_BINS)
+	tests/run.sh asan
+
 integration: bpfprof $(WORKLOAD_BINS)
 	tests/run.sh integration
 
 test: deps
-	$(MAKE) --no-print-directory bpfprof $(UNIT_BINS) $(WORKLOAD_BINS)
+	$(MAKE) --no-print-directory bpfprof $(UNIT_BINS) $(WORKLOAD_BINS) asan-build
 	tests/run.sh all
 
 # Installs only what is missing; prints nothing to do when everything is there.
