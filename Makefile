@@ -43,7 +43,7 @@ LDLIBS  := -lbpf -ldw -lelf -lz -ldl -lm -lpthread
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(VMLINUX_DIR) -Iinclude -Ibpf \
 	      -Wall -Wno-unused-function -Wno-compare-distinct-pointer-types
 
-.PHONY: all clean deps test unit integration demo bench workloads asan asan-build programs
+.PHONY: all clean deps test unit integration demo bench workloads asan asan-build fuzz fuzz-build programs
 # Keep generated skeletons and BPF objects: they are intermediate files to make, not to us.
 .SECONDARY:
 all: $(BIN)
@@ -119,11 +119,35 @@ programs: $(BIN) $(UNIT_BINS)
 asan: asan-build $(WORKLOAD_BINS)
 	tests/run.sh asan
 
+# libFuzzer harnesses (tests/fuzz/fuzz_NAME.c) over the parsers of files other users write.  Only
+# the parsers and what they call are built with coverage, so the fuzzer steers by their branches.
+FUZZ_SRCS     := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS     := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
+FUZZ_LIB_SRCS := user/sym/perfmap.c user/sym/ksyms.c user/sym/elf_syms.c user/sym/debuginfo.c \
+		 user/unwind/cfi.c user/core/common.c
+FUZZ_LIB_OBJS := $(patsubst user/%.c,$(OUT)/fuzz/obj/%.o,$(FUZZ_LIB_SRCS))
+# Per harness, for make fuzz; make test runs each for a few seconds.
+FUZZ_SECONDS  ?= 60
+
+$(OUT)/fuzz/obj/%.o: user/%.c $(USER_HDRS) $(wildcard include/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) $(CPPFLAGS) $(WARNINGS) $(ASAN_FLAGS) -fsanitize=fuzzer-no-link $(CFLAGS) -c $< -o $@
+
+$(OUT)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(FUZZ_LIB_OBJS)
+	@mkdir -p $(@D)
+	$(CLANG) $(CPPFLAGS) $(WARNINGS) $(ASAN_FLAGS) -fsanitize=fuzzer $(CFLAGS) -o $@ $< \
+		$(FUZZ_LIB_OBJS) $(LDFLAGS) $(LDLIBS)
+
+fuzz-build: $(FUZZ_BINS)
+
+fuzz: fuzz-build
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/run.sh fuzz
+
 integration: bpfprof $(WORKLOAD_BINS)
 	tests/run.sh integration
 
 test: deps
-	$(MAKE) --no-print-directory bpfprof $(UNIT_BINS) $(WORKLOAD_BINS) asan-build
+	$(MAKE) --no-print-directory bpfprof $(UNIT_BINS) $(WORKLOAD_BINS) asan-build fuzz-build
 	tests/run.sh all
 
 # Installs only what is missing; prints nothing to do when everything is there.

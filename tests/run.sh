@@ -1,6 +1,6 @@
 #!/bin/bash
-# Runs unit test programs, integration scripts and the sanitizer build's runs, and prints one
-# total line.  tests/run.sh [unit|integration|asan|all] (default all).
+# Runs unit test programs, integration scripts, the sanitizer build's runs and the fuzzers, and
+# prints one total line.  tests/run.sh [unit|integration|asan|fuzz|all] (default all).
 # Every test prints "ok - NAME", "not ok - NAME" or "skip - NAME: REASON".
 set -u
 cd "$(dirname "$0")/.."
@@ -22,9 +22,12 @@ fi
 if [ "$what" = integration ] || [ "$what" = all ]; then
 	for t in tests/integration/test_*.sh; do [ -f "$t" ] && run bash "$t"; done
 fi
-# make asan-build (make test builds it).
+# make asan-build and make fuzz-build (make test builds both).
 if [ "$what" = asan ] || [ "$what" = all ]; then
 	run bash tests/asan/run.sh
+fi
+if [ "$what" = fuzz ] || [ "$what" = all ]; then
+	run bash tests/fuzz/run.sh
 fi
 passed=$(grep -c '^ok ' "$log")
 failed=$(grep -c '^not ok ' "$log")
