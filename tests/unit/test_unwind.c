@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <gelf.h>
@@ -350,6 +351,69 @@ static void test_bad_input(void)
 	CHECK(strstr(why, "cannot open") != NULL);
 }
 
+/* CFI written to exhaust its reader: libdw sizes its register array by the highest register
+ * number (2 GB for this one, cleared) and copies it at each remembered state.  Such FDEs are
+ * unsupported; the others in the file still unwind, and memory stays flat. */
+static void test_hostile_cfi(void)
+{
+	static const char src[] =
+		"	.text\n"
+		"	.globl f_ok, f_bigreg, f_deep\n"
+		"	.type f_ok,@function\n"
+		"	.type f_bigreg,@function\n"
+		"	.type f_deep,@function\n"
+		"f_ok:\n"
+		"	.cfi_startproc\n"
+		"	push %rbp\n"
+		"	.cfi_def_cfa_offset 16\n"
+		"	.cfi_offset %rbp, -16\n"
+		"	pop %rbp\n"
+		"	.cfi_def_cfa_offset 8\n"
+		"	ret\n"
+		"	.cfi_endproc\n"
+		"f_bigreg:\n"
+		"	.cfi_startproc\n"
+		"	push %rbp\n"
+		"	.cfi_def_cfa_offset 16\n"
+		"	.cfi_offset 89478485, -16\n"
+		"	pop %rbp\n"
+		"	.cfi_def_cfa_offset 8\n"
+		"	ret\n"
+		"	.cfi_endproc\n"
+		"f_deep:\n"
+		"	.cfi_startproc\n"
+		"	.rept 100\n"
+		"	.cfi_remember_state\n"
+		"	.endr\n"
+		"	ret\n"
+		"	.cfi_endproc\n";
+	const char *asm_path = path_in_dir("hostile.s"), *so = path_in_dir("hostile.so");
+	struct rusage before, after;
+	struct cfi_rows r;
+	char why[256];
+	FILE *f;
+
+	if (!have_cc)
+		SKIP("no C compiler to build the fixture");
+	f = fopen(asm_path, "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fputs(src, f);
+	fclose(f);
+	CHECK_INT(sh("cc -shared -nostdlib -o %s %s 2>&1", so, asm_path), 0);
+	getrusage(RUSAGE_SELF, &before);
+	CHECK_INT(cfi_build_file(so, -1, NULL, &r, why, sizeof(why)), 0);
+	getrusage(RUSAGE_SELF, &after);
+	CHECK(after.ru_maxrss - before.ru_maxrss < 64 * 1024); /* KB */
+	CHECK_INT(r.fdes, 3);
+	CHECK_INT(r.unsupported, 2);
+	CHECK_STR(rule_at(&r, sym(so, "f_ok") + 1), "cfa=sp+16 fp=cfa-16");
+	CHECK_STR(rule_at(&r, sym(so, "f_bigreg") + 1), "unsupported");
+	CHECK_STR(rule_at(&r, sym(so, "f_deep")), "unsupported");
+	cfi_rows_free(&r);
+}
+
 /* ---- the test process itself ---- */
 
 static int file_key(const char *path, __u64 *dev, __u64 *ino)
@@ -674,6 +738,7 @@ int main(void)
 	RUN(test_plt);
 	RUN(test_debug_frame);
 	RUN(test_bad_input);
+	RUN(test_hostile_cfi);
 	RUN(test_process_mappings);
 	RUN(test_eviction);
 	RUN(test_walk_through_libc);
