@@ -3,13 +3,18 @@ BPFTOOL ?= bpftool
 CLANG   ?= clang
 CC      ?= cc
 OUT     := build
+# BPF objects, skeletons and generated headers: the same for every build of the user side (the
+# sanitizer build in build/asan/ reads the normal build's).
+GEN     := $(OUT)
+# The binary: ./bpfprof, or build/asan/bpfprof for the sanitizer build.
+BIN     := bpfprof
 
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 VMLINUX_DIR := vmlinux/$(ARCH)
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
-BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(OUT)/%.bpf.o,$(BPF_SRCS))
-SKELS     := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
+BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(GEN)/%.bpf.o,$(BPF_SRCS))
+SKELS     := $(patsubst bpf/%.bpf.c,$(GEN)/%.skel.h,$(BPF_SRCS))
 # user/main.c and one folder per responsibility (README: Layout); objects mirror it in build/obj.
 USER_SRCS := $(wildcard user/*.c user/*/*.c)
 USER_HDRS := $(wildcard user/*/*.h)
@@ -26,43 +31,48 @@ WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(OUT)/workloads/%,$(filter-out 
 		 $(patsubst tests/workloads/%.c,$(OUT)/workloads/%.so,$(WORKLOAD_LIB_SRCS)) \
 		 $(patsubst tests/workloads/%.cc,$(OUT)/workloads/%,$(wildcard tests/workloads/*.cc))
 
+# CFLAGS is the user's (make CFLAGS=-O0, or -fsanitize=...): a command-line CFLAGS replaces
+# every assignment to it here, += included, so what the build needs lives apart from it.
 CFLAGS  ?= -O2 -g
-CFLAGS  += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
-	   -D_GNU_SOURCE -Iinclude -Iuser -I$(OUT)
+override CPPFLAGS += -D_GNU_SOURCE -Iinclude -Iuser -I$(GEN)
+override WARNINGS := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
+# Set by the sanitizer build (make asan) for compiling and linking alike.
+SAN_FLAGS :=
+COMPILE  = $(CC) $(CPPFLAGS) $(WARNINGS) $(SAN_FLAGS) $(CFLAGS)
 LDLIBS  := -lbpf -ldw -lelf -lz -ldl -lm -lpthread
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(VMLINUX_DIR) -Iinclude -Ibpf \
 	      -Wall -Wno-unused-function -Wno-compare-distinct-pointer-types
 
-.PHONY: all clean deps test unit integration demo bench workloads
+.PHONY: all clean deps test unit integration demo bench workloads asan asan-build fuzz fuzz-build programs
 # Keep generated skeletons and BPF objects: they are intermediate files to make, not to us.
 .SECONDARY:
-all: bpfprof
+all: $(BIN)
 
-bpfprof: $(USER_OBJS)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+$(BIN): $(USER_OBJS)
+	$(COMPILE) -o $@ $^ $(LDFLAGS) $(LDLIBS)
 
-$(OUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.bpf.h) $(wildcard include/*.h) $(VMLINUX_DIR)/vmlinux.h
+$(GEN)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.bpf.h) $(wildcard include/*.h) $(VMLINUX_DIR)/vmlinux.h
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(OUT)/%.skel.h: $(OUT)/%.bpf.o
+$(GEN)/%.skel.h: $(GEN)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
 # Syscall numbers by name for the build's architecture (user/probe/: syscalls:sys_enter_* on one
 # raw tracepoint): the kernel has no run-time name -> number map.
-$(OUT)/syscall_nrs.h:
+$(GEN)/syscall_nrs.h:
 	@mkdir -p $(@D)
 	echo '#include <asm/unistd.h>' | $(CC) -dM -E - | \
 		sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9]*\)$$/SYSCALL(\1, \2)/p' | sort > $@.tmp && mv $@.tmp $@
 
 # Every user object may include any skeleton or shared header; rebuilding all of them is cheap.
-$(OUT)/obj/%.o: user/%.c $(USER_HDRS) $(wildcard include/*.h) $(SKELS) $(OUT)/syscall_nrs.h
+$(OUT)/obj/%.o: user/%.c $(USER_HDRS) $(wildcard include/*.h) $(SKELS) $(GEN)/syscall_nrs.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(COMPILE) -c $< -o $@
 
 $(OUT)/tests/%: tests/unit/%.c tests/unit/test.h $(LIB_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itests/unit -o $@ $< $(LIB_OBJS) $(LDLIBS)
+	$(COMPILE) -Itests/unit -o $@ $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS)
 
 # Workloads keep frame pointers and are not optimised (gcc 12 drops the frame of a leaf such as
 # spin() at -O1 whatever the flags), so their call structure is the one in the source: tests assert
@@ -88,16 +98,56 @@ workloads: $(WORKLOAD_BINS)
 BENCH_TOOLS := $(patsubst bench/%.c,$(OUT)/bench/%,$(wildcard bench/*.c))
 $(OUT)/bench/%: bench/%.c $(LIB_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS)
+	$(COMPILE) -o $@ $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS)
 
 unit: $(UNIT_BINS)
 	tests/run.sh unit
+
+# The sanitizer build: clang's ASan and UBSan (compiler-rt) over the same sources and unit tests,
+# in $(OUT)/asan/ so the normal build is untouched.  The BPF objects and skeletons are shared: they
+# are not code that runs here.  Any finding aborts the program (-fno-sanitize-recover), and
+# tests/asan/run.sh turns that into a failed test.
+ASAN_OUT   := $(OUT)/asan
+ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g
+asan-build: $(SKELS) $(GEN)/syscall_nrs.h
+	+$(MAKE) --no-print-directory OUT=$(ASAN_OUT) GEN=$(GEN) BIN=$(ASAN_OUT)/bpfprof \
+		CC=$(CLANG) SAN_FLAGS='$(ASAN_FLAGS)' programs
+
+# The binary and the unit tests (what the sanitizer build makes).
+programs: $(BIN) $(UNIT_BINS)
+
+asan: asan-build $(WORKLOAD_BINS)
+	tests/run.sh asan
+
+# libFuzzer harnesses (tests/fuzz/fuzz_NAME.c) over the parsers of files other users write.  Only
+# the parsers and what they call are built with coverage, so the fuzzer steers by their branches.
+FUZZ_SRCS     := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS     := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
+FUZZ_LIB_SRCS := user/sym/perfmap.c user/sym/ksyms.c user/sym/elf_syms.c user/sym/debuginfo.c \
+		 user/unwind/cfi.c user/core/common.c
+FUZZ_LIB_OBJS := $(patsubst user/%.c,$(OUT)/fuzz/obj/%.o,$(FUZZ_LIB_SRCS))
+# Per harness, for make fuzz; make test runs each for a few seconds.
+FUZZ_SECONDS  ?= 60
+
+$(OUT)/fuzz/obj/%.o: user/%.c $(USER_HDRS) $(wildcard include/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) $(CPPFLAGS) $(WARNINGS) $(ASAN_FLAGS) -fsanitize=fuzzer-no-link $(CFLAGS) -c $< -o $@
+
+$(OUT)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(FUZZ_LIB_OBJS)
+	@mkdir -p $(@D)
+	$(CLANG) $(CPPFLAGS) $(WARNINGS) $(ASAN_FLAGS) -fsanitize=fuzzer $(CFLAGS) -o $@ $< \
+		$(FUZZ_LIB_OBJS) $(LDFLAGS) $(LDLIBS)
+
+fuzz-build: $(FUZZ_BINS)
+
+fuzz: fuzz-build
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/run.sh fuzz
 
 integration: bpfprof $(WORKLOAD_BINS)
 	tests/run.sh integration
 
 test: deps
-	$(MAKE) --no-print-directory bpfprof $(UNIT_BINS) $(WORKLOAD_BINS)
+	$(MAKE) --no-print-directory bpfprof $(UNIT_BINS) $(WORKLOAD_BINS) asan-build fuzz-build
 	tests/run.sh all
 
 # Installs only what is missing; prints nothing to do when everything is there.

@@ -1,5 +1,6 @@
 #!/bin/bash
-# Runs unit test programs and integration scripts, and prints one total line.
+# Runs unit test programs, integration scripts, the sanitizer build's runs and the fuzzers, and
+# prints one total line.  tests/run.sh [unit|integration|asan|fuzz|all] (default all).
 # Every test prints "ok - NAME", "not ok - NAME" or "skip - NAME: REASON".
 set -u
 cd "$(dirname "$0")/.."
@@ -20,6 +21,13 @@ if [ "$what" = unit ] || [ "$what" = all ]; then
 fi
 if [ "$what" = integration ] || [ "$what" = all ]; then
 	for t in tests/integration/test_*.sh; do [ -f "$t" ] && run bash "$t"; done
+fi
+# make asan-build and make fuzz-build (make test builds both).
+if [ "$what" = asan ] || [ "$what" = all ]; then
+	run bash tests/asan/run.sh
+fi
+if [ "$what" = fuzz ] || [ "$what" = all ]; then
+	run bash tests/fuzz/run.sh
 fi
 passed=$(grep -c '^ok ' "$log")
 failed=$(grep -c '^not ok ' "$log")

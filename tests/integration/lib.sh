@@ -1,7 +1,8 @@
 # Shared helpers for integration tests: real BPF, real workloads, assertions on bpfprof's output.
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-BPFPROF=$ROOT/bpfprof
+# BPFPROF=build/asan/bpfprof runs the tests against the sanitizer build.
+BPFPROF=$(realpath -m "${BPFPROF:-$ROOT/bpfprof}")
 WL=$ROOT/build/workloads
 TMP=$(mktemp -d /tmp/bpfprof-test.XXXXXX)
 trap 'rm -rf "$TMP"; kill $(jobs -p) 2>/dev/null' EXIT

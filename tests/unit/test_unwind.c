@@ -3,12 +3,14 @@
  * cases, .debug_frame and separate debug files, corrupt and stripped input, process mappings,
  * memory-bounded eviction, and a walk of this test's own stack through libc (built without frame
  * pointers) with the rules the BPF unwinder applies. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <gelf.h>
@@ -349,6 +351,69 @@ static void test_bad_input(void)
 	CHECK(strstr(why, "cannot open") != NULL);
 }
 
+/* CFI written to exhaust its reader: libdw sizes its register array by the highest register
+ * number (2 GB for this one, cleared) and copies it at each remembered state.  Such FDEs are
+ * unsupported; the others in the file still unwind, and memory stays flat. */
+static void test_hostile_cfi(void)
+{
+	static const char src[] =
+		"	.text\n"
+		"	.globl f_ok, f_bigreg, f_deep\n"
+		"	.type f_ok,@function\n"
+		"	.type f_bigreg,@function\n"
+		"	.type f_deep,@function\n"
+		"f_ok:\n"
+		"	.cfi_startproc\n"
+		"	push %rbp\n"
+		"	.cfi_def_cfa_offset 16\n"
+		"	.cfi_offset %rbp, -16\n"
+		"	pop %rbp\n"
+		"	.cfi_def_cfa_offset 8\n"
+		"	ret\n"
+		"	.cfi_endproc\n"
+		"f_bigreg:\n"
+		"	.cfi_startproc\n"
+		"	push %rbp\n"
+		"	.cfi_def_cfa_offset 16\n"
+		"	.cfi_offset 89478485, -16\n"
+		"	pop %rbp\n"
+		"	.cfi_def_cfa_offset 8\n"
+		"	ret\n"
+		"	.cfi_endproc\n"
+		"f_deep:\n"
+		"	.cfi_startproc\n"
+		"	.rept 100\n"
+		"	.cfi_remember_state\n"
+		"	.endr\n"
+		"	ret\n"
+		"	.cfi_endproc\n";
+	const char *asm_path = path_in_dir("hostile.s"), *so = path_in_dir("hostile.so");
+	struct rusage before, after;
+	struct cfi_rows r;
+	char why[256];
+	FILE *f;
+
+	if (!have_cc)
+		SKIP("no C compiler to build the fixture");
+	f = fopen(asm_path, "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fputs(src, f);
+	fclose(f);
+	CHECK_INT(sh("cc -shared -nostdlib -o %s %s 2>&1", so, asm_path), 0);
+	getrusage(RUSAGE_SELF, &before);
+	CHECK_INT(cfi_build_file(so, -1, NULL, &r, why, sizeof(why)), 0);
+	getrusage(RUSAGE_SELF, &after);
+	CHECK(after.ru_maxrss - before.ru_maxrss < 64 * 1024); /* KB */
+	CHECK_INT(r.fdes, 3);
+	CHECK_INT(r.unsupported, 2);
+	CHECK_STR(rule_at(&r, sym(so, "f_ok") + 1), "cfa=sp+16 fp=cfa-16");
+	CHECK_STR(rule_at(&r, sym(so, "f_bigreg") + 1), "unsupported");
+	CHECK_STR(rule_at(&r, sym(so, "f_deep")), "unsupported");
+	cfi_rows_free(&r);
+}
+
 /* ---- the test process itself ---- */
 
 static int file_key(const char *path, __u64 *dev, __u64 *ino)
@@ -360,6 +425,13 @@ static int file_key(const char *path, __u64 *dev, __u64 *ino)
 	*dev = st.st_dev;
 	*ino = st.st_ino;
 	return 0;
+}
+
+/* libc's own qsort: a sanitizer build (make asan) interposes a qsort of its own in the
+ * executable, so &qsort would be this test's file, not libc. */
+static void *libc_qsort(void)
+{
+	return dlsym(RTLD_NEXT, "qsort");
 }
 
 /* Path of the mapped file containing addr, from /proc/self/maps. */
@@ -392,7 +464,7 @@ static void test_process_mappings(void)
 	const struct unw_proc *p;
 	const struct unw_mapping *m = NULL;
 	char libc[4096];
-	__u64 dev = 0, ino = 0, addr = (uintptr_t)&qsort;
+	__u64 dev = 0, ino = 0, addr = (uintptr_t)libc_qsort();
 	int id;
 
 	CHECK(sc && u);
@@ -407,7 +479,7 @@ static void test_process_mappings(void)
 			m = &p->maps[i];
 	}
 	/* qsort's mapping is libc's, its table is libc's, and the bias gives qsort's file offset */
-	CHECK_INT(mapped_path(&qsort, libc, sizeof(libc)), 0);
+	CHECK_INT(mapped_path(libc_qsort(), libc, sizeof(libc)), 0);
 	CHECK_INT(file_key(libc, &dev, &ino), 0);
 	id = unwinder__table_of(u, dev, ino);
 	CHECK(id >= 0);
@@ -435,7 +507,7 @@ static void test_eviction(void)
 	int id_libc, id_self;
 	const struct unw_table *t;
 
-	CHECK_INT(mapped_path(&qsort, libc, sizeof(libc)), 0);
+	CHECK_INT(mapped_path(libc_qsort(), libc, sizeof(libc)), 0);
 	CHECK_INT(mapped_path((void *)&test_eviction, self, sizeof(self)), 0);
 	CHECK_INT(cfi_build_file(libc, -1, NULL, &r, why, sizeof(why)), 0);
 	nr_libc = r.nr;
@@ -666,6 +738,7 @@ int main(void)
 	RUN(test_plt);
 	RUN(test_debug_frame);
 	RUN(test_bad_input);
+	RUN(test_hostile_cfi);
 	RUN(test_process_mappings);
 	RUN(test_eviction);
 	RUN(test_walk_through_libc);

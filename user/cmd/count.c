@@ -191,7 +191,8 @@ static int print_per_process(FILE *out, struct count_bpf *skel, const struct pro
 		key = next;
 		prev = &key;
 	}
-	qsort(rows, n, sizeof(*rows), by_proc_count);
+	if (n) /* no row, no array: qsort may not be given NULL */
+		qsort(rows, n, sizeof(*rows), by_proc_count);
 	fprintf(out, "\nper process (top %llu of %zu):\n%8s  %-16s %15s  %s\n",
 		(unsigned long long)env.top, n, "PID", "COMM", "count", "event");
 	for (size_t i = 0; i < n && i < env.top; i++)

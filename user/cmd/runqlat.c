@@ -174,7 +174,8 @@ static int report_keyed(FILE *out, struct runqlat_bpf *skel, struct hashtab *pre
 		rows[nr].comm[RUNQLAT_COMM_LEN - 1] = '\0';
 		nr++;
 	}
-	qsort(rows, nr, sizeof(*rows), cmp_keyed);
+	if (nr) /* no row, no array: qsort may not be given NULL */
+		qsort(rows, nr, sizeof(*rows), cmp_keyed);
 	for (size_t i = 0; i < nr && !err; i++) {
 		fprintf(out, "\n%s = %u %s\n", key_name(), rows[i].key, rows[i].comm);
 		err = print_hist(out, &rows[i].delta);

@@ -95,7 +95,9 @@ static int qsort_cmp(const void *a, const void *b)
 void sched_rows_sort(struct sched_row *rows, size_t n, enum sched_sort_key key)
 {
 	sort_key = key;
-	qsort(rows, n, sizeof(*rows), qsort_cmp);
+	/* an empty table may have no array (NULL), which qsort may not be given */
+	if (n)
+		qsort(rows, n, sizeof(*rows), qsort_cmp);
 }
 
 static int cmp_comm(const void *a, const void *b)

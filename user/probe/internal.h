@@ -16,6 +16,8 @@ struct names {
 	size_t n, cap;
 };
 int names_add(struct names *ns, const char *s);
+/* Sorts the names (str_cmp order). */
+void names_sort(struct names *ns);
 void names_free(struct names *ns);
 /* qsort comparator for char *. */
 int str_cmp(const void *a, const void *b);

@@ -131,7 +131,7 @@ static int list_dirs(const char *dir, struct names *out)
 	}
 	closedir(d);
 	if (!err)
-		qsort(out->v, out->n, sizeof(*out->v), str_cmp);
+		names_sort(out);
 	return err;
 }
 
@@ -571,7 +571,7 @@ static int resolve_ufile(const struct probe_spec *spec, pid_t pid, char *path, s
 	if (pid > 0) {
 		err = maps_lookup(pid, spec->target, path, size, &names);
 		if (err == -ENOENT) {
-			qsort(names.v, names.n, sizeof(*names.v), str_cmp);
+			names_sort(&names);
 			snprintf(msg, sizeof(msg), "library '%s' is not mapped by pid %d", spec->target,
 				 pid);
 			err_with_near(msg, spec->target, (const char *const *)names.v, names.n);

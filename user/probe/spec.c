@@ -232,6 +232,13 @@ int names_add(struct names *ns, const char *s)
 	return ns->v[ns->n] ? (ns->n++, 0) : -ENOMEM;
 }
 
+void names_sort(struct names *ns)
+{
+	/* an empty list has no array yet, and qsort may not be given NULL */
+	if (ns->n)
+		qsort(ns->v, ns->n, sizeof(*ns->v), str_cmp);
+}
+
 void names_free(struct names *ns)
 {
 	for (size_t i = 0; i < ns->n; i++)

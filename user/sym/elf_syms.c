@@ -289,7 +289,9 @@ static int load_elf(struct elf_syms *es, Elf *elf, const char *path, uid_t owner
 	if (err < 0)
 		goto cleanup;
 	err = 0;
-	qsort(es->syms, es->nr_syms, sizeof(*es->syms), cmp_esym);
+	/* a file without function symbols leaves syms NULL, which qsort may not be given */
+	if (es->nr_syms)
+		qsort(es->syms, es->nr_syms, sizeof(*es->syms), cmp_esym);
 	es->nr_syms = dedupe(es->syms, es->nr_syms);
 	compute_ends(es->syms, es->nr_syms);
 cleanup:

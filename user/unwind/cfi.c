@@ -42,6 +42,7 @@ struct builder {
 	size_t nr_spans, cap_spans, map_len;
 	size_t fdes, unsupported;
 	const volatile int *cancel;
+	Dwarf_Off bounded_cie; /* the last CIE whose initial instructions were found bounded, +1 */
 };
 
 static int read_exec_segments(Elf *elf, struct builder *b)
@@ -244,8 +245,9 @@ static int add_span(struct builder *b, __u64 lo, __u64 hi, const struct unw_row 
 	return 0;
 }
 
-/* Walks one FDE's rows: each dwarf_cfi_addrframe gives the rules at pc and the range they hold. */
-static int add_fde(struct builder *b, Dwarf_CFI *cfi, __u64 lo, __u64 hi)
+/* Walks one FDE's rows: each dwarf_cfi_addrframe gives the rules at pc and the range they hold.
+ * An FDE that libdw may not run (not runnable) is covered as unsupported. */
+static int add_fde(struct builder *b, Dwarf_CFI *cfi, __u64 lo, __u64 hi, bool runnable)
 {
 	__u64 pc = lo, olo, ohi, start, end;
 	struct unw_row rule;
@@ -259,7 +261,9 @@ static int add_fde(struct builder *b, Dwarf_CFI *cfi, __u64 lo, __u64 hi)
 		Dwarf_Frame *fr = NULL;
 		Dwarf_Addr s, e;
 
-		if (dwarf_cfi_addrframe(cfi, pc, &fr)) {
+		if (b->cancel && *b->cancel)
+			return -ECANCELED;
+		if (!runnable || dwarf_cfi_addrframe(cfi, pc, &fr)) {
 			/* libdw could not execute this FDE: cover the rest as unsupported */
 			set_unsupported(&rule);
 			b->unsupported++;
@@ -406,6 +410,118 @@ static int fde_encoding(const Dwarf_CIE *cie, int addr_size, __u8 *enc)
 	return 0;
 }
 
+/* libdw sizes a frame's register array by the highest register a CIE or FDE gives a rule to, and
+ * clears it (elfutils' enough_registers()): one crafted register number in a file costs up to
+ * 2 GB, at every row.  It also copies the array at each DW_CFA_remember_state.  So a program is
+ * handed to libdw only when its registers are below CFI_MAX_REGNO (x86-64's DWARF numbers end at
+ * 145, APX's r31) and at most CFI_MAX_REMEMBERED states are remembered at once (compilers nest
+ * one or two). */
+#define CFI_MAX_REGNO 256
+#define CFI_MAX_REMEMBERED 64
+
+/* Operands of the DW_CFA_* opcodes below 0x40 that libdw runs (libdw refuses the others). */
+static const struct cfa_operands {
+	__u8 known, reg, lebs, fixed, block;
+} cfa_ops[0x40] = {
+	[DW_CFA_nop] = { 1 },
+	[DW_CFA_set_loc] = { 1 }, /* an address in the FDE's encoding */
+	[DW_CFA_advance_loc1] = { 1, .fixed = 1 },
+	[DW_CFA_advance_loc2] = { 1, .fixed = 2 },
+	[DW_CFA_advance_loc4] = { 1, .fixed = 4 },
+	[DW_CFA_MIPS_advance_loc8] = { 1, .fixed = 8 },
+	[DW_CFA_offset_extended] = { 1, 1, 1 },
+	[DW_CFA_restore_extended] = { 1, 1 },
+	[DW_CFA_undefined] = { 1, 1 },
+	[DW_CFA_same_value] = { 1, 1 },
+	[DW_CFA_register] = { 1, 1, 1 },
+	[DW_CFA_remember_state] = { 1 },
+	[DW_CFA_restore_state] = { 1 },
+	[DW_CFA_def_cfa] = { 1, .lebs = 2 },
+	[DW_CFA_def_cfa_register] = { 1, .lebs = 1 },
+	[DW_CFA_def_cfa_offset] = { 1, .lebs = 1 },
+	[DW_CFA_def_cfa_expression] = { 1, .block = 1 },
+	[DW_CFA_expression] = { 1, 1, .block = 1 },
+	[DW_CFA_offset_extended_sf] = { 1, 1, 1 },
+	[DW_CFA_def_cfa_sf] = { 1, .lebs = 2 },
+	[DW_CFA_def_cfa_offset_sf] = { 1, .lebs = 1 },
+	[DW_CFA_val_offset] = { 1, 1, 1 },
+	[DW_CFA_val_offset_sf] = { 1, 1, 1 },
+	[DW_CFA_val_expression] = { 1, 1, .block = 1 },
+	[DW_CFA_GNU_window_save] = { 1 },
+	[DW_CFA_GNU_args_size] = { 1, .lebs = 1 },
+	[DW_CFA_GNU_negative_offset_extended] = { 1, 1, 1 },
+};
+
+/* Whether libdw may run the CFA program [p, end) within the bounds above.  enc is the FDE pointer
+ * encoding (DW_CFA_set_loc's operand).  Anything malformed is refused: libdw would refuse it too. */
+static bool program_bounded(const __u8 *p, const __u8 *end, __u8 enc, int addr_size)
+{
+	int remembered = 0;
+	__u64 v;
+
+	while (p < end) {
+		__u8 op = *p++;
+		const struct cfa_operands *o;
+
+		if (op >= 0x40) {
+			/* advance_loc and restore: the operand (a register below 64) is in op;
+			 * offset: and a ULEB128 */
+			if ((op & 0xc0) == DW_CFA_offset &&
+			    read_encoded(&p, end, DW_EH_PE_uleb128, 0, addr_size, &v))
+				return false;
+			continue;
+		}
+		o = &cfa_ops[op];
+		if (!o->known)
+			return false;
+		if (op == DW_CFA_set_loc && read_encoded(&p, end, enc & 0x0f, 0, addr_size, &v))
+			return false;
+		if (op == DW_CFA_remember_state && ++remembered > CFI_MAX_REMEMBERED)
+			return false;
+		if (op == DW_CFA_restore_state && remembered)
+			remembered--;
+		if (o->reg && (read_encoded(&p, end, DW_EH_PE_uleb128, 0, addr_size, &v) ||
+			       v >= CFI_MAX_REGNO))
+			return false;
+		for (int i = 0; i < o->lebs; i++)
+			if (read_encoded(&p, end, DW_EH_PE_uleb128, 0, addr_size, &v))
+				return false;
+		if (o->block && (read_encoded(&p, end, DW_EH_PE_uleb128, 0, addr_size, &v) ||
+				 v > (__u64)(end - p)))
+			return false;
+		if (end - p < o->fixed + (o->block ? (long)v : 0))
+			return false;
+		p += o->fixed + (o->block ? v : 0);
+	}
+	return true;
+}
+
+/* Whether libdw may run an FDE: its CIE's initial instructions and its own, which start after
+ * the address range p points past (and the augmentation data of a "z" CIE). */
+static bool fde_bounded(struct builder *b, const Dwarf_CFI_Entry *fde, const Dwarf_CFI_Entry *cie,
+			const __u8 *p, __u8 enc, int addr_size)
+{
+	const __u8 *end = fde->fde.end;
+	__u64 aug_len;
+
+	if (cie->cie.augmentation[0] == 'z') {
+		if (read_encoded(&p, end, DW_EH_PE_uleb128, 0, addr_size, &aug_len) ||
+		    aug_len > (__u64)(end - p))
+			return false;
+		p += aug_len;
+	}
+	if (!program_bounded(p, end, enc, addr_size))
+		return false;
+	/* FDEs come grouped by CIE: each CIE is read once in the common case */
+	if (b->bounded_cie == fde->fde.CIE_pointer + 1)
+		return true;
+	if (!program_bounded(cie->cie.initial_instructions, cie->cie.initial_instructions_end, enc,
+			     addr_size))
+		return false;
+	b->bounded_cie = fde->fde.CIE_pointer + 1;
+	return true;
+}
+
 static Elf_Scn *section_by_name(Elf *elf, const char *name, GElf_Shdr *sh)
 {
 	Elf_Scn *scn = NULL;
@@ -487,7 +603,8 @@ static int add_section(struct builder *b, Elf *elf, Elf_Scn *scn, const GElf_Shd
 		/* .debug_frame FDEs of functions the linker dropped keep address 0 */
 		if (!eh && lo == 0)
 			continue;
-		err = add_fde(b, cfi, lo, lo + len);
+		err = add_fde(b, cfi, lo, lo + len,
+			      fde_bounded(b, &entry, &cie_entry, p, enc, addr_size));
 		if (err)
 			return err;
 	}
@@ -627,6 +744,7 @@ static int try_section(struct builder *b, Elf *elf, bool eh, char *why, size_t s
 	 * (a compressed .debug_frame inflates: allow for it) */
 	builder_free(b);
 	b->fdes = b->unsupported = 0;
+	b->bounded_cie = 0;
 	err = builder_reserve(b, sh.sh_flags & SHF_COMPRESSED ? sh.sh_size * 16 : sh.sh_size);
 	if (err)
 		return err;
