@@ -289,8 +289,10 @@ static int drain_once(struct stack_run *s)
 	/* their samples were all taken before they exited, so before the flip: read now */
 	for (size_t i = 0; i < exits; i++)
 		syms_cache__forget(stack_resolver__syms(s->resolver), d->exited[i]);
-	memmove(d->exited, d->exited + exits, (d->nr_exited - exits) * sizeof(*d->exited));
-	d->nr_exited -= exits;
+	if (exits) {
+		memmove(d->exited, d->exited + exits, (d->nr_exited - exits) * sizeof(*d->exited));
+		d->nr_exited -= exits;
+	}
 	if (err)
 		p_err("cannot read the samples: %s", strerror(-err));
 	return err;
