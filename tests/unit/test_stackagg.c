@@ -2,6 +2,7 @@
  * table whose deletions let processes be forgotten. */
 #include <stdint.h>
 #include "core/hashtab.h"
+#include "out/folded.h"
 #include "sym/stackagg.h"
 #include "test.h"
 
@@ -54,12 +55,27 @@ static void test_agg_merges_by_command_and_stack(void)
 	CHECK_INT(n, 5);
 	CHECK_INT(out[0].value, 300);
 	CHECK_STR(out[0].comm, "ls");
-	CHECK_STR(out[0].frames[0].name, "main");
-	CHECK_STR(out[0].frames[1].module, "/usr/bin/ls");
+	CHECK_STR(stack_sample_frame(&out[0], 0)->name, "main");
+	CHECK_STR(stack_sample_frame(&out[0], 1)->module, "/usr/bin/ls");
+	CHECK(out[0].frames == NULL); /* ids into one table: no frame copied */
 	CHECK_INT(out[1].value, 7);
 	CHECK_STR(out[2].comm, "cc1");
 	CHECK_INT(out[3].value, 5); /* u1 twice: 1 + 4 */
 	CHECK_INT(out[4].value, 1);
+	/* the writers read frames through the ids */
+	{
+		struct folded_opts fo = {};
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+
+		CHECK_INT(folded_write(f, out, n, &fo), 0);
+		fclose(f);
+		CHECK(strstr(buf, "ls;main;work 300\n") != NULL);
+		CHECK(strstr(buf, "cc1;main;work 2\n") != NULL);
+		CHECK(strstr(buf, "ls;[ls] 6\n") != NULL);
+		free(buf);
+	}
 	stack_agg__free(a);
 }
 

@@ -340,7 +340,7 @@ static void profile_detach(struct runner *r)
 static void trim_event_frames(struct stack_sample *samples, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		samples[i].nr_frames = stack_frames_trim_bpf(samples[i].frames, samples[i].nr_frames);
+		stack_sample_trim_bpf(&samples[i]);
 }
 
 static int profile_collect(struct runner *r)

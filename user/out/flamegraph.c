@@ -219,12 +219,12 @@ static int sample_sequence(struct fg *g, size_t i, size_t *at)
 	err = ev ? push(g, at, intern(g, ev, strlen(ev), ""), KIND_SEPARATOR) : 0;
 	err = err ?: push(g, at, intern(g, s->comm, strnlen(s->comm, 16), ""), KIND_USER);
 	for (j = 0; !err && j < s->nr_frames; j++)
-		err = push_frame(g, at, &s->frames[j], false);
+		err = push_frame(g, at, stack_sample_frame(s, j), false);
 	if (err || !s->nr_waker_frames)
 		return err;
 	err = push(g, at, intern(g, "--", 2, ""), KIND_SEPARATOR);
 	for (j = s->nr_waker_frames; !err && j > 0; j--)
-		err = push_frame(g, at, &s->waker_frames[j - 1], true);
+		err = push_frame(g, at, stack_sample_waker_frame(s, j - 1), true);
 	return err ?: push(g, at, intern(g, s->waker_comm, strnlen(s->waker_comm, 16), ""),
 			   KIND_WAKER);
 }

@@ -102,12 +102,13 @@ static int fold_sample(struct stack_buf *b, const struct stack_sample *s,
 	err = o->event_root ? add_frame(b, o->event_root[s->event], "", false) : 0;
 	err = err ?: add_comm(b, s->comm, tid, o->event_root != NULL);
 	for (i = 0; !err && i < s->nr_frames; i++)
-		err = add_user_kernel_frame(b, &s->frames[i], o->annotate_kernel);
+		err = add_user_kernel_frame(b, stack_sample_frame(s, i), o->annotate_kernel);
 	if (!err && s->nr_waker_frames) {
 		/* BCC offwaketime's chain: the waker's stack hangs upside down above the sleeper's */
 		err = add_frame(b, "--", "", true);
 		for (i = s->nr_waker_frames; !err && i > 0; i--)
-			err = add_user_kernel_frame(b, &s->waker_frames[i - 1], o->annotate_kernel);
+			err = add_user_kernel_frame(b, stack_sample_waker_frame(s, i - 1),
+						    o->annotate_kernel);
 		err = err ?: add_comm(b, s->waker_comm, "", true);
 	}
 	return err ?: stack_buf_add(b, "", 1);

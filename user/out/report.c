@@ -167,7 +167,7 @@ static __u32 nr_frames(const struct stack_sample *s)
 
 static const struct frame *frame_at(const struct stack_sample *s, __u32 i)
 {
-	return s->nr_frames ? &s->frames[i] : &unknown_frame;
+	return s->nr_frames ? stack_sample_frame(s, i) : &unknown_frame;
 }
 
 static int index_sample(struct report *r, size_t i)
@@ -194,7 +194,7 @@ static int index_sample(struct report *r, size_t i)
 		return id;
 	r->wids[at++] = id;
 	for (j = s->nr_waker_frames; j > 0; j--) {
-		const struct frame *f = &s->waker_frames[j - 1];
+		const struct frame *f = stack_sample_waker_frame(s, j - 1);
 
 		id = entry_id(r, s->waker_comm, f, f->kernel ? 'k' : 'u', NULL, false);
 		if (id < 0)

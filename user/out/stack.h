@@ -28,7 +28,22 @@ struct stack_sample {
 	char waker_comm[16];
 	__u32 nr_waker_frames;
 	struct frame *waker_frames; /* outermost first, like frames */
+	/* Instead of frames and waker_frames (both NULL then), drained runs' samples name their
+	 * frames as ids in a shared table, 4 bytes a frame: read frames with stack_sample_frame()
+	 * and stack_sample_waker_frame(). */
+	const __u32 *frame_ids, *waker_frame_ids;
+	const struct frame *frame_table;
 };
+
+static inline const struct frame *stack_sample_frame(const struct stack_sample *s, __u32 i)
+{
+	return s->frame_ids ? &s->frame_table[s->frame_ids[i]] : &s->frames[i];
+}
+
+static inline const struct frame *stack_sample_waker_frame(const struct stack_sample *s, __u32 i)
+{
+	return s->frame_ids ? &s->frame_table[s->waker_frame_ids[i]] : &s->waker_frames[i];
+}
 
 /* Short name of a module for display: basename of a path, "[kernel.kallsyms]" as is. */
 const char *stack_module_short(const char *module);

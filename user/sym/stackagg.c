@@ -183,10 +183,6 @@ static bool same_entry(const struct stack_agg *a, const struct agg_entry *x,
 
 static void drop_output(struct stack_agg *a)
 {
-	for (size_t i = 0; i < a->nr_out; i++) {
-		free(a->out[i].frames);
-		free(a->out[i].waker_frames);
-	}
 	free(a->out);
 	a->out = NULL;
 	a->nr_out = 0;
@@ -238,27 +234,8 @@ nomem:
 	return -ENOMEM;
 }
 
-/* n frames of the table, by the ids at ids, in a new array (NULL for none). */
-static struct frame *frames_of(const struct stack_agg *a, size_t ids, __u32 n, int *err)
-{
-	struct frame *f;
-
-	if (!n || *err)
-		return NULL;
-	f = malloc(n * sizeof(*f));
-	if (!f) {
-		*err = -ENOMEM;
-		return NULL;
-	}
-	for (__u32 i = 0; i < n; i++)
-		f[i] = a->frames[a->ids[ids + i]];
-	return f;
-}
-
 const struct stack_sample *stack_agg__samples(struct stack_agg *a, size_t *nr)
 {
-	int err = 0;
-
 	if (a->out || !a->nr) {
 		*nr = a->nr_out;
 		return a->out;
@@ -266,7 +243,8 @@ const struct stack_sample *stack_agg__samples(struct stack_agg *a, size_t *nr)
 	a->out = calloc(a->nr, sizeof(*a->out));
 	if (!a->out)
 		return *nr = 0, NULL;
-	for (size_t i = 0; i < a->nr && !err; i++) {
+	/* the entries' ids and the frame table as they are: no frame is copied */
+	for (size_t i = 0; i < a->nr; i++) {
 		const struct agg_entry *e = &a->entries[i];
 		struct stack_sample *s = &a->out[i];
 
@@ -278,14 +256,11 @@ const struct stack_sample *stack_agg__samples(struct stack_agg *a, size_t *nr)
 		s->value = e->value;
 		s->nr_frames = e->nr_frames;
 		s->nr_waker_frames = e->nr_waker_frames;
-		s->frames = frames_of(a, e->ids, e->nr_frames, &err);
-		s->waker_frames = frames_of(a, e->ids + e->nr_frames, e->nr_waker_frames, &err);
-		a->nr_out = i + 1;
+		s->frame_ids = &a->ids[e->ids];
+		s->waker_frame_ids = &a->ids[e->ids + e->nr_frames];
+		s->frame_table = a->frames;
 	}
-	if (err) {
-		drop_output(a);
-		return *nr = 0, NULL;
-	}
+	a->nr_out = a->nr;
 	*nr = a->nr_out;
 	return a->out;
 }

@@ -16,9 +16,9 @@ struct stack_agg *stack_agg__new(bool by_tid);
 /* Adds s's value to its entry, made on first sight with copies of s's frames and strings (s
  * stays the caller's).  0 or -ENOMEM. */
 int stack_agg__add(struct stack_agg *a, const struct stack_sample *s);
-/* The entries so far as samples for the writers, made now (frames are stored as ids while the
- * run goes on); valid until the next add or free.  NULL with *nr 0 when there is none, or on
- * ENOMEM. */
+/* The entries so far as samples for the writers, their frames as ids into the aggregation's
+ * frame table (stack_sample_frame()); valid until the next add or free.  NULL with *nr 0 when
+ * there is none, or on ENOMEM. */
 const struct stack_sample *stack_agg__samples(struct stack_agg *a, size_t *nr);
 /* Bytes held, strings apart: for -v. */
 size_t stack_agg__bytes(const struct stack_agg *a);

@@ -212,6 +212,12 @@ __u32 stack_frames_trim_bpf(struct frame *frames, __u32 nr)
 	return nr;
 }
 
+void stack_sample_trim_bpf(struct stack_sample *s)
+{
+	while (s->nr_frames && is_tracing_frame(stack_sample_frame(s, s->nr_frames - 1)))
+		s->nr_frames--;
+}
+
 /* Interrupt entry stubs: x86 (asm_sysvec_*, asm_common_interrupt, asm_spurious_interrupt) and
  * arm64 (el1h_64_irq, el0t_64_irq, ..._fiq).  Exceptions such as page faults are task context. */
 static bool is_irq_entry(const struct frame *f)

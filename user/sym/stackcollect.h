@@ -32,6 +32,8 @@ int stack_frames_fill(struct stack_resolver *r, int stacks_fd, __u32 tgid, __u64
  * BPF program that took the stack and the tracing machinery that ran it (tracepoint glue,
  * trampolines, kprobe and ftrace handlers).  Returns the new count. */
 __u32 stack_frames_trim_bpf(struct frame *frames, __u32 nr);
+/* The same for a sample's frames (a drained sample's too): s->nr_frames shrinks. */
+void stack_sample_trim_bpf(struct stack_sample *s);
 
 /* A wake-up taken in interrupt context has whatever task the interrupt hit as `current`: when
  * the waker's kernel stack passes through an interrupt entry, keeps only the interrupt's frames
