@@ -107,6 +107,9 @@ static int display_name(struct stack_buf *b, const struct frame *f)
 	mod = stack_module_short(f->module);
 	if (!strcmp(mod, "[unknown]"))
 		return stack_buf_add(b, "[unknown]", 9);
+	/* no address: unresolved frames of a file merged into one (drained runs) */
+	if (!f->addr && !f->offset)
+		return stack_buf_printf(b, "[%s]", mod);
 	return stack_buf_printf(b, "%s+0x%llx", mod, (unsigned long long)f->offset);
 }
 
