@@ -53,18 +53,24 @@ check "funclat 'sys:getpp*': every getppid timed" \
 # hrtimer_expire_entry mostly fires in the idle task, from the interrupt that wakes an idle CPU
 # for a sleeper's timer; profile used to drop those hits as it drops idle timer samples.
 EV=timer:hrtimer_expire_entry
-(for i in $(seq 150); do sleep 0.01; done) &
+have_perf=0
+command -v perf >/dev/null && perf stat -a -e $EV -- true >/dev/null 2>&1 && have_perf=1
+# The sleeper outlasts the three 2 s windows, which start at slightly different times: each
+# sees the same steady rate.
+(for i in $(seq 400); do sleep 0.01; done) &
 loop=$!
+sleep 0.3
 "$BPFPROF" count -a -e $EV -- sleep 2 >"$TMP/i.count" 2>&1 &
 c1=$!
 "$BPFPROF" profile -a -f -e $EV -- sleep 2 >"$TMP/i.folded" 2>&1 &
 c2=$!
-have_perf=0
-if command -v perf >/dev/null && perf stat -a -e $EV -- true >/dev/null 2>&1; then
+if [ "$have_perf" = 1 ]; then
 	perf stat -a -x, -e $EV -- sleep 2 2>"$TMP/i.perf" >/dev/null &
-	have_perf=1
+	c3=$!
 fi
-wait $c1 $c2; wait
+wait $c1 $c2 ${c3:-}
+kill $loop 2>/dev/null
+wait
 nc=$(awk -v e=$EV '$3 == e { print $1 }' "$TMP/i.count")
 np=$(folded_sum "$TMP/i.folded" '.')
 idle=$(folded_sum "$TMP/i.folded" '^swapper/')
