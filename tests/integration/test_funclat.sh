@@ -44,11 +44,15 @@ check "library by path: lib_fast_op 1000 times" \
 check "summary line has percentiles" grep -q "^count 20  avg .* p50 .* p99 " "$TMP/p.out"
 
 # 1b. Percentiles in every unit: the kernel keeps nanoseconds, so a 5 ms sleep and a ~1 us call
-#     get a p50 that agrees with the exact average (within 7%) whether printed in ns, us or ms,
-#     and the sleep's p50 is at least its 5 ms and within 7% of it.
+#     get a p50 that agrees with the exact average whether printed in ns, us or ms: no more than
+#     7% above it, and no more than 20% below (an interrupt or preemption inside a ~1 us call
+#     lengthens a few calls a hundredfold, which raises the average above the median, never the
+#     other way); and the sleep's p50 is at least its 5 ms and within 7% of it.
 # field FILE NAME KEY: the value after KEY ("avg", "p50") in NAME's summary line
 field() { awk -v f="$2" -v k="$3" '$0 == f { s = 1; next } s && /^count / { for (i = 1; i < NF; i++) if ($i == k) { print $(i + 1); exit } }' "$1"; }
 close_to() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= t * b) }'; }
+# median_agrees P50 AVG: P50 within [0.8, 1.07] x AVG
+median_agrees() { awk -v p="$1" -v a="$2" 'BEGIN { exit !(a > 0 && p >= 0.8 * a && p <= 1.07 * a) }'; }
 for unit in -n "" -m; do
 	div=$(case $unit in -n) echo 1e6;; -m) echo 1;; *) echo 1e3;; esac)
 	"$BPFPROF" funclat $unit "$F:slow_op" "$F:fast_op" -- "$F" calls 20 3000 >"$TMP/u$unit.out" 2>&1
@@ -56,7 +60,8 @@ for unit in -n "" -m; do
 		avg=$(field "$TMP/u$unit.out" "funcs:$fn" avg)
 		p50=$(field "$TMP/u$unit.out" "funcs:$fn" p50)
 		echo "# funclat ${unit:--u} $fn: avg $avg p50 $p50"
-		check "funclat ${unit:--u} $fn: p50 agrees with the exact average within 7%" close_to "$p50" "$avg" 0.07
+		check "funclat ${unit:--u} $fn: p50 agrees with the exact average (7% above, 20% below)" \
+			median_agrees "$p50" "$avg"
 	done
 	p50ms=$(awk -v v="$(field "$TMP/u$unit.out" funcs:slow_op p50)" -v d="$div" 'BEGIN { print v / d }')
 	check "funclat ${unit:--u} slow_op: p50 ($p50ms ms) at least 5 ms and within 7% of it" \
