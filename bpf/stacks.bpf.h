@@ -26,7 +26,9 @@ struct {
 } stacks SEC(".maps");
 
 /* Processes user space knows: 1 when it has captured their mappings (or been asked to), 0 after
- * an exec until it is asked again.  Kept across exec so that the exit is still told. */
+ * an exec until it is asked again, SEEN_EXITED once its leader exited (told to user space).
+ * Kept across exec so that the exit is still told. */
+#define SEEN_EXITED 2
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 65536);
@@ -229,10 +231,21 @@ static __always_inline void note_process(__u32 tgid)
 static __always_inline void note_process_exit(__u32 tgid)
 {
 	struct proc_seen_event *e;
+	__u8 *seen;
 
-	/* forgotten in any case: its pid may come back as another process */
-	if (bpf_map_delete_elem(&seen_procs, &tgid) || !targ_exit_events)
+	if (!targ_exit_events) {
+		/* its pid may come back as another process: announced afresh then */
+		bpf_map_delete_elem(&seen_procs, &tgid);
 		return;
+	}
+	/* The leader's exit: other threads may run on a little (exit_group) and take samples;
+	 * SEEN_EXITED keeps them from announcing the dying process again.  A new process under the
+	 * pid announces itself at its exec (forget_exec); one that only forked is snapshotted by
+	 * user space at its first sample. */
+	seen = bpf_map_lookup_elem(&seen_procs, &tgid);
+	if (!seen || *seen == SEEN_EXITED)
+		return;
+	*seen = SEEN_EXITED;
 	/* lost, the process's symbols stay until the run ends: memory, not samples */
 	e = bpf_ringbuf_reserve(&proc_events, sizeof(*e), 0);
 	if (!e)

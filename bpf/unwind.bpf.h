@@ -390,7 +390,7 @@ static __always_inline struct unw_proc *unwind_proc_of(struct unw_walk *s, __u32
 	if (proc)
 		return proc;
 	seen = bpf_map_lookup_elem(&seen_procs, &tgid);
-	if (!seen || !*seen)
+	if (!seen || *seen != 1) /* not known yet (note_process asks), or exiting */
 		return NULL;
 	now = bpf_ktime_get_ns();
 	asked = bpf_map_lookup_elem(&unwind_asked, &tgid);

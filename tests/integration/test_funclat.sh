@@ -50,7 +50,6 @@ check "summary line has percentiles" grep -q "^count 20  avg .* p50 .* p99 " "$T
 #     other way); and the sleep's p50 is at least its 5 ms and within 7% of it.
 # field FILE NAME KEY: the value after KEY ("avg", "p50") in NAME's summary line
 field() { awk -v f="$2" -v k="$3" '$0 == f { s = 1; next } s && /^count / { for (i = 1; i < NF; i++) if ($i == k) { print $(i + 1); exit } }' "$1"; }
-close_to() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= t * b) }'; }
 # median_agrees P50 AVG: P50 within [0.8, 1.07] x AVG
 median_agrees() { awk -v p="$1" -v a="$2" 'BEGIN { exit !(a > 0 && p >= 0.8 * a && p <= 1.07 * a) }'; }
 for unit in -n "" -m; do

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stddef.h>
@@ -221,8 +222,10 @@ static int proc_event(void *ctx, void *data, size_t size)
 		/* the unwinder is done with it now; the symbolizer after the next drain */
 		if (s->unwinder)
 			unwinder__forget_process(s->unwinder, e->tgid);
-		if (s->drain)
+		if (s->drain) {
+			syms_cache__exited(stack_resolver__syms(s->resolver), e->tgid);
 			queue_exit(s->drain, e->tgid);
+		}
 		return 0;
 	}
 	if (s->unwinder)
@@ -288,11 +291,14 @@ static int drain_once(struct stack_run *s)
 	d->last_ns = mono_ns();
 	/* their samples were all taken before they exited, so before the flip: read now */
 	for (size_t i = 0; i < exits; i++)
-		syms_cache__forget(stack_resolver__syms(s->resolver), d->exited[i]);
+		syms_cache__forget_exited(stack_resolver__syms(s->resolver), d->exited[i]);
 	if (exits) {
 		memmove(d->exited, d->exited + exits, (d->nr_exited - exits) * sizeof(*d->exited));
 		d->nr_exited -= exits;
 	}
+	/* what the drain, the forgotten processes and the unwinder's table builds freed goes back
+	 * to the system: a long run's RSS is what it holds, not its high-water mark */
+	malloc_trim(0);
 	if (err)
 		p_err("cannot read the samples: %s", strerror(-err));
 	return err;

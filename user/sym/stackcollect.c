@@ -370,9 +370,12 @@ static void delete_keys(int fd, const char *keys, size_t key_size, size_t n)
 	while (done < n) {
 		__u32 count = n - done > 4096 ? 4096 : n - done;
 
-		if (bpf_map_delete_batch(fd, keys + done * key_size, &count, NULL) || !count)
-			break;
+		int err = bpf_map_delete_batch(fd, keys + done * key_size, &count, NULL);
+
+		/* count says how many went, also when the batch stopped part way */
 		done += count;
+		if (err || !count)
+			break;
 	}
 	for (; done < n; done++)
 		bpf_map_delete_elem(fd, keys + done * key_size);

@@ -134,6 +134,10 @@ void syms_cache__revisit(struct syms_cache *sc, __u64 min_age_ns);
 void syms_cache__forget(struct syms_cache *sc, __u32 tgid);
 /* The caller forgets every process once it exits (exit events): pid reuse needs no check. */
 void syms_cache__exits_told(struct syms_cache *sc);
+/* Process tgid's exit was told: forget_exited() drops it once its samples are read; announced
+ * again before that (a new program under the pid), it is replaced. */
+void syms_cache__exited(struct syms_cache *sc, __u32 tgid);
+void syms_cache__forget_exited(struct syms_cache *sc, __u32 tgid);
 /* Processes held. */
 size_t syms_cache__nr_procs(const struct syms_cache *sc);
 /* Symbolizes addr in process tgid (snapshotting it first if needed); ELF files are parsed once

@@ -52,6 +52,8 @@ struct mapping {
 struct proc {
 	__u32 tgid;
 	bool gone;            /* exited (or its pid now belongs to another process) */
+	bool exit_told;       /* its exit was told (syms_cache__exited): forgotten at the next
+			       * syms_cache__forget(), or replaced if its pid is announced again */
 	bool refreshed;       /* refreshed on a miss since the last explicit snapshot */
 	__u64 start_time;     /* /proc/PID/stat field 22: tells pid reuse apart */
 	__u64 last_refresh_ns;
@@ -338,7 +340,9 @@ static int query_maps(struct syms_cache *sc, __u32 tgid, int fd, struct mapping 
 		};
 
 		if (ioctl(fd, PROCMAP_QUERY, &q)) {
-			err = errno == ENOENT ? 0 : -errno; /* ENOENT: no mapping above addr */
+			/* ENOENT: no mapping above addr; ESRCH: a zombie, whose memory is gone
+			 * (the text file reads empty) */
+			err = errno == ENOENT || errno == ESRCH ? 0 : -errno;
 			break;
 		}
 		err = grow_maps(&maps, nr, &cap);
@@ -663,6 +667,11 @@ int syms_cache__snapshot(struct syms_cache *sc, __u32 tgid)
 {
 	struct proc *p = hashtab_get(&sc->procs, tgid, 0);
 
+	if (p && p->exit_told) {
+		/* announced after its exit: a new process under the pid (exec) */
+		syms_cache__forget(sc, tgid);
+		p = NULL;
+	}
 	if (!p) {
 		p = proc_new(sc, tgid);
 		if (!p)
@@ -702,6 +711,22 @@ static void forget_demangled(struct syms_cache *sc)
 			free(e->val);
 	}
 	hashtab_clear(&sc->demangled, NULL);
+}
+
+void syms_cache__exited(struct syms_cache *sc, __u32 tgid)
+{
+	struct proc *p = hashtab_get(&sc->procs, tgid, 0);
+
+	if (p)
+		p->exit_told = true;
+}
+
+void syms_cache__forget_exited(struct syms_cache *sc, __u32 tgid)
+{
+	struct proc *p = hashtab_get(&sc->procs, tgid, 0);
+
+	if (p && p->exit_told)
+		syms_cache__forget(sc, tgid);
 }
 
 void syms_cache__forget(struct syms_cache *sc, __u32 tgid)
