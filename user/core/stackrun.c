@@ -187,14 +187,6 @@ int stack_run_init(struct stack_run *s)
 	return 0;
 }
 
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 static void queue_exit(struct stack_drain *d, __u32 tgid)
 {
 	if (d->nr_exited == d->exited_cap) {
@@ -255,7 +247,7 @@ int stack_run_drain_init(struct stack_run *s, struct bpf_map *counts, struct bpf
 	d->stacks_stored = stacks_stored;
 	d->counts_max = bpf_map__max_entries(counts);
 	d->stacks_max = bpf_map__max_entries(stacks);
-	d->last_ns = mono_ns();
+	d->last_ns = now_ns();
 	s->drain = d;
 	syms_cache__exits_told(stack_resolver__syms(s->resolver));
 	return 0;
@@ -288,8 +280,10 @@ static int drain_once(struct stack_run *s)
 	d->stacks_deleted += res.stacks_deleted;
 	d->drained += res.value;
 	d->drains++;
-	d->last_ns = mono_ns();
-	/* their samples were all taken before they exited, so before the flip: read now */
+	d->last_ns = now_ns();
+	/* told before the flip: the samples their threads took until the leader exited were read
+	 * now (a thread that outlives its leader by a moment is symbolized, if at all, from a
+	 * fresh snapshot) */
 	for (size_t i = 0; i < exits; i++)
 		syms_cache__forget_exited(stack_resolver__syms(s->resolver), d->exited[i]);
 	if (exits) {
@@ -311,7 +305,7 @@ static bool drain_due(const struct stack_drain *d)
 	__u64 counts = __atomic_load_n(d->counts_stored, __ATOMIC_RELAXED) - d->counts_deleted;
 	__u64 stacks = __atomic_load_n(d->stacks_stored, __ATOMIC_RELAXED) - d->stacks_deleted;
 
-	return mono_ns() - d->last_ns >= DRAIN_INTERVAL_NS || counts * 4 >= d->counts_max ||
+	return now_ns() - d->last_ns >= DRAIN_INTERVAL_NS || counts * 4 >= d->counts_max ||
 	       stacks * 4 >= d->stacks_max;
 }
 
