@@ -52,7 +52,7 @@ struct stack_run {
 	struct stack_resolver *resolver;
 	struct unwinder *unwinder;      /* --unwind eh/auto; NULL with frame pointers */
 	struct stack_drain *drain;      /* NULL where the maps are read once, at the end */
-	struct stack_sample *samples;   /* the drained aggregation's, or stacks_collect()'s */
+	struct stack_sample *samples;   /* the drained aggregation's, or stacks_collect_keys()'s */
 	size_t nr_samples;
 };
 

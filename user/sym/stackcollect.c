@@ -313,13 +313,6 @@ static int fill_sample_key(struct stack_resolver *r, int stacks_fd, const void *
 	return stack_sample_fill(r, stacks_fd, key, value, out);
 }
 
-int stacks_collect(struct stack_resolver *r, int counts_fd, int stacks_fd,
-		   struct stack_sample **out, size_t *nr)
-{
-	return stacks_collect_keys(r, counts_fd, stacks_fd, sizeof(struct sample_key),
-				   fill_sample_key, NULL, out, nr);
-}
-
 /* Every key of map fd for which keep(key, ctx) holds, in a malloc'd array of *nr keys of
  * key_size bytes.  0 or -errno. */
 static int keys_where(int fd, size_t key_size, bool (*keep)(const void *key, void *ctx),

@@ -45,15 +45,13 @@ bool stack_waker_from_irq(struct stack_sample *s);
 int stack_sample_fill(struct stack_resolver *r, int stacks_fd, const struct sample_key *key,
 		      __u64 value, struct stack_sample *out);
 
-/* Reads every (struct sample_key -> __u64) entry of counts_fd and the stacks they name.
- * *out is a malloc'd array of *nr samples, freed with stack_samples_free(). 0 or -errno. */
-int stacks_collect(struct stack_resolver *r, int counts_fd, int stacks_fd,
-		   struct stack_sample **out, size_t *nr);
 /* Turns one (key, value) entry of a counts map into a sample.  Returns 0 or -errno. */
 typedef int (*stack_fill_fn)(struct stack_resolver *r, int stacks_fd, const void *key, __u64 value,
 			     struct stack_sample *out, void *ctx);
-/* Same as stacks_collect() for counts maps with other keys (key_size bytes), e.g. offcpu's
- * struct offcpu_key that adds the waker: fill() builds each sample. */
+/* Reads every entry of counts_fd (keys of key_size bytes, e.g. offcpu's struct offcpu_key that
+ * adds the waker; values __u64) and the stacks they name, fill() building each sample.  *out is
+ * a malloc'd array of *nr samples, freed with stack_samples_free().  0 or -errno.  (profile
+ * drains instead: stacks_drain_gen().) */
 int stacks_collect_keys(struct stack_resolver *r, int counts_fd, int stacks_fd, size_t key_size,
 			stack_fill_fn fill, void *ctx, struct stack_sample **out, size_t *nr);
 void stack_samples_free(struct stack_sample *s, size_t n);
