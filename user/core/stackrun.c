@@ -348,6 +348,32 @@ int stack_run_tick(struct stack_run *s)
 	return s->drain && drain_due(s->drain) ? drain_once(s) : 0;
 }
 
+struct stack_agg *stack_run_take_period(struct stack_run *s)
+{
+	struct stack_drain *d = s->drain;
+	struct stack_agg *fresh, *taken;
+
+	if (!d) {
+		errno = EINVAL;
+		return NULL;
+	}
+	fresh = stack_agg__new(false);
+	if (!fresh) {
+		p_err("cannot start a new period: %s", strerror(ENOMEM));
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* samples written before the flip are in this period; the ones after it, in the next */
+	if (drain_once(s)) {
+		stack_agg__free(fresh);
+		errno = EIO;
+		return NULL;
+	}
+	taken = d->agg;
+	d->agg = fresh;
+	return taken;
+}
+
 int stack_run_finish(struct stack_run *s)
 {
 	struct stack_drain *d = s->drain;

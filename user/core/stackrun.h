@@ -45,6 +45,7 @@ void stack_maps_configure(struct bpf_map *stacks, struct bpf_map *counts, __u32 
 			     (__u32 *)&(skel)->rodata->targ_stack_mask)
 
 struct stack_drain;
+struct stack_agg;
 
 /* A stack command's run: symbolizer, unwinder, and the stacks read at the end (or drained while
  * the run goes on). */
@@ -85,6 +86,12 @@ int stack_run_drain_init(struct stack_run *s, struct bpf_map *counts, struct bpf
 /* While the run goes on (the runner's `tick`): second snapshots of new processes; draining.
  * 0 or -errno (printed). */
 int stack_run_tick(struct stack_run *s);
+/* A period ends (top's refresh, --every): the samples the kernel holds are drained, and the
+ * aggregation so far is handed over (the caller frees it with stack_agg__free()); the next
+ * period starts empty.  A sample belongs to the period in which the generation it was written
+ * under was drained, so none is lost at the boundary and none is counted twice.  Needs draining
+ * (stack_run_drain_init()).  NULL with errno set (ENOMEM and read errors printed). */
+struct stack_agg *stack_run_take_period(struct stack_run *s);
 /* After detach: the processes seen last, while they may still be alive; the last drain, whose
  * aggregation becomes s->samples.  0 or -errno (printed). */
 int stack_run_finish(struct stack_run *s);
