@@ -209,6 +209,29 @@ static __always_inline int unwind_no_cfi(struct unw_walk *s)
 	return 1;
 }
 
+/* Moves from a signal trampoline into the code the signal interrupted: the registers the kernel
+ * saved in the signal frame.  That code may run on another stack (sigaltstack), so the frame
+ * need not lie above this one; the walk's depth bound still ends any loop. */
+static __always_inline int unwind_signal_step(struct unw_walk *s)
+{
+	__u64 regs[(UNW_SIGFRAME_RIP - UNW_SIGFRAME_RBP) / 8 + 1];
+
+	if (bpf_probe_read_user(regs, sizeof(regs), (void *)(s->sp + UNW_SIGFRAME_RBP))) {
+		unwind_count(s, UNW_STAT_END_READ);
+		return 1;
+	}
+	unwind_count(s, UNW_STAT_FRAMES_SIGNAL);
+	s->bp = regs[0];
+	s->sp = regs[(UNW_SIGFRAME_RSP - UNW_SIGFRAME_RBP) / 8];
+	s->ip = regs[(UNW_SIGFRAME_RIP - UNW_SIGFRAME_RBP) / 8];
+	s->exact_ip = 1;
+	if (s->ip == 0 || s->sp == 0 || s->sp > UNWIND_USER_MAX) {
+		unwind_count(s, UNW_STAT_END_BAD_FRAME);
+		return 1;
+	}
+	return 0;
+}
+
 /* Moves to the caller by a table row. */
 static __always_inline int unwind_eh_step(struct unw_walk *s, const struct unw_row *row)
 {
@@ -236,6 +259,8 @@ static __always_inline int unwind_eh_step(struct unw_walk *s, const struct unw_r
 		return 1;
 	case UNW_CFA_NONE:
 		return unwind_no_cfi(s);
+	case UNW_CFA_SIGNAL:
+		return unwind_signal_step(s);
 	default:
 		unwind_count(s, UNW_STAT_END_UNSUPPORTED);
 		return 1;
@@ -308,8 +333,10 @@ __noinline int unwind_step(__u32 depth)
 		unwind_count(s, UNW_STAT_END_MAX_DEPTH);
 		return 1;
 	}
-	/* a return address follows its call, which may be a function's last instruction */
-	lookup = depth ? s->ip - 1 : s->ip;
+	/* a return address follows its call, which may be a function's last instruction; where a
+	 * signal interrupted the code, ip is the instruction itself */
+	lookup = depth && !s->exact_ip ? s->ip - 1 : s->ip;
+	s->exact_ip = 0;
 
 	m = &s->map;
 	if ((lookup < m->start || lookup >= m->end) && unwind_find_mapping(lookup)) {

@@ -19,6 +19,8 @@ enum unw_cfa {
 	UNW_CFA_DEREF_FP,    /* CFA = *(FP + 8 * off): GCC's stack-realignment (DRAP) expression */
 	UNW_CFA_END,         /* return address undefined: the outermost frame (_start, clone) */
 	UNW_CFA_UNSUPPORTED, /* a rule the BPF unwinder does not evaluate: the walk stops there */
+	UNW_CFA_SIGNAL,      /* a signal trampoline (libc's __restore_rt, a CIE with the 'S'
+			      * augmentation): the interrupted registers are in the ucontext at SP */
 };
 
 /* Where the caller's frame pointer (RBP) is. */
@@ -98,6 +100,14 @@ struct unw_event {
 	__u32 pad;
 };
 
+/* x86-64 signal delivery (arch/x86/kernel/signal_64.c): the handler returns into the restorer
+ * with SP at the struct ucontext of the rt_sigframe; its uc_mcontext (after uc_flags, uc_link and
+ * the 24-byte stack_t) holds struct sigcontext, whose rbp, ..., rsp, rip are these offsets from
+ * SP.  A fixed user ABI. */
+#define UNW_SIGFRAME_RBP 120 /* 40 + 8 * 10: r8..r15, rdi, rsi come first */
+#define UNW_SIGFRAME_RSP 160 /* then rbx, rdx, rax, rcx */
+#define UNW_SIGFRAME_RIP 168
+
 /* Counters in the BPF object's `unwind_stats` array. */
 enum unw_stat {
 	UNW_STAT_STACKS,       /* user stacks walked with the tables */
@@ -117,6 +127,7 @@ enum unw_stat {
 	UNW_STAT_END_UNMAPPED, /* stopped: a PC outside every known mapping */
 	UNW_STAT_END_MAX_DEPTH, /* stopped at --max-stack */
 	UNW_STAT_REQ_LOST,     /* load requests lost (ring buffer full); retried later */
+	UNW_STAT_FRAMES_SIGNAL, /* signal frames unwound into the interrupted code */
 	UNW_STAT_NR,
 };
 
@@ -126,6 +137,7 @@ struct unw_walk {
 	__u64 now;
 	__u32 tgid;
 	__u32 nr;               /* frames recorded in stack_scratch */
+	__u32 exact_ip;         /* ip is where a signal interrupted the code, not a return address */
 	struct unw_mapping map; /* the mapping of the last frame: the next is often in it too */
 	__u64 stats[UNW_STAT_NR];
 };

@@ -9,6 +9,7 @@ F=499
 share() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%d", b ? 100 * a / b : 0 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { print (b ? a / b : 0) }'; }
 FULL='_start;__libc_start_main[^;]*;__libc_start_call_main;main;driver'
+FULL_NODRIVER='_start;__libc_start_main[^;]*;__libc_start_call_main'
 
 # 1. hotcold with and without frame pointers: eh and auto give the whole stack, from _start through
 #    libc to spin, and the 2:1 split.
@@ -133,3 +134,17 @@ done
 "$BPFPROF" offcpu --unwind eh -- "$WL/inlibc" sleep 0.5 >"$TMP/off.rep" 2>/dev/null
 check "offcpu report header: # Call graph: eh" grep -q "^# Call graph: eh$" "$TMP/off.rep"
 check "offcpu report header: unwind statistics" grep -Eq "^# [0-9]+ stacks walked" "$TMP/off.rep"
+
+# 10. A hot function inside a signal handler (no frame pointers): the walk goes through the
+#     signal frame (libc's __restore_rt) into the interrupted outer_loop and on to _start.
+for m in eh auto; do
+	"$BPFPROF" profile -F $F -f -U --unwind $m -- "$WL/sighandler_nofp" 1.5 >"$TMP/sig.$m" 2>/dev/null
+	in_h=$(folded_sum "$TMP/sig.$m" '^sighandler_nofp;.*on_signal;in_handler')
+	through=$(folded_sum "$TMP/sig.$m" "^sighandler_nofp;$FULL_NODRIVER;main;outer_loop;[^;]*;on_signal;in_handler")
+	echo "# signal handler, $m: $through of $in_h in_handler samples reach _start through the signal frame"
+	check "--unwind $m: in_handler;on_signal;<signal frame>;outer_loop;main;..;_start" test "$through" -gt 0
+	check "--unwind $m: at least 80% of in_handler stacks go through the signal frame" \
+		test "$(share "$through" "$in_h")" -ge 80
+done
+"$BPFPROF" profile -F $F -U --unwind eh -- "$WL/sighandler_nofp" 0.5 >"$TMP/sig.rep" 2>/dev/null
+check "report header: frames through signal frames counted" grep -Eq "^# .*\([0-9]+ through signal frames\)" "$TMP/sig.rep"

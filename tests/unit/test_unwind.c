@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -494,6 +495,37 @@ static void test_process_mappings(void)
 	syms_cache__free(sc);
 }
 
+static void on_usr2(int sig)
+{
+	(void)sig;
+}
+
+/* libc's signal restorer (__restore_rt, which the kernel makes every handler return into) is a
+ * signal frame, and so is the byte before it: its FDE starts there so that the handler's return
+ * address, looked up less one, finds it. */
+static void test_signal_frame(void)
+{
+	struct sigaction sa = { .sa_handler = on_usr2 }, old;
+	struct cfi_rows r = {};
+	char why[256];
+	Dl_info info;
+	__u64 off;
+
+	CHECK_INT(sigaction(SIGUSR2, &sa, NULL), 0);
+	CHECK_INT(sigaction(SIGUSR2, NULL, &old), 0);
+	/* glibc reports the restorer it installed (SA_RESTORER, required on x86-64) */
+	CHECK(old.sa_restorer != NULL);
+	CHECK(old.sa_restorer && dladdr((void *)old.sa_restorer, &info) && info.dli_fname);
+	if (!old.sa_restorer || !info.dli_fname)
+		return;
+	off = (uintptr_t)old.sa_restorer - (uintptr_t)info.dli_fbase;
+	CHECK_INT(cfi_build_file(info.dli_fname, -1, NULL, &r, why, sizeof(why)), 0);
+	CHECK_STR(rule_at(&r, off), "signal frame");
+	CHECK_STR(rule_at(&r, off - 1), "signal frame");
+	cfi_rows_free(&r);
+	signal(SIGUSR2, SIG_DFL);
+}
+
 /* ---- eviction ---- */
 
 static void test_eviction(void)
@@ -740,6 +772,7 @@ int main(void)
 	RUN(test_bad_input);
 	RUN(test_hostile_cfi);
 	RUN(test_process_mappings);
+	RUN(test_signal_frame);
 	RUN(test_eviction);
 	RUN(test_walk_through_libc);
 	sh("rm -rf %s", dir);

@@ -173,10 +173,15 @@ static bool classify(Dwarf_Frame *fr, struct unw_row *r)
 	int fp_rule;
 
 	memset(r, 0, sizeof(*r));
-	if (dwarf_frame_info(fr, NULL, NULL, &signal) < 0 || signal) {
-		/* signal trampolines describe the interrupted context with expressions */
+	if (dwarf_frame_info(fr, NULL, NULL, &signal) < 0) {
 		set_unsupported(r);
 		return false;
+	}
+	if (signal) {
+		/* a signal trampoline: its CFI describes the interrupted registers with expressions
+		 * into the signal frame, whose layout the kernel fixes; the BPF side reads it */
+		r->type = UNW_ROW_TYPE(UNW_CFA_SIGNAL, UNW_FP_SAME);
+		return true;
 	}
 	/* The return address: always CFA - 8 on x86-64, or undefined in the outermost frame. */
 	if (dwarf_frame_register(fr, X86_64_RA, mem, &ops, &nops))
@@ -934,6 +939,8 @@ const char *cfi_row_str(const struct unw_row *r, char *buf, size_t size)
 		return snprintf(buf, size, "end"), buf;
 	case UNW_CFA_UNSUPPORTED:
 		return snprintf(buf, size, "unsupported"), buf;
+	case UNW_CFA_SIGNAL:
+		return snprintf(buf, size, "signal frame"), buf;
 	case UNW_CFA_SP:
 		n = snprintf(buf, size, "cfa=sp%+d", r->cfa_off * 8);
 		break;

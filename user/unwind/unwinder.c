@@ -903,13 +903,17 @@ void unwinder__summary(const struct unwinder *u, char *buf, size_t size)
 	lock_const(u);
 	usage_locked(u, &us);
 	buf[0] = '\0';
-	frames = s[UNW_STAT_FRAMES_EH] + s[UNW_STAT_FRAMES_FP] + s[UNW_STAT_FRAMES_PENDING];
+	frames = s[UNW_STAT_FRAMES_EH] + s[UNW_STAT_FRAMES_SIGNAL] + s[UNW_STAT_FRAMES_FP] +
+		 s[UNW_STAT_FRAMES_PENDING];
 	if (!s[UNW_STAT_STACKS] && !s[UNW_STAT_NO_PROC] && !s[UNW_STAT_NO_REGS])
 		goto unlock;
 	n = snprintf(buf, size, "%llu stacks walked, %llu frames: %.1f%% from tables, %.1f%% by frame pointer",
 		     (unsigned long long)s[UNW_STAT_STACKS], (unsigned long long)frames,
-		     frames ? 100.0 * s[UNW_STAT_FRAMES_EH] / frames : 0.0,
+		     frames ? 100.0 * (s[UNW_STAT_FRAMES_EH] + s[UNW_STAT_FRAMES_SIGNAL]) / frames : 0.0,
 		     frames ? 100.0 * (s[UNW_STAT_FRAMES_FP] + s[UNW_STAT_FRAMES_PENDING]) / frames : 0.0);
+	if (s[UNW_STAT_FRAMES_SIGNAL] && n > 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - n, " (%llu through signal frames)",
+			      (unsigned long long)s[UNW_STAT_FRAMES_SIGNAL]);
 	if (s[UNW_STAT_FRAMES_PENDING] && n > 0 && (size_t)n < size)
 		n += snprintf(buf + n, size - n, " (%llu while tables loaded)",
 			      (unsigned long long)s[UNW_STAT_FRAMES_PENDING]);
