@@ -7,6 +7,9 @@
 #ifndef E2BIG
 #define E2BIG 7
 #endif
+#ifndef EBUSY
+#define EBUSY 16
+#endif
 #ifndef EEXIST
 #define EEXIST 17
 #endif

@@ -24,6 +24,13 @@
 /* Settings, fixed before load. */
 const volatile __u32 targ_unwind = UNWIND_FP;
 const volatile bool targ_unwind_task_regs = true; /* bpf_task_pt_regs() exists (5.15+) */
+/* A process whose mapping list user space has not loaded yet (its first samples) is walked with
+ * the kernel's mappings: bpf_find_vma() (5.17), and these offsets of the fields it needs, which
+ * user space reads from the kernel's BTF (user/core/btffields.c) rather than have libbpf load all
+ * of it for a CO-RE relocation.  Off: such stacks take the frame-pointer walk (auto). */
+const volatile bool targ_find_vma = false;
+const volatile __u32 targ_vma_start_off, targ_vma_end_off, targ_vma_pgoff_off, targ_vma_file_off;
+const volatile __u32 targ_file_inode_off, targ_inode_ino_off, targ_inode_sb_off, targ_sb_dev_off;
 
 /* Rows of every loaded table; user space writes them through mmap. */
 struct {
@@ -50,6 +57,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct unw_proc);
 } unwind_procs SEC(".maps");
+
+/* Table ids by file, for walks through the kernel's mappings (targ_find_vma); user space adds
+ * every file it gives an id, the walk marks the ones it asked about. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 2 * UNWIND_MAX_TABLES);
+	__type(key, struct unw_file_key);
+	__type(value, struct unw_file_ref);
+} unwind_files SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -105,7 +121,94 @@ static __always_inline int unwind_request(struct unw_walk *s, __u32 type, __u32 
 	e->tgid = s->tgid;
 	e->table = table;
 	e->pad = 0;
+	e->addr = 0;
+	e->file.dev = e->file.ino = 0;
 	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* What bpf_find_vma()'s callback found for the walk. */
+struct unw_vma_found {
+	__u64 start, end, pgoff;
+	struct unw_file_key file; /* ino 0: no file (anonymous code) */
+};
+
+static __always_inline __u64 unwind_read_kernel(__u64 addr)
+{
+	__u64 v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), (void *)addr);
+	return v;
+}
+
+static long unwind_vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct unw_vma_found *f = data;
+	__u64 vma_addr = (__u64)vma, file, inode, sb;
+	__u32 dev = 0;
+
+	f->start = unwind_read_kernel(vma_addr + targ_vma_start_off);
+	f->end = unwind_read_kernel(vma_addr + targ_vma_end_off);
+	f->pgoff = unwind_read_kernel(vma_addr + targ_vma_pgoff_off);
+	file = unwind_read_kernel(vma_addr + targ_vma_file_off);
+	inode = file ? unwind_read_kernel(file + targ_file_inode_off) : 0;
+	if (!inode)
+		return 0;
+	f->file.ino = unwind_read_kernel(inode + targ_inode_ino_off);
+	sb = unwind_read_kernel(inode + targ_inode_sb_off);
+	if (sb)
+		bpf_probe_read_kernel(&dev, sizeof(dev), (void *)(sb + targ_sb_dev_off));
+	/* the kernel's dev_t: 12 bits of major above 20 of minor (include/linux/kdev_t.h) */
+	f->file.dev = (__u64)(dev >> 20) << 32 | (dev & 0xfffff);
+	return 0;
+}
+
+/* The mapping of pc in a process user space has not loaded yet, from the kernel's own mappings,
+ * into the walk state.  A file without a table id is asked about (at most once a second). */
+static __always_inline int unwind_vma_mapping(struct unw_walk *s, __u64 pc)
+{
+	struct unw_vma_found f = {};
+	struct unw_file_ref *ref, asked = { .table = UNW_TABLE_ASKED };
+
+	long err = bpf_find_vma(bpf_get_current_task_btf(), pc, unwind_vma_cb, &f, 0);
+
+	/* With interrupts off (timer samples, sched_switch) the mmap lock taken by one lookup is
+	 * released later, from an irq_work: a second lookup in the same program finds it busy */
+	if (err == -EBUSY)
+		unwind_count(s, UNW_STAT_END_VMA_BUSY);
+	if (err || f.end <= pc)
+		return err == -EBUSY ? 2 : 1;
+	s->map.start = f.start;
+	s->map.end = f.end;
+	s->map.bias = f.start - (f.pgoff << 12); /* x86-64 pages: the walk is x86-64 only */
+	s->map.table = UNW_NO_TABLE;
+	if (!f.file.ino)
+		return 0;
+	ref = bpf_map_lookup_elem(&unwind_files, &f.file);
+	if (ref && ref->table != UNW_TABLE_ASKED) {
+		s->map.table = ref->table;
+		return 0;
+	}
+	s->map.table = UNW_TABLE_ASKED;
+	if (ref && s->now - ref->asked_ns < UNWIND_REFRESH_NS)
+		return 0;
+	asked.asked_ns = s->now;
+	bpf_map_update_elem(&unwind_files, &f.file, &asked, BPF_ANY);
+	{
+		struct unw_event *e = bpf_ringbuf_reserve(&unwind_events, sizeof(*e), 0);
+
+		if (!e) {
+			unwind_count(s, UNW_STAT_REQ_LOST);
+			return 0;
+		}
+		e->type = UNW_EV_FILE;
+		e->tgid = s->tgid;
+		e->table = 0;
+		e->pad = 0;
+		e->addr = pc;
+		e->file = f.file;
+		bpf_ringbuf_submit(e, 0);
+	}
 	return 0;
 }
 
@@ -126,7 +229,7 @@ __noinline int unwind_find_mapping(__u64 pc)
 		return 1;
 	proc = bpf_map_lookup_elem(&unwind_procs, &s->tgid);
 	if (!proc)
-		return 1;
+		return targ_find_vma ? unwind_vma_mapping(s, pc) : 1;
 #pragma unroll
 	for (__u32 step = UNWIND_MAX_MAPPINGS / 2; step; step /= 2) {
 		if (proc->maps[idx + step - 1].start <= pc)
@@ -138,7 +241,9 @@ __noinline int unwind_find_mapping(__u64 pc)
 			proc->refresh_ns = s->now;
 			unwind_request(s, UNW_EV_REFRESH_PROC, 0);
 		}
-		return 1;
+		/* until the fresh list arrives, the kernel's own mappings (a list read in the
+		 * middle of an exec or before a dlopen lacks libraries) */
+		return targ_find_vma ? unwind_vma_mapping(s, pc) : 1;
 	}
 	s->map = proc->maps[(idx - 1) & (UNWIND_MAX_MAPPINGS - 1)];
 	return 0;
@@ -339,12 +444,20 @@ __noinline int unwind_step(__u32 depth)
 	s->exact_ip = 0;
 
 	m = &s->map;
-	if ((lookup < m->start || lookup >= m->end) && unwind_find_mapping(lookup)) {
-		unwind_count(s, UNW_STAT_END_UNMAPPED);
-		return 1;
+	if (lookup < m->start || lookup >= m->end) {
+		int missed = unwind_find_mapping(lookup);
+
+		if (missed) {
+			/* 2: the kernel's mappings could not be searched again (counted) */
+			if (missed == 1)
+				unwind_count(s, UNW_STAT_END_UNMAPPED);
+			return 1;
+		}
 	}
 	if (m->table == UNW_NO_TABLE)
 		return unwind_no_cfi(s);
+	if (m->table == UNW_TABLE_ASKED)
+		goto pending;
 	t = bpf_map_lookup_elem(&unwind_tables, &m->table);
 	if (!t)
 		return unwind_no_cfi(s);
@@ -361,10 +474,7 @@ __noinline int unwind_step(__u32 depth)
 			if (unwind_request(s, UNW_EV_LOAD_TABLE, m->table))
 				t->requested = 0;
 		}
-		if (targ_unwind == UNWIND_AUTO)
-			return unwind_fp_step(s, UNW_STAT_FRAMES_PENDING);
-		unwind_count(s, UNW_STAT_END_PENDING);
-		return 1;
+		goto pending;
 	}
 	if (s->now - t->last_used > UNWIND_TOUCH_NS)
 		t->last_used = s->now;
@@ -384,6 +494,11 @@ __noinline int unwind_step(__u32 depth)
 		cached->tag = tag;
 	}
 	return unwind_eh_step(s, row);
+pending:
+	if (targ_unwind == UNWIND_AUTO)
+		return unwind_fp_step(s, UNW_STAT_FRAMES_PENDING);
+	unwind_count(s, UNW_STAT_END_PENDING);
+	return 1;
 }
 
 /* Processes user space has seen (seen_procs) but holds no mapping list for (it exited and its pid
@@ -397,8 +512,12 @@ struct {
 
 /* Steps from the registers in `walks` until the stack ends.  Global, like unwind_step(): the
  * program that calls it is verified with one path through it, not one per frame. */
-__noinline int unwind_walk(__u32 unused)
+__noinline int unwind_walk(__u32 start)
 {
+	/* start is always 0, and read only so that callers set the argument register: the
+	 * verifier checks what a global function is passed */
+	if (start)
+		return 0;
 	for (__u32 i = 0; i < MAX_STACK_DEPTH; i++) {
 		if (unwind_step(i))
 			break;
@@ -460,20 +579,25 @@ static __always_inline long unwind_fill(void *ctx, struct stack_trace *st, __u32
 {
 	struct unw_walk *s;
 	__u32 zero = 0;
+	bool known;
 	long len;
 
 	s = bpf_map_lookup_elem(&walks, &zero);
 	if (!s)
 		return -ENOENT;
-	if (ip && unwind_proc_of(s, tgid)) {
+	known = ip && unwind_proc_of(s, tgid);
+	if (known || (ip && targ_find_vma)) {
 		s->ip = ip;
 		s->sp = sp;
 		s->bp = bp;
 		s->tgid = tgid;
 		s->nr = 0;
+		s->exact_ip = 0;
 		s->map.start = s->map.end = 0;
 		s->now = bpf_ktime_get_ns();
 		s->stats[UNW_STAT_STACKS]++;
+		if (!known)
+			s->stats[UNW_STAT_EARLY]++;
 		unwind_walk(0);
 		/* never above targ_max_stack: the mask bounds it for the verifier */
 		return (s->nr & MAX_STACK_DEPTH) * sizeof(__u64);

@@ -68,8 +68,10 @@ struct unw_table {
 	__u32 requested; /* a load request is on its way to user space */
 };
 
-/* An executable mapping of a process.  table is UNW_NO_TABLE for code with no file (JIT). */
+/* An executable mapping of a process.  table is UNW_NO_TABLE for code with no file (JIT), and
+ * UNW_TABLE_ASKED for a file user space has not named yet (the walk asked for it). */
 #define UNW_NO_TABLE ((__u32)-1)
+#define UNW_TABLE_ASKED ((__u32)-2)
 struct unw_mapping {
 	__u64 start, end; /* [start, end) in the process */
 	__u64 bias;       /* file offset = pc - bias */
@@ -88,16 +90,34 @@ struct unw_proc {
 	struct unw_mapping maps[UNWIND_MAX_MAPPINGS];
 };
 
+/* A mapped file as the kernel knows it (the `unwind_files` key): the device of its inode's
+ * superblock, as major << 32 | minor, and the inode number. */
+struct unw_file_key {
+	__u64 dev;
+	__u64 ino;
+};
+
+/* Its table, or UNW_TABLE_ASKED since asked_ns. */
+struct unw_file_ref {
+	__u32 table;
+	__u32 pad;
+	__u64 asked_ns;
+};
+
 /* BPF -> user space requests, on the `unwind_events` ring buffer. */
 enum unw_event_type {
 	UNW_EV_LOAD_TABLE,   /* build and load table `table` (a file `tgid` maps) */
 	UNW_EV_REFRESH_PROC, /* `tgid` runs code outside its known mappings (dlopen) */
+	UNW_EV_FILE,         /* a process whose mappings are not loaded yet runs code at `addr` in
+			      * file `file`, which has no table id: name it, and load its table */
 };
 struct unw_event {
 	__u32 type;
 	__u32 tgid;
 	__u32 table;
 	__u32 pad;
+	__u64 addr;
+	struct unw_file_key file;
 };
 
 /* x86-64 signal delivery (arch/x86/kernel/signal_64.c): the handler returns into the restorer
@@ -128,6 +148,10 @@ enum unw_stat {
 	UNW_STAT_END_MAX_DEPTH, /* stopped at --max-stack */
 	UNW_STAT_REQ_LOST,     /* load requests lost (ring buffer full); retried later */
 	UNW_STAT_FRAMES_SIGNAL, /* signal frames unwound into the interrupted code */
+	UNW_STAT_EARLY,        /* stacks of processes whose mappings were not loaded yet, walked with
+				* the kernel's own (bpf_find_vma) */
+	UNW_STAT_END_VMA_BUSY, /* stopped: a second search of the kernel's mappings in one timer
+				* sample (the first one's lock is still held) */
 	UNW_STAT_NR,
 };
 

@@ -148,3 +148,55 @@ for m in eh auto; do
 done
 "$BPFPROF" profile -F $F -U --unwind eh -- "$WL/sighandler_nofp" 0.5 >"$TMP/sig.rep" 2>/dev/null
 check "report header: frames through signal frames counted" grep -Eq "^# .*\([0-9]+ through signal frames\)" "$TMP/sig.rep"
+
+# 11. Tables before the first sample: a program that does all its work in a burst right after
+#     exec (500 getppid() calls from ppid_caller(), through libc's wrapper without a frame
+#     pointer) is unwound by tables from its first sample, as COMMAND and as -p, whatever the
+#     unwinding method; the frame-pointer walk loses ppid_caller (the premise).
+for m in auto eh; do
+	"$BPFPROF" profile -f -U --unwind $m -e t:syscalls:sys_enter_getppid -- "$WL/burst" \
+		>"$TMP/burst.$m" 2>"$TMP/burst.$m.err"
+	all=$(folded_sum "$TMP/burst.$m" 'getppid')
+	full=$(folded_sum "$TMP/burst.$m" "^burst;$FULL_NODRIVER;main;ppid_caller;[^;]*getppid ")
+	echo "# burst as COMMAND, --unwind $m: $full of $all samples with main;ppid_caller;getppid"
+	check "burst as COMMAND, --unwind $m: every sample has ppid_caller" test "$all" -eq 500 -a "$full" -eq 500
+done
+"$BPFPROF" profile -f -U --unwind fp -e t:syscalls:sys_enter_getppid -- "$WL/burst" >"$TMP/burst.fp" 2>/dev/null
+check "burst, --unwind fp: ppid_caller lost above libc's wrapper (the premise)" \
+	test "$(folded_sum "$TMP/burst.fp" 'getppid')" -gt 0 -a "$(folded_sum "$TMP/burst.fp" 'ppid_caller')" -eq 0
+mkfifo "$TMP/go"
+"$WL/burst" wait <"$TMP/go" &
+bpid=$!
+exec 7>"$TMP/go"
+"$BPFPROF" profile -v -f -U -e t:syscalls:sys_enter_getppid -p $bpid >"$TMP/burst.p" 2>"$TMP/burst.p.err" &
+prof=$!
+if wait_for_line "$TMP/burst.p.err" 'tables of the targets loaded'; then
+	echo go >&7
+fi
+exec 7>&-
+wait $bpid
+wait $prof
+full=$(folded_sum "$TMP/burst.p" "^burst;$FULL_NODRIVER;main;ppid_caller;[^;]*getppid ")
+echo "# burst under -p: $full of $(folded_sum "$TMP/burst.p" 'getppid') with main;ppid_caller;getppid"
+check "burst under -p, no pause: every sample has ppid_caller" test "$full" -eq 500
+
+# 12. Sixty short-lived processes of one program under -a: every one is walked by tables from its
+#     first sample (the kernel's mappings, the program's table loaded once), so the hot path has
+#     one stack shape.
+"$BPFPROF" profile -v -F 999 -a -f -U 30 >"$TMP/short.f" 2>"$TMP/short.err" &
+prof=$!
+if wait_for_line "$TMP/short.err" 'tables of the targets loaded'; then
+	for ((i = 0; i < 60; i++)); do "$WL/shortwork" 20; done
+fi
+kill -INT $prof
+wait $prof
+shapes=$(grep '^shortwork;.*;short_work ' "$TMP/short.f" | awk '{ $NF = ""; print }' | sort -u | wc -l)
+all=$(folded_sum "$TMP/short.f" '^shortwork;.*short_work ')
+main=$(folded_sum "$TMP/short.f" "^shortwork;$FULL_NODRIVER;main;short_work ")
+busy=$(sed -n 's/.*process not loaded yet (one kernel mapping lookup per timer sample) \([0-9]*\).*/\1/p' "$TMP/short.err")
+echo "# sixty short processes: $main of $all short_work samples in _start..main;short_work; $shapes shapes; ${busy:-0} stacks cut by a second mapping lookup"
+# A timer sample may search the kernel's mappings once (the mmap lock is released from an
+# irq_work): a process's first samples reach main from short_work, and libc on the next ones.
+# Every such ending is counted in the header.
+check "sixty short processes: at least 85% of short_work samples in one shape, from _start" \
+	test "$all" -gt 100 -a "$((main * 100))" -ge "$((all * 85))"

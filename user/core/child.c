@@ -17,9 +17,7 @@
 /* The byte that opens the gate: EOF there means bpfprof died during setup. */
 #define GATE_GO 'g'
 
-/* Where execvp() would find name: itself when it has a '/', else the first executable regular
- * file of that name in PATH.  0 or -errno. */
-static int find_in_path(const char *name)
+int child_program_path(const char *name, char *out, size_t size)
 {
 	const char *path = getenv("PATH") ?: "/usr/local/bin:/usr/bin:/bin";
 	char buf[PATH_MAX];
@@ -31,20 +29,32 @@ static int find_in_path(const char *name)
 			return -errno;
 		if (S_ISDIR(st.st_mode))
 			return -EISDIR;
-		return access(name, X_OK) ? -errno : 0;
+		if (access(name, X_OK))
+			return -errno;
+		snprintf(out, size, "%s", name);
+		return 0;
 	}
 	while (*path) {
 		size_t len = strcspn(path, ":");
 
 		snprintf(buf, sizeof(buf), "%.*s%s%s", (int)len, path, len ? "/" : "", name);
 		if (!stat(buf, &st) && S_ISREG(st.st_mode)) {
-			if (!access(buf, X_OK))
+			if (!access(buf, X_OK)) {
+				snprintf(out, size, "%s", buf);
 				return 0;
+			}
 			err = -EACCES;
 		}
 		path += len + (path[len] == ':');
 	}
 	return err;
+}
+
+static int find_in_path(const char *name)
+{
+	char path[PATH_MAX];
+
+	return child_program_path(name, path, sizeof(path));
 }
 
 int child_check(char **argv)

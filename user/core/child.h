@@ -19,6 +19,9 @@ struct child {
 /* Before tracing: the command can be run (found in PATH, executable).  0, or -errno with the
  * message printed: "cannot run 'x': No such file or directory". */
 int child_check(char **argv);
+/* Where execvp() finds the program name: itself when it has a '/', else the first executable
+ * regular file of that name in PATH, into out.  0 or -errno. */
+int child_program_path(const char *name, char *out, size_t size);
 /* Forks the child, held before exec, with default signal handling (none of bpfprof's handlers).
  * 0, or -errno with the message printed. */
 int child_start(struct child *c, char **argv);

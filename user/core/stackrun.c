@@ -8,10 +8,15 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <linux/membarrier.h>
+#include <limits.h>
+#include <stdio.h>
+#include "core/child.h"
 #include "core/common.h"
 #include "core/features.h"
 #include "core/runner.h"
 #include "core/stackrun.h"
+#include "core/targets.h"
+#include "probe/probe.h"
 #include "stacks.h"
 #include "sym/stackagg.h"
 #include "sym/syms.h"
@@ -318,6 +323,65 @@ static void drain_free(struct stack_drain *d)
 	free(d);
 }
 
+static int preload_path(const char *path, void *ctx)
+{
+	unwinder__preload_file(ctx, path, true);
+	return 0;
+}
+
+static int queue_path(const char *path, void *ctx)
+{
+	unwinder__preload_file(ctx, path, false);
+	return 0;
+}
+
+/* The process a thread belongs to, or 0. */
+static __u32 tgid_of(__u32 tid)
+{
+	char path[64], line[128];
+	__u32 tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", tid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %u", &tgid) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return tgid;
+}
+
+/* Tables ready before the first sample wherever the code to run is known: the files of -p/-t
+ * targets and of COMMAND with its interpreter and libraries (it is held before exec) are loaded
+ * before the run starts; the libraries nearly every process maps are queued to the worker.
+ * Processes bpfprof has not seen yet are walked through the kernel's mappings from their first
+ * sample (bpf/unwind.bpf.h), so a file whose table is loaded is unwound by it at once: the
+ * stacks of a burst, or of short processes, do not depend on how soon bpfprof saw them. */
+static void preload_tables(struct unwinder *u)
+{
+	static const char *const common[] = { "libm.so.6", "libstdc++.so.6", "libgcc_s.so.1" };
+	char path[PATH_MAX];
+	__u64 start = now_ns();
+
+	if (targets.command && !child_program_path(targets.command[0], path, sizeof(path)))
+		probe_program_files(path, preload_path, u);
+	for (int i = 0; i < targets.nr_pids; i++)
+		unwinder__preload_process(u, targets.pids[i]);
+	for (int i = 0; i < targets.nr_tids; i++) {
+		__u32 tgid = tgid_of(targets.tids[i]);
+
+		if (tgid)
+			unwinder__preload_process(u, tgid);
+	}
+	p_info("unwind: tables of the targets loaded before they run in %.1f ms",
+	       (now_ns() - start) / 1e6);
+	probe_program_files("/bin/sh", queue_path, u); /* sh, ld.so, libc */
+	for (size_t i = 0; i < sizeof(common) / sizeof(common[0]); i++)
+		if (!probe_ldcache_lookup("/etc/ld.so.cache", common[i], path, sizeof(path), NULL, NULL))
+			unwinder__preload_file(u, path, false);
+}
+
 int stack_run_start(struct stack_run *s, struct runner *r, const struct unwind_bpf *ub,
 		    struct bpf_map *proc_events)
 {
@@ -331,6 +395,7 @@ int stack_run_start(struct stack_run *s, struct runner *r, const struct unwind_b
 			p_err("cannot set up the unwinder: %s", strerror(-err));
 			return err;
 		}
+		preload_tables(s->unwinder);
 		err = runner_add_ringbuf(r, ub->events, unwinder__handle_event, s->unwinder);
 	} else {
 		err = 0;

@@ -125,4 +125,9 @@ bool probe_lib_matches(const char *lib, const char *file_name);
  * array of the cache's library file names (for near matches) and *nr_names its length. */
 int probe_ldcache_lookup(const char *cache, const char *lib, char *path, size_t size,
 			 char ***names, size_t *nr_names);
+/* The files the program exe maps as it starts (for tables wanted before its first sample): the
+ * executable (a script's "#!" interpreter instead), its PT_INTERP and DT_NEEDED libraries,
+ * recursively, where ld.so would find them; fn is called once for each.  Returns 0, the first
+ * non-zero value fn returned, or a negative errno (exe unreadable, not ELF). */
+int probe_program_files(const char *exe, int (*fn)(const char *path, void *ctx), void *ctx);
 #endif

@@ -14,6 +14,8 @@
 #include <fcntl.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -23,6 +25,7 @@
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 #include "unwind/cfi.h"
+#include "core/btffields.h"
 #include "core/common.h"
 #include "core/hashtab.h"
 #include "core/features.h"
@@ -112,7 +115,8 @@ struct uw_proc_rec {
 
 struct job {
 	__u32 id;
-	int fd; /* dup of the symbolizer's fd of the file, or -1: open by path */
+	int fd;    /* dup of the symbolizer's fd of the file, or -1: open by path */
+	__u64 size; /* of the file: the smallest is built first */
 };
 
 struct unwinder {
@@ -122,7 +126,7 @@ struct unwinder {
 	__u32 nr_rows;
 	struct unw_table *tables;
 	size_t tables_len; /* mmapped length; 0 when malloc'd */
-	int rows_fd, procs_fd, walks_fd;
+	int rows_fd, procs_fd, walks_fd, files_fd;
 	/* everything below, and the files, under lock: the worker installs tables */
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
@@ -227,7 +231,7 @@ static struct unwinder *unwinder_alloc(struct syms_cache *sc, __u32 nr_rows)
 		return NULL;
 	u->sc = sc;
 	u->nr_rows = nr_rows;
-	u->rows_fd = u->procs_fd = u->walks_fd = -1;
+	u->rows_fd = u->procs_fd = u->walks_fd = u->files_fd = -1;
 	pthread_mutex_init(&u->lock, NULL);
 	pthread_cond_init(&u->wake, NULL);
 	if (free_insert(u, 0, 0, nr_rows)) {
@@ -257,6 +261,7 @@ struct unwinder *unwinder__new(const struct unwind_bpf *ub, struct syms_cache *s
 	u->rows_fd = bpf_map__fd(ub->rows);
 	u->procs_fd = bpf_map__fd(ub->procs);
 	u->walks_fd = bpf_map__fd(ub->walks);
+	u->files_fd = ub->files ? bpf_map__fd(ub->files) : -1;
 	err = -pthread_create(&u->worker, NULL, worker_main, u);
 	if (err)
 		goto fail;
@@ -327,6 +332,29 @@ void unwinder__free(struct unwinder *u)
 
 /* ---- files ---- */
 
+/* The BPF side's key of a file, from a device number as stat() gives it. */
+static struct unw_file_key bpf_file_key(__u64 dev, __u64 ino)
+{
+	return (struct unw_file_key){ .dev = (__u64)major(dev) << 32 | minor(dev), .ino = ino };
+}
+
+/* Tells the walks through the kernel's mappings (bpf/unwind.bpf.h: unwind_vma_mapping()) which
+ * table a file has. */
+static void tell_file_key(struct unwinder *u, const struct unw_file_key *key, __u32 id)
+{
+	struct unw_file_ref ref = { .table = id };
+
+	if (u->files_fd >= 0)
+		bpf_map_update_elem(u->files_fd, key, &ref, BPF_ANY);
+}
+
+static void tell_file(struct unwinder *u, __u64 dev, __u64 ino, __u32 id)
+{
+	struct unw_file_key key = bpf_file_key(dev, ino);
+
+	tell_file_key(u, &key, id);
+}
+
 static struct uw_file *file_get(struct unwinder *u, __u64 dev, __u64 ino, const char *path,
 				__u32 tgid)
 {
@@ -352,6 +380,8 @@ static struct uw_file *file_get(struct unwinder *u, __u64 dev, __u64 ino, const 
 		return NULL;
 	}
 	u->files[u->nr_files++] = f;
+	if (dev != VDSO_KEY)
+		tell_file(u, dev, ino, f->id);
 	return f;
 }
 
@@ -555,6 +585,22 @@ int unwinder__load_table(struct unwinder *u, __u32 id)
 }
 
 /* Builds queued tables one at a time, the lock released while building. */
+/* Shortest job first: a small program's table (built in microseconds) must not wait behind a
+ * compiler's (a second) when both are met at once on a busy machine, or every short run of the
+ * small program is walked by frame pointers meanwhile. */
+static struct job take_smallest_job(struct unwinder *u)
+{
+	size_t best = 0;
+	struct job job;
+
+	for (size_t i = 1; i < u->nr_jobs; i++)
+		if (u->jobs[i].size < u->jobs[best].size)
+			best = i;
+	job = u->jobs[best];
+	memmove(u->jobs + best, u->jobs + best + 1, (--u->nr_jobs - best) * sizeof(*u->jobs));
+	return job;
+}
+
 static void *worker_main(void *arg)
 {
 	struct unwinder *u = arg;
@@ -571,8 +617,7 @@ static void *worker_main(void *arg)
 			pthread_cond_wait(&u->wake, &u->lock);
 		if (u->stopping)
 			break;
-		job = u->jobs[0];
-		memmove(u->jobs, u->jobs + 1, --u->nr_jobs * sizeof(*u->jobs));
+		job = take_smallest_job(u);
 		f = u->files[job.id];
 		pthread_mutex_unlock(&u->lock);
 		err = build_rows(u, f, job.fd, &rows, why, sizeof(why));
@@ -590,6 +635,8 @@ static void *worker_main(void *arg)
 static int queue_load(struct unwinder *u, __u32 id)
 {
 	struct uw_file *f;
+	struct stat st;
+	__u64 size;
 	int fd, err = 0;
 
 	if (!u->have_worker)
@@ -605,6 +652,9 @@ static int queue_load(struct unwinder *u, __u32 id)
 	f->queued = true;
 	pthread_mutex_unlock(&u->lock);
 	fd = file_fd(u, f);
+	if (fd >= 0 ? fstat(fd, &st) : stat(f->path, &st))
+		st.st_size = INT64_MAX; /* built by path, if at all: last */
+	size = st.st_size;
 	pthread_mutex_lock(&u->lock);
 	if (u->nr_jobs == u->cap_jobs) {
 		size_t cap = u->cap_jobs ? u->cap_jobs * 2 : 16;
@@ -619,6 +669,7 @@ static int queue_load(struct unwinder *u, __u32 id)
 	}
 	u->jobs[u->nr_jobs].id = id;
 	u->jobs[u->nr_jobs].fd = fd;
+	u->jobs[u->nr_jobs].size = size;
 	u->nr_jobs++;
 	fd = -1;
 	pthread_cond_signal(&u->wake);
@@ -771,6 +822,129 @@ void unwinder__forget_process(struct unwinder *u, __u32 tgid)
 		free_proc_rec(r);
 }
 
+struct addr_search {
+	struct unwinder *u;
+	__u32 tgid;
+	__u64 addr;
+	struct uw_file *f;
+};
+
+static int find_addr(const struct syms_mapping *m, void *ctx)
+{
+	struct addr_search *s = ctx;
+
+	if (s->addr < m->start || s->addr >= m->end || !m->path || !m->dev)
+		return 0;
+	pthread_mutex_lock(&s->u->lock);
+	s->f = file_get(s->u, m->dev, m->ino, m->path, s->tgid);
+	pthread_mutex_unlock(&s->u->lock);
+	return 1;
+}
+
+/* A walk through the kernel's mappings met a file without an id (UNW_EV_FILE): the process is
+ * snapshotted as at its first sample, which names every file it maps, and the BPF side learns the
+ * file's id under the key it saw (the kernel's inode, which stat() may not show: overlayfs). */
+static void name_file(struct unwinder *u, const struct unw_event *e)
+{
+	struct addr_search s = { .u = u, .tgid = e->tgid, .addr = e->addr };
+
+	if (!syms_cache__snapshot(u->sc, e->tgid)) {
+		unwinder__add_process(u, e->tgid);
+		syms_cache__for_each_mapping(u->sc, e->tgid, find_addr, &s);
+	}
+	if (!s.f) {
+		/* gone already: the next process to run the file asks again, at once (a short
+		 * program run in a loop would otherwise wait out the BPF side's pause) */
+		if (u->files_fd >= 0)
+			bpf_map_delete_elem(u->files_fd, &e->file);
+		return;
+	}
+	tell_file_key(u, &e->file, s.f->id);
+	queue_load(u, s.f->id);
+}
+
+int unwinder__preload_file(struct unwinder *u, const char *path, bool wait)
+{
+	char *real = realpath(path, NULL); /* tables are built from the file, never a symlink */
+	struct uw_file *f = NULL;
+	struct stat st;
+	int err = 0;
+
+	if (!real || stat(real, &st))
+		err = -errno;
+	else if (!S_ISREG(st.st_mode))
+		err = -EINVAL;
+	if (!err) {
+		pthread_mutex_lock(&u->lock);
+		f = file_get(u, st.st_dev, st.st_ino, real, 0);
+		pthread_mutex_unlock(&u->lock);
+		err = f ? 0 : -ENOMEM;
+	}
+	if (f)
+		wait ? unwinder__load_table(u, f->id) : queue_load(u, f->id);
+	free(real);
+	return err;
+}
+
+static int preload_mapping(const struct syms_mapping *m, void *ctx)
+{
+	struct unwinder *u = ctx;
+	int id = m->path ? unwinder__table_of(u, m->dev, m->ino) : -1;
+
+	if (id >= 0)
+		unwinder__load_table(u, id);
+	return 0;
+}
+
+int unwinder__preload_process(struct unwinder *u, __u32 tgid)
+{
+	int err = syms_cache__snapshot(u->sc, tgid);
+
+	err = err ?: unwinder__add_process(u, tgid);
+	if (err)
+		return err;
+	return syms_cache__for_each_mapping(u->sc, tgid, preload_mapping, u);
+}
+
+const struct unwind_vma_settings *unwind_vma_settings(const char **why)
+{
+	static struct unwind_vma_settings v;
+	static const char *reason;
+	static bool probed;
+	struct btf_field f[] = {
+		{ "vm_area_struct", "vm_start" }, { "vm_area_struct", "vm_end" },
+		{ "vm_area_struct", "vm_pgoff" }, { "vm_area_struct", "vm_file" },
+		{ "file", "f_inode" },            { "inode", "i_ino" },
+		{ "inode", "i_sb" },              { "super_block", "s_dev" },
+	};
+	__u32 *out[] = { &v.vma_start, &v.vma_end,   &v.vma_pgoff, &v.vma_file,
+			 &v.file_inode, &v.inode_ino, &v.inode_sb, &v.sb_dev };
+
+	if (probed)
+		goto done;
+	probed = true;
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_find_vma, NULL) != 1) {
+		reason = "no bpf_find_vma() (Linux 5.17)";
+		goto done;
+	}
+	if (btf_field_offsets(NULL, f, sizeof(f) / sizeof(f[0]))) {
+		reason = "no kernel BTF";
+		goto done;
+	}
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		if (f[i].offset < 0) {
+			reason = "a kernel struct field not found in the BTF";
+			goto done;
+		}
+		*out[i] = f[i].offset;
+	}
+	v.on = true;
+done:
+	if (why)
+		*why = reason;
+	return &v;
+}
+
 int unwinder__handle_event(void *ctx, void *data, size_t size)
 {
 	struct unwinder *u = ctx;
@@ -784,6 +958,8 @@ int unwinder__handle_event(void *ctx, void *data, size_t size)
 	} else if (e->type == UNW_EV_REFRESH_PROC) {
 		if (!syms_cache__snapshot(u->sc, e->tgid))
 			unwinder__add_process(u, e->tgid);
+	} else if (e->type == UNW_EV_FILE) {
+		name_file(u, e);
 	}
 	return 0;
 }
@@ -917,6 +1093,9 @@ void unwinder__summary(const struct unwinder *u, char *buf, size_t size)
 	if (s[UNW_STAT_FRAMES_PENDING] && n > 0 && (size_t)n < size)
 		n += snprintf(buf + n, size - n, " (%llu while tables loaded)",
 			      (unsigned long long)s[UNW_STAT_FRAMES_PENDING]);
+	if (s[UNW_STAT_EARLY] && n > 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - n, "; %llu stacks walked before the process was loaded, "
+			      "through the kernel's mappings", (unsigned long long)s[UNW_STAT_EARLY]);
 	if (s[UNW_STAT_NO_PROC] && n > 0 && (size_t)n < size)
 		n += snprintf(buf + n, size - n, "; %llu stacks %s before the process was known",
 			      (unsigned long long)s[UNW_STAT_NO_PROC],
@@ -927,7 +1106,8 @@ void unwinder__summary(const struct unwinder *u, char *buf, size_t size)
 			      (unsigned long long)s[UNW_STAT_NO_REGS]);
 	if (s[UNW_STAT_END_NO_CFI] + s[UNW_STAT_END_PENDING] + s[UNW_STAT_END_UNSUPPORTED] +
 	    s[UNW_STAT_END_READ] + s[UNW_STAT_END_BAD_FRAME] + s[UNW_STAT_END_UNMAPPED] +
-	    s[UNW_STAT_END_MAX_DEPTH] + s[UNW_STAT_REQ_LOST] && n > 0 && (size_t)n < size) {
+	    s[UNW_STAT_END_MAX_DEPTH] + s[UNW_STAT_REQ_LOST] + s[UNW_STAT_END_VMA_BUSY] && n > 0 &&
+	    (size_t)n < size) {
 		n += snprintf(buf + n, size - n, "; ended early: ");
 		n = add_count(buf, size, n, "no CFI", s[UNW_STAT_END_NO_CFI], &first);
 		n = add_count(buf, size, n, "table loading", s[UNW_STAT_END_PENDING], &first);
@@ -935,6 +1115,8 @@ void unwinder__summary(const struct unwinder *u, char *buf, size_t size)
 		n = add_count(buf, size, n, "unreadable stack", s[UNW_STAT_END_READ], &first);
 		n = add_count(buf, size, n, "bad frame", s[UNW_STAT_END_BAD_FRAME], &first);
 		n = add_count(buf, size, n, "unmapped pc", s[UNW_STAT_END_UNMAPPED], &first);
+		n = add_count(buf, size, n, "process not loaded yet (one kernel mapping lookup per "
+			      "timer sample)", s[UNW_STAT_END_VMA_BUSY], &first);
 		n = add_count(buf, size, n, "max depth", s[UNW_STAT_END_MAX_DEPTH], &first);
 		n = add_count(buf, size, n, "lost table requests", s[UNW_STAT_REQ_LOST], &first);
 	}

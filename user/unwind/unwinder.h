@@ -28,12 +28,21 @@ const char *unwind_method_name(enum unwind_method m);
 
 /* The unwinder's maps in a skeleton: UNWIND_BPF_MAPS(skel). */
 struct unwind_bpf {
-	struct bpf_map *rows, *tables, *procs, *walks, *events;
+	struct bpf_map *rows, *tables, *procs, *walks, *events, *files;
 };
 #define UNWIND_BPF_MAPS(skel)                                                                \
 	((struct unwind_bpf){ (skel)->maps.unwind_rows, (skel)->maps.unwind_tables,          \
 			      (skel)->maps.unwind_procs, (skel)->maps.walks,                 \
-			      (skel)->maps.unwind_events })
+			      (skel)->maps.unwind_events, (skel)->maps.unwind_files })
+
+/* The walk of a process whose mappings are not loaded yet through the kernel's own
+ * (bpf_find_vma(), 5.17): whether this kernel can, and the field offsets it needs. */
+struct unwind_vma_settings {
+	bool on;
+	__u32 vma_start, vma_end, vma_pgoff, vma_file, file_inode, inode_ino, inode_sb, sb_dev;
+};
+/* Probed once (the helper, and the offsets from the kernel's BTF); *why says what is missing. */
+const struct unwind_vma_settings *unwind_vma_settings(const char **why);
 
 /* Between open and load: sizes the maps for method m and a row budget of mem_bytes (maps shrink
  * to nothing for fp).  *task_regs tells whether the kernel has bpf_task_pt_regs() (the
@@ -49,6 +58,19 @@ int unwind_bpf_configure(const struct unwind_bpf *ub, enum unwind_method m, __u6
 		(skel)->rodata->targ_unwind = (method);                                       \
 		unwind_bpf_configure(&ub_, (method), (__u64)(mem_mb) << 20, &task_regs_);     \
 		(skel)->rodata->targ_unwind_task_regs = task_regs_;                           \
+		if ((method) != UNWIND_FP) {                                                  \
+			const struct unwind_vma_settings *v_ = unwind_vma_settings(NULL);     \
+                                                                                              \
+			(skel)->rodata->targ_find_vma = v_->on;                               \
+			(skel)->rodata->targ_vma_start_off = v_->vma_start;                   \
+			(skel)->rodata->targ_vma_end_off = v_->vma_end;                       \
+			(skel)->rodata->targ_vma_pgoff_off = v_->vma_pgoff;                   \
+			(skel)->rodata->targ_vma_file_off = v_->vma_file;                     \
+			(skel)->rodata->targ_file_inode_off = v_->file_inode;                 \
+			(skel)->rodata->targ_inode_ino_off = v_->inode_ino;                   \
+			(skel)->rodata->targ_inode_sb_off = v_->inode_sb;                     \
+			(skel)->rodata->targ_sb_dev_off = v_->sb_dev;                         \
+		}                                                                             \
 	} while (0)
 
 struct unwinder;
@@ -65,6 +87,14 @@ struct unwinder *unwinder__new_mem(struct syms_cache *sc, __u32 nr_rows);
 /* Loads (or replaces) the mapping list of a process, as syms_cache__snapshot() last saw it:
  * call it right after the snapshot.  Returns 0, -ENOENT (unknown process) or -errno. */
 int unwinder__add_process(struct unwinder *u, __u32 tgid);
+/* Tables ready before the first sample.  The file at path (what a process is about to map:
+ * a COMMAND, its libraries, the libraries every process maps) gets its id, known to the BPF side,
+ * and its table built and loaded now (wait), or on the worker.  Returns 0 or -errno (a file
+ * without usable CFI is not an error: it is marked as such). */
+int unwinder__preload_file(struct unwinder *u, const char *path, bool wait);
+/* The same for every file process tgid maps (snapshotted now), and its mapping list. */
+int unwinder__preload_process(struct unwinder *u, __u32 tgid);
+
 /* Forgets process tgid, which exited: its record, and its mapping list in the BPF map. */
 void unwinder__forget_process(struct unwinder *u, __u32 tgid);
 
