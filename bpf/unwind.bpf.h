@@ -72,6 +72,15 @@ struct {
 	__uint(max_entries, 64 * 1024);
 } unwind_events SEC(".maps");
 
+/* struct unw_kmaps by process; LRU: user space reads an exited process's entry when it
+ * symbolizes its samples, and deletes it when it forgets the process. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct unw_kmaps);
+} unwind_kmaps SEC(".maps");
+
 /* The walk in progress (struct unw_walk), per CPU. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -163,52 +172,87 @@ static long unwind_vma_cb(struct task_struct *task, struct vm_area_struct *vma, 
 	return 0;
 }
 
-/* The mapping of pc in a process user space has not loaded yet, from the kernel's own mappings,
- * into the walk state.  A file without a table id is asked about (at most once a second). */
+/* The table of a mapped file for the walk: its id, or UNW_TABLE_ASKED once user space is asked
+ * to name it (at most once a second per file). */
+static __always_inline __u32 unwind_file_table(struct unw_walk *s, const struct unw_file_key *file,
+					       __u64 pc)
+{
+	struct unw_file_ref *ref, asked = { .table = UNW_TABLE_ASKED };
+	struct unw_event *e;
+
+	if (!file->ino)
+		return UNW_NO_TABLE;
+	ref = bpf_map_lookup_elem(&unwind_files, file);
+	if (ref && ref->table != UNW_TABLE_ASKED)
+		return ref->table;
+	if (ref && s->now - ref->asked_ns < UNWIND_REFRESH_NS)
+		return UNW_TABLE_ASKED;
+	asked.asked_ns = s->now;
+	bpf_map_update_elem(&unwind_files, file, &asked, BPF_ANY);
+	e = bpf_ringbuf_reserve(&unwind_events, sizeof(*e), 0);
+	if (!e) {
+		unwind_count(s, UNW_STAT_REQ_LOST);
+		return UNW_TABLE_ASKED;
+	}
+	e->type = UNW_EV_FILE;
+	e->tgid = s->tgid;
+	e->table = 0;
+	e->pad = 0;
+	e->addr = pc;
+	e->file = *file;
+	bpf_ringbuf_submit(e, 0);
+	return UNW_TABLE_ASKED;
+}
+
+static __always_inline int unwind_use_kmap(struct unw_walk *s, const struct unw_kmap *k, __u64 pc)
+{
+	s->map.start = k->start;
+	s->map.end = k->end;
+	s->map.bias = k->start - (k->pgoff << 12); /* x86-64 pages: the walk is x86-64 only */
+	s->map.table = unwind_file_table(s, &k->file, pc);
+	return 0;
+}
+
+/* The mapping of pc in a process user space has not loaded (or whose list lacks pc: an exec or
+ * a dlopen since), from the mappings found in the kernel before, or by searching the kernel's
+ * now; into the walk state.  Returns 0, 1 when no mapping holds pc, 2 when the kernel could not
+ * be searched again in this sample (counted). */
 static __always_inline int unwind_vma_mapping(struct unw_walk *s, __u64 pc)
 {
 	struct unw_vma_found f = {};
-	struct unw_file_ref *ref, asked = { .table = UNW_TABLE_ASKED };
+	struct unw_kmaps *km = bpf_map_lookup_elem(&unwind_kmaps, &s->tgid), fresh = {};
+	struct unw_kmap *slot;
+	long err;
 
-	long err = bpf_find_vma(bpf_get_current_task_btf(), pc, unwind_vma_cb, &f, 0);
-
-	/* With interrupts off (timer samples, sched_switch) the mmap lock taken by one lookup is
-	 * released later, from an irq_work: a second lookup in the same program finds it busy */
+	if (km) {
+#pragma unroll
+		for (int i = 0; i < UNWIND_KMAPS; i++)
+			if (i < km->nr && km->maps[i].start <= pc && pc < km->maps[i].end)
+				return unwind_use_kmap(s, &km->maps[i], pc);
+	}
+	err = bpf_find_vma(bpf_get_current_task_btf(), pc, unwind_vma_cb, &f, 0);
+	/* With interrupts off (timer samples, sched_switch) the mmap lock taken by one search is
+	 * released later, from an irq_work: a second search in the same program finds it busy */
 	if (err == -EBUSY)
 		unwind_count(s, UNW_STAT_END_VMA_BUSY);
-	if (err || f.end <= pc)
+	if (err || f.end <= pc || f.start > pc)
 		return err == -EBUSY ? 2 : 1;
+	if (!km) {
+		bpf_map_update_elem(&unwind_kmaps, &s->tgid, &fresh, BPF_NOEXIST);
+		km = bpf_map_lookup_elem(&unwind_kmaps, &s->tgid);
+	}
+	if (km) {
+		slot = &km->maps[km->nr % UNWIND_KMAPS];
+		slot->start = f.start;
+		slot->end = f.end;
+		slot->pgoff = f.pgoff;
+		slot->file = f.file;
+		km->nr++;
+	}
 	s->map.start = f.start;
 	s->map.end = f.end;
-	s->map.bias = f.start - (f.pgoff << 12); /* x86-64 pages: the walk is x86-64 only */
-	s->map.table = UNW_NO_TABLE;
-	if (!f.file.ino)
-		return 0;
-	ref = bpf_map_lookup_elem(&unwind_files, &f.file);
-	if (ref && ref->table != UNW_TABLE_ASKED) {
-		s->map.table = ref->table;
-		return 0;
-	}
-	s->map.table = UNW_TABLE_ASKED;
-	if (ref && s->now - ref->asked_ns < UNWIND_REFRESH_NS)
-		return 0;
-	asked.asked_ns = s->now;
-	bpf_map_update_elem(&unwind_files, &f.file, &asked, BPF_ANY);
-	{
-		struct unw_event *e = bpf_ringbuf_reserve(&unwind_events, sizeof(*e), 0);
-
-		if (!e) {
-			unwind_count(s, UNW_STAT_REQ_LOST);
-			return 0;
-		}
-		e->type = UNW_EV_FILE;
-		e->tgid = s->tgid;
-		e->table = 0;
-		e->pad = 0;
-		e->addr = pc;
-		e->file = f.file;
-		bpf_ringbuf_submit(e, 0);
-	}
+	s->map.bias = f.start - (f.pgoff << 12);
+	s->map.table = unwind_file_table(s, &f.file, pc);
 	return 0;
 }
 
@@ -693,6 +737,8 @@ int forget_exec(void *ctx)
 	if (seen)
 		*seen = 0;
 	unwind_forget_process(tgid);
+	if (targ_find_vma)
+		bpf_map_delete_elem(&unwind_kmaps, &tgid);
 	return 0;
 }
 #endif

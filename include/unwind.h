@@ -104,6 +104,21 @@ struct unw_file_ref {
 	__u64 asked_ns;
 };
 
+/* The mappings a walk found in the kernel (bpf_find_vma()) for a process user space has not
+ * loaded, kept per process (`unwind_kmaps`): a timer sample may search the kernel once, so a
+ * stack across several files is completed over a process's first samples; and user space
+ * symbolizes from them a process that exited before it could read /proc/PID/maps. */
+#define UNWIND_KMAPS 8
+struct unw_kmap {
+	__u64 start, end, pgoff; /* pgoff in pages */
+	struct unw_file_key file; /* ino 0: anonymous code */
+};
+struct unw_kmaps {
+	__u32 nr; /* entries written, ever: the newest replaces the oldest when full */
+	__u32 pad;
+	struct unw_kmap maps[UNWIND_KMAPS];
+};
+
 /* BPF -> user space requests, on the `unwind_events` ring buffer. */
 enum unw_event_type {
 	UNW_EV_LOAD_TABLE,   /* build and load table `table` (a file `tgid` maps) */
