@@ -10,7 +10,7 @@
 #include "out/difftable.h"
 
 static struct {
-	bool normalize;
+	bool normalize, by_comm;
 	__u64 rows;
 } env;
 
@@ -19,6 +19,9 @@ static const struct opt diff_opts[] = {
 	  "flame graph (difffolded.pl -n): profiles of different lengths", OPT_FLAG,
 	  &env.normalize },
 	{ 0, "rows", "N", "rows of the table (default 20)", OPT_U64, &env.rows, 1, 100000 },
+	{ 0, "by-comm", NULL, "the command as the flame graph's root frame: stacks compare\n"
+	  "only within one command (by default whatever process took them)", OPT_FLAG,
+	  &env.by_comm },
 	{},
 };
 
@@ -49,6 +52,8 @@ static int write_svg(const struct profile_in *before, const struct stack_sample 
 		.before = b,
 		.nr_before = nb,
 		.before_scale = env.normalize && tb ? (double)ta / tb : 1,
+		/* two builds of a program are two commands: compared by default */
+		.no_comm = !env.by_comm,
 	};
 	int err;
 

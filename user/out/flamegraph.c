@@ -242,7 +242,8 @@ static int sample_sequence(struct fg *g, size_t i, size_t *at)
 	int err;
 
 	err = ev ? push(g, at, intern(g, ev, strlen(ev), ""), KIND_SEPARATOR) : 0;
-	err = err ?: push(g, at, intern(g, s->comm, strnlen(s->comm, 16), ""), KIND_USER);
+	if (!g->o->no_comm)
+		err = err ?: push(g, at, intern(g, s->comm, strnlen(s->comm, 16), ""), KIND_USER);
 	for (j = 0; !err && j < s->nr_frames; j++)
 		err = push_frame(g, at, stack_sample_frame(s, j), false);
 	if (err || !s->nr_waker_frames)

@@ -23,6 +23,7 @@ struct flamegraph_opts {
 	const struct stack_sample *before;
 	size_t nr_before;
 	double before_scale; /* BEFORE's values times this (diff -n); 0 is taken as 1 */
+	bool no_comm;        /* stacks start at their outermost frame, not at their command */
 };
 
 /* Writes a complete, valid XML SVG document.  Frames narrower than 0.1 px are elided, their
