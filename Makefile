@@ -173,7 +173,7 @@ test: deps
 # benchmarks compare with or drive (perf, bpftrace, fio, a local debuginfod).
 BUILD_PKGS := clang llvm libbpf-dev bpftool libelf-dev libdw-dev libdebuginfod-dev zlib1g-dev make gcc g++ \
 	      libprotobuf-c-dev protobuf-c-compiler
-TEST_PKGS := linux-perf bpftrace fio util-linux procps libxml2-utils time debuginfod
+TEST_PKGS := linux-perf bpftrace fio util-linux procps libxml2-utils time debuginfod golang-go chromium
 DEB_PKGS := $(BUILD_PKGS) $(TEST_PKGS)
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
