@@ -279,6 +279,11 @@ static int offcpu_write(struct runner *r)
 	/* the header has one free line: the unwinder's goes on the next */
 	if (unwound[0])
 		snprintf(note + strlen(note), sizeof(note) - strlen(note), "\n# %s", unwound);
+	/* the samples' values are microseconds */
+	o.pprof.values[0] = (struct pprof_value){ "offcpu", "nanoseconds", 1000, PPROF_ANY_EVENT };
+	o.pprof.nr_values = 1;
+	stack_pprof_meta(&o, r, subtitle);
+	o.pprof.duration_nanos = b->end - b->start;
 	return stack_outputs_write(r->out, &o, &env.sr);
 }
 

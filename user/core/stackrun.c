@@ -67,6 +67,29 @@ static int opt_unwind(const char *arg)
 	return unwind_opt_method(arg, &stack_opts.unwind);
 }
 
+/* perf report's --sort: which of comm, dso, sym tell rows apart (sym always does). */
+static int opt_sort(const char *arg)
+{
+	static const char *const keys[] = { "comm", "dso", "sym" };
+	const char *p = arg;
+
+	stack_opts.sort = REPORT_SORT_SYM;
+	while (*p) {
+		size_t len = strcspn(p, ","), k;
+
+		for (k = 0; k < 3; k++)
+			if (len == strlen(keys[k]) && !strncmp(p, keys[k], len))
+				break;
+		if (k == 3) {
+			p_err("invalid --sort '%s' (keys: comm, dso, sym, comma-separated)", arg);
+			return -EINVAL;
+		}
+		stack_opts.sort |= 1U << k;
+		p += len + (p[len] == ',');
+	}
+	return 0;
+}
+
 const struct opt stack_opts_table[] = {
 	{ 'g', NULL, NULL, "call graphs, as perf's -g: accepted; stacks are always\n"
 	  "captured", OPT_FLAG, &stack_opts.call_graph, .needs = CAP_STACKS },
@@ -87,6 +110,11 @@ const struct opt stack_opts_table[] = {
 	  .needs = CAP_STACKS },
 	{ 0, "unwind-mem", "MB", "memory for unwind tables (default 16)", OPT_U64,
 	  &stack_opts.unwind_mem_mb, 1, 4096, .hint = "1 to 4096 MB", .needs = CAP_STACKS },
+	{},
+};
+
+/* What is written of the stacks: shared with `bpfprof report`, which reads them back. */
+const struct opt stack_output_opts_table[] = {
 	{ 'f', "folded", NULL, "folded stacks for flamegraph.pl instead of the report", OPT_FLAG,
 	  &stack_opts.folded, .needs = CAP_STACKS },
 	{ 0, "annotate", NULL, "with -f: suffix kernel frames with _[k]", OPT_FLAG,
@@ -96,10 +124,16 @@ const struct opt stack_opts_table[] = {
 	{ 0, "title", "TEXT", "flame graph title", OPT_STR, &stack_opts.title, .needs = CAP_STACKS },
 	{ 0, "no-children", NULL, "report Self only, like perf report --no-children", OPT_FLAG,
 	  &stack_opts.no_children, .needs = CAP_STACKS },
+	{ 0, "sort", "KEYS", "what tells report rows apart, as perf report --sort: comm,\n"
+	  "dso, sym (default all three; sym always)", OPT_FN, .fn = opt_sort,
+	  .needs = CAP_STACKS },
 	{ 0, "percent-limit", "P", "hide report entries below P percent", OPT_PERCENT,
 	  &stack_opts.percent_limit, .needs = CAP_STACKS },
 	{ 0, "call-graph-limit", "P", "hide call-graph branches below P percent (default 0.5,\n"
 	  "as perf's -g graph,0.5)", OPT_PERCENT, &stack_opts.call_graph_limit,
+	  .needs = CAP_STACKS },
+	{ 0, "pprof", "FILE", "also write a pprof profile (gzip'd profile.proto) for go tool\n"
+	  "pprof, Pyroscope, Parca, speedscope", OPT_OUTPUT, &stack_opts.pprof,
 	  .needs = CAP_STACKS },
 	{},
 };
@@ -231,13 +265,20 @@ static int proc_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* pprof's pid and tid labels need the threads apart; everything else merges processes of one
+ * command, which keeps a fork storm's memory to its distinct stacks. */
+static bool keep_threads(void)
+{
+	return stack_opts.pprof.path;
+}
+
 int stack_run_drain_init(struct stack_run *s, struct bpf_map *counts, struct bpf_map *stacks,
 			 __u32 *drain_gen, const __u64 *counts_stored, const __u64 *stacks_stored)
 {
 	struct stack_drain *d = calloc(1, sizeof(*d));
 
 	if (d)
-		d->agg = stack_agg__new(false);
+		d->agg = stack_agg__new(keep_threads());
 	if (!d || !d->agg) {
 		free(d);
 		p_err("cannot set up draining: %s", strerror(ENOMEM));
@@ -422,7 +463,7 @@ struct stack_agg *stack_run_take_period(struct stack_run *s)
 		errno = EINVAL;
 		return NULL;
 	}
-	fresh = stack_agg__new(false);
+	fresh = stack_agg__new(keep_threads());
 	if (!fresh) {
 		p_err("cannot start a new period: %s", strerror(ENOMEM));
 		errno = ENOMEM;
@@ -510,8 +551,11 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 	size_t n = sr->nr_samples;
 	int err = 0;
 
+	/* --sort applies to every report of the stack commands */
+	o->report.sort = o->report.sort ?: stack_opts.sort;
 	/* the files refused were named on stderr as they were met; the report says how many */
-	if (syms_cache__refusals(stack_resolver__syms(sr->resolver), refused, sizeof(refused)))
+	if (sr->resolver &&
+	    syms_cache__refusals(stack_resolver__syms(sr->resolver), refused, sizeof(refused)))
 		o->header.symbols = refused;
 
 	if (stack_opts.svg.of.f) {
@@ -519,6 +563,12 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 		/* the report still goes out without its flame graph */
 		if (err)
 			runner_output_failed(&stack_opts.svg, err);
+		err = 0;
+	}
+	if (stack_opts.pprof.of.f) {
+		err = pprof_write(stack_opts.pprof.of.f, s, n, &o->pprof);
+		if (err)
+			runner_output_failed(&stack_opts.pprof, err);
 		err = 0;
 	}
 	if (o->folded) {
@@ -535,4 +585,18 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 	if (err)
 		p_err("cannot write the output: %s", strerror(-err));
 	return err;
+}
+
+void stack_pprof_meta(struct stack_outputs *o, const struct runner *r, const char *comment)
+{
+	struct timespec wall;
+	__u64 mono = now_ns();
+
+	/* the run's start on the wall clock: now, less the time since the monotonic start */
+	clock_gettime(CLOCK_REALTIME, &wall);
+	o->pprof.time_nanos = (__s64)wall.tv_sec * 1000000000LL + wall.tv_nsec -
+			      (r->start_ns && mono > r->start_ns ? (__s64)(mono - r->start_ns) : 0);
+	o->pprof.duration_nanos = runner_elapsed(r) * 1e9;
+	o->pprof.labels = PPROF_LABEL_PID | PPROF_LABEL_TID | PPROF_LABEL_COMM;
+	o->pprof.comment = comment;
 }

@@ -65,10 +65,16 @@ static __u64 hash_str(__u64 h, const char *s)
  * a stack per address chain (a 10-minute churn run: over 100,000, most in stripped compilers).
  * They keep neither address nor offset (the report prints them "[cc1]"); named frames keep the
  * first address seen. */
+static bool same_str(const char *x, const char *y)
+{
+	return x ? y && !strcmp(x, y) : !y;
+}
+
+/* The build-id too: a file rebuilt under the same name while the run goes on is another file. */
 static bool same_frame(const struct frame *x, const struct frame *y)
 {
-	return x->kernel == y->kernel && !(x->name ? !y->name || strcmp(x->name, y->name) : !!y->name) &&
-	       !(x->module ? !y->module || strcmp(x->module, y->module) : !!y->module);
+	return x->kernel == y->kernel && same_str(x->name, y->name) &&
+	       same_str(x->module, y->module) && same_str(x->build_id, y->build_id);
 }
 
 static __u64 frame_hash(const struct frame *f)
@@ -76,7 +82,8 @@ static __u64 frame_hash(const struct frame *f)
 	__u64 h = mix(0xcbf29ce484222325ULL, f->kernel);
 
 	h = hash_str(h, f->name);
-	return hash_str(h, f->module);
+	h = hash_str(h, f->module);
+	return hash_str(h, f->build_id);
 }
 
 /* The aggregation's copy of s (NULL stays NULL); NULL with *err set on ENOMEM. */
@@ -116,6 +123,7 @@ static long frame_id(struct stack_agg *a, const struct frame *f)
 	}
 	copy.name = intern(a, f->name, &err);
 	copy.module = intern(a, f->module, &err);
+	copy.build_id = intern(a, f->build_id, &err);
 	if (!copy.name)
 		copy.addr = copy.offset = 0;
 	if (err || hashtab_put(&a->frame_index, h, probe, (void *)(uintptr_t)(a->nr_frames + 1)))
@@ -173,8 +181,10 @@ static bool same_entry(const struct stack_agg *a, const struct agg_entry *x,
 	return x->event == y->event && !strcmp(x->comm, y->comm) &&
 	       !strcmp(x->waker_comm, y->waker_comm) && (!a->by_tid || x->tid == y->tid) &&
 	       x->nr_frames == y->nr_frames && x->nr_waker_frames == y->nr_waker_frames &&
-	       !memcmp(&a->ids[x->ids], &a->ids[y->ids],
-		       (x->nr_frames + x->nr_waker_frames) * sizeof(__u32));
+	       /* no frame yet, no arena: nothing to compare */
+	       (!(x->nr_frames + x->nr_waker_frames) ||
+		!memcmp(&a->ids[x->ids], &a->ids[y->ids],
+			(x->nr_frames + x->nr_waker_frames) * sizeof(__u32)));
 }
 
 static void drop_output(struct stack_agg *a)
@@ -252,8 +262,9 @@ const struct stack_sample *stack_agg__samples(struct stack_agg *a, size_t *nr)
 		s->value = e->value;
 		s->nr_frames = e->nr_frames;
 		s->nr_waker_frames = e->nr_waker_frames;
-		s->frame_ids = &a->ids[e->ids];
-		s->waker_frame_ids = &a->ids[e->ids + e->nr_frames];
+		/* not NULL, even for a stack without frames: frame_ids says the frames are ids */
+		s->frame_ids = a->ids ? &a->ids[e->ids] : (const __u32 *)a;
+		s->waker_frame_ids = a->ids ? &a->ids[e->ids + e->nr_frames] : (const __u32 *)a;
 		s->frame_table = a->frames;
 	}
 	a->nr_out = a->nr;
