@@ -35,6 +35,8 @@ struct stack_drain {
 	__u32 *exited;                             /* told since the last drain: forgotten after
 						    * the next one, which reads their last samples */
 	size_t nr_exited, exited_cap;
+	int (*keep)(void *ctx, __u32 gen);         /* stack_run_drain_keys() */
+	void *keep_ctx;
 };
 
 struct stack_opts stack_opts;
@@ -253,6 +255,15 @@ int stack_run_drain_init(struct stack_run *s, struct bpf_map *counts, struct bpf
 	return 0;
 }
 
+void stack_run_drain_keys(struct stack_run *s, stack_fill_fn fill, void *fill_ctx,
+			  int (*keep)(void *ctx, __u32 gen), void *keep_ctx)
+{
+	s->drain->maps.fill = fill;
+	s->drain->maps.fill_ctx = fill_ctx;
+	s->drain->keep = keep;
+	s->drain->keep_ctx = keep_ctx;
+}
+
 /* Returns once no BPF program can still be running with the generation it read before the flip:
  * programs run inside RCU read-side sections (preemption off, or rcu_read_lock), and
  * MEMBARRIER_CMD_GLOBAL is synchronize_rcu().  Where it is refused (nohz_full), a pause far
@@ -270,12 +281,17 @@ static int drain_once(struct stack_run *s)
 	__u32 old = __atomic_load_n(d->gen, __ATOMIC_RELAXED) & 1;
 	size_t exits = d->nr_exited;
 	struct stack_drain_result res;
-	int err;
+	int err, kept;
 
-	/* from here on programs write the other generation */
-	__atomic_store_n(d->gen, old ^ 1, __ATOMIC_SEQ_CST);
+	/* from here on programs write the other generation (the count's next value: records that
+	 * span flips tell them apart by it) */
+	__atomic_fetch_add(d->gen, 1, __ATOMIC_SEQ_CST);
 	wait_for_programs();
+	/* what outlives the old generation moves to the new one before it is deleted (failed,
+	 * the drain still goes on: stacks missing, not samples counted twice) */
+	kept = d->keep ? d->keep(d->keep_ctx, old ^ 1) : 0;
 	err = stacks_drain_gen(s->resolver, &d->maps, old, d->agg, &res);
+	err = err ?: kept;
 	d->counts_deleted += res.counts_deleted;
 	d->stacks_deleted += res.stacks_deleted;
 	d->drained += res.value;

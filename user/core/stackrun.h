@@ -53,7 +53,7 @@ struct stack_run {
 	struct stack_resolver *resolver;
 	struct unwinder *unwinder;      /* --unwind eh/auto; NULL with frame pointers */
 	struct stack_drain *drain;      /* NULL where the maps are read once, at the end */
-	struct stack_sample *samples;   /* the drained aggregation's, or stacks_collect_keys()'s */
+	struct stack_sample *samples;   /* the drained aggregation's */
 	size_t nr_samples;
 };
 
@@ -83,6 +83,13 @@ int stack_run_drain_init(struct stack_run *s, struct bpf_map *counts, struct bpf
 			     (__u32 *)&(skel)->bss->drain_gen,                                  \
 			     (const __u64 *)&(skel)->bss->counts_stored,                        \
 			     (const __u64 *)&(skel)->bss->stacks_stored)
+/* Draining where the counts map's keys begin with a struct sample_key and hold more (offcpu's
+ * waker): fill() makes each drained sample.  keep(), where given, runs after each flip, before
+ * the old generation is read and deleted, with the generation programs write now: what must
+ * outlive the old one (the stacks of offcpu's threads still blocked) is copied there.  After
+ * stack_run_drain_init(). */
+void stack_run_drain_keys(struct stack_run *s, stack_fill_fn fill, void *fill_ctx,
+			  int (*keep)(void *ctx, __u32 gen), void *keep_ctx);
 /* While the run goes on (the runner's `tick`): second snapshots of new processes; draining.
  * 0 or -errno (printed). */
 int stack_run_tick(struct stack_run *s);
