@@ -18,7 +18,7 @@ SKELS     := $(patsubst bpf/%.bpf.c,$(GEN)/%.skel.h,$(BPF_SRCS))
 # user/main.c and one folder per responsibility (README: Layout); objects mirror it in build/obj.
 USER_SRCS := $(wildcard user/*.c user/*/*.c)
 USER_HDRS := $(wildcard user/*/*.h)
-USER_OBJS := $(patsubst user/%.c,$(OUT)/obj/%.o,$(USER_SRCS))
+USER_OBJS := $(patsubst user/%.c,$(OUT)/obj/%.o,$(USER_SRCS)) $(OUT)/obj/profile.pb-c.o
 # Everything but main(): unit tests link against it.
 LIB_OBJS  := $(filter-out $(OUT)/obj/main.o,$(USER_OBJS))
 
@@ -39,7 +39,7 @@ override WARNINGS := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-init
 # Set by the sanitizer build (make asan) for compiling and linking alike.
 SAN_FLAGS :=
 COMPILE  = $(CC) $(CPPFLAGS) $(WARNINGS) $(SAN_FLAGS) $(CFLAGS)
-LDLIBS  := -lbpf -ldw -lelf -lz -ldl -lm -lpthread
+LDLIBS  := -lbpf -ldw -lelf -lz -lprotobuf-c -ldl -lm -lpthread
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(VMLINUX_DIR) -Iinclude -Ibpf \
 	      -Wall -Wno-unused-function -Wno-compare-distinct-pointer-types
 
@@ -65,8 +65,19 @@ $(GEN)/syscall_nrs.h:
 	echo '#include <asm/unistd.h>' | $(CC) -dM -E - | \
 		sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9]*\)$$/SYSCALL(\1, \2)/p' | sort > $@.tmp && mv $@.tmp $@
 
+# pprof's schema (proto/profile.proto) as C: protobuf-c's message structs, packer and unpacker.
+$(GEN)/profile.pb-c.c $(GEN)/profile.pb-c.h &: proto/profile.proto
+	@mkdir -p $(GEN)
+	protoc-c --proto_path=proto --c_out=$(GEN) $<
+
+# Generated code: compiled as protoc-c wrote it, without our warnings.
+$(OUT)/obj/profile.pb-c.o: $(GEN)/profile.pb-c.c $(GEN)/profile.pb-c.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(SAN_FLAGS) $(CFLAGS) -c $< -o $@
+
 # Every user object may include any skeleton or shared header; rebuilding all of them is cheap.
-$(OUT)/obj/%.o: user/%.c $(USER_HDRS) $(wildcard include/*.h) $(SKELS) $(GEN)/syscall_nrs.h
+$(OUT)/obj/%.o: user/%.c $(USER_HDRS) $(wildcard include/*.h) $(SKELS) $(GEN)/syscall_nrs.h \
+		$(GEN)/profile.pb-c.h
 	@mkdir -p $(@D)
 	$(COMPILE) -c $< -o $@
 
@@ -153,7 +164,8 @@ test: deps
 # Installs only what is missing; prints nothing to do when everything is there.
 # BUILD_PKGS build and run bpfprof; TEST_PKGS are only what the tests and
 # benchmarks compare with or drive (perf, bpftrace, fio, a local debuginfod).
-BUILD_PKGS := clang llvm libbpf-dev bpftool libelf-dev libdw-dev libdebuginfod-dev zlib1g-dev make gcc g++
+BUILD_PKGS := clang llvm libbpf-dev bpftool libelf-dev libdw-dev libdebuginfod-dev zlib1g-dev make gcc g++ \
+	      libprotobuf-c-dev protobuf-c-compiler
 TEST_PKGS := linux-perf bpftrace fio util-linux procps libxml2-utils time debuginfod
 DEB_PKGS := $(BUILD_PKGS) $(TEST_PKGS)
 deps:

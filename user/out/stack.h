@@ -13,6 +13,7 @@ struct frame {
 			     * "[unknown]" */
 	__u64 addr;         /* absolute instruction address */
 	__u64 offset;       /* offset in module, for unresolved frames ("libc.so.6+0x1234") */
+	const char *build_id; /* the module's GNU build-id in hex, as readelf -n prints it, or NULL */
 	bool kernel;
 };
 

@@ -1,0 +1,601 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The pprof writer: stack_samples into protobuf-c's Profile message, packed and gzip'd in memory.
+ * Strings, mappings, functions and locations are interned (stack_names gives dense ids, so id + 1
+ * is the pprof id); every pprof sample is one stack_sample. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include "out/pprof.h"
+#include "profile.pb-c.h"
+
+typedef Perftools__Profiles__Profile Profile;
+typedef Perftools__Profiles__Sample Sample;
+typedef Perftools__Profiles__Label Label;
+typedef Perftools__Profiles__Mapping Mapping;
+typedef Perftools__Profiles__Location Location;
+typedef Perftools__Profiles__Line Line;
+typedef Perftools__Profiles__Function Function;
+typedef Perftools__Profiles__ValueType ValueType;
+
+/* Labels a sample gets at most: pid, tid, comm, waker. */
+#define MAX_LABELS 4
+
+/* A location being built: its frame's identity and where it is. */
+struct enc_location {
+	__u32 mapping;  /* index, or UINT32_MAX for none ("--") */
+	__u32 function; /* index */
+	__u64 address;
+};
+
+struct enc_mapping {
+	__u32 file, build_id; /* string ids */
+	__u64 lo, hi;         /* addresses of its locations */
+	bool kernel;
+};
+
+struct enc {
+	struct stack_names *strs;      /* the string table: id 0 is "" */
+	struct stack_names *map_keys;  /* (kernel, file, build-id) -> mapping index */
+	struct stack_names *fn_keys;   /* (name, file) -> function index */
+	struct stack_names *loc_keys;  /* (mapping, function, address) -> location index */
+	struct enc_mapping *maps;
+	size_t maps_cap;
+	__u32 *fn_names;               /* by function: its name's string id */
+	size_t fns_cap;
+	struct enc_location *locs;
+	size_t locs_cap;
+	__u32 separator;               /* the "--" location + 1, 0 until made */
+};
+
+void pprof_meta_counted(struct pprof_meta *m, const char *type, const char *unit, __u64 period)
+{
+	memset(m, 0, sizeof(*m));
+	m->values[0] = (struct pprof_value){ "samples", "count", 1, PPROF_ANY_EVENT };
+	m->nr_values = 1;
+	if (period) {
+		m->values[1] = (struct pprof_value){ type, unit, period, PPROF_ANY_EVENT };
+		m->nr_values = 2;
+		m->default_value = 1;
+		m->period_type = type;
+		m->period_unit = unit;
+		m->period = period;
+	}
+}
+
+static int str_id(struct enc *e, const char *s)
+{
+	return s ? stack_names__intern(e->strs, s, strlen(s)) : 0;
+}
+
+/* Grows *arr (of *cap elements of size bytes) to hold index i.  0 or -ENOMEM. */
+static int reserve(void **arr, size_t *cap, size_t i, size_t size)
+{
+	size_t n = *cap ? *cap : 64;
+	void *p;
+
+	if (i < *cap)
+		return 0;
+	while (n <= i)
+		n *= 2;
+	p = realloc(*arr, n * size);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = n;
+	return 0;
+}
+
+/* The index of the key's entry in keys, and whether it is new.  -ENOMEM or the index. */
+static long intern_key(struct stack_names *keys, const void *key, size_t len, bool *fresh)
+{
+	__u32 before = stack_names__count(keys);
+	int id = stack_names__intern(keys, key, len);
+
+	*fresh = id >= 0 && (__u32)id == before;
+	return id;
+}
+
+/* Appends a field and its terminating NUL to a key. */
+static size_t key_add(char *key, size_t at, size_t size, const void *field, size_t len)
+{
+	if (at + len + 1 > size)
+		len = size > at + 1 ? size - at - 1 : 0;
+	memcpy(key + at, field, len);
+	key[at + len] = '\0';
+	return at + len + 1;
+}
+
+static long mapping_of(struct enc *e, const struct frame *f)
+{
+	const char *file = f->module && f->module[0] ? f->module : "[unknown]";
+	const char *bid = f->build_id ? f->build_id : "";
+	char key[4200];
+	size_t len = key_add(key, 0, sizeof(key), f->kernel ? "k" : "u", 1);
+	bool fresh;
+	long id;
+	int fs, bs;
+
+	len = key_add(key, len, sizeof(key), file, strlen(file));
+	len = key_add(key, len, sizeof(key), bid, strlen(bid));
+	id = intern_key(e->map_keys, key, len, &fresh);
+	if (id < 0 || !fresh)
+		return id;
+	fs = str_id(e, file);
+	bs = str_id(e, bid);
+	if (fs < 0 || bs < 0 || reserve((void **)&e->maps, &e->maps_cap, id, sizeof(*e->maps)))
+		return -ENOMEM;
+	e->maps[id] = (struct enc_mapping){ .file = fs, .build_id = bs, .lo = UINT64_MAX,
+					    .kernel = f->kernel };
+	return id;
+}
+
+/* Functions are the frames' display names ("[libc.so.6]" for an unresolved frame), per file. */
+static long function_of(struct enc *e, const char *name, const char *file)
+{
+	char key[4200];
+	size_t len = key_add(key, 0, sizeof(key), name, strlen(name));
+	bool fresh;
+	long id;
+	int ns;
+
+	len = key_add(key, len, sizeof(key), file, strlen(file));
+	id = intern_key(e->fn_keys, key, len, &fresh);
+	if (id < 0 || !fresh)
+		return id;
+	ns = str_id(e, name);
+	if (ns < 0 || reserve((void **)&e->fn_names, &e->fns_cap, id, sizeof(*e->fn_names)))
+		return -ENOMEM;
+	e->fn_names[id] = ns;
+	return id;
+}
+
+static long location_add(struct enc *e, __u32 mapping, __u32 function, __u64 address)
+{
+	struct enc_location l = { mapping, function, address };
+	bool fresh;
+	long id = intern_key(e->loc_keys, (const char *)&l, sizeof(l), &fresh);
+
+	if (id < 0 || !fresh)
+		return id;
+	if (reserve((void **)&e->locs, &e->locs_cap, id, sizeof(*e->locs)))
+		return -ENOMEM;
+	e->locs[id] = l;
+	return id;
+}
+
+/* A frame's location: user frames at their offset in the file (the same in every process that
+ * maps it), kernel frames at their address.  -ENOMEM or the location index. */
+static long location_of(struct enc *e, const struct frame *f)
+{
+	char name[512];
+	long m = mapping_of(e, f), fn;
+	__u64 address = f->kernel ? f->addr : f->offset;
+
+	if (m < 0)
+		return m;
+	fn = function_of(e, stack_frame_name(f, false, name, sizeof(name)),
+			 stack_names__str(e->strs, e->maps[m].file));
+	if (fn < 0)
+		return fn;
+	if (address < e->maps[m].lo)
+		e->maps[m].lo = address;
+	if (address > e->maps[m].hi)
+		e->maps[m].hi = address;
+	return location_add(e, m, fn, address);
+}
+
+/* The "--" between a sleeper's stack and its waker's, as folded output has it. */
+static long separator_location(struct enc *e)
+{
+	long fn, id;
+
+	if (e->separator)
+		return e->separator - 1;
+	fn = function_of(e, "--", "");
+	id = fn < 0 ? fn : location_add(e, UINT32_MAX, fn, 0);
+	if (id >= 0)
+		e->separator = id + 1;
+	return id;
+}
+
+/* The sample's location ids, leaf first: pprof's order, the reverse of ours. */
+static int sample_locations(struct enc *e, const struct stack_sample *s, uint64_t *ids)
+{
+	size_t k = 0;
+	long id;
+
+	for (__u32 i = 0; i < s->nr_waker_frames; i++) {
+		if ((id = location_of(e, stack_sample_waker_frame(s, i))) < 0)
+			return id;
+		ids[k++] = id + 1;
+	}
+	if (s->nr_waker_frames) {
+		if ((id = separator_location(e)) < 0)
+			return id;
+		ids[k++] = id + 1;
+	}
+	for (__u32 i = s->nr_frames; i > 0; i--) {
+		if ((id = location_of(e, stack_sample_frame(s, i - 1))) < 0)
+			return id;
+		ids[k++] = id + 1;
+	}
+	return 0;
+}
+
+static int comm_id(struct enc *e, const char comm[16])
+{
+	return stack_names__intern(e->strs, comm, strnlen(comm, 16));
+}
+
+/* The sample's labels into l (MAX_LABELS of them).  -ENOMEM or how many. */
+static int sample_labels(struct enc *e, const struct stack_sample *s, unsigned which, Label *l)
+{
+	int n = 0, k;
+
+	if (which & PPROF_LABEL_PID) {
+		perftools__profiles__label__init(&l[n]);
+		if ((l[n].key = str_id(e, "pid")) < 0)
+			return -ENOMEM;
+		l[n++].num = s->pid;
+	}
+	if (which & PPROF_LABEL_TID) {
+		perftools__profiles__label__init(&l[n]);
+		if ((l[n].key = str_id(e, "tid")) < 0)
+			return -ENOMEM;
+		l[n++].num = s->tid;
+	}
+	if ((which & PPROF_LABEL_COMM) && s->comm[0]) {
+		perftools__profiles__label__init(&l[n]);
+		if ((l[n].key = str_id(e, "comm")) < 0 || (k = comm_id(e, s->comm)) < 0)
+			return -ENOMEM;
+		l[n++].str = k;
+	}
+	if (s->nr_waker_frames && s->waker_comm[0]) {
+		perftools__profiles__label__init(&l[n]);
+		if ((l[n].key = str_id(e, "waker")) < 0 || (k = comm_id(e, s->waker_comm)) < 0)
+			return -ENOMEM;
+		l[n++].str = k;
+	}
+	return n;
+}
+
+static int sample_values(const struct stack_sample *s, const struct pprof_meta *m, int64_t *v)
+{
+	for (int i = 0; i < m->nr_values; i++) {
+		const struct pprof_value *pv = &m->values[i];
+		__u64 x = 0;
+
+		if (pv->event == PPROF_ANY_EVENT || (__u32)pv->event == s->event) {
+			if (__builtin_mul_overflow(s->value, pv->scale ? pv->scale : 1, &x) ||
+			    x > INT64_MAX)
+				return -EOVERFLOW;
+		}
+		v[i] = x;
+	}
+	return 0;
+}
+
+/* Everything a packed profile points into, freed in one place. */
+struct enc_out {
+	Sample *samples;
+	Sample **sample_ptrs;
+	uint64_t *loc_ids;
+	int64_t *values;
+	Label *labels;
+	Label **label_ptrs;
+	ValueType types[PPROF_MAX_VALUES + 1];
+	ValueType *type_ptrs[PPROF_MAX_VALUES];
+	Mapping *maps;
+	Mapping **map_ptrs;
+	Location *locs;
+	Location **loc_ptrs;
+	Line *lines;
+	Line **line_ptrs;
+	Function *fns;
+	Function **fn_ptrs;
+	char **strs;
+	int64_t comment;
+};
+
+static void enc_out_free(struct enc_out *o)
+{
+	free(o->samples);
+	free(o->sample_ptrs);
+	free(o->loc_ids);
+	free(o->values);
+	free(o->labels);
+	free(o->label_ptrs);
+	free(o->maps);
+	free(o->map_ptrs);
+	free(o->locs);
+	free(o->loc_ptrs);
+	free(o->lines);
+	free(o->line_ptrs);
+	free(o->fns);
+	free(o->fn_ptrs);
+	free(o->strs);
+}
+
+static int build_samples(struct enc *e, struct enc_out *o, const struct stack_sample *s, size_t n,
+			 const struct pprof_meta *m, Profile *p)
+{
+	size_t nr_ids = 0, at = 0;
+	int err;
+
+	for (size_t i = 0; i < n; i++)
+		nr_ids += s[i].nr_frames + s[i].nr_waker_frames + (s[i].nr_waker_frames ? 1 : 0);
+	o->samples = calloc(n ?: 1, sizeof(*o->samples));
+	o->sample_ptrs = calloc(n ?: 1, sizeof(*o->sample_ptrs));
+	o->loc_ids = calloc(nr_ids ?: 1, sizeof(*o->loc_ids));
+	o->values = calloc((n ?: 1) * m->nr_values, sizeof(*o->values));
+	o->labels = calloc((n ?: 1) * MAX_LABELS, sizeof(*o->labels));
+	o->label_ptrs = calloc((n ?: 1) * MAX_LABELS, sizeof(*o->label_ptrs));
+	if (!o->samples || !o->sample_ptrs || !o->loc_ids || !o->values || !o->labels ||
+	    !o->label_ptrs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		Sample *ps = &o->samples[i];
+		int nl;
+
+		perftools__profiles__sample__init(ps);
+		ps->location_id = &o->loc_ids[at];
+		ps->n_location_id = s[i].nr_frames + s[i].nr_waker_frames + (s[i].nr_waker_frames ? 1 : 0);
+		at += ps->n_location_id;
+		ps->value = &o->values[i * m->nr_values];
+		ps->n_value = m->nr_values;
+		err = sample_locations(e, &s[i], ps->location_id);
+		err = err ?: sample_values(&s[i], m, ps->value);
+		if (err)
+			return err;
+		nl = sample_labels(e, &s[i], m->labels, &o->labels[i * MAX_LABELS]);
+		if (nl < 0)
+			return nl;
+		for (int k = 0; k < nl; k++)
+			o->label_ptrs[i * MAX_LABELS + k] = &o->labels[i * MAX_LABELS + k];
+		ps->label = &o->label_ptrs[i * MAX_LABELS];
+		ps->n_label = nl;
+		o->sample_ptrs[i] = ps;
+	}
+	p->sample = o->sample_ptrs;
+	p->n_sample = n;
+	return 0;
+}
+
+static int build_header(struct enc *e, struct enc_out *o, const struct pprof_meta *m, Profile *p)
+{
+	for (int i = 0; i < m->nr_values; i++) {
+		ValueType *t = &o->types[i];
+
+		perftools__profiles__value_type__init(t);
+		t->type = str_id(e, m->values[i].type);
+		t->unit = str_id(e, m->values[i].unit);
+		if (t->type < 0 || t->unit < 0)
+			return -ENOMEM;
+		o->type_ptrs[i] = t;
+	}
+	p->sample_type = o->type_ptrs;
+	p->n_sample_type = m->nr_values;
+	if (m->default_value > 0 && m->default_value < m->nr_values)
+		p->default_sample_type = o->types[m->default_value].type;
+	if (m->period_type) {
+		ValueType *t = &o->types[PPROF_MAX_VALUES];
+
+		perftools__profiles__value_type__init(t);
+		t->type = str_id(e, m->period_type);
+		t->unit = str_id(e, m->period_unit);
+		if (t->type < 0 || t->unit < 0)
+			return -ENOMEM;
+		p->period_type = t;
+	}
+	p->period = m->period;
+	p->time_nanos = m->time_nanos;
+	p->duration_nanos = m->duration_nanos;
+	if (m->comment) {
+		if ((o->comment = str_id(e, m->comment)) < 0)
+			return -ENOMEM;
+		p->comment = &o->comment;
+		p->n_comment = 1;
+	}
+	return 0;
+}
+
+/* pprof takes mapping[0] for the main binary (it names the profile's "File:"): executables
+ * first, then libraries and other user mappings, the kernel's last, each in order of first
+ * sight.  Returns the rank used to sort. */
+static int mapping_rank(const struct enc *e, const struct enc_mapping *m)
+{
+	const char *file = stack_names__str(e->strs, m->file);
+
+	if (m->kernel)
+		return 2;
+	return file[0] == '/' && !strstr(stack_module_short(file), ".so") ? 0 : 1;
+}
+
+/* pos[i]: where mapping i goes. */
+static void order_mappings(const struct enc *e, size_t nm, __u32 *pos)
+{
+	size_t at = 0;
+
+	for (int rank = 0; rank < 3; rank++)
+		for (size_t i = 0; i < nm; i++)
+			if (mapping_rank(e, &e->maps[i]) == rank)
+				pos[i] = at++;
+}
+
+/* Mappings, locations and functions, once every sample has named its own. */
+static int build_tables(struct enc *e, struct enc_out *o, Profile *p)
+{
+	size_t nm = stack_names__count(e->map_keys), nl = stack_names__count(e->loc_keys);
+	size_t nf = stack_names__count(e->fn_keys), ns;
+	__u32 *pos = calloc(nm ?: 1, sizeof(*pos));
+
+	o->maps = calloc(nm ?: 1, sizeof(*o->maps));
+	o->map_ptrs = calloc(nm ?: 1, sizeof(*o->map_ptrs));
+	o->locs = calloc(nl ?: 1, sizeof(*o->locs));
+	o->loc_ptrs = calloc(nl ?: 1, sizeof(*o->loc_ptrs));
+	o->lines = calloc(nl ?: 1, sizeof(*o->lines));
+	o->line_ptrs = calloc(nl ?: 1, sizeof(*o->line_ptrs));
+	o->fns = calloc(nf ?: 1, sizeof(*o->fns));
+	o->fn_ptrs = calloc(nf ?: 1, sizeof(*o->fn_ptrs));
+	if (!pos || !o->maps || !o->map_ptrs || !o->locs || !o->loc_ptrs || !o->lines ||
+	    !o->line_ptrs || !o->fns || !o->fn_ptrs) {
+		free(pos);
+		return -ENOMEM;
+	}
+	order_mappings(e, nm, pos);
+	for (size_t i = 0; i < nm; i++) {
+		const struct enc_mapping *em = &e->maps[i];
+		Mapping *pm = &o->maps[pos[i]];
+
+		perftools__profiles__mapping__init(pm);
+		pm->id = pos[i] + 1;
+		pm->memory_start = em->lo == UINT64_MAX ? 0 : em->lo;
+		pm->memory_limit = em->lo == UINT64_MAX ? 0 : em->hi + 1;
+		/* user addresses are file offsets: the mapping starts where its lowest one is */
+		pm->file_offset = em->kernel ? 0 : pm->memory_start;
+		pm->filename = em->file;
+		pm->build_id = em->build_id;
+		/* every location is named: pprof must not symbolize them again */
+		pm->has_functions = true;
+		o->map_ptrs[pos[i]] = pm;
+	}
+	for (size_t i = 0; i < nl; i++) {
+		Location *pl = &o->locs[i];
+
+		perftools__profiles__location__init(pl);
+		perftools__profiles__line__init(&o->lines[i]);
+		pl->id = i + 1;
+		pl->mapping_id = e->locs[i].mapping == UINT32_MAX ? 0 : pos[e->locs[i].mapping] + 1;
+		pl->address = e->locs[i].address;
+		o->lines[i].function_id = e->locs[i].function + 1;
+		o->line_ptrs[i] = &o->lines[i];
+		pl->line = &o->line_ptrs[i];
+		pl->n_line = 1;
+		o->loc_ptrs[i] = pl;
+	}
+	for (size_t i = 0; i < nf; i++) {
+		Function *pf = &o->fns[i];
+
+		perftools__profiles__function__init(pf);
+		pf->id = i + 1;
+		pf->name = pf->system_name = e->fn_names[i];
+		o->fn_ptrs[i] = pf;
+	}
+	free(pos);
+	p->mapping = o->map_ptrs;
+	p->n_mapping = nm;
+	p->location = o->loc_ptrs;
+	p->n_location = nl;
+	p->function = o->fn_ptrs;
+	p->n_function = nf;
+	/* the last: every string is in by now */
+	ns = stack_names__count(e->strs);
+	o->strs = calloc(ns ?: 1, sizeof(*o->strs));
+	if (!o->strs)
+		return -ENOMEM;
+	for (size_t i = 0; i < ns; i++)
+		o->strs[i] = (char *)stack_names__str(e->strs, i);
+	p->string_table = o->strs;
+	p->n_string_table = ns;
+	return 0;
+}
+
+/* gzip of len bytes into a malloc'd buffer. */
+static int gzip(const void *in, size_t len, void **out, size_t *size)
+{
+	z_stream z = {};
+	size_t cap;
+	void *buf;
+	int ret;
+
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY))
+		return -ENOMEM;
+	cap = deflateBound(&z, len);
+	buf = malloc(cap);
+	if (!buf) {
+		deflateEnd(&z);
+		return -ENOMEM;
+	}
+	z.next_in = (Bytef *)in;
+	z.avail_in = len;
+	z.next_out = buf;
+	z.avail_out = cap;
+	ret = deflate(&z, Z_FINISH);
+	deflateEnd(&z);
+	if (ret != Z_STREAM_END) {
+		free(buf);
+		return -ENOMEM;
+	}
+	*out = buf;
+	*size = z.total_out;
+	return 0;
+}
+
+static void enc_free(struct enc *e)
+{
+	stack_names__free(e->strs);
+	stack_names__free(e->map_keys);
+	stack_names__free(e->fn_keys);
+	stack_names__free(e->loc_keys);
+	free(e->maps);
+	free(e->fn_names);
+	free(e->locs);
+}
+
+int pprof_encode(const struct stack_sample *s, size_t n, const struct pprof_meta *m, void **buf,
+		 size_t *size)
+{
+	Profile p = PERFTOOLS__PROFILES__PROFILE__INIT;
+	struct enc_out o = {};
+	struct enc e = {};
+	uint8_t *packed = NULL;
+	size_t len;
+	int err;
+
+	*buf = NULL;
+	*size = 0;
+	if (m->nr_values < 1 || m->nr_values > PPROF_MAX_VALUES)
+		return -EINVAL;
+	e.strs = stack_names__new();
+	e.map_keys = stack_names__new();
+	e.fn_keys = stack_names__new();
+	e.loc_keys = stack_names__new();
+	if (!e.strs || !e.map_keys || !e.fn_keys || !e.loc_keys || str_id(&e, "") != 0) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	err = build_header(&e, &o, m, &p);
+	err = err ?: build_samples(&e, &o, s, n, m, &p);
+	err = err ?: build_tables(&e, &o, &p);
+	if (err)
+		goto cleanup;
+	len = perftools__profiles__profile__get_packed_size(&p);
+	packed = malloc(len ?: 1);
+	if (!packed) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	perftools__profiles__profile__pack(&p, packed);
+	err = gzip(packed, len, buf, size);
+cleanup:
+	free(packed);
+	enc_out_free(&o);
+	enc_free(&e);
+	return err;
+}
+
+int pprof_write(FILE *out, const struct stack_sample *s, size_t n, const struct pprof_meta *m)
+{
+	size_t size;
+	void *buf;
+	int err = pprof_encode(s, n, m, &buf, &size);
+
+	if (err)
+		return err;
+	if (fwrite(buf, 1, size, out) != size)
+		err = -errno ?: -EIO;
+	free(buf);
+	return err ?: stack_output_done(out);
+}
