@@ -32,6 +32,7 @@ struct stack_drain {
 	__u64 counts_deleted, stacks_deleted;      /* by user space, ever */
 	__u64 last_ns;
 	__u64 drains, drained;
+	size_t files_freed;                        /* no process left that maps them */
 	__u32 *exited;                             /* told since the last drain: forgotten after
 						    * the next one, which reads their last samples */
 	size_t nr_exited, exited_cap;
@@ -305,6 +306,8 @@ static int drain_once(struct stack_run *s)
 	if (exits) {
 		memmove(d->exited, d->exited + exits, (d->nr_exited - exits) * sizeof(*d->exited));
 		d->nr_exited -= exits;
+		/* and the files only they mapped (a build's fresh binaries, each a new inode) */
+		d->files_freed += syms_cache__sweep_files(stack_resolver__syms(s->resolver));
 	}
 	/* what the drain, the forgotten processes and the unwinder's table builds freed goes back
 	 * to the system: a long run's RSS is what it holds, not its high-water mark */
@@ -404,10 +407,12 @@ int stack_run_finish(struct stack_run *s)
 	err = drain_once(s);
 	err = err ?: drain_once(s);
 	p_info("drained %llu times: %llu in %zu KB of distinct stacks; %llu stack ids gone before "
-	       "read; %zu processes held", (unsigned long long)d->drains,
-	       (unsigned long long)d->drained, stack_agg__bytes(d->agg) >> 10,
+	       "read; %zu processes and %zu files held (%zu files freed)",
+	       (unsigned long long)d->drains, (unsigned long long)d->drained,
+	       stack_agg__bytes(d->agg) >> 10,
 	       (unsigned long long)stack_resolver__missing(s->resolver),
-	       syms_cache__nr_procs(stack_resolver__syms(s->resolver)));
+	       syms_cache__nr_procs(stack_resolver__syms(s->resolver)),
+	       syms_cache__nr_files(stack_resolver__syms(s->resolver)), d->files_freed);
 	s->samples = (struct stack_sample *)stack_agg__samples(d->agg, &s->nr_samples);
 	if (!err && d->drained && !s->samples) {
 		err = -ENOMEM;
