@@ -355,6 +355,11 @@ static int offcpu_write(struct runner *r)
 	/* the header has one free line: the unwinder's goes on the next */
 	if (unwound[0])
 		snprintf(note + strlen(note), sizeof(note) - strlen(note), "\n# %s", unwound);
+	/* the samples' values are microseconds (in_microseconds()) */
+	o.pprof.values[0] = (struct pprof_value){ "offcpu", "nanoseconds", 1000, PPROF_ANY_EVENT };
+	o.pprof.nr_values = 1;
+	stack_pprof_meta(&o, r, subtitle);
+	o.pprof.duration_nanos = b->end - b->start;
 	view.samples = in_microseconds(env.sr.samples, env.sr.nr_samples, &view.nr_samples);
 	if (!view.samples) {
 		p_err("cannot write the output: %s", strerror(ENOMEM));

@@ -359,6 +359,29 @@ static int profile_collect(struct runner *r)
 	return 0;
 }
 
+/* pprof's sample types: for a clock sampled at -F, samples and CPU time (a sample is 1/F s of
+ * it, as perf's pprof converters count it); otherwise a count per event, named after it. */
+static void pprof_values(struct pprof_meta *m)
+{
+	int n = env.nr_names;
+
+	if (n == 1 && env.nr_sampled == 1 && env.sampled[0]->type == PERF_TYPE_SOFTWARE) {
+		pprof_meta_counted(m, "cpu", "nanoseconds", 1000000000ULL / env.freq);
+		return;
+	}
+	memset(m, 0, sizeof(*m));
+	if (n > PPROF_MAX_VALUES) {
+		/* a glob's many matches: one count for all of them */
+		m->values[0] = (struct pprof_value){ "samples", "count", 1, PPROF_ANY_EVENT };
+		m->nr_values = 1;
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		m->values[i] = (struct pprof_value){ env.names[i], "count", 1,
+						     n > 1 ? i : PPROF_ANY_EVENT };
+	m->nr_values = n;
+}
+
 static int profile_write(struct runner *r)
 {
 	const __u64 *lost = env.lost;
@@ -415,6 +438,8 @@ static int profile_write(struct runner *r)
 	else
 		snprintf(title, sizeof(title), "%s at %llu Hz, %.1f s%s", env.label,
 			 (unsigned long long)env.freq, elapsed, nr_lost ? ", samples lost" : "");
+	pprof_values(&o.pprof);
+	stack_pprof_meta(&o, r, title);
 	return stack_outputs_write(r->out, &o, &env.sr);
 }
 

@@ -103,6 +103,7 @@ int runner_option_groups(const struct command *cmd, struct opt_group *groups, in
 		{ "Targets", target_opts },
 		{ "Events", event_table },
 		{ "Stacks", stack_opts_table },
+		{ "Stack output", stack_output_opts_table },
 		{ "Heat map", heatmap_opts_table },
 		{ "Run and output", run_table },
 		{ "General", general_table },
@@ -389,26 +390,43 @@ void runner_output_failed(struct output *out, int err)
 
 /* Every output file of the command's options, opened before tracing starts so that a path
  * that cannot be written fails at once.  0 or -errno (printed; nothing left behind). */
+int outputs_open(const struct opt_group *groups, int n, unsigned int caps)
+{
+	struct outputs_ctx oc = {};
+
+	opts_for_each(groups, n, caps, open_output, &oc);
+	if (oc.err)
+		opts_for_each(groups, n, caps, abort_output, NULL);
+	return oc.err;
+}
+
+int outputs_commit(const struct opt_group *groups, int n, unsigned int caps)
+{
+	struct outputs_ctx oc = {};
+
+	opts_for_each(groups, n, caps, commit_output, &oc);
+	return oc.err;
+}
+
+void outputs_abort(const struct opt_group *groups, int n, unsigned int caps)
+{
+	opts_for_each(groups, n, caps, abort_output, NULL);
+}
+
 int runner_open_outputs(const struct command *cmd)
 {
 	struct opt_group groups[8];
 	int n = runner_option_groups(cmd, groups, 8);
-	struct outputs_ctx oc = {};
 
-	opts_for_each(groups, n, cmd->caps, open_output, &oc);
-	if (oc.err)
-		opts_for_each(groups, n, cmd->caps, abort_output, NULL);
-	return oc.err;
+	return outputs_open(groups, n, cmd->caps);
 }
 
 static int commit_outputs(const struct command *cmd)
 {
 	struct opt_group groups[8];
 	int n = runner_option_groups(cmd, groups, 8);
-	struct outputs_ctx oc = {};
 
-	opts_for_each(groups, n, cmd->caps, commit_output, &oc);
-	return oc.err;
+	return outputs_commit(groups, n, cmd->caps);
 }
 
 void runner_abort_outputs(const struct command *cmd)
@@ -416,7 +434,7 @@ void runner_abort_outputs(const struct command *cmd)
 	struct opt_group groups[8];
 	int n = runner_option_groups(cmd, groups, 8);
 
-	opts_for_each(groups, n, cmd->caps, abort_output, NULL);
+	outputs_abort(groups, n, cmd->caps);
 }
 
 /* ---- setup ---- */

@@ -183,6 +183,12 @@ void runner_output_failed(struct output *out, int err);
 int runner_open_outputs(const struct command *cmd);
 /* Removes the files opened and not committed. */
 void runner_abort_outputs(const struct command *cmd);
+/* The same for any option groups (bpfprof report and diff, which trace nothing): open every
+ * output named (0 or -errno, printed, the others removed); commit them all (0 or the first
+ * -errno, each failure printed); remove those not committed. */
+int outputs_open(const struct opt_group *groups, int n, unsigned int caps);
+int outputs_commit(const struct opt_group *groups, int n, unsigned int caps);
+void outputs_abort(const struct opt_group *groups, int n, unsigned int caps);
 
 /* Parses argv as runner_main() does, without running anything: 0, 1 (--help) or -EINVAL. */
 int runner_parse(const struct command *cmd, int argc, char **argv);

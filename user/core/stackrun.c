@@ -85,6 +85,11 @@ const struct opt stack_opts_table[] = {
 	  .needs = CAP_STACKS },
 	{ 0, "unwind-mem", "MB", "memory for unwind tables (default 16)", OPT_U64,
 	  &stack_opts.unwind_mem_mb, 1, 4096, .hint = "1 to 4096 MB", .needs = CAP_STACKS },
+	{},
+};
+
+/* What is written of the stacks: shared with `bpfprof report`, which reads them back. */
+const struct opt stack_output_opts_table[] = {
 	{ 'f', "folded", NULL, "folded stacks for flamegraph.pl instead of the report", OPT_FLAG,
 	  &stack_opts.folded, .needs = CAP_STACKS },
 	{ 0, "annotate", NULL, "with -f: suffix kernel frames with _[k]", OPT_FLAG,
@@ -98,6 +103,9 @@ const struct opt stack_opts_table[] = {
 	  &stack_opts.percent_limit, .needs = CAP_STACKS },
 	{ 0, "call-graph-limit", "P", "hide call-graph branches below P percent (default 0.5,\n"
 	  "as perf's -g graph,0.5)", OPT_PERCENT, &stack_opts.call_graph_limit,
+	  .needs = CAP_STACKS },
+	{ 0, "pprof", "FILE", "also write a pprof profile (gzip'd profile.proto) for go tool\n"
+	  "pprof, Pyroscope, Parca, speedscope", OPT_OUTPUT, &stack_opts.pprof,
 	  .needs = CAP_STACKS },
 	{},
 };
@@ -229,13 +237,20 @@ static int proc_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* pprof's pid and tid labels need the threads apart; everything else merges processes of one
+ * command, which keeps a fork storm's memory to its distinct stacks. */
+static bool keep_threads(void)
+{
+	return stack_opts.pprof.path;
+}
+
 int stack_run_drain_init(struct stack_run *s, struct bpf_map *counts, struct bpf_map *stacks,
 			 __u32 *drain_gen, const __u64 *counts_stored, const __u64 *stacks_stored)
 {
 	struct stack_drain *d = calloc(1, sizeof(*d));
 
 	if (d)
-		d->agg = stack_agg__new(false);
+		d->agg = stack_agg__new(keep_threads());
 	if (!d || !d->agg) {
 		free(d);
 		p_err("cannot set up draining: %s", strerror(ENOMEM));
@@ -376,7 +391,7 @@ struct stack_agg *stack_run_take_period(struct stack_run *s)
 		errno = EINVAL;
 		return NULL;
 	}
-	fresh = stack_agg__new(false);
+	fresh = stack_agg__new(keep_threads());
 	if (!fresh) {
 		p_err("cannot start a new period: %s", strerror(ENOMEM));
 		errno = ENOMEM;
@@ -477,6 +492,12 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 			runner_output_failed(&stack_opts.svg, err);
 		err = 0;
 	}
+	if (stack_opts.pprof.of.f) {
+		err = pprof_write(stack_opts.pprof.of.f, s, n, &o->pprof);
+		if (err)
+			runner_output_failed(&stack_opts.pprof, err);
+		err = 0;
+	}
 	if (o->folded) {
 		err = folded_write(out, s, n, &o->folded_opts);
 		if (o->header.lost)
@@ -491,4 +512,18 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 	if (err)
 		p_err("cannot write the output: %s", strerror(-err));
 	return err;
+}
+
+void stack_pprof_meta(struct stack_outputs *o, const struct runner *r, const char *comment)
+{
+	struct timespec wall;
+	__u64 mono = now_ns();
+
+	/* the run's start on the wall clock: now, less the time since the monotonic start */
+	clock_gettime(CLOCK_REALTIME, &wall);
+	o->pprof.time_nanos = (__s64)wall.tv_sec * 1000000000LL + wall.tv_nsec -
+			      (r->start_ns && mono > r->start_ns ? (__s64)(mono - r->start_ns) : 0);
+	o->pprof.duration_nanos = runner_elapsed(r) * 1e9;
+	o->pprof.labels = PPROF_LABEL_PID | PPROF_LABEL_TID | PPROF_LABEL_COMM;
+	o->pprof.comment = comment;
 }

@@ -10,6 +10,7 @@
 #include "core/options.h"
 #include "out/flamegraph.h"
 #include "out/folded.h"
+#include "out/pprof.h"
 #include "out/report.h"
 #include "sym/stackcollect.h"
 #include "unwind/unwinder.h"
@@ -23,12 +24,15 @@ struct stack_opts {
 	bool folded, annotate, no_children; /* -f, --annotate, --no-children */
 	double percent_limit, call_graph_limit;
 	struct output svg;               /* --svg */
+	struct output pprof;             /* --pprof */
 	const char *title;               /* --title */
 };
 
 /* What the stack options fill; reset by stack_opts_reset(). */
 extern struct stack_opts stack_opts;
 extern const struct opt stack_opts_table[];
+/* -f, --svg, --pprof, the report's limits: what is written (bpfprof report takes them too). */
+extern const struct opt stack_output_opts_table[];
 
 void stack_opts_reset(struct stack_opts *o);
 /* After parsing: -U with -K, --max-stack above kernel.perf_event_max_stack (the default is the
@@ -116,7 +120,12 @@ struct stack_outputs {
 	const char *const *event_names; /* by sample event; with more than one, the report has a
 					 * section per event, as perf report does */
 	int nr_events;
+	struct pprof_meta pprof; /* --pprof: its sample types and period (stack_pprof_meta()) */
 };
+
+/* --pprof's description of the run r: the values of o->pprof kept, with the times of the run,
+ * the labels the samples carry (pid, tid, comm) and comment as its comment. */
+void stack_pprof_meta(struct stack_outputs *o, const struct runner *r, const char *comment);
 
 /* The SVG (when --svg asked for it) and the report or folded stacks of the run's samples on out.
  * Files are committed by the runner.  Returns 0 or -errno (printed). */

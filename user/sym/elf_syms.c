@@ -38,7 +38,23 @@ struct elf_syms {
 	size_t nr_segs;
 	char *strtabs[3];  /* arenas of the function names the entries point into */
 	size_t nr_strtabs;
+	char build_id[2 * 64 + 1]; /* hex, "" when the file has none */
 };
+
+/* The file's GNU build-id in hex, as readelf -n prints it (pprof's mappings carry it). */
+static void read_build_id(struct elf_syms *es, Elf *elf)
+{
+	unsigned char id[64];
+	int n = elf_build_id(elf, id, sizeof(id));
+
+	for (int i = 0; i < n; i++)
+		snprintf(es->build_id + 2 * i, 3, "%02x", id[i]);
+}
+
+const char *elf_syms__build_id(const struct elf_syms *es)
+{
+	return es && es->build_id[0] ? es->build_id : NULL;
+}
 
 static int read_segments(struct elf_syms *es, Elf *elf)
 {
@@ -273,6 +289,7 @@ static int load_elf(struct elf_syms *es, Elf *elf, const char *path, uid_t owner
 	err = read_segments(es, elf);
 	if (err)
 		goto cleanup;
+	read_build_id(es, elf);
 	err = add_symbols(es, elf, SHT_SYMTAB);
 	if (err < 0)
 		goto cleanup;

@@ -433,3 +433,64 @@ void ksyms__free(struct ksyms *ks)
 	free(ks->names);
 	free(ks);
 }
+
+/* The GNU build-id note in a notes file (/sys/kernel/notes: the kernel's notes as they are in
+ * memory) into hex; "" when there is none. */
+static void read_notes_build_id(const char *path, char *hex, size_t size)
+{
+	unsigned char buf[4096];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+	size_t off = 0;
+
+	hex[0] = '\0';
+	if (fd >= 0)
+		close(fd);
+	while (n > 0 && off + 12 <= (size_t)n) {
+		__u32 namesz, descsz, type;
+		size_t name_off = off + 12, desc_off;
+
+		memcpy(&namesz, buf + off, 4);
+		memcpy(&descsz, buf + off + 4, 4);
+		memcpy(&type, buf + off + 8, 4);
+		desc_off = name_off + ((namesz + 3) & ~3U);
+		if (namesz > sizeof(buf) || descsz > sizeof(buf) || desc_off + descsz > (size_t)n)
+			break;
+		if (type == 3 /* NT_GNU_BUILD_ID */ && namesz == 4 &&
+		    !memcmp(buf + name_off, "GNU", 4) && descsz * 2 < size) {
+			for (__u32 i = 0; i < descsz; i++)
+				snprintf(hex + 2 * i, 3, "%02x", buf[desc_off + i]);
+			return;
+		}
+		off = desc_off + ((descsz + 3) & ~3U);
+	}
+}
+
+const char *kernel_build_id(const char *module)
+{
+	/* the kernel and a few hundred modules at most: a small table, read once each */
+	static struct {
+		char module[64];
+		char id[129];
+	} known[512];
+	static size_t nr_known;
+	char path[128], *id;
+	size_t len = module ? strlen(module) : 0;
+
+	if (len < 3 || len >= sizeof(known[0].module) || module[0] != '[' || module[len - 1] != ']')
+		return NULL;
+	for (size_t i = 0; i < nr_known; i++)
+		if (!strcmp(known[i].module, module))
+			return known[i].id[0] ? known[i].id : NULL;
+	if (nr_known == sizeof(known) / sizeof(known[0]))
+		return NULL;
+	if (!strcmp(module, "[kernel.kallsyms]"))
+		snprintf(path, sizeof(path), "/sys/kernel/notes");
+	else
+		snprintf(path, sizeof(path), "/sys/module/%.*s/notes/.note.gnu.build-id",
+			 (int)len - 2, module + 1);
+	snprintf(known[nr_known].module, sizeof(known[0].module), "%s", module);
+	read_notes_build_id(path, known[nr_known].id, sizeof(known[0].id));
+	id = known[nr_known++].id;
+	return id[0] ? id : NULL;
+}

@@ -65,10 +65,16 @@ static __u64 hash_str(__u64 h, const char *s)
  * a stack per address chain (a 10-minute churn run: over 100,000, most in stripped compilers).
  * They keep neither address nor offset (the report prints them "[cc1]"); named frames keep the
  * first address seen. */
+static bool same_str(const char *x, const char *y)
+{
+	return x ? y && !strcmp(x, y) : !y;
+}
+
+/* The build-id too: a file rebuilt under the same name while the run goes on is another file. */
 static bool same_frame(const struct frame *x, const struct frame *y)
 {
-	return x->kernel == y->kernel && !(x->name ? !y->name || strcmp(x->name, y->name) : !!y->name) &&
-	       !(x->module ? !y->module || strcmp(x->module, y->module) : !!y->module);
+	return x->kernel == y->kernel && same_str(x->name, y->name) &&
+	       same_str(x->module, y->module) && same_str(x->build_id, y->build_id);
 }
 
 static __u64 frame_hash(const struct frame *f)
@@ -76,7 +82,8 @@ static __u64 frame_hash(const struct frame *f)
 	__u64 h = mix(0xcbf29ce484222325ULL, f->kernel);
 
 	h = hash_str(h, f->name);
-	return hash_str(h, f->module);
+	h = hash_str(h, f->module);
+	return hash_str(h, f->build_id);
 }
 
 /* The aggregation's copy of s (NULL stays NULL); NULL with *err set on ENOMEM. */
@@ -116,6 +123,7 @@ static long frame_id(struct stack_agg *a, const struct frame *f)
 	}
 	copy.name = intern(a, f->name, &err);
 	copy.module = intern(a, f->module, &err);
+	copy.build_id = intern(a, f->build_id, &err);
 	if (!copy.name)
 		copy.addr = copy.offset = 0;
 	if (err || hashtab_put(&a->frame_index, h, probe, (void *)(uintptr_t)(a->nr_frames + 1)))

@@ -119,6 +119,7 @@ static void resolve_kernel(struct stack_resolver *r, __u64 addr, struct frame *f
 	f->name = ks ? ks->name : NULL;
 	f->module = ks ? ks->module : "[kernel.kallsyms]";
 	f->offset = ks ? addr - ks->addr : addr;
+	f->build_id = kernel_build_id(f->module);
 }
 
 static void resolve_user(struct stack_resolver *r, __u32 tgid, __u64 addr, __u64 lookup,
@@ -132,6 +133,7 @@ static void resolve_user(struct stack_resolver *r, __u32 tgid, __u64 addr, __u64
 	f->name = us.name;
 	f->module = us.module;
 	f->offset = us.offset;
+	f->build_id = us.build_id;
 }
 
 __u32 stack_resolver__symbolize(struct stack_resolver *r, __u32 tgid, bool kernel, const __u64 *ips,

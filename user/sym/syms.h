@@ -35,6 +35,10 @@ int ksyms__for_each_name(const struct ksyms *ks, int (*fn)(const char *name, __u
 size_t ksyms__nr_names(const struct ksyms *ks);
 /* Frees the table and every name it handed out; NULL is fine. */
 void ksyms__free(struct ksyms *ks);
+/* The GNU build-id in hex of the running kernel ("[kernel.kallsyms]", from /sys/kernel/notes) or
+ * of a loaded module ("[ext4]", /sys/module/ext4/notes), read once; NULL when unknown.  Not
+ * thread-safe: the thread that symbolizes calls it. */
+const char *kernel_build_id(const char *module);
 
 /* ---- user: one ELF file ---- */
 struct elf_syms;
@@ -56,6 +60,8 @@ const char *elf_syms__find(const struct elf_syms *es, __u64 vaddr, __u64 *sym_of
 int elf_syms__for_each_match(const struct elf_syms *es, const char *glob,
 			     int (*fn)(const char *name, __u64 vaddr, __u64 file_off, void *ctx),
 			     void *ctx);
+/* The file's GNU build-id in hex (as readelf -n prints it), or NULL when it has none. */
+const char *elf_syms__build_id(const struct elf_syms *es);
 /* Frees the table and every name it handed out; NULL is fine. */
 void elf_syms__free(struct elf_syms *es);
 /* Sets the root searched for separate debug files (DIR/.build-id/xx/rest.debug and
@@ -113,6 +119,7 @@ struct user_sym {
 	__u64 offset;       /* address as an offset in the module (for "module+0x..." display):
 			     * the file offset for mapped files (named or not), the offset in the
 			     * image for [vdso], the address itself for JIT and [unknown] */
+	const char *build_id; /* the module's GNU build-id in hex, or NULL */
 };
 struct syms_cache;
 

@@ -957,6 +957,7 @@ static bool lookup_jit(struct syms_cache *sc, const struct proc *p, __u64 addr,
 	out->name = display_name(sc, name);
 	out->module = p->jit_module;
 	out->offset = addr;
+	out->build_id = NULL;
 	return true;
 }
 
@@ -970,9 +971,11 @@ static bool resolve_in_proc(struct syms_cache *sc, struct proc *p, __u64 addr,
 	out->name = NULL;
 	out->module = "[unknown]";
 	out->offset = addr;
+	out->build_id = NULL;
 	if (m && m->kind == MAP_FILE) {
 		out->module = m->dso->path;
 		out->offset = addr - m->start + m->pgoff;
+		out->build_id = elf_syms__build_id(dso_syms(m->dso));
 		if (dso_syms(m->dso))
 			lookup_elf(sc, m->dso->es, out->offset, out);
 		/* JITs that map their code from a memfd (.NET's doublemapper) name it in a perf map */
@@ -983,6 +986,7 @@ static bool resolve_in_proc(struct syms_cache *sc, struct proc *p, __u64 addr,
 	if (m && m->kind == MAP_VDSO) {
 		out->module = "[vdso]";
 		out->offset = addr - m->start; /* the image starts the mapping */
+		out->build_id = elf_syms__build_id(vdso_syms(sc));
 		if (vdso_syms(sc))
 			lookup_elf(sc, sc->vdso, out->offset, out);
 		return true;
@@ -1004,6 +1008,7 @@ void syms_cache__resolve(struct syms_cache *sc, __u32 tgid, __u64 addr, struct u
 	out->name = NULL;
 	out->module = "[unknown]";
 	out->offset = addr;
+	out->build_id = NULL;
 	p = proc_get(sc, tgid);
 	if (!p || resolve_in_proc(sc, p, addr, out) || !proc_may_refresh(p))
 		return;
