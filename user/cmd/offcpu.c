@@ -10,6 +10,7 @@
 #include "cmd/cmds.h"
 #include "core/common.h"
 #include "core/features.h"
+#include "core/period.h"
 #include "core/runner.h"
 #include "core/stackrun.h"
 #include "offcpu.h"
@@ -309,7 +310,8 @@ static int offcpu_write(struct runner *r)
 {
 	struct offcpu_bpf *skel = r->skel;
 	struct run_bounds *b = &env.bounds;
-	double elapsed = (b->end - b->start) / 1e9;
+	/* a period's, with --every (the run's end is only known at its end) */
+	double elapsed = period_opts.every ? stack_run_seconds(&env.sr, r) : (b->end - b->start) / 1e9;
 	char lost_detail[256];
 	__u64 nr_lost = count_lost(skel, b, lost_detail, sizeof(lost_detail));
 	char subtitle[160], note[1024], unwound[512];
@@ -486,6 +488,11 @@ static int offcpu_collect(struct runner *r)
 	return stack_run_finish(&env.sr);
 }
 
+static int offcpu_period(struct runner *r)
+{
+	return stack_run_period(&env.sr, r, offcpu_write);
+}
+
 static void offcpu_teardown(struct runner *r)
 {
 	stack_run_free(&env.sr);
@@ -499,7 +506,7 @@ const struct command offcpu_cmd = {
 	.description =
 		"Time threads spend blocked (off-CPU), by the user and kernel stack where they\n"
 		"blocked, summed in the kernel.",
-	.caps = CAP_SYMBOLS | CAP_THREAD_KIND | CAP_STACKS,
+	.caps = CAP_SYMBOLS | CAP_THREAD_KIND | CAP_STACKS | CAP_PERIODS,
 	.positional = POS_DURATION,
 	.opts = offcpu_opts,
 	.skel = &offcpu_skel,
@@ -509,6 +516,7 @@ const struct command offcpu_cmd = {
 	.attach = offcpu_attach,
 	.started = offcpu_started,
 	.tick = offcpu_tick,
+	.period = offcpu_period,
 	.collect = offcpu_collect,
 	.write = offcpu_write,
 	.teardown = offcpu_teardown,

@@ -10,6 +10,7 @@
 #include <linux/membarrier.h>
 #include "core/common.h"
 #include "core/features.h"
+#include "core/period.h"
 #include "core/runner.h"
 #include "core/stackrun.h"
 #include "stacks.h"
@@ -241,7 +242,7 @@ static int proc_event(void *ctx, void *data, size_t size)
  * command, which keeps a fork storm's memory to its distinct stacks. */
 static bool keep_threads(void)
 {
-	return stack_opts.pprof.path;
+	return stack_opts.pprof.path || period_pprof();
 }
 
 int stack_run_drain_init(struct stack_run *s, struct bpf_map *counts, struct bpf_map *stacks,
@@ -370,6 +371,7 @@ int stack_run_start(struct stack_run *s, struct runner *r, const struct unwind_b
 		err = 0;
 	}
 	err = err ?: runner_add_ringbuf(r, proc_events, proc_event, s);
+	s->period_start_ns = r->start_ns;
 	/* kernel symbols load while the run goes on, not after it (none with -U) */
 	if (!err && !stack_opts.user_only)
 		stack_resolver__prefetch(s->resolver);
@@ -408,11 +410,46 @@ struct stack_agg *stack_run_take_period(struct stack_run *s)
 	return taken;
 }
 
+int stack_run_period(struct stack_run *s, struct runner *r, int (*write)(struct runner *r))
+{
+	struct stack_agg *agg;
+	int err;
+
+	s->period_end_ns = now_ns();
+	agg = stack_run_take_period(s);
+	if (!agg)
+		return -errno;
+	s->samples = (struct stack_sample *)stack_agg__samples(agg, &s->nr_samples);
+	err = write(r);
+	/* printed periods go out as they end, not when a buffer fills */
+	if (!err && period_text() && fflush(r->out) == EOF) {
+		err = -errno;
+		p_err("cannot write the output: %s", strerror(-err));
+	}
+	s->samples = NULL;
+	s->nr_samples = 0;
+	stack_agg__free(agg);
+	s->period_start_ns = s->period_end_ns;
+	s->period_end_ns = 0;
+	return err;
+}
+
+double stack_run_seconds(const struct stack_run *s, const struct runner *r)
+{
+	__u64 end = s->period_end_ns ?: now_ns();
+
+	if (!period_opts.every)
+		return runner_elapsed(r);
+	return end > s->period_start_ns ? (end - s->period_start_ns) / 1e9 : 0;
+}
+
 int stack_run_finish(struct stack_run *s)
 {
 	struct stack_drain *d = s->drain;
 	int err = 0;
 
+	/* the last period ends with the run (detached: nothing is counted after this) */
+	s->period_end_ns = now_ns();
 	syms_cache__revisit(stack_resolver__syms(s->resolver), 0);
 	if (s->unwinder && verbose)
 		unwinder__print_usage(s->unwinder, stderr);
@@ -484,6 +521,10 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 	/* the files refused were named on stderr as they were met; the report says how many */
 	if (syms_cache__refusals(stack_resolver__syms(sr->resolver), refused, sizeof(refused)))
 		o->header.symbols = refused;
+	/* --every: a period, to --pprof-dir and --push; printed as below when neither is given */
+	if (period_pprof())
+		return period_send(s, n, &o->pprof, sr->period_start_ns,
+				   sr->period_end_ns ?: now_ns(), o->header.frequency);
 
 	if (stack_opts.svg.of.f) {
 		err = flamegraph_write(stack_opts.svg.of.f, s, n, &o->flamegraph);

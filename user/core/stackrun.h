@@ -59,6 +59,7 @@ struct stack_run {
 	struct stack_drain *drain;      /* NULL where the maps are read once, at the end */
 	struct stack_sample *samples;   /* the drained aggregation's */
 	size_t nr_samples;
+	__u64 period_start_ns, period_end_ns; /* --every: the period written (monotonic) */
 };
 
 struct runner;
@@ -103,6 +104,12 @@ int stack_run_tick(struct stack_run *s);
  * under was drained, so none is lost at the boundary and none is counted twice.  Needs draining
  * (stack_run_drain_init()).  NULL with errno set (ENOMEM and read errors printed). */
 struct stack_agg *stack_run_take_period(struct stack_run *s);
+/* --every (the command's `period` hook): a period ends; its samples become s->samples for
+ * write (the command's `write` hook, which stack_outputs_write()s them: to --pprof-dir and
+ * --push, or printed), then go.  0 or -errno (printed). */
+int stack_run_period(struct stack_run *s, struct runner *r, int (*write)(struct runner *r));
+/* What the samples being written cover, in seconds: the period with --every, else the run. */
+double stack_run_seconds(const struct stack_run *s, const struct runner *r);
 /* After detach: the processes seen last, while they may still be alive; the last drain, whose
  * aggregation becomes s->samples.  0 or -errno (printed). */
 int stack_run_finish(struct stack_run *s);
