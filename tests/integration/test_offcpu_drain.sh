@@ -6,13 +6,9 @@
 . "$(dirname "$0")/lib.sh"
 need_root "offcpu draining" || exit 0
 
-# The churn: short-lived processes (ls, a compiler), each with stacks of its own (ASLR).  With
-# 512 table entries, reading the maps once at the end lost about 900 blocks in 15 s here.
-printf 'int f(int x) { return x * 3; }\nint main(void) { return f(2); }\n' > "$TMP/c.c"
-( while :; do ls /usr/bin > /dev/null; done ) &
-churn_ls=$!
-( while :; do cc -O2 -c "$TMP/c.c" -o "$TMP/c.o"; done ) &
-churn_cc=$!
+# The churn (lib.sh).  With 512 table entries, reading the maps once at the end lost about 900
+# blocks in 15 s here.
+start_churn
 # and one thread blocked across a dozen drains: its stacks must survive them all
 cp "$(command -v sleep)" "$TMP/longnap"
 ( sleep 1; exec "$TMP/longnap" 12 ) &
@@ -21,9 +17,8 @@ sleeper=$!
 DUR=${OFFCPU_DRAIN_SECONDS:-15}
 "$BPFPROF" offcpu -a --max-stacks 512 -d "$DUR" -f -v >"$TMP/drain.folded" 2>"$TMP/drain.err"
 rc=$?
-kill $churn_ls $churn_cc $sleeper 2>/dev/null
-wait 2>/dev/null
-sleep 0.2 # the compiler's last file goes before $TMP
+kill $sleeper 2>/dev/null
+stop_churn
 lost=$(sed -n 's/^bpfprof: lost blocks: \([0-9]*\).*/\1/p' "$TMP/drain.err" | head -1)
 drains=$(sed -n 's/^bpfprof: drained \([0-9]*\) times.*/\1/p' "$TMP/drain.err")
 sleep_us=$(awk -v re='^longnap;.*nanosleep' '$0 ~ re { s += $NF } END { printf "%.0f\n", s }' "$TMP/drain.folded")
