@@ -11,11 +11,17 @@ static const struct command *const cmds[] = {
 	&profile_cmd, &offcpu_cmd, &funclat_cmd, &count_cmd, &runqlat_cmd, &sched_cmd, &biolat_cmd,
 };
 
+static const struct file_command *const file_cmds[] = {
+	&report_cmd, &diff_cmd,
+};
+
 static int cmd_help(void)
 {
 	printf("Usage: bpfprof COMMAND [options]\n\nCommands:\n");
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		printf("  %-10s %s\n", cmds[i]->name, cmds[i]->summary);
+	for (size_t i = 0; i < sizeof(file_cmds) / sizeof(file_cmds[0]); i++)
+		printf("  %-10s %s\n", file_cmds[i]->name, file_cmds[i]->summary);
 	printf("  %-10s %s\n", "help", "list the commands");
 	printf("\n'bpfprof COMMAND --help' shows a command's options.\n");
 	return 0;
@@ -33,6 +39,9 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[1], cmds[i]->name))
 			return runner_main(cmds[i], argc - 1, argv + 1);
+	for (size_t i = 0; i < sizeof(file_cmds) / sizeof(file_cmds[0]); i++)
+		if (!strcmp(argv[1], file_cmds[i]->name))
+			return file_command_main(file_cmds[i], argc - 1, argv + 1);
 	p_err("unknown command '%s'; 'bpfprof help' lists them", argv[1]);
 	return 2;
 }

@@ -9,6 +9,12 @@
 
 static volatile unsigned long sink;
 
+/* hotcold_swapped.c builds the 1:2 variant, for bpfprof diff */
+#ifndef HOT_A_ITERATIONS
+#define HOT_A_ITERATIONS 2000000
+#define HOT_B_ITERATIONS 1000000
+#endif
+
 __attribute__((noinline)) void spin(unsigned long iterations)
 {
 	unsigned long x = sink;
@@ -20,12 +26,12 @@ __attribute__((noinline)) void spin(unsigned long iterations)
 
 __attribute__((noinline)) void hot_a(void)
 {
-	spin(2000000);
+	spin(HOT_A_ITERATIONS);
 }
 
 __attribute__((noinline)) void hot_b(void)
 {
-	spin(1000000);
+	spin(HOT_B_ITERATIONS);
 }
 
 static double now(void)

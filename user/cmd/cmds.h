@@ -2,6 +2,7 @@
  * (user/cmd/X.c), which defines one of these for the runner (core/runner.h). */
 #ifndef BPFPROF_CMDS_H
 #define BPFPROF_CMDS_H
+#include "core/filerun.h"
 #include "core/runner.h"
 
 extern const struct command profile_cmd;
@@ -11,4 +12,7 @@ extern const struct command count_cmd;
 extern const struct command runqlat_cmd;
 extern const struct command sched_cmd;
 extern const struct command biolat_cmd;
+/* Commands that read profiles instead of tracing (core/filerun.h). */
+extern const struct file_command report_cmd;
+extern const struct file_command diff_cmd;
 #endif

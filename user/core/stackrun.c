@@ -519,7 +519,8 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 	int err = 0;
 
 	/* the files refused were named on stderr as they were met; the report says how many */
-	if (syms_cache__refusals(stack_resolver__syms(sr->resolver), refused, sizeof(refused)))
+	if (sr->resolver &&
+	    syms_cache__refusals(stack_resolver__syms(sr->resolver), refused, sizeof(refused)))
 		o->header.symbols = refused;
 	/* --every: a period, to --pprof-dir and --push; printed as below when neither is given */
 	if (period_pprof())

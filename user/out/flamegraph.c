@@ -30,11 +30,14 @@ struct fg_node {
 	__u16 depth;
 	__u64 start;  /* sum of the values left of the frame, as in flamegraph.pl */
 	__u64 value;
+	double before; /* differential: BEFORE's value, scaled */
 };
 
 struct fg {
 	const struct stack_sample *s;
 	size_t n;
+	size_t nr_all;   /* n, and the differential's BEFORE samples after them */
+	double max_delta; /* differential: the largest change of a frame but the root */
 	const struct flamegraph_opts *o;
 	struct stack_names *names;
 	struct stack_buf buf;
@@ -174,7 +177,29 @@ static void frame_color(const struct fg *g, const char *name, enum kind kind, in
 	}
 }
 
+/* flamegraph.pl's differential colours: white for no change, to full red (grew) or blue
+ * (shrank) for the largest change. */
+static void delta_color(double delta, double max, int rgb[3])
+{
+	double ratio = max > 0 ? fmin(fabs(delta) / max, 1) : 0;
+	int fade = (int)(210 * (1 - ratio));
+
+	rgb[0] = rgb[1] = rgb[2] = 255;
+	if (fabs(delta) < 0.5) /* less than half a sample: the same */
+		return;
+	if (delta > 0)
+		rgb[1] = rgb[2] = fade;
+	else
+		rgb[0] = rgb[1] = fade;
+}
+
 /* ---- the prefix tree ---- */
+
+/* Sample i: AFTER's (the samples given) first, then BEFORE's. */
+static const struct stack_sample *sample_at(const struct fg *g, size_t i)
+{
+	return i < g->n ? &g->s[i] : &g->o->before[i - g->n];
+}
 
 static int intern(struct fg *g, const char *name, size_t len, const char *suffix)
 {
@@ -211,13 +236,14 @@ static int push_frame(struct fg *g, size_t *at, const struct frame *f, bool wake
  * for a waker "--", its frames innermost first and its comm. */
 static int sample_sequence(struct fg *g, size_t i, size_t *at)
 {
-	const struct stack_sample *s = &g->s[i];
+	const struct stack_sample *s = sample_at(g, i);
 	const char *ev = g->o->event_root ? g->o->event_root[s->event] : NULL;
 	__u32 j;
 	int err;
 
 	err = ev ? push(g, at, intern(g, ev, strlen(ev), ""), KIND_SEPARATOR) : 0;
-	err = err ?: push(g, at, intern(g, s->comm, strnlen(s->comm, 16), ""), KIND_USER);
+	if (!g->o->no_comm)
+		err = err ?: push(g, at, intern(g, s->comm, strnlen(s->comm, 16), ""), KIND_USER);
 	for (j = 0; !err && j < s->nr_frames; j++)
 		err = push_frame(g, at, stack_sample_frame(s, j), false);
 	if (err || !s->nr_waker_frames)
@@ -234,28 +260,32 @@ static int build_sequences(struct fg *g)
 	size_t i, len = 0, at = 0;
 	int err = 0;
 
-	g->off = calloc(g->n + 1, sizeof(*g->off));
-	g->order = calloc(g->n ? g->n : 1, sizeof(*g->order));
+	g->nr_all = g->n + (g->o->before ? g->o->nr_before : 0);
+	g->off = calloc(g->nr_all + 1, sizeof(*g->off));
+	g->order = calloc(g->nr_all ? g->nr_all : 1, sizeof(*g->order));
 	g->names = stack_names__new();
 	if (!g->off || !g->order || !g->names)
 		return -ENOMEM;
-	for (i = 0; i < g->n; i++)
-		if (g->s[i].value)
-			len += 2 + g->s[i].nr_frames +
-			       (g->s[i].nr_waker_frames ? 2 + g->s[i].nr_waker_frames : 0);
+	for (i = 0; i < g->nr_all; i++) {
+		const struct stack_sample *s = sample_at(g, i);
+
+		if (s->value)
+			len += 2 + s->nr_frames + (s->nr_waker_frames ? 2 + s->nr_waker_frames : 0);
+	}
 	g->seq = malloc((len ? len : 1) * sizeof(*g->seq));
 	g->kinds = malloc(len ? len : 1);
 	if (!g->seq || !g->kinds)
 		return -ENOMEM;
-	for (i = 0; i < g->n && !err; i++) {
+	for (i = 0; i < g->nr_all && !err; i++) {
 		g->off[i] = at;
-		if (!g->s[i].value)
+		if (!sample_at(g, i)->value)
 			continue;
 		g->order[g->nr_order++] = i;
-		g->total += g->s[i].value;
+		if (i < g->n)
+			g->total += g->s[i].value;
 		err = sample_sequence(g, i, &at);
 	}
-	g->off[g->n] = at;
+	g->off[g->nr_all] = at;
 	return err;
 }
 
@@ -331,6 +361,7 @@ static int build_tree(struct fg *g)
 		i = g->order[k];
 		max_len = g->off[i + 1] - g->off[i] > max_len ? g->off[i + 1] - g->off[i] : max_len;
 	}
+	/* stack[0] is the root */
 	stack = calloc(max_len + 1, sizeof(*stack));
 	if (!stack || add_node(g, NO_NAME, KIND_USER, 0, 0) < 0) {
 		err = -ENOMEM;
@@ -352,10 +383,18 @@ static int build_tree(struct fg *g)
 			}
 			stack[d + 1] = node;
 		}
+		prev = i;
+		if (i >= g->n) {
+			/* BEFORE's: counted, not drawn (its frames take no width) */
+			double v = sample_at(g, i)->value * (g->o->before_scale ?: 1);
+
+			for (d = 0; d <= len; d++)
+				g->nodes[stack[d]].before += v;
+			continue;
+		}
 		for (d = 1; d <= len; d++)
 			g->nodes[stack[d]].value += g->s[i].value;
 		start += g->s[i].value;
-		prev = i;
 	}
 cleanup:
 	free(stack);
@@ -597,6 +636,18 @@ static void write_label(FILE *out, const char *name, double width)
 	fputs("..", out);
 }
 
+/* Differential: "; before N samples, X%; +D" in the frame's details. */
+static void write_delta(FILE *out, const struct fg *g, const struct fg_node *n)
+{
+	double delta = n->value - n->before, root = g->nodes[0].before;
+	char count[32];
+
+	fprintf(out, "; before %s ", thousands(llround(n->before), count, sizeof(count)));
+	xml_put(out, g->o->count_name ? g->o->count_name : "samples", SIZE_MAX);
+	fprintf(out, ", %.2f%%; %s%s", root > 0 ? 100.0 * n->before / root : 0.0,
+		delta < 0 ? "-" : "+", thousands(llround(fabs(delta)), count, sizeof(count)));
+}
+
 static void write_frame(FILE *out, const struct fg *g, const struct fg_node *n)
 {
 	const char *name = n->name == NO_NAME ? "all" : stack_names__str(g->names, n->name);
@@ -606,15 +657,21 @@ static void write_frame(FILE *out, const struct fg *g, const struct fg_node *n)
 	int y = g->height - PAD_BOTTOM - (n->depth + 1) * FRAME_H + 1, rgb[3];
 	char count[32];
 
-	frame_color(g, name, n->kind, rgb);
+	if (g->o->before)
+		delta_color(n->value - n->before, g->max_delta, rgb);
+	else
+		frame_color(g, name, n->kind, rgb);
 	fprintf(out, "<g data-s=\"%llu\" data-v=\"%llu\"><title>", (unsigned long long)n->start,
 		(unsigned long long)n->value);
 	xml_put(out, name, SIZE_MAX);
 	fprintf(out, " (%s ", thousands(n->value, count, sizeof(count)));
 	xml_put(out, g->o->count_name ? g->o->count_name : "samples", SIZE_MAX);
-	fprintf(out, ", " CENTI_FMT "%%)</title><rect x=\"" CENTI_FMT "\" y=\"%d\" width=\""
+	fprintf(out, ", " CENTI_FMT "%%", CENTI(share));
+	if (g->o->before)
+		write_delta(out, g, n);
+	fprintf(out, ")</title><rect x=\"" CENTI_FMT "\" y=\"%d\" width=\""
 		CENTI_FMT "\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" rx=\"2\" ry=\"2\"/>"
-		"<text x=\"" CENTI_FMT "\" y=\"%d.5\">", CENTI(share), CENTI(x1), y, CENTI(x2 - x1),
+		"<text x=\"" CENTI_FMT "\" y=\"%d.5\">", CENTI(x1), y, CENTI(x2 - x1),
 		FRAME_H - 1, rgb[0], rgb[1], rgb[2], CENTI(x1 + 300), y + 10);
 	write_label(out, name, (x2 - x1) / 100.0);
 	fputs("</text></g>\n", out);
@@ -636,6 +693,10 @@ static void layout(struct fg *g)
 	for (i = 0; i < g->nr_nodes; i++)
 		if (drawn(g, &g->nodes[i]) && g->nodes[i].depth > g->max_depth)
 			g->max_depth = g->nodes[i].depth;
+	/* the root's change is the totals': not a frame's */
+	for (i = 1; i < g->nr_nodes; i++)
+		if (drawn(g, &g->nodes[i]))
+			g->max_delta = fmax(g->max_delta, fabs(g->nodes[i].value - g->nodes[i].before));
 	g->top = g->o->subtitle ? 60 : 40;
 	g->height = g->top + (g->max_depth + 1) * FRAME_H + PAD_BOTTOM;
 }

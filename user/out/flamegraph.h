@@ -16,6 +16,14 @@ struct flamegraph_opts {
 	int width;              /* pixels; 0 = 1200 */
 	bool annotate_kernel;   /* kernel frames coloured apart, as flamegraph.pl --color=java does */
 	const char *const *event_root; /* names by sample event, as the root frames; or NULL */
+	/* Differential (bpfprof diff, as difffolded.pl and flamegraph.pl draw it): the samples
+	 * given are AFTER, whose shape is drawn; these are BEFORE, each frame coloured by how its
+	 * value changed, red where it grew, blue where it shrank, by the difference over the
+	 * largest one; white where it did not change.  NULL: an ordinary flame graph. */
+	const struct stack_sample *before;
+	size_t nr_before;
+	double before_scale; /* BEFORE's values times this (diff -n); 0 is taken as 1 */
+	bool no_comm;        /* stacks start at their outermost frame, not at their command */
 };
 
 /* Writes a complete, valid XML SVG document.  Frames narrower than 0.1 px are elided, their

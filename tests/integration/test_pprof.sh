@@ -1,0 +1,199 @@
+#!/bin/bash
+# --pprof, bpfprof report and bpfprof diff with the real clients: go tool pprof reads what
+# profile and offcpu write, report reads it back (and a Go program's own CPU profile), diff's
+# SVG is valid XML and runs its script in headless Chromium.
+. "$(dirname "$0")/lib.sh"
+
+# go tool pprof and go build work offline with a cache of their own
+export HOME=$TMP/home GOCACHE=$TMP/gocache GOFLAGS=-mod=mod GO111MODULE=off GOPROXY=off
+mkdir -p "$HOME"
+have_go=1
+command -v go >/dev/null || have_go=0
+gopprof() { go tool pprof "$@" 2>/dev/null; }
+
+# ---- bad input first: no root needed ----
+printf 'hot_a;spin 3\nmain;hot_b 1\n' >"$TMP/ok.folded"
+head -c 4096 /dev/urandom >"$TMP/random.bin"
+printf 'these are words\nand no counts\n' >"$TMP/words.txt"
+printf 'hot_a;spin 3\nnot a stack\n' >"$TMP/bad.folded"
+expect_one_error "report on a random file: one line naming it" "random.bin" -- report "$TMP/random.bin"
+expect_one_error "report on text that is no profile: one line naming it" "words.txt" -- report "$TMP/words.txt"
+expect_one_error "report on a broken folded line names the file and line" "bad.folded:2" -- report "$TMP/bad.folded"
+expect_one_error "report on a missing file names it" "cannot read $TMP/nope" -- report "$TMP/nope"
+expect_one_error "diff with a missing file names it" "cannot read $TMP/nope" -- diff "$TMP/ok.folded" "$TMP/nope"
+expect_one_error "report on a directory names it" "$TMP" -- report "$TMP"
+expect_one_error "diff of a count and a time profile is refused" "do not compare" -- diff "$TMP/ok.folded" "$ROOT/tests/fuzz/corpus/pprof/offcpu.pb.gz"
+expect_one_error "report without a file is usage" "takes FILE" -- report
+"$BPFPROF" report "$TMP/ok.folded" >"$TMP/ok.txt" 2>&1
+check "report reads a folded file without a profile run" grep -q 'hot_a' "$TMP/ok.txt"
+
+need_root "pprof integration" || { echo "# the rest needs root"; exit 0; }
+
+# ---- 1. profile --pprof on the 2:1 workload: go tool pprof's view ----
+F=999
+"$BPFPROF" profile -F $F --pprof "$TMP/a.pb.gz" -o "$TMP/live.txt" -- "$WL/hotcold" 2 2>"$TMP/a.err"; rc=$?
+check "profile --pprof exits 0" test "$rc" -eq 0
+check "--pprof writes a gzip file" sh -c "gzip -t '$TMP/a.pb.gz'"
+live_samples=$(sed -n "s/^# Samples: \([0-9]*\) .*/\1/p" "$TMP/live.txt")
+if [ "$have_go" = 0 ]; then
+	skip "go tool pprof reads --pprof" "golang-go is not installed"
+else
+	gopprof -top -sample_index=samples -nodecount=200 "$TMP/a.pb.gz" >"$TMP/top.txt"
+	cum() { awk -v f="$1" '$6 == f { print $4 }' "$TMP/top.txt"; }
+	a=$(cum hot_a); b=$(cum hot_b)
+	echo "# go tool pprof -top: hot_a cum=$a hot_b cum=$b samples; live report: $live_samples samples"
+	check "go tool pprof -top reads it (Type: samples)" grep -q '^Type: samples' "$TMP/top.txt"
+	check "hot_a is about twice hot_b in go tool pprof -top (within 20%)" within "$a" $((2 * ${b:-0})) 0.2
+	total=$(sed -n 's/.*Total samples = \([0-9]*\).*/\1/p' "$TMP/top.txt")
+	check "pprof's sample count is the live report's ($total = $live_samples)" test "$total" = "$live_samples"
+	gopprof -raw "$TMP/a.pb.gz" >"$TMP/raw.txt"
+	period=$(sed -n 's/^Period: //p' "$TMP/raw.txt")
+	check "period is 1/F in ns ($period = $((1000000000 / F)))" test "$period" = $((1000000000 / F))
+	check "period type and sample types are cpu/nanoseconds and samples/count" \
+		grep -q '^samples/count cpu/nanoseconds\[dflt\]' "$TMP/raw.txt"
+	# the cpu values are the counts times the period
+	check "every sample's cpu/nanoseconds is its count x the period" awk -v p="$period" \
+		'/^Samples:/ { s = 1; next } /^Locations/ { s = 0 } s && $2 ~ /:$/ { n++; v = $2; sub(":", "", v); if (v != $1 * p) bad = 1 } END { exit bad || !n }' "$TMP/raw.txt"
+	gopprof -traces "$TMP/a.pb.gz" >"$TMP/traces.txt"
+	check "go tool pprof -traces: the full stack spin <- hot_a <- driver <- main" awk \
+		'/^ +[0-9.]+[mun]?s +spin$/ { s = 1; next } s == 1 && /hot_a$/ { s = 2; next } s == 2 && /driver$/ { s = 3; next } s == 3 && /main$/ { ok = 1 } { if (!/hot_a$|driver$|main$/) s = 0 } END { exit !ok }' "$TMP/traces.txt"
+	gopprof -tags "$TMP/a.pb.gz" >"$TMP/tags.txt"
+	check "go tool pprof -tags: comm label hotcold" grep -Eq '^ *comm: Total' "$TMP/tags.txt"
+	check "go tool pprof -tags: hotcold under comm" grep -Eq '\(100%\): hotcold$|: hotcold$' "$TMP/tags.txt"
+	check "go tool pprof -tags: pid and tid labels" sh -c "grep -Eq '^ *pid: Total' '$TMP/tags.txt' && grep -Eq '^ *tid: Total' '$TMP/tags.txt'"
+	# build-ids: the mappings' ("ID: START/LIMIT/OFFSET FILE BUILDID [FN]") are readelf -n's
+	sed -n '/^Mappings/,$p' "$TMP/raw.txt" >"$TMP/maps.txt"
+	for f in "$WL/hotcold" "$(awk '$3 ~ /libc\.so\.6$/ { print $3; exit }' "$TMP/maps.txt")"; do
+		[ -n "$f" ] || continue
+		want=$(readelf -n "$f" 2>/dev/null | sed -n 's/.*Build ID: //p')
+		got=$(awk -v f="$(realpath "$f")" '$3 == f { print $4; exit }' "$TMP/maps.txt")
+		check "build-id of $(basename "$f") is readelf -n's ($got)" test -n "$want" -a "$got" = "$want"
+	done
+	kbid=$(awk '$3 == "[kernel.kallsyms]" { print $4; exit }' "$TMP/maps.txt")
+	check "the kernel mapping has a build-id ($kbid)" test "${#kbid}" -ge 32
+	if command -v perf >/dev/null && want=$(perf buildid-list -k 2>/dev/null) && [ -n "$want" ]; then
+		check "the kernel's build-id is perf buildid-list -k's" test "$kbid" = "$want"
+	fi
+fi
+
+# ---- 2. report reads it back ----
+"$BPFPROF" report "$TMP/a.pb.gz" >"$TMP/rep.txt" 2>"$TMP/rep.err"; rc=$?
+check "report on bpfprof's pprof exits 0" test "$rc" -eq 0
+check "report prints the live run's report (from '# Children' on)" \
+	cmp -s <(sed -n '/^# Children/,$p' "$TMP/live.txt") <(sed -n '/^# Children/,$p' "$TMP/rep.txt")
+check "report says the samples and frequency" sh -c "grep -q '^# Samples: $live_samples of' '$TMP/rep.txt' && grep -q '^# Event frequency: $F Hz' '$TMP/rep.txt'"
+"$BPFPROF" report --no-children --percent-limit 20 "$TMP/a.pb.gz" >"$TMP/nc.txt" 2>&1
+check "report --no-children --percent-limit 20: only spin as a row" sh -c \
+	"grep -q '^# Overhead' '$TMP/nc.txt' && test \$(grep -cE '^ +[0-9.]+%' '$TMP/nc.txt') -eq 1 && grep -qE '^ +[0-9.]+% .*spin$' '$TMP/nc.txt'"
+pid=$(awk '/pid:\[/ { sub(/.*pid:\[/, ""); sub(/\].*/, ""); print; exit }' "$TMP/raw.txt" 2>/dev/null)
+"$BPFPROF" report -p 1 "$TMP/a.pb.gz" >"$TMP/p1.txt" 2>&1
+check "report -p filters on the pid label (pid 1: no samples)" grep -q '^# Samples: 0' "$TMP/p1.txt"
+if [ -n "$pid" ]; then
+	"$BPFPROF" report -p "$pid" "$TMP/a.pb.gz" >"$TMP/pp.txt" 2>&1
+	check "report -p PID keeps that process's samples" grep -q "^# Samples: $live_samples of" "$TMP/pp.txt"
+fi
+"$BPFPROF" report --comm nosuch "$TMP/a.pb.gz" >"$TMP/c0.txt" 2>&1
+"$BPFPROF" report --comm hotcold "$TMP/a.pb.gz" >"$TMP/c1.txt" 2>&1
+check "report --comm filters on the comm label" sh -c "grep -q '^# Samples: 0' '$TMP/c0.txt' && grep -q '^# Samples: $live_samples of' '$TMP/c1.txt'"
+"$BPFPROF" report -f "$TMP/a.pb.gz" >"$TMP/a.folded" 2>&1
+check "report -f: folded stacks of the pprof" grep -Eq '^hotcold;.*main;driver;hot_a;spin [0-9]+$' "$TMP/a.folded"
+"$BPFPROF" report --svg "$TMP/rep.svg" "$TMP/a.pb.gz" >/dev/null 2>&1
+check "report --svg writes a flame graph naming hot_a" grep -q 'hot_a' "$TMP/rep.svg"
+"$BPFPROF" report --pprof "$TMP/again.pb.gz" "$TMP/a.folded" >/dev/null 2>&1
+check "report --pprof turns folded stacks into a pprof report reads" sh -c \
+	"'$BPFPROF' report -f '$TMP/again.pb.gz' | cmp -s - '$TMP/a.folded'"
+
+# ---- 3. two files merge ----
+"$BPFPROF" profile -F $F --pprof "$TMP/b.pb.gz" -o "$TMP/liveb.txt" -- "$WL/hotcold_swapped" 2 2>/dev/null
+b_samples=$(sed -n "s/^# Samples: \([0-9]*\) .*/\1/p" "$TMP/liveb.txt")
+"$BPFPROF" report "$TMP/a.pb.gz" "$TMP/b.pb.gz" >"$TMP/two.txt" 2>&1
+check "report A B: the samples of both ($live_samples + $b_samples)" grep -q "^# Samples: $((live_samples + b_samples)) of" "$TMP/two.txt"
+check "report A B: both commands" sh -c "grep -q ' hotcold ' '$TMP/two.txt' && grep -q ' hotcold_swapped ' '$TMP/two.txt'"
+"$BPFPROF" report "$TMP/a.pb.gz" "$TMP/a.folded" >"$TMP/mixed.txt" 2>&1
+check "report merges a pprof and a folded file" grep -q "^# Samples: $((2 * live_samples)) of" "$TMP/mixed.txt"
+
+# ---- 4. a Go program's own CPU profile ----
+if [ "$have_go" = 0 ]; then
+	skip "report on a Go CPU profile" "golang-go is not installed"
+else
+	mkdir -p "$TMP/gocpu" && cp "$ROOT/tests/workloads/gocpu.go" "$TMP/gocpu/main.go"
+	if (cd "$TMP/gocpu" && go build -o gocpu main.go) 2>"$TMP/gobuild.err"; then
+		"$TMP/gocpu/gocpu" "$TMP/go.pprof" 1.5
+		"$BPFPROF" report --no-children "$TMP/go.pprof" >"$TMP/go.txt" 2>&1
+		first=$(awk '/^ +[0-9.]+%/ { print $NF; exit }' "$TMP/go.txt")
+		check "report on a Go CPU profile: the first row is main.spin ($first)" test "$first" = main.spin
+		check "report on a Go CPU profile: main.hotLoop calls it" grep -q 'main.hotLoop' "$TMP/go.txt"
+		check "report on a Go CPU profile: its command is the binary" grep -Eq '^ +[0-9.]+% +gocpu ' "$TMP/go.txt"
+	else
+		fail "go build of tests/workloads/gocpu.go" "$(head -n 3 "$TMP/gobuild.err")"
+	fi
+fi
+
+# ---- 5. diff ----
+"$BPFPROF" diff "$TMP/a.pb.gz" "$TMP/a.pb.gz" --svg "$TMP/same.svg" >"$TMP/same.txt" 2>&1
+check "diff of a profile against itself: no frame changed" grep -q "no frame's share changed" "$TMP/same.txt"
+check "diff of a profile against itself: every frame white" awk \
+	'/<rect x=.*fill="rgb/ && !/fill="rgb\(255,255,255\)"/ && !/url\(#background\)/ { bad = 1 } /fill="rgb\(255,255,255\)"/ { n++ } END { exit bad || !n }' "$TMP/same.svg"
+"$BPFPROF" diff -n "$TMP/a.pb.gz" "$TMP/b.pb.gz" --svg "$TMP/ab.svg" >"$TMP/ab.txt" 2>&1; rc=$?
+check "diff 2:1 -> 1:2 exits 0" test "$rc" -eq 0
+# the widest hot_a and hot_b frames: their fill
+fill_of() { grep -o "<title>$1 ([0-9,]* samples[^<]*</title><rect [^>]*" "$TMP/ab.svg" |
+	awk -F'width="' '{ split($2, w, "\""); if (w[1] + 0 > best) { best = w[1] + 0; line = $0 } } END { print line }' |
+	sed -n 's/.*fill="rgb(\([0-9]*\),\([0-9]*\),\([0-9]*\))".*/\1 \2 \3/p'; }
+read -r ar ag ab <<<"$(fill_of hot_a)"
+read -r br bg bb <<<"$(fill_of hot_b)"
+echo "# diff colours: hot_a rgb($ar,$ag,$ab) hot_b rgb($br,$bg,$bb)"
+check "diff: hot_a (shrank) is blue" test "${ab:-0}" = 255 -a "${ar:-255}" -lt 128
+check "diff: hot_b (grew) is red" test "${br:-0}" = 255 -a "${bb:-255}" -lt 128
+check "diff's hover gives both counts and the change" grep -Eq '<title>hot_b \([0-9,]+ samples, [0-9.]+%; before [0-9,]+ samples, [0-9.]+%; \+[0-9,]+\)' "$TMP/ab.svg"
+check "diff's table: hot_a and hot_b changed most" sh -c \
+	"awk '/^ +[0-9]/ { print \$NF }' '$TMP/ab.txt' | head -n 2 | sort | tr '\n' ' ' | grep -q '^hot_a hot_b $'"
+check "diff's table: hot_a's share fell by about a third" awk '$NF == "hot_a" { c = $3 + 0; exit !(c < -20 && c > -50) }' "$TMP/ab.txt"
+if command -v xmllint >/dev/null; then
+	check "diff --svg is valid XML" xmllint --noout "$TMP/ab.svg"
+else
+	skip "diff --svg is valid XML" "xmllint is not installed"
+fi
+chrome=$(command -v chromium || command -v chromium-browser || command -v google-chrome)
+if [ -z "$chrome" ]; then
+	skip "diff --svg in headless Chromium" "chromium is not installed"
+else
+	# the script's functions run in the page: zoom, unzoom, search; every console line kept
+	sed 's|</svg>$|<script type="text/ecmascript"><![CDATA[window.addEventListener("load", function () { console.log("FGCHECK frames " + fg.frames.length); zoom(fg.frames[fg.frames.length - 1]); unzoom(); search("hot_b"); console.log("FGCHECK " + fg.matched.nodeValue); });]]></script></svg>|' \
+		"$TMP/ab.svg" >"$TMP/ab-check.svg"
+	timeout 60 "$chrome" --headless --no-sandbox --disable-gpu --enable-logging=stderr --v=0 \
+		--user-data-dir="$TMP/chrome" --screenshot="$TMP/ab.png" --window-size=1200,600 \
+		"file://$TMP/ab-check.svg" >/dev/null 2>"$TMP/chrome.log"
+	timeout 60 "$chrome" --headless --no-sandbox --disable-gpu --enable-logging=stderr --v=0 \
+		--user-data-dir="$TMP/chrome" --dump-dom "file://$TMP/ab-check.svg" >"$TMP/dom.txt" 2>>"$TMP/chrome.log"
+	grep -h 'CONSOLE' "$TMP/chrome.log" | sed 's/^/# /' | head -n 5
+	check "headless Chromium renders the diff SVG (screenshot)" test -s "$TMP/ab.png"
+	check "the SVG's script ran in Chromium (init, zoom, search)" grep -q 'FGCHECK Matched: [1-9]' "$TMP/chrome.log"
+	check "no script error in Chromium" sh -c "! grep -Eiq 'CONSOLE.*(Uncaught|Error)' '$TMP/chrome.log'"
+fi
+
+# ---- 6. bad pprof input made from a real one ----
+head -c 200 "$TMP/a.pb.gz" >"$TMP/trunc.pb.gz"
+expect_one_error "report on a truncated pprof: one line naming it" "trunc.pb.gz: truncated" -- report "$TMP/trunc.pb.gz"
+gzip -dc "$TMP/a.pb.gz" | head -c 300 >"$TMP/trunc.pb"
+expect_one_error "report on a truncated uncompressed pprof: one line naming it" "trunc.pb" -- report "$TMP/trunc.pb"
+gzip -dc "$TMP/a.pb.gz" >"$TMP/plain.pb"
+"$BPFPROF" report "$TMP/plain.pb" >"$TMP/plain.txt" 2>&1
+check "report reads an uncompressed pprof" grep -q "^# Samples: $live_samples of" "$TMP/plain.txt"
+
+# ---- 7. offcpu --pprof and profile -e ----
+"$BPFPROF" offcpu --pprof "$TMP/off.pb.gz" -o "$TMP/off.txt" -- "$WL/blocker" 10 2>/dev/null
+if [ "$have_go" = 1 ]; then
+	gopprof -raw "$TMP/off.pb.gz" >"$TMP/offraw.txt"
+	check "offcpu --pprof: sample type offcpu/nanoseconds" grep -q '^offcpu/nanoseconds' "$TMP/offraw.txt"
+	gopprof -top -nodecount=300 "$TMP/off.pb.gz" >"$TMP/offtop.txt"
+	check "offcpu --pprof: go tool pprof -top shows sleep_20ms" grep -q 'sleep_20ms' "$TMP/offtop.txt"
+fi
+"$BPFPROF" report "$TMP/off.pb.gz" >"$TMP/offrep.txt" 2>&1
+check "report on offcpu's pprof is the live run's" \
+	cmp -s <(sed -n '/^# Children/,$p' "$TMP/off.txt") <(sed -n '/^# Children/,$p' "$TMP/offrep.txt")
+"$BPFPROF" profile -e t:syscalls:sys_enter_nanosleep --pprof "$TMP/ev.pb.gz" -o /dev/null -- "$WL/blocker" 5 2>/dev/null
+if [ "$have_go" = 1 ]; then
+	gopprof -raw "$TMP/ev.pb.gz" >"$TMP/evraw.txt"
+	check "profile -e --pprof: the event names the sample type" grep -q '^syscalls:sys_enter_nanosleep/count' "$TMP/evraw.txt"
+fi

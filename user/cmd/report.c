@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0
+/* bpfprof report: profiles written before (pprof, folded) read back and written as a run
+ * writes them: the perf-style report, folded stacks, a flame graph, a pprof of the merge. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cmd/cmds.h"
+#include "core/common.h"
+#include "core/stackrun.h"
+#include "in/profile_in.h"
+
+#define MAX_FILTERS 64
+
+static struct {
+	__u32 pids[MAX_FILTERS];
+	int nr_pids;
+	char *comms[MAX_FILTERS];
+	int nr_comms;
+} env;
+
+static int opt_pid(const char *arg)
+{
+	int n = parse_id_list(arg, env.pids + env.nr_pids, MAX_FILTERS - env.nr_pids);
+
+	if (n < 0) {
+		p_err("invalid pid list '%s' (expected PID[,PID...], at most %d)", arg, MAX_FILTERS);
+		return -EINVAL;
+	}
+	env.nr_pids += n;
+	return 0;
+}
+
+static int opt_comm(const char *arg)
+{
+	char *copy = strdup(arg), *save = NULL, *c;
+
+	if (!copy)
+		return -ENOMEM;
+	for (c = strtok_r(copy, ",", &save); c; c = strtok_r(NULL, ",", &save)) {
+		if (env.nr_comms == MAX_FILTERS) {
+			p_err("too many --comm names (at most %d)", MAX_FILTERS);
+			free(copy);
+			return -EINVAL;
+		}
+		env.comms[env.nr_comms] = strdup(c);
+		if (!env.comms[env.nr_comms++]) {
+			free(copy);
+			return -ENOMEM;
+		}
+	}
+	free(copy);
+	return 0;
+}
+
+static const struct opt report_opts[] = {
+	{ 'p', "pid", "PID[,PID...]", "only the samples of these processes (their pid label);\n"
+	  "repeatable", OPT_FN, .fn = opt_pid },
+	{ 0, "comm", "NAME[,NAME...]", "only the samples of these commands (comm label, or the\n"
+	  "first frame of folded stacks); repeatable", OPT_FN, .fn = opt_comm },
+	{},
+};
+
+static void report_reset(void)
+{
+	for (int i = 0; i < env.nr_comms; i++)
+		free(env.comms[i]);
+	memset(&env, 0, sizeof(env));
+}
+
+static bool wanted(const struct stack_sample *s)
+{
+	bool pid = !env.nr_pids, comm = !env.nr_comms;
+
+	for (int i = 0; !pid && i < env.nr_pids; i++)
+		pid = s->pid == env.pids[i];
+	for (int i = 0; !comm && i < env.nr_comms; i++)
+		comm = !strncmp(s->comm, env.comms[i], sizeof(s->comm) - 1);
+	return pid && comm;
+}
+
+/* The header of a report of files: what the first file says of its run. */
+static void describe(const struct profile_in *in, char **files, int nr, char *what, size_t size,
+		     struct stack_outputs *o)
+{
+	snprintf(what, size, "%d file%s: %s%s", nr, nr > 1 ? "s" : "", files[0],
+		 nr > 1 ? ", ..." : "");
+	o->header.event = in->event_names[0] ? in->event_names[0] : in->value_type;
+	o->header.frequency = in->frequency;
+	o->header.duration_s = in->duration_s;
+	o->header.extra = what;
+	o->report.unit = in->unit;
+	o->flamegraph.count_name = in->unit == REPORT_TIME_US ? "us" : "samples";
+	o->flamegraph.palette = in->unit == REPORT_TIME_US ? PALETTE_COOL : PALETTE_HOT;
+	o->flamegraph.subtitle = what;
+	if (in->nr_events > 1) {
+		o->event_names = (const char *const *)in->event_names;
+		o->nr_events = in->nr_events;
+	}
+}
+
+/* --pprof of what was read: the values as read (microseconds back to nanoseconds). */
+static void pprof_meta(const struct profile_in *in, struct pprof_meta *m)
+{
+	memset(m, 0, sizeof(*m));
+	if (in->nr_events > 1) {
+		for (int i = 0; i < in->nr_events; i++)
+			m->values[i] = (struct pprof_value){ in->event_names[i], "count", 1, i };
+		m->nr_values = in->nr_events;
+	} else if (in->unit == REPORT_TIME_US) {
+		m->values[0] = (struct pprof_value){ in->value_type, "nanoseconds", 1000,
+						     PPROF_ANY_EVENT };
+		m->nr_values = 1;
+	} else {
+		m->values[0] = (struct pprof_value){ in->value_type, in->value_unit, 1,
+						     PPROF_ANY_EVENT };
+		m->nr_values = 1;
+	}
+	m->duration_nanos = in->duration_s * 1e9;
+	m->labels = PPROF_LABEL_PID | PPROF_LABEL_TID | PPROF_LABEL_COMM;
+}
+
+static int report_run(FILE *out, char **files, int nr_files)
+{
+	struct profile_in *in = profile_in__new();
+	struct stack_run sr = {};
+	const struct stack_sample *all;
+	char what[512];
+	size_t n;
+	int err = in ? 0 : -ENOMEM;
+	struct stack_outputs o = {
+		.folded = stack_opts.folded,
+		.folded_opts = { .annotate_kernel = stack_opts.annotate },
+		.flamegraph = {
+			.title = stack_opts.title ? stack_opts.title : "Flame Graph",
+			.annotate_kernel = true,
+		},
+		.report = {
+			.children = !stack_opts.no_children,
+			.percent_limit = stack_opts.percent_limit,
+			.call_graph = true,
+			.call_graph_limit = stack_opts.call_graph_limit,
+		},
+		.lost_what = "samples",
+	};
+
+	for (int i = 0; !err && i < nr_files; i++)
+		err = profile_in__read(in, files[i]);
+	if (err)
+		goto cleanup;
+	all = profile_in__samples(in, &n);
+	sr.samples = calloc(n ?: 1, sizeof(*sr.samples));
+	if (!sr.samples) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (wanted(&all[i]))
+			sr.samples[sr.nr_samples++] = all[i]; /* shallow: frames stay the reader's */
+	if (in->dropped)
+		p_err("%llu samples or stacks left out (values not above 0, or deeper than %d "
+		      "frames)", (unsigned long long)in->dropped, PROFILE_IN_MAX_FRAMES);
+	describe(in, files, nr_files, what, sizeof(what), &o);
+	pprof_meta(in, &o.pprof);
+	err = stack_outputs_write(out, &o, &sr);
+cleanup:
+	if (err == -ENOMEM)
+		p_err("%s", strerror(ENOMEM));
+	free(sr.samples);
+	profile_in__free(in);
+	return err;
+}
+
+const struct file_command report_cmd = {
+	.name = "report",
+	.summary = "read profiles back (pprof, folded): report, folded, flame graph",
+	.args = "FILE...",
+	.description =
+		"Read pprof profiles (bpfprof's --pprof, Go's runtime/pprof or go test -cpuprofile,\n"
+		"any profile.proto, gzip'd or not) and folded stacks, merge them, and write what a\n"
+		"run writes: the perf-style report, or -f folded stacks; --svg, --pprof besides.",
+	.notes =
+		"FILE: a pprof or folded file, told apart by content; - reads stdin.  Several files\n"
+		"are merged: they must count the same thing (samples with samples, time with time).\n",
+	.min_files = 1,
+	.opts = report_opts,
+	.caps = CAP_STACKS,
+	.run = report_run,
+	.reset = report_reset,
+};
