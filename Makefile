@@ -135,12 +135,19 @@ asan: asan-build $(WORKLOAD_BINS)
 FUZZ_SRCS     := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS     := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 FUZZ_LIB_SRCS := user/sym/perfmap.c user/sym/ksyms.c user/sym/elf_syms.c user/sym/debuginfo.c \
-		 user/sym/untrusted.c user/unwind/cfi.c user/core/common.c user/core/hashtab.c
-FUZZ_LIB_OBJS := $(patsubst user/%.c,$(OUT)/fuzz/obj/%.o,$(FUZZ_LIB_SRCS))
+		 user/sym/untrusted.c user/unwind/cfi.c user/core/common.c user/core/hashtab.c \
+		 user/in/profile_in.c user/in/pprof_read.c user/sym/stackagg.c user/out/stack.c \
+		 user/out/pprof.c
+FUZZ_LIB_OBJS := $(patsubst user/%.c,$(OUT)/fuzz/obj/%.o,$(FUZZ_LIB_SRCS)) \
+		 $(OUT)/fuzz/obj/profile.pb-c.o
 # Per harness, for make fuzz; make test runs each for a few seconds.
 FUZZ_SECONDS  ?= 60
 
-$(OUT)/fuzz/obj/%.o: user/%.c $(USER_HDRS) $(wildcard include/*.h)
+$(OUT)/fuzz/obj/profile.pb-c.o: $(GEN)/profile.pb-c.c $(GEN)/profile.pb-c.h
+	@mkdir -p $(@D)
+	$(CLANG) $(CPPFLAGS) $(ASAN_FLAGS) -fsanitize=fuzzer-no-link $(CFLAGS) -c $< -o $@
+
+$(OUT)/fuzz/obj/%.o: user/%.c $(USER_HDRS) $(wildcard include/*.h) $(GEN)/profile.pb-c.h
 	@mkdir -p $(@D)
 	$(CLANG) $(CPPFLAGS) $(WARNINGS) $(ASAN_FLAGS) -fsanitize=fuzzer-no-link $(CFLAGS) -c $< -o $@
 
@@ -166,7 +173,7 @@ test: deps
 # benchmarks compare with or drive (perf, bpftrace, fio, a local debuginfod).
 BUILD_PKGS := clang llvm libbpf-dev bpftool libelf-dev libdw-dev libdebuginfod-dev zlib1g-dev make gcc g++ \
 	      libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev
-TEST_PKGS := linux-perf bpftrace fio util-linux procps libxml2-utils time debuginfod
+TEST_PKGS := linux-perf bpftrace fio util-linux procps libxml2-utils time debuginfod golang-go chromium
 DEB_PKGS := $(BUILD_PKGS) $(TEST_PKGS)
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \

@@ -1,5 +1,6 @@
 #!/bin/bash
-# Runs each libFuzzer harness (make fuzz-build: build/fuzz/fuzz_NAME) for FUZZ_SECONDS (default 5):
+# Runs each libFuzzer harness (make fuzz-build: build/fuzz/fuzz_NAME), or those named, for
+# FUZZ_SECONDS (default 5):
 # first over its committed seeds (tests/fuzz/corpus/NAME/) and what earlier runs found
 # (build/fuzz/corpus/NAME/, where new inputs go, so the committed corpus stays as it is), then
 # mutating them.  A crash, leak, hang or memory blow-up is kept as build/fuzz/crashes/NAME/crash-...
@@ -9,10 +10,13 @@ set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT" || exit 1
 secs=${FUZZ_SECONDS:-5}
+# tests/fuzz/run.sh [NAME...]: only those harnesses (tests/integration/test_pprof_fuzz.sh)
+only=" $* "
 
 for src in tests/fuzz/fuzz_*.c; do
 	name=${src##*/fuzz_}
 	name=${name%.c}
+	[ "$only" = "  " ] || [[ "$only" == *" $name "* ]] || continue
 	bin=build/fuzz/fuzz_$name
 	found=build/fuzz/corpus/$name
 	crashes=build/fuzz/crashes/$name

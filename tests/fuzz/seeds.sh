@@ -81,3 +81,18 @@ for line in open('/proc/self/maps'):
             open(sys.argv[1], 'wb').write(mem.read(hi - lo))
 PY
 cp elf_syms/vdso cfi/vdso
+
+# Profiles (bpfprof report, diff): bpfprof's own pprof of a short profile run, gzip'd and not,
+# with wakers (offcpu --waker through folded stacks), off-CPU time, a Go program's runtime/pprof
+# CPU profile, and folded stacks.  Needs root (the runs) and golang-go; make bpfprof workloads.
+ROOT=$(cd ../../.. && pwd)
+mkdir -p pprof
+"$ROOT/bpfprof" profile -F 199 --pprof pprof/cpu.pb.gz -o /dev/null -- "$ROOT/build/workloads/hotcold" 0.3
+gzip -dc pprof/cpu.pb.gz > pprof/cpu.pb
+"$ROOT/bpfprof" report -f pprof/cpu.pb.gz > pprof/cpu.folded
+"$ROOT/bpfprof" offcpu --pprof pprof/offcpu.pb.gz -o /dev/null -- "$ROOT/build/workloads/blocker" 3
+"$ROOT/bpfprof" offcpu --waker -f -o pprof/waker.folded -- "$ROOT/build/workloads/blocker" 2
+"$ROOT/bpfprof" report pprof/waker.folded --pprof pprof/waker.pb.gz -o /dev/null
+mkdir -p "$tmp/go" && cp "$ROOT/tests/workloads/gocpu.go" "$tmp/go/main.go"
+(cd "$tmp/go" && HOME=$tmp GOCACHE=$tmp/gocache GO111MODULE=off go build -o gocpu main.go)
+"$tmp/go/gocpu" pprof/go-cpu.pprof 0.5

@@ -85,6 +85,9 @@ check "report says the samples and frequency" sh -c "grep -q '^# Samples: $live_
 "$BPFPROF" report --no-children --percent-limit 20 "$TMP/a.pb.gz" >"$TMP/nc.txt" 2>&1
 check "report --no-children --percent-limit 20: only spin as a row" sh -c \
 	"grep -q '^# Overhead' '$TMP/nc.txt' && test \$(grep -cE '^ +[0-9.]+%' '$TMP/nc.txt') -eq 1 && grep -qE '^ +[0-9.]+% .*spin$' '$TMP/nc.txt'"
+"$BPFPROF" report --sort sym --no-children "$TMP/a.pb.gz" >"$TMP/sort.txt" 2>&1
+check "report --sort sym: rows without Command and Shared Object columns" sh -c \
+	"grep -q '^# Overhead  Symbol' '$TMP/sort.txt' && grep -qE '^ +[0-9.]+%  \[\.\] spin$' '$TMP/sort.txt'"
 pid=$(awk '/pid:\[/ { sub(/.*pid:\[/, ""); sub(/\].*/, ""); print; exit }' "$TMP/raw.txt" 2>/dev/null)
 "$BPFPROF" report -p 1 "$TMP/a.pb.gz" >"$TMP/p1.txt" 2>&1
 check "report -p filters on the pid label (pid 1: no samples)" grep -q '^# Samples: 0' "$TMP/p1.txt"

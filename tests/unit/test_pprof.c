@@ -3,6 +3,9 @@
 #include <errno.h>
 #include <stdint.h>
 #include <zlib.h>
+#include "in/profile_in.h"
+#include "out/difftable.h"
+#include "out/flamegraph.h"
 #include "out/pprof.h"
 #include "profile.pb-c.h"
 #include "test.h"
@@ -214,9 +217,232 @@ static void test_pprof_events_and_wakers(void)
 	CHECK_INT(pprof_encode(s, 2, &m, &buf, &size), -EOVERFLOW);
 }
 
+static const struct stack_sample *read_back(struct profile_in *in, const void *buf, size_t size,
+					    size_t *n)
+{
+	*n = 0;
+	return profile_in__read_mem(in, buf, size, "test") ? NULL : profile_in__samples(in, n);
+}
+
+/* What the writer encodes the reader decodes: frames (names, files, build-ids, kernel or not,
+ * unresolved ones unnamed again), labels, wakers, values in the unit read. */
+static void test_pprof_round_trip(void)
+{
+	struct frame f[] = {
+		{ .name = "main", .module = "/usr/bin/app", .offset = 0x1000,
+		  .build_id = "0123456789abcdef0123456789abcdef01234567" },
+		{ .module = "/usr/lib/libc.so.6", .offset = 0x2345 },
+		{ .name = "schedule", .module = "[kernel.kallsyms]", .addr = 0xffffffff81000000ULL,
+		  .kernel = true },
+	};
+	struct frame w[] = { { .name = "waker_fn", .module = "/usr/bin/app", .offset = 0x1200 },
+			     { .name = "try_to_wake_up", .module = "[kernel.kallsyms]",
+			       .addr = 0xffffffff81000100ULL, .kernel = true } };
+	struct stack_sample s[2] = {
+		{ .comm = "app", .pid = 42, .tid = 43, .value = 1500, .frames = f, .nr_frames = 3 },
+		{ .comm = "app", .pid = 42, .tid = 44, .value = 7, .frames = f, .nr_frames = 1,
+		  .waker_comm = "wk", .waker_frames = w, .nr_waker_frames = 2 },
+	};
+	struct pprof_meta m = { .nr_values = 1, .labels = 7 };
+	struct profile_in *in = profile_in__new();
+	const struct stack_sample *r;
+	void *buf;
+	size_t size, n;
+
+	m.values[0] = (struct pprof_value){ "offcpu", "nanoseconds", 1000, PPROF_ANY_EVENT };
+	CHECK_INT(pprof_encode(s, 2, &m, &buf, &size), 0);
+	r = read_back(in, buf, size, &n);
+	CHECK_INT(n, 2);
+	if (n == 2) {
+		const struct stack_sample *a = r[0].tid == 43 ? &r[0] : &r[1];
+		const struct stack_sample *b = a == &r[0] ? &r[1] : &r[0];
+
+		CHECK_INT(in->unit, REPORT_TIME_US);
+		CHECK_STR(in->value_type, "offcpu");
+		CHECK_INT(a->value, 1500);
+		CHECK_INT(a->pid, 42);
+		CHECK_STR(a->comm, "app");
+		CHECK_INT(a->nr_frames, 3);
+		CHECK_STR(stack_sample_frame(a, 0)->name, "main");
+		CHECK_STR(stack_sample_frame(a, 0)->module, "/usr/bin/app");
+		CHECK_STR(stack_sample_frame(a, 0)->build_id, "0123456789abcdef0123456789abcdef01234567");
+		CHECK_INT(stack_sample_frame(a, 0)->offset, 0x1000);
+		CHECK(!stack_sample_frame(a, 1)->name);
+		CHECK_STR(stack_sample_frame(a, 1)->module, "/usr/lib/libc.so.6");
+		/* merged by file, as drained runs merge them: "[libc.so.6]" */
+		CHECK_INT(stack_sample_frame(a, 1)->offset, 0);
+		CHECK(stack_sample_frame(a, 2)->kernel);
+		CHECK(!stack_sample_frame(a, 0)->kernel);
+		CHECK_INT(b->value, 7);
+		CHECK_INT(b->nr_frames, 1);
+		CHECK_INT(b->nr_waker_frames, 2);
+		CHECK_STR(b->waker_comm, "wk");
+		CHECK_STR(stack_sample_waker_frame(b, 0)->name, "waker_fn");
+		CHECK_STR(stack_sample_waker_frame(b, 1)->name, "try_to_wake_up");
+	}
+	/* a second file merges: the same stacks add up */
+	CHECK_INT(profile_in__read_mem(in, buf, size, "again"), 0);
+	r = profile_in__samples(in, &n);
+	CHECK_INT(n, 2);
+	CHECK_INT(r[0].value + r[1].value, 2 * 1507);
+	/* a count does not merge with a time */
+	m.values[0] = (struct pprof_value){ "samples", "count", 1, PPROF_ANY_EVENT };
+	free(buf);
+	CHECK_INT(pprof_encode(s, 2, &m, &buf, &size), 0);
+	CHECK_INT(profile_in__read_mem(in, buf, size, "counts"), -EINVAL);
+	free(buf);
+	profile_in__free(in);
+}
+
+/* profile -e A,B: each sample type an event, and back. */
+static void test_pprof_events_round_trip(void)
+{
+	struct frame f[] = { { .name = "read", .module = "/lib/libc.so.6", .offset = 0x10 } };
+	struct stack_sample s[2] = {
+		{ .comm = "a", .event = 0, .value = 3, .frames = f, .nr_frames = 1 },
+		{ .comm = "a", .event = 1, .value = 5, .frames = f, .nr_frames = 1 },
+	};
+	struct pprof_meta m = { .nr_values = 2, .labels = PPROF_LABEL_COMM };
+	struct profile_in *in = profile_in__new();
+	const struct stack_sample *r;
+	void *buf;
+	size_t size, n;
+
+	m.values[0] = (struct pprof_value){ "page-faults", "count", 1, 0 };
+	m.values[1] = (struct pprof_value){ "sched:sched_switch", "count", 1, 1 };
+	CHECK_INT(pprof_encode(s, 2, &m, &buf, &size), 0);
+	r = read_back(in, buf, size, &n);
+	CHECK_INT(n, 2);
+	CHECK_INT(in->nr_events, 2);
+	CHECK_STR(in->event_names[1], "sched:sched_switch");
+	for (size_t i = 0; i < n; i++)
+		CHECK_INT(r[i].value, r[i].event ? 5 : 3);
+	free(buf);
+	profile_in__free(in);
+}
+
+/* Folded stacks: comm first, "_[k]" kernel frames, "[file]" unresolved ones, the waker after
+ * "--" innermost first; a bad line named by its number. */
+static void test_folded_read(void)
+{
+	const char text[] = "app;main;[libc.so.6];do_syscall_64_[k] 5\r\n"
+			    "\n"
+			    "app;main;--;wake_fn;waker_main;wk 2\n";
+	struct profile_in *in = profile_in__new();
+	const struct stack_sample *r;
+	size_t n;
+
+	r = read_back(in, text, sizeof(text) - 1, &n);
+	CHECK_INT(n, 2);
+	if (n == 2) {
+		const struct stack_sample *a = r[0].value == 5 ? &r[0] : &r[1];
+		const struct stack_sample *b = a == &r[0] ? &r[1] : &r[0];
+
+		CHECK_STR(a->comm, "app");
+		CHECK_INT(a->nr_frames, 3);
+		CHECK(!stack_sample_frame(a, 1)->name);
+		CHECK_STR(stack_sample_frame(a, 1)->module, "libc.so.6");
+		CHECK(stack_sample_frame(a, 2)->kernel);
+		CHECK_STR(stack_sample_frame(a, 2)->name, "do_syscall_64");
+		CHECK_INT(b->nr_frames, 1);
+		CHECK_INT(b->nr_waker_frames, 2);
+		CHECK_STR(b->waker_comm, "wk");
+		CHECK_STR(stack_sample_waker_frame(b, 0)->name, "waker_main");
+		CHECK_STR(stack_sample_waker_frame(b, 1)->name, "wake_fn");
+	}
+	profile_in__free(in);
+	in = profile_in__new();
+	CHECK_INT(profile_in__read_mem(in, "a;b 1\na;b x\n", 12, "bad"), -EINVAL);
+	CHECK_INT(profile_in__read_mem(in, "a;b -1\n", 7, "neg"), -EINVAL);
+	profile_in__free(in);
+}
+
+/* Broken input: one error, no crash, for truncated gzip, garbage, and a profile whose indexes
+ * point outside its tables. */
+static void test_pprof_bad_input(void)
+{
+	struct frame f[] = { { .name = "main", .module = "/usr/bin/app", .offset = 0x10 } };
+	struct stack_sample s = { .comm = "a", .value = 1, .frames = f, .nr_frames = 1 };
+	struct pprof_meta m;
+	struct profile_in *in = profile_in__new();
+	Profile *p;
+	void *buf;
+	size_t size;
+	unsigned char *raw;
+
+	pprof_meta_counted(&m, "cpu", "nanoseconds", 100);
+	CHECK_INT(pprof_encode(&s, 1, &m, &buf, &size), 0);
+	CHECK_INT(profile_in__read_mem(in, buf, size / 2, "half"), -EINVAL);
+	CHECK_INT(profile_in__read_mem(in, "\x1f\x8bxxxxxxxx", 10, "badgz"), -EINVAL);
+	CHECK_INT(profile_in__read_mem(in, "\xff\xff\xff\xff", 4, "garbage"), -EINVAL);
+	CHECK_INT(profile_in__read_mem(in, "", 0, "empty"), -EINVAL);
+	/* a function name index past the string table */
+	p = unpack_gz(buf, size);
+	CHECK(p);
+	if (p) {
+		p->function[0]->name = 1000;
+		raw = malloc(perftools__profiles__profile__get_packed_size(p));
+		size_t len = perftools__profiles__profile__pack(p, raw);
+
+		CHECK_INT(profile_in__read_mem(in, raw, len, "index"), -EINVAL);
+		/* a sample naming a location that is not there */
+		p->function[0]->name = 0;
+		p->sample[0]->location_id[0] = 999;
+		len = perftools__profiles__profile__pack(p, raw);
+		CHECK_INT(profile_in__read_mem(in, raw, len, "location"), -EINVAL);
+		free(raw);
+		perftools__profiles__profile__free_unpacked(p, NULL);
+	}
+	free(buf);
+	profile_in__free(in);
+}
+
+/* diff's pieces: the differential flame graph's colours and the table's order. */
+static void test_diff_writers(void)
+{
+	struct frame fa[] = { { .name = "main" }, { .name = "hot_a" } };
+	struct frame fb[] = { { .name = "main" }, { .name = "hot_b" } };
+	struct stack_sample before[2] = { { .comm = "x", .value = 200, .frames = fa, .nr_frames = 2 },
+					  { .comm = "x", .value = 100, .frames = fb, .nr_frames = 2 } };
+	struct stack_sample after[2] = { { .comm = "y", .value = 100, .frames = fa, .nr_frames = 2 },
+					 { .comm = "y", .value = 200, .frames = fb, .nr_frames = 2 } };
+	struct flamegraph_opts o = { .title = "d", .before = before, .nr_before = 2,
+				     .no_comm = true };
+	FILE *f = tmpfile();
+	char *svg, *txt;
+
+	CHECK_INT(flamegraph_write(f, after, 2, &o), 0);
+	svg = test_slurp(f);
+	fclose(f);
+	CHECK(svg && strstr(svg, "<title>hot_a (100 samples, 33.33%; before 200 samples, 66.67%; -100)"
+			    "</title><rect x=\"10.00\" y=\"41\" width=\"393.33\" height=\"15\" "
+			    "fill=\"rgb(0,0,255)\""));
+	CHECK(svg && strstr(svg, "<title>hot_b (200 samples, 66.67%; before 100 samples, 33.33%; +100)"));
+	CHECK(svg && strstr(svg, "fill=\"rgb(255,0,0)\""));
+	/* main: the same in both, white; no command frame */
+	CHECK(svg && strstr(svg, "<title>main (300 samples, 100.00%; before 300 samples, 100.00%; +0)"
+			    "</title><rect x=\"10.00\" y=\"57\" width=\"1180.00\" height=\"15\" "
+			    "fill=\"rgb(255,255,255)\""));
+	CHECK(svg && !strstr(svg, "<title>y "));
+	free(svg);
+	f = tmpfile();
+	CHECK_INT(difftable_write(f, before, 2, after, 2, &(struct difftable_opts){ .rows = 5 }), 0);
+	txt = test_slurp(f);
+	fclose(f);
+	CHECK(txt && strstr(txt, "   66.67%   33.33%   -33.33%   66.67%   33.33%   -33.33%  hot_a\n"));
+	CHECK(txt && strstr(txt, "  +33.33%  hot_b\n"));
+	CHECK(txt && !strstr(txt, "main\n"));
+	free(txt);
+}
+
 int main(void)
 {
 	RUN(test_pprof_encodes_cpu_profile);
 	RUN(test_pprof_events_and_wakers);
+	RUN(test_pprof_round_trip);
+	RUN(test_pprof_events_round_trip);
+	RUN(test_folded_read);
+	RUN(test_pprof_bad_input);
+	RUN(test_diff_writers);
 	TESTS_DONE();
 }

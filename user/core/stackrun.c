@@ -66,6 +66,29 @@ static int opt_unwind(const char *arg)
 	return unwind_opt_method(arg, &stack_opts.unwind);
 }
 
+/* perf report's --sort: which of comm, dso, sym tell rows apart (sym always does). */
+static int opt_sort(const char *arg)
+{
+	static const char *const keys[] = { "comm", "dso", "sym" };
+	const char *p = arg;
+
+	stack_opts.sort = REPORT_SORT_SYM;
+	while (*p) {
+		size_t len = strcspn(p, ","), k;
+
+		for (k = 0; k < 3; k++)
+			if (len == strlen(keys[k]) && !strncmp(p, keys[k], len))
+				break;
+		if (k == 3) {
+			p_err("invalid --sort '%s' (keys: comm, dso, sym, comma-separated)", arg);
+			return -EINVAL;
+		}
+		stack_opts.sort |= 1U << k;
+		p += len + (p[len] == ',');
+	}
+	return 0;
+}
+
 const struct opt stack_opts_table[] = {
 	{ 'g', NULL, NULL, "call graphs, as perf's -g: accepted; stacks are always\n"
 	  "captured", OPT_FLAG, &stack_opts.call_graph, .needs = CAP_STACKS },
@@ -100,6 +123,9 @@ const struct opt stack_output_opts_table[] = {
 	{ 0, "title", "TEXT", "flame graph title", OPT_STR, &stack_opts.title, .needs = CAP_STACKS },
 	{ 0, "no-children", NULL, "report Self only, like perf report --no-children", OPT_FLAG,
 	  &stack_opts.no_children, .needs = CAP_STACKS },
+	{ 0, "sort", "KEYS", "what tells report rows apart, as perf report --sort: comm,\n"
+	  "dso, sym (default all three; sym always)", OPT_FN, .fn = opt_sort,
+	  .needs = CAP_STACKS },
 	{ 0, "percent-limit", "P", "hide report entries below P percent", OPT_PERCENT,
 	  &stack_opts.percent_limit, .needs = CAP_STACKS },
 	{ 0, "call-graph-limit", "P", "hide call-graph branches below P percent (default 0.5,\n"
@@ -518,6 +544,8 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 	size_t n = sr->nr_samples;
 	int err = 0;
 
+	/* --sort applies to every report of the stack commands */
+	o->report.sort = o->report.sort ?: stack_opts.sort;
 	/* the files refused were named on stderr as they were met; the report says how many */
 	if (sr->resolver &&
 	    syms_cache__refusals(stack_resolver__syms(sr->resolver), refused, sizeof(refused)))

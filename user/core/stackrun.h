@@ -23,6 +23,7 @@ struct stack_opts {
 	__u64 unwind_mem_mb;             /* --unwind-mem */
 	bool folded, annotate, no_children; /* -f, --annotate, --no-children */
 	double percent_limit, call_graph_limit;
+	unsigned sort;                   /* --sort: enum report_sort, 0 for all keys */
 	struct output svg;               /* --svg */
 	struct output pprof;             /* --pprof */
 	const char *title;               /* --title */

@@ -28,7 +28,8 @@ struct pp {
 	double scale;                   /* to the unit reported (ns -> us) */
 	bool per_event;                 /* each sample type is an event (profile -e A,B) */
 	const char *comm;               /* for samples without a comm label: the main binary */
-	struct frame *frames;           /* one sample's, PROFILE_IN_MAX_FRAMES * 2 */
+	struct frame *frames;           /* one sample's: the deepest's frames, twice */
+	size_t max_frames;              /* the deepest sample's, at most PROFILE_IN_MAX_FRAMES */
 	__u64 dropped;
 };
 
@@ -216,6 +217,7 @@ static void set_comm(char comm[16], const char *name)
 static int sample_fill(struct pp *r, const Sample *s, struct stack_sample *out)
 {
 	struct frame *f = r->frames, *w = NULL;
+	size_t room = r->max_frames;
 	const char *comm = r->comm, *waker = NULL;
 	size_t n = 0, nw = 0;
 	int64_t num;
@@ -231,11 +233,11 @@ static int sample_fill(struct pp *r, const Sample *s, struct stack_sample *out)
 
 		if (!l)
 			return bad(r, "a sample names a location that is not there");
-		if (n >= PROFILE_IN_MAX_FRAMES) {
+		if (n >= room) {
 			r->dropped++;
 			break;
 		}
-		k = location_frames(r, l, f + n, PROFILE_IN_MAX_FRAMES - n, &sep);
+		k = location_frames(r, l, f + n, room - n, &sep);
 		if (k < 0)
 			return k;
 		if (sep) {
@@ -321,6 +323,26 @@ static const char *main_binary(const struct pp *r)
 	return file && file[0] ? stack_module_short(file) : NULL;
 }
 
+/* Frames the deepest sample can have (a location is as many frames as lines, or one), at most
+ * PROFILE_IN_MAX_FRAMES: what one sample's frames take, sized once.  Unknown locations count
+ * one; they are refused when the sample is read. */
+static size_t deepest(const Profile *p)
+{
+	size_t max = 1, most_lines = 1;
+
+	for (size_t i = 0; i < p->n_location; i++)
+		if (p->location[i]->n_line > most_lines)
+			most_lines = p->location[i]->n_line;
+	for (size_t i = 0; i < p->n_sample && max < PROFILE_IN_MAX_FRAMES; i++) {
+		size_t n = p->sample[i]->n_location_id;
+
+		n = n > PROFILE_IN_MAX_FRAMES / most_lines ? PROFILE_IN_MAX_FRAMES : n * most_lines;
+		if (n > max)
+			max = n;
+	}
+	return max < PROFILE_IN_MAX_FRAMES ? max : PROFILE_IN_MAX_FRAMES;
+}
+
 int pprof_read(struct profile_sink *k, const void *data, size_t size)
 {
 	struct pp r = { .name = k->name };
@@ -331,7 +353,8 @@ int pprof_read(struct profile_sink *k, const void *data, size_t size)
 		p_err("%s: not a pprof profile (profile.proto) nor folded stacks", k->name);
 		return -EINVAL;
 	}
-	r.frames = calloc(2 * PROFILE_IN_MAX_FRAMES, sizeof(*r.frames));
+	r.max_frames = deepest(r.p);
+	r.frames = calloc(2 * r.max_frames, sizeof(*r.frames));
 	if (!r.frames) {
 		err = -ENOMEM;
 		goto cleanup;

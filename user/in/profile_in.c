@@ -114,8 +114,10 @@ static void folded_frame(char *name, struct frame *f)
 	f->module = f->kernel ? "[kernel.kallsyms]" : "[unknown]";
 }
 
-/* One line, split in place.  0, 1 for a line to skip (empty), -EINVAL. */
-static int folded_line(char *line, struct frame *frames, struct stack_sample *s, __u64 *dropped)
+/* One line, split in place, into at most max frames.  0, 1 for a line to skip (empty),
+ * -EINVAL. */
+static int folded_line(char *line, struct frame *frames, size_t max, struct stack_sample *s,
+		       __u64 *dropped)
 {
 	char *space = strrchr(line, ' '), *end, *field, *save = NULL;
 	unsigned long long count;
@@ -141,7 +143,7 @@ static int folded_line(char *line, struct frame *frames, struct stack_sample *s,
 			waker_at = n;
 			continue;
 		}
-		if (n == 2 * PROFILE_IN_MAX_FRAMES) {
+		if (n == max) {
 			(*dropped)++;
 			break;
 		}
@@ -168,11 +170,28 @@ static int folded_line(char *line, struct frame *frames, struct stack_sample *s,
 	return 0;
 }
 
+/* Frames the longest line can have: its fields, at most twice PROFILE_IN_MAX_FRAMES (the
+ * sleeper's and the waker's). */
+static size_t most_fields(const char *text, size_t size)
+{
+	size_t max = 1, n = 1;
+
+	for (size_t i = 0; i < size; i++) {
+		if (text[i] == ';')
+			n++;
+		else if (text[i] == '\n')
+			n = 1;
+		if (n > max)
+			max = n;
+	}
+	return max < 2 * PROFILE_IN_MAX_FRAMES ? max : 2 * PROFILE_IN_MAX_FRAMES;
+}
+
 int folded_read(struct profile_sink *k, const char *text, size_t size)
 {
-	struct frame *frames = calloc(2 * PROFILE_IN_MAX_FRAMES, sizeof(*frames));
+	size_t max = most_fields(text, size), lineno = 0;
+	struct frame *frames = calloc(max, sizeof(*frames));
 	char *copy = malloc(size + 1), *line, *next;
-	size_t lineno = 0;
 	int err = frames && copy ? 0 : -ENOMEM;
 
 	err = err ?: profile_in_set_type(k, "samples", "count", (const char *const[]){ "samples" },
@@ -190,7 +209,7 @@ int folded_read(struct profile_sink *k, const char *text, size_t size)
 			*next++ = '\0';
 		lineno++;
 		line[strcspn(line, "\r")] = '\0';
-		ret = folded_line(line, frames, &s, &k->in->dropped);
+		ret = folded_line(line, frames, max, &s, &k->in->dropped);
 		if (ret < 0) {
 			p_err("%s:%zu: not a folded stack (\"frame;frame;... COUNT\")", k->name, lineno);
 			err = -EINVAL;

@@ -119,20 +119,29 @@ static const char *module_key(const struct frame *f)
 	return f->module && f->module[0] ? f->module : "[unknown]";
 }
 
-/* Id of the entry (comm, frame), created on first sight; kind 'k', 'u' or 'w' ("woken by"). */
+static unsigned sort_keys(const struct report *r)
+{
+	return r->o.sort ? r->o.sort | REPORT_SORT_SYM : REPORT_SORT_ALL;
+}
+
+/* Id of the entry (comm, frame), created on first sight; kind 'k', 'u' or 'w' ("woken by").
+ * Commands or files that --sort leaves out are not told apart. */
 static int entry_id(struct report *r, const char comm[16], const struct frame *f, char kind,
 		    const char *pseudo, bool row)
 {
-	size_t comm_len = strnlen(comm, 16), prefix;
+	size_t comm_len = sort_keys(r) & REPORT_SORT_COMM ? strnlen(comm, 16) : 0, prefix;
+	bool dso = sort_keys(r) & REPORT_SORT_DSO;
 	struct entry *e;
 	int id, err;
 
 	r->key.len = 0;
 	err = stack_buf_add(&r->key, comm, comm_len);
-	err = err ?: stack_buf_printf(&r->key, "\x1f%c\x1f%s\x1f", kind, f ? module_key(f) : "");
+	err = err ?: stack_buf_printf(&r->key, "\x1f%c\x1f%s\x1f", kind,
+				      f && dso ? module_key(f) : "");
 	prefix = r->key.len;
 	if (!err)
-		err = pseudo ? stack_buf_printf(&r->key, "%s%.*s", pseudo, (int)comm_len, comm)
+		err = pseudo ? stack_buf_printf(&r->key, "%s%.*s", pseudo, (int)strnlen(comm, 16),
+						comm)
 			     : display_name(&r->key, f);
 	if (err)
 		return err;
@@ -685,6 +694,11 @@ static void measure(const struct report *r, const __u32 *rows, size_t nr, struct
 		len = snprintf(buf, sizeof(buf), "%.3f", sort_value(r, e) / 1000.0);
 		w->ms = len > w->ms ? len : w->ms;
 	}
+	/* columns --sort leaves out are not printed */
+	if (!(sort_keys(r) & REPORT_SORT_COMM))
+		w->comm = -1;
+	if (!(sort_keys(r) & REPORT_SORT_DSO))
+		w->dso = -1;
 }
 
 static void print_dots(FILE *out, int n)
@@ -693,6 +707,13 @@ static void print_dots(FILE *out, int n)
 	for (n -= 64; n > 0; n -= 64)
 		fprintf(out, "%.*s", n < 64 ? n : 64,
 			"................................................................");
+}
+
+/* A column of width w, or nothing for a column left out (w < 0). */
+static void print_column(FILE *out, int w, const char *text)
+{
+	if (w >= 0)
+		fprintf(out, "  %-*s", w, text);
 }
 
 static void print_table_header(FILE *out, const struct report *r, const __u32 *rows, size_t nr,
@@ -710,7 +731,9 @@ static void print_table_header(FILE *out, const struct report *r, const __u32 *r
 		fprintf(out, "  %*s  %*s", w->ms, "Children(ms)", w->ms, "Self(ms)");
 	else if (ms)
 		fprintf(out, "  %*s", w->ms, "Self(ms)");
-	fprintf(out, "  %-*s  %-*s  Symbol\n", w->comm, "Command", w->dso, "Shared Object");
+	print_column(out, w->comm, "Command");
+	print_column(out, w->dso, "Shared Object");
+	fprintf(out, "  Symbol\n");
 	fprintf(out, "# ........");
 	if (r->o.children)
 		fprintf(out, "  ........");
@@ -718,8 +741,10 @@ static void print_table_header(FILE *out, const struct report *r, const __u32 *r
 		print_dots(out, w->ms);
 	if (ms && r->o.children)
 		print_dots(out, w->ms);
-	print_dots(out, w->comm);
-	print_dots(out, w->dso);
+	if (w->comm >= 0)
+		print_dots(out, w->comm);
+	if (w->dso >= 0)
+		print_dots(out, w->dso);
 	print_dots(out, w->sym);
 	fprintf(out, "\n#\n");
 }
@@ -737,8 +762,9 @@ static void print_row(FILE *out, const struct report *r, const struct entry *e,
 		fprintf(out, "  %*.3f  %*.3f", w->ms, e->children / 1000.0, w->ms, e->self / 1000.0);
 	else if (ms)
 		fprintf(out, "  %*.3f", w->ms, e->self / 1000.0);
-	fprintf(out, "  %-*s  %-*s  [%c] %s\n", w->comm, e->comm, w->dso, e->dso,
-		e->kernel ? 'k' : '.', e->sym);
+	print_column(out, w->comm, e->comm);
+	print_column(out, w->dso, e->dso);
+	fprintf(out, "  [%c] %s\n", e->kernel ? 'k' : '.', e->sym);
 }
 
 static void print_header(FILE *out, const struct report_header *h, const struct report *r)

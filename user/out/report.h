@@ -20,12 +20,21 @@ struct report_header {
 	const char *symbols;     /* what symbolization could not use ("JIT maps not read: ..."), or NULL */
 };
 
+/* What rows are: perf report's --sort keys (the symbol always). */
+enum report_sort {
+	REPORT_SORT_COMM = 1 << 0,
+	REPORT_SORT_DSO = 1 << 1,
+	REPORT_SORT_SYM = 1 << 2,
+	REPORT_SORT_ALL = REPORT_SORT_COMM | REPORT_SORT_DSO | REPORT_SORT_SYM,
+};
+
 struct report_opts {
 	bool children;        /* Children+Self columns (default), else Self only (--no-children) */
 	double percent_limit; /* hide entries below this percentage */
 	enum report_unit unit;
 	bool call_graph;      /* print the call-graph tree under each entry (default true) */
 	double call_graph_limit; /* hide call-graph branches below this percentage (perf: 0.5) */
+	unsigned sort;        /* enum report_sort: the columns rows are told apart by; 0 = all */
 };
 
 /* Writes the "# ..." header then the table; rows are (Command, Shared Object, Symbol) sorted by

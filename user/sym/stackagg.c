@@ -181,8 +181,10 @@ static bool same_entry(const struct stack_agg *a, const struct agg_entry *x,
 	return x->event == y->event && !strcmp(x->comm, y->comm) &&
 	       !strcmp(x->waker_comm, y->waker_comm) && (!a->by_tid || x->tid == y->tid) &&
 	       x->nr_frames == y->nr_frames && x->nr_waker_frames == y->nr_waker_frames &&
-	       !memcmp(&a->ids[x->ids], &a->ids[y->ids],
-		       (x->nr_frames + x->nr_waker_frames) * sizeof(__u32));
+	       /* no frame yet, no arena: nothing to compare */
+	       (!(x->nr_frames + x->nr_waker_frames) ||
+		!memcmp(&a->ids[x->ids], &a->ids[y->ids],
+			(x->nr_frames + x->nr_waker_frames) * sizeof(__u32)));
 }
 
 static void drop_output(struct stack_agg *a)
@@ -260,8 +262,9 @@ const struct stack_sample *stack_agg__samples(struct stack_agg *a, size_t *nr)
 		s->value = e->value;
 		s->nr_frames = e->nr_frames;
 		s->nr_waker_frames = e->nr_waker_frames;
-		s->frame_ids = &a->ids[e->ids];
-		s->waker_frame_ids = &a->ids[e->ids + e->nr_frames];
+		/* not NULL, even for a stack without frames: frame_ids says the frames are ids */
+		s->frame_ids = a->ids ? &a->ids[e->ids] : (const __u32 *)a;
+		s->waker_frame_ids = a->ids ? &a->ids[e->ids + e->nr_frames] : (const __u32 *)a;
 		s->frame_table = a->frames;
 	}
 	a->nr_out = a->nr;
