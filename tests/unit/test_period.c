@@ -47,12 +47,15 @@ static void test_dir_rotation(void)
 	CHECK_INT(pprof_dir_open(tmpdir, "profile", 2, &d), 0);
 	for (int i = 0; d && i < 5; i++)
 		CHECK_INT(pprof_dir_write(d, base + i * 1000000000LL, "abc", 3), 0);
+	/* a period that starts in the same second as the last one is named a second on */
+	CHECK_INT(pprof_dir_write(d, base + 4 * 1000000000LL + 900000000LL, "abc", 3), 0);
 	pprof_dir_counts(d, &written, &removed);
-	CHECK_INT(written, 5);
-	CHECK_INT(removed, 3);
+	CHECK_INT(written, 6);
+	CHECK_INT(removed, 4);
+	CHECK(exists("profile-20261123T142428Z.pb.gz"));
 	CHECK(!exists("profile-20261123T142423Z.pb.gz"));
 	CHECK(!exists("profile-20261123T142425Z.pb.gz"));
-	CHECK(exists("profile-20261123T142426Z.pb.gz"));
+	CHECK(!exists("profile-20261123T142426Z.pb.gz"));
 	CHECK(exists("profile-20261123T142427Z.pb.gz"));
 	CHECK(exists("other.pb.gz"));
 	CHECK(exists("profile-20000101T000000Z.pb.gz"));

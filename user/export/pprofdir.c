@@ -20,6 +20,7 @@ struct pprof_dir {
 	char *path, *prefix;
 	__u64 keep;
 	__u64 written, removed;
+	__s64 last_s; /* the second the last file is named after */
 };
 
 const char *pprof_dir_name(const char *prefix, __s64 start_ns, char *buf, size_t size)
@@ -100,10 +101,15 @@ static void rotate(struct pprof_dir *d)
 int pprof_dir_write(struct pprof_dir *d, __s64 start_ns, const void *buf, size_t len)
 {
 	char name[NAME_MAX + 1], path[PATH_MAX];
+	__s64 s = start_ns / 1000000000LL;
 	struct outfile of = {};
 	int err = 0;
 
-	pprof_dir_name(d->prefix, start_ns, name, sizeof(name));
+	/* a period that began late (its drain outlasted a boundary) may start in the same second
+	 * as the next: the next is named a second on, never over it */
+	if (d->written && s <= d->last_s)
+		s = d->last_s + 1;
+	pprof_dir_name(d->prefix, s * 1000000000LL, name, sizeof(name));
 	snprintf(path, sizeof(path), "%s/%s", d->path, name);
 	/* a temporary file fsynced and renamed: a reader never sees half a profile */
 	if (!outfile_open(path, &of))
@@ -119,6 +125,7 @@ int pprof_dir_write(struct pprof_dir *d, __s64 start_ns, const void *buf, size_t
 		return err;
 	}
 	d->written++;
+	d->last_s = s;
 	rotate(d);
 	return 0;
 }

@@ -13,8 +13,9 @@ struct pprof_dir;
  * tracing.  0 or -errno (printed). */
 int pprof_dir_open(const char *path, const char *prefix, __u64 keep, struct pprof_dir **out);
 
-/* Writes len bytes as the file of the period that started at start_ns (ns since the epoch),
- * whole or not at all; then removes the oldest files of that name pattern beyond keep (other
+/* Writes len bytes as the file of the period that started at start_ns (ns since the epoch; a
+ * second after the last file's when that is later, so that no period replaces another), whole
+ * or not at all; then removes the oldest files of that name pattern beyond keep (other
  * files in the directory are never touched).  0 or -errno (printed). */
 int pprof_dir_write(struct pprof_dir *d, __s64 start_ns, const void *buf, size_t len);
 
