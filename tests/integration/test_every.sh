@@ -98,8 +98,10 @@ query=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.unquote(open(sy
 echo "# --push: $pushed periods received, $ptotal samples; first query: $query"
 check "--push: exit 0" test "$rc" -eq 0
 check "--push: every period received (2 to 4 for 3 s)" test "$pushed" -ge 2 -a "$pushed" -le 4
-check "--push: the bodies decode with go tool pprof (3 s of 2 CPUs at 99 Hz, within 2%)" \
-	within "$ptotal" $((2 * 99 * 3)) 0.02
+# (against the timers' count, not a run beside it: within 5%, for the ticks another tool's
+# tracing program makes the kernel skip; the periods' exactness is checked above)
+check "--push: the bodies decode with go tool pprof (3 s of 2 CPUs at 99 Hz, within 5%)" \
+	within "$ptotal" $((2 * 99 * 3)) 0.05
 check "--push: name is APP{labels}" grep -q '^name=myservice{env=ci,node=n1}&' <<<"$query"
 check "--push: from, until, format=pprof, sampleRate" \
 	grep -Eq '&from=[0-9]{10}&until=[0-9]{10}&format=pprof&spyName=bpfprof&sampleRate=99$' <<<"$query"
@@ -113,8 +115,8 @@ timeout 60 "$BPFPROF" profile -a --include-idle --every 1 -d 3 --push "http://12
 gtotal=$(pprof_total "$TMP"/g/*.pb.gz)
 echo "# server gone: $(grep -- '--push:' "$TMP/g.err"); $gtotal samples in the period files"
 check "--push, server gone: the run completes, exit 0" test "$rc" -eq 0
-check "--push, server gone: sampling went on (every period in --pprof-dir, within 2%)" \
-	within "$gtotal" $((2 * 99 * 3)) 0.02
+check "--push, server gone: sampling went on (every period in --pprof-dir, within 5%)" \
+	within "$gtotal" $((2 * 99 * 3)) 0.05
 check "--push, server gone: every period counted as dropped" \
 	grep -Eq '^bpfprof: --push: 0 of [2-4] periods sent, [2-4] dropped .*[1-9][0-9]* retries; last error: .*(connect|Connection refused)' "$TMP/g.err"
 
