@@ -397,6 +397,58 @@ static void test_pprof_bad_input(void)
 	profile_in__free(in);
 }
 
+/* A stack deeper than the reader keeps, with "--" in it three times: one waker, the frames
+ * past the limit dropped, nothing written outside the frames' buffer (ASan in make asan). */
+static void test_pprof_deep_separators(void)
+{
+	struct frame f[] = { { .name = "deep", .module = "/usr/bin/app", .offset = 0x10 } };
+	struct frame w[] = { { .name = "wk", .module = "/usr/bin/app", .offset = 0x20 } };
+	struct stack_sample s = { .comm = "a", .value = 1, .frames = f, .nr_frames = 1,
+				  .waker_comm = "b", .waker_frames = w, .nr_waker_frames = 1 };
+	struct pprof_meta m;
+	struct profile_in *in = profile_in__new();
+	const struct stack_sample *r;
+	uint64_t deep = 0, sep = 0, *ids, *orig;
+	size_t orig_n;
+	size_t size, n, nr = 3 * 4000 + 2, len;
+	unsigned char *raw;
+	void *buf;
+	Profile *p;
+
+	pprof_meta_counted(&m, "cpu", "nanoseconds", 100);
+	CHECK_INT(pprof_encode(&s, 1, &m, &buf, &size), 0);
+	p = unpack_gz(buf, size);
+	CHECK(p);
+	if (!p)
+		return;
+	/* the sample is [wk, --, deep]: ids of "--" and "deep" */
+	sep = p->sample[0]->location_id[1];
+	deep = p->sample[0]->location_id[2];
+	ids = calloc(nr, sizeof(*ids));
+	for (size_t i = 0; i < nr; i++)
+		ids[i] = i == 4000 || i == 8001 ? sep : deep;
+	orig = p->sample[0]->location_id;
+	orig_n = p->sample[0]->n_location_id;
+	p->sample[0]->location_id = ids;
+	p->sample[0]->n_location_id = nr;
+	raw = malloc(perftools__profiles__profile__get_packed_size(p));
+	len = perftools__profiles__profile__pack(p, raw);
+	r = read_back(in, raw, len, &n);
+	CHECK_INT(n, 1);
+	if (n == 1) {
+		CHECK(r[0].nr_frames + r[0].nr_waker_frames <= 2 * PROFILE_IN_MAX_FRAMES + 1);
+		CHECK(r[0].nr_waker_frames > 0);
+	}
+	CHECK(in->dropped >= 1);
+	p->sample[0]->location_id = orig;
+	p->sample[0]->n_location_id = orig_n;
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	free(ids);
+	free(raw);
+	free(buf);
+	profile_in__free(in);
+}
+
 /* diff's pieces: the differential flame graph's colours and the table's order. */
 static void test_diff_writers(void)
 {
@@ -443,6 +495,7 @@ int main(void)
 	RUN(test_pprof_events_round_trip);
 	RUN(test_folded_read);
 	RUN(test_pprof_bad_input);
+	RUN(test_pprof_deep_separators);
 	RUN(test_diff_writers);
 	TESTS_DONE();
 }

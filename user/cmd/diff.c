@@ -19,6 +19,10 @@ static const struct opt diff_opts[] = {
 	  "flame graph (difffolded.pl -n): profiles of different lengths", OPT_FLAG,
 	  &env.normalize },
 	{ 0, "rows", "N", "rows of the table (default 20)", OPT_U64, &env.rows, 1, 100000 },
+	/* the stack output options are report's: diff writes its table and this */
+	{ 0, "svg", "FILE", "also write the differential flame graph SVG", OPT_OUTPUT,
+	  &stack_opts.svg },
+	{ 0, "title", "TEXT", "its title", OPT_STR, &stack_opts.title },
 	{ 0, "by-comm", NULL, "the command as the flame graph's root frame: stacks compare\n"
 	  "only within one command (by default whatever process took them)", OPT_FLAG,
 	  &env.by_comm },
@@ -72,10 +76,6 @@ static int diff_run(FILE *out, char **files, int nr_files)
 	size_t nb, na;
 	int err;
 
-	if (stack_opts.folded || stack_opts.pprof.path) {
-		p_err("diff writes a table and --svg; -f and --pprof are report's");
-		return -EINVAL;
-	}
 	err = read_one(files[0], &before);
 	err = err ?: read_one(files[1], &after);
 	if (!err && strcmp(before->value_unit, after->value_unit)) {
@@ -114,7 +114,6 @@ const struct file_command diff_cmd = {
 	.min_files = 2,
 	.max_files = 2,
 	.opts = diff_opts,
-	.caps = CAP_STACKS,
 	.run = diff_run,
 	.reset = diff_reset,
 };

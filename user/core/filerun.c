@@ -17,6 +17,15 @@ static const struct opt file_opts_table[] = {
 	{},
 };
 
+/* An output given up on while writing (runner_output_failed() removed it): the run failed. */
+static void count_given_up(const struct opt *o, void *ctx)
+{
+	const struct output *out = o->dest;
+
+	if (o->type == OPT_OUTPUT && out->path && !out->of.f)
+		(*(int *)ctx)++;
+}
+
 static int option_groups(const struct file_command *cmd, struct opt_group *groups)
 {
 	groups[0] = (struct opt_group){ "Options", cmd->opts };
@@ -39,7 +48,7 @@ static void print_help(const struct file_command *cmd, const char *usage)
 int file_command_main(const struct file_command *cmd, int argc, char **argv)
 {
 	struct opt_group groups[3];
-	int n = option_groups(cmd, groups), err;
+	int n = option_groups(cmd, groups), err, given_up = 0;
 	struct opt_args args;
 	char usage[256];
 
@@ -74,8 +83,9 @@ int file_command_main(const struct file_command *cmd, int argc, char **argv)
 		outputs_abort(groups, n, cmd->caps);
 		return err == -EINVAL && !args.nr_pos ? 2 : 1;
 	}
+	opts_for_each(groups, n, cmd->caps, count_given_up, &given_up);
 	err = outputs_commit(groups, n, cmd->caps);
 	if (!err && !out_file.path && (err = stream_flush_check(stdout)))
 		p_err("cannot write the output: %s", strerror(-err));
-	return err ? 1 : 0;
+	return err || given_up ? 1 : 0;
 }

@@ -240,6 +240,11 @@ static int sample_fill(struct pp *r, const Sample *s, struct stack_sample *out)
 		k = location_frames(r, l, f + n, room - n, &sep);
 		if (k < 0)
 			return k;
+		if (sep && w) {
+			/* a second "--" is a frame of that name: one waker a stack */
+			f[n++] = (struct frame){ .name = "--", .module = "[unknown]" };
+			continue;
+		}
 		if (sep) {
 			/* what follows, toward the leaf, is the waker's: folded order */
 			w = f + n;

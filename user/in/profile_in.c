@@ -315,8 +315,11 @@ int profile_in__read_mem(struct profile_in *in, const void *data, size_t size, c
 		err = -EINVAL;
 	} else if (looks_folded(d, size)) {
 		err = folded_read(&k, (const char *)d, size);
+		p_info("%s: folded stacks%s", name, plain ? ", gzip'd" : "");
 	} else {
 		err = pprof_read(&k, d, size);
+		p_info("%s: pprof%s, %zu bytes, values %s/%s", name, plain ? ", gzip'd" : "", size,
+		       in->value_type, in->value_unit);
 	}
 	free(plain);
 	return err;
