@@ -115,9 +115,11 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 	__u64 ustack = 0, kstack = 0;
 	struct offcpu_rec *r, tmp;
 	bool kthread;
+	__u32 seq;
 
 	if (!wanted(tgid, pid, state_class, prev, btf, true, &kthread))
 		return;
+	seq = drain_seq_begin();
 	if (btf) {
 		r = bpf_task_storage_get(&recs, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (!r) {
@@ -143,12 +145,30 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 	r->key.flags = 0;
 	__builtin_memset(r->key.waker_comm, 0, sizeof(r->key.waker_comm));
 	r->ts = switch_time(now);
+	r->seq = seq;
 	if (!btf && bpf_map_update_elem(&pid_recs, &pid, r, BPF_ANY)) {
 		__sync_fetch_and_add(&recs_lost, 1);
 		return;
 	}
 	if (ustack)
 		note_process(tgid);
+}
+
+/* The block is counted in the generation current now; its stacks were stored in the one of its
+ * switch-out (and wake-up), which user space may have flipped and drained since: where a flip
+ * came in between, they follow the count (stack_in_gen(); user space keeps them for threads
+ * still blocked at each drain: user/cmd/offcpu.c keep_pending_stacks()). */
+static __always_inline void key_to_gen(struct offcpu_key *k, __u32 rec_seq)
+{
+	__u32 seq = drain_seq_begin();
+
+	if (seq != rec_seq) {
+		k->base.user_stack = stack_in_gen(k->base.user_stack, seq);
+		k->base.kern_stack = stack_in_gen(k->base.kern_stack, seq);
+		k->waker_user_stack = stack_in_gen(k->waker_user_stack, seq);
+		k->waker_kern_stack = stack_in_gen(k->waker_kern_stack, seq);
+	}
+	k->base.gen = seq & 1;
 }
 
 static __always_inline void switch_in(struct task_struct *next, __u64 *now, bool btf)
@@ -165,8 +185,10 @@ static __always_inline void switch_in(struct task_struct *next, __u64 *now, bool
 	if (!r || !r->ts)
 		return;
 	delta = offcpu_clip(r->ts, switch_time(now), run_start, 0, targ_min_ns, targ_max_ns);
-	if (delta)
+	if (delta) {
+		key_to_gen(&r->key, r->seq);
 		add_to_counts(&counts, &r->key, delta);
+	}
 	if (btf)
 		r->ts = 0;
 	else
@@ -213,6 +235,9 @@ static __always_inline void on_waking(void *ctx, struct task_struct *p, bool btf
 	 * entry in the kernel stack and shows the interrupt, not that task, as the waker. */
 	id = bpf_get_current_pid_tgid();
 	cur = (void *)bpf_get_current_task();
+	/* stored in the generation current now: a flip since the switch-out moves them all at the
+	 * switch-in (key_to_gen()) */
+	drain_seq_begin();
 	if (targ_user_stacks && !(BPF_CORE_READ(cur, flags) & OFFCPU_PF_KTHREAD))
 		capture_user_stack(ctx, id >> 32, &ustack, btf);
 	if (targ_kern_stacks)
@@ -245,7 +270,7 @@ int BPF_PROG(waking_raw, struct task_struct *p)
  * they sleep (bpf_get_task_stack); their user stack cannot be read from another task here. */
 static __always_inline void seed_blocked(struct task_struct *t)
 {
-	__u32 tgid = t->tgid, pid = t->pid, class, zero = 0;
+	__u32 tgid = t->tgid, pid = t->pid, class, zero = 0, seq;
 	struct offcpu_rec *r;
 	bool kthread;
 	__u64 kstack = 0;
@@ -262,9 +287,11 @@ static __always_inline void seed_blocked(struct task_struct *t)
 	r = bpf_map_lookup_elem(&seed, &zero);
 	if (!r)
 		return;
+	seq = drain_seq_begin();
 	if (targ_kern_stacks && capture_task_stack(t, &kstack))
 		return;
 	__builtin_memset(r, 0, sizeof(*r));
+	r->seq = seq;
 	r->key.base.tgid = tgid;
 	r->key.base.pid = pid;
 	r->key.base.kern_stack = kstack;

@@ -43,23 +43,32 @@ struct {
 
 __u64 lost[LOST_REASONS];
 
-/* Draining (include/stacks.h): the generation programs write, flipped by user space; and how
- * many keys were ever inserted, which with what user space deleted gives how full the maps are. */
+/* Draining (include/stacks.h): the generation programs write (the low bit of a count user space
+ * adds one to at every flip); and how many keys were ever inserted, which with what user space
+ * deleted gives how full the maps are. */
 __u32 drain_gen;
 __u64 stacks_stored, counts_stored;
 /* Where the maps are drained: exits of processes seen are told to user space. */
 const volatile bool targ_exit_events = false;
 
-/* The generation this program run writes, read once: its stacks and its count go to the same
- * one.  Kept in the per-CPU scratch buffer for store_stack(). */
-static __always_inline __u32 drain_gen_begin(void)
+/* The drain count this program run writes under, read once: user space adds one at every
+ * flip, and its low bit is the generation, which the run's stacks and its count go to.  Kept in
+ * the per-CPU scratch buffer for store_stack().  A record that outlives the run (offcpu's, from
+ * switch-out to switch-in) keeps the count to tell whether a flip came in between. */
+static __always_inline __u32 drain_seq_begin(void)
 {
-	__u32 zero = 0, gen = *(volatile __u32 *)&drain_gen & 1;
+	__u32 zero = 0, seq = *(volatile __u32 *)&drain_gen;
 	struct stack_trace *st = bpf_map_lookup_elem(&stack_scratch, &zero);
 
 	if (st)
-		st->gen = gen;
-	return gen;
+		st->gen = seq & 1;
+	return seq;
+}
+
+/* The generation this program run writes (drain_seq_begin()'s low bit). */
+static __always_inline __u32 drain_gen_begin(void)
+{
+	return drain_seq_begin() & 1;
 }
 
 static __always_inline void count_lost(enum lost_reason why)
@@ -253,6 +262,23 @@ static __always_inline void note_process_exit(__u32 tgid)
 	e->tgid = tgid;
 	e->exited = 1;
 	bpf_ringbuf_submit(e, 0);
+}
+
+/* Stack id under generation gen (bpf/stacks.bpf.h: the low bit), for a sample counted in a later
+ * generation than the one its stack was stored in (offcpu: stored at the switch-out, counted at
+ * the switch-in): the frames are copied from the other generation when they are not there yet,
+ * so that the drain that reads the count finds its stack.  0 stays 0. */
+static __always_inline __u64 stack_in_gen(__u64 id, __u32 gen)
+{
+	__u64 want = (id & ~1ULL) | (gen & 1), other = want ^ 1;
+	struct stack_trace *st;
+
+	if (!id || bpf_map_lookup_elem(&stacks, &want))
+		return id ? want : 0;
+	st = bpf_map_lookup_elem(&stacks, &other);
+	if (st && !bpf_map_update_elem(&stacks, &want, st, BPF_NOEXIST))
+		__sync_fetch_and_add(&stacks_stored, 1);
+	return want;
 }
 
 /* Adds delta to the counter under key (a struct sample_key, or a larger key that begins with

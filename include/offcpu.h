@@ -68,6 +68,8 @@ struct offcpu_key {
 struct offcpu_rec {
 	__u64 ts; /* switch-out time (ns, CLOCK_MONOTONIC); 0 when the thread is not blocked */
 	struct offcpu_key key;
+	__u32 seq; /* the drain count at the switch-out (bpf/stacks.bpf.h: drain_seq_begin()) */
+	__u32 unused;
 };
 
 /* Off-CPU time to count, in ns, for a block from `start` to `end` (end 0: still blocked when the

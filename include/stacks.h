@@ -49,7 +49,8 @@ struct proc_seen_event {
 };
 
 /* Draining: kernel maps are a cache that user space empties while the run goes on.  A stack's
- * id carries its generation in its low bit, a sample key in `gen`; user space flips drain_gen,
- * waits until no program can still be writing the old generation, then reads and deletes it. */
+ * id carries its generation in its low bit, a sample key in `gen`; user space flips drain_gen (adds
+ * one: its low bit is the generation), waits until no program can still be writing the old
+ * generation, then reads and deletes it. */
 #define STACK_ID_GEN(id) ((__u32)((id) & 1))
 #endif

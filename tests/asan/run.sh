@@ -86,6 +86,11 @@ asan_run "profile C++" 0 'std::' -- profile -F 199 -f -d 1 -- "$WL/cppsort"
 asan_run "profile perf map" 0 'jitted_spin' -- profile -F 199 -d 1 -- "$WL/jit" 1
 # Every process on the machine: kallsyms and the symbolizer's cache over whatever runs.
 asan_run "offcpu" 0 'Samples|\[k\]|;' -- offcpu -d 1
+# Continuous mode: offcpu's drains keeping blocked threads' stacks, periods to a rotated
+# directory and to a server that is not there (the sender thread, its retries and drops).
+asan_run "offcpu --every --waker" 0 'Total off-CPU time' -- offcpu -a --waker --every 1 -d 2
+asan_run "profile --every --pprof-dir --push" 0 'push: 0 of 2 periods sent' -- profile -a \
+	--every 1 -d 2 --pprof-dir "$TMP/periods" --keep 1 --push http://127.0.0.1:9
 asan_run "count" 0 'sched:sched_switch' -- count -e sched:sched_switch -d 1
 asan_run "count syscalls glob" 0 'sys_enter_getppid' -- count 'syscalls:sys_enter_*' \
 	-- "$WL/syscalls" getppid 10

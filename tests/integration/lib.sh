@@ -68,3 +68,17 @@ wait_usr1_blocked() {
 	done
 	return 1
 }
+# start_churn: process churn in the background until stop_churn: short-lived processes (ls),
+# each with stacks of its own addresses (ASLR), and a compiler (cc1: many libraries).
+start_churn() {
+	printf 'int f(int x) { return x * 3; }\nint main(void) { return f(2); }\n' > "$TMP/c.c"
+	( while :; do ls /usr/bin > /dev/null; done ) &
+	churn_ls=$!
+	( while :; do cc -O2 -c "$TMP/c.c" -o "$TMP/c.o"; done ) &
+	churn_cc=$!
+}
+stop_churn() {
+	kill $churn_ls $churn_cc 2>/dev/null
+	wait $churn_ls $churn_cc 2>/dev/null
+	sleep 0.2 # the compiler's last file goes before $TMP
+}

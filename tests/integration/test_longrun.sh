@@ -4,14 +4,9 @@
 . "$(dirname "$0")/lib.sh"
 need_root "long runs" || exit 0
 
-# The churn: short-lived processes (ls), each with stacks of its own addresses (ASLR), and a
-# compiler (cc1: many libraries).  With 2048 table entries the old single-read design lost most
-# samples within seconds (issue 17: 95.6% over 10 minutes with the default 16384).
-printf 'int f(int x) { return x * 3; }\nint main(void) { return f(2); }\n' > "$TMP/c.c"
-( while :; do ls /usr/bin > /dev/null; done ) &
-churn_ls=$!
-( while :; do cc -O2 -c "$TMP/c.c" -o "$TMP/c.o"; done ) &
-churn_cc=$!
+# The churn (lib.sh).  With 2048 table entries the old single-read design lost most samples
+# within seconds (issue 17: 95.6% over 10 minutes with the default 16384).
+start_churn
 started=$(awk '/^processes/ {print $2}' /proc/stat)
 
 DUR=${LONGRUN_SECONDS:-60}
@@ -23,8 +18,7 @@ sleep $((DUR - 22))
 rss_end=$(awk '/^VmRSS/ {print $2}' /proc/$pid/status 2>/dev/null)
 wait $pid
 rc=$?
-kill $churn_ls $churn_cc 2>/dev/null
-wait 2>/dev/null
+stop_churn
 forks=$(( $(awk '/^processes/ {print $2}' /proc/stat) - started ))
 kept=$(sed -n 's/^# Samples: \([0-9]*\).*/\1/p' "$TMP/long.txt" | head -1)
 lost=$(sed -n 's/^# Lost samples: \([0-9]*\).*/\1/p' "$TMP/long.txt" | head -1)

@@ -70,8 +70,8 @@ static void collect(const struct opt *o, void *ctx)
 
 static void options_of(const struct command *cmd, struct collected *c)
 {
-	struct opt_group groups[8];
-	int n = runner_option_groups(cmd, groups, 8);
+	struct opt_group groups[RUNNER_GROUPS_MAX];
+	int n = runner_option_groups(cmd, groups, RUNNER_GROUPS_MAX);
 
 	c->n = 0;
 	opts_for_each(groups, n, cmd->caps, collect, c);
@@ -87,6 +87,7 @@ static const char *sample_arg(const struct opt *o)
 		{ "EVENT[,EVENT...]", "sched:sched_switch" }, { "TEXT", "title" }, { "P", "1" },
 		{ "US", "10" }, { "STATE", "SD" }, { "KEY", "avg" }, { "DISK", "vda" },
 		{ "STEP[,N]", "10,20" }, { "K", "3" }, { "S", "0.5" }, { "KEYS", "dso,sym" },
+		{ "URL", "http://127.0.0.1:4040" }, { "NAME", "app" }, { "KEY=VALUE", "env=test" },
 	};
 
 	if (o->type == OPT_OUTPUT) {
@@ -97,6 +98,8 @@ static const char *sample_arg(const struct opt *o)
 		return "fp";
 	if (o->long_name && !strcmp(o->long_name, "cgroup"))
 		return cgroup2_root;
+	if (o->arg && !strcmp(o->arg, "DIR"))
+		return tmpdir;
 	for (size_t i = 0; i < sizeof(samples) / sizeof(samples[0]); i++)
 		if (!strcmp(samples[i].arg, o->arg))
 			return samples[i].value;
@@ -110,6 +113,12 @@ static const char *companion(const struct opt *o)
 		return "-i 1";
 	if (o->long_name && !strcmp(o->long_name, "heatmap-interval"))
 		return "--heatmap /tmp/x.svg";
+	if (o->long_name && (!strcmp(o->long_name, "pprof-dir") || !strcmp(o->long_name, "push")))
+		return "--every 1";
+	if (o->long_name && !strcmp(o->long_name, "keep"))
+		return "--every 1 --pprof-dir /tmp";
+	if (o->long_name && (!strcmp(o->long_name, "app") || !strcmp(o->long_name, "label")))
+		return "--every 1 --push http://127.0.0.1:4040";
 	return "";
 }
 
@@ -171,11 +180,11 @@ static void test_every_option_parses(void)
 /* --help is printed from the same tables: every option is in it, under its own names. */
 static void test_help_shows_every_option(void)
 {
-	struct opt_group groups[8];
+	struct opt_group groups[RUNNER_GROUPS_MAX];
 	struct collected c;
 
 	for (size_t k = 0; k < NR_CMDS; k++) {
-		int n = runner_option_groups(cmds[k], groups, 8);
+		int n = runner_option_groups(cmds[k], groups, RUNNER_GROUPS_MAX);
 		char *text = NULL, name[64];
 		size_t len = 0;
 		FILE *f = open_memstream(&text, &len);

@@ -10,6 +10,7 @@
 #include "cmd/cmds.h"
 #include "core/common.h"
 #include "core/features.h"
+#include "core/period.h"
 #include "core/runner.h"
 #include "core/stackrun.h"
 #include "offcpu.h"
@@ -26,6 +27,15 @@ struct run_bounds {
 	__u64 added, dropped;
 };
 
+/* Where the stacks of threads still blocked are kept across a drain (keep_pending_stacks()). */
+struct keep_ctx {
+	struct offcpu_bpf *skel;
+	int stacks_fd;
+	__u32 gen;
+	void *buf;     /* one stored stack */
+	__u64 copied, missing;
+};
+
 static struct offcpu_env {
 	__u32 states;
 	__u64 min_us, max_us;
@@ -36,6 +46,7 @@ static struct offcpu_env {
 	bool use_task_storage;
 	struct stack_run sr;
 	struct run_bounds bounds;
+	struct keep_ctx keep;
 } env;
 
 static const struct opt offcpu_opts[] = {
@@ -125,19 +136,83 @@ static int run_iterator(struct offcpu_bpf *skel, __u32 phase,
 }
 
 
-/* A thread still blocked at the end: its block is counted up to the end of the run. */
+/* Stack id under generation gen, its frames copied there from the other one where they are not
+ * there yet: what bpf/stacks.bpf.h's stack_in_gen() does for a block that ends. */
+static __u64 stack_in_gen(struct keep_ctx *k, __u64 id, __u32 gen)
+{
+	__u64 want = (id & ~1ULL) | (gen & 1), other = want ^ 1;
+
+	if (!id || !bpf_map_lookup_elem(k->stacks_fd, &want, k->buf))
+		return id ? want : 0;
+	if (bpf_map_lookup_elem(k->stacks_fd, &other, k->buf)) {
+		k->missing++;
+	} else if (!bpf_map_update_elem(k->stacks_fd, &want, k->buf, BPF_NOEXIST)) {
+		/* counted as the BPF side's inserts are: how full the map is decides the drains */
+		__atomic_fetch_add(&k->skel->bss->stacks_stored, 1, __ATOMIC_RELAXED);
+		k->copied++;
+	}
+	return want;
+}
+
+/* The key's stacks under generation gen. */
+static void key_to_gen(struct keep_ctx *k, struct offcpu_key *key, __u32 gen)
+{
+	key->base.user_stack = stack_in_gen(k, key->base.user_stack, gen);
+	key->base.kern_stack = stack_in_gen(k, key->base.kern_stack, gen);
+	key->waker_user_stack = stack_in_gen(k, key->waker_user_stack, gen);
+	key->waker_kern_stack = stack_in_gen(k, key->waker_kern_stack, gen);
+	key->base.gen = gen & 1;
+}
+
+static int keep_pending(const struct offcpu_rec *rec, void *ctx)
+{
+	struct keep_ctx *k = ctx;
+	struct offcpu_key key = rec->key;
+
+	if (rec->ts)
+		key_to_gen(k, &key, k->gen);
+	return 0;
+}
+
+/* After a flip, before the old generation's stacks are deleted: a thread blocked since before
+ * the flip is counted at its switch-in, with the stacks of its switch-out, which must outlive
+ * the drain.  Every record open now was written before the flip (programs are waited out) or
+ * names stacks of the new generation already. */
+static int keep_pending_stacks(void *ctx, __u32 gen)
+{
+	struct keep_ctx *k = ctx;
+	__u32 pid, *prev = NULL;
+	struct offcpu_rec rec;
+	int fd;
+
+	k->gen = gen;
+	if (env.use_task_storage)
+		return run_iterator(k->skel, 1, keep_pending, k);
+	fd = bpf_map__fd(k->skel->maps.pid_recs);
+	while (bpf_map_get_next_key(fd, prev, &pid) == 0) {
+		prev = &pid;
+		if (!bpf_map_lookup_elem(fd, &pid, &rec))
+			keep_pending(&rec, k);
+	}
+	return 0;
+}
+
+/* A thread still blocked at the end: its block is counted up to the end of the run, in the
+ * generation the last drains read. */
 static int add_pending(const struct offcpu_rec *rec, void *ctx)
 {
 	struct run_bounds *rb = ctx;
 	__u64 delta = offcpu_clip(rec->ts, 0, rb->start, rb->end, env.min_us * 1000,
 				  env.max_us * 1000);
+	struct offcpu_key key = rec->key;
 	__u64 val = 0;
 
 	if (!rec->ts || !delta)
 		return 0;
-	bpf_map_lookup_elem(rb->counts_fd, &rec->key, &val);
+	key_to_gen(&env.keep, &key, env.keep.skel->bss->drain_gen);
+	bpf_map_lookup_elem(rb->counts_fd, &key, &val);
 	val += delta;
-	if (bpf_map_update_elem(rb->counts_fd, &rec->key, &val, BPF_ANY))
+	if (bpf_map_update_elem(rb->counts_fd, &key, &val, BPF_ANY))
 		rb->dropped++;
 	else
 		rb->added++;
@@ -169,8 +244,8 @@ static int fill_offcpu(struct stack_resolver *r, int stacks_fd, const void *k, _
 	const struct offcpu_key *key = k;
 	int err;
 
-	/* ns in the kernel; microseconds from here on, rounded. */
-	err = stack_sample_fill(r, stacks_fd, &key->base, (value + 500) / 1000, out);
+	/* ns, as the kernel counts (the report rounds to microseconds: in_microseconds()) */
+	err = stack_sample_fill(r, stacks_fd, &key->base, value, out);
 	out->nr_frames = stack_frames_trim_bpf(out->frames, out->nr_frames);
 	if (!err && (key->flags & OFFCPU_BEFORE_RUN) && !stack_opts.kernel_only) {
 		/* The user stack of a thread blocked before the run is unknown: say so. */
@@ -197,20 +272,20 @@ static int fill_offcpu(struct stack_resolver *r, int stacks_fd, const void *k, _
 	return err;
 }
 
-/* Drops entries that round to 0 us: a folded line "stack 0" helps nobody. */
-static size_t drop_empty(struct stack_sample *s, size_t n)
+/* The drained samples (ns) in microseconds, rounded, for the report, folded stacks and flame
+ * graph; entries that round to 0 us are left out: a folded line "stack 0" helps nobody.  A
+ * shallow copy (the frames stay the aggregation's); NULL on ENOMEM. */
+static struct stack_sample *in_microseconds(const struct stack_sample *s, size_t n, size_t *kept)
 {
-	size_t kept = 0;
+	struct stack_sample *us = malloc((n ?: 1) * sizeof(*us));
 
-	for (size_t i = 0; i < n; i++) {
-		if (s[i].value) {
-			s[kept++] = s[i];
-		} else {
-			free(s[i].frames);
-			free(s[i].waker_frames);
-		}
+	*kept = 0;
+	for (size_t i = 0; us && i < n; i++) {
+		us[*kept] = s[i];
+		us[*kept].value = (s[i].value + 500) / 1000;
+		*kept += us[*kept].value != 0;
 	}
-	return kept;
+	return us;
 }
 
 /* Blocks lost in the kernel and at the end-of-run walk: their total, and the detail in buf. */
@@ -235,10 +310,13 @@ static int offcpu_write(struct runner *r)
 {
 	struct offcpu_bpf *skel = r->skel;
 	struct run_bounds *b = &env.bounds;
-	double elapsed = (b->end - b->start) / 1e9;
+	/* a period's, with --every (the run's end is only known at its end) */
+	double elapsed = period_opts.every ? stack_run_seconds(&env.sr, r) : (b->end - b->start) / 1e9;
 	char lost_detail[256];
 	__u64 nr_lost = count_lost(skel, b, lost_detail, sizeof(lost_detail));
 	char subtitle[160], note[1024], unwound[512];
+	struct stack_run view = env.sr;
+	int err;
 	struct stack_outputs o = {
 		.folded = stack_opts.folded,
 		.folded_opts = { .annotate_kernel = stack_opts.annotate },
@@ -279,12 +357,19 @@ static int offcpu_write(struct runner *r)
 	/* the header has one free line: the unwinder's goes on the next */
 	if (unwound[0])
 		snprintf(note + strlen(note), sizeof(note) - strlen(note), "\n# %s", unwound);
-	/* the samples' values are microseconds */
+	/* the samples' values are microseconds (in_microseconds()) */
 	o.pprof.values[0] = (struct pprof_value){ "offcpu", "nanoseconds", 1000, PPROF_ANY_EVENT };
 	o.pprof.nr_values = 1;
 	stack_pprof_meta(&o, r, subtitle);
 	o.pprof.duration_nanos = b->end - b->start;
-	return stack_outputs_write(r->out, &o, &env.sr);
+	view.samples = in_microseconds(env.sr.samples, env.sr.nr_samples, &view.nr_samples);
+	if (!view.samples) {
+		p_err("cannot write the output: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	err = stack_outputs_write(r->out, &o, &view);
+	free(view.samples);
+	return err;
 }
 
 
@@ -314,6 +399,8 @@ static int offcpu_configure(struct runner *r)
 	skel->rodata->targ_user_stacks = !stack_opts.kernel_only;
 	skel->rodata->targ_kern_stacks = !stack_opts.user_only;
 	skel->rodata->targ_prev_state_arg = has_prev_state;
+	/* the maps are drained during the run: exits tell when a process's symbols can go */
+	skel->rodata->targ_exit_events = true;
 	/* target and waker, user and kernel: room for four stacks per key */
 	STACK_MAPS_CONFIGURE(skel, env.waker ? 4 : 2);
 	UNWIND_CONFIGURE(skel, stack_opts.unwind, stack_opts.unwind_mem_mb);
@@ -357,14 +444,25 @@ static int offcpu_started(struct runner *r)
 {
 	struct offcpu_bpf *skel = r->skel;
 	struct unwind_bpf ub = UNWIND_BPF_MAPS(skel);
+	int err;
 
+	env.keep.skel = skel;
+	env.keep.stacks_fd = bpf_map__fd(skel->maps.stacks);
+	env.keep.buf = malloc(bpf_map__value_size(skel->maps.stacks));
+	if (!env.keep.buf) {
+		p_err("cannot set up draining: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	err = STACK_RUN_DRAIN(&env.sr, skel);
+	if (err)
+		return err;
+	stack_run_drain_keys(&env.sr, fill_offcpu, NULL, keep_pending_stacks, &env.keep);
 	return stack_run_start(&env.sr, r, &ub, skel->maps.proc_events);
 }
 
 static int offcpu_tick(struct runner *r)
 {
-	stack_run_tick(&env.sr);
-	return 0;
+	return stack_run_tick(&env.sr);
 }
 
 static int offcpu_collect(struct runner *r)
@@ -383,23 +481,22 @@ static int offcpu_collect(struct runner *r)
 		err = add_pending_from_hash(bpf_map__fd(skel->maps.pid_recs), b);
 	if (err)
 		return err;
-	stack_run_finish(&env.sr);
-	p_info("%llu threads still blocked at the end, counted up to the end",
-	       (unsigned long long)b->added);
-	err = stacks_collect_keys(env.sr.resolver, b->counts_fd, bpf_map__fd(skel->maps.stacks),
-				  sizeof(struct offcpu_key), fill_offcpu, NULL, &env.sr.samples,
-				  &env.sr.nr_samples);
-	if (err) {
-		p_err("cannot read the off-CPU stacks: %s", strerror(-err));
-		return err;
-	}
-	env.sr.nr_samples = drop_empty(env.sr.samples, env.sr.nr_samples);
-	return 0;
+	p_info("%llu threads still blocked at the end, counted up to the end; stacks of blocked "
+	       "threads kept across drains %llu times (%llu gone)", (unsigned long long)b->added,
+	       (unsigned long long)env.keep.copied, (unsigned long long)env.keep.missing);
+	/* the last drains: everything counted since the one before, and the blocks just added */
+	return stack_run_finish(&env.sr);
+}
+
+static int offcpu_period(struct runner *r)
+{
+	return stack_run_period(&env.sr, r, offcpu_write);
 }
 
 static void offcpu_teardown(struct runner *r)
 {
 	stack_run_free(&env.sr);
+	free(env.keep.buf);
 	memset(&env, 0, sizeof(env));
 }
 
@@ -409,7 +506,7 @@ const struct command offcpu_cmd = {
 	.description =
 		"Time threads spend blocked (off-CPU), by the user and kernel stack where they\n"
 		"blocked, summed in the kernel.",
-	.caps = CAP_SYMBOLS | CAP_THREAD_KIND | CAP_STACKS,
+	.caps = CAP_SYMBOLS | CAP_THREAD_KIND | CAP_STACKS | CAP_PERIODS,
 	.positional = POS_DURATION,
 	.opts = offcpu_opts,
 	.skel = &offcpu_skel,
@@ -419,6 +516,7 @@ const struct command offcpu_cmd = {
 	.attach = offcpu_attach,
 	.started = offcpu_started,
 	.tick = offcpu_tick,
+	.period = offcpu_period,
 	.collect = offcpu_collect,
 	.write = offcpu_write,
 	.teardown = offcpu_teardown,

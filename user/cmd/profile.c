@@ -387,7 +387,7 @@ static int profile_write(struct runner *r)
 	const __u64 *lost = env.lost;
 	__u64 nr_lost = lost[LOST_STACK_ERR] + lost[LOST_STACKS_FULL] + lost[LOST_STACK_COLLIDED] +
 			lost[LOST_COUNTS_FULL];
-	double elapsed = runner_elapsed(r);
+	double elapsed = stack_run_seconds(&env.sr, r);
 	char detail[256], title[384], unwound[512];
 	struct stack_outputs o = {
 		.folded = stack_opts.folded,
@@ -443,6 +443,22 @@ static int profile_write(struct runner *r)
 	return stack_outputs_write(r->out, &o, &env.sr);
 }
 
+/* --every: a period's samples, written as the run's are (the losses so far in its header). */
+static int profile_period_write(struct runner *r)
+{
+	struct profile_bpf *skel = r->skel;
+
+	memcpy(env.lost, (const void *)skel->bss->lost, sizeof(env.lost));
+	if (env.nr_specs)
+		trim_event_frames(env.sr.samples, env.sr.nr_samples);
+	return profile_write(r);
+}
+
+static int profile_period(struct runner *r)
+{
+	return stack_run_period(&env.sr, r, profile_period_write);
+}
+
 static void profile_teardown(struct runner *r)
 {
 	stack_run_free(&env.sr);
@@ -463,7 +479,7 @@ const struct command profile_cmd = {
 		"EVENT: cpu-clock (default), task-clock, or a hardware event (cycles, instructions,\n"
 		"cache-misses, branch-misses) sampled at -F HZ; or an event spec, every hit a sample:\n"
 		"t:CAT:NAME, CAT:NAME, sys:NAME, u:PATH:FUNC, LIB:FUNC, k:FUNC (globs welcome).\n",
-	.caps = CAP_SYMBOLS | CAP_CPUS | CAP_THREAD_KIND | CAP_STACKS | CAP_EVENTS,
+	.caps = CAP_SYMBOLS | CAP_CPUS | CAP_THREAD_KIND | CAP_STACKS | CAP_EVENTS | CAP_PERIODS,
 	.positional = POS_DURATION,
 	.opts = profile_opts,
 	.skel = &profile_skel,
@@ -473,6 +489,7 @@ const struct command profile_cmd = {
 	.attach = profile_attach,
 	.started = profile_started,
 	.tick = profile_tick,
+	.period = profile_period,
 	.detach = profile_detach,
 	.collect = profile_collect,
 	.write = profile_write,

@@ -31,6 +31,7 @@ enum cmd_caps {
 	CAP_HEATMAP = 1 << 4,     /* --heatmap, --heatmap-data, --heatmap-interval */
 	CAP_EVENTS = 1 << 5,      /* -e EVENT[,EVENT...] */
 	CAP_SYMBOLS = 1 << 6,     /* reads symbols of user binaries: --no-debuginfod */
+	CAP_PERIODS = 1 << 7,     /* --every, --pprof-dir, --push: continuous profiling */
 };
 
 struct opt {

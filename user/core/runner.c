@@ -12,6 +12,7 @@
 #include "core/features.h"
 #include "core/follow.h"
 #include "core/heatmaprun.h"
+#include "core/period.h"
 #include "core/runner.h"
 #include "core/stackrun.h"
 #include "sym/syms.h"
@@ -105,6 +106,7 @@ int runner_option_groups(const struct command *cmd, struct opt_group *groups, in
 		{ "Stacks", stack_opts_table },
 		{ "Stack output", stack_output_opts_table },
 		{ "Heat map", heatmap_opts_table },
+		{ "Continuous profiling", period_opts_table },
 		{ "Run and output", run_table },
 		{ "General", general_table },
 	};
@@ -123,6 +125,7 @@ void runner_reset_options(void)
 	memset(&run_opts, 0, sizeof(run_opts));
 	targets_reset(&targets);
 	stack_opts_reset(&stack_opts);
+	period_opts_reset();
 	heatmap_opts_reset(&heatmap_opts);
 	verbose = false;
 	no_debuginfod = false;
@@ -148,8 +151,8 @@ static void usage_line(const struct command *cmd, char *buf, size_t size)
 
 static void print_help(const struct command *cmd)
 {
-	struct opt_group groups[8];
-	int n = runner_option_groups(cmd, groups, 8);
+	struct opt_group groups[RUNNER_GROUPS_MAX];
+	int n = runner_option_groups(cmd, groups, RUNNER_GROUPS_MAX);
 	char line[256];
 
 	usage_line(cmd, line, sizeof(line));
@@ -249,13 +252,13 @@ static int check_run(const struct command *cmd)
 
 int runner_parse(const struct command *cmd, int argc, char **argv)
 {
-	struct opt_group groups[8];
+	struct opt_group groups[RUNNER_GROUPS_MAX];
 	struct opt_args args;
 	char line[256];
 	int n, err;
 
 	runner_reset_options();
-	n = runner_option_groups(cmd, groups, 8);
+	n = runner_option_groups(cmd, groups, RUNNER_GROUPS_MAX);
 	usage_line(cmd, line, sizeof(line));
 	err = opts_parse(argc, argv, groups, n, cmd->caps, line, &args);
 	if (err == 1) {
@@ -268,6 +271,7 @@ int runner_parse(const struct command *cmd, int argc, char **argv)
 	syms_set_debuginfod(!no_debuginfod);
 	err = err ?: (cmd->caps & CAP_STACKS ? stack_opts_check(&stack_opts) : 0);
 	err = err ?: (cmd->caps & CAP_HEATMAP ? heatmap_opts_check(&heatmap_opts) : 0);
+	err = err ?: (cmd->caps & CAP_PERIODS ? period_opts_check() : 0);
 	return err ? -EINVAL : 0;
 }
 
@@ -415,24 +419,24 @@ void outputs_abort(const struct opt_group *groups, int n, unsigned int caps)
 
 int runner_open_outputs(const struct command *cmd)
 {
-	struct opt_group groups[8];
-	int n = runner_option_groups(cmd, groups, 8);
+	struct opt_group groups[RUNNER_GROUPS_MAX];
+	int n = runner_option_groups(cmd, groups, RUNNER_GROUPS_MAX);
 
 	return outputs_open(groups, n, cmd->caps);
 }
 
 static int commit_outputs(const struct command *cmd)
 {
-	struct opt_group groups[8];
-	int n = runner_option_groups(cmd, groups, 8);
+	struct opt_group groups[RUNNER_GROUPS_MAX];
+	int n = runner_option_groups(cmd, groups, RUNNER_GROUPS_MAX);
 
 	return outputs_commit(groups, n, cmd->caps);
 }
 
 void runner_abort_outputs(const struct command *cmd)
 {
-	struct opt_group groups[8];
-	int n = runner_option_groups(cmd, groups, 8);
+	struct opt_group groups[RUNNER_GROUPS_MAX];
+	int n = runner_option_groups(cmd, groups, RUNNER_GROUPS_MAX);
 
 	outputs_abort(groups, n, cmd->caps);
 }
@@ -575,6 +579,8 @@ static int run_loop(struct runner *r)
 	__u64 deadline = run_opts.duration ? r->start_ns + (__u64)(run_opts.duration * 1e9) : 0;
 	__u64 next = interval_ns ? r->start_ns + interval_ns : 0;
 	__u64 next_tick = r->start_ns + TICK_NS, now;
+	__u64 every_ns = period_opts.every * 1e9;
+	__u64 next_period = every_ns ? r->start_ns + every_ns : 0;
 	__u64 heatmap_full = heatmap_run_full_at(&heatmap_opts);
 	bool with_child = targets.command != NULL;
 	int err;
@@ -603,6 +609,14 @@ static int run_loop(struct runner *r)
 				return err;
 			next += interval_ns;
 		}
+		if (next_period && now >= next_period) {
+			err = r->cmd->period ? r->cmd->period(r) : 0;
+			if (err)
+				return err;
+			/* boundaries stay on the grid; one missed (a stopped machine) is skipped */
+			while (next_period <= now)
+				next_period += every_ns;
+		}
 		if (with_child && (child_signalled || now >= next_tick)) {
 			child_signalled = 0;
 			if (child_poll(&r->child))
@@ -623,7 +637,8 @@ static int run_loop(struct runner *r)
 				break;
 			}
 		}
-		wait_for(r, earliest(earliest(deadline, heatmap_full), earliest(next, next_tick)));
+		wait_for(r, earliest(earliest(earliest(deadline, heatmap_full), earliest(next, next_tick)),
+				     next_period));
 	}
 	r->end_ns = now;
 	return 0;
@@ -670,7 +685,7 @@ static void report_missed_runs(const struct runner *r)
 /* What the run found, once counting has stopped. */
 static int finish(struct runner *r)
 {
-	int err = 0;
+	int err = 0, periods_err;
 
 	if (r->rb)
 		ring_buffer__consume(r->rb);
@@ -680,6 +695,8 @@ static int finish(struct runner *r)
 		err = report(r, true);
 	if (!err && r->cmd->write)
 		err = r->cmd->write(r);
+	/* the last period's upload gets its grace time; what was sent and dropped is told */
+	periods_err = period_close(err);
 	if (!err)
 		err = commit_outputs(r->cmd);
 	if (!err && r->out == stdout) {
@@ -689,7 +706,7 @@ static int finish(struct runner *r)
 	}
 	report_missed_runs(r);
 	/* an output given up on: the others were written, the run still failed */
-	return err ?: output_err;
+	return err ?: periods_err ?: output_err;
 }
 
 /* The command's `started` hook starts worker threads (unwinder, symbol prefetch): they are born
@@ -737,6 +754,7 @@ static void teardown(struct runner *r)
 	child_stop(&r->child);
 	/* files not committed go, before the command's teardown forgets its own */
 	runner_abort_outputs(r->cmd);
+	period_close(true);
 	/* the command's workers use the skeleton's maps: they stop first */
 	if (r->cmd->teardown)
 		r->cmd->teardown(r);
@@ -767,6 +785,8 @@ int runner_main(const struct command *cmd, int argc, char **argv)
 	install_signals();
 	err = targets.command ? child_check(targets.command) : 0;
 	err = err ?: runner_open_outputs(cmd);
+	/* --pprof-dir and --push, tried before tracing as -o is */
+	err = err ?: (period_opts.every ? period_open(cmd->name) : 0);
 	if (err)
 		goto cleanup;
 	r.out = run_opts.out.of.f ?: stdout;

@@ -108,6 +108,8 @@ struct command {
 	int (*started)(struct runner *r);
 	/* About every 100 ms during the run: > 0 ends it (set r->end_ns for an end in the past). */
 	int (*tick)(struct runner *r);
+	/* CAP_PERIODS, --every: a period ends (its last one ends with the run: `write` has it). */
+	int (*period)(struct runner *r);
 	/* CAP_INTERVALS: at each interval (last = false), and once after detach (last = true). */
 	int (*report)(struct runner *r, bool last);
 	/* Default: the skeleton's detach.  Counting stops here. */
@@ -165,6 +167,9 @@ double runner_elapsed(const struct runner *r);
 
 /* The run's length when known in advance: DURATION, or INTERVAL x COUNT; 0 otherwise. */
 double runner_planned_seconds(void);
+
+/* Option groups at most: the command's own and the shared ones. */
+#define RUNNER_GROUPS_MAX 12
 
 /* The option tables a command parses (its own, then the shared groups it takes), for the
  * unit tests; returns how many groups were written to `groups` (at most `max`). */

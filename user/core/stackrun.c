@@ -13,6 +13,7 @@
 #include "core/child.h"
 #include "core/common.h"
 #include "core/features.h"
+#include "core/period.h"
 #include "core/runner.h"
 #include "core/stackrun.h"
 #include "core/targets.h"
@@ -37,9 +38,12 @@ struct stack_drain {
 	__u64 counts_deleted, stacks_deleted;      /* by user space, ever */
 	__u64 last_ns;
 	__u64 drains, drained;
+	size_t files_freed;                        /* no process left that maps them */
 	__u32 *exited;                             /* told since the last drain: forgotten after
 						    * the next one, which reads their last samples */
 	size_t nr_exited, exited_cap;
+	int (*keep)(void *ctx, __u32 gen);         /* stack_run_drain_keys() */
+	void *keep_ctx;
 };
 
 struct stack_opts stack_opts;
@@ -269,7 +273,7 @@ static int proc_event(void *ctx, void *data, size_t size)
  * command, which keeps a fork storm's memory to its distinct stacks. */
 static bool keep_threads(void)
 {
-	return stack_opts.pprof.path;
+	return stack_opts.pprof.path || period_pprof();
 }
 
 int stack_run_drain_init(struct stack_run *s, struct bpf_map *counts, struct bpf_map *stacks,
@@ -299,6 +303,15 @@ int stack_run_drain_init(struct stack_run *s, struct bpf_map *counts, struct bpf
 	return 0;
 }
 
+void stack_run_drain_keys(struct stack_run *s, stack_fill_fn fill, void *fill_ctx,
+			  int (*keep)(void *ctx, __u32 gen), void *keep_ctx)
+{
+	s->drain->maps.fill = fill;
+	s->drain->maps.fill_ctx = fill_ctx;
+	s->drain->keep = keep;
+	s->drain->keep_ctx = keep_ctx;
+}
+
 /* Returns once no BPF program can still be running with the generation it read before the flip:
  * programs run inside RCU read-side sections (preemption off, or rcu_read_lock), and
  * MEMBARRIER_CMD_GLOBAL is synchronize_rcu().  Where it is refused (nohz_full), a pause far
@@ -316,12 +329,17 @@ static int drain_once(struct stack_run *s)
 	__u32 old = __atomic_load_n(d->gen, __ATOMIC_RELAXED) & 1;
 	size_t exits = d->nr_exited;
 	struct stack_drain_result res;
-	int err;
+	int err, kept;
 
-	/* from here on programs write the other generation */
-	__atomic_store_n(d->gen, old ^ 1, __ATOMIC_SEQ_CST);
+	/* from here on programs write the other generation (the count's next value: records that
+	 * span flips tell them apart by it) */
+	__atomic_fetch_add(d->gen, 1, __ATOMIC_SEQ_CST);
 	wait_for_programs();
+	/* what outlives the old generation moves to the new one before it is deleted (failed,
+	 * the drain still goes on: stacks missing, not samples counted twice) */
+	kept = d->keep ? d->keep(d->keep_ctx, old ^ 1) : 0;
 	err = stacks_drain_gen(s->resolver, &d->maps, old, d->agg, &res);
+	err = err ?: kept;
 	d->counts_deleted += res.counts_deleted;
 	d->stacks_deleted += res.stacks_deleted;
 	d->drained += res.value;
@@ -335,6 +353,8 @@ static int drain_once(struct stack_run *s)
 	if (exits) {
 		memmove(d->exited, d->exited + exits, (d->nr_exited - exits) * sizeof(*d->exited));
 		d->nr_exited -= exits;
+		/* and the files only they mapped (a build's fresh binaries, each a new inode) */
+		d->files_freed += syms_cache__sweep_files(stack_resolver__syms(s->resolver));
 	}
 	/* what the drain, the forgotten processes and the unwinder's table builds freed goes back
 	 * to the system: a long run's RSS is what it holds, not its high-water mark */
@@ -442,6 +462,7 @@ int stack_run_start(struct stack_run *s, struct runner *r, const struct unwind_b
 		err = 0;
 	}
 	err = err ?: runner_add_ringbuf(r, proc_events, proc_event, s);
+	s->period_start_ns = r->start_ns;
 	/* kernel symbols load while the run goes on, not after it (none with -U) */
 	if (!err && !stack_opts.user_only)
 		stack_resolver__prefetch(s->resolver);
@@ -480,11 +501,46 @@ struct stack_agg *stack_run_take_period(struct stack_run *s)
 	return taken;
 }
 
+int stack_run_period(struct stack_run *s, struct runner *r, int (*write)(struct runner *r))
+{
+	struct stack_agg *agg;
+	int err;
+
+	s->period_end_ns = now_ns();
+	agg = stack_run_take_period(s);
+	if (!agg)
+		return -errno;
+	s->samples = (struct stack_sample *)stack_agg__samples(agg, &s->nr_samples);
+	err = write(r);
+	/* printed periods go out as they end, not when a buffer fills */
+	if (!err && period_text() && fflush(r->out) == EOF) {
+		err = -errno;
+		p_err("cannot write the output: %s", strerror(-err));
+	}
+	s->samples = NULL;
+	s->nr_samples = 0;
+	stack_agg__free(agg);
+	s->period_start_ns = s->period_end_ns;
+	s->period_end_ns = 0;
+	return err;
+}
+
+double stack_run_seconds(const struct stack_run *s, const struct runner *r)
+{
+	__u64 end = s->period_end_ns ?: now_ns();
+
+	if (!period_opts.every)
+		return runner_elapsed(r);
+	return end > s->period_start_ns ? (end - s->period_start_ns) / 1e9 : 0;
+}
+
 int stack_run_finish(struct stack_run *s)
 {
 	struct stack_drain *d = s->drain;
 	int err = 0;
 
+	/* the last period ends with the run (detached: nothing is counted after this) */
+	s->period_end_ns = now_ns();
 	syms_cache__revisit(stack_resolver__syms(s->resolver), 0);
 	if (s->unwinder && verbose)
 		unwinder__print_usage(s->unwinder, stderr);
@@ -494,10 +550,12 @@ int stack_run_finish(struct stack_run *s)
 	err = drain_once(s);
 	err = err ?: drain_once(s);
 	p_info("drained %llu times: %llu in %zu KB of distinct stacks; %llu stack ids gone before "
-	       "read; %zu processes held", (unsigned long long)d->drains,
-	       (unsigned long long)d->drained, stack_agg__bytes(d->agg) >> 10,
+	       "read; %zu processes and %zu files held (%zu files freed)",
+	       (unsigned long long)d->drains, (unsigned long long)d->drained,
+	       stack_agg__bytes(d->agg) >> 10,
 	       (unsigned long long)stack_resolver__missing(s->resolver),
-	       syms_cache__nr_procs(stack_resolver__syms(s->resolver)));
+	       syms_cache__nr_procs(stack_resolver__syms(s->resolver)),
+	       syms_cache__nr_files(stack_resolver__syms(s->resolver)), d->files_freed);
 	s->samples = (struct stack_sample *)stack_agg__samples(d->agg, &s->nr_samples);
 	if (!err && d->drained && !s->samples) {
 		err = -ENOMEM;
@@ -557,6 +615,10 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 	if (sr->resolver &&
 	    syms_cache__refusals(stack_resolver__syms(sr->resolver), refused, sizeof(refused)))
 		o->header.symbols = refused;
+	/* --every: a period, to --pprof-dir and --push; printed as below when neither is given */
+	if (period_pprof())
+		return period_send(s, n, &o->pprof, sr->period_start_ns,
+				   sr->period_end_ns ?: now_ns(), o->header.frequency);
 
 	if (stack_opts.svg.of.f) {
 		err = flamegraph_write(stack_opts.svg.of.f, s, n, &o->flamegraph);

@@ -58,8 +58,9 @@ struct stack_run {
 	struct stack_resolver *resolver;
 	struct unwinder *unwinder;      /* --unwind eh/auto; NULL with frame pointers */
 	struct stack_drain *drain;      /* NULL where the maps are read once, at the end */
-	struct stack_sample *samples;   /* the drained aggregation's, or stacks_collect_keys()'s */
+	struct stack_sample *samples;   /* the drained aggregation's */
 	size_t nr_samples;
+	__u64 period_start_ns, period_end_ns; /* --every: the period written (monotonic) */
 };
 
 struct runner;
@@ -88,6 +89,13 @@ int stack_run_drain_init(struct stack_run *s, struct bpf_map *counts, struct bpf
 			     (__u32 *)&(skel)->bss->drain_gen,                                  \
 			     (const __u64 *)&(skel)->bss->counts_stored,                        \
 			     (const __u64 *)&(skel)->bss->stacks_stored)
+/* Draining where the counts map's keys begin with a struct sample_key and hold more (offcpu's
+ * waker): fill() makes each drained sample.  keep(), where given, runs after each flip, before
+ * the old generation is read and deleted, with the generation programs write now: what must
+ * outlive the old one (the stacks of offcpu's threads still blocked) is copied there.  After
+ * stack_run_drain_init(). */
+void stack_run_drain_keys(struct stack_run *s, stack_fill_fn fill, void *fill_ctx,
+			  int (*keep)(void *ctx, __u32 gen), void *keep_ctx);
 /* While the run goes on (the runner's `tick`): second snapshots of new processes; draining.
  * 0 or -errno (printed). */
 int stack_run_tick(struct stack_run *s);
@@ -97,6 +105,12 @@ int stack_run_tick(struct stack_run *s);
  * under was drained, so none is lost at the boundary and none is counted twice.  Needs draining
  * (stack_run_drain_init()).  NULL with errno set (ENOMEM and read errors printed). */
 struct stack_agg *stack_run_take_period(struct stack_run *s);
+/* --every (the command's `period` hook): a period ends; its samples become s->samples for
+ * write (the command's `write` hook, which stack_outputs_write()s them: to --pprof-dir and
+ * --push, or printed), then go.  0 or -errno (printed). */
+int stack_run_period(struct stack_run *s, struct runner *r, int (*write)(struct runner *r));
+/* What the samples being written cover, in seconds: the period with --every, else the run. */
+double stack_run_seconds(const struct stack_run *s, const struct runner *r);
 /* After detach: the processes seen last, while they may still be alive; the last drain, whose
  * aggregation becomes s->samples.  0 or -errno (printed). */
 int stack_run_finish(struct stack_run *s);

@@ -262,53 +262,6 @@ int stack_sample_fill(struct stack_resolver *r, int stacks_fd, const struct samp
 				 &out->frames, &out->nr_frames);
 }
 
-int stacks_collect_keys(struct stack_resolver *r, int counts_fd, int stacks_fd, size_t key_size,
-			stack_fill_fn fill, void *ctx, struct stack_sample **out, size_t *nr)
-{
-	struct stack_sample *samples = NULL, *tmp;
-	void *key, *next, *prev = NULL;
-	size_t n = 0, cap = 0;
-	__u64 value;
-	int err = 0;
-
-	key = malloc(key_size);
-	next = malloc(key_size);
-	if (!key || !next) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	while (bpf_map_get_next_key(counts_fd, prev, next) == 0) {
-		memcpy(key, next, key_size);
-		prev = key;
-		if (bpf_map_lookup_elem(counts_fd, key, &value))
-			continue; /* deleted meanwhile */
-		if (n == cap) {
-			cap = cap ? cap * 2 : 1024;
-			tmp = realloc(samples, cap * sizeof(*samples));
-			if (!tmp) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			samples = tmp;
-		}
-		memset(&samples[n], 0, sizeof(samples[n]));
-		err = fill(r, stacks_fd, key, value, &samples[n], ctx);
-		/* a sample filled part way has frames of its own to free */
-		n++;
-		if (err)
-			goto cleanup;
-	}
-	*out = samples;
-	*nr = n;
-	samples = NULL;
-	n = 0;
-cleanup:
-	stack_samples_free(samples, n);
-	free(key);
-	free(next);
-	return err;
-}
-
 static int fill_sample_key(struct stack_resolver *r, int stacks_fd, const void *key, __u64 value,
 			   struct stack_sample *out, void *ctx)
 {

@@ -48,12 +48,6 @@ int stack_sample_fill(struct stack_resolver *r, int stacks_fd, const struct samp
 /* Turns one (key, value) entry of a counts map into a sample.  Returns 0 or -errno. */
 typedef int (*stack_fill_fn)(struct stack_resolver *r, int stacks_fd, const void *key, __u64 value,
 			     struct stack_sample *out, void *ctx);
-/* Reads every entry of counts_fd (keys of key_size bytes, e.g. offcpu's struct offcpu_key that
- * adds the waker; values __u64) and the stacks they name, fill() building each sample.  *out is
- * a malloc'd array of *nr samples, freed with stack_samples_free().  0 or -errno.  (profile
- * drains instead: stacks_drain_gen().) */
-int stacks_collect_keys(struct stack_resolver *r, int counts_fd, int stacks_fd, size_t key_size,
-			stack_fill_fn fill, void *ctx, struct stack_sample **out, size_t *nr);
 void stack_samples_free(struct stack_sample *s, size_t n);
 
 /* ---- draining (include/stacks.h): the maps emptied while the run goes on ---- */

@@ -147,6 +147,13 @@ void syms_cache__exited(struct syms_cache *sc, __u32 tgid);
 void syms_cache__forget_exited(struct syms_cache *sc, __u32 tgid);
 /* Processes held. */
 size_t syms_cache__nr_procs(const struct syms_cache *sc);
+/* Frees the files (their fd and parsed symbols) that no process held maps any more: after
+ * processes are forgotten, a long run holds the files of the processes alive, not of every
+ * process it saw.  Frames symbolized before keep no pointer into them (the aggregation copies
+ * names).  Returns how many were freed. */
+size_t syms_cache__sweep_files(struct syms_cache *sc);
+/* Files held. */
+size_t syms_cache__nr_files(const struct syms_cache *sc);
 /* Symbolizes addr in process tgid (snapshotting it first if needed); ELF files are parsed once
  * and shared by every process that maps them.  Always fills *out (name NULL when unresolved);
  * the strings stay valid until syms_cache__free.  An address outside the snapshot refreshes it

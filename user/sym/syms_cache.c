@@ -35,6 +35,7 @@ struct dso {
 	struct elf_syms *es; /* NULL until parsed, or when not an ELF */
 	bool parsed;
 	bool deleted;        /* mapped as " (deleted)": not on disk under that name */
+	bool mapped;         /* syms_cache__sweep_files(): some process still maps it */
 	struct dso *next;    /* next dso with the same inode number */
 };
 
@@ -740,6 +741,75 @@ void syms_cache__forget(struct syms_cache *sc, __u32 tgid)
 	if (p->pm || p->nr_old_pms)
 		forget_demangled(sc);
 	proc_free(p);
+}
+
+/* Frees the dsos of inode chain `ino` that no process maps; true when one had symbols. */
+static bool sweep_chain(struct syms_cache *sc, __u64 ino, struct dso *head)
+{
+	struct dso *kept = NULL, **tail = &kept, *d, *next;
+	bool freed_syms = false;
+
+	for (d = head; d; d = next) {
+		next = d->next;
+		if (d->mapped) {
+			*tail = d;
+			tail = &d->next;
+			continue;
+		}
+		freed_syms |= d->es != NULL;
+		dso_free(d);
+	}
+	*tail = NULL;
+	if (!kept)
+		hashtab_del(&sc->dsos, ino, 0);
+	else if (kept != head)
+		hashtab_put(&sc->dsos, ino, 0, kept); /* replaces: no allocation */
+	return freed_syms;
+}
+
+size_t syms_cache__sweep_files(struct syms_cache *sc)
+{
+	size_t before = 0, after = 0, i;
+	bool freed_syms = false;
+	__u64 *inos;
+	struct dso *d;
+
+	for (i = 0; i < sc->dsos.cap; i++)
+		for (d = sc->dsos.slots[i].val; d; d = d->next) {
+			d->mapped = false;
+			before++;
+		}
+	for (i = 0; i < sc->procs.cap; i++) {
+		struct proc *p = sc->procs.slots[i].val;
+
+		for (size_t k = 0; p && k < p->nr_maps; k++)
+			if (p->maps[k].kind == MAP_FILE)
+				p->maps[k].dso->mapped = true;
+	}
+	/* the chains' keys first: deleting from the table while walking it would move entries */
+	inos = malloc((sc->dsos.len ?: 1) * sizeof(*inos));
+	if (!inos)
+		return 0;
+	for (i = 0, after = 0; i < sc->dsos.cap; i++)
+		if (sc->dsos.slots[i].val)
+			inos[after++] = sc->dsos.slots[i].k1;
+	for (i = 0; i < after; i++)
+		freed_syms |= sweep_chain(sc, inos[i], hashtab_get(&sc->dsos, inos[i], 0));
+	free(inos);
+	/* the demangled names are keyed by the raw names' pointers, which went with the symbols */
+	if (freed_syms)
+		forget_demangled(sc);
+	return before - syms_cache__nr_files(sc);
+}
+
+size_t syms_cache__nr_files(const struct syms_cache *sc)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < sc->dsos.cap; i++)
+		for (struct dso *d = sc->dsos.slots[i].val; d; d = d->next)
+			n++;
+	return n;
 }
 
 void syms_cache__exits_told(struct syms_cache *sc)
