@@ -8,14 +8,16 @@
 #define BPFPROF_VERSION "0.2"
 
 static const struct command *const cmds[] = {
-	&profile_cmd, &offcpu_cmd, &funclat_cmd, &count_cmd, &runqlat_cmd, &sched_cmd, &biolat_cmd,
+	&profile_cmd, &offcpu_cmd, &funclat_cmd, &stat_cmd, &runqlat_cmd, &sched_cmd, &biolat_cmd,
 };
 
 static int cmd_help(void)
 {
 	printf("Usage: bpfprof COMMAND [options]\n\nCommands:\n");
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		printf("  %-10s %s\n", cmds[i]->name, cmds[i]->summary);
+		printf("  %-10s %s%s%s%s\n", cmds[i]->name, cmds[i]->summary,
+		       cmds[i]->alias ? " (also '" : "", cmds[i]->alias ?: "",
+		       cmds[i]->alias ? "')" : "");
 	printf("  %-10s %s\n", "help", "list the commands");
 	printf("\n'bpfprof COMMAND --help' shows a command's options.\n");
 	return 0;
@@ -31,7 +33,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (!strcmp(argv[1], cmds[i]->name))
+		if (!strcmp(argv[1], cmds[i]->name) ||
+		    (cmds[i]->alias && !strcmp(argv[1], cmds[i]->alias)))
 			return runner_main(cmds[i], argc - 1, argv + 1);
 	p_err("unknown command '%s'; 'bpfprof help' lists them", argv[1]);
 	return 2;
