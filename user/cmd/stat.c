@@ -53,7 +53,8 @@ static struct stat_env {
 	int ncpu;             /* possible CPUs: the per-CPU arrays' size */
 	struct bpf_link **links; /* perf_event programs (-P, --by-comm) */
 	int nr_links;
-	__u64 t0, t_attach;   /* the run's start (the COMMAND's release), attach */
+	__u64 t0, t_attach;   /* the counters' start (the COMMAND's release), attach */
+	__u64 t_end;          /* the counters' end (detach) */
 	__u64 last_report;    /* the last interval's end */
 	__u64 intervals;      /* printed */
 	struct rusage ru0;    /* RUSAGE_CHILDREN at the start */
@@ -496,6 +497,8 @@ static int stat_started(struct runner *r)
 	int err;
 
 	env.out = run_opts.out.of.f ?: targets.command ? stderr : stdout;
+	/* the elapsed time is the counters': from here (a COMMAND's from its release) */
+	env.t0 = now_ns();
 	err = make_slots(r, &flags);
 	for (int i = 0; i < env.nr_ev && !err; i++)
 		if (env.ev[i].is_perf)
@@ -505,7 +508,9 @@ static int stat_started(struct runner *r)
 	if (err)
 		return err;
 	getrusage(RUSAGE_CHILDREN, &env.ru0);
-	env.t0 = env.last_report = now_ns();
+	if (targets.follow)
+		env.t0 = now_ns();
+	env.last_report = now_ns();
 	if (!targets.command)
 		fprintf(stderr, "Counting %d event%s (attached in %.0f ms)%s\n", env.nr_ev,
 			env.nr_ev == 1 ? "" : "s", (now_ns() - env.t_attach) / 1e6,
@@ -516,6 +521,7 @@ static int stat_started(struct runner *r)
 static void stat_detach(struct runner *r)
 {
 	/* counting stops here: the counters are read after the COMMAND is reaped */
+	env.t_end = now_ns();
 	for (int i = 0; i < env.nr_ev; i++)
 		for (int s = 0; env.ev[i].fds && s < env.nr_slots; s++)
 			if (env.ev[i].fds[s] >= 0)
@@ -587,7 +593,7 @@ static int read_bpf(struct stat_bpf *skel, __u64 elapsed_ns)
 
 static int read_all(struct runner *r)
 {
-	int err = read_bpf(r->skel, (r->end_ns ?: now_ns()) - env.t0);
+	int err = read_bpf(r->skel, (env.t_end ?: now_ns()) - env.t0);
 
 	for (int i = 0; i < env.nr_ev && !err; i++)
 		if (env.ev[i].is_perf)
@@ -1048,7 +1054,7 @@ static int print_totals(__u64 elapsed_ns)
 /* Each interval's counts; at the end (of the last of -r runs) the totals, as perf stat. */
 static int stat_report(struct runner *r, bool last)
 {
-	__u64 now = r->end_ns ?: now_ns();
+	__u64 now = last ? env.t_end : now_ns();
 	int err = read_all(r);
 
 	if (err)
