@@ -781,7 +781,7 @@ static const struct perfev_value *interval_cpu_of(const struct stat_ev *e, int c
 	return &interval_cpus[(e - env.ev) * env.ncpu + cpu];
 }
 
-static int print_interval(__u64 now)
+static int print_interval(struct runner *r, __u64 now)
 {
 	char stamp[32];
 	int err = 0;
@@ -809,7 +809,8 @@ static int print_interval(__u64 now)
 	/* perf prints the column heading every 25 intervals */
 	if (!env.sep && env.intervals++ % 25 == 0)
 		stat_print_interval_heading(env.out, env.per_cpu ? "CPU" : NULL);
-	stat_time_stamp(now - env.t0, stamp, sizeof(stamp));
+	/* stamped on the run loop's clock, whose intervals start at attach: 0.5, 1.0... */
+	stat_time_stamp(now - r->start_ns, stamp, sizeof(stamp));
 	print_reading(stamp, env.per_cpu ? interval_cpu_of : interval_total_of,
 		      now - env.last_report, false);
 	env.last_report = now;
@@ -1060,7 +1061,7 @@ static int stat_report(struct runner *r, bool last)
 	if (err)
 		return err;
 	if (!last || run_opts.interval) {
-		err = print_interval(now);
+		err = print_interval(r, now);
 		if (err || !last)
 			return err;
 	}
