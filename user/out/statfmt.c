@@ -160,7 +160,9 @@ void stat_print_footer(FILE *out, const struct run_stats *elapsed, double user_s
 	if (elapsed->n <= 1) {
 		fprintf(out, " %17.9f seconds time elapsed\n", elapsed->mean);
 		if (user_s >= 0 && sys_s >= 0)
-			fprintf(out, "\n %17.9f seconds user\n %17.9f seconds sys\n", user_s, sys_s);
+			/* perf ends this one with a blank line more */
+			fprintf(out, "\n %17.9f seconds user\n %17.9f seconds sys\n\n", user_s,
+				sys_s);
 	} else {
 		double sd = run_stats_stddev(elapsed);
 		int prec = precision_of(sd) + 2;
