@@ -35,13 +35,13 @@ W=$WL/statwork
 S=$WL/syscalls
 EV=context-switches,cpu-migrations,page-faults,task-clock
 
-# 1. Agreement with perf stat: 500 sleeps, 20000 page faults, 100 migrations, 100 ms of CPU;
+# 1. Agreement with perf stat: 500 sleeps, 20000 page faults, 100 migrations, 400 ms of CPU;
 # three runs of each, interleaved, medians compared.
 if perf stat -e "$EV" -- true >/dev/null 2>&1; then
 	declare -A b p
 	for i in 1 2 3; do
-		"$BPFPROF" stat -e "$EV" -- "$W" 500 20000 100 100 2>"$TMP/b$i" >/dev/null
-		perf stat -e "$EV" -- "$W" 500 20000 100 100 2>"$TMP/p$i" >/dev/null
+		"$BPFPROF" stat -e "$EV" -- "$W" 500 20000 100 400 2>"$TMP/b$i" >/dev/null
+		perf stat -e "$EV" -- "$W" 500 20000 100 400 2>"$TMP/p$i" >/dev/null
 	done
 	for e in context-switches cpu-migrations page-faults task-clock; do
 		bm=$(median3 "$(value "$TMP/b1" $e)" "$(value "$TMP/b2" $e)" "$(value "$TMP/b3" $e)")

@@ -281,11 +281,21 @@ static int stat_configure(struct runner *r)
 	return probe_prepare(&p, &env.evs);
 }
 
+/* BPF counts the event specs and the breakdowns; perf's events alone need none (perf stat's
+ * cost: no BTF to parse, no program to load). */
+static bool stat_uses_bpf(const struct runner *r)
+{
+	return env.evs.nr || breakdown();
+}
+
 static int stat_attach(struct runner *r)
 {
-	struct probe_progs p = stat_progs(r->skel);
+	struct probe_progs p;
 
 	env.t_attach = now_ns();
+	if (!r->skel)
+		return 0;
+	p = stat_progs(r->skel);
 	return runner_attach_events(r, &p, &env.evs);
 }
 
@@ -511,7 +521,11 @@ static int stat_started(struct runner *r)
 	if (targets.follow)
 		env.t0 = now_ns();
 	env.last_report = now_ns();
-	if (!targets.command)
+	/* with a COMMAND its output and the counts are all there is to see, as with perf */
+	if (targets.command)
+		p_info("counting %d event%s (attached in %.0f ms)", env.nr_ev,
+		       env.nr_ev == 1 ? "" : "s", (now_ns() - env.t_attach) / 1e6);
+	else
 		fprintf(stderr, "Counting %d event%s (attached in %.0f ms)%s\n", env.nr_ev,
 			env.nr_ev == 1 ? "" : "s", (now_ns() - env.t_attach) / 1e6,
 			run_opts.duration ? "" : "... Hit Ctrl-C to end.");
@@ -529,7 +543,8 @@ static void stat_detach(struct runner *r)
 	for (int i = 0; i < env.nr_links; i++)
 		bpf_link__destroy(env.links[i]);
 	env.nr_links = 0;
-	stat_bpf__detach(r->skel);
+	if (r->skel)
+		stat_bpf__detach(r->skel);
 }
 
 /* ---- reading ---- */
@@ -593,7 +608,7 @@ static int read_bpf(struct stat_bpf *skel, __u64 elapsed_ns)
 
 static int read_all(struct runner *r)
 {
-	int err = read_bpf(r->skel, (env.t_end ?: now_ns()) - env.t0);
+	int err = r->skel ? read_bpf(r->skel, (env.t_end ?: now_ns()) - env.t0) : 0;
 
 	for (int i = 0; i < env.nr_ev && !err; i++)
 		if (env.ev[i].is_perf)
@@ -1132,6 +1147,7 @@ const struct command stat_cmd = {
 	.opts = stat_opts,
 	.skel = &stat_skel,
 	.check = stat_check,
+	.uses_bpf = stat_uses_bpf,
 	.configure = stat_configure,
 	.attach = stat_attach,
 	.started = stat_started,

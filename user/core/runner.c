@@ -616,7 +616,7 @@ static void detach(struct runner *r)
 {
 	if (r->cmd->detach)
 		r->cmd->detach(r);
-	else
+	else if (r->skel)
 		r->cmd->skel->detach(r->skel);
 	probe_links_destroy(&r->links);
 	follow_stop(r->follow);
@@ -628,6 +628,8 @@ __u64 runner_missed_runs(const struct runner *r)
 	struct bpf_program *prog;
 	__u64 misses = 0;
 
+	if (!r->obj)
+		return 0;
 	bpf_object__for_each_program(prog, r->obj) {
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
@@ -696,11 +698,12 @@ static int start_command(struct runner *r)
 
 static int setup(struct runner *r)
 {
+	bool bpf = !r->cmd->uses_bpf || r->cmd->uses_bpf(r);
 	int err;
 
-	err = load(r);
-	err = err ?: targets_fill(&targets, &r->target);
-	if (!err && targets.follow)
+	err = bpf ? load(r) : 0;
+	err = err ?: (bpf ? targets_fill(&targets, &r->target) : 0);
+	if (!err && bpf && targets.follow)
 		err = follow_start(r->target.tgids, &r->follow);
 	err = err ?: (r->cmd->prepare ? r->cmd->prepare(r) : 0);
 	err = err ?: attach(r);

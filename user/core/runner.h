@@ -96,6 +96,10 @@ struct command {
 	/* After parsing, before anything is opened: checks across options, and what must be found
 	 * before tracing (event specs, disks).  -EINVAL is bad usage (exit 2). */
 	int (*check)(struct runner *r);
+	/* After check: false when this run needs no BPF at all (stat counting perf events only):
+	 * nothing is opened or loaded and a COMMAND is not followed in the kernel; the hooks
+	 * after it still run, with r->skel NULL. */
+	bool (*uses_bpf)(const struct runner *r);
 	/* Between open and load: read-only settings, map sizes, program choices. */
 	int (*configure)(struct runner *r);
 	/* The load failed, and not for lack of permission: true when the configuration was changed
