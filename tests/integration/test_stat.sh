@@ -28,6 +28,8 @@ expect_one_error "unknown event in a list, named" "unknown event 'context-switch
 	-- stat -e page-faults,context-switch -- true
 expect_one_error "unknown modifier" "event 'cycles:q': unknown modifier" -- stat -e cycles:q -- true
 expect_one_error "-A needs system-wide counting" "-A/--per-cpu counts per CPU" -- stat -A -e cs -- true
+expect_one_error "a program where an event goes: perf's 'stat ls'" "'ls' is a program, not an event: a command goes after '--'" \
+	-- stat ls
 expect_one_error "-r needs a COMMAND" "-r 3 repeats a COMMAND" -- stat -r 3 -e cs
 
 need_root "stat integration" || exit 0

@@ -137,7 +137,29 @@ static int check_near_perf_name(const char *name)
 	if (!probe_near_matches(name, names, n, 3, near, sizeof(near)) || strchr(name, '_'))
 		return 0;
 	p_err("unknown event '%s'; did you mean: %s", name, near);
-	return -ENOENT;
+	return -EINVAL;
+}
+
+/* perf stat's habit, `stat ls`: a bare word that is a program in PATH was meant as the COMMAND. */
+static int check_program_name(const char *name)
+{
+	const char *path = getenv("PATH");
+	char file[4096];
+
+	if (strpbrk(name, ":/*?[") || !path)
+		return 0;
+	for (const char *p = path; *p; p += *p == ':') {
+		size_t len = strcspn(p, ":");
+
+		snprintf(file, sizeof(file), "%.*s/%s", (int)len, p, name);
+		p += len;
+		if (len && !access(file, X_OK)) {
+			p_err("'%s' is a program, not an event: a command goes after '--' (bpfprof stat "
+			      "-- %s); k:%s is the kernel function", name, name, name);
+			return -EINVAL;
+		}
+	}
+	return 0;
 }
 
 /* Splits the events into perf's (counted with perf_event_open) and specs (resolved here). */
@@ -159,7 +181,7 @@ static int sort_events(char **names, int n)
 			p_err("event '%s': unknown modifier (perf's :u or :k)", names[i]);
 			err = -EINVAL;
 		} else if (rc == -ENOENT) {
-			err = check_near_perf_name(names[i]);
+			err = check_program_name(names[i]) ?: check_near_perf_name(names[i]);
 			specs[nr_specs++] = names[i];
 		}
 	}
