@@ -9,12 +9,17 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "stat.h"
+#include "core_fixes.bpf.h"
 #include "events.bpf.h"
 #include "target.bpf.h"
 
 const volatile bool targ_per_process = false; /* -P or --by-comm */
 /* the event indexes of task-clock and cpu-clock, -1 when not counted per process */
 const volatile int targ_clock_idx[STAT_MAX_CLOCKS] = { -1, -1 };
+/* -- COMMAND: it is counted from its exec, as perf's enable_on_exec counts it */
+const volatile bool targ_from_exec = false;
+__u32 command_tgid;       /* set once it is forked */
+bool command_exec_seen;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -76,6 +81,15 @@ static __always_inline int hit(int idx)
 	return 0;
 }
 
+#define TASK_DEAD 0x0080 /* include/linux/sched.h */
+
+/* A task's perf counters end in do_exit()'s perf_event_exit_task(), before its last switch: what
+ * a dead task does after (the switch itself) is not in perf's totals, and not in its rows. */
+static __always_inline bool current_dead(void)
+{
+	return task_state((struct task_struct *)bpf_get_current_task()) & TASK_DEAD;
+}
+
 /* The time since this CPU's last accounting goes to the task on it now (the one switching out,
  * or the one a timer tick interrupts), for each clock counted per process. */
 static __always_inline int account_clock(void)
@@ -86,7 +100,7 @@ static __always_inline int account_clock(void)
 	since = bpf_map_lookup_elem(&clock_since, &zero);
 	if (!since)
 		return 0;
-	if (*since && now > *since && target_current_wanted(tgid, (__u32)id)) {
+	if (*since && now > *since && target_current_wanted(tgid, (__u32)id) && !current_dead()) {
 		for (int i = 0; i < STAT_MAX_CLOCKS; i++)
 			if (targ_clock_idx[i] >= 0)
 				add_proc(targ_clock_idx[i], tgid, now - *since);
@@ -102,7 +116,7 @@ int perf_hit(void *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	int idx = bpf_get_attach_cookie(ctx);
 
-	if (idx >= 0 && target_current_wanted(id >> 32, (__u32)id))
+	if (idx >= 0 && target_current_wanted(id >> 32, (__u32)id) && !current_dead())
 		add_proc(idx, id >> 32, 1);
 	return 0;
 }
@@ -117,6 +131,32 @@ SEC("raw_tp/sched_switch")
 int clock_switch(void *ctx)
 {
 	return account_clock();
+}
+
+/* An exiting task's time up to here is its own (its counters are read a little later) */
+SEC("raw_tp/sched_process_exit")
+int clock_exit(void *ctx)
+{
+	return account_clock();
+}
+
+/* A followed COMMAND's time before its exec (the fork's wait at the gate, the exec itself) is
+ * nobody's: perf stat's counters start at the end of the exec too.  Its children's execs are
+ * theirs, as under perf's inherited counters. */
+SEC("raw_tp/sched_process_exec")
+int clock_exec(void *ctx)
+{
+	__u64 *since;
+	__u32 zero = 0;
+
+	if (!targ_from_exec || command_exec_seen ||
+	    bpf_get_current_pid_tgid() >> 32 != command_tgid)
+		return account_clock();
+	command_exec_seen = true;
+	since = bpf_map_lookup_elem(&clock_since, &zero);
+	if (since)
+		*since = bpf_ktime_get_ns();
+	return 0;
 }
 
 SEC("tracepoint")

@@ -118,6 +118,13 @@ check "--by-comm: their page faults in the same single row" \
 	test "$(grep -Ec '^ +true +[0-9,]+      page-faults +# +200 processes' "$TMP/f.err")" -eq 1
 check "--by-comm: their task-clock too" \
 	grep -Eq '^ +true +[0-9.]+ msec task-clock +# +200 processes' "$TMP/f.err"
+for e in page-faults task-clock; do
+	tot=$(value "$TMP/f.err" $e)
+	sum=$(awk -v e=$e '$1 !~ /^[0-9.,]+$/ && ($3 == e || $4 == e) { v = $2; gsub(",", "", v); s += v }
+		END { print s + 0 }' "$TMP/f.err")
+	echo "# --by-comm $e: rows $sum, total $tot"
+	check "--by-comm: the $e rows add up to the total (within 2%)" within "$sum" "$tot" 0.02
+done
 # each CPU's idle task is its own row, named as the kernel names it (swapper/N, pid 0), and
 # the rows of every task add up to the CPUs' time
 "$BPFPROF" stat -a -P --top 100000 -e cpu-clock 1 >"$TMP/s.out" 2>/dev/null

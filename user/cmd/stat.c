@@ -300,6 +300,9 @@ static int stat_configure(struct runner *r)
 	bpf_program__set_autoload(skel->progs.perf_hit, breakdown());
 	bpf_program__set_autoload(skel->progs.clock_tick, clocks > 0);
 	bpf_program__set_autoload(skel->progs.clock_switch, clocks > 0);
+	bpf_program__set_autoload(skel->progs.clock_exec, clocks > 0);
+	bpf_program__set_autoload(skel->progs.clock_exit, clocks > 0);
+	skel->rodata->targ_from_exec = targets.follow;
 	return probe_prepare(&p, &env.evs);
 }
 
@@ -475,6 +478,8 @@ static int attach_breakdown(struct stat_bpf *skel)
 	if (!clocks || err)
 		return err;
 	err = attach_link(skel->progs.clock_switch, -1, 0);
+	err = err ?: attach_link(skel->progs.clock_exec, -1, 0);
+	err = err ?: attach_link(skel->progs.clock_exit, -1, 0);
 	perfev_parse("cpu-clock", &tick);
 	for (int c = 0; c < env.ncpu && !err; c++) {
 		int fd = cpu_selected(c) ? perfev_open_sampler(&tick, c, CLOCK_TICK_NS) : 0;
@@ -535,8 +540,10 @@ static int stat_started(struct runner *r)
 	for (int i = 0; i < env.nr_ev && !err; i++)
 		if (env.ev[i].is_perf)
 			err = open_counters(&env.ev[i], flags);
-	if (!err && breakdown())
+	if (!err && breakdown()) {
+		((struct stat_bpf *)r->skel)->bss->command_tgid = targets.follow ? r->child.pid : 0;
 		err = attach_breakdown(r->skel);
+	}
 	if (err)
 		return err;
 	getrusage(RUSAGE_CHILDREN, &env.ru0);
