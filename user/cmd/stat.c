@@ -168,11 +168,8 @@ static int sort_events(char **names, int n)
 	char **specs = calloc(n, sizeof(*specs));
 	int nr_specs = 0, err = 0, perf_ord = 0, spec_ord = 0;
 
-	env.ev = calloc(1, sizeof(*env.ev)); /* grown below */
-	if (!specs || !env.ev) {
-		free(specs);
+	if (!specs)
 		return -ENOMEM;
-	}
 	for (int i = 0; i < n && !err; i++) {
 		struct perfev pe;
 		int rc = perfev_parse(names[i], &pe);
@@ -191,7 +188,6 @@ static int sort_events(char **names, int n)
 	free(specs);
 	if (err)
 		return err;
-	free(env.ev);
 	env.ev = calloc(n + env.evs.nr, sizeof(*env.ev));
 	if (!env.ev)
 		return -ENOMEM;
@@ -1151,7 +1147,7 @@ static void stat_teardown(struct runner *r)
 const struct command stat_cmd = {
 	.name = "stat",
 	.alias = "count",
-	.summary = "count events like perf stat: software/hardware counters, tracepoints, functions",
+	.summary = "count events, like perf stat: counters, tracepoints, functions",
 	.description =
 		"Count events like perf stat, with its output: perf's software and hardware events\n"
 		"through perf_event counters (no BPF needed for a total), and tracepoints, syscalls\n"
