@@ -123,7 +123,9 @@ for e in page-faults task-clock; do
 	sum=$(awk -v e=$e '$1 !~ /^[0-9.,]+$/ && ($3 == e || $4 == e) { v = $2; gsub(",", "", v); s += v }
 		END { print s + 0 }' "$TMP/f.err")
 	echo "# --by-comm $e: rows $sum, total $tot"
-	check "--by-comm: the $e rows add up to the total (within 2%)" within "$sum" "$tot" 0.02
+	# within 5%: an exiting task's last moments after perf_event_exit_task() (exit_notify, a
+	# preemption there) are charged to its row and are in no perf total
+	check "--by-comm: the $e rows add up to the total (within 5%)" within "$sum" "$tot" 0.05
 done
 # each CPU's idle task is its own row, named as the kernel names it (swapper/N, pid 0), and
 # the rows of every task add up to the CPUs' time
