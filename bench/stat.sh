@@ -42,6 +42,15 @@ if have perf; then
 fi
 echo "bpfprof stat --by-comm (BPF per command):   $c s  ratio $(ratio "$c" "$b")"
 
+echo
+echo "## a short command, /bin/true: the tools' own start and end, medians of $REPS (wall s)"
+t_own=$(for i in $(seq "$REPS"); do wall "$BPFPROF" stat -e "$EV" -- true; done | median)
+echo "bpfprof stat -- true:  $t_own"
+if have perf; then
+	t_perf=$(for i in $(seq "$REPS"); do wall perf stat -e "$EV" -- true; done | median)
+	echo "perf stat -- true:     $t_perf  ratio bpfprof / perf $(ratio "$t_own" "$t_perf")"
+fi
+
 if have perf; then
 	echo
 	echo "## counts, medians of $REPS: bpfprof / perf (target within 2%)"
