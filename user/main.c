@@ -8,7 +8,7 @@
 #define BPFPROF_VERSION "0.2"
 
 static const struct command *const cmds[] = {
-	&profile_cmd, &offcpu_cmd, &funclat_cmd, &count_cmd, &runqlat_cmd, &sched_cmd, &biolat_cmd,
+	&profile_cmd, &offcpu_cmd, &funclat_cmd, &stat_cmd, &runqlat_cmd, &sched_cmd, &biolat_cmd,
 };
 
 static const struct file_command *const file_cmds[] = {
@@ -19,7 +19,9 @@ static int cmd_help(void)
 {
 	printf("Usage: bpfprof COMMAND [options]\n\nCommands:\n");
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		printf("  %-10s %s\n", cmds[i]->name, cmds[i]->summary);
+		printf("  %-10s %s%s%s%s\n", cmds[i]->name, cmds[i]->summary,
+		       cmds[i]->alias ? " (also '" : "", cmds[i]->alias ?: "",
+		       cmds[i]->alias ? "')" : "");
 	for (size_t i = 0; i < sizeof(file_cmds) / sizeof(file_cmds[0]); i++)
 		printf("  %-10s %s\n", file_cmds[i]->name, file_cmds[i]->summary);
 	printf("  %-10s %s\n", "help", "list the commands");
@@ -37,7 +39,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (!strcmp(argv[1], cmds[i]->name))
+		if (!strcmp(argv[1], cmds[i]->name) ||
+		    (cmds[i]->alias && !strcmp(argv[1], cmds[i]->alias)))
 			return runner_main(cmds[i], argc - 1, argv + 1);
 	for (size_t i = 0; i < sizeof(file_cmds) / sizeof(file_cmds[0]); i++)
 		if (!strcmp(argv[1], file_cmds[i]->name))

@@ -95,10 +95,16 @@ asan_run "count" 0 'sched:sched_switch' -- count -e sched:sched_switch -d 1
 asan_run "count syscalls glob" 0 'sys_enter_getppid' -- count 'syscalls:sys_enter_*' \
 	-- "$WL/syscalls" getppid 10
 asan_run "runqlat" 0 'usecs|count' -- runqlat 1 1
+# stat: perf counters alone (no BPF), per CPU in intervals as CSV, repeats, per command name.
+asan_run "stat default set" 0 'page-faults' -- stat -- true
+asan_run "stat -a -A -I -x" 0 'CPU0,' -- stat -a -A -I 200 -x, -e cs,task-clock,sched:sched_switch 0.5
+asan_run "stat -r 3" 0 '3 runs' -- stat -r 3 -e task-clock,cycles -- true
+asan_run "stat --by-comm" 0 '[0-9] process' -- stat --by-comm -e page-faults,task-clock,sys:getppid \
+	-- sh -c 'true; true'
 # Tables with no row at all (a target that neither runs nor execs): no array to sort.
 sleep 60 &
 idle=$!
-asan_run "count -P, no hits" 0 'top 10 of 0' -- count -P -p $idle -e sched:sched_process_exec 1
+asan_run "count -P, no hits" 0 'By process' -- count -P -p $idle -e sched:sched_process_exec 1
 asan_run "runqlat -P, no rows" 0 'Tracing' -- runqlat -P -p $idle 1 1
 asan_run "sched, no rows" 0 'TOTAL' -- sched -p $idle -d 1
 kill $idle

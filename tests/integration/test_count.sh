@@ -3,8 +3,9 @@
 # raw syscall tracepoints, uprobes, and the kernel-function paths where this kernel allows them.
 . "$(dirname "$0")/lib.sh"
 
-# event_count FILE EVENT: the total count line of EVENT
-event_count() { awk -v e="$2" 'NF == 3 && $3 == e && $1 ~ /^[0-9]+$/ { print $1; exit }' "$1"; }
+# event_count FILE EVENT: EVENT's total in perf stat's layout ("  12,345      EVENT   # ...");
+# count is stat's other name, and with a COMMAND its results go to stderr, as perf stat's do
+event_count() { awk -v e="$2" '$2 == e { v = $1; gsub(",", "", v); if (v ~ /^[0-9]+$/) { print v; exit } }' "$1"; }
 
 "$BPFPROF" count --help >"$TMP/h" 2>&1; rc=$?
 check "count --help exits 0 with usage" test "$rc" -eq 0 -a -n "$(grep 'Usage: bpfprof count' "$TMP/h")"
@@ -27,15 +28,15 @@ if wait_for_line "$TMP/p.err" "^Counting"; then
 	n=$(event_count "$TMP/p.out" syscalls:sys_enter_getppid)
 	echo "# getppid counted: $n"
 	check "count -p: exactly 12345 sys_enter_getppid" test "$n" = 12345
-	check "count prints a rate" grep -Eq "^ +12345 +[0-9.]+  syscalls:sys_enter_getppid" "$TMP/p.out"
+	check "count prints the count in perf stat's layout" grep -Eq "^ +12,?345      syscalls:sys_enter_getppid" "$TMP/p.out"
 else
 	fail "count -p attaches" "$(cat "$TMP/p.err")"
 	kill $wl $c 2>/dev/null
 fi
 
 # 2. Globs count several tracepoints at once: enter and exit of getppid, all get* syscalls.
-"$BPFPROF" count 'syscalls:sys_e*_getppid' 'syscalls:sys_enter_get*' -- "$S" getppid 5000 \
-	>"$TMP/g.out" 2>"$TMP/g.err"; rc=$?
+"$BPFPROF" count 'syscalls:sys_e*_getppid' 'syscalls:sys_enter_get*' -o "$TMP/g.out" \
+	-- "$S" getppid 5000 >/dev/null 2>"$TMP/g.err"; rc=$?
 check "count glob -- COMMAND exits 0" test "$rc" -eq 0
 check "glob says how many tracepoints match" grep -q "'syscalls:sys_e\*_getppid' matches 2 tracepoints" "$TMP/g.err"
 check "glob: sys_enter_getppid 5000" test "$(event_count "$TMP/g.out" syscalls:sys_enter_getppid)" = 5000
@@ -44,8 +45,8 @@ check "glob: events without hits summarized" grep -q "more matched events had no
 
 # 3. Every syscall tracepoint at once (the raw sys_enter path), and plain perf tracepoints.
 "$BPFPROF" count 'syscalls:sys_enter_*' syscalls:sys_exit_execve 'sched:sched_process_e*' \
-	-- "$S" getppid 777 >"$TMP/a.out" 2>"$TMP/a.err"; rc=$?
-echo "# $(grep -o 'Counting.*' "$TMP/a.err")"
+	-o "$TMP/a.out" -- "$S" getppid 777 >/dev/null 2>"$TMP/a.err"; rc=$?
+echo "# $(grep -o "'syscalls:sys_enter_\*' matches.*" "$TMP/a.err")"
 check "all syscall tracepoints: exits 0" test "$rc" -eq 0
 check "all syscall tracepoints: getppid exactly 777" test "$(event_count "$TMP/a.out" syscalls:sys_enter_getppid)" = 777
 # as perf stat: the command is counted from its exec, which returns (sys_exit_execve) but did
@@ -66,9 +67,9 @@ check "-- COMMAND counts its children too (100 + 200 + the shell's $base)" \
 
 # 5. -I intervals and -P per process.
 "$BPFPROF" count -I 100 -P sys:getppid -- "$S" getppid 200000 >"$TMP/i.out" 2>&1
-check "-I: interval lines" test "$(grep -Ec '^ +[0-9]+\.[0-9]{3} +[0-9]+  sys:getppid' "$TMP/i.out")" -ge 1
-check "-I: intervals add up to the total" test "$(awk '$3 == "sys:getppid" && $1 ~ /\./ { s += $2 } END { print s }' "$TMP/i.out")" = 200000
-check "-P: the workload's row" grep -Eq "^ +[0-9]+  syscalls +200000  sys:getppid" "$TMP/i.out"
+check "-I: interval lines" test "$(grep -Ec '^ +[0-9]+\.[0-9]{9} +[0-9,]+      sys:getppid' "$TMP/i.out")" -ge 1
+check "-I: intervals add up to the total" test "$(awk '$3 == "sys:getppid" && $1 ~ /\./ { gsub(",", "", $2); s += $2 } END { print s }' "$TMP/i.out")" = 200000
+check "-P: the workload's row" grep -Eq "^ +syscalls-[0-9]+ +200,?000      sys:getppid" "$TMP/i.out"
 
 # 6. Uprobes count exactly.
 "$BPFPROF" count "$WL/funcs:fast_op" "$WL/libfuncs.so:lib_fast_op" -- "$WL/funcs" calls 2 321 \
@@ -77,7 +78,7 @@ check "uprobe count: fast_op 321" test "$(event_count "$TMP/u.out" funcs:fast_op
 check "uprobe count: lib_fast_op 321" test "$(event_count "$TMP/u.out" libfuncs.so:lib_fast_op)" = 321
 
 # 7. Kernel functions: fentry, else kprobes, else one clear line.
-if "$BPFPROF" count k:__x64_sys_getppid -- "$S" getppid 1000 >"$TMP/k.out" 2>"$TMP/k.err"; then
+if "$BPFPROF" count k:__x64_sys_getppid -o "$TMP/k.out" -- "$S" getppid 1000 2>"$TMP/k.err"; then
 	check "kernel function counted" test "$(event_count "$TMP/k.out" __x64_sys_getppid)" = 1000
 else
 	why=$(grep "^bpfprof: cannot trace kernel function" "$TMP/k.err")
@@ -113,5 +114,5 @@ expect_one_error "missing function in a library" "function 'nosuchfunc' not foun
 expect_one_error "missing kernel function" "kernel function 'vfs_reaad' not found; did you mean: vfs_read" -- count k:vfs_reaad
 expect_one_error "bad prefix" "unknown prefix 'x:' in 'x:a:b'" -- count x:a:b
 expect_one_error "incomplete tracepoint spec" "'t:sched' needs t:CATEGORY:NAME" -- count t:sched
-expect_one_error "no spec" "no event to count" -- count
+expect_one_error "an unknown event in a list is named" "unknown event 'context-switch'; did you mean: context-switches" -- count -e cs,context-switch
 expect_one_error "profile -e missing tracepoint" "no tracepoint named 'sched:nosuch'" -- profile -e sched:nosuch 1

@@ -15,7 +15,7 @@
 #include "core/stackrun.h"
 
 static const struct command *const cmds[] = {
-	&profile_cmd, &offcpu_cmd, &funclat_cmd, &count_cmd, &runqlat_cmd, &sched_cmd, &biolat_cmd,
+	&profile_cmd, &offcpu_cmd, &funclat_cmd, &stat_cmd, &runqlat_cmd, &sched_cmd, &biolat_cmd,
 };
 #define NR_CMDS (sizeof(cmds) / sizeof(cmds[0]))
 
@@ -88,6 +88,7 @@ static const char *sample_arg(const struct opt *o)
 		{ "US", "10" }, { "STATE", "SD" }, { "KEY", "avg" }, { "DISK", "vda" },
 		{ "STEP[,N]", "10,20" }, { "K", "3" }, { "S", "0.5" }, { "KEYS", "dso,sym" },
 		{ "URL", "http://127.0.0.1:4040" }, { "NAME", "app" }, { "KEY=VALUE", "env=test" },
+		{ "SEP", "," },
 	};
 
 	if (o->type == OPT_OUTPUT) {
@@ -321,9 +322,9 @@ static void test_positional_grammar(void)
 	CHECK_INT(parse(&runqlat_cmd, "0.5 4"), 0);
 	CHECK(run_opts.interval == 0.5 && run_opts.count == 4);
 	CHECK(runner_planned_seconds() == 2);
-	CHECK_INT(parse(&count_cmd, "sched:sched_switch sched:sched_wakeup 2"), 0);
+	CHECK_INT(parse(&stat_cmd, "sched:sched_switch sched:sched_wakeup 2"), 0);
 	CHECK(run_opts.duration == 2 && run_opts.nr_events == 2);
-	CHECK_INT(parse(&count_cmd, "sched:a,sched:b"), 0);
+	CHECK_INT(parse(&stat_cmd, "sched:a,sched:b"), 0);
 	CHECK_INT(run_opts.nr_events, 2);
 	/* options after arguments, as GNU getopt allows */
 	CHECK_INT(parse(&sched_cmd, "2 -s avg"), 0);
@@ -341,11 +342,11 @@ static void test_lists_and_names(void)
 
 	for (int i = 0; i < 600; i++)
 		off += snprintf(line + off, sizeof(line) - off, "%s%s", i ? "," : "", mypid);
-	CHECK_INT(parse(&count_cmd, strcat(line, " sched:sched_switch")), 0);
+	CHECK_INT(parse(&stat_cmd, strcat(line, " sched:sched_switch")), 0);
 	CHECK_INT(targets.nr_pids, 600);
 	printf("    (expected: two errors)\n");
 	CHECK_INT(parse(&profile_cmd, "--svg= 1"), -EINVAL);
-	CHECK_INT(parse(&count_cmd, "-p 1,,x sys:read"), -EINVAL);
+	CHECK_INT(parse(&stat_cmd, "-p 1,,x sys:read"), -EINVAL);
 }
 
 /* perf's spellings: -g, --call-graph fp|dwarf, and no abbreviation swallowing them. */

@@ -8,7 +8,7 @@
 extern const struct command profile_cmd;
 extern const struct command offcpu_cmd;
 extern const struct command funclat_cmd;
-extern const struct command count_cmd;
+extern const struct command stat_cmd;
 extern const struct command runqlat_cmd;
 extern const struct command sched_cmd;
 extern const struct command biolat_cmd;

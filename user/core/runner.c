@@ -131,31 +131,32 @@ void runner_reset_options(void)
 	no_debuginfod = false;
 }
 
-static const char *positional_usage(enum run_positional p)
+static const char *positional_usage(const struct command *cmd)
 {
-	switch (p) {
+	switch (cmd->positional) {
 	case POS_INTERVAL:
 		return "[INTERVAL [COUNT]]";
 	case POS_EVENTS:
-		return "EVENT... [DURATION]";
+		return cmd->no_events ? "EVENT... [DURATION]" : "[EVENT...] [DURATION]";
 	default:
 		return "[DURATION]";
 	}
 }
 
-static void usage_line(const struct command *cmd, char *buf, size_t size)
+/* name: as typed, the command's name or its alias */
+static void usage_line(const struct command *cmd, const char *name, char *buf, size_t size)
 {
-	snprintf(buf, size, "Usage: bpfprof %s [options] %s [-- COMMAND [ARGS...]]", cmd->name,
-		 positional_usage(cmd->positional));
+	snprintf(buf, size, "Usage: bpfprof %s [options] %s [-- COMMAND [ARGS...]]", name,
+		 positional_usage(cmd));
 }
 
-static void print_help(const struct command *cmd)
+static void print_help(const struct command *cmd, const char *name)
 {
 	struct opt_group groups[RUNNER_GROUPS_MAX];
 	int n = runner_option_groups(cmd, groups, RUNNER_GROUPS_MAX);
 	char line[256];
 
-	usage_line(cmd, line, sizeof(line));
+	usage_line(cmd, name, line, sizeof(line));
 	printf("%s\n%s\n", line, cmd->description);
 	opts_print_help(stdout, groups, n, cmd->caps);
 	if (cmd->notes)
@@ -243,7 +244,7 @@ static int check_run(const struct command *cmd)
 		p_err("-T needs -i INTERVAL (or -I, or INTERVAL): it stamps each interval's report");
 		return -EINVAL;
 	}
-	if (cmd->positional == POS_EVENTS && !run_opts.nr_events) {
+	if (cmd->positional == POS_EVENTS && !run_opts.nr_events && cmd->no_events) {
 		p_err("%s", cmd->no_events);
 		return -EINVAL;
 	}
@@ -259,10 +260,10 @@ int runner_parse(const struct command *cmd, int argc, char **argv)
 
 	runner_reset_options();
 	n = runner_option_groups(cmd, groups, RUNNER_GROUPS_MAX);
-	usage_line(cmd, line, sizeof(line));
+	usage_line(cmd, argv[0], line, sizeof(line));
 	err = opts_parse(argc, argv, groups, n, cmd->caps, line, &args);
 	if (err == 1) {
-		print_help(cmd);
+		print_help(cmd, argv[0]);
 		return 1;
 	}
 	err = err ?: take_positional(cmd, args.pos, args.nr_pos);
@@ -648,7 +649,7 @@ static void detach(struct runner *r)
 {
 	if (r->cmd->detach)
 		r->cmd->detach(r);
-	else
+	else if (r->skel)
 		r->cmd->skel->detach(r->skel);
 	probe_links_destroy(&r->links);
 	follow_stop(r->follow);
@@ -660,6 +661,8 @@ __u64 runner_missed_runs(const struct runner *r)
 	struct bpf_program *prog;
 	__u64 misses = 0;
 
+	if (!r->obj)
+		return 0;
 	bpf_object__for_each_program(prog, r->obj) {
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
@@ -730,11 +733,12 @@ static int start_command(struct runner *r)
 
 static int setup(struct runner *r)
 {
+	bool bpf = !r->cmd->uses_bpf || r->cmd->uses_bpf(r);
 	int err;
 
-	err = load(r);
-	err = err ?: targets_fill(&targets, &r->target);
-	if (!err && targets.follow)
+	err = bpf ? load(r) : 0;
+	err = err ?: (bpf ? targets_fill(&targets, &r->target) : 0);
+	if (!err && bpf && targets.follow)
 		err = follow_start(r->target.tgids, &r->follow);
 	err = err ?: (r->cmd->prepare ? r->cmd->prepare(r) : 0);
 	err = err ?: attach(r);
@@ -766,15 +770,21 @@ static void teardown(struct runner *r)
 	features_release();
 }
 
-int runner_main(const struct command *cmd, int argc, char **argv)
+/* One pass of the lifecycle; *runs is set after the first parse. */
+static int run_once(const struct command *cmd, int argc, char **argv, unsigned run,
+		    unsigned *runs)
 {
-	struct runner r = { .cmd = cmd, .child = { .pid = -1, .gate_fd = -1, .err_fd = -1 } };
+	struct runner r = { .cmd = cmd, .child = { .pid = -1, .gate_fd = -1, .err_fd = -1 },
+			    .run = run };
 	int err;
 
 	output_err = 0;
 	err = runner_parse(cmd, argc, argv);
 	if (err)
 		return err > 0 ? 0 : 2;
+	if (!run && cmd->runs)
+		*runs = cmd->runs();
+	r.runs = *runs;
 	/* before anything looks for events or files: without privileges that is what fails first */
 	if (check_bpf_privileges())
 		return 1;
@@ -801,4 +811,14 @@ int runner_main(const struct command *cmd, int argc, char **argv)
 cleanup:
 	teardown(&r);
 	return err ? 1 : 0;
+}
+
+int runner_main(const struct command *cmd, int argc, char **argv)
+{
+	unsigned runs = 1;
+	int rc = 0;
+
+	for (unsigned run = 0; run < runs && !rc && !exiting; run++)
+		rc = run_once(cmd, argc, argv, run, &runs);
+	return rc;
 }

@@ -80,6 +80,7 @@ struct runner;
 
 struct command {
 	const char *name;
+	const char *alias;       /* another name it answers to (stat's "count"); may be NULL */
 	const char *summary;     /* one line, for `bpfprof help` */
 	const char *description; /* printed under the usage line */
 	const char *notes;       /* printed after the options; may be NULL */
@@ -95,6 +96,10 @@ struct command {
 	/* After parsing, before anything is opened: checks across options, and what must be found
 	 * before tracing (event specs, disks).  -EINVAL is bad usage (exit 2). */
 	int (*check)(struct runner *r);
+	/* After check: false when this run needs no BPF at all (stat counting perf events only):
+	 * nothing is opened or loaded and a COMMAND is not followed in the kernel; the hooks
+	 * after it still run, with r->skel NULL. */
+	bool (*uses_bpf)(const struct runner *r);
 	/* Between open and load: read-only settings, map sizes, program choices. */
 	int (*configure)(struct runner *r);
 	/* The load failed, and not for lack of permission: true when the configuration was changed
@@ -121,6 +126,9 @@ struct command {
 	int (*write)(struct runner *r);
 	/* Frees what the command made, before the skeleton whose maps it may use is destroyed. */
 	void (*teardown)(struct runner *r);
+	/* After parsing: how many times the whole lifecycle runs (stat -r N: COMMAND N times);
+	 * default once.  A Ctrl-C ends the repetitions after the run it interrupts. */
+	unsigned (*runs)(void);
 };
 
 struct runner {
@@ -135,6 +143,7 @@ struct runner {
 	FILE *out;                 /* -o FILE, or stdout */
 	__u64 start_ns, end_ns;    /* CLOCK_MONOTONIC: attach, and the end of the traced run */
 	__u64 reports;             /* interval reports printed */
+	unsigned run, runs;        /* this run of cmd->runs(), from 0 */
 };
 
 /* Runs a command on argv (argv[0] is its name); returns the process exit status: 0, 1 for a

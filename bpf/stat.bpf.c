@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: GPL-2.0
+/* bpfprof stat's kernel side: event specs counted like perf stat -e (a per-CPU counter per
+ * event), and with -P / --by-comm a count per process, command name and event, for the specs
+ * and for perf's software events (perf_event programs on every overflow; the clocks from
+ * sched_switch and a timer).  One body for every event source; the raw sys_enter / sys_exit
+ * programs serve every syscalls:* tracepoint at once through a syscall-number map.  Plain
+ * totals of perf events need none of this: user space counts them with perf_event_open. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "stat.h"
+#include "core_fixes.bpf.h"
+#include "events.bpf.h"
+#include "target.bpf.h"
+
+const volatile bool targ_per_process = false; /* -P or --by-comm */
+/* the event indexes of task-clock and cpu-clock, -1 when not counted per process */
+const volatile int targ_clock_idx[STAT_MAX_CLOCKS] = { -1, -1 };
+/* -- COMMAND: it is counted from its exec, as perf's enable_on_exec counts it */
+const volatile bool targ_from_exec = false;
+__u32 command_tgid;       /* set once it is forked */
+bool command_exec_seen;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1); /* one per event, set by the loader */
+	__type(key, __u32);
+	__type(value, __u64);
+} counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct stat_proc_key);
+	__type(value, __u64);
+} proc_counts SEC(".maps");
+
+/* clocks per process: when this CPU's time was last given to a task */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} clock_since SEC(".maps");
+
+__u64 lost_procs; /* -P: events whose process did not fit in proc_counts */
+
+/* Adds n to the current task's row of event idx. */
+static __always_inline void add_proc(int idx, __u32 tgid, __u64 n)
+{
+	struct stat_proc_key pk = { .tgid = tgid, .idx = idx };
+	__u64 zero = 0, *pv;
+
+	if (!tgid) /* every CPU's idle task is pid 0: one row each, as swapper/N */
+		pk.cpu = bpf_get_smp_processor_id();
+	bpf_get_current_comm(pk.comm, sizeof(pk.comm));
+	pv = bpf_map_lookup_elem(&proc_counts, &pk);
+	if (!pv) {
+		bpf_map_update_elem(&proc_counts, &pk, &zero, BPF_NOEXIST);
+		pv = bpf_map_lookup_elem(&proc_counts, &pk);
+		if (!pv) {
+			__sync_fetch_and_add(&lost_procs, n);
+			return;
+		}
+	}
+	__sync_fetch_and_add(pv, n);
+}
+
+static __always_inline int hit(int idx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), *c;
+	__u32 key = idx, tgid = id >> 32;
+
+	if (idx < 0 || !target_current_wanted(tgid, (__u32)id))
+		return 0;
+	c = bpf_map_lookup_elem(&counts, &key);
+	if (c)
+		*c += 1;
+	if (targ_per_process)
+		add_proc(idx, tgid, 1);
+	return 0;
+}
+
+#define TASK_DEAD 0x0080 /* include/linux/sched.h */
+
+/* A task's perf counters end in do_exit()'s perf_event_exit_task(), before its last switch: what
+ * a dead task does after (the switch itself) is not in perf's totals, and not in its rows. */
+static __always_inline bool current_dead(void)
+{
+	return task_state((struct task_struct *)bpf_get_current_task()) & TASK_DEAD;
+}
+
+/* The time since this CPU's last accounting goes to the task on it now (the one switching out,
+ * or the one a timer tick interrupts), for each clock counted per process. */
+static __always_inline int account_clock(void)
+{
+	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid(), *since;
+	__u32 zero = 0, tgid = id >> 32;
+
+	since = bpf_map_lookup_elem(&clock_since, &zero);
+	if (!since)
+		return 0;
+	if (*since && now > *since && target_current_wanted(tgid, (__u32)id) && !current_dead()) {
+		for (int i = 0; i < STAT_MAX_CLOCKS; i++)
+			if (targ_clock_idx[i] >= 0)
+				add_proc(targ_clock_idx[i], tgid, now - *since);
+	}
+	*since = now;
+	return 0;
+}
+
+/* a software event's every overflow (period 1), for -P / --by-comm */
+SEC("perf_event")
+int perf_hit(void *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	int idx = bpf_get_attach_cookie(ctx);
+
+	if (idx >= 0 && target_current_wanted(id >> 32, (__u32)id) && !current_dead())
+		add_proc(idx, id >> 32, 1);
+	return 0;
+}
+
+SEC("perf_event")
+int clock_tick(void *ctx)
+{
+	return account_clock();
+}
+
+SEC("raw_tp/sched_switch")
+int clock_switch(void *ctx)
+{
+	return account_clock();
+}
+
+/* An exiting task's time up to here is its own (its counters are read a little later) */
+SEC("raw_tp/sched_process_exit")
+int clock_exit(void *ctx)
+{
+	return account_clock();
+}
+
+/* A followed COMMAND's time before its exec (the fork's wait at the gate, the exec itself) is
+ * nobody's: perf stat's counters start at the end of the exec too.  Its children's execs are
+ * theirs, as under perf's inherited counters. */
+SEC("raw_tp/sched_process_exec")
+int clock_exec(void *ctx)
+{
+	__u64 *since;
+	__u32 zero = 0;
+
+	if (!targ_from_exec || command_exec_seen ||
+	    bpf_get_current_pid_tgid() >> 32 != command_tgid)
+		return account_clock();
+	command_exec_seen = true;
+	since = bpf_map_lookup_elem(&clock_since, &zero);
+	if (since)
+		*since = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("tracepoint")
+int tp_hit(void *ctx)
+{
+	return hit(bpf_get_attach_cookie(ctx));
+}
+
+SEC("raw_tp")
+int raw_tp_hit(void *ctx)
+{
+	return hit(bpf_get_attach_cookie(ctx));
+}
+
+SEC("uprobe")
+int BPF_KPROBE(uprobe_hit)
+{
+	return hit(bpf_get_attach_cookie(ctx));
+}
+
+SEC("kprobe")
+int BPF_KPROBE(kprobe_hit)
+{
+	return hit(bpf_get_attach_cookie(ctx));
+}
+
+SEC("fentry")
+int BPF_PROG(fentry_hit)
+{
+	return hit(func_event(ctx));
+}
+
+SEC("raw_tp")
+int BPF_PROG(sys_enter_hit, struct pt_regs *regs, long nr)
+{
+	if (compat_syscall(regs))
+		return 0;
+	return hit(sys_event(&sys_enter_idx, nr));
+}
+
+SEC("raw_tp")
+int BPF_PROG(sys_exit_hit, struct pt_regs *regs, long ret)
+{
+	if (compat_syscall(regs))
+		return 0;
+	return hit(sys_event(&sys_exit_idx, exit_syscall_nr(regs)));
+}
+
+char LICENSE[] SEC("license") = "GPL";
