@@ -152,9 +152,10 @@ test: deps
 
 # Installs only what is missing; prints nothing to do when everything is there.
 # BUILD_PKGS build and run bpfprof; TEST_PKGS are only what the tests and
-# benchmarks compare with or drive (perf, bpftrace, fio, a local debuginfod).
+# benchmarks compare with or drive (perf, bpftrace, fio, a local debuginfod; sys/sdt.h for the
+# USDT workload).
 BUILD_PKGS := clang llvm libbpf-dev bpftool libelf-dev libdw-dev libdebuginfod-dev zlib1g-dev make gcc g++
-TEST_PKGS := linux-perf bpftrace fio util-linux procps libxml2-utils time debuginfod
+TEST_PKGS := linux-perf bpftrace fio util-linux procps libxml2-utils time debuginfod systemtap-sdt-dev
 DEB_PKGS := $(BUILD_PKGS) $(TEST_PKGS)
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \

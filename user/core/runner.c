@@ -735,6 +735,8 @@ int runner_main(const struct command *cmd, int argc, char **argv)
 	struct runner r = { .cmd = cmd, .child = { .pid = -1, .gate_fd = -1, .err_fd = -1 } };
 	int err;
 
+	if (cmd->main)
+		return cmd->main(argc, argv);
 	output_err = 0;
 	err = runner_parse(cmd, argc, argv);
 	if (err)

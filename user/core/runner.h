@@ -119,6 +119,10 @@ struct command {
 	int (*write)(struct runner *r);
 	/* Frees what the command made, before the skeleton whose maps it may use is destroyed. */
 	void (*teardown)(struct runner *r);
+
+	/* A command that loads no BPF object (list) runs this instead of the lifecycle, on argv
+	 * (argv[0] is its name), and returns the exit status; nothing above is used. */
+	int (*main)(int argc, char **argv);
 };
 
 struct runner {
