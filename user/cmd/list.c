@@ -246,6 +246,7 @@ struct events_ctx {
 	struct listing *l;
 	int tp_sec, sys_sec; /* -1: not listed */
 	int nr_unnumbered;   /* syscalls sys:NAME cannot take: not in this build's table */
+	int nr_btf_left_out; /* BTF's syscall functions without a number in that table */
 };
 
 static int add_syscall(struct events_ctx *c, const char *name)
@@ -310,7 +311,12 @@ static int btf_events(struct events_ctx *c, const struct btf *btf)
 				.section = c->tp_sec, .spec = spec, .name = (char *)name + 10 });
 		} else if (c->sys_sec >= 0 && btf_is_func(t) &&
 			   !strncmp(name, sys_prefix, sizeof(sys_prefix) - 1)) {
-			err = add_syscall(c, name + sizeof(sys_prefix) - 1);
+			/* the kernel builds other ABIs' entry points too (chown16, *_time32): without
+			 * a number here they are no syscall of this architecture's */
+			if (probe_syscall_nr(name + sizeof(sys_prefix) - 1) < 0)
+				c->nr_btf_left_out++;
+			else
+				err = add_syscall(c, name + sizeof(sys_prefix) - 1);
 		}
 	}
 	return err;
@@ -342,9 +348,13 @@ static int add_events(struct listing *l, unsigned int kinds)
 		return -ENOMEM;
 	}
 	err = f ? for_each_line(f, tracefs_event, &c) : btf_events(&c, btf);
-	if (!err && c.nr_unnumbered && c.sys_sec >= 0) {
+	if (c.nr_unnumbered)
 		snprintf(note, sizeof(note), "%d syscall%s newer than this build's table: listed as "
 			 "their tracepoint", c.nr_unnumbered, c.nr_unnumbered == 1 ? " is" : "s are");
+	else if (c.nr_btf_left_out)
+		snprintf(note, sizeof(note), "%d syscall functions without a number in this build's "
+			 "table left out (other ABIs', or newer than its headers)", c.nr_btf_left_out);
+	if (!err && (c.nr_unnumbered || c.nr_btf_left_out) && c.sys_sec >= 0) {
 		free(l->sec[c.sys_sec].note);
 		l->sec[c.sys_sec].note = strdup(note);
 	}
@@ -742,6 +752,10 @@ static int list_main(int argc, char **argv)
 	syms_set_debuginfod(false);
 	matched = calloc(env.nr_globs + 1, sizeof(*matched));
 	err = matched ? gather(&l) : -ENOMEM;
+	/* an empty section says "none" when its source was read (-x BIN has no USDT probes), but
+	 * a process's libraries without any would be noise */
+	for (size_t s = 0; s < l.nr_sec; s++)
+		l.sec[s].show_empty = !env.pid;
 	if (err == -ENOMEM) {
 		p_err("out of memory");
 		status = 1;
@@ -749,6 +763,9 @@ static int list_main(int argc, char **argv)
 	}
 	status = err ? 1 : 0;
 	listing_finish(&l, env.globs, env.nr_globs, matched);
+	/* what failed has been said: no empty list after it */
+	if (status && !l.n)
+		goto cleanup;
 	err = env.json ? listing_write_json(stdout, &l) : listing_write_text(stdout, &l);
 	if (err || fflush(stdout) || ferror(stdout)) {
 		p_err("cannot write the list: %s", strerror(errno ?: EIO));

@@ -261,7 +261,7 @@ int listing_write_text(FILE *f, const struct listing *l)
 		const struct listing_section *sec = &l->sec[s];
 		int spec_width, alias_width;
 
-		if (!sec->count && l->filtered)
+		if (!sec->count && (l->filtered || !sec->show_empty))
 			continue;
 		fprintf(f, "%s", first ? "" : "\n");
 		first = false;

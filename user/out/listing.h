@@ -23,6 +23,7 @@ struct listing_section {
 	char *usage;  /* how to use a name: "t:CATEGORY:NAME or CATEGORY:NAME" */
 	char *note;   /* one line about the whole section ("fentry: no (...)"), or NULL */
 	size_t count; /* its entries, after listing_finish() */
+	bool show_empty; /* the text shows it with no entries (unless globs filtered them) */
 };
 
 struct listing {
@@ -50,7 +51,7 @@ bool listing_entry_matches(const struct listing_entry *e, const char *glob);
  * how many entries glob i matched. */
 void listing_finish(struct listing *l, char **globs, int nr_globs, size_t *matched);
 
-/* Text: a "# TITLE" header line per section (with entries, when filtered) (its source, its usage and its note),
+/* Text: a "# TITLE" header line per section with entries (or show_empty, unless filtered) (its source, its usage and its note),
  * one entry a line, and a last "# N listed: ..." line.  Control characters in names (from a
  * binary's symbol table) are written as \xNN.  0 or -errno of the stream. */
 int listing_write_text(FILE *f, const struct listing *l);
