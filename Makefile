@@ -124,7 +124,8 @@ asan: asan-build $(WORKLOAD_BINS)
 FUZZ_SRCS     := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS     := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 FUZZ_LIB_SRCS := user/sym/perfmap.c user/sym/ksyms.c user/sym/elf_syms.c user/sym/debuginfo.c \
-		 user/sym/untrusted.c user/unwind/cfi.c user/core/common.c user/core/hashtab.c
+		 user/sym/untrusted.c user/unwind/cfi.c user/core/common.c user/core/hashtab.c \
+		 user/probe/usdt.c
 FUZZ_LIB_OBJS := $(patsubst user/%.c,$(OUT)/fuzz/obj/%.o,$(FUZZ_LIB_SRCS))
 # Per harness, for make fuzz; make test runs each for a few seconds.
 FUZZ_SECONDS  ?= 60

@@ -459,17 +459,30 @@ static int filter_function(char *line, void *ctx)
 	return add_kfunc(ctx, line, sp && *sp == '[' ? sp : NULL);
 }
 
-static int btf_funcs(struct kfunc_ctx *c, const struct btf *btf)
+/* BTF's functions that kallsyms has under the same name: k:NAME resolves through kallsyms, and
+ * one the compiler renamed (NAME.isra.0) or inlined everywhere has no address to attach to. */
+static int btf_funcs(struct kfunc_ctx *c, const struct btf *btf, int *left_out)
 {
+	struct ksyms *ks = ksyms__load();
 	__u32 n = btf__type_cnt(btf);
 	int err = 0;
 
+	if (!ks)
+		p_err("cannot read /proc/kallsyms (%s): kernel functions are listed unchecked",
+		      strerror(errno));
 	for (__u32 id = 1; id < n && !err; id++) {
 		const struct btf_type *t = btf__type_by_id(btf, id);
+		const char *name;
 
-		if (btf_is_func(t))
-			err = add_kfunc(c, btf__name_by_offset(btf, t->name_off), NULL);
+		if (!btf_is_func(t))
+			continue;
+		name = btf__name_by_offset(btf, t->name_off);
+		if (ks && !ksyms__addr(ks, name))
+			++*left_out;
+		else
+			err = add_kfunc(c, name, NULL);
 	}
+	ksyms__free(ks);
 	return err;
 }
 
@@ -491,22 +504,27 @@ static int add_kfuncs(struct listing *l)
 	struct kfunc_ctx c = { .l = l };
 	char source[2 * PATH_MAX], note[512];
 	const struct btf *btf = NULL;
+	int err, left_out = 0;
 	FILE *f = NULL;
-	int err;
 
 	err = tracefs_or_btf("available_filter_functions", "kernel functions", &f, &btf, source,
 			     sizeof(source));
 	if (err)
 		return err;
-	kfunc_features(note, sizeof(note), &c.unsupported);
 	c.sec = listing_add_section(l, "kfunc", "Kernel functions", source,
-				    "k:NAME or NAME (a module's after it)", note);
+				    "k:NAME or NAME (a module's after it)", NULL);
 	if (c.sec < 0) {
 		if (f)
 			fclose(f);
 		return c.sec;
 	}
-	return f ? for_each_line(f, filter_function, &c) : btf_funcs(&c, btf);
+	kfunc_features(note, sizeof(note), &c.unsupported);
+	err = f ? for_each_line(f, filter_function, &c) : btf_funcs(&c, btf, &left_out);
+	if (left_out)
+		snprintf(note + strlen(note), sizeof(note) - strlen(note), "; %d BTF functions "
+			 "without that name in /proc/kallsyms (renamed or inlined) left out", left_out);
+	l->sec[c.sec].note = strdup(note);
+	return err;
 }
 
 /* ---- a binary's functions and USDT probes ---- */
