@@ -172,3 +172,15 @@ for i in $(seq 100); do grep -q libstdc /proc/$wl/maps 2>/dev/null && break; sle
 check "list -p usdt: libstdc++'s probes (libstdcxx:throw)" grep -Eq '^usdt:/.*/libstdc\+\+\.so\.6[^:]*:libstdcxx:throw$' "$TMP/pcpp"
 kill $wl 2>/dev/null; wait $wl 2>/dev/null
 
+
+# 10. Without privileges: what this user may read, and headers that say what could not be.
+if command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+	setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
+		"$BPFPROF" list sched_switch read cs vfs_read >"$TMP/nobody" 2>"$TMP/nobody.err"; rc=$?
+	check "list as nobody exits 0, nothing on stderr" test "$rc" -eq 0 -a ! -s "$TMP/nobody.err"
+	check "list as nobody: tracepoints, syscalls, sw events, kernel functions" test \
+		"$(names "$TMP/nobody" | sed 's/^t:\*:/sched:/' | tr '\n' ' ')" = "sched:sched_switch sys:read context-switches k:vfs_read "
+	check "list as nobody: fentry not blamed on the kernel" grep -q 'whether fentry works here is not known: loading BPF needs root' "$TMP/nobody"
+else
+	skip "list without privileges" "needs setpriv and a 'nobody' user"
+fi

@@ -460,7 +460,8 @@ static int filter_function(char *line, void *ctx)
 }
 
 /* BTF's functions that kallsyms has under the same name: k:NAME resolves through kallsyms, and
- * one the compiler renamed (NAME.isra.0) or inlined everywhere has no address to attach to. */
+ * one the compiler renamed (NAME.isra.0) or inlined everywhere has no address to attach to.
+ * *left_out: how many were not, or -errno when kallsyms could not be read (all listed). */
 static int btf_funcs(struct kfunc_ctx *c, const struct btf *btf, int *left_out)
 {
 	struct ksyms *ks = ksyms__load();
@@ -468,8 +469,7 @@ static int btf_funcs(struct kfunc_ctx *c, const struct btf *btf, int *left_out)
 	int err = 0;
 
 	if (!ks)
-		p_err("cannot read /proc/kallsyms (%s): kernel functions are listed unchecked",
-		      strerror(errno));
+		*left_out = -errno;
 	for (__u32 id = 1; id < n && !err; id++) {
 		const struct btf_type *t = btf__type_by_id(btf, id);
 		const char *name;
@@ -486,12 +486,22 @@ static int btf_funcs(struct kfunc_ctx *c, const struct btf *btf, int *left_out)
 	return err;
 }
 
-/* "fentry: no (why); kprobes: yes" for the section's header. */
+/* "none can be traced on this machine; fentry: no, why; kprobes: yes" for the section's
+ * header.  *none: neither works. */
 static void kfunc_features(char *buf, size_t size, bool *none)
 {
-	const char *fentry_why, *kprobe_why;
-	bool fentry = feat_fentry(&fentry_why), kprobes = feat_kprobes(&kprobe_why);
+	const char *missing = bpf_privileges_missing(), *fentry_why, *kprobe_why;
+	bool fentry, kprobes;
 
+	/* without the privileges the probe would blame the kernel for what is ours */
+	if (missing) {
+		snprintf(buf, size, "whether fentry works here is not known: loading BPF needs root "
+			 "or CAP_BPF+CAP_PERFMON (this process has %s)", missing);
+		*none = false;
+		return;
+	}
+	fentry = feat_fentry(&fentry_why);
+	kprobes = feat_kprobes(&kprobe_why);
 	snprintf(buf, size, "%s; fentry: %s%s; kprobes: %s%s",
 		 fentry || kprobes ? "traceable here" : "none can be traced on this machine",
 		 fentry ? "yes" : "no, ", fentry ? "" : fentry_why,
@@ -520,9 +530,12 @@ static int add_kfuncs(struct listing *l)
 	}
 	kfunc_features(note, sizeof(note), &c.unsupported);
 	err = f ? for_each_line(f, filter_function, &c) : btf_funcs(&c, btf, &left_out);
-	if (left_out)
+	if (left_out > 0)
 		snprintf(note + strlen(note), sizeof(note) - strlen(note), "; %d BTF functions "
 			 "without that name in /proc/kallsyms (renamed or inlined) left out", left_out);
+	else if (left_out < 0)
+		snprintf(note + strlen(note), sizeof(note) - strlen(note), "; not checked against "
+			 "/proc/kallsyms (%s): some may be renamed or inlined", strerror(-left_out));
 	l->sec[c.sec].note = strdup(note);
 	return err;
 }
@@ -719,8 +732,11 @@ static int add_process(struct listing *l, unsigned int kinds, __u32 pid)
 		goto cleanup;
 	}
 	/* one file that cannot be read is named, and the others are still listed */
-	for (size_t i = 0; i < pf.n; i++)
+	for (size_t i = 0; i < pf.n; i++) {
+		if (pf.v[i].fd < 0)
+			p_err("cannot read '%s', which pid %u maps", pf.v[i].path, tgid);
 		failed += pf.v[i].fd < 0 || add_binary(l, kinds, pf.v[i].fd, pf.v[i].path) < 0;
+	}
 	err = failed ? -EIO : 0;
 cleanup:
 	free(pf.v);
