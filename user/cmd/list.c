@@ -44,7 +44,7 @@ static const struct {
 	{ "sw", K_SW }, { "software", K_SW },
 	{ "hw", K_HW }, { "hardware", K_HW },
 	{ "cache", K_CACHE }, { "hwcache", K_CACHE },
-	{ "kfunc", K_KFUNC }, { "kfuncs", K_KFUNC }, { "kernel", K_KFUNC },
+	{ "kfunc", K_KFUNC }, { "kfuncs", K_KFUNC },
 	{ "func", K_UFUNC }, { "funcs", K_UFUNC }, { "function", K_UFUNC }, { "functions", K_UFUNC },
 	{ "usdt", K_USDT },
 };
@@ -98,7 +98,8 @@ static void print_help(void)
 	       "binaries'): tracepoint (tp), syscall (sys), sw, hw, cache, kfunc, func, usdt.\n"
 	       "GLOB (fnmatch: * ? [...]) keeps the names it matches: the spec as printed\n"
 	       "(sched:sched_switch, sys:read, k:vfs_read), the bare name (sched_switch, read,\n"
-	       "vfs_read), or an alias (cs; a C++ function's demangled name).  Quote it.\n"
+	       "vfs_read), or an alias (cs; a C++ function's demangled name), within the\n"
+	       "sections picked.  Quote it.\n"
 	       "\n"
 	       "Tracepoints and syscalls come from tracefs when it is mounted (list mounts\n"
 	       "nothing), else from the kernel's BTF; kernel functions from tracefs's\n"
