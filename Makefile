@@ -137,7 +137,7 @@ FUZZ_BINS     := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 FUZZ_LIB_SRCS := user/sym/perfmap.c user/sym/ksyms.c user/sym/elf_syms.c user/sym/debuginfo.c \
 		 user/sym/untrusted.c user/unwind/cfi.c user/core/common.c user/core/hashtab.c \
 		 user/in/profile_in.c user/in/pprof_read.c user/sym/stackagg.c user/out/stack.c \
-		 user/out/pprof.c
+		 user/out/pprof.c user/probe/usdt.c
 FUZZ_LIB_OBJS := $(patsubst user/%.c,$(OUT)/fuzz/obj/%.o,$(FUZZ_LIB_SRCS)) \
 		 $(OUT)/fuzz/obj/profile.pb-c.o
 # Per harness, for make fuzz; make test runs each for a few seconds.
@@ -170,10 +170,12 @@ test: deps
 
 # Installs only what is missing; prints nothing to do when everything is there.
 # BUILD_PKGS build and run bpfprof; TEST_PKGS are only what the tests and
-# benchmarks compare with or drive (perf, bpftrace, fio, a local debuginfod).
+# benchmarks compare with or drive (perf, bpftrace, fio, a local debuginfod; sys/sdt.h for the
+# USDT workload).
 BUILD_PKGS := clang llvm libbpf-dev bpftool libelf-dev libdw-dev libdebuginfod-dev zlib1g-dev make gcc g++ \
 	      libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev
-TEST_PKGS := linux-perf bpftrace fio util-linux procps libxml2-utils time debuginfod golang-go chromium
+TEST_PKGS := linux-perf bpftrace fio util-linux procps libxml2-utils time debuginfod golang-go chromium \
+	     systemtap-sdt-dev
 DEB_PKGS := $(BUILD_PKGS) $(TEST_PKGS)
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \

@@ -113,4 +113,15 @@ asan_run "biolat heat map" 0 'usecs|count|Tracing' -- biolat --heatmap "$TMP/io.
 # lets them attach (fentry or kprobes); then a uprobe.
 asan_run "funclat k:FUNC" "0 1" 'vfs_read' -- funclat k:vfs_read 'k:vfs_write*' 1
 asan_run "funclat uprobe" 0 'slow_op' -- funclat "$WL/funcs:slow_op" -- "$WL/funcs" calls 5 5
+# list: every source (tracefs or BTF, kallsyms, perf_event_open), --json, a C++ binary's
+# demangled names, a process's libraries and their SDT notes.
+asan_run "list" 0 '^# [0-9]+ listed: Tracepoints' -- list
+asan_run "list --json" 0 '"spec": "sys:read"' -- list --json sys read
+BPFPROF_TRACEFS=/nonexistent asan_run "list from BTF" 0 '^t:\*:sched_switch' -- list tp sched_switch
+asan_run "list -x C++" 0 'sorter\(double\)' -- list -x "$WL/cppsort"
+"$WL/usdt" 1 30 >/dev/null &
+sdt=$!
+sleep 0.5
+asan_run "list -p" 0 'bpfprof_wl:tick' -- list -p $sdt
+kill $sdt
 exit 0

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/corpus"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-mkdir -p perfmap kallsyms elf_syms cfi
+mkdir -p perfmap kallsyms elf_syms cfi usdt
 # perf maps as V8, the JVM's perf-map-agent and LuaJIT write them: overlapping (reused) code,
 # with and without 0x, CRLF endings, spaces in names.
 printf '%s\n' '7f3a4c000000 1a0 LazyCompile:~main /srv/app.js:1' \
@@ -96,3 +96,14 @@ gzip -dc pprof/cpu.pb.gz > pprof/cpu.pb
 mkdir -p "$tmp/go" && cp "$ROOT/tests/workloads/gocpu.go" "$tmp/go/main.go"
 (cd "$tmp/go" && HOME=$tmp GOCACHE=$tmp/gocache GO111MODULE=off go build -o gocpu main.go)
 "$tmp/go/gocpu" pprof/go-cpu.pprof 0.5
+# SDT notes: a program with probes (one with a semaphore, one with arguments), whole and as its
+# raw .note.stapsdt section.
+cat > "$tmp/sdt.c" <<'C'
+#define _SDT_HAS_SEMAPHORES 1
+#include <sys/sdt.h>
+unsigned short app_tick_semaphore __attribute__((section(".probes")));
+unsigned short app_start_semaphore __attribute__((section(".probes")));
+int main(int argc, char **argv) { DTRACE_PROBE(app, start); DTRACE_PROBE2(app, tick, argc, argv); return 0; }
+C
+gcc -O1 -s -o usdt/sdt "$tmp/sdt.c"
+objcopy --dump-section .note.stapsdt=usdt/note.stapsdt usdt/sdt "$tmp/sdt.out"

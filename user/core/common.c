@@ -221,23 +221,32 @@ int libbpf_print_fn(enum libbpf_print_level level, const char *fmt, va_list args
 	return vfprintf(stderr, fmt, args);
 }
 
-int check_bpf_privileges(void)
+const char *bpf_privileges_missing(void)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3] = {};
 	bool admin, bpf, perfmon;
 
 	if (syscall(SYS_capget, &hdr, caps))
-		return 0; /* cannot tell: the kernel will say */
+		return NULL; /* cannot tell: the kernel will say */
 #define HAS_CAP(c) (caps[(c) / 32].effective & (1U << ((c) % 32)))
 	admin = HAS_CAP(CAP_SYS_ADMIN);
 	bpf = admin || HAS_CAP(CAP_BPF);
 	perfmon = admin || HAS_CAP(CAP_PERFMON);
 #undef HAS_CAP
 	if (bpf && perfmon)
+		return NULL;
+	return !bpf && !perfmon ? "neither" : bpf ? "no CAP_PERFMON" : "no CAP_BPF";
+}
+
+int check_bpf_privileges(void)
+{
+	const char *missing = bpf_privileges_missing();
+
+	if (!missing)
 		return 0;
 	p_err("loading BPF programs needs root or CAP_BPF+CAP_PERFMON: this process has %s",
-	      !bpf && !perfmon ? "neither" : bpf ? "no CAP_PERFMON" : "no CAP_BPF");
+	      missing);
 	return -EPERM;
 }
 

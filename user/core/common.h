@@ -47,6 +47,9 @@ int libbpf_print_fn(enum libbpf_print_level level, const char *fmt, va_list args
  * blames what failed there (a tracepoint not found, a feature missing).  0, or -EPERM after one
  * line naming the missing privilege. */
 int check_bpf_privileges(void);
+/* The same question without a message: NULL when loading is allowed, else what this process
+ * lacks ("neither", "no CAP_BPF", "no CAP_PERFMON"). */
+const char *bpf_privileges_missing(void);
 /* One line explaining a failed BPF load/attach (missing privileges, no BTF...). */
 void explain_bpf_error(const char *what, int err);
 

@@ -778,6 +778,8 @@ static int run_once(const struct command *cmd, int argc, char **argv, unsigned r
 			    .run = run };
 	int err;
 
+	if (cmd->main)
+		return cmd->main(argc, argv);
 	output_err = 0;
 	err = runner_parse(cmd, argc, argv);
 	if (err)

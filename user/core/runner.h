@@ -129,6 +129,10 @@ struct command {
 	/* After parsing: how many times the whole lifecycle runs (stat -r N: COMMAND N times);
 	 * default once.  A Ctrl-C ends the repetitions after the run it interrupts. */
 	unsigned (*runs)(void);
+
+	/* A command that loads no BPF object (list) runs this instead of the lifecycle, on argv
+	 * (argv[0] is its name), and returns the exit status; nothing above is used. */
+	int (*main)(int argc, char **argv);
 };
 
 struct runner {
