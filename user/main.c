@@ -9,6 +9,7 @@
 
 static const struct command *const cmds[] = {
 	&profile_cmd, &offcpu_cmd, &funclat_cmd, &count_cmd, &runqlat_cmd, &sched_cmd, &biolat_cmd,
+	&top_cmd,
 };
 
 static int cmd_help(void)

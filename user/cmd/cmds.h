@@ -11,4 +11,5 @@ extern const struct command count_cmd;
 extern const struct command runqlat_cmd;
 extern const struct command sched_cmd;
 extern const struct command biolat_cmd;
+extern const struct command top_cmd;
 #endif

@@ -31,6 +31,9 @@ enum cmd_caps {
 	CAP_HEATMAP = 1 << 4,     /* --heatmap, --heatmap-data, --heatmap-interval */
 	CAP_EVENTS = 1 << 5,      /* -e EVENT[,EVENT...] */
 	CAP_SYMBOLS = 1 << 6,     /* reads symbols of user binaries: --no-debuginfod */
+	/* with CAP_STACKS: the stack outputs (-f, --annotate, --svg, --title, --call-graph-limit);
+	 * top, which shows its table only, lacks it */
+	CAP_STACK_OUTPUTS = 1 << 12,
 };
 
 struct opt {

@@ -83,19 +83,20 @@ const struct opt stack_opts_table[] = {
 	{ 0, "unwind-mem", "MB", "memory for unwind tables (default 16)", OPT_U64,
 	  &stack_opts.unwind_mem_mb, 1, 4096, .hint = "1 to 4096 MB", .needs = CAP_STACKS },
 	{ 'f', "folded", NULL, "folded stacks for flamegraph.pl instead of the report", OPT_FLAG,
-	  &stack_opts.folded, .needs = CAP_STACKS },
+	  &stack_opts.folded, .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
 	{ 0, "annotate", NULL, "with -f: suffix kernel frames with _[k]", OPT_FLAG,
-	  &stack_opts.annotate, .needs = CAP_STACKS },
+	  &stack_opts.annotate, .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
 	{ 0, "svg", "FILE", "also write a flame graph SVG", OPT_OUTPUT, &stack_opts.svg,
-	  .needs = CAP_STACKS },
-	{ 0, "title", "TEXT", "flame graph title", OPT_STR, &stack_opts.title, .needs = CAP_STACKS },
+	  .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
+	{ 0, "title", "TEXT", "flame graph title", OPT_STR, &stack_opts.title,
+	  .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
 	{ 0, "no-children", NULL, "report Self only, like perf report --no-children", OPT_FLAG,
 	  &stack_opts.no_children, .needs = CAP_STACKS },
 	{ 0, "percent-limit", "P", "hide report entries below P percent", OPT_PERCENT,
 	  &stack_opts.percent_limit, .needs = CAP_STACKS },
 	{ 0, "call-graph-limit", "P", "hide call-graph branches below P percent (default 0.5,\n"
 	  "as perf's -g graph,0.5)", OPT_PERCENT, &stack_opts.call_graph_limit,
-	  .needs = CAP_STACKS },
+	  .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
 	{},
 };
 
@@ -232,7 +233,7 @@ int stack_run_drain_init(struct stack_run *s, struct bpf_map *counts, struct bpf
 	struct stack_drain *d = calloc(1, sizeof(*d));
 
 	if (d)
-		d->agg = stack_agg__new(false);
+		d->agg = stack_agg__new(s->by_tid);
 	if (!d || !d->agg) {
 		free(d);
 		p_err("cannot set up draining: %s", strerror(ENOMEM));
@@ -357,7 +358,7 @@ struct stack_agg *stack_run_take_period(struct stack_run *s)
 		errno = EINVAL;
 		return NULL;
 	}
-	fresh = stack_agg__new(false);
+	fresh = stack_agg__new(s->by_tid);
 	if (!fresh) {
 		p_err("cannot start a new period: %s", strerror(ENOMEM));
 		errno = ENOMEM;

@@ -53,6 +53,9 @@ struct stack_run {
 	struct stack_resolver *resolver;
 	struct unwinder *unwinder;      /* --unwind eh/auto; NULL with frame pointers */
 	struct stack_drain *drain;      /* NULL where the maps are read once, at the end */
+	bool by_tid;                    /* drained aggregations keep threads apart (and so know
+					 * each sample's process: top zooms into one); set before
+					 * stack_run_drain_init() */
 	struct stack_sample *samples;   /* the drained aggregation's, or stacks_collect_keys()'s */
 	size_t nr_samples;
 };
