@@ -154,7 +154,7 @@ test: deps
 # BUILD_PKGS build and run bpfprof; TEST_PKGS are only what the tests and
 # benchmarks compare with or drive (perf, bpftrace, fio, a local debuginfod).
 BUILD_PKGS := clang llvm libbpf-dev bpftool libelf-dev libdw-dev libdebuginfod-dev zlib1g-dev make gcc g++
-TEST_PKGS := linux-perf bpftrace fio util-linux procps libxml2-utils time debuginfod
+TEST_PKGS := linux-perf bpftrace fio util-linux procps libxml2-utils time debuginfod tmux
 DEB_PKGS := $(BUILD_PKGS) $(TEST_PKGS)
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \

@@ -337,6 +337,10 @@ static int top_check(struct runner *r)
 		env.delay = DELAY_DEFAULT_S;
 	if (!env.sort.nr)
 		top_sort_parse("dso,sym", &env.sort);
+	/* frame pointers, as perf top -g: building unwind tables for every new program costs a live
+	 * view more CPU than it should spend (--unwind auto for code without frame pointers) */
+	if (!stack_opts.unwind_given)
+		stack_opts.unwind = UNWIND_FP;
 	err = profile_check(r);
 	if (err)
 		return err;

@@ -45,6 +45,7 @@ static int opt_call_graph(const char *arg)
 {
 	size_t len = strcspn(arg, ",");
 
+	stack_opts.unwind_given = true;
 	if (len == 2 && !strncmp(arg, "fp", 2) && !arg[2])
 		return unwind_opt_method("fp", &stack_opts.unwind);
 	if (len == 5 && !strncmp(arg, "dwarf", 5))
@@ -59,6 +60,7 @@ static int opt_call_graph(const char *arg)
 
 static int opt_unwind(const char *arg)
 {
+	stack_opts.unwind_given = true;
 	return unwind_opt_method(arg, &stack_opts.unwind);
 }
 

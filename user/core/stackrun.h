@@ -19,6 +19,7 @@ struct stack_opts {
 	bool user_only, kernel_only;     /* -U, -K */
 	__u64 max_stack, max_stacks;     /* --max-stack, --max-stacks */
 	enum unwind_method unwind;       /* --unwind, --call-graph */
+	bool unwind_given;               /* --unwind or --call-graph was given (top's default differs) */
 	__u64 unwind_mem_mb;             /* --unwind-mem */
 	bool folded, annotate, no_children; /* -f, --annotate, --no-children */
 	double percent_limit, call_graph_limit;
