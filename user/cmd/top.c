@@ -448,7 +448,8 @@ const struct command top_cmd = {
 		"z zero the counts; Up/Down (j/k) move; P zoom into the process of the row (again:\n"
 		"all); / zoom into a PID or command typed; h or ? help.  The header says samples per\n"
 		"second, the share taken in the kernel, samples lost (this refresh/all) and, with\n"
-		"-v, bpfprof's own CPU time per refresh and per second.\n",
+		"-v, bpfprof's own CPU time per refresh and per second.  User stacks are walked by\n"
+		"frame pointers unless --unwind says otherwise (as perf top -g does).\n",
 	.caps = CAP_SYMBOLS | CAP_CPUS | CAP_THREAD_KIND | CAP_STACKS | CAP_EVENTS,
 	.positional = POS_DURATION,
 	.opts = top_opts,
