@@ -77,7 +77,7 @@ static void test_self_and_children(void)
 	struct top_row *rows;
 	const struct top_row *r;
 	size_t n;
-	__u64 total;
+	double total;
 
 	fill(s);
 	CHECK_INT(top_table__refresh(t, TOP_DECAY, s, 4, &st), 0);
@@ -118,7 +118,7 @@ static void test_recursion_counts_once(void)
 	struct top_period_stats st;
 	struct top_row *rows;
 	size_t n;
-	__u64 total;
+	double total;
 
 	CHECK_INT(top_table__refresh(t, TOP_ACCUMULATE, &s, 1, &st), 0);
 	CHECK_INT(top_table__rows(t, NULL, true, 0, &rows, &n, &total), 0);
@@ -136,7 +136,7 @@ static void test_modes(void)
 	struct top_period_stats st;
 	struct top_row *rows;
 	size_t n;
-	__u64 total;
+	double total;
 
 	fill(s);
 	CHECK_INT(top_table__refresh(t, TOP_ACCUMULATE, s, 4, &st), 0);
@@ -147,7 +147,7 @@ static void test_modes(void)
 	/* decaying: the old 200 weigh 7/8 (175), then this period's 100 */
 	CHECK_INT(top_table__refresh(t, TOP_DECAY, s, 4, &st), 0);
 	CHECK_INT(top_table__rows(t, NULL, false, 0, &rows, &n, &total), 0);
-	CHECK_INT(find(rows, n, "hot")->self, 140 * 7 / 8 + 70);
+	CHECK(find(rows, n, "hot")->self == 140 * 7.0 / 8 + 70);
 	free(rows);
 	/* decay drops what reaches zero */
 	for (int i = 0; i < 60; i++)
@@ -174,7 +174,7 @@ static void test_grouping_and_zoom(void)
 	struct top_row *rows;
 	struct top_zoom z = { .pid = 20 };
 	size_t n;
-	__u64 total;
+	double total;
 
 	fill(s);
 	CHECK_INT(top_table__refresh(t, TOP_DECAY, s, 4, &st), 0);
@@ -224,7 +224,7 @@ static void test_unresolved(void)
 	struct top_period_stats st;
 	struct top_row *rows;
 	size_t n;
-	__u64 total;
+	double total;
 
 	CHECK_INT(top_table__refresh(t, TOP_DECAY, s, 2, &st), 0);
 	CHECK_INT(top_table__rows(t, NULL, true, 0, &rows, &n, &total), 0);
@@ -241,7 +241,7 @@ static char *render(struct top_table *t, const struct top_sort *sort, int width,
 	struct stack_buf b = {};
 	struct top_row *rows;
 	size_t n;
-	__u64 total;
+	double total;
 	struct top_layout l = { .sort = sort, .children = true, .width = width,
 				.max_rows = max_rows, .selected = selected, .narrow = width > 0 };
 

@@ -41,7 +41,7 @@ static struct top_env {
 	struct top_keyreader keys;
 	struct top_row *rows;
 	size_t nr_rows;
-	__u64 total;           /* the rows' 100% */
+	double total;          /* the rows' 100% */
 	struct top_status status;
 	char target[96];
 	__u64 last_ns, next_ns; /* the last refresh, the next one due */

@@ -59,7 +59,7 @@ struct top_func {
 /* Counts of one function (or file) in one process under one command. */
 struct top_entry {
 	__u32 pid, comm, func; /* comm and func: ids in names */
-	__u64 self, children;
+	double self, children; /* decayed by 7/8: fractions kept, so Children <= the total */
 	__u64 last_sample;     /* the sample that counted it last: Children once a sample */
 };
 
@@ -252,7 +252,8 @@ static int compact(struct top_table *t)
 	for (size_t i = 0; i < t->nr; i++) {
 		struct top_entry *e = &t->entries[i];
 
-		if (!e->self && !e->children)
+		/* what is left of a sample is nothing */
+		if (e->self < 0.5 && e->children < 0.5)
 			continue;
 		t->entries[k] = *e;
 		if (hashtab_put(&t->index, (__u64)e->pid << 32 | e->comm, e->func,
@@ -267,8 +268,8 @@ static int compact(struct top_table *t)
 static void decay(struct top_table *t)
 {
 	for (size_t i = 0; i < t->nr; i++) {
-		t->entries[i].self = t->entries[i].self * 7 / 8;
-		t->entries[i].children = t->entries[i].children * 7 / 8;
+		t->entries[i].self *= 7.0 / 8;
+		t->entries[i].children *= 7.0 / 8;
 	}
 }
 
@@ -312,7 +313,7 @@ struct grouping {
 	const struct top_table *t;
 	bool children;
 	struct top_row *rows;
-	__u64 *main_count; /* per row: the count of its main process */
+	double *main_count; /* per row: the count of its main process */
 	size_t nr;
 	struct hashtab index; /* (pid << 32 | comm + 1, func) -> row index + 1 */
 };
@@ -334,7 +335,7 @@ static int group_entry(struct grouping *g, const struct top_entry *e)
 	bool by_comm = by_pid || top_sort_has(&t->sort, TOP_KEY_COMM);
 	__u64 k1 = (__u64)(by_pid ? e->pid : 0) << 32 | (by_comm ? e->comm + 1 : 0);
 	void *slot = hashtab_get(&g->index, k1, e->func);
-	__u64 count = g->children ? e->children : e->self;
+	double count = g->children ? e->children : e->self;
 	struct top_row *r;
 
 	if (slot) {
@@ -372,7 +373,7 @@ static int cmp_row(const void *a, const void *b, void *ctx)
 {
 	const struct top_row *x = a, *y = b;
 	bool children = *(const bool *)ctx;
-	__u64 vx = children ? x->children : x->self, vy = children ? y->children : y->self;
+	double vx = children ? x->children : x->self, vy = children ? y->children : y->self;
 	int c;
 
 	if (vx != vy)
@@ -386,7 +387,7 @@ static int cmp_row(const void *a, const void *b, void *ctx)
 }
 
 int top_table__rows(struct top_table *t, const struct top_zoom *zoom, bool children,
-		    double percent_limit, struct top_row **rows, size_t *nr, __u64 *total)
+		    double percent_limit, struct top_row **rows, size_t *nr, double *total)
 {
 	struct grouping g = { .t = t, .children = children };
 	size_t k = 0;
@@ -415,7 +416,7 @@ int top_table__rows(struct top_table *t, const struct top_zoom *zoom, bool child
 		return err;
 	}
 	for (size_t i = 0; i < g.nr; i++) {
-		__u64 v = children ? g.rows[i].children : g.rows[i].self;
+		double v = children ? g.rows[i].children : g.rows[i].self;
 
 		if (!v || (percent_limit > 0 && *total && 100.0 * v / *total < percent_limit))
 			continue;
@@ -506,12 +507,12 @@ static int key_cell(struct stack_buf *b, enum top_key k, const struct widths *w,
 	}
 }
 
-static double pct(__u64 v, __u64 total)
+static double pct(double v, double total)
 {
 	return total ? 100.0 * v / total : 0.0;
 }
 
-int top_render_rows(struct stack_buf *b, const struct top_row *rows, size_t nr, __u64 total,
+int top_render_rows(struct stack_buf *b, const struct top_row *rows, size_t nr, double total,
 		    const struct top_layout *l)
 {
 	size_t first = l->first > 0 && (size_t)l->first < nr ? l->first : 0;

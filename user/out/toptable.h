@@ -64,7 +64,7 @@ struct top_row {
 	const char *dso;        /* the frame's file, short; NULL unless dso or sym is a key */
 	const char *sym;        /* NULL unless sym is a key */
 	bool kernel;
-	__u64 self, children;
+	double self, children;  /* samples, decayed */
 	__u32 main_pid;         /* the process with most of the row's count: what 'P' zooms into */
 	const char *main_comm;
 };
@@ -74,7 +74,7 @@ struct top_row {
  * the zoomed samples (the 100%).  *rows is malloc'd (NULL with *nr 0 when empty); its strings are
  * the table's, valid until the next refresh.  0 or -ENOMEM. */
 int top_table__rows(struct top_table *t, const struct top_zoom *zoom, bool children,
-		    double percent_limit, struct top_row **rows, size_t *nr, __u64 *total);
+		    double percent_limit, struct top_row **rows, size_t *nr, double *total);
 
 /* ---- layout ---- */
 
@@ -89,7 +89,7 @@ struct top_layout {
 };
 
 /* The column header and the rows, one "\n"-ended line each, cut to l->width. 0 or -ENOMEM. */
-int top_render_rows(struct stack_buf *b, const struct top_row *rows, size_t nr, __u64 total,
+int top_render_rows(struct stack_buf *b, const struct top_row *rows, size_t nr, double total,
 		    const struct top_layout *l);
 
 /* The header line perf top prints above its table. */
