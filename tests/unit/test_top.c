@@ -7,12 +7,12 @@
 #include "cmd/topui.h"
 #include "out/toptable.h"
 
-static const struct frame F_MAIN = { .name = "main", .module = "/usr/bin/app" };
-static const struct frame F_WORK = { .name = "work", .module = "/usr/bin/app" };
-static const struct frame F_HOT = { .name = "hot", .module = "/usr/bin/app" };
-static const struct frame F_MEMCPY = { .name = "memcpy", .module = "/usr/lib/libc.so.6" };
-static const struct frame F_SYSCALL = { .name = "do_syscall_64", .module = "[kernel.kallsyms]",
-					.kernel = true };
+/* macros: static arrays are initialised from them (clang takes no const object there) */
+#define F_MAIN { .name = "main", .module = "/usr/bin/app" }
+#define F_WORK { .name = "work", .module = "/usr/bin/app" }
+#define F_HOT { .name = "hot", .module = "/usr/bin/app" }
+#define F_MEMCPY { .name = "memcpy", .module = "/usr/lib/libc.so.6" }
+#define F_SYSCALL { .name = "do_syscall_64", .module = "[kernel.kallsyms]", .kernel = true }
 
 static struct stack_sample sample(const char *comm, __u32 pid, const struct frame *f, __u32 n,
 				  __u64 value)
