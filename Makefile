@@ -175,7 +175,7 @@ test: deps
 BUILD_PKGS := clang llvm libbpf-dev bpftool libelf-dev libdw-dev libdebuginfod-dev zlib1g-dev make gcc g++ \
 	      libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev
 TEST_PKGS := linux-perf bpftrace fio util-linux procps libxml2-utils time debuginfod golang-go chromium \
-	     systemtap-sdt-dev
+	     systemtap-sdt-dev tmux
 DEB_PKGS := $(BUILD_PKGS) $(TEST_PKGS)
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \

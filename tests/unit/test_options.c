@@ -16,6 +16,7 @@
 
 static const struct command *const cmds[] = {
 	&profile_cmd, &offcpu_cmd, &funclat_cmd, &stat_cmd, &runqlat_cmd, &sched_cmd, &biolat_cmd,
+	&top_cmd,
 };
 #define NR_CMDS (sizeof(cmds) / sizeof(cmds[0]))
 
@@ -86,7 +87,7 @@ static const char *sample_arg(const struct opt *o)
 		{ "PID[,PID...]", "%P" }, { "TID[,TID...]", "%P" }, { "CPU-LIST", "0" },
 		{ "EVENT[,EVENT...]", "sched:sched_switch" }, { "TEXT", "title" }, { "P", "1" },
 		{ "US", "10" }, { "STATE", "SD" }, { "KEY", "avg" }, { "DISK", "vda" },
-		{ "STEP[,N]", "10,20" }, { "K", "3" }, { "S", "0.5" }, { "KEYS", "dso,sym" },
+		{ "STEP[,N]", "10,20" }, { "K", "3" }, { "S", "0.5" }, { "KEYS", "comm,dso,sym" },
 		{ "URL", "http://127.0.0.1:4040" }, { "NAME", "app" }, { "KEY=VALUE", "env=test" },
 		{ "SEP", "," },
 	};
@@ -218,10 +219,11 @@ static bool same_spelling(const struct opt *a, const struct opt *b)
 /* Short letters that BCC's tools gave other meanings before bpfprof had one grammar, each kept
  * in its command and documented: offcpu -m/-M (block time, offcputime), biolat -F (flags,
  * biolatency), runqlat -L and -P (per thread / process, runqlat), funclat -L (log-linear), and
- * -m milliseconds.  A new clash must be added here on purpose. */
+ * -m milliseconds; and perf top's: top -d (the refresh delay; --duration stays) and -s (its
+ * sort keys, as sched -s has its own).  A new clash must be added here on purpose. */
 static bool known_legacy(const struct opt *a, const struct opt *b)
 {
-	return strchr("mFLP", a->short_name) && a->short_name == b->short_name &&
+	return strchr("mFLPds", a->short_name) && a->short_name == b->short_name &&
 	       !(a->long_name && b->long_name && !strcmp(a->long_name, b->long_name) &&
 		 a->type != b->type);
 }
@@ -270,7 +272,9 @@ static void test_shared_meanings(void)
 	for (size_t k = 0; k < NR_CMDS; k++) {
 		const struct command *cmd = cmds[k];
 
-		snprintf(line, sizeof(line), "-p %%P -p 1 -d 2.5 -o %s/x %s", tmpdir, required(cmd));
+		/* top's -d is perf top's refresh delay: its duration is --duration */
+		snprintf(line, sizeof(line), "-p %%P -p 1 %s 2.5 -o %s/x %s",
+			 cmd == &top_cmd ? "--duration" : "-d", tmpdir, required(cmd));
 		CHECK_INT(parse(cmd, line), 0);
 		CHECK_INT(targets.nr_pids, 2);
 		CHECK(run_opts.duration == 2.5);

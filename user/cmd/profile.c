@@ -13,6 +13,7 @@
 #include "core/common.h"
 #include "core/runner.h"
 #include "core/stackrun.h"
+#include "cmd/profile.h"
 #include "profile.h"
 #include "profile.skel.h"
 
@@ -44,9 +45,9 @@ struct sampling {
 	int nr;
 };
 
+struct profile_sampling profile_sampling;
+
 static struct profile_env {
-	__u64 freq;
-	bool include_idle;
 	const struct event_desc *sampled[MAX_PERF_EVENTS]; /* perf events to sample */
 	int nr_sampled;
 	char **specs;          /* event specs: every hit a sample */
@@ -62,10 +63,7 @@ static struct profile_env {
 } env;
 
 static const struct opt profile_opts[] = {
-	{ 'F', "freq", "HZ", "sampling frequency (default 99)", OPT_U64, &env.freq, 1, 1000000,
-	  .what = "frequency", .hint = "expected a whole number of Hz, at least 1" },
-	{ 0, "include-idle", NULL, "include the idle task (pid 0) in timer sampling (event\n"
-	  "specs count every hit, in any task)", OPT_FLAG, &env.include_idle },
+	PROFILE_SAMPLING_OPTS,
 	{ 0, "event-root", NULL, "with several events, each event as the root frame of the\n"
 	  "folded stacks and the flame graph (the report has a section\n"
 	  "per event)", OPT_FLAG, &env.event_root },
@@ -135,7 +133,7 @@ static int open_sample_event(const struct event_desc *ev, int cpu)
 		.type = ev->type,
 		.config = ev->config,
 		.freq = 1,
-		.sample_freq = env.freq,
+		.sample_freq = profile_sampling.freq,
 	};
 	int fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 
@@ -211,15 +209,16 @@ static int name_events(void)
 	return 0;
 }
 
-static int profile_check(struct runner *r)
+int profile_check(struct runner *r)
 {
 	int rate = max_sample_rate(), err;
 
-	if (!env.freq)
-		env.freq = 99;
-	if (env.freq > (__u64)INT_MAX || (rate > 0 && env.freq > (__u64)rate)) {
+	if (!profile_sampling.freq)
+		profile_sampling.freq = 99;
+	if (profile_sampling.freq > (__u64)INT_MAX ||
+	    (rate > 0 && profile_sampling.freq > (__u64)rate)) {
 		p_err("frequency %llu Hz is above kernel.perf_event_max_sample_rate (%d)",
-		      (unsigned long long)env.freq, rate);
+		      (unsigned long long)profile_sampling.freq, rate);
 		return -EINVAL;
 	}
 	err = sort_events();
@@ -261,12 +260,12 @@ static int configure_events(struct profile_bpf *skel)
 	return env.nr_specs ? probe_prepare(&p, &env.evs) : 0;
 }
 
-static int profile_configure(struct runner *r)
+int profile_configure(struct runner *r)
 {
 	struct profile_bpf *skel = r->skel;
 
 	/* filters and stack choices are read-only globals, fixed before load */
-	skel->rodata->targ_include_idle = env.include_idle;
+	skel->rodata->targ_include_idle = profile_sampling.include_idle;
 	skel->rodata->targ_sampling_cookies = env.nr_sampled > 1;
 	skel->rodata->targ_spec_base = env.nr_sampled;
 	skel->rodata->targ_user_stacks = !stack_opts.kernel_only;
@@ -296,12 +295,12 @@ static int attach_sampling(struct profile_bpf *skel, struct sampling *s)
 		}
 	}
 	if (s->nr)
-		p_info("sampling %s at %llu Hz on %d CPUs", env.label, (unsigned long long)env.freq,
-		       s->nr / env.nr_sampled);
+		p_info("sampling %s at %llu Hz on %d CPUs", env.label,
+		       (unsigned long long)profile_sampling.freq, s->nr / env.nr_sampled);
 	return 0;
 }
 
-static int profile_attach(struct runner *r)
+int profile_attach(struct runner *r)
 {
 	struct profile_bpf *skel = r->skel;
 	struct probe_progs p = event_progs(skel);
@@ -315,7 +314,7 @@ static int profile_attach(struct runner *r)
 	return err ?: attach_sampling(skel, &env.sampling);
 }
 
-static int profile_started(struct runner *r)
+int profile_started(struct runner *r)
 {
 	struct profile_bpf *skel = r->skel;
 	struct unwind_bpf ub = UNWIND_BPF_MAPS(skel);
@@ -324,13 +323,13 @@ static int profile_started(struct runner *r)
 								 skel->maps.proc_events);
 }
 
-static int profile_tick(struct runner *r)
+int profile_tick(struct runner *r)
 {
 	return stack_run_tick(&env.sr);
 }
 
 /* Sampling stops first, so that the report describes exactly the run. */
-static void profile_detach(struct runner *r)
+void profile_detach(struct runner *r)
 {
 	close_sampling(&env.sampling);
 	profile_bpf__detach(r->skel);
@@ -343,7 +342,7 @@ static void trim_event_frames(struct stack_sample *samples, size_t n)
 		stack_sample_trim_bpf(&samples[i]);
 }
 
-static int profile_collect(struct runner *r)
+int profile_collect(struct runner *r)
 {
 	struct profile_bpf *skel = r->skel;
 	int err;
@@ -366,7 +365,7 @@ static void pprof_values(struct pprof_meta *m)
 	int n = env.nr_names;
 
 	if (n == 1 && env.nr_sampled == 1 && env.sampled[0]->type == PERF_TYPE_SOFTWARE) {
-		pprof_meta_counted(m, "cpu", "nanoseconds", 1000000000ULL / env.freq);
+		pprof_meta_counted(m, "cpu", "nanoseconds", 1000000000ULL / profile_sampling.freq);
 		return;
 	}
 	memset(m, 0, sizeof(*m));
@@ -401,7 +400,7 @@ static int profile_write(struct runner *r)
 		},
 		.header = {
 			.event = env.label,
-			.frequency = env.nr_specs ? 0 : env.freq,
+			.frequency = env.nr_specs ? 0 : profile_sampling.freq,
 			.duration_s = elapsed,
 			.lost = nr_lost,
 			.lost_detail = nr_lost ? detail : NULL,
@@ -422,7 +421,7 @@ static int profile_write(struct runner *r)
 
 	if (env.event_root && env.nr_names > 1)
 		o.folded_opts.event_root = o.flamegraph.event_root = env.names;
-	if (env.nr_sampled && !env.include_idle)
+	if (env.nr_sampled && !profile_sampling.include_idle)
 		o.header.excluded = "the idle task from timer sampling (--include-idle keeps it)";
 	snprintf(detail, sizeof(detail), "stack capture failed %llu, stack table full %llu, hash "
 		 "collisions %llu, count table full %llu",
@@ -437,7 +436,7 @@ static int profile_write(struct runner *r)
 			 nr_lost ? ", samples lost" : "");
 	else
 		snprintf(title, sizeof(title), "%s at %llu Hz, %.1f s%s", env.label,
-			 (unsigned long long)env.freq, elapsed, nr_lost ? ", samples lost" : "");
+			 (unsigned long long)profile_sampling.freq, elapsed, nr_lost ? ", samples lost" : "");
 	pprof_values(&o.pprof);
 	stack_pprof_meta(&o, r, title);
 	return stack_outputs_write(r->out, &o, &env.sr);
@@ -459,7 +458,7 @@ static int profile_period(struct runner *r)
 	return stack_run_period(&env.sr, r, profile_period_write);
 }
 
-static void profile_teardown(struct runner *r)
+void profile_teardown(struct runner *r)
 {
 	stack_run_free(&env.sr);
 	close_sampling(&env.sampling);
@@ -467,6 +466,23 @@ static void profile_teardown(struct runner *r)
 	free(env.specs);
 	free(env.names);
 	memset(&env, 0, sizeof(env));
+	memset(&profile_sampling, 0, sizeof(profile_sampling));
+}
+
+void profile_state(struct runner *r, struct profile_state *out)
+{
+	const volatile __u64 *lost = r->skel ? ((struct profile_bpf *)r->skel)->bss->lost : NULL;
+
+	*out = (struct profile_state){
+		.sr = &env.sr,
+		.event = env.label,
+		.freq = env.nr_specs ? 0 : profile_sampling.freq,
+		.lost = lost ? lost[LOST_STACK_ERR] + lost[LOST_STACKS_FULL] +
+			       lost[LOST_STACK_COLLIDED] + lost[LOST_COUNTS_FULL] : 0,
+		.trim_bpf_frames = env.nr_specs > 0,
+	};
+	if (r->skel)
+		out->lost += runner_missed_runs(r);
 }
 
 const struct command profile_cmd = {
@@ -475,11 +491,9 @@ const struct command profile_cmd = {
 	.description =
 		"Sample on-CPU stacks at a fixed frequency, counted in the kernel; or, with -e SPEC,\n"
 		"take a sample at every hit of a tracepoint or function.",
-	.notes =
-		"EVENT: cpu-clock (default), task-clock, or a hardware event (cycles, instructions,\n"
-		"cache-misses, branch-misses) sampled at -F HZ; or an event spec, every hit a sample:\n"
-		"t:CAT:NAME, CAT:NAME, sys:NAME, u:PATH:FUNC, LIB:FUNC, k:FUNC (globs welcome).\n",
-	.caps = CAP_SYMBOLS | CAP_CPUS | CAP_THREAD_KIND | CAP_STACKS | CAP_EVENTS | CAP_PERIODS,
+	.notes = PROFILE_EVENT_NOTES,
+	.caps = CAP_SYMBOLS | CAP_CPUS | CAP_THREAD_KIND | CAP_STACKS | CAP_STACK_OUTPUTS |
+		CAP_EVENTS | CAP_PERIODS,
 	.positional = POS_DURATION,
 	.opts = profile_opts,
 	.skel = &profile_skel,

@@ -262,12 +262,26 @@ static void print_wrapped(FILE *out, const char *help)
 	fprintf(out, "%s\n", help);
 }
 
-static void print_opt(FILE *out, const struct opt *o)
+/* An earlier option with o's letter takes it (the parser matches the first): a command's own
+ * -d (top's delay) leaves the shared --duration long-only. */
+static bool letter_taken(const struct opt_group *groups, int g, const struct opt *o,
+			 unsigned int caps)
+{
+	for (int i = 0; i <= g && o->short_name; i++)
+		for (const struct opt *p = groups[i].opts; p && !opt_end(p) && p != o; p++)
+			if (p->short_name == o->short_name && opt_allowed(p, caps))
+				return true;
+	return false;
+}
+
+static void print_opt(FILE *out, const struct opt *o, bool letter)
 {
 	char left[96];
 	int n;
 
-	if (o->short_name && o->long_name)
+	if (!letter && o->long_name)
+		n = snprintf(left, sizeof(left), "      --%s", o->long_name);
+	else if (o->short_name && o->long_name)
 		n = snprintf(left, sizeof(left), "  -%c, --%s", o->short_name, o->long_name);
 	else if (o->short_name)
 		n = snprintf(left, sizeof(left), "  -%c", o->short_name);
@@ -293,7 +307,7 @@ void opts_print_help(FILE *out, const struct opt_group *groups, int nr_groups, u
 			if (!titled)
 				fprintf(out, "\n%s:\n", groups[g].title);
 			titled = true;
-			print_opt(out, o);
+			print_opt(out, o, !letter_taken(groups, g, o, caps));
 		}
 	}
 }

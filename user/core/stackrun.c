@@ -54,6 +54,7 @@ static int opt_call_graph(const char *arg)
 {
 	size_t len = strcspn(arg, ",");
 
+	stack_opts.unwind_given = true;
 	if (len == 2 && !strncmp(arg, "fp", 2) && !arg[2])
 		return unwind_opt_method("fp", &stack_opts.unwind);
 	if (len == 5 && !strncmp(arg, "dwarf", 5))
@@ -68,6 +69,7 @@ static int opt_call_graph(const char *arg)
 
 static int opt_unwind(const char *arg)
 {
+	stack_opts.unwind_given = true;
 	return unwind_opt_method(arg, &stack_opts.unwind);
 }
 
@@ -120,12 +122,13 @@ const struct opt stack_opts_table[] = {
 /* What is written of the stacks: shared with `bpfprof report`, which reads them back. */
 const struct opt stack_output_opts_table[] = {
 	{ 'f', "folded", NULL, "folded stacks for flamegraph.pl instead of the report", OPT_FLAG,
-	  &stack_opts.folded, .needs = CAP_STACKS },
+	  &stack_opts.folded, .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
 	{ 0, "annotate", NULL, "with -f: suffix kernel frames with _[k]", OPT_FLAG,
-	  &stack_opts.annotate, .needs = CAP_STACKS },
+	  &stack_opts.annotate, .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
 	{ 0, "svg", "FILE", "also write a flame graph SVG", OPT_OUTPUT, &stack_opts.svg,
-	  .needs = CAP_STACKS },
-	{ 0, "title", "TEXT", "flame graph title", OPT_STR, &stack_opts.title, .needs = CAP_STACKS },
+	  .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
+	{ 0, "title", "TEXT", "flame graph title", OPT_STR, &stack_opts.title,
+	  .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
 	{ 0, "no-children", NULL, "report Self only, like perf report --no-children", OPT_FLAG,
 	  &stack_opts.no_children, .needs = CAP_STACKS },
 	{ 0, "sort", "KEYS", "what tells report rows apart, as perf report --sort: comm,\n"
@@ -135,10 +138,10 @@ const struct opt stack_output_opts_table[] = {
 	  &stack_opts.percent_limit, .needs = CAP_STACKS },
 	{ 0, "call-graph-limit", "P", "hide call-graph branches below P percent (default 0.5,\n"
 	  "as perf's -g graph,0.5)", OPT_PERCENT, &stack_opts.call_graph_limit,
-	  .needs = CAP_STACKS },
+	  .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
 	{ 0, "pprof", "FILE", "also write a pprof profile (gzip'd profile.proto) for go tool\n"
 	  "pprof, Pyroscope, Parca, speedscope", OPT_OUTPUT, &stack_opts.pprof,
-	  .needs = CAP_STACKS },
+	  .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
 	{},
 };
 
@@ -282,7 +285,7 @@ int stack_run_drain_init(struct stack_run *s, struct bpf_map *counts, struct bpf
 	struct stack_drain *d = calloc(1, sizeof(*d));
 
 	if (d)
-		d->agg = stack_agg__new(keep_threads());
+		d->agg = stack_agg__new(keep_threads() || s->by_tid);
 	if (!d || !d->agg) {
 		free(d);
 		p_err("cannot set up draining: %s", strerror(ENOMEM));
@@ -484,7 +487,7 @@ struct stack_agg *stack_run_take_period(struct stack_run *s)
 		errno = EINVAL;
 		return NULL;
 	}
-	fresh = stack_agg__new(keep_threads());
+	fresh = stack_agg__new(keep_threads() || s->by_tid);
 	if (!fresh) {
 		p_err("cannot start a new period: %s", strerror(ENOMEM));
 		errno = ENOMEM;

@@ -20,6 +20,7 @@ struct stack_opts {
 	bool user_only, kernel_only;     /* -U, -K */
 	__u64 max_stack, max_stacks;     /* --max-stack, --max-stacks */
 	enum unwind_method unwind;       /* --unwind, --call-graph */
+	bool unwind_given;               /* --unwind or --call-graph was given (top's default differs) */
 	__u64 unwind_mem_mb;             /* --unwind-mem */
 	bool folded, annotate, no_children; /* -f, --annotate, --no-children */
 	double percent_limit, call_graph_limit;
@@ -58,6 +59,9 @@ struct stack_run {
 	struct stack_resolver *resolver;
 	struct unwinder *unwinder;      /* --unwind eh/auto; NULL with frame pointers */
 	struct stack_drain *drain;      /* NULL where the maps are read once, at the end */
+	bool by_tid;                    /* drained aggregations keep threads apart (and so know
+					 * each sample's process: top zooms into one); set before
+					 * stack_run_drain_init() */
 	struct stack_sample *samples;   /* the drained aggregation's */
 	size_t nr_samples;
 	__u64 period_start_ns, period_end_ns; /* --every: the period written (monotonic) */

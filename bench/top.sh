@@ -1,0 +1,77 @@
+#!/bin/bash
+# bpfprof top's own CPU at 99 Hz on all CPUs, per refresh (-d 2) and per second, beside perf
+# top's: plain (no call graphs) and with -g (call graphs, which bpfprof top always takes for its
+# Children column).  Two loads: CPU-bound (one hotcold per CPU) and a compiler loop (a new cc1
+# every few hundred ms: mappings, symbols and unwind tables to read for every process).  CPU time
+# is read from /proc/PID/stat (every thread) over SECS seconds after a WARM-up that includes
+# loading kernel symbols; bpfprof's -v line per refresh (getrusage) is shown beside it.
+# bpfprof top runs with its default unwinding (frame pointers, as perf top -g) and once more with
+# --unwind auto.  Target: bpfprof top <= 1/5 of perf top's CPU.  SECS=20 WARM=6 REPS=3 (lib.sh) by default:
+# about 8 minutes.
+source "$(dirname "$0")/lib.sh"
+SECS=${SECS:-20}
+WARM=${WARM:-6}
+DELAY=2
+TCK=$(getconf CLK_TCK)
+NCPU=$(nproc)
+
+cpu_ms() { awk -v t="$TCK" '{ printf "%.1f\n", ($14 + $15) * 1000 / t }' "/proc/$1/stat"; }
+
+# Keys are read from stdin by perf top --stdio: a FIFO held open gives it one that never ends.
+mkfifo "$BTMP/keys"
+exec 3<>"$BTMP/keys"
+
+# steady NAME CMD...: the CPU ms per second CMD used between WARM and WARM + SECS.
+steady() {
+	local name=$1 pid c0 c1 t0 t1
+	shift
+	"$@" <"$BTMP/keys" >"$BTMP/$name.out" 2>"$BTMP/$name.err" &
+	pid=$!
+	sleep "$WARM"
+	c0=$(cpu_ms "$pid"); t0=$(date +%s.%N)
+	sleep "$SECS"
+	c1=$(cpu_ms "$pid"); t1=$(date +%s.%N)
+	kill -INT "$pid"; wait "$pid" 2>/dev/null
+	awk -v a="$c0" -v b="$c1" -v s="$t0" -v e="$t1" 'BEGIN { printf "%.2f\n", (b - a) / (e - s) }'
+}
+
+# The load: hotcold on every CPU, or a loop compiling bpfprof's sources.
+start_load() {
+	local i
+	if [ "$1" = cpu ]; then
+		for ((i = 0; i < NCPU; i++)); do "$WL/hotcold" 100000 2>/dev/null & done
+	else
+		( cd "$ROOT" && while :; do
+			for f in user/*/*.c; do
+				cc -O2 -D_GNU_SOURCE -Iinclude -Iuser -Ibuild -c "$f" -o "$BTMP/churn.o" 2>/dev/null
+			done
+		done ) &
+	fi
+}
+stop_load() { kill $(jobs -p) 2>/dev/null; pkill -P $$ hotcold 2>/dev/null; wait 2>/dev/null; }
+
+echo "bpfprof top vs perf top: $NCPU CPUs, 99 Hz, -d $DELAY, ${SECS}s measured after ${WARM}s, $REPS round(s)"
+for load in cpu churn; do
+	: >"$BTMP/bp" >"$BTMP/bpa" >"$BTMP/pt" >"$BTMP/ptg" >"$BTMP/refresh"
+	for ((rep = 0; rep < REPS; rep++)); do
+		start_load "$load"
+		sleep 1
+		steady bpfprof "$BPFPROF" top --stdio -a -F 99 -d "$DELAY" -v >>"$BTMP/bp"
+		# bpfprof's own view: CPU per refresh, refreshes after the warm-up
+		awk -v skip=$((WARM / DELAY + 1)) '/own CPU:/ && ++n > skip { print $3 }' \
+			"$BTMP/bpfprof.out" >>"$BTMP/refresh"
+		# with unwind tables built for code without frame pointers (top's default is fp)
+		steady bpfprofauto "$BPFPROF" top --stdio -a -F 99 -d "$DELAY" --unwind auto >>"$BTMP/bpa"
+		if have perf; then
+			steady perf perf top --stdio -a -F 99 -d "$DELAY" >>"$BTMP/pt"
+			steady perfg perf top --stdio -a -F 99 -d "$DELAY" -g >>"$BTMP/ptg"
+		fi
+		stop_load
+	done
+	bp=$(median <"$BTMP/bp"); bpa=$(median <"$BTMP/bpa"); pt=$(median <"$BTMP/pt"); ptg=$(median <"$BTMP/ptg")
+	per_refresh=$(median <"$BTMP/refresh")
+	printf "load %-5s  bpfprof top %7.2f ms/s (%s ms a refresh, its -v)   perf top %7s ms/s   perf top -g %7s ms/s\n" \
+		"$load" "$bp" "$per_refresh" "$pt" "$ptg"
+	printf "load %-5s  ratio bpfprof/perf top %s (target <= 0.2)   bpfprof/perf top -g %s   bpfprof --unwind auto %s ms/s\n" \
+		"$load" "$(ratio "$bp" "$pt")" "$(ratio "$bp" "$ptg")" "$bpa"
+done

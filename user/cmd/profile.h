@@ -1,0 +1,50 @@
+/* profile's run, which top runs too: top is profile refreshing (user/cmd/top.c), on the same BPF
+ * object, targets and events.  What top takes from here: the sampling options, the lifecycle
+ * hooks and what the run knows at each refresh. */
+#ifndef BPFPROF_CMD_PROFILE_H
+#define BPFPROF_CMD_PROFILE_H
+#include "core/runner.h"
+#include "core/stackrun.h"
+
+/* -F and --include-idle: filled by the options, reset by profile_teardown(). */
+struct profile_sampling {
+	__u64 freq;
+	bool include_idle;
+};
+extern struct profile_sampling profile_sampling;
+
+/* The sampling options, in profile's option table and in top's. */
+#define PROFILE_SAMPLING_OPTS                                                                  \
+	{ 'F', "freq", "HZ", "sampling frequency (default 99)", OPT_U64, &profile_sampling.freq, \
+	  1, 1000000, .what = "frequency", .hint = "expected a whole number of Hz, at least 1" }, \
+	{ 0, "include-idle", NULL, "include the idle task (pid 0) in timer sampling (event\n"     \
+	  "specs count every hit, in any task)", OPT_FLAG, &profile_sampling.include_idle }
+
+/* The events -e takes, for profile's --help and top's. */
+#define PROFILE_EVENT_NOTES                                                                    \
+	"EVENT: cpu-clock (default), task-clock, or a hardware event (cycles, instructions,\n"   \
+	"cache-misses, branch-misses) sampled at -F HZ; or an event spec, every hit a sample:\n" \
+	"t:CAT:NAME, CAT:NAME, sys:NAME, u:PATH:FUNC, LIB:FUNC, k:FUNC (globs welcome).\n"
+
+/* profile's hooks (core/runner.h), top's too. */
+int profile_check(struct runner *r);
+int profile_configure(struct runner *r);
+int profile_attach(struct runner *r);
+int profile_started(struct runner *r);
+int profile_tick(struct runner *r);
+void profile_detach(struct runner *r);
+int profile_collect(struct runner *r);
+void profile_teardown(struct runner *r);
+
+/* What a refresh shows of the run. */
+struct profile_state {
+	struct stack_run *sr;  /* its draining: stack_run_take_period() */
+	const char *event;     /* the events, as given ("cpu-clock") */
+	__u64 freq;            /* Hz; 0 when every hit of an event spec is a sample */
+	__u64 lost;            /* samples lost so far: not stored, and runs the kernel skipped */
+	bool trim_bpf_frames;  /* event specs: samples end at the code that hit the event
+				* (stack_sample_trim_bpf()) */
+};
+/* Between profile_check() and the end of the run. */
+void profile_state(struct runner *r, struct profile_state *out);
+#endif

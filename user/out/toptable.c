@@ -1,0 +1,580 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/hashtab.h"
+#include "out/toptable.h"
+
+static const char *const key_names[TOP_NR_KEYS] = { "comm", "pid", "dso", "sym" };
+
+int top_sort_parse(const char *arg, struct top_sort *out)
+{
+	struct top_sort s = {};
+
+	for (const char *p = arg; *p; p += *p == ',') {
+		size_t len = strcspn(p, ",");
+		int k;
+
+		for (k = 0; k < TOP_NR_KEYS; k++)
+			if (strlen(key_names[k]) == len && !strncmp(p, key_names[k], len))
+				break;
+		if (k == TOP_NR_KEYS || top_sort_has(&s, k))
+			return -EINVAL;
+		s.keys[s.nr++] = k;
+		p += len;
+	}
+	if (!s.nr)
+		return -EINVAL;
+	*out = s;
+	return 0;
+}
+
+bool top_sort_has(const struct top_sort *s, enum top_key k)
+{
+	for (int i = 0; i < s->nr; i++)
+		if (s->keys[i] == k)
+			return true;
+	return false;
+}
+
+const char *top_mode_name(enum top_mode m)
+{
+	static const char *const names[TOP_NR_MODES] = { "decaying", "accumulating",
+							 "per refresh" };
+
+	return m < TOP_NR_MODES ? names[m] : "?";
+}
+
+/* ---- the table ---- */
+
+#define NO_FUNC UINT32_MAX
+
+/* What a row shows of a frame, by the function id the names table gives its key. */
+struct top_func {
+	const char *dso, *sym;
+	bool kernel;
+};
+
+/* Counts of one function (or file) in one process under one command. */
+struct top_entry {
+	__u32 pid, comm, func; /* comm and func: ids in names */
+	double self, children; /* decayed by 7/8: fractions kept, so Children <= the total */
+	__u64 last_sample;     /* the sample that counted it last: Children once a sample */
+};
+
+struct top_table {
+	struct top_sort sort;
+	bool by_sym, by_dso;
+	struct stack_names *names;  /* commands and function keys */
+	struct top_func *funcs;     /* by names id (commands' slots unused) */
+	size_t funcs_cap;
+	struct top_entry *entries;
+	size_t nr, cap;
+	struct hashtab index;       /* (pid << 32 | comm, func) -> entry index + 1 */
+	struct stack_buf key;
+	__u64 samples_seen;
+};
+
+struct top_table *top_table__new(const struct top_sort *sort)
+{
+	struct top_table *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->sort = *sort;
+	t->by_sym = top_sort_has(sort, TOP_KEY_SYM);
+	t->by_dso = t->by_sym || top_sort_has(sort, TOP_KEY_DSO);
+	t->names = stack_names__new();
+	if (!t->names) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void top_table__free(struct top_table *t)
+{
+	if (!t)
+		return;
+	hashtab_clear(&t->index, NULL);
+	stack_names__free(t->names);
+	stack_buf_free(&t->key);
+	free(t->funcs);
+	free(t->entries);
+	free(t);
+}
+
+size_t top_table__entries(const struct top_table *t)
+{
+	return t->nr;
+}
+
+static const struct frame unknown_frame = { .module = "[unknown]" };
+
+/* The frame's name as the report shows it: the symbol, else file+offset, or [file] where
+ * unresolved frames of a file were merged. */
+static int frame_label(struct stack_buf *b, const struct frame *f)
+{
+	const char *mod = stack_module_short(f->module ? f->module : "[unknown]");
+
+	if (f->name && f->name[0])
+		return stack_buf_add(b, f->name, strlen(f->name));
+	if (!strcmp(mod, "[unknown]") || (!f->addr && !f->offset))
+		return stack_buf_printf(b, "[%s]", strcmp(mod, "[unknown]") ? mod : "unknown");
+	return stack_buf_printf(b, "%s+0x%llx", mod, (unsigned long long)f->offset);
+}
+
+/* The id of what the sort keys need of frame f (its function, or only its file), added on
+ * first sight; NO_FUNC when they need nothing of it.  -ENOMEM or the id. */
+static long func_id(struct top_table *t, const struct frame *f)
+{
+	const char *module = f->module && f->module[0] ? f->module : "[unknown]";
+	size_t prefix;
+	int id, err;
+
+	if (!t->by_dso)
+		return NO_FUNC;
+	t->key.len = 0;
+	err = stack_buf_printf(&t->key, "\x1f%c%s\x1f", f->kernel ? 'k' : 'u', module);
+	prefix = t->key.len;
+	err = err ?: (t->by_sym ? frame_label(&t->key, f) : 0);
+	id = err ?: stack_names__intern(t->names, t->key.s, t->key.len);
+	if (id < 0)
+		return id;
+	if ((size_t)id >= t->funcs_cap) {
+		size_t cap = t->funcs_cap ? t->funcs_cap * 2 : 256;
+		struct top_func *n;
+
+		while (cap <= (size_t)id)
+			cap *= 2;
+		n = realloc(t->funcs, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		memset(n + t->funcs_cap, 0, (cap - t->funcs_cap) * sizeof(*n));
+		t->funcs = n;
+		t->funcs_cap = cap;
+	}
+	if (!t->funcs[id].dso) {
+		int mod = stack_names__intern(t->names, module, strlen(module));
+
+		if (mod < 0)
+			return mod;
+		t->funcs[id] = (struct top_func){
+			.dso = stack_module_short(stack_names__str(t->names, mod)),
+			.sym = t->by_sym ? stack_names__str(t->names, id) + prefix : NULL,
+			.kernel = f->kernel,
+		};
+	}
+	return id;
+}
+
+/* The entry of (pid, comm, func), made on first sight.  NULL on ENOMEM. */
+static struct top_entry *entry_of(struct top_table *t, __u32 pid, __u32 comm, __u32 func)
+{
+	__u64 k1 = (__u64)pid << 32 | comm;
+	void *slot = hashtab_get(&t->index, k1, func);
+	struct top_entry *e;
+
+	if (slot)
+		return &t->entries[(uintptr_t)slot - 1];
+	if (t->nr == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+
+		e = realloc(t->entries, cap * sizeof(*e));
+		if (!e)
+			return NULL;
+		t->entries = e;
+		t->cap = cap;
+	}
+	if (hashtab_put(&t->index, k1, func, (void *)(uintptr_t)(t->nr + 1)))
+		return NULL;
+	e = &t->entries[t->nr++];
+	*e = (struct top_entry){ .pid = pid, .comm = comm, .func = func };
+	return e;
+}
+
+/* Per fold: frames already looked up, by address (a drained period's frames are one table). */
+struct fold {
+	struct hashtab seen; /* frame address -> func id + 1 */
+};
+
+static long cached_func(struct top_table *t, struct fold *fo, const struct frame *f)
+{
+	void *slot = hashtab_get(&fo->seen, (uintptr_t)f, 0);
+	long id;
+
+	if (slot)
+		return (long)((uintptr_t)slot - 1);
+	id = func_id(t, f);
+	if (id >= 0 && hashtab_put(&fo->seen, (uintptr_t)f, 0, (void *)(uintptr_t)(id + 1)))
+		return -ENOMEM;
+	return id;
+}
+
+static int fold_sample(struct top_table *t, struct fold *fo, const struct stack_sample *s)
+{
+	__u32 nf = s->nr_frames ? s->nr_frames : 1;
+	int comm = stack_names__intern(t->names, s->comm, strnlen(s->comm, sizeof(s->comm)));
+
+	if (comm < 0)
+		return comm;
+	t->samples_seen++;
+	for (__u32 i = 0; i < nf; i++) {
+		const struct frame *f = s->nr_frames ? stack_sample_frame(s, i) : &unknown_frame;
+		long func = cached_func(t, fo, f);
+		struct top_entry *e;
+
+		if (func < 0)
+			return func;
+		e = entry_of(t, s->pid, comm, func);
+		if (!e)
+			return -ENOMEM;
+		/* innermost frame: the sample's own function */
+		if (i == nf - 1)
+			e->self += s->value;
+		/* recursion, or several frames of one file: once a sample */
+		if (e->last_sample != t->samples_seen) {
+			e->last_sample = t->samples_seen;
+			e->children += s->value;
+		}
+	}
+	return 0;
+}
+
+/* Entries whose counts reached zero go, and the index is rebuilt: a decaying table holds what
+ * is recent, not every function ever seen. */
+static int compact(struct top_table *t)
+{
+	size_t k = 0;
+
+	hashtab_clear(&t->index, NULL);
+	for (size_t i = 0; i < t->nr; i++) {
+		struct top_entry *e = &t->entries[i];
+
+		/* what is left of a sample is nothing */
+		if (e->self < 0.5 && e->children < 0.5)
+			continue;
+		t->entries[k] = *e;
+		if (hashtab_put(&t->index, (__u64)e->pid << 32 | e->comm, e->func,
+				(void *)(uintptr_t)(k + 1)))
+			return -ENOMEM;
+		k++;
+	}
+	t->nr = k;
+	return 0;
+}
+
+static void decay(struct top_table *t)
+{
+	for (size_t i = 0; i < t->nr; i++) {
+		t->entries[i].self *= 7.0 / 8;
+		t->entries[i].children *= 7.0 / 8;
+	}
+}
+
+void top_table__clear(struct top_table *t)
+{
+	t->nr = 0;
+	hashtab_clear(&t->index, NULL);
+}
+
+int top_table__refresh(struct top_table *t, enum top_mode mode, const struct stack_sample *s,
+		       size_t n, struct top_period_stats *stats)
+{
+	struct fold fo = {};
+	int err = 0;
+
+	memset(stats, 0, sizeof(*stats));
+	if (mode == TOP_PER_REFRESH) {
+		top_table__clear(t);
+	} else if (mode == TOP_DECAY) {
+		decay(t);
+		err = compact(t);
+	}
+	for (size_t i = 0; i < n && !err; i++) {
+		const struct frame *leaf;
+
+		if (!s[i].value)
+			continue;
+		err = fold_sample(t, &fo, &s[i]);
+		leaf = s[i].nr_frames ? stack_sample_frame(&s[i], s[i].nr_frames - 1) : NULL;
+		stats->samples += s[i].value;
+		if (leaf && leaf->kernel)
+			stats->kernel_samples += s[i].value;
+	}
+	hashtab_clear(&fo.seen, NULL);
+	return err;
+}
+
+/* ---- rows ---- */
+
+struct grouping {
+	const struct top_table *t;
+	bool children;
+	struct top_row *rows;
+	double *main_count; /* per row: the count of its main process */
+	size_t nr;
+	struct hashtab index; /* (pid << 32 | comm + 1, func) -> row index + 1 */
+};
+
+static bool zoomed_out(const struct top_table *t, const struct top_zoom *z,
+		       const struct top_entry *e)
+{
+	if (!z)
+		return false;
+	if (z->pid && e->pid != z->pid)
+		return true;
+	return z->comm[0] && strcmp(stack_names__str(t->names, e->comm), z->comm);
+}
+
+static int group_entry(struct grouping *g, const struct top_entry *e)
+{
+	const struct top_table *t = g->t;
+	bool by_pid = top_sort_has(&t->sort, TOP_KEY_PID);
+	bool by_comm = by_pid || top_sort_has(&t->sort, TOP_KEY_COMM);
+	__u64 k1 = (__u64)(by_pid ? e->pid : 0) << 32 | (by_comm ? e->comm + 1 : 0);
+	void *slot = hashtab_get(&g->index, k1, e->func);
+	double count = g->children ? e->children : e->self;
+	struct top_row *r;
+
+	if (slot) {
+		r = &g->rows[(uintptr_t)slot - 1];
+	} else {
+		const struct top_func *f = e->func == NO_FUNC ? NULL : &t->funcs[e->func];
+
+		if (hashtab_put(&g->index, k1, e->func, (void *)(uintptr_t)(g->nr + 1)))
+			return -ENOMEM;
+		r = &g->rows[g->nr++];
+		*r = (struct top_row){
+			.comm = by_comm ? stack_names__str(t->names, e->comm) : NULL,
+			.pid = by_pid ? e->pid : 0,
+			.dso = f ? f->dso : NULL,
+			.sym = f ? f->sym : NULL,
+			.kernel = f && f->kernel,
+		};
+	}
+	r->self += e->self;
+	r->children += e->children;
+	if (!r->main_comm || count > g->main_count[r - g->rows]) {
+		g->main_count[r - g->rows] = count;
+		r->main_pid = e->pid;
+		r->main_comm = stack_names__str(t->names, e->comm);
+	}
+	return 0;
+}
+
+static int cmp_str(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "");
+}
+
+static int cmp_row(const void *a, const void *b, void *ctx)
+{
+	const struct top_row *x = a, *y = b;
+	bool children = *(const bool *)ctx;
+	double vx = children ? x->children : x->self, vy = children ? y->children : y->self;
+	int c;
+
+	if (vx != vy)
+		return vx < vy ? 1 : -1;
+	if (x->self != y->self)
+		return x->self < y->self ? 1 : -1;
+	c = cmp_str(x->sym, y->sym);
+	c = c ?: cmp_str(x->dso, y->dso);
+	c = c ?: cmp_str(x->comm, y->comm);
+	return c ?: (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+int top_table__rows(struct top_table *t, const struct top_zoom *zoom, bool children,
+		    double percent_limit, struct top_row **rows, size_t *nr, double *total)
+{
+	struct grouping g = { .t = t, .children = children };
+	size_t k = 0;
+	int err = 0;
+
+	*rows = NULL;
+	*nr = 0;
+	*total = 0;
+	if (!t->nr)
+		return 0;
+	g.rows = malloc(t->nr * sizeof(*g.rows));
+	g.main_count = calloc(t->nr, sizeof(*g.main_count));
+	if (!g.rows || !g.main_count)
+		err = -ENOMEM;
+	for (size_t i = 0; i < t->nr && !err; i++) {
+		if (zoomed_out(t, zoom, &t->entries[i]))
+			continue;
+		*total += t->entries[i].self;
+		err = group_entry(&g, &t->entries[i]);
+	}
+	hashtab_clear(&g.index, NULL);
+	free(g.main_count);
+	if (err) {
+		free(g.rows);
+		*total = 0;
+		return err;
+	}
+	for (size_t i = 0; i < g.nr; i++) {
+		double v = children ? g.rows[i].children : g.rows[i].self;
+
+		if (!v || (percent_limit > 0 && *total && 100.0 * v / *total < percent_limit))
+			continue;
+		g.rows[k++] = g.rows[i];
+	}
+	qsort_r(g.rows, k, sizeof(*g.rows), cmp_row, &children);
+	if (!k) {
+		free(g.rows);
+		g.rows = NULL;
+	}
+	*rows = g.rows;
+	*nr = k;
+	return 0;
+}
+
+/* ---- layout ---- */
+
+#define NARROW_COMM 16
+#define NARROW_DSO 24
+
+struct widths {
+	int comm, pid, dso;
+};
+
+static int str_width(const char *s, int min, int max)
+{
+	int len = s ? (int)strlen(s) : 0;
+
+	len = len > min ? len : min;
+	return max && len > max ? max : len;
+}
+
+static struct widths measure(const struct top_row *rows, size_t first, size_t end, bool narrow)
+{
+	struct widths w = { .comm = 7, .pid = 7, .dso = 13 };
+
+	for (size_t i = first; i < end; i++) {
+		w.comm = str_width(rows[i].comm, w.comm, narrow ? NARROW_COMM : 0);
+		w.dso = str_width(rows[i].dso, w.dso, narrow ? NARROW_DSO : 0);
+	}
+	return w;
+}
+
+/* Ends the line begun at `start`: cut to width, in reverse video when highlighted. */
+static int end_line(struct stack_buf *b, size_t start, int width, bool highlight)
+{
+	int err = 0;
+
+	if (width > 0 && b->len - start > (size_t)width) {
+		b->len = start + width;
+		b->s[b->len] = '\0';
+	}
+	if (highlight) {
+		/* pad so the whole bar is reverse video, as perf top's cursor line */
+		while (!err && width > 0 && b->len - start < (size_t)width)
+			err = stack_buf_add(b, " ", 1);
+		err = err ?: stack_buf_add(b, "\x1b[0m", 4);
+	}
+	return err ?: stack_buf_add(b, "\n", 1);
+}
+
+static int key_header(struct stack_buf *b, enum top_key k, const struct widths *w)
+{
+	switch (k) {
+	case TOP_KEY_COMM:
+		return stack_buf_printf(b, "  %-*s", w->comm, "Command");
+	case TOP_KEY_PID:
+		return stack_buf_printf(b, "  %*s", w->pid, "Pid");
+	case TOP_KEY_DSO:
+		return stack_buf_printf(b, "  %-*s", w->dso, "Shared Object");
+	default:
+		return stack_buf_printf(b, "  %s", "Symbol");
+	}
+}
+
+static int key_cell(struct stack_buf *b, enum top_key k, const struct widths *w,
+		    const struct top_row *r)
+{
+	switch (k) {
+	case TOP_KEY_COMM:
+		return stack_buf_printf(b, "  %-*.*s", w->comm, w->comm, r->comm ? r->comm : "");
+	case TOP_KEY_PID:
+		return stack_buf_printf(b, "  %*u", w->pid, r->pid);
+	case TOP_KEY_DSO:
+		return stack_buf_printf(b, "  %-*.*s", w->dso, w->dso, r->dso ? r->dso : "");
+	default:
+		return stack_buf_printf(b, "  [%c] %s", r->kernel ? 'k' : '.', r->sym ? r->sym : "");
+	}
+}
+
+static double pct(double v, double total)
+{
+	return total ? 100.0 * v / total : 0.0;
+}
+
+int top_render_rows(struct stack_buf *b, const struct top_row *rows, size_t nr, double total,
+		    const struct top_layout *l)
+{
+	size_t first = l->first > 0 && (size_t)l->first < nr ? l->first : 0;
+	size_t end = l->max_rows > 0 && first + l->max_rows < nr ? first + l->max_rows : nr;
+	struct widths w = measure(rows, first, end, l->narrow);
+	size_t start = b->len;
+	int err;
+
+	err = stack_buf_add(b, l->children ? "  Children      Self" : "  Overhead",
+			    l->children ? 20 : 10);
+	for (int k = 0; k < l->sort->nr && !err; k++)
+		err = key_header(b, l->sort->keys[k], &w);
+	err = err ?: end_line(b, start, l->width, false);
+	for (size_t i = first; i < end && !err; i++) {
+		bool hl = l->selected >= 0 && (size_t)l->selected == i;
+
+		start = b->len;
+		if (hl)
+			err = stack_buf_add(b, "\x1b[7m", 4);
+		if (l->children)
+			err = err ?: stack_buf_printf(b, "  %7.2f%%  %7.2f%%", pct(rows[i].children, total),
+						      pct(rows[i].self, total));
+		else
+			err = err ?: stack_buf_printf(b, "  %7.2f%%", pct(rows[i].self, total));
+		for (int k = 0; k < l->sort->nr && !err; k++)
+			err = key_cell(b, l->sort->keys[k], &w, &rows[i]);
+		/* the escape takes no column */
+		err = err ?: end_line(b, start, l->width > 0 && hl ? l->width + 4 : l->width, hl);
+	}
+	return err;
+}
+
+int top_render_status(struct stack_buf *b, const struct top_status *s, int width)
+{
+	double rate = s->seconds > 0 ? s->period.samples / s->seconds : 0;
+	const struct top_zoom *z = s->zoom;
+	size_t start = b->len;
+	int err, rule = width > 0 ? width : 80;
+
+	err = stack_buf_printf(b, "   bpfprof top: %8.1f samples/s  kernel: %4.1f%%  lost: %llu/%llu  ",
+			       rate, pct(s->period.kernel_samples, s->period.samples),
+			       (unsigned long long)s->lost, (unsigned long long)s->lost_total);
+	if (s->freq)
+		err = err ?: stack_buf_printf(b, "[%s at %llu Hz]", s->event,
+					      (unsigned long long)s->freq);
+	else
+		err = err ?: stack_buf_printf(b, "[every %s]", s->event);
+	err = err ?: stack_buf_printf(b, "  (%s)  %llu samples in %.1f s, %s%s", s->target,
+				      (unsigned long long)s->period.samples, s->seconds,
+				      top_mode_name(s->mode), s->paused ? ", PAUSED" : "");
+	if (!err && z && z->pid)
+		err = stack_buf_printf(b, ", zoom: pid %u", z->pid);
+	else if (!err && z && z->comm[0])
+		err = stack_buf_printf(b, ", zoom: %s", z->comm);
+	err = err ?: end_line(b, start, width, false);
+	start = b->len;
+	if (!err && s->own_cpu) {
+		err = stack_buf_printf(b, "   own CPU: %.1f ms this refresh, %.2f ms/s (%.2f%% of a CPU)",
+				       s->cpu_ms, s->cpu_ms_per_s, s->cpu_ms_per_s / 10.0);
+		err = err ?: end_line(b, start, width, false);
+	}
+	for (int i = 0; i < rule && !err; i++)
+		err = stack_buf_add(b, "-", 1);
+	return err ?: stack_buf_add(b, "\n", 1);
+}
