@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include "test.h"
 #include "out/listing.h"
-#include "probe/perf_events.h"
+#include "probe/perfevent.h"
 #include "probe/usdt.h"
 
 static char why[256];
@@ -261,19 +261,19 @@ static void test_perf_names(void)
 	__u32 type;
 	size_t n = 0;
 
-	CHECK_INT(perf_event_lookup("cs", &type, &config), 0);
+	CHECK_INT(perfev_lookup("cs", &type, &config), 0);
 	CHECK_INT(type, 1 /* PERF_TYPE_SOFTWARE */);
 	CHECK_INT(config, 3 /* PERF_COUNT_SW_CONTEXT_SWITCHES */);
-	CHECK_INT(perf_event_lookup("cycles", &type, &config), 0);
+	CHECK_INT(perfev_lookup("cycles", &type, &config), 0);
 	CHECK_INT(type, 0 /* PERF_TYPE_HARDWARE */);
-	CHECK_INT(perf_event_lookup("L1-dcache-load-misses", &type, &config), 0);
+	CHECK_INT(perfev_lookup("L1-dcache-load-misses", &type, &config), 0);
 	CHECK_INT(type, 3 /* PERF_TYPE_HW_CACHE */);
 	CHECK_INT(config, 0 | 0 << 8 | 1 << 16); /* L1D, read, miss */
-	CHECK_INT(perf_event_lookup("LLC-prefetches", &type, &config), 0);
+	CHECK_INT(perfev_lookup("LLC-prefetches", &type, &config), 0);
 	CHECK_INT(config, 2 | 2 << 8 | 0 << 16);
-	CHECK_INT(perf_event_lookup("iTLB-stores", &type, &config), -ENOENT); /* perf has none */
-	CHECK_INT(perf_event_lookup("context-switch", &type, &config), -ENOENT);
-	while (perf_cache_event(n, name, sizeof(name), &config))
+	CHECK_INT(perfev_lookup("iTLB-stores", &type, &config), -ENOENT); /* perf has none */
+	CHECK_INT(perfev_lookup("context-switch", &type, &config), -ENOENT);
+	while (perfev_cache_event(n, name, sizeof(name), &config))
 		n++;
 	CHECK_INT(n, 32); /* as perf list prints them on a machine that has them all */
 }

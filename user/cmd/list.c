@@ -16,7 +16,7 @@
 #include "core/common.h"
 #include "core/features.h"
 #include "out/listing.h"
-#include "probe/perf_events.h"
+#include "probe/perfevent.h"
 #include "probe/probe.h"
 #include "probe/usdt.h"
 #include "sym/syms.h"
@@ -372,7 +372,7 @@ static const char *unsupported_note(int err)
 static int add_perf_event(struct listing *l, int sec, const char *name, const char *alias,
 			  __u32 type, __u64 config, int *nr_unsupported, int *last_err)
 {
-	int err = perf_event_probe(type, config);
+	int err = perfev_probe(type, config);
 
 	*nr_unsupported += err != 0;
 	*last_err = err ?: *last_err;
@@ -399,11 +399,14 @@ static int add_perf_kind(struct listing *l, const struct perf_kind *k)
 	__u64 config;
 
 	if (k->type == PERF_TYPE_HW_CACHE) {
-		for (size_t i = 0; !err && perf_cache_event(i, name, sizeof(name), &config); i++, nr++)
+		for (size_t i = 0; !err && perfev_cache_event(i, name, sizeof(name), &config); i++, nr++)
 			err = add_perf_event(l, sec, name, NULL, k->type, config, &unsupported, &why);
 	} else {
-		for (size_t i = 0; i < nr_perf_event_names && !err; i++) {
-			const struct perf_event_name *e = &perf_event_names[i];
+		size_t nr_names;
+		const struct perfev_desc *names = perfev_table(&nr_names);
+
+		for (size_t i = 0; i < nr_names && !err; i++) {
+			const struct perfev_desc *e = &names[i];
 
 			if (e->type != k->type)
 				continue;

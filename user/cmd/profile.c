@@ -14,28 +14,11 @@
 #include "core/runner.h"
 #include "core/stackrun.h"
 #include "cmd/profile.h"
+#include "probe/perfevent.h"
 #include "profile.h"
 #include "profile.skel.h"
 
 RUNNER_SKELETON(profile);
-
-struct event_desc {
-	const char *name;
-	__u32 type;
-	__u64 config;
-};
-
-static const struct event_desc perf_events[] = {
-	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
-	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
-	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
-	{ "cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
-	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
-	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
-	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
-};
-
-#define MAX_PERF_EVENTS (sizeof(perf_events) / sizeof(perf_events[0]))
 
 /* Sampling perf events open on every selected CPU. */
 struct sampling {
@@ -47,8 +30,14 @@ struct sampling {
 
 struct profile_sampling profile_sampling;
 
+/* A perf event to sample, and the name it was given on the command line (the report's). */
+struct sampled_event {
+	struct perfev ev;
+	const char *name;
+};
+
 static struct profile_env {
-	const struct event_desc *sampled[MAX_PERF_EVENTS]; /* perf events to sample */
+	struct sampled_event *sampled; /* perf events to sample */
 	int nr_sampled;
 	char **specs;          /* event specs: every hit a sample */
 	int nr_specs;
@@ -72,14 +61,6 @@ static const struct opt profile_opts[] = {
 	{},
 };
 
-static const struct event_desc *find_perf_event(const char *name)
-{
-	for (size_t i = 0; i < MAX_PERF_EVENTS; i++)
-		if (!strcmp(perf_events[i].name, name))
-			return &perf_events[i];
-	return NULL;
-}
-
 static int max_sample_rate(void)
 {
 	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
@@ -102,23 +83,28 @@ static int sort_events(void)
 	size_t off = 0;
 
 	env.specs = calloc(n, sizeof(*env.specs));
-	if (!env.specs)
+	env.sampled = calloc(n, sizeof(*env.sampled));
+	if (!env.specs || !env.sampled)
 		return -ENOMEM;
 	for (int i = 0; i < n; i++) {
-		const struct event_desc *d = find_perf_event(ev[i]);
+		struct perfev pe;
+		int rc = perfev_parse(ev[i], &pe);
 		bool dup = false;
 
-		if (!d && !strchr(ev[i], ':')) {
+		/* a bad modifier ("cs:foo") may be a CAT:NAME spec: the spec parser judges it */
+		if (rc && !strchr(ev[i], ':')) {
 			p_err("unsupported event '%s' (supported: cpu-clock, task-clock, cycles, "
-			      "instructions, cache-misses, branch-misses, or a spec such as "
+			      "instructions, cache-misses, branch-misses, perf's other software and "
+			      "hardware events (bpfprof list sw hw), or a spec such as "
 			      "t:CAT:NAME, u:LIB:FUNC, k:FUNC, sys:NAME)", ev[i]);
 			return -EINVAL;
 		}
-		for (int k = 0; d && k < env.nr_sampled; k++)
-			dup |= env.sampled[k] == d;
-		if (d && !dup)
-			env.sampled[env.nr_sampled++] = d;
-		else if (!d)
+		/* the same spelling once; "cycles" and "cpu-cycles" stay two events, as before */
+		for (int k = 0; !rc && k < env.nr_sampled; k++)
+			dup |= !strcmp(env.sampled[k].name, ev[i]);
+		if (!rc && !dup)
+			env.sampled[env.nr_sampled++] = (struct sampled_event){ pe, ev[i] };
+		else if (rc)
 			env.specs[env.nr_specs++] = ev[i];
 		off += snprintf(env.label + off, off < sizeof(env.label) ? sizeof(env.label) - off : 0,
 				"%s%s", i ? "," : "", ev[i]);
@@ -126,23 +112,9 @@ static int sort_events(void)
 	return 0;
 }
 
-static int open_sample_event(const struct event_desc *ev, int cpu)
+static void explain_perf_event_error(const struct sampled_event *ev, int cpu, int err)
 {
-	struct perf_event_attr attr = {
-		.size = sizeof(attr),
-		.type = ev->type,
-		.config = ev->config,
-		.freq = 1,
-		.sample_freq = profile_sampling.freq,
-	};
-	int fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-
-	return fd < 0 ? -errno : fd;
-}
-
-static void explain_perf_event_error(const struct event_desc *ev, int cpu, int err)
-{
-	if (ev->type == PERF_TYPE_HARDWARE &&
+	if (ev->ev.desc->type == PERF_TYPE_HARDWARE &&
 	    (err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV || err == -EINVAL))
 		p_err("event '%s' is not supported on this machine (no hardware PMU); use -e "
 		      "cpu-clock", ev->name);
@@ -170,9 +142,9 @@ static int open_sampling(struct sampling *s)
 
 			if ((targets.cpus && !targets.cpus[cpu]) || !cpu_online(cpu))
 				continue;
-			fd = open_sample_event(env.sampled[e], cpu);
+			fd = perfev_open_sampler_freq(&env.sampled[e].ev, cpu, profile_sampling.freq);
 			if (fd < 0) {
-				explain_perf_event_error(env.sampled[e], cpu, fd);
+				explain_perf_event_error(&env.sampled[e], cpu, fd);
 				return fd;
 			}
 			s->events[s->nr] = e;
@@ -203,7 +175,7 @@ static int name_events(void)
 	if (!env.names)
 		return -ENOMEM;
 	for (int i = 0; i < env.nr_sampled; i++)
-		env.names[i] = env.sampled[i]->name;
+		env.names[i] = env.sampled[i].name;
 	for (int i = 0; i < env.evs.nr; i++)
 		env.names[env.nr_sampled + i] = env.evs.ev[i].name;
 	return 0;
@@ -364,7 +336,7 @@ static void pprof_values(struct pprof_meta *m)
 {
 	int n = env.nr_names;
 
-	if (n == 1 && env.nr_sampled == 1 && env.sampled[0]->type == PERF_TYPE_SOFTWARE) {
+	if (n == 1 && env.nr_sampled == 1 && env.sampled[0].ev.desc->clock) {
 		pprof_meta_counted(m, "cpu", "nanoseconds", 1000000000ULL / profile_sampling.freq);
 		return;
 	}
@@ -464,6 +436,7 @@ void profile_teardown(struct runner *r)
 	close_sampling(&env.sampling);
 	probe_events_free(&env.evs);
 	free(env.specs);
+	free(env.sampled);
 	free(env.names);
 	memset(&env, 0, sizeof(env));
 	memset(&profile_sampling, 0, sizeof(profile_sampling));

@@ -22,8 +22,9 @@ extern struct profile_sampling profile_sampling;
 
 /* The events -e takes, for profile's --help and top's. */
 #define PROFILE_EVENT_NOTES                                                                    \
-	"EVENT: cpu-clock (default), task-clock, or a hardware event (cycles, instructions,\n"   \
-	"cache-misses, branch-misses) sampled at -F HZ; or an event spec, every hit a sample:\n" \
+	"EVENT: cpu-clock (default), task-clock, or another of perf's software and hardware\n"  \
+	"events (cycles, instructions, cache-misses, branch-misses...; bpfprof list sw hw;\n"    \
+	":u/:k modifiers) sampled at -F HZ; or an event spec, every hit a sample:\n"          \
 	"t:CAT:NAME, CAT:NAME, sys:NAME, u:PATH:FUNC, LIB:FUNC, k:FUNC (globs welcome).\n"
 
 /* profile's hooks (core/runner.h), top's too. */

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
+/* The names are perf's (tools/perf/util/parse-events.c, evsel.c), so that what a perf user
+ * types means the same here. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
@@ -35,10 +38,74 @@ static const struct perfev_desc table[] = {
 	HW("stalled-cycles-frontend", "idle-cycles-frontend", STALLED_CYCLES_FRONTEND),
 };
 
+#define OP(x) (1u << PERF_COUNT_HW_CACHE_OP_##x)
+#define OPS_ALL (OP(READ) | OP(WRITE) | OP(PREFETCH))
+
+/* The caches and, for each, the operations perf names (evsel.c's evsel__hw_cache_stat). */
+static const struct {
+	const char *name;
+	__u32 id;
+	unsigned int ops; /* 1 << PERF_COUNT_HW_CACHE_OP_* */
+} caches[] = {
+	{ "L1-dcache", PERF_COUNT_HW_CACHE_L1D, OPS_ALL },
+	{ "L1-icache", PERF_COUNT_HW_CACHE_L1I, OP(READ) | OP(PREFETCH) },
+	{ "LLC", PERF_COUNT_HW_CACHE_LL, OPS_ALL },
+	{ "dTLB", PERF_COUNT_HW_CACHE_DTLB, OPS_ALL },
+	{ "iTLB", PERF_COUNT_HW_CACHE_ITLB, OP(READ) },
+	{ "branch", PERF_COUNT_HW_CACHE_BPU, OP(READ) },
+	{ "node", PERF_COUNT_HW_CACHE_NODE, OPS_ALL },
+};
+/* per operation: the access count's name, and the stem of the miss count's */
+static const char *const op_access[] = { "loads", "stores", "prefetches" };
+static const char *const op_miss[] = { "load", "store", "prefetch" };
+
 const struct perfev_desc *perfev_table(size_t *nr)
 {
 	*nr = sizeof(table) / sizeof(table[0]);
 	return table;
+}
+
+bool perfev_cache_event(size_t i, char *buf, size_t size, __u64 *config)
+{
+	for (size_t c = 0; c < sizeof(caches) / sizeof(caches[0]); c++) {
+		for (__u32 op = 0; op < 3; op++) {
+			if (!(caches[c].ops & (1u << op)))
+				continue;
+			if (i >= 2) {
+				i -= 2;
+				continue;
+			}
+			/* i == 0: accesses, i == 1: misses */
+			if (i == 0)
+				snprintf(buf, size, "%s-%s", caches[c].name, op_access[op]);
+			else
+				snprintf(buf, size, "%s-%s-misses", caches[c].name, op_miss[op]);
+			*config = caches[c].id | (__u64)op << 8 |
+				  (__u64)(i ? PERF_COUNT_HW_CACHE_RESULT_MISS :
+					      PERF_COUNT_HW_CACHE_RESULT_ACCESS) << 16;
+			return true;
+		}
+	}
+	return false;
+}
+
+int perfev_lookup(const char *name, __u32 *type, __u64 *config)
+{
+	struct perfev ev;
+	char buf[64];
+
+	if (!strchr(name, ':') && !perfev_parse(name, &ev)) {
+		*type = ev.desc->type;
+		*config = ev.desc->config;
+		return 0;
+	}
+	for (size_t i = 0; perfev_cache_event(i, buf, sizeof(buf), config); i++) {
+		if (!strcmp(name, buf)) {
+			*type = PERF_TYPE_HW_CACHE;
+			return 0;
+		}
+	}
+	return -ENOENT;
 }
 
 int perfev_parse(const char *text, struct perfev *ev)
@@ -94,15 +161,56 @@ int perfev_open_counter(const struct perfev *ev, const struct perfev_slot *slot,
 	return fd < 0 ? -errno : fd;
 }
 
+static int open_sampler(struct perf_event_attr *attr, int cpu)
+{
+	int fd = syscall(__NR_perf_event_open, attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
 int perfev_open_sampler(const struct perfev *ev, int cpu, __u64 period)
 {
 	struct perf_event_attr attr;
-	int fd;
 
 	fill_attr(ev, &attr);
 	attr.sample_period = period;
-	fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+	return open_sampler(&attr, cpu);
+}
+
+int perfev_open_sampler_freq(const struct perfev *ev, int cpu, __u64 freq)
+{
+	struct perf_event_attr attr;
+
+	fill_attr(ev, &attr);
+	attr.freq = 1;
+	attr.sample_freq = freq;
+	return open_sampler(&attr, cpu);
+}
+
+/* Opens and closes a disabled counter of the calling thread: 0 or -errno. */
+static int try_counter(struct perf_event_attr *attr)
+{
+	int fd = syscall(__NR_perf_event_open, attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+int perfev_probe(__u32 type, __u64 config)
+{
+	struct perf_event_attr attr = {
+		.type = type, .size = sizeof(attr), .config = config, .disabled = 1,
+	};
+	int err = try_counter(&attr);
+
+	/* perf_event_paranoid 2 leaves a user only their own user-space counts, as perf retries */
+	if (err == -EACCES || err == -EPERM) {
+		attr.exclude_kernel = attr.exclude_hv = 1;
+		err = try_counter(&attr);
+	}
+	return err;
 }
 
 bool perfev_unsupported(int err)

@@ -1,6 +1,6 @@
-/* perf's software and hardware events by name (perf list's spellings and aliases, with the
- * :u / :k modifiers), counted with perf_event_open(2): no BPF is needed for a total.  Used by
- * stat; the same names sample in profile. */
+/* perf's software, hardware and hardware cache events by name (perf list's spellings and
+ * aliases, with the :u / :k modifiers), and how to open them with perf_event_open(2): counted
+ * by stat (no BPF is needed for a total), sampled by profile, listed (and tried) by list. */
 #ifndef BPFPROF_PERFEVENT_H
 #define BPFPROF_PERFEVENT_H
 #include <stdbool.h>
@@ -25,8 +25,22 @@ struct perfev {
  * event name (it may be an event spec), or -EINVAL for a perf event with an unknown modifier. */
 int perfev_parse(const char *text, struct perfev *ev);
 
-/* The table, for help and near matches: *nr entries. */
+/* The software and hardware events, for help, near matches and list: *nr entries. */
 const struct perfev_desc *perfev_table(size_t *nr);
+
+/* The i-th hardware cache event perf knows (0 <= i, in perf's order: L1-dcache-loads,
+ * L1-dcache-load-misses...): its name in buf and its PERF_TYPE_HW_CACHE config.  false past
+ * the last one. */
+bool perfev_cache_event(size_t i, char *buf, size_t size, __u64 *config);
+
+/* The event perf calls `name` (or its alias), cache events included, without modifiers: its
+ * type and config.  0, or -ENOENT. */
+int perfev_lookup(const char *name, __u32 *type, __u64 *config);
+
+/* Whether this machine can count the event, by opening it on the calling thread: 0, or the
+ * negative errno of perf_event_open (-ENOENT / -EOPNOTSUPP: no such counter here, as without a
+ * PMU; -EACCES: perf_event_paranoid refuses it). */
+int perfev_probe(__u32 type, __u64 config);
 
 /* Where counters are opened: one of a thread (cpu -1), of a CPU (pid -1), or of a cgroup on a
  * CPU (pid is the cgroup directory's fd). */
@@ -48,6 +62,9 @@ int perfev_open_counter(const struct perfev *ev, const struct perfev_slot *slot,
 /* Opens a sampling event of ev on a CPU (system wide) that overflows every `period` events,
  * for a BPF program to run on.  fd or -errno. */
 int perfev_open_sampler(const struct perfev *ev, int cpu, __u64 period);
+
+/* The same, sampling `freq` times a second (the kernel adjusts the period): profile's -F. */
+int perfev_open_sampler_freq(const struct perfev *ev, int cpu, __u64 freq);
 
 /* Whether an open error means the machine has no such event (no PMU, no such counter). */
 bool perfev_unsupported(int err);
