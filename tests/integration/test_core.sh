@@ -176,14 +176,18 @@ if [ -n "$CGROOT" ] && mkdir "$CGROOT/bpfprof-test.$$" 2>/dev/null; then
 	"$WL/hotcold" 3 >/dev/null 2>&1 &
 	in=$!
 	echo "$in" >"$CG/cgroup.procs"
-	"$WL/fixedwork" 3 >/dev/null 2>&1 &
+	"$WL/hotcold_nofp" 3 >/dev/null 2>&1 &
 	out=$!
 	sleep 0.2
 	"$BPFPROF" profile --cgroup "$CG" -f 1 >"$TMP/cg.folded" 2>&1
 	check "profile --cgroup: the workload inside" test "$(folded_sum "$TMP/cg.folded" '^hotcold;')" -ge 50
-	check "profile --cgroup: not the one beside it" test "$(folded_sum "$TMP/cg.folded" '^fixedwork;')" -eq 0
+	check "profile --cgroup: not the one beside it" test "$(folded_sum "$TMP/cg.folded" '^hotcold_nofp;')" -eq 0
 	check "profile --cgroup: nothing else" \
 		test "$(folded_sum "$TMP/cg.folded" '^hotcold;')" -eq "$(folded_sum "$TMP/cg.folded" '.')"
+	# both on one CPU: the cgroup's thread must wait in the run queue (on an idle 2-CPU
+	# machine each would have a CPU to itself, and runqlat nothing to show)
+	taskset -p -c 0 "$in" >/dev/null
+	taskset -p -c 0 "$out" >/dev/null
 	"$BPFPROF" runqlat --cgroup "${CG#$CGROOT/}" -L 0.5 1 >"$TMP/cg.rq" 2>&1
 	check "runqlat --cgroup (relative to the mount): only the cgroup's thread" \
 		bash -c "grep -q '^tid = $in hotcold' '$TMP/cg.rq' && ! grep -q '^tid = ' <(grep -v '^tid = $in ' '$TMP/cg.rq')"

@@ -38,6 +38,8 @@ struct stack_drain {
 	__u64 counts_deleted, stacks_deleted;      /* by user space, ever */
 	__u64 last_ns;
 	__u64 drains, drained;
+	__u64 held;                                /* of drained: in the aggregation held now (a
+						    * period handed the rest over) */
 	size_t files_freed;                        /* no process left that maps them */
 	__u32 *exited;                             /* told since the last drain: forgotten after
 						    * the next one, which reads their last samples */
@@ -346,6 +348,7 @@ static int drain_once(struct stack_run *s)
 	d->counts_deleted += res.counts_deleted;
 	d->stacks_deleted += res.stacks_deleted;
 	d->drained += res.value;
+	d->held += res.value;
 	d->drains++;
 	d->last_ns = now_ns();
 	/* told before the flip: the samples their threads took until the leader exited were read
@@ -501,6 +504,7 @@ struct stack_agg *stack_run_take_period(struct stack_run *s)
 	}
 	taken = d->agg;
 	d->agg = fresh;
+	d->held = 0;
 	return taken;
 }
 
@@ -560,7 +564,8 @@ int stack_run_finish(struct stack_run *s)
 	       syms_cache__nr_procs(stack_resolver__syms(s->resolver)),
 	       syms_cache__nr_files(stack_resolver__syms(s->resolver)), d->files_freed);
 	s->samples = (struct stack_sample *)stack_agg__samples(d->agg, &s->nr_samples);
-	if (!err && d->drained && !s->samples) {
+	/* an empty aggregation (the periods took every sample) has no samples, and no error */
+	if (!err && d->held && !s->samples) {
 		err = -ENOMEM;
 		p_err("cannot read the samples: %s", strerror(-err));
 	}
