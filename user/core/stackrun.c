@@ -402,23 +402,6 @@ static int queue_path(const char *path, void *ctx)
 	return 0;
 }
 
-/* The process a thread belongs to, or 0. */
-static __u32 tgid_of(__u32 tid)
-{
-	char path[64], line[128];
-	__u32 tgid = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%u/status", tid);
-	f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %u", &tgid) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return tgid;
-}
-
 /* Tables ready before the first sample wherever the code to run is known: the files of -p/-t
  * targets and of COMMAND with its interpreter and libraries (it is held before exec) are loaded
  * before the run starts; the libraries nearly every process maps are queued to the worker.
@@ -436,9 +419,9 @@ static void preload_tables(struct unwinder *u)
 	for (int i = 0; i < targets.nr_pids; i++)
 		unwinder__preload_process(u, targets.pids[i]);
 	for (int i = 0; i < targets.nr_tids; i++) {
-		__u32 tgid = tgid_of(targets.tids[i]);
+		__u32 tgid;
 
-		if (tgid)
+		if (!thread_group_of(targets.tids[i], &tgid))
 			unwinder__preload_process(u, tgid);
 	}
 	p_info("unwind: tables of the targets loaded before they run in %.1f ms",
