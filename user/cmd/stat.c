@@ -444,6 +444,25 @@ static int attach_link(struct bpf_program *prog, int fd, int cookie)
 	return 0;
 }
 
+/* Gives every selected CPU's time since its last accounting to the task on it now, by running
+ * the switch program on that CPU (BPF_F_TEST_RUN_ON_CPU, an IPI: "current" is whoever runs
+ * there, the idle task on an idle CPU).  At the start it sets each CPU's clock, at the end it
+ * accounts the tail: a tickless idle CPU may see no switch and no tick for the whole run, and
+ * its time must still reach its swapper/N row to add up to the cpu-clock total. */
+static void account_clocks_everywhere(struct stat_bpf *skel)
+{
+	int prog = bpf_program__fd(skel->progs.clock_switch);
+
+	if (prog < 0)
+		return;
+	for (int c = 0; c < env.ncpu; c++) {
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = c);
+
+		if (cpu_selected(c))
+			bpf_prog_test_run_opts(prog, &opts);
+	}
+}
+
 static int attach_breakdown(struct stat_bpf *skel)
 {
 	struct perfev tick;
@@ -473,6 +492,7 @@ static int attach_breakdown(struct stat_bpf *skel)
 	}
 	if (!clocks || err)
 		return err;
+	account_clocks_everywhere(skel);
 	err = attach_link(skel->progs.clock_switch, -1, 0);
 	err = err ?: attach_link(skel->progs.clock_exec, -1, 0);
 	err = err ?: attach_link(skel->progs.clock_exit, -1, 0);
@@ -565,6 +585,8 @@ static void stat_detach(struct runner *r)
 		for (int s = 0; env.ev[i].fds && s < env.nr_slots; s++)
 			if (env.ev[i].fds[s] >= 0)
 				ioctl(env.ev[i].fds[s], PERF_EVENT_IOC_DISABLE, 0);
+	if (r->skel && env.nr_links)
+		account_clocks_everywhere(r->skel);
 	for (int i = 0; i < env.nr_links; i++)
 		bpf_link__destroy(env.links[i]);
 	env.nr_links = 0;
