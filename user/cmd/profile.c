@@ -353,13 +353,13 @@ static void pprof_values(struct pprof_meta *m)
 	m->nr_values = n;
 }
 
-static int profile_write(struct runner *r)
+void profile_outputs(struct runner *r, struct profile_texts *t, struct stack_outputs *out)
 {
 	const __u64 *lost = env.lost;
 	__u64 nr_lost = lost[LOST_STACK_ERR] + lost[LOST_STACKS_FULL] + lost[LOST_STACK_COLLIDED] +
 			lost[LOST_COUNTS_FULL];
 	double elapsed = stack_run_seconds(&env.sr, r);
-	char detail[256], title[384], unwound[512];
+	char *detail = t->detail, *title = t->title, *unwound = t->unwound;
 	struct stack_outputs o = {
 		.folded = stack_opts.folded,
 		.folded_opts = { .annotate_kernel = stack_opts.annotate },
@@ -395,22 +395,31 @@ static int profile_write(struct runner *r)
 		o.folded_opts.event_root = o.flamegraph.event_root = env.names;
 	if (env.nr_sampled && !profile_sampling.include_idle)
 		o.header.excluded = "the idle task from timer sampling (--include-idle keeps it)";
-	snprintf(detail, sizeof(detail), "stack capture failed %llu, stack table full %llu, hash "
+	snprintf(detail, sizeof(t->detail), "stack capture failed %llu, stack table full %llu, hash "
 		 "collisions %llu, count table full %llu",
 		 (unsigned long long)lost[LOST_STACK_ERR], (unsigned long long)lost[LOST_STACKS_FULL],
 		 (unsigned long long)lost[LOST_STACK_COLLIDED],
 		 (unsigned long long)lost[LOST_COUNTS_FULL]);
-	unwind_summary_line(env.sr.unwinder, stack_opts.folded, unwound, sizeof(unwound));
+	unwind_summary_line(env.sr.unwinder, stack_opts.folded, unwound, sizeof(t->unwound));
 	if (!unwound[0])
 		o.header.extra = NULL;
 	if (env.nr_specs)
-		snprintf(title, sizeof(title), "every hit of %s, %.1f s%s", env.label, elapsed,
+		snprintf(title, sizeof(t->title), "every hit of %s, %.1f s%s", env.label, elapsed,
 			 nr_lost ? ", samples lost" : "");
 	else
-		snprintf(title, sizeof(title), "%s at %llu Hz, %.1f s%s", env.label,
+		snprintf(title, sizeof(t->title), "%s at %llu Hz, %.1f s%s", env.label,
 			 (unsigned long long)profile_sampling.freq, elapsed, nr_lost ? ", samples lost" : "");
 	pprof_values(&o.pprof);
 	stack_pprof_meta(&o, r, title);
+	*out = o;
+}
+
+static int profile_write(struct runner *r)
+{
+	struct profile_texts texts;
+	struct stack_outputs o;
+
+	profile_outputs(r, &texts, &o);
 	return stack_outputs_write(r->out, &o, &env.sr);
 }
 
@@ -466,7 +475,7 @@ const struct command profile_cmd = {
 		"take a sample at every hit of a tracepoint or function.",
 	.notes = PROFILE_EVENT_NOTES,
 	.caps = CAP_SYMBOLS | CAP_CPUS | CAP_THREAD_KIND | CAP_STACKS | CAP_STACK_OUTPUTS |
-		CAP_EVENTS | CAP_PERIODS,
+		CAP_STACK_FILES | CAP_EVENTS | CAP_PERIODS,
 	.positional = POS_DURATION,
 	.opts = profile_opts,
 	.skel = &profile_skel,

@@ -48,4 +48,12 @@ struct profile_state {
 };
 /* Between profile_check() and the end of the run. */
 void profile_state(struct runner *r, struct profile_state *out);
+
+/* The texts a profile's outputs point into: they live as long as the outputs. */
+struct profile_texts {
+	char detail[256], title[384], unwound[512];
+};
+/* How the run's stacks are written (report header, flame graph, pprof sample types), as
+ * profile writes them at its end; out points into t. */
+void profile_outputs(struct runner *r, struct profile_texts *t, struct stack_outputs *out);
 #endif
