@@ -661,5 +661,7 @@ void stack_pprof_meta(struct stack_outputs *o, const struct runner *r, const cha
 			      (r->start_ns && mono > r->start_ns ? (__s64)(mono - r->start_ns) : 0);
 	o->pprof.duration_nanos = runner_elapsed(r) * 1e9;
 	o->pprof.labels = PPROF_LABEL_PID | PPROF_LABEL_TID | PPROF_LABEL_COMM;
+	/* the one cgroup bpfprof knows a sample's: the run's own target */
+	o->pprof.cgroup = targets.cgroup;
 	o->pprof.comment = comment;
 }
