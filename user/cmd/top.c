@@ -72,7 +72,6 @@ static int opt_sort(const char *arg)
 }
 
 static const struct opt top_opts[] = {
-	PROFILE_SAMPLING_OPTS,
 	{ 'd', "delay", "SEC", "refresh every SEC seconds (default 2), as perf top's -d; the\n"
 	  "run's length is --duration or DURATION", OPT_FN, .fn = opt_delay },
 	{ 's', "sort", "KEYS", "rows by comm, pid, dso, sym: a comma list, in column order\n"
@@ -491,6 +490,7 @@ const struct command top_cmd = {
 	.caps = CAP_SYMBOLS | CAP_CPUS | CAP_THREAD_KIND | CAP_STACKS | CAP_STACK_FILES | CAP_EVENTS,
 	.positional = POS_DURATION,
 	.opts = top_opts,
+	.sampling_opts = profile_sampling_opts,
 	.skel = &profile_skel,
 	.check = top_check,
 	.configure = profile_configure,
