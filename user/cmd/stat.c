@@ -240,17 +240,9 @@ static bool cpu_selected(int c);
 static int topology_id(int cpu, const char *what)
 {
 	char path[96];
-	int v = 0;
-	FILE *f;
 
 	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/%s", cpu, what);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%d", &v) != 1 || v < 0)
-		v = 0;
-	fclose(f);
-	return v;
+	return (int)read_sysfs_long(path);
 }
 
 /* The units of --per-core / --per-socket, in the order of their first CPU. */
