@@ -456,18 +456,14 @@ bool filter_eval(const struct field_table *t, const __u64 *ints, const char (*st
 			r = str_match(strs[op->field], t->strs[op->val], op->len, op->cmp);
 		} else if (op->cmp == FCMP_AND) {
 			r = (v & op->val) != 0;
-		} else if (d->is_signed) {
-			__s64 a = v, b = op->val;
-
-			r = op->cmp == FCMP_EQ ? a == b : op->cmp == FCMP_NE ? a != b :
-			    op->cmp == FCMP_LT ? a < b : op->cmp == FCMP_LE ? a <= b :
-			    op->cmp == FCMP_GT ? a > b : a >= b;
 		} else {
-			__u64 a = v, b = op->val;
+			/* -1, 0, 1: the order of the value and the constant, as the field is signed */
+			int order = d->is_signed ? ((__s64)v > (__s64)op->val) - ((__s64)v < (__s64)op->val)
+						 : (v > op->val) - (v < op->val);
 
-			r = op->cmp == FCMP_EQ ? a == b : op->cmp == FCMP_NE ? a != b :
-			    op->cmp == FCMP_LT ? a < b : op->cmp == FCMP_LE ? a <= b :
-			    op->cmp == FCMP_GT ? a > b : a >= b;
+			r = op->cmp == FCMP_EQ ? order == 0 : op->cmp == FCMP_NE ? order != 0 :
+			    op->cmp == FCMP_LT ? order < 0 : op->cmp == FCMP_LE ? order <= 0 :
+			    op->cmp == FCMP_GT ? order > 0 : order >= 0;
 		}
 		stack[sp++] = r;
 	}
