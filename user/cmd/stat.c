@@ -1001,6 +1001,14 @@ static bool same_group(const struct proc_row *a, const struct proc_row *b)
 	return a->key.tgid == b->key.tgid && a->key.cpu == b->key.cpu;
 }
 
+/* What a full breakdown table left out, on stderr. */
+static void warn_table_full(__u64 lost, const char *what, const struct bpf_map *map)
+{
+	if (lost)
+		fprintf(stderr, "bpfprof: %llu %s (the table of %u rows is full)\n",
+			(unsigned long long)lost, what, bpf_map__max_entries(map));
+}
+
 /* Rows folded per process (-P: named by the name it had most of the time) or per command
  * name (--by-comm: counting the processes folded in).  Returns the new number of rows. */
 static size_t fold_rows(struct proc_row *rows, size_t n)
@@ -1094,10 +1102,7 @@ static int print_breakdown(struct stat_bpf *skel, __u64 run_ns)
 		if (e && i - first < env.top)
 			print_proc_row(&rows[i], e, run_ns);
 	}
-	if (skel->bss->lost_procs)
-		fprintf(stderr, "bpfprof: %llu event hits not broken down (the table of %u rows is "
-			"full)\n", (unsigned long long)skel->bss->lost_procs,
-			bpf_map__max_entries(skel->maps.proc_counts));
+	warn_table_full(skel->bss->lost_procs, "event hits not broken down", skel->maps.proc_counts);
 cleanup:
 	free(rows);
 	return err;
@@ -1235,10 +1240,8 @@ static int print_by(struct stat_bpf *skel)
 	if (by_has_ksym() && !ks)
 		fprintf(stderr, "bpfprof: kernel functions shown as addresses: cannot read "
 			"/proc/kallsyms (%s)\n", strerror(errno));
-	if (skel->bss->lost_fields)
-		fprintf(stderr, "bpfprof: %llu events not counted by field (the table of %u rows is "
-			"full)\n", (unsigned long long)skel->bss->lost_fields,
-			bpf_map__max_entries(skel->maps.field_counts));
+	warn_table_full(skel->bss->lost_fields, "events not counted by field",
+			skel->maps.field_counts);
 cleanup:
 	ksyms__free(ks);
 	free(keys);
