@@ -70,7 +70,8 @@ int fields_of_tracepoint(const char *cat, const char *name, struct field_list *o
  * arg0..arg5, or retval alone for FUNC%return (e->ret).  0 or a negative errno. */
 int fields_of_event(const struct probe_event *e, struct field_list *out);
 
-/* Adds comm, pid, tid, cpu and cgroup.  0 or -ENOMEM. */
+/* Adds comm, pid, tid, cpu and cgroup, but for names the event's own fields have already.  0
+ * or -ENOMEM. */
 int fields_add_pseudo(struct field_list *l);
 
 /* Adds arg0..arg5 (FIELD_INT, 64-bit signed; :string reads kernel memory for kernel functions,

@@ -84,8 +84,12 @@ int event_fields_build(const struct probe_events *evs, const char *by, const cha
 
 			err = fields_lookup(&l, ef->by_names[k], user, f, why, sizeof(why));
 			if (err == -ENOENT) {
-				p_err("%s has no field '%s'; its fields: %s", e->name, ef->by_names[k],
-				      fields_names(&l, names, sizeof(names)));
+				bool func = e->kind == PROBE_UFUNC || e->kind == PROBE_KFUNC;
+
+				p_err("%s has no field '%s'; its fields: %s%s", e->name, ef->by_names[k],
+				      fields_names(&l, names, sizeof(names)),
+				      func && !e->ret && !strncmp(ef->by_names[k], "retval", 6) ?
+				      " (retval is the return's: FUNC%return)" : "");
 				break;
 			} else if (err) {
 				p_err("--by %s on %s: %s", ef->by_names[k], e->name, why);
