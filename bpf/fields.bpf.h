@@ -91,19 +91,16 @@ static __always_inline __u32 read_str(char *str, const void *p, int user, __u32 
 
 /* Field d of the event: an integer into *v (sign-extended as the field is signed), or a string
  * into str and its length into *v.  Returns 1 for a string, 0 for an integer. */
-/* Global (not inlined, verified once on its own, not at every call): the readers and the string
- * matcher multiply each other's paths otherwise, past the verifier's limits. */
-__noinline int field_read(const struct field_ctx *fc, const struct field_desc *d, __u64 *v,
-			  struct fstr *fs)
+static __always_inline int read_field(const struct field_ctx *fc, const struct field_desc *d,
+				      __u64 *v, struct fstr *fs)
 {
 	char *str;
 	__u64 raw = 0;
 	__u32 size = d->size, off = d->offset;
 	void *rec;
 
-	if (!fc || !d || !v || !fs)
-		return 0;
-	str = fs->b;
+	/* fs is NULL for fields known to be numbers (fixed_key() on the stack) */
+	str = fs ? fs->b : NULL;
 	rec = fc->rec;
 	switch (d->src) {
 	case FSRC_COMM:
@@ -173,6 +170,16 @@ __noinline int field_read(const struct field_ctx *fc, const struct field_desc *d
 	}
 	*v = raw;
 	return 0;
+}
+
+/* Global (not inlined, verified once on its own, not at every call): the readers and the string
+ * matcher multiply each other's paths otherwise, past the verifier's limits. */
+__noinline int field_read(const struct field_ctx *fc, const struct field_desc *d, __u64 *v,
+			  struct fstr *fs)
+{
+	if (!fc || !d || !v || !fs)
+		return 0;
+	return read_field(fc, d, v, fs);
 }
 
 /* Whether len bytes of s from at equal c's (the bytes past a string are NUL: no early exit). */
@@ -320,8 +327,46 @@ static __always_inline bool filter_pass(const struct field_table *t, const struc
 	return s->sp == 1 && (s->stack & 1);
 }
 
+/* --by's fields when every event has them at the same places (one event, or a glob over events
+ * of one format): read-only, so the verifier sees them as constants, keeps one path of the
+ * reader per field and drops the rest.  A sparse event (a work queued now and then) finds
+ * little of this in the caches: the less code and memory it touches, the less it costs. */
+const volatile bool targ_by_fixed = false;
+const volatile bool targ_by_ints = false; /* ...and all of them numbers: the key fits the stack */
+const volatile __u32 targ_nr_by = 0;
+const volatile struct field_desc targ_by_desc[FIELDS_MAX] = {};
+
+/* The key of event idx from the fixed fields, into key (strings read through str). */
+static __always_inline void *fixed_key(const struct field_ctx *fc, __u32 idx, char *key,
+				       struct fstr *str)
+{
+	*(__u64 *)key = idx;
+	/* unrolled: a constant index makes each read of targ_by_desc a known constant */
+#pragma clang loop unroll(full)
+	for (int i = 0; i < FIELDS_MAX; i++) {
+		/* member by member, volatile (the loader sets them): clang keeps them in registers,
+		 * where the verifier sees the constants (a struct copy went through the stack) */
+		const volatile struct field_desc *vd = &targ_by_desc[i];
+		struct field_desc d = { .src = vd->src, .read = vd->read, .size = vd->size,
+					.is_signed = vd->is_signed, .offset = vd->offset,
+					.key_off = vd->key_off };
+		__u32 off = d.key_off;
+		__u64 v = 0;
+
+		if (i >= targ_nr_by)
+			break;
+		if (off > FIELDS_KEY_MAX - FIELD_STR_LEN)
+			return NULL;
+		if (read_field(fc, &d, &v, str))
+			__builtin_memcpy(key + off, str->b, FIELD_STR_LEN);
+		else
+			*(__u64 *)(key + off) = v;
+	}
+	return key;
+}
+
 /* The aggregation key of event idx in the per-CPU scratch: the index, then each --by field's
- * slot.  NULL when there is no room. */
+ * slot (from t, or the fixed fields when t is NULL).  NULL when there is no room. */
 static __always_inline void *fields_key(const struct field_table *t, const struct field_ctx *fc,
 					__u32 idx)
 {
@@ -330,6 +375,10 @@ static __always_inline void *fields_key(const struct field_table *t, const struc
 
 	s = bpf_map_lookup_elem(&field_scratch, &zero);
 	if (!s)
+		return NULL;
+	if (targ_by_fixed)
+		return fixed_key(fc, idx, s->key, &s->str);
+	if (!t)
 		return NULL;
 	*(__u64 *)s->key = idx;
 	for (int i = 0; i < FIELDS_MAX; i++) {

@@ -49,6 +49,7 @@ __u64 lost_procs; /* -P: events whose process did not fit in proc_counts */
 /* --by / --filter: each event's field table in field_tabs (no table: nothing is counted) */
 const volatile bool targ_fields = false;
 const volatile bool targ_by = false;
+const volatile bool targ_filter = false;
 
 /* --by: counts per (event, field values); the key's size is set by the loader */
 struct {
@@ -59,32 +60,14 @@ struct {
 } field_counts SEC(".maps");
 
 __u64 lost_fields; /* --by: events whose values did not fit in field_counts */
+const volatile __u32 targ_key_words = 2; /* --by: the key's size in 8-byte words */
 
-/* Adds one to the row of the event's field values. */
-static __always_inline void add_fields(const struct field_table *t, const struct field_ctx *fc,
-				       __u32 idx)
-{
-	__u64 one = 1, *pv;
-	void *key = fields_key(t, fc, idx);
-
-	if (!key) {
-		__sync_fetch_and_add(&lost_fields, 1);
-		return;
-	}
-	pv = bpf_map_lookup_elem(&field_counts, key);
-	if (pv) {
-		__sync_fetch_and_add(pv, 1);
-		return;
-	}
-	/* a new row; another CPU may have made it meanwhile */
-	if (bpf_map_update_elem(&field_counts, key, &one, BPF_NOEXIST)) {
-		pv = bpf_map_lookup_elem(&field_counts, key);
-		if (pv)
-			__sync_fetch_and_add(pv, 1);
-		else
-			__sync_fetch_and_add(&lost_fields, 1);
-	}
-}
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FIELD_CACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct field_cache_slot);
+} field_cache SEC(".maps");
 
 /* Adds n to the current task's row of event idx. */
 static __always_inline void add_proc(int idx, __u32 tgid, __u64 n)
@@ -107,6 +90,65 @@ static __always_inline void add_proc(int idx, __u32 tgid, __u64 n)
 	__sync_fetch_and_add(pv, n);
 }
 
+/* Adds n to the row of key in the shared table. */
+static __always_inline void add_row(void *key, __u64 n)
+{
+	__u64 *pv = bpf_map_lookup_elem(&field_counts, key);
+
+	if (pv) {
+		__sync_fetch_and_add(pv, n);
+		return;
+	}
+	/* a new row; another CPU may have made it meanwhile */
+	if (bpf_map_update_elem(&field_counts, key, &n, BPF_NOEXIST)) {
+		pv = bpf_map_lookup_elem(&field_counts, key);
+		if (pv)
+			__sync_fetch_and_add(pv, n);
+		else
+			__sync_fetch_and_add(&lost_fields, n);
+	}
+}
+
+/* Adds one to the row of the event's field values: in this CPU's cache when the row is there,
+ * else the row there goes to the shared table and this one takes its place. */
+static __always_inline void add_fields(const struct field_table *t, const struct field_ctx *fc,
+				       __u32 idx)
+{
+	struct field_cache_slot *slot;
+	__u64 kb[1 + FIELDS_MAX], *key, h = 0;
+	__u32 i, n = targ_key_words, s;
+	bool same = true;
+
+	/* numbers only: the key on the stack, no scratch to look up */
+	if (targ_by_fixed && targ_by_ints)
+		key = fixed_key(fc, idx, (char *)kb, NULL);
+	else
+		key = fields_key(t, fc, idx);
+	if (!key) {
+		__sync_fetch_and_add(&lost_fields, 1);
+		return;
+	}
+	for (i = 0; i < FIELDS_KEY_MAX / 8 && i < n; i++)
+		h = (h ^ key[i]) * 0x9e3779b97f4a7c15ULL;
+	s = h >> 56; /* FIELD_CACHE_SLOTS: 256 */
+	slot = bpf_map_lookup_elem(&field_cache, &s);
+	if (!slot) {
+		add_row(key, 1);
+		return;
+	}
+	for (i = 0; i < FIELDS_KEY_MAX / 8 && i < n; i++)
+		same &= ((__u64 *)slot->key)[i] == key[i];
+	if (same && slot->count) {
+		slot->count++;
+		return;
+	}
+	if (slot->count)
+		add_row(slot->key, slot->count);
+	for (i = 0; i < FIELDS_KEY_MAX / 8 && i < n; i++)
+		((__u64 *)slot->key)[i] = key[i];
+	slot->count = 1;
+}
+
 /* An event fired: its filter first (nothing is counted that fails it), then its counts. */
 static __always_inline int hit_fields(int idx, const struct field_ctx *fc)
 {
@@ -116,10 +158,14 @@ static __always_inline int hit_fields(int idx, const struct field_ctx *fc)
 	if (idx < 0 || !target_current_wanted(tgid, (__u32)id))
 		return 0;
 	if (targ_fields) {
-		const struct field_table *t = bpf_map_lookup_elem(&field_tabs, &key);
+		const struct field_table *t = NULL;
 
-		if (!t || !filter_pass(t, fc))
-			return 0;
+		/* fixed --by fields and no filter: no table to look at */
+		if (targ_filter || !targ_by_fixed) {
+			t = bpf_map_lookup_elem(&field_tabs, &key);
+			if (!t || !filter_pass(t, fc))
+				return 0;
+		}
 		if (targ_by)
 			add_fields(t, fc, key);
 	}

@@ -15,6 +15,16 @@
 #define FILTER_OPS_MAX 32    /* comparisons and operators of a filter, postfix */
 #define FILTER_STRS_MAX 8    /* string constants of a filter */
 
+/* --by counts go first to a small per-CPU cache of this many rows (direct-mapped by the key's
+ * hash), and to the shared hash table only when a row is evicted: a hash lookup and an atomic
+ * add on a line both CPUs write cost more than reading the field. */
+#define FIELD_CACHE_SLOTS 256
+
+struct field_cache_slot {
+	__u64 count;
+	char key[FIELDS_KEY_MAX];
+};
+
 /* Where a field's value comes from. */
 enum field_src {
 	FSRC_RECORD = 1, /* a tracepoint record (perf tracepoint program): offset, size */

@@ -335,11 +335,26 @@ static int stat_configure(struct runner *r)
 	/* --by / --filter: a field table per event, and the key's size the fields need */
 	skel->rodata->targ_fields = env.by || env.filter;
 	skel->rodata->targ_by = env.ef.nr_by > 0;
+	skel->rodata->targ_filter = env.filter != NULL;
+	/* the same fields at the same places in every event: constants the verifier prunes by */
+	skel->rodata->targ_by_fixed = env.ef.nr_by > 0 && env.evs.nr > 0;
+	skel->rodata->targ_nr_by = env.ef.nr_by;
+	for (int i = 1; i < env.evs.nr; i++)
+		if (memcmp(env.ef.tabs[i].by, env.ef.tabs[0].by, sizeof(env.ef.tabs[0].by)))
+			skel->rodata->targ_by_fixed = false;
+	if (skel->rodata->targ_by_fixed)
+		memcpy((void *)skel->rodata->targ_by_desc, env.ef.tabs[0].by,
+		       sizeof(skel->rodata->targ_by_desc));
+	skel->rodata->targ_by_ints = skel->rodata->targ_by_fixed &&
+				     env.ef.key_size == 8 + 8 * (unsigned)env.ef.nr_by;
 	bpf_map__set_max_entries(skel->maps.field_tabs, env.evs.nr ?: 1);
-	if (env.ef.nr_by)
+	skel->rodata->targ_key_words = env.ef.key_size / 8;
+	if (env.ef.nr_by) {
 		bpf_map__set_key_size(skel->maps.field_counts, env.ef.key_size);
-	else
+	} else {
 		bpf_map__set_max_entries(skel->maps.field_counts, 1);
+		bpf_map__set_max_entries(skel->maps.field_cache, 1);
+	}
 	return probe_prepare(&p, &env.evs);
 }
 
@@ -1173,43 +1188,95 @@ static void print_field_row(const struct field_row *r, const char *event, struct
 	fprintf(env.out, "\n");
 }
 
+struct field_rows {
+	char *keys;
+	struct field_row *rows;
+	size_t n, cap;
+};
+
+/* Room for one more row; its key at keys + n * key_size.  0 or -ENOMEM. */
+static int field_rows_grow(struct field_rows *fr)
+{
+	size_t ksz = env.ef.key_size;
+	char *k2;
+	struct field_row *r2;
+
+	if (fr->n < fr->cap)
+		return 0;
+	fr->cap = fr->cap ? 2 * fr->cap : 256;
+	k2 = realloc(fr->keys, fr->cap * ksz);
+	if (!k2)
+		return -ENOMEM;
+	fr->keys = k2;
+	r2 = realloc(fr->rows, fr->cap * sizeof(*r2));
+	if (!r2)
+		return -ENOMEM;
+	fr->rows = r2;
+	return 0;
+}
+
+static int by_key_bytes(const void *a, const void *b)
+{
+	return memcmp(((const struct field_row *)a)->key, ((const struct field_row *)b)->key,
+		      env.ef.key_size);
+}
+
+/* Every row of the shared table and of each CPU's cache (field_cache_slot), the same key's
+ * counts added up. */
+static int read_field_rows(struct stat_bpf *skel, struct field_rows *fr)
+{
+	int fd = bpf_map__fd(skel->maps.field_counts), cache = bpf_map__fd(skel->maps.field_cache);
+	size_t ksz = env.ef.key_size, out = 0;
+	struct field_cache_slot *slots = calloc(env.ncpu, sizeof(*slots));
+	int err = slots ? 0 : -ENOMEM;
+
+	while (!err && !(err = field_rows_grow(fr))) {
+		char *prev = fr->n ? fr->keys + (fr->n - 1) * ksz : NULL;
+
+		if (bpf_map_get_next_key(fd, prev, fr->keys + fr->n * ksz))
+			break;
+		fr->n += !bpf_map_lookup_elem(fd, fr->keys + fr->n * ksz, &fr->rows[fr->n].count);
+	}
+	for (__u32 i = 0; !err && i < FIELD_CACHE_SLOTS; i++) {
+		if (bpf_map_lookup_elem(cache, &i, slots))
+			break;
+		for (int c = 0; !err && c < env.ncpu; c++) {
+			if (!slots[c].count || (err = field_rows_grow(fr)))
+				continue;
+			memcpy(fr->keys + fr->n * ksz, slots[c].key, ksz);
+			fr->rows[fr->n++].count = slots[c].count;
+		}
+	}
+	free(slots);
+	if (err)
+		return err;
+	for (size_t i = 0; i < fr->n; i++)
+		fr->rows[i].key = fr->keys + i * ksz;
+	if (fr->n)
+		qsort(fr->rows, fr->n, sizeof(*fr->rows), by_key_bytes);
+	for (size_t i = 0; i < fr->n; i++) {
+		if (out && !memcmp(fr->rows[out - 1].key, fr->rows[i].key, ksz))
+			fr->rows[out - 1].count += fr->rows[i].count;
+		else
+			fr->rows[out++] = fr->rows[i];
+	}
+	fr->n = out;
+	return 0;
+}
+
 /* The counts per field values, each event's busiest first. */
 static int print_by(struct stat_bpf *skel)
 {
-	int fd = bpf_map__fd(skel->maps.field_counts), err = 0;
-	size_t ksz = env.ef.key_size, n = 0, cap = 0;
-	char *keys = NULL, *prev = NULL;
-	struct field_row *rows = NULL;
+	struct field_rows fr = {};
 	struct ksyms *ks = by_has_ksym() ? ksyms__load() : NULL;
+	struct field_row *rows;
+	size_t n;
+	int err = read_field_rows(skel, &fr);
 
-	for (;;) {
-		if (n == cap) {
-			char *k2;
-			struct field_row *r2;
-
-			cap = cap ? 2 * cap : 256;
-			k2 = realloc(keys, cap * ksz);
-			if (!k2) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			keys = k2;
-			r2 = realloc(rows, cap * sizeof(*rows));
-			if (!r2) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			rows = r2;
-		}
-		prev = n ? keys + (n - 1) * ksz : NULL;
-		if (bpf_map_get_next_key(fd, prev, keys + n * ksz))
-			break;
-		if (bpf_map_lookup_elem(fd, keys + n * ksz, &rows[n].count))
-			continue;
-		n++;
-	}
-	for (size_t i = 0; i < n; i++)
-		rows[i].key = keys + i * ksz;
+	if (err)
+		goto cleanup;
+	rows = fr.rows;
+	n = fr.n;
 	if (n)
 		qsort(rows, n, sizeof(*rows), by_event_then_busiest);
 	for (int e = 0; e < env.nr_ev; e++) {
@@ -1244,8 +1311,8 @@ static int print_by(struct stat_bpf *skel)
 			skel->maps.field_counts);
 cleanup:
 	ksyms__free(ks);
-	free(keys);
-	free(rows);
+	free(fr.keys);
+	free(fr.rows);
 	return err;
 }
 
