@@ -1454,6 +1454,12 @@ const struct command stat_cmd = {
 		"        sys:NAME               a syscall's entries (syscalls:sys_enter_NAME)\n"
 		"        FUNC, k:FUNC           kernel function (fentry, else kprobe)\n"
 		"        u:PATH:FUNC, LIB:FUNC  user function (uprobe), e.g. c:malloc\n"
+		"        FUNC%return            a function's return (k:FUNC%return, u:PATH:FUNC%return)\n"
+		"FIELD:  a tracepoint's format fields (filename, function...), a syscall's arguments by\n"
+		"        name, a function's arg0..arg5, retval on FUNC%return; comm, pid, tid, cpu,\n"
+		"        cgroup on every event; casts :string, :u8..:u64, :s8..:s64, :x8..:x64\n"
+		"EXPR:   perf's filter syntax: == != < <= > >= & on numbers, == != ~ (globs \"a*\",\n"
+		"        \"*a\", \"*a*\") on strings, && || ! ( ); run in the kernel before counting\n"
 		"EVENTs are given with -e or as arguments, several at once or comma-separated.\n"
 		"Figures as perf prints them: CPUs utilized, rates per second of task-clock,\n"
 		"insn per cycle.  -r N: means, and the error of the mean as ( +- x.xx% ).\n",
