@@ -61,7 +61,15 @@ check "stat workqueue:workqueue_queue_work --by function -a 2 names kernel funct
 check "--by rows busiest first" awk '/by function/ { on = 1; next }
 	on && $1 ~ /^[0-9]+$/ { if (prev != "" && $1 > prev) exit 1; prev = $1 }' "$TMP/wq.out"
 
-# 6. Kernel functions' return values: kprobes / fentry where the kernel has them.
+# 6. funclat --filter: only the calls that pass are timed.
+"$BPFPROF" funclat "u:$W:work" --filter 'arg0 == 9' -- "$W" 0 >"$TMP/fl" 2>&1
+check "funclat u:BIN:work --filter 'arg0 == 9' times 50 calls" \
+	test "$(awk '$1 == "count" { print $2; exit }' "$TMP/fl")" = 50
+"$BPFPROF" funclat sys:openat --filter 'filename == "/etc/hostname"' -- cat /etc/hostname >"$TMP/fo" 2>&1
+check "funclat sys:openat --filter on a user string: 1 call" \
+	test "$(awk '$1 == "count" { print $2; exit }' "$TMP/fo")" = 1
+
+# 7. Kernel functions' return values: kprobes / fentry where the kernel has them.
 out=$("$BPFPROF" stat 'k:vfs_read%return' --by retval -a 0.5 2>&1 >/dev/null); rc=$?
 if [ "$rc" = 0 ]; then
 	ok "stat k:vfs_read%return --by retval"
@@ -71,7 +79,7 @@ else
 	fail "stat k:vfs_read%return --by retval" "$out"
 fi
 
-# 7. Bad input: one line, exit 2.
+# 8. Bad input: one line, exit 2.
 expect_two() {
 	local name=$1 msg=$2; shift 2
 	local out rc
@@ -105,3 +113,7 @@ expect_two "--filter on an event with no fields" "event 'page-faults' is counted
 expect_two "--by retval without %return" "no field 'retval'.*FUNC%return" stat "u:$W:work" --by retval -a 1
 expect_two "--by a bad cast" "unknown cast ':q9'" stat "u:$W:work" --by arg0:q9 -a 1
 expect_two "%return on a tracepoint" "%return applies to functions" stat 't:sched:sched_switch%return' -a 1
+expect_two "funclat --filter unknown field" "unknown field 'nope'; the event's fields: arg0" \
+	funclat "u:$W:work" --filter 'nope > 1' 1
+expect_two "funclat FUNC%return" "funclat times each call from its entry to its return" \
+	funclat "u:$W:work%return" 1

@@ -373,18 +373,9 @@ static int stat_attach(struct runner *r)
 	if (!r->skel)
 		return 0;
 	p = stat_progs(r->skel);
-	for (int i = 0; (env.by || env.filter) && i < env.evs.nr; i++) {
-		__u32 key = i;
-		int err = bpf_map__update_elem(((struct stat_bpf *)r->skel)->maps.field_tabs, &key,
-					       sizeof(key), &env.ef.tabs[i], sizeof(env.ef.tabs[i]),
-					       BPF_ANY);
-
-		if (err) {
-			p_err("cannot fill the field tables: %s", strerror(-err));
-			return err;
-		}
-	}
-	return runner_attach_events(r, &p, &env.evs);
+	return (env.by || env.filter ?
+		event_fields_fill(&env.ef, ((struct stat_bpf *)r->skel)->maps.field_tabs) : 0) ?:
+	       runner_attach_events(r, &p, &env.evs);
 }
 
 /* ---- perf counters ---- */

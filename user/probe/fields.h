@@ -141,6 +141,11 @@ int event_fields_build(const struct probe_events *evs, const char *by, const cha
 		       struct event_fields *ef);
 void event_fields_free(struct event_fields *ef);
 
+struct bpf_map;
+/* After load: each event's table into map (bpf/fields.bpf.h's field_tabs).  0, or a negative
+ * errno after printing one line. */
+int event_fields_fill(const struct event_fields *ef, struct bpf_map *map);
+
 /* The fields of an aggregation key of ef (the event index first) as text, one column per --by
  * field into cols (each size bytes); kernel function pointers through ksym.  Returns the event
  * index. */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <bpf/libbpf.h>
 #include "core/common.h"
 #include "probe/fields.h"
 #include "probe/filter.h"
@@ -131,6 +132,21 @@ int event_fields_build(const struct probe_events *evs, const char *by, const cha
 			in_record |= t->filt[k].src == FSRC_RECORD || t->filt[k].src == FSRC_ARG ||
 				     t->filt[k].src == FSRC_RET;
 		ef->records |= in_record;
+	}
+	return 0;
+}
+
+int event_fields_fill(const struct event_fields *ef, struct bpf_map *map)
+{
+	for (int i = 0; i < ef->nr_ev; i++) {
+		__u32 key = i;
+		int err = bpf_map__update_elem(map, &key, sizeof(key), &ef->tabs[i],
+					       sizeof(ef->tabs[i]), BPF_ANY);
+
+		if (err) {
+			p_err("cannot fill the field tables: %s", strerror(-err));
+			return err;
+		}
 	}
 	return 0;
 }
