@@ -7,10 +7,12 @@
 #include <bpf/bpf_tracing.h>
 #include "funclat.h"
 #include "events.bpf.h"
+#include "fields.bpf.h"
 #include "target.bpf.h"
 #include "heatmap.bpf.h"
 
 const volatile __u64 targ_unit_ns = 1000; /* the heat map's unit: -n 1, 1000, -m 1000000 */
+const volatile bool targ_filter = false;  /* --filter: each function's table in field_tabs */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -30,7 +32,8 @@ struct {
 
 __u64 lost[FUNCLAT_LOST_REASONS];
 
-static __always_inline int on_entry(int idx)
+/* A call that fails --filter gets no entry time: its return finds none and is not timed. */
+static __always_inline int on_entry(int idx, const struct field_ctx *fc)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct funclat_start_key key = { .tid = (__u32)id, .idx = idx };
@@ -39,6 +42,13 @@ static __always_inline int on_entry(int idx)
 
 	if (idx < 0 || !target_current_wanted(id >> 32, (__u32)id))
 		return 0;
+	if (targ_filter) {
+		__u32 k = idx;
+		const struct field_table *t = bpf_map_lookup_elem(&field_tabs, &k);
+
+		if (!t || !filter_pass(t, fc))
+			return 0;
+	}
 	s = bpf_map_lookup_elem(&start, &key);
 	if (!s) {
 		static const struct funclat_start zero;
@@ -95,7 +105,9 @@ static __always_inline int on_exit(int idx)
 SEC("uprobe")
 int BPF_KPROBE(uentry)
 {
-	return on_entry(bpf_get_attach_cookie(ctx));
+	struct field_ctx fc = { .regs = ctx, .args_from = ARGS_FUNC_REGS };
+
+	return on_entry(bpf_get_attach_cookie(ctx), &fc);
 }
 
 SEC("uretprobe")
@@ -107,7 +119,9 @@ int BPF_KRETPROBE(uexit)
 SEC("kprobe")
 int BPF_KPROBE(kentry)
 {
-	return on_entry(bpf_get_attach_cookie(ctx));
+	struct field_ctx fc = { .regs = ctx, .args_from = ARGS_FUNC_REGS };
+
+	return on_entry(bpf_get_attach_cookie(ctx), &fc);
 }
 
 SEC("kretprobe")
@@ -119,7 +133,11 @@ int BPF_KRETPROBE(kexit)
 SEC("fentry")
 int BPF_PROG(fentry_entry)
 {
-	return on_entry(func_event(ctx));
+	struct field_ctx fc = { .args_from = ARGS_READY };
+
+	for (int i = 0; targ_filter && i < 6; i++)
+		bpf_get_func_arg(ctx, i, &fc.args[i]);
+	return on_entry(func_event(ctx), &fc);
 }
 
 SEC("fexit")
@@ -131,9 +149,11 @@ int BPF_PROG(fexit_exit)
 SEC("raw_tp")
 int BPF_PROG(sys_enter, struct pt_regs *regs, long nr)
 {
+	struct field_ctx fc = { .regs = regs, .args_from = ARGS_SYSCALL_REGS };
+
 	if (compat_syscall(regs))
 		return 0;
-	return on_entry(sys_event(&sys_enter_idx, nr));
+	return on_entry(sys_event(&sys_enter_idx, nr), &fc);
 }
 
 SEC("raw_tp")

@@ -11,6 +11,7 @@
 #include "stat.h"
 #include "core_fixes.bpf.h"
 #include "events.bpf.h"
+#include "fields.bpf.h"
 #include "target.bpf.h"
 
 const volatile bool targ_per_process = false; /* -P or --by-comm */
@@ -18,6 +19,8 @@ const volatile bool targ_per_process = false; /* -P or --by-comm */
 const volatile int targ_clock_idx[STAT_MAX_CLOCKS] = { -1, -1 };
 /* -- COMMAND: it is counted from its exec, as perf's enable_on_exec counts it */
 const volatile bool targ_from_exec = false;
+/* the totals are CPUs' counters (-a, -C, --cgroup), not tasks': they count dying tasks too */
+const volatile bool targ_cpu_counters = false;
 __u32 command_tgid;       /* set once it is forked */
 bool command_exec_seen;
 
@@ -45,6 +48,29 @@ struct {
 
 __u64 lost_procs; /* -P: events whose process did not fit in proc_counts */
 
+/* --by / --filter: each event's field table in field_tabs (no table: nothing is counted) */
+const volatile bool targ_fields = false;
+const volatile bool targ_by = false;
+const volatile bool targ_filter = false;
+
+/* --by: counts per (event, field values); the key's size is set by the loader */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__uint(key_size, FIELDS_KEY_MAX);
+	__uint(value_size, sizeof(__u64));
+} field_counts SEC(".maps");
+
+__u64 lost_fields; /* --by: events whose values did not fit in field_counts */
+const volatile __u32 targ_key_words = 2; /* --by: the key's size in 8-byte words */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FIELD_CACHE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct field_cache_slot);
+} field_cache SEC(".maps");
+
 /* Adds n to the current task's row of event idx. */
 static __always_inline void add_proc(int idx, __u32 tgid, __u64 n)
 {
@@ -66,13 +92,85 @@ static __always_inline void add_proc(int idx, __u32 tgid, __u64 n)
 	__sync_fetch_and_add(pv, n);
 }
 
-static __always_inline int hit(int idx)
+/* Adds n to the row of key in the shared table. */
+static __always_inline void add_row(void *key, __u64 n)
+{
+	__u64 *pv = bpf_map_lookup_elem(&field_counts, key);
+
+	if (pv) {
+		__sync_fetch_and_add(pv, n);
+		return;
+	}
+	/* a new row; another CPU may have made it meanwhile */
+	if (bpf_map_update_elem(&field_counts, key, &n, BPF_NOEXIST)) {
+		pv = bpf_map_lookup_elem(&field_counts, key);
+		if (pv)
+			__sync_fetch_and_add(pv, n);
+		else
+			__sync_fetch_and_add(&lost_fields, n);
+	}
+}
+
+/* Adds one to the row of the event's field values: in this CPU's cache when the row is there,
+ * else the row there goes to the shared table and this one takes its place. */
+static __always_inline void add_fields(const struct field_table *t, const struct field_ctx *fc,
+				       __u32 idx)
+{
+	struct field_cache_slot *slot;
+	__u64 kb[1 + FIELDS_MAX], *key, h = 0;
+	__u32 i, n = targ_key_words, s;
+	bool same = true;
+
+	/* numbers only: the key on the stack, no scratch to look up */
+	if (targ_by_fixed && targ_by_ints)
+		key = fixed_key(fc, idx, (char *)kb, NULL);
+	else
+		key = fields_key(t, fc, idx);
+	if (!key) {
+		__sync_fetch_and_add(&lost_fields, 1);
+		return;
+	}
+	for (i = 0; i < FIELDS_KEY_MAX / 8 && i < n; i++)
+		h = (h ^ key[i]) * 0x9e3779b97f4a7c15ULL;
+	s = h >> 56; /* FIELD_CACHE_SLOTS: 256 */
+	slot = bpf_map_lookup_elem(&field_cache, &s);
+	if (!slot) {
+		add_row(key, 1);
+		return;
+	}
+	for (i = 0; i < FIELDS_KEY_MAX / 8 && i < n; i++)
+		same &= ((__u64 *)slot->key)[i] == key[i];
+	if (same && slot->count) {
+		slot->count++;
+		return;
+	}
+	if (slot->count)
+		add_row(slot->key, slot->count);
+	for (i = 0; i < FIELDS_KEY_MAX / 8 && i < n; i++)
+		((__u64 *)slot->key)[i] = key[i];
+	slot->count = 1;
+}
+
+/* An event fired: its filter first (nothing is counted that fails it), then its counts. */
+static __always_inline int hit_fields(int idx, const struct field_ctx *fc)
 {
 	__u64 id = bpf_get_current_pid_tgid(), *c;
 	__u32 key = idx, tgid = id >> 32;
 
 	if (idx < 0 || !target_current_wanted(tgid, (__u32)id))
 		return 0;
+	if (targ_fields) {
+		const struct field_table *t = NULL;
+
+		/* fixed --by fields and no filter: no table to look at */
+		if (targ_filter || !targ_by_fixed) {
+			t = bpf_map_lookup_elem(&field_tabs, &key);
+			if (!t || !filter_pass(t, fc))
+				return 0;
+		}
+		if (targ_by)
+			add_fields(t, fc, key);
+	}
 	c = bpf_map_lookup_elem(&counts, &key);
 	if (c)
 		*c += 1;
@@ -81,12 +179,22 @@ static __always_inline int hit(int idx)
 	return 0;
 }
 
+static __always_inline int hit(int idx)
+{
+	struct field_ctx fc = {};
+
+	return hit_fields(idx, &fc);
+}
+
 #define TASK_DEAD 0x0080 /* include/linux/sched.h */
 
 /* A task's perf counters end in do_exit()'s perf_event_exit_task(), before its last switch: what
- * a dead task does after (the switch itself) is not in perf's totals, and not in its rows. */
+ * a dead task does after (the switch itself) is not in perf's totals, and not in its rows.  A
+ * CPU's counters (-a, -C, --cgroup) count it all: there its time up to the switch is its own. */
 static __always_inline bool current_dead(void)
 {
+	if (targ_cpu_counters)
+		return false;
 	return task_state((struct task_struct *)bpf_get_current_task()) & TASK_DEAD;
 }
 
@@ -162,7 +270,9 @@ int clock_exec(void *ctx)
 SEC("tracepoint")
 int tp_hit(void *ctx)
 {
-	return hit(bpf_get_attach_cookie(ctx));
+	struct field_ctx fc = { .rec = ctx };
+
+	return hit_fields(bpf_get_attach_cookie(ctx), &fc);
 }
 
 SEC("raw_tp")
@@ -174,35 +284,74 @@ int raw_tp_hit(void *ctx)
 SEC("uprobe")
 int BPF_KPROBE(uprobe_hit)
 {
-	return hit(bpf_get_attach_cookie(ctx));
+	struct field_ctx fc = { .regs = ctx, .args_from = ARGS_FUNC_REGS };
+
+	return hit_fields(bpf_get_attach_cookie(ctx), &fc);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(uretprobe_hit)
+{
+	struct field_ctx fc = { .ret = targ_fields ? PT_REGS_RC(ctx) : 0 };
+
+	return hit_fields(bpf_get_attach_cookie(ctx), &fc);
 }
 
 SEC("kprobe")
 int BPF_KPROBE(kprobe_hit)
 {
-	return hit(bpf_get_attach_cookie(ctx));
+	struct field_ctx fc = { .regs = ctx, .args_from = ARGS_FUNC_REGS };
+
+	return hit_fields(bpf_get_attach_cookie(ctx), &fc);
+}
+
+SEC("kretprobe")
+int BPF_KRETPROBE(kretprobe_hit)
+{
+	struct field_ctx fc = { .ret = targ_fields ? PT_REGS_RC(ctx) : 0 };
+
+	return hit_fields(bpf_get_attach_cookie(ctx), &fc);
 }
 
 SEC("fentry")
 int BPF_PROG(fentry_hit)
 {
-	return hit(func_event(ctx));
+	struct field_ctx fc = { .args_from = ARGS_READY };
+
+	/* the arguments are the context's: read while it is at hand */
+	for (int i = 0; targ_fields && i < 6; i++)
+		bpf_get_func_arg(ctx, i, &fc.args[i]);
+	return hit_fields(func_event(ctx), &fc);
+}
+
+SEC("fexit")
+int BPF_PROG(fexit_hit)
+{
+	struct field_ctx fc = {};
+
+	if (targ_fields)
+		bpf_get_func_ret(ctx, &fc.ret);
+	return hit_fields(func_event(ctx), &fc);
 }
 
 SEC("raw_tp")
 int BPF_PROG(sys_enter_hit, struct pt_regs *regs, long nr)
 {
+	struct field_ctx fc = { .regs = regs, .args_from = ARGS_SYSCALL_REGS };
+
 	if (compat_syscall(regs))
 		return 0;
-	return hit(sys_event(&sys_enter_idx, nr));
+	return hit_fields(sys_event(&sys_enter_idx, nr), &fc);
 }
 
 SEC("raw_tp")
 int BPF_PROG(sys_exit_hit, struct pt_regs *regs, long ret)
 {
+	struct field_ctx fc = { .ret = ret };
+
 	if (compat_syscall(regs))
 		return 0;
-	return hit(sys_event(&sys_exit_idx, exit_syscall_nr(regs)));
+	return hit_fields(sys_event(&sys_exit_idx, exit_syscall_nr(regs)), &fc);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -12,6 +12,7 @@
 #include "core/heatmaprun.h"
 #include "core/runner.h"
 #include "funclat.h"
+#include "probe/fields.h" /* before the skeleton: its rodata holds struct field_desc */
 #include "funclat.skel.h"
 #include "out/hist.h"
 
@@ -23,6 +24,8 @@ static struct funclat_env {
 	const char *unit;
 	struct probe_events evs;
 	struct funclat_hist *prev; /* per function: the counts at the last report */
+	const char *filter;        /* --filter EXPR on the entry's fields */
+	struct event_fields ef;
 } env;
 
 static const struct opt funclat_opts[] = {
@@ -31,6 +34,9 @@ static const struct opt funclat_opts[] = {
 	  "targets' user threads only)", OPT_FLAG, &env.usecs },
 	{ 'm', "milliseconds", NULL, "histograms in milliseconds", OPT_FLAG, &env.msecs },
 	{ 'L', "log-linear", NULL, "8 buckets per power of two instead of 1", OPT_FLAG, &env.loglin },
+	{ 0, "filter", "EXPR", "time only the calls EXPR holds for at their entry, decided in\n"
+	  "the kernel (e.g. 'arg0 > 4096', 'filename ~ \"/etc/*\"' on sys:openat)", OPT_STR,
+	  &env.filter },
 	{},
 };
 
@@ -38,6 +44,11 @@ static const struct opt funclat_opts[] = {
 static int check_kinds(const struct probe_events *evs)
 {
 	for (int i = 0; i < evs->nr; i++) {
+		if (evs->ev[i].ret) {
+			p_err("'%s': funclat times each call from its entry to its return; give the "
+			      "function without %%return", evs->ev[i].name);
+			return -EINVAL;
+		}
 		if (evs->ev[i].kind != PROBE_TP)
 			continue;
 		p_err("'%s' is a tracepoint, which has no duration: funclat times functions "
@@ -65,6 +76,7 @@ static int funclat_check(struct runner *r)
 	env.unit = env.nsecs ? "nsecs" : env.msecs ? "msecs" : "usecs";
 	err = runner_resolve_events(&env.evs);
 	err = err ?: check_kinds(&env.evs);
+	err = err ?: (env.filter ? event_fields_build(&env.evs, NULL, env.filter, &env.ef) : 0);
 	if (err)
 		return err;
 	env.prev = calloc(env.evs.nr, sizeof(*env.prev));
@@ -92,7 +104,9 @@ static int funclat_configure(struct runner *r)
 
 	/* units and bucket layout are read-only globals, fixed before load */
 	skel->rodata->targ_unit_ns = env.unit_ns;
+	skel->rodata->targ_filter = env.filter != NULL;
 	bpf_map__set_max_entries(skel->maps.hists, env.evs.nr);
+	bpf_map__set_max_entries(skel->maps.field_tabs, env.evs.nr ?: 1);
 	return heatmap_run_configure(&heatmap_opts, skel->maps.heat, &skel->rodata->targ_heatmap,
 				     &skel->rodata->targ_heatmap_cfg, runner_planned_seconds()) ?:
 	       probe_prepare(&p, &env.evs);
@@ -104,7 +118,8 @@ static int funclat_attach(struct runner *r)
 	struct probe_progs p = funclat_progs(skel);
 
 	heatmap_run_start(&heatmap_opts, &skel->bss->heatmap_start_ns);
-	return runner_attach_events(r, &p, &env.evs);
+	return (env.filter ? event_fields_fill(&env.ef, skel->maps.field_tabs) : 0) ?:
+	       runner_attach_events(r, &p, &env.evs);
 }
 
 static int funclat_started(struct runner *r)
@@ -177,6 +192,7 @@ static int funclat_write(struct runner *r)
 static void funclat_teardown(struct runner *r)
 {
 	probe_events_free(&env.evs);
+	event_fields_free(&env.ef);
 	free(env.prev);
 	memset(&env, 0, sizeof(env));
 }

@@ -20,7 +20,9 @@
 #include "core/common.h"
 #include "core/runner.h"
 #include "out/statfmt.h"
+#include "probe/fields.h"
 #include "probe/perfevent.h"
+#include "sym/syms.h"
 #include "stat.h"
 #include "stat.skel.h"
 
@@ -55,6 +57,8 @@ static struct stat_env {
 	int *unit_of;         /* by CPU: its unit, -1 when not counted */
 	struct perfev_value *unit_vals; /* [event][unit] of the reading being printed */
 	const char *sep;
+	const char *by, *filter;  /* --by FIELD[,FIELD...], --filter EXPR */
+	struct event_fields ef;
 	__u64 top, repeat;
 	struct probe_events evs;
 	struct stat_ev *ev;
@@ -109,7 +113,11 @@ static const struct opt stat_opts[] = {
 	  &env.per_process },
 	{ 0, "by-comm", NULL, "also break the counts down per command name (BPF); each CPU's\n"
 	  "idle task is its own row, swapper/N", OPT_FLAG, &env.by_comm },
-	{ 0, "top", "N", "with -P / --by-comm: the N busiest rows of each event (default 10)",
+	{ 0, "by", "FIELD[,FIELD...]", "count per value of the events' fields, in the kernel\n"
+	  "(e.g. --by filename, --by function, --by arg0,comm)", OPT_STR, &env.by },
+	{ 0, "filter", "EXPR", "count only the events EXPR holds for, decided in the kernel\n"
+	  "(e.g. 'arg0 == 9 && comm ~ \"work*\"')", OPT_STR, &env.filter },
+	{ 0, "top", "N", "with -P / --by-comm / --by: the N busiest rows of each event (default 10)",
 	  OPT_U64, &env.top, 1, 1000000 },
 	{ 'x', "field-separator", "SEP", "perf stat's -x: fields separated by SEP (e.g. CSV), no\n"
 	  "header", OPT_FN, .fn = opt_sep },
@@ -280,6 +288,26 @@ static int find_units(void)
 	return 0;
 }
 
+/* --by / --filter: every event has fields to give (perf's counters have none), and has the
+ * ones named. */
+static int check_fields(void)
+{
+	for (int i = 0; i < env.nr_ev; i++) {
+		if (!env.ev[i].is_perf)
+			continue;
+		p_err("%s %s: event '%s' is counted by perf and has no fields (fields are "
+		      "tracepoints', syscalls' and functions')", env.by ? "--by" : "--filter",
+		      env.by ?: env.filter, env.ev[i].name);
+		return -EINVAL;
+	}
+	if (breakdown() && env.by) {
+		p_err("--by does not combine with -P / --by-comm: add pid or comm to its fields "
+		      "(--by %s,comm)", env.by);
+		return -EINVAL;
+	}
+	return event_fields_build(&env.evs, env.by, env.filter, &env.ef);
+}
+
 static int stat_check(struct runner *r)
 {
 	bool has_perf = false;
@@ -319,6 +347,8 @@ static int stat_check(struct runner *r)
 							       sizeof(default_events[0]));
 	for (int i = 0; !err && i < env.nr_ev; i++)
 		has_perf |= env.ev[i].is_perf;
+	if (!err && (env.by || env.filter))
+		err = check_fields();
 	if (!err && has_perf && (targets.user_only || targets.kernel_only)) {
 		p_err("-u/-k select threads for BPF-counted events; perf's counters take :u or :k "
 		      "(e.g. cycles:u)");
@@ -340,11 +370,14 @@ static struct probe_progs stat_progs(struct stat_bpf *skel)
 {
 	struct probe_progs p = {
 		.uentry = skel->progs.uprobe_hit, .kentry = skel->progs.kprobe_hit,
-		.fentry = skel->progs.fentry_hit, .tp = skel->progs.tp_hit,
+		.uexit = skel->progs.uretprobe_hit, .kexit = skel->progs.kretprobe_hit,
+		.fentry = skel->progs.fentry_hit, .fexit = skel->progs.fexit_hit,
+		.tp = skel->progs.tp_hit,
 		.raw_tp = skel->progs.raw_tp_hit,
 		.sys_enter = skel->progs.sys_enter_hit, .sys_exit = skel->progs.sys_exit_hit,
 		.func_ips = skel->maps.func_ips,
 		.sys_enter_idx = skel->maps.sys_enter_idx, .sys_exit_idx = skel->maps.sys_exit_idx,
+		.records = env.ef.records,
 	};
 	return p;
 }
@@ -369,6 +402,30 @@ static int stat_configure(struct runner *r)
 	bpf_program__set_autoload(skel->progs.clock_exec, clocks > 0);
 	bpf_program__set_autoload(skel->progs.clock_exit, clocks > 0);
 	skel->rodata->targ_from_exec = targets.follow;
+	skel->rodata->targ_cpu_counters = system_wide() || targets.cgroup;
+	/* --by / --filter: a field table per event, and the key's size the fields need */
+	skel->rodata->targ_fields = env.by || env.filter;
+	skel->rodata->targ_by = env.ef.nr_by > 0;
+	skel->rodata->targ_filter = env.filter != NULL;
+	/* the same fields at the same places in every event: constants the verifier prunes by */
+	skel->rodata->targ_by_fixed = env.ef.nr_by > 0 && env.evs.nr > 0;
+	skel->rodata->targ_nr_by = env.ef.nr_by;
+	for (int i = 1; i < env.evs.nr; i++)
+		if (memcmp(env.ef.tabs[i].by, env.ef.tabs[0].by, sizeof(env.ef.tabs[0].by)))
+			skel->rodata->targ_by_fixed = false;
+	if (skel->rodata->targ_by_fixed)
+		memcpy((void *)skel->rodata->targ_by_desc, env.ef.tabs[0].by,
+		       sizeof(skel->rodata->targ_by_desc));
+	skel->rodata->targ_by_ints = skel->rodata->targ_by_fixed &&
+				     env.ef.key_size == 8 + 8 * (unsigned)env.ef.nr_by;
+	bpf_map__set_max_entries(skel->maps.field_tabs, env.evs.nr ?: 1);
+	skel->rodata->targ_key_words = env.ef.key_size / 8;
+	if (env.ef.nr_by) {
+		bpf_map__set_key_size(skel->maps.field_counts, env.ef.key_size);
+	} else {
+		bpf_map__set_max_entries(skel->maps.field_counts, 1);
+		bpf_map__set_max_entries(skel->maps.field_cache, 1);
+	}
 	return probe_prepare(&p, &env.evs);
 }
 
@@ -387,7 +444,9 @@ static int stat_attach(struct runner *r)
 	if (!r->skel)
 		return 0;
 	p = stat_progs(r->skel);
-	return runner_attach_events(r, &p, &env.evs);
+	return (env.by || env.filter ?
+		event_fields_fill(&env.ef, ((struct stat_bpf *)r->skel)->maps.field_tabs) : 0) ?:
+	       runner_attach_events(r, &p, &env.evs);
 }
 
 /* ---- perf counters ---- */
@@ -1055,6 +1114,14 @@ static bool same_group(const struct proc_row *a, const struct proc_row *b)
 	return a->key.tgid == b->key.tgid && a->key.cpu == b->key.cpu;
 }
 
+/* What a full breakdown table left out, on stderr. */
+static void warn_table_full(__u64 lost, const char *what, const struct bpf_map *map)
+{
+	if (lost)
+		fprintf(stderr, "bpfprof: %llu %s (the table of %u rows is full)\n",
+			(unsigned long long)lost, what, bpf_map__max_entries(map));
+}
+
 /* Rows folded per process (-P: named by the name it had most of the time) or per command
  * name (--by-comm: counting the processes folded in).  Returns the new number of rows. */
 static size_t fold_rows(struct proc_row *rows, size_t n)
@@ -1148,12 +1215,202 @@ static int print_breakdown(struct stat_bpf *skel, __u64 run_ns)
 		if (e && i - first < env.top)
 			print_proc_row(&rows[i], e, run_ns);
 	}
-	if (skel->bss->lost_procs)
-		fprintf(stderr, "bpfprof: %llu event hits not broken down (the table of %u rows is "
-			"full)\n", (unsigned long long)skel->bss->lost_procs,
-			bpf_map__max_entries(skel->maps.proc_counts));
+	warn_table_full(skel->bss->lost_procs, "event hits not broken down", skel->maps.proc_counts);
 cleanup:
 	free(rows);
+	return err;
+}
+
+/* ---- --by ---- */
+
+struct field_row {
+	const char *key; /* in the rows' key buffer */
+	__u64 count;
+};
+
+static __u32 row_idx(const struct field_row *r)
+{
+	__u64 idx;
+
+	memcpy(&idx, r->key, 8);
+	return idx;
+}
+
+static int by_event_then_busiest(const void *a, const void *b)
+{
+	const struct field_row *x = a, *y = b;
+	__u32 ix = row_idx(x), iy = row_idx(y);
+
+	if (ix != iy)
+		return ix < iy ? -1 : 1;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return memcmp(x->key, y->key, env.ef.key_size);
+}
+
+static const char *ksym_name(__u64 addr, char *buf, size_t size, void *ctx)
+{
+	const struct ksym *k = ctx ? ksyms__find(ctx, addr) : NULL;
+
+	if (!k || !addr)
+		return NULL;
+	if (k->addr == addr)
+		snprintf(buf, size, "%s", k->name);
+	else
+		snprintf(buf, size, "%s+0x%llx", k->name, (unsigned long long)(addr - k->addr));
+	return buf;
+}
+
+static bool by_has_ksym(void)
+{
+	for (int i = 0; i < env.ef.nr_ev; i++)
+		for (int k = 0; k < env.ef.nr_by; k++)
+			if (env.ef.by[i][k].kind == FIELD_KSYM)
+				return true;
+	return false;
+}
+
+/* One row of --by: the count, then each field's value (aligned, or -x's fields). */
+static void print_field_row(const struct field_row *r, const char *event, struct ksyms *ks)
+{
+	char cols[FIELDS_MAX][FIELD_STR_LEN * 2];
+
+	event_fields_key_text(&env.ef, r->key, ksym_name, ks, cols);
+	if (env.sep)
+		fprintf(env.out, "%llu%s%s", (unsigned long long)r->count, env.sep, event);
+	else
+		fprintf(env.out, "%18llu ", (unsigned long long)r->count);
+	for (int k = 0; k < env.ef.nr_by; k++)
+		fprintf(env.out, "%s%-*s", env.sep ?: " ",
+			!env.sep && k + 1 < env.ef.nr_by ? 20 : 0, cols[k]);
+	fprintf(env.out, "\n");
+}
+
+struct field_rows {
+	char *keys;
+	struct field_row *rows;
+	size_t n, cap;
+};
+
+/* Room for one more row; its key at keys + n * key_size.  0 or -ENOMEM. */
+static int field_rows_grow(struct field_rows *fr)
+{
+	size_t ksz = env.ef.key_size;
+	char *k2;
+	struct field_row *r2;
+
+	if (fr->n < fr->cap)
+		return 0;
+	fr->cap = fr->cap ? 2 * fr->cap : 256;
+	k2 = realloc(fr->keys, fr->cap * ksz);
+	if (!k2)
+		return -ENOMEM;
+	fr->keys = k2;
+	r2 = realloc(fr->rows, fr->cap * sizeof(*r2));
+	if (!r2)
+		return -ENOMEM;
+	fr->rows = r2;
+	return 0;
+}
+
+static int by_key_bytes(const void *a, const void *b)
+{
+	return memcmp(((const struct field_row *)a)->key, ((const struct field_row *)b)->key,
+		      env.ef.key_size);
+}
+
+/* Every row of the shared table and of each CPU's cache (field_cache_slot), the same key's
+ * counts added up. */
+static int read_field_rows(struct stat_bpf *skel, struct field_rows *fr)
+{
+	int fd = bpf_map__fd(skel->maps.field_counts), cache = bpf_map__fd(skel->maps.field_cache);
+	size_t ksz = env.ef.key_size, out = 0;
+	struct field_cache_slot *slots = calloc(env.ncpu, sizeof(*slots));
+	int err = slots ? 0 : -ENOMEM;
+
+	while (!err && !(err = field_rows_grow(fr))) {
+		char *prev = fr->n ? fr->keys + (fr->n - 1) * ksz : NULL;
+
+		if (bpf_map_get_next_key(fd, prev, fr->keys + fr->n * ksz))
+			break;
+		fr->n += !bpf_map_lookup_elem(fd, fr->keys + fr->n * ksz, &fr->rows[fr->n].count);
+	}
+	for (__u32 i = 0; !err && i < FIELD_CACHE_SLOTS; i++) {
+		if (bpf_map_lookup_elem(cache, &i, slots))
+			break;
+		for (int c = 0; !err && c < env.ncpu; c++) {
+			if (!slots[c].count || (err = field_rows_grow(fr)))
+				continue;
+			memcpy(fr->keys + fr->n * ksz, slots[c].key, ksz);
+			fr->rows[fr->n++].count = slots[c].count;
+		}
+	}
+	free(slots);
+	if (err)
+		return err;
+	for (size_t i = 0; i < fr->n; i++)
+		fr->rows[i].key = fr->keys + i * ksz;
+	if (fr->n)
+		qsort(fr->rows, fr->n, sizeof(*fr->rows), by_key_bytes);
+	for (size_t i = 0; i < fr->n; i++) {
+		if (out && !memcmp(fr->rows[out - 1].key, fr->rows[i].key, ksz))
+			fr->rows[out - 1].count += fr->rows[i].count;
+		else
+			fr->rows[out++] = fr->rows[i];
+	}
+	fr->n = out;
+	return 0;
+}
+
+/* The counts per field values, each event's busiest first. */
+static int print_by(struct stat_bpf *skel)
+{
+	struct field_rows fr = {};
+	struct ksyms *ks = by_has_ksym() ? ksyms__load() : NULL;
+	struct field_row *rows;
+	size_t n;
+	int err = read_field_rows(skel, &fr);
+
+	if (err)
+		goto cleanup;
+	rows = fr.rows;
+	n = fr.n;
+	if (n)
+		qsort(rows, n, sizeof(*rows), by_event_then_busiest);
+	for (int e = 0; e < env.nr_ev; e++) {
+		const struct stat_ev *ev = &env.ev[e];
+		size_t first = 0, nr = 0, shown;
+		char heading[512];
+		size_t off = 0;
+
+		while (first < n && row_idx(&rows[first]) < (__u32)ev->idx)
+			first++;
+		while (first + nr < n && row_idx(&rows[first + nr]) == (__u32)ev->idx)
+			nr++;
+		if (!nr && ev->from_glob)
+			continue;
+		shown = nr < env.top ? nr : env.top;
+		if (!env.sep) {
+			fprintf(env.out, "\n %s by %s (%s%zu of %zu):\n\n", ev->name, env.by,
+				shown < nr ? "the busiest " : "", shown, nr);
+			off = snprintf(heading, sizeof(heading), "%18s ", "count");
+			for (int k = 0; k < env.ef.nr_by && off < sizeof(heading); k++)
+				off += snprintf(heading + off, sizeof(heading) - off, " %-*s",
+						k + 1 < env.ef.nr_by ? 20 : 0, env.ef.by_names[k]);
+			fprintf(env.out, "%s\n", heading);
+		}
+		for (size_t i = 0; i < shown; i++)
+			print_field_row(&rows[first + i], ev->name, ks);
+	}
+	if (by_has_ksym() && !ks)
+		fprintf(stderr, "bpfprof: kernel functions shown as addresses: cannot read "
+			"/proc/kallsyms (%s)\n", strerror(errno));
+	warn_table_full(skel->bss->lost_fields, "events not counted by field",
+			skel->maps.field_counts);
+cleanup:
+	ksyms__free(ks);
+	free(fr.keys);
+	free(fr.rows);
 	return err;
 }
 
@@ -1242,6 +1499,8 @@ static int stat_report(struct runner *r, bool last)
 		err = print_totals(now - env.t0);
 	if (!err && breakdown())
 		err = print_breakdown(r->skel, now - env.t0);
+	if (!err && env.ef.nr_by && r->skel)
+		err = print_by(r->skel);
 	if (!err && fflush(env.out) == EOF)
 		err = -errno;
 	return err;
@@ -1266,6 +1525,7 @@ static void stat_teardown(struct runner *r)
 	}
 	/* -r: the runs so far are kept in acc and in the rows' statistics, carried over here */
 	probe_events_free(&env.evs);
+	event_fields_free(&env.ef);
 	free(env.ev);
 	free(env.slots);
 	free(env.links);
@@ -1295,6 +1555,12 @@ const struct command stat_cmd = {
 		"        sys:NAME               a syscall's entries (syscalls:sys_enter_NAME)\n"
 		"        FUNC, k:FUNC           kernel function (fentry, else kprobe)\n"
 		"        u:PATH:FUNC, LIB:FUNC  user function (uprobe), e.g. c:malloc\n"
+		"        FUNC%return            a function's return (k:FUNC%return, u:PATH:FUNC%return)\n"
+		"FIELD:  a tracepoint's format fields (filename, function...), a syscall's arguments by\n"
+		"        name, a function's arg0..arg5, retval on FUNC%return; comm, pid, tid, cpu,\n"
+		"        cgroup on every event; casts :string, :u8..:u64, :s8..:s64, :x8..:x64\n"
+		"EXPR:   perf's filter syntax: == != < <= > >= & on numbers, == != ~ (globs \"a*\",\n"
+		"        \"*a\", \"*a*\") on strings, && || ! ( ); run in the kernel before counting\n"
 		"EVENTs are given with -e or as arguments, several at once or comma-separated.\n"
 		"Figures as perf prints them: CPUs utilized, rates per second of task-clock,\n"
 		"insn per cycle.  -r N: means, and the error of the mean as ( +- x.xx% ).\n",

@@ -1,0 +1,119 @@
+#!/bin/bash
+# Event fields: stat --by FIELD and --filter EXPR, read and evaluated in the kernel, on workloads
+# of known shape (fieldwork: work(7) x100, work(9) x50, returning 10x+1; N execs of /bin/true).
+. "$(dirname "$0")/lib.sh"
+need_root "fields" || exit 0
+
+W=$WL/fieldwork
+# by_count FILE VALUE: the count of the --by row whose (last) column is VALUE
+by_count() { awk -v v="$2" '$1 ~ /^[0-9]+$/ && $NF == v { print $1; exit }' "$1"; }
+event_count() { awk -v e="$2" '$2 == e { v = $1; gsub(",", "", v); if (v ~ /^[0-9]+$/) { print v; exit } }' "$1"; }
+
+# 1. A tracepoint's __data_loc string: every exec of /bin/true, by filename.
+"$BPFPROF" stat sched:sched_process_exec --by filename -- "$W" 7 >"$TMP/exec" 2>&1
+n=$(( $(by_count "$TMP/exec" /bin/true) + 0 + $(by_count "$TMP/exec" /usr/bin/true) + 0 ))
+check "stat sched:sched_process_exec --by filename: /bin/true 7 times" test "$n" = 7
+
+# 2. A user function's argument, its return value, and a filter on the argument.
+"$BPFPROF" stat "u:$W:work" --by arg0 -- "$W" 0 >"$TMP/arg0" 2>&1
+check "stat u:BIN:work --by arg0: 7 x100" test "$(by_count "$TMP/arg0" 7)" = 100
+check "stat u:BIN:work --by arg0: 9 x50" test "$(by_count "$TMP/arg0" 9)" = 50
+check "stat u:BIN:work --by arg0: no other value" \
+	test "$(awk '/by arg0/ { on = 1; next } on && $1 ~ /^[0-9]+$/' "$TMP/arg0" | wc -l)" = 2
+"$BPFPROF" stat "u:$W:work%return" --by retval -- "$W" 0 >"$TMP/ret" 2>&1
+check "stat u:BIN:work%return --by retval: 71 x100" test "$(by_count "$TMP/ret" 71)" = 100
+check "stat u:BIN:work%return --by retval: 91 x50" test "$(by_count "$TMP/ret" 91)" = 50
+"$BPFPROF" stat "u:$W:work" --filter 'arg0 == 9' -- "$W" 0 >"$TMP/filt" 2>&1
+check "stat u:BIN:work --filter 'arg0 == 9' counts 50" \
+	test "$(event_count "$TMP/filt" fieldwork:work)" = 50
+"$BPFPROF" stat "u:$W:work" --by arg0,comm --filter '!(arg0 == 9) && comm == fieldwork' \
+	-- "$W" 0 >"$TMP/both" 2>&1
+check "--by arg0,comm --filter '!(arg0 == 9) && comm == ...': one row, 100" \
+	test "$(awk '$1 ~ /^[0-9]+$/ && $2 == 7 && $3 == "fieldwork"' "$TMP/both" | awk '{print $1}')" = 100 \
+	-a "$(event_count "$TMP/both" fieldwork:work)" = 100
+"$BPFPROF" stat "u:$W:work%return" --filter 'retval > 80 || retval < 0' -- "$W" 0 >"$TMP/rf" 2>&1
+check "--filter on retval: 50" test "$(event_count "$TMP/rf" 'fieldwork:work%return')" = 50
+
+# 3. String filters in the kernel: ~ globs, ==, !=.
+"$BPFPROF" stat sched:sched_process_exec --filter 'filename ~ "*/true"' -- "$W" 4 >"$TMP/g" 2>&1
+check "--filter 'filename ~ \"*/true\"': the 4 execs of true, not the workload's" \
+	test "$(event_count "$TMP/g" sched:sched_process_exec)" = 4
+"$BPFPROF" stat sched:sched_process_exec --filter 'comm != true && filename ~ "*field*"' \
+	-- "$W" 4 >"$TMP/g2" 2>&1
+check "--filter with != and a *contains* glob: the workload's own exec" \
+	test "$(event_count "$TMP/g2" sched:sched_process_exec)" = 1
+
+# 4. A syscall's string argument, read from user memory in the kernel.
+"$BPFPROF" stat sys:openat --by filename -- cat /etc/hostname >"$TMP/open" 2>&1
+check "stat sys:openat --by filename: /etc/hostname once" test "$(by_count "$TMP/open" /etc/hostname)" = 1
+
+# 5. A kernel function pointer symbolized: workqueue activity from writes and syncs.
+( for i in 1 2 3 4 5 6; do
+	dd if=/dev/zero of="$TMP/wq" bs=64k count=4 conv=fsync 2>/dev/null; sync; sleep 0.2
+  done ) &
+churn=$!
+"$BPFPROF" stat workqueue:workqueue_queue_work --by function -a 2 >"$TMP/wq.out" 2>&1
+wait "$churn"
+syms=$(awk '/by function/ { on = 1; next } on && $1 ~ /^[0-9]+$/ && $2 ~ /^[A-Za-z_][A-Za-z0-9_.]*(\+0x[0-9a-f]+)?$/' "$TMP/wq.out" | wc -l)
+addrs=$(awk '/by function/ { on = 1; next } on && $1 ~ /^[0-9]+$/ && $2 ~ /^0x/' "$TMP/wq.out" | wc -l)
+check "stat workqueue:workqueue_queue_work --by function -a 2 names kernel functions" \
+	test "$syms" -ge 1 -a "$addrs" = 0
+check "--by rows busiest first" awk '/by function/ { on = 1; next }
+	on && $1 ~ /^[0-9]+$/ { if (prev != "" && $1 > prev) exit 1; prev = $1 }' "$TMP/wq.out"
+
+# 6. funclat --filter: only the calls that pass are timed.
+"$BPFPROF" funclat "u:$W:work" --filter 'arg0 == 9' -- "$W" 0 >"$TMP/fl" 2>&1
+check "funclat u:BIN:work --filter 'arg0 == 9' times 50 calls" \
+	test "$(awk '$1 == "count" { print $2; exit }' "$TMP/fl")" = 50
+"$BPFPROF" funclat sys:openat --filter 'filename == "/etc/hostname"' -- cat /etc/hostname >"$TMP/fo" 2>&1
+check "funclat sys:openat --filter on a user string: 1 call" \
+	test "$(awk '$1 == "count" { print $2; exit }' "$TMP/fo")" = 1
+
+# 7. Kernel functions' return values: kprobes / fentry where the kernel has them.
+out=$("$BPFPROF" stat 'k:vfs_read%return' --by retval -a 0.5 2>&1 >/dev/null); rc=$?
+if [ "$rc" = 0 ]; then
+	ok "stat k:vfs_read%return --by retval"
+elif grep -q "cannot trace kernel function" <<<"$out"; then
+	skip "stat k:vfs_read%return --by retval" "$(head -1 <<<"$out" | sed 's/^bpfprof: //')"
+else
+	fail "stat k:vfs_read%return --by retval" "$out"
+fi
+
+# 8. Bad input: one line, exit 2.
+expect_two() {
+	local name=$1 msg=$2; shift 2
+	local out rc
+	out=$(timeout 30 "$BPFPROF" "$@" 2>&1 >/dev/null); rc=$?
+	if [ "$rc" != 2 ]; then
+		fail "$name" "exit status $rc (not 2) for: bpfprof $*"
+	elif [ "$(printf '%s\n' "$out" | wc -l)" -ne 1 ] || ! grep -Eq "^bpfprof: .*$msg" <<<"$out"; then
+		fail "$name" "message '$out' does not match '$msg'"
+	else
+		ok "$name"
+	fi
+}
+expect_two "--by an unknown field names the fields" \
+	"has no field 'nope'; its fields: filename, pid, old_pid, comm" \
+	stat sched:sched_process_exec --by nope -a 1
+expect_two "--filter an unknown field names the fields" \
+	"unknown field 'nope'; the event's fields: work, function, workqueue" \
+	stat workqueue:workqueue_queue_work --filter 'nope == 1' -a 1
+expect_two "--filter unbalanced parentheses" "unbalanced parentheses" \
+	stat sched:sched_process_exec --filter '(pid == 1 || pid == 2' -a 1
+expect_two "--filter unbalanced closing parenthesis" "unbalanced parentheses" \
+	stat sched:sched_process_exec --filter 'pid == 1)' -a 1
+expect_two "--filter a string compared with <" "field 'filename' is a string: it compares with ==, != or ~ only" \
+	stat sched:sched_process_exec --filter 'filename < 3' -a 1
+expect_two "--filter a bad expression" "expected ==, !=, <, <=, >, >=, & or ~" \
+	stat sched:sched_process_exec --filter 'pid = 1' -a 1
+expect_two "--by on an event with no fields" "event 'cpu-clock' is counted by perf and has no fields" \
+	stat cpu-clock --by pid -a 1
+expect_two "--filter on an event with no fields" "event 'page-faults' is counted by perf and has no fields" \
+	stat page-faults --filter 'pid == 1' -a 1
+expect_two "--by retval without %return" "no field 'retval'.*FUNC%return" stat "u:$W:work" --by retval -a 1
+expect_two "--by a bad cast" "unknown cast ':q9'" stat "u:$W:work" --by arg0:q9 -a 1
+expect_two "%return on a tracepoint" "%return applies to functions" stat 't:sched:sched_switch%return' -a 1
+expect_two "funclat --filter unknown field" "unknown field 'nope'; the event's fields: arg0" \
+	funclat "u:$W:work" --filter 'nope > 1' 1
+expect_two "funclat FUNC%return" "funclat times each call from its entry to its return" \
+	funclat "u:$W:work%return" 1
