@@ -85,6 +85,16 @@ $(OUT)/tests/%: tests/unit/%.c tests/unit/test.h $(LIB_OBJS)
 	@mkdir -p $(@D)
 	$(COMPILE) -Itests/unit -o $@ $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS)
 
+# Objects the unit tests read (tests/unit/fixtures/X.c): optimised with debug info, as the code
+# they stand for is built; X.debug its separate debug file, X.stripped without its debug info.
+UNIT_FIXTURES := $(patsubst tests/unit/fixtures/%.c,$(OUT)/tests/fixtures/%,$(wildcard tests/unit/fixtures/*.c))
+$(OUT)/tests/fixtures/%: tests/unit/fixtures/%.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wl,--build-id -o $@ $<
+	objcopy --only-keep-debug $@ $@.debug
+	objcopy --strip-debug $@ $@.stripped
+$(OUT)/tests/test_srcline: $(UNIT_FIXTURES)
+
 # Workloads keep frame pointers and are not optimised (gcc 12 drops the frame of a leaf such as
 # spin() at -O1 whatever the flags), so their call structure is the one in the source: tests assert
 # on it.  A workload may set its own flags (appended, so they win) in a
