@@ -75,24 +75,29 @@ static int opt_unwind(const char *arg)
 	return unwind_opt_method(arg, &stack_opts.unwind);
 }
 
-/* perf report's --sort: which of comm, dso, sym tell rows apart (sym always does). */
+/* perf report's --sort: which of comm, dso, sym tell rows apart (sym always does); srcline
+ * is --srcline. */
 static int opt_sort(const char *arg)
 {
-	static const char *const keys[] = { "comm", "dso", "sym" };
+	static const char *const keys[] = { "comm", "dso", "sym", "srcline" };
 	const char *p = arg;
 
 	stack_opts.sort = REPORT_SORT_SYM;
 	while (*p) {
 		size_t len = strcspn(p, ","), k;
 
-		for (k = 0; k < 3; k++)
+		for (k = 0; k < 4; k++)
 			if (len == strlen(keys[k]) && !strncmp(p, keys[k], len))
 				break;
-		if (k == 3) {
-			p_err("invalid --sort '%s' (keys: comm, dso, sym, comma-separated)", arg);
+		if (k == 4) {
+			p_err("invalid --sort '%s' (keys: comm, dso, sym, srcline, comma-separated)",
+			      arg);
 			return -EINVAL;
 		}
-		stack_opts.sort |= 1U << k;
+		if (k == 3)
+			stack_opts.srcline = true;
+		else
+			stack_opts.sort |= 1U << k;
 		p += len + (p[len] == ',');
 	}
 	return 0;
@@ -134,8 +139,16 @@ const struct opt stack_output_opts_table[] = {
 	{ 0, "no-children", NULL, "report Self only, like perf report --no-children", OPT_FLAG,
 	  &stack_opts.no_children, .needs = CAP_STACKS },
 	{ 0, "sort", "KEYS", "what tells report rows apart, as perf report --sort: comm,\n"
-	  "dso, sym (default all three; sym always)", OPT_FN, .fn = opt_sort,
-	  .needs = CAP_STACKS },
+	  "dso, sym (default all three; sym always); srcline: as --srcline", OPT_FN,
+	  .fn = opt_sort, .needs = CAP_STACKS },
+	{ 0, "inline", NULL, "inlined functions as frames of their own, from DWARF (the\n"
+	  "default but with -f, as perf's; folded frames get _[i] with --annotate)", OPT_FLAG,
+	  &stack_opts.inline_frames, .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
+	{ 0, "no-inline", NULL, "no inlined frames", OPT_FLAG, &stack_opts.no_inline,
+	  .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
+	{ 0, "srcline", NULL, "source lines: a report row per FILE:LINE, folded frames\n"
+	  "NAME:LINE (report rows otherwise end with their range of lines)", OPT_FLAG,
+	  &stack_opts.srcline, .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
 	{ 0, "percent-limit", "P", "hide report entries below P percent", OPT_PERCENT,
 	  &stack_opts.percent_limit, .needs = CAP_STACKS },
 	{ 0, "call-graph-limit", "P", "hide call-graph branches below P percent (default 0.5,\n"
@@ -228,11 +241,22 @@ int stack_run_init(struct stack_run *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->resolver = stack_resolver__new();
-	if (!s->resolver) {
+	if (!s->resolver || (stack_opts_lines() &&
+			     stack_resolver__set_lines(s->resolver, stack_opts_inline()))) {
 		p_err("cannot set up the symbolizer: %s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+bool stack_opts_inline(void)
+{
+	return !stack_opts.no_inline && (stack_opts.inline_frames || !stack_opts.folded);
+}
+
+bool stack_opts_lines(void)
+{
+	return stack_opts_inline() || stack_opts.srcline;
 }
 
 static void queue_exit(struct stack_drain *d, __u32 tgid)
@@ -596,12 +620,19 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 {
 	const struct stack_sample *s = sr->samples;
 	struct stack_outputs with_notes = *outputs, *o = &with_notes;
-	char refused[512];
+	char refused[512], lines_missing[512];
 	size_t n = sr->nr_samples;
 	int err = 0;
 
-	/* --sort applies to every report of the stack commands */
+	/* --sort applies to every report of the stack commands; --srcline too */
 	o->report.sort = o->report.sort ?: stack_opts.sort;
+	o->report.srcline |= stack_opts.srcline;
+	o->folded_opts.srcline |= stack_opts.srcline;
+	/* frames read back keep their inlined frames, which only --no-inline drops */
+	o->folded_opts.inline_frames |= stack_opts_inline() || (!sr->resolver && !stack_opts.no_inline);
+	if (sr->resolver &&
+	    stack_resolver__lines_missing(sr->resolver, lines_missing, sizeof(lines_missing)))
+		o->header.lines = lines_missing;
 	/* the files refused were named on stderr as they were met; the report says how many */
 	if (sr->resolver &&
 	    syms_cache__refusals(stack_resolver__syms(sr->resolver), refused, sizeof(refused)))

@@ -70,11 +70,13 @@ static bool same_str(const char *x, const char *y)
 	return x ? y && !strcmp(x, y) : !y;
 }
 
-/* The build-id too: a file rebuilt under the same name while the run goes on is another file. */
+/* The build-id too: a file rebuilt under the same name while the run goes on is another file.
+ * Source lines, where DWARF gave them, tell frames of one function apart: a line a frame. */
 static bool same_frame(const struct frame *x, const struct frame *y)
 {
 	return x->kernel == y->kernel && same_str(x->name, y->name) &&
-	       same_str(x->module, y->module) && same_str(x->build_id, y->build_id);
+	       same_str(x->module, y->module) && same_str(x->build_id, y->build_id) &&
+	       x->inlined == y->inlined && x->line == y->line && same_str(x->srcfile, y->srcfile);
 }
 
 static __u64 frame_hash(const struct frame *f)
@@ -83,6 +85,8 @@ static __u64 frame_hash(const struct frame *f)
 
 	h = hash_str(h, f->name);
 	h = hash_str(h, f->module);
+	h = mix(mix(h, f->inlined), f->line);
+	h = hash_str(h, f->srcfile);
 	return hash_str(h, f->build_id);
 }
 
@@ -124,6 +128,7 @@ static long frame_id(struct stack_agg *a, const struct frame *f)
 	copy.name = intern(a, f->name, &err);
 	copy.module = intern(a, f->module, &err);
 	copy.build_id = intern(a, f->build_id, &err);
+	copy.srcfile = intern(a, f->srcfile, &err);
 	if (!copy.name)
 		copy.addr = copy.offset = 0;
 	if (err || hashtab_put(&a->frame_index, h, probe, (void *)(uintptr_t)(a->nr_frames + 1)))

@@ -7,6 +7,7 @@
 #include "core/common.h"
 #include "core/hashtab.h"
 #include "sym/stackagg.h"
+#include "sym/srcline.h"
 #include "sym/stackcollect.h"
 #include "sym/syms.h"
 
@@ -19,6 +20,10 @@ struct stack_resolver {
 	pthread_t prefetcher;
 	struct syms_cache *syms;
 	struct hashtab traces; /* stack id -> struct stack_trace */
+	struct srclines *lines; /* NULL: frames get no source lines */
+	bool inline_frames;
+	char *no_lines;         /* files with frames but no debug info, ", "-separated */
+	size_t nr_no_lines;
 };
 
 struct stack_resolver *stack_resolver__new(void)
@@ -154,6 +159,105 @@ __u32 stack_resolver__symbolize(struct stack_resolver *r, __u32 tgid, bool kerne
 	return nr;
 }
 
+int stack_resolver__set_lines(struct stack_resolver *r, bool inline_frames)
+{
+	r->lines = r->lines ?: srclines__new();
+	r->inline_frames = inline_frames;
+	return r->lines ? 0 : -ENOMEM;
+}
+
+/* Names a file whose frames have no lines, once, for the report's header (the first few). */
+static void note_no_lines(struct stack_resolver *r, const char *module)
+{
+	const char *name = stack_module_short(module);
+	size_t len = r->no_lines ? strlen(r->no_lines) : 0, add = strlen(name);
+	char *n;
+
+	if (r->nr_no_lines > 8 || srclines__has_dwarf(r->lines, module))
+		return;
+	for (const char *p = r->no_lines; p && (p = strstr(p, name)); p += add)
+		if ((p == r->no_lines || p[-1] == ' ') && (p[add] == ',' || !p[add]))
+			return;
+	n = realloc(r->no_lines, len + add + 8);
+	if (!n)
+		return;
+	r->no_lines = n;
+	snprintf(n + len, add + 8, "%s%s", len ? ", " : "", r->nr_no_lines == 8 ? "..." : name);
+	r->nr_no_lines++;
+}
+
+size_t stack_resolver__lines_missing(const struct stack_resolver *r, char *buf, size_t size)
+{
+	if (!r->lines || !r->no_lines)
+		return 0;
+	return snprintf(buf, size, "source lines and inlined functions unavailable (no debug info, "
+			"nor a debug file): %s", r->no_lines);
+}
+
+/* A user frame's inline chain, or NULL where there is none (no DWARF, unnamed code). */
+static const struct srcline_chain *frame_chain(struct stack_resolver *r, const struct frame *f)
+{
+	const struct srcline_chain *c;
+	__u64 vaddr;
+	int err;
+
+	if (f->kernel || !f->name || !f->module || f->module[0] != '/')
+		return NULL;
+	err = srclines__file_offset_to_vaddr(r->lines, f->module, f->offset, &vaddr);
+	err = err ?: srclines__lookup(r->lines, f->module, vaddr, &c);
+	if (err == -ENOENT)
+		note_no_lines(r, f->module);
+	return err ? NULL : c;
+}
+
+int stack_frames_add_lines(struct stack_resolver *r, struct frame **frames, __u32 *nr)
+{
+	struct frame *in = *frames, *out = NULL;
+	__u32 n = 0, cap = *nr + 8;
+
+	if (!r->lines || !*nr)
+		return 0;
+	out = malloc(cap * sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	for (__u32 i = 0; i < *nr; i++) {
+		const struct srcline_chain *c = frame_chain(r, &in[i]);
+		__u32 k = c && r->inline_frames ? c->nr : 1;
+
+		if (n + k > cap) {
+			struct frame *t;
+
+			cap = (n + k) * 2;
+			t = realloc(out, cap * sizeof(*out));
+			if (!t) {
+				free(out);
+				return -ENOMEM;
+			}
+			out = t;
+		}
+		out[n] = in[i];
+		if (c) {
+			/* the compiled function keeps its symbol's name (foo.cold, a clone's) */
+			const struct srcline_frame *at = &c->f[r->inline_frames ? 0 : c->nr - 1];
+
+			out[n].srcfile = at->file;
+			out[n].line = at->line;
+		}
+		for (__u32 j = 1; j < k; j++) {
+			out[n + j] = in[i];
+			out[n + j].name = c->f[j].func ?: "[inlined]";
+			out[n + j].inlined = true;
+			out[n + j].srcfile = c->f[j].file;
+			out[n + j].line = c->f[j].line;
+		}
+		n += k;
+	}
+	free(in);
+	*frames = out;
+	*nr = n;
+	return 0;
+}
+
 int stack_frames_fill(struct stack_resolver *r, int stacks_fd, __u32 tgid, __u64 user_stack,
 		      __u64 kern_stack, struct frame **frames, __u32 *nr)
 {
@@ -177,7 +281,7 @@ int stack_frames_fill(struct stack_resolver *r, int stacks_fd, __u32 tgid, __u64
 		return -ENOMEM;
 	*nr = stack_resolver__symbolize(r, tgid, false, uips, unr, *frames);
 	*nr += stack_resolver__symbolize(r, tgid, true, kips, knr, *frames + *nr);
-	return 0;
+	return stack_frames_add_lines(r, frames, nr);
 }
 
 /* Whether f is a named kernel frame whose name starts with one of the prefixes. */
@@ -498,5 +602,7 @@ void stack_resolver__free(struct stack_resolver *r)
 	hashtab_clear(&r->traces, free);
 	ksyms__free(r->ksyms);
 	syms_cache__free(r->syms);
+	srclines__free(r->lines);
+	free(r->no_lines);
 	free(r);
 }
