@@ -1,0 +1,59 @@
+#!/bin/bash
+# Source lines and inlined functions (issue 16): tests/workloads/inlined.c, built -O2 -g, spends
+# 2/3 of its time in mix_a and 1/3 in mix_b, both static inline and inlined into work().
+. "$(dirname "$0")/lib.sh"
+need_root srcline || exit 0
+SRC=$ROOT/tests/workloads/inlined.c
+# The lines of each inline function's body, from its definition to its return.
+range_of() { awk -v f="$1" '$0 ~ "^static inline unsigned long " f "\\(" { s = NR } s && /return x;/ { print s, NR; exit }' "$SRC"; }
+in_range() { # in_range "FILE:LO-HI" or "FILE:L" FUNCTION
+	local r=${1#*:} lo hi s e; lo=${r%-*}; hi=${r#*-}; read -r s e < <(range_of "$2")
+	[ -n "$s" ] && [ "$lo" -ge "$s" ] && [ "$hi" -le "$e" ]
+}
+
+"$BPFPROF" profile -U -F 499 --no-children --pprof "$TMP/inl.pb.gz" -o "$TMP/report.txt" \
+	-- "$WL/inlined" inline 2 2>"$TMP/err.txt"
+row() { grep -E "\[\.\] $1 \(inlined\)  inlined\.c:" "$TMP/report.txt" | head -1; }
+a=$(row mix_a); b=$(row mix_b)
+check "srcline: both inlined functions are report rows" test -n "$a" -a -n "$b"
+pa=$(awk '{ sub("%", "", $1); print $1 }' <<<"$a"); pb=$(awk '{ sub("%", "", $1); print $1 }' <<<"$b")
+ratio=$(awk -v a="${pa:-0}" -v b="${pb:-0}" 'BEGIN { print (b > 0 ? a / b : 0) }')
+check "srcline: mix_a:mix_b is 2:1 within 25% (got $pa% : $pb%)" within "$ratio" 2 0.25
+check "srcline: mix_a's lines in its body ($(awk '{ print $NF }' <<<"$a"))" in_range "$(awk '{ print $NF }' <<<"$a")" mix_a
+check "srcline: mix_b's lines in its body ($(awk '{ print $NF }' <<<"$b"))" in_range "$(awk '{ print $NF }' <<<"$b")" mix_b
+check "srcline: the header has no missing debug info for the workload" \
+	bash -c "! grep -q 'unavailable.*inlined' '$TMP/report.txt'"
+
+# under the caller: folded --inline has work;mix_a and work;mix_b, 2:1
+"$BPFPROF" profile -U -F 499 -f --inline --srcline -o "$TMP/folded.txt" -- "$WL/inlined" inline 2 2>/dev/null
+fa=$(folded_sum "$TMP/folded.txt" ';work:[0-9]+;mix_a:[0-9]+ [0-9]+$'); fb=$(folded_sum "$TMP/folded.txt" ';work:[0-9]+;mix_b:[0-9]+ [0-9]+$')
+check "srcline: folded --inline --srcline has work:LINE;mix_a:LINE and mix_b ($fa, $fb)" test "$fa" -gt 0 -a "$fb" -gt 0
+check "srcline: folded 2:1 within 25%" within "$(awk -v a="$fa" -v b="$fb" 'BEGIN { print (b ? a / b : 0) }')" 2 0.25
+"$BPFPROF" profile -U -F 499 -f -o "$TMP/plain.txt" -- "$WL/inlined" inline 1 2>/dev/null
+check "srcline: folded without --inline has no inlined frames" bash -c "! grep -q 'mix_' '$TMP/plain.txt' && grep -q ';work ' '$TMP/plain.txt'"
+
+# stripped, no debug file: the caller alone, and the report says why
+cp "$WL/inlined" "$TMP/inl_stripped" && strip -g "$TMP/inl_stripped"
+DEBUGINFOD_URLS= "$BPFPROF" profile -U -F 499 --no-children --no-debuginfod -o "$TMP/stripped.txt" \
+	-- "$TMP/inl_stripped" inline 1 2>/dev/null
+check "srcline: stripped: no inlined frames" bash -c "! grep -q '(inlined)  inlined' '$TMP/stripped.txt' && ! grep -q 'mix_' '$TMP/stripped.txt'"
+check "srcline: stripped: the caller holds the samples" \
+	bash -c "grep -E '^ +(9[0-9]|100)\.[0-9]+%  inl_stripped +inl_stripped +\[\.\] work$' '$TMP/stripped.txt' >/dev/null"
+check "srcline: stripped: the header says lines are unavailable" \
+	grep -q "^# source lines and inlined functions unavailable .*inl_stripped" "$TMP/stripped.txt"
+
+# pprof: go tool pprof -lines shows the inlined functions at their lines
+if command -v go >/dev/null; then
+	HOME=$TMP go tool pprof -lines -top "$TMP/inl.pb.gz" >"$TMP/pprof.txt" 2>&1
+	la=$(grep -E " mix_a .*inlined\.c:([0-9]+) \(inline\)" "$TMP/pprof.txt" | head -1 | grep -oE 'inlined\.c:[0-9]+')
+	lb=$(grep -E " mix_b .*inlined\.c:([0-9]+) \(inline\)" "$TMP/pprof.txt" | head -1 | grep -oE 'inlined\.c:[0-9]+')
+	check "srcline: go tool pprof -lines shows mix_a ($la) and mix_b ($lb) inlined at their lines" \
+		bash -c "[ -n '$la' ] && [ -n '$lb' ] && $(declare -f range_of in_range); SRC='$SRC'; in_range '$la' mix_a && in_range '$lb' mix_b"
+	check "srcline: go tool pprof -lines shows work at its call sites" grep -qE " work .*inlined\.c:[0-9]+$" "$TMP/pprof.txt"
+else
+	skip "srcline: go tool pprof -lines" "go is not installed"
+fi
+# read back: the report of the pprof has the inlined rows with their lines
+"$BPFPROF" report --no-children "$TMP/inl.pb.gz" >"$TMP/back.txt" 2>&1
+check "srcline: report of the pprof has the inlined rows with their lines" \
+	bash -c "grep -qE '\[\.\] mix_a \(inlined\)  inlined\.c:' '$TMP/back.txt' && grep -qE '\[\.\] mix_b \(inlined\)  inlined\.c:' '$TMP/back.txt'"
