@@ -39,7 +39,7 @@ override WARNINGS := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-init
 # Set by the sanitizer build (make asan) for compiling and linking alike.
 SAN_FLAGS :=
 COMPILE  = $(CC) $(CPPFLAGS) $(WARNINGS) $(SAN_FLAGS) $(CFLAGS)
-LDLIBS  := -lbpf -ldw -lelf -lz -lprotobuf-c -lcurl -ldl -lm -lpthread
+LDLIBS  := -lbpf -ldw -lelf -lz -lprotobuf-c -lcurl -lcapstone -ldl -lm -lpthread
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(VMLINUX_DIR) -Iinclude -Ibpf \
 	      -Wall -Wno-unused-function -Wno-compare-distinct-pointer-types
 
@@ -183,7 +183,7 @@ test: deps
 # benchmarks compare with or drive (perf, bpftrace, fio, a local debuginfod; sys/sdt.h for the
 # USDT workload).
 BUILD_PKGS := clang llvm libbpf-dev bpftool libelf-dev libdw-dev libdebuginfod-dev zlib1g-dev make gcc g++ \
-	      libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev
+	      libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev libcapstone-dev
 TEST_PKGS := linux-perf bpftrace fio util-linux procps libxml2-utils time debuginfod golang-go chromium \
 	     systemtap-sdt-dev tmux
 DEB_PKGS := $(BUILD_PKGS) $(TEST_PKGS)

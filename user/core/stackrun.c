@@ -305,6 +305,13 @@ static bool keep_threads(void)
 	return stack_opts.pprof.path || period_pprof();
 }
 
+/* Samples at different instructions of a function kept apart: for annotate, and in a pprof
+ * (its locations' addresses are the instructions sampled: bpfprof annotate -i reads them). */
+static bool keep_leaf_addrs(void)
+{
+	return stack_opts.leaf_addrs || keep_threads();
+}
+
 int stack_run_drain_init(struct stack_run *s, struct bpf_map *counts, struct bpf_map *stacks,
 			 __u32 *drain_gen, const __u64 *counts_stored, const __u64 *stacks_stored)
 {
@@ -312,6 +319,8 @@ int stack_run_drain_init(struct stack_run *s, struct bpf_map *counts, struct bpf
 
 	if (d)
 		d->agg = stack_agg__new(keep_threads() || s->by_tid);
+	if (d && d->agg && keep_leaf_addrs())
+		stack_agg__keep_leaf_addrs(d->agg);
 	if (!d || !d->agg) {
 		free(d);
 		p_err("cannot set up draining: %s", strerror(ENOMEM));
@@ -498,6 +507,8 @@ struct stack_agg *stack_run_take_period(struct stack_run *s)
 		return NULL;
 	}
 	fresh = stack_agg__new(keep_threads() || s->by_tid);
+	if (fresh && keep_leaf_addrs())
+		stack_agg__keep_leaf_addrs(fresh);
 	if (!fresh) {
 		p_err("cannot start a new period: %s", strerror(ENOMEM));
 		errno = ENOMEM;

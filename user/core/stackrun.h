@@ -30,6 +30,7 @@ struct stack_opts {
 	const char *title;               /* --title */
 	bool inline_frames, no_inline;   /* --inline, --no-inline */
 	bool srcline;                    /* --srcline, --sort srcline */
+	bool leaf_addrs;                 /* annotate: samples keep their leaf's address */
 };
 
 /* What the stack options fill; reset by stack_opts_reset(). */

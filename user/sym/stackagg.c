@@ -19,6 +19,7 @@ struct agg_entry {
 
 struct stack_agg {
 	bool by_tid;
+	bool leaf_addrs;           /* stack_agg__keep_leaf_addrs() */
 	struct stack_names *strs;  /* every name and module, stored once */
 	struct frame *frames;      /* distinct frames, by id; strings from strs */
 	size_t nr_frames, frames_cap;
@@ -31,6 +32,11 @@ struct stack_agg {
 	struct stack_sample *out;  /* stack_agg__samples(): made on demand */
 	size_t nr_out;
 };
+
+void stack_agg__keep_leaf_addrs(struct stack_agg *a)
+{
+	a->leaf_addrs = true;
+}
 
 struct stack_agg *stack_agg__new(bool by_tid)
 {
@@ -105,16 +111,19 @@ static const char *intern(struct stack_agg *a, const char *s, int *err)
 	return stack_names__str(a->strs, id);
 }
 
-/* The id of frame f in the frame table, added on first sight.  -ENOMEM or the id. */
-static long frame_id(struct stack_agg *a, const struct frame *f)
+/* The id of frame f in the frame table, added on first sight; exact: told apart by address
+ * too.  -ENOMEM or the id. */
+static long frame_id(struct stack_agg *a, const struct frame *f, bool exact)
 {
-	__u64 h = frame_hash(f), probe;
+	__u64 h = exact ? mix(frame_hash(f) ^ 0x5a5a, f->addr) : frame_hash(f), probe;
 	struct frame copy = *f;
 	void *slot;
 	int err = 0;
 
 	for (probe = 0; (slot = hashtab_get(&a->frame_index, h, probe)); probe++)
-		if (same_frame(&a->frames[(uintptr_t)slot - 1], f))
+		if (same_frame(&a->frames[(uintptr_t)slot - 1], f) &&
+		    (!exact || (a->frames[(uintptr_t)slot - 1].addr == f->addr &&
+				a->frames[(uintptr_t)slot - 1].offset == f->offset)))
 			return (uintptr_t)slot - 1;
 	if (a->nr_frames == a->frames_cap) {
 		size_t cap = a->frames_cap ? a->frames_cap * 2 : 1024;
@@ -129,7 +138,7 @@ static long frame_id(struct stack_agg *a, const struct frame *f)
 	copy.module = intern(a, f->module, &err);
 	copy.build_id = intern(a, f->build_id, &err);
 	copy.srcfile = intern(a, f->srcfile, &err);
-	if (!copy.name)
+	if (!copy.name && !exact)
 		copy.addr = copy.offset = 0;
 	if (err || hashtab_put(&a->frame_index, h, probe, (void *)(uintptr_t)(a->nr_frames + 1)))
 		return -ENOMEM;
@@ -137,8 +146,9 @@ static long frame_id(struct stack_agg *a, const struct frame *f)
 	return a->nr_frames++;
 }
 
-/* Appends the ids of n frames to the arena.  0 or -ENOMEM (the arena is left as it was). */
-static int add_ids(struct stack_agg *a, const struct frame *f, __u32 n)
+/* Appends the ids of n frames to the arena; leaf: the last is a sample's leaf.  0 or -ENOMEM
+ * (the arena is left as it was). */
+static int add_ids(struct stack_agg *a, const struct frame *f, __u32 n, bool leaf)
 {
 	size_t start = a->nr_ids;
 
@@ -155,7 +165,7 @@ static int add_ids(struct stack_agg *a, const struct frame *f, __u32 n)
 		a->ids_cap = cap;
 	}
 	for (__u32 i = 0; i < n; i++) {
-		long id = frame_id(a, &f[i]);
+		long id = frame_id(a, &f[i], leaf && a->leaf_addrs && i == n - 1);
 
 		if (id < 0) {
 			a->nr_ids = start;
@@ -211,8 +221,8 @@ int stack_agg__add(struct stack_agg *a, const struct stack_sample *s)
 	drop_output(a);
 	memcpy(e.comm, s->comm, TASK_COMM_LEN - 1);
 	memcpy(e.waker_comm, s->waker_comm, TASK_COMM_LEN - 1);
-	err = add_ids(a, s->frames, s->nr_frames);
-	if (!err && (err = add_ids(a, s->waker_frames, s->nr_waker_frames)))
+	err = add_ids(a, s->frames, s->nr_frames, true);
+	if (!err && (err = add_ids(a, s->waker_frames, s->nr_waker_frames, false)))
 		a->nr_ids = e.ids;
 	if (err)
 		return err;
