@@ -57,3 +57,41 @@ fi
 "$BPFPROF" report --no-children "$TMP/inl.pb.gz" >"$TMP/back.txt" 2>&1
 check "srcline: report of the pprof has the inlined rows with their lines" \
 	bash -c "grep -qE '\[\.\] mix_a \(inlined\)  inlined\.c:' '$TMP/back.txt' && grep -qE '\[\.\] mix_b \(inlined\)  inlined\.c:' '$TMP/back.txt'"
+
+# annotate: asm_loop's loop (imul, xor, ror, dec, jnz) holds >90% of its samples, its line shown
+LOOP_LINE=$(grep -n 'LOOP_LINE' "$SRC" | cut -d: -f1)
+ASM_START=$(grep -n '__asm__ volatile("1:' "$SRC" | cut -d: -f1)
+loop_share() { # the share of asm_loop's samples on the loop's instructions, from annotate output
+	awk '/Disassembly of asm_loop /{ on = 1; next } /Disassembly of /{ on = 0 }
+	     on && /^ *[0-9.]+ :/ { p = $1; if ($0 ~ /(imul|xor|ror|dec|jne|jnz)/) s += p }
+	     END { print s + 0 }' "$1"
+}
+if [ "$(uname -m)" != x86_64 ]; then
+	skip "srcline: annotate on a known loop" "the loop is x86-64 assembly"
+else
+	"$BPFPROF" annotate --stdio -F 999 -s asm_loop -o "$TMP/ann.txt" -- "$WL/inlined" loop 2 2>"$TMP/ann.err"
+	share=$(loop_share "$TMP/ann.txt")
+	check "srcline: annotate: the loop holds >90% of asm_loop's samples ($share%)" \
+		awk -v s="$share" 'BEGIN { exit !(s > 90) }'
+	check "srcline: annotate: the loop's source line is shown (inlined.c:$ASM_START..$LOOP_LINE)" \
+		bash -c "grep -qE '^ +:	inlined\.c:($(seq -s '|' "$ASM_START" "$LOOP_LINE"))$' '$TMP/ann.txt'"
+	check "srcline: annotate: the source text is interleaved" grep -q '__asm__ volatile' "$TMP/ann.txt"
+	check "srcline: annotate --stdio has no colour" bash -c "! grep -q $'\e\\[' '$TMP/ann.txt'"
+	# from a pprof with addresses
+	"$BPFPROF" profile -F 999 --pprof "$TMP/loop.pb.gz" -o /dev/null -- "$WL/inlined" loop 1 2>/dev/null
+	"$BPFPROF" annotate -i "$TMP/loop.pb.gz" asm_loop >"$TMP/ann2.txt" 2>&1
+	share=$(loop_share "$TMP/ann2.txt")
+	check "srcline: annotate -i FILE.pprof: the loop holds >90% ($share%)" \
+		awk -v s="$share" 'BEGIN { exit !(s > 90) }'
+	# --percent-limit chooses the functions: 50% leaves asm_loop alone
+	"$BPFPROF" annotate -i "$TMP/loop.pb.gz" --percent-limit 50 >"$TMP/ann3.txt" 2>&1
+	check "srcline: annotate --percent-limit 50 shows asm_loop only" \
+		test "$(grep -c 'Disassembly of' "$TMP/ann3.txt")" -eq 1 -a "$(grep -c 'Disassembly of asm_loop ' "$TMP/ann3.txt")" -eq 1
+	expect_one_error "srcline: annotate of a function without samples" "no samples in nosuch" -- \
+		annotate -i "$TMP/loop.pb.gz" nosuch
+	expect_one_error "srcline: annotate -i of a missing file" "cannot read" -- \
+		annotate -i "$TMP/missing.pb.gz"
+fi
+# the flame graph marks inlined frames
+"$BPFPROF" profile -U -F 499 --svg "$TMP/inl.svg" -o /dev/null -- "$WL/inlined" inline 1 2>/dev/null
+check "srcline: the flame graph marks inlined frames (mix_a_[i])" grep -q 'mix_a_\[i\]' "$TMP/inl.svg"
