@@ -3,6 +3,9 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <limits.h>
+#include <sys/utsname.h>
 #include <bpf/bpf.h>
 #include "core/common.h"
 #include "core/hashtab.h"
@@ -24,6 +27,9 @@ struct stack_resolver {
 	bool inline_frames;
 	char *no_lines;         /* files with frames but no debug info, ", "-separated */
 	size_t nr_no_lines;
+	bool vmlinux_tried;
+	char *vmlinux;          /* the running kernel's image with debug info, or NULL */
+	__u64 kaslr;            /* what KASLR added to its addresses */
 };
 
 struct stack_resolver *stack_resolver__new(void)
@@ -194,13 +200,72 @@ size_t stack_resolver__lines_missing(const struct stack_resolver *r, char *buf, 
 			"nor a debug file): %s", r->no_lines);
 }
 
-/* A user frame's inline chain, or NULL where there is none (no DWARF, unnamed code). */
-static const struct srcline_chain *frame_chain(struct stack_resolver *r, const struct frame *f)
+static int find_stext(const char *name, __u64 vaddr, __u64 off, void *ctx)
+{
+	*(__u64 *)ctx = vaddr;
+	return 1;
+}
+
+/* The running kernel's image with debug info, where a debug package put it: by build-id under
+ * /usr/lib/debug (checked against the running kernel's), or under its release's name (then
+ * taken on its word).  Its addresses are the running ones less KASLR's offset, which _stext
+ * tells.  Found once; none on most machines, and kernel frames then have no lines. */
+static void find_vmlinux(struct stack_resolver *r)
+{
+	const char *id = kernel_build_id("[kernel.kallsyms]");
+	char paths[3][PATH_MAX];
+	struct utsname u;
+	__u64 stext = 0, running;
+
+	r->vmlinux_tried = true;
+	if (uname(&u) || !kernel_symbols(r))
+		return;
+	snprintf(paths[0], PATH_MAX, "/usr/lib/debug/.build-id/%.2s/%s.debug", id ? id : "xx",
+		 id ? id + 2 : "");
+	snprintf(paths[1], PATH_MAX, "/usr/lib/debug/boot/vmlinux-%s", u.release);
+	snprintf(paths[2], PATH_MAX, "/usr/lib/debug/lib/modules/%s/vmlinux", u.release);
+	running = ksyms__addr(r->ksyms, "_stext");
+	for (int i = id ? 0 : 1; i < 3 && running; i++) {
+		struct elf_syms *es;
+
+		if (access(paths[i], R_OK) || !srclines__has_dwarf(r->lines, paths[i]))
+			continue;
+		es = elf_syms__open(paths[i]);
+		stext = 0;
+		if (es)
+			elf_syms__for_each_match(es, "_stext", find_stext, &stext);
+		/* a vmlinux of another build would name the wrong lines */
+		if (stext && (!id || !elf_syms__build_id(es) || !strcmp(id, elf_syms__build_id(es)))) {
+			r->vmlinux = strdup(paths[i]);
+			r->kaslr = running - stext;
+		}
+		elf_syms__free(es);
+		if (r->vmlinux)
+			break;
+	}
+	p_info("kernel source lines: %s", r->vmlinux ? r->vmlinux :
+	       "no vmlinux with debug info (/usr/lib/debug/boot/vmlinux-RELEASE or by build-id)");
+}
+
+/* A frame's inline chain, or NULL where there is none (no DWARF, unnamed code); leaf: the
+ * sample's innermost frame, whose address is no return address. */
+static const struct srcline_chain *frame_chain(struct stack_resolver *r, const struct frame *f,
+					       bool leaf)
 {
 	const struct srcline_chain *c;
 	__u64 vaddr;
 	int err;
 
+	if (f->kernel && f->name && f->module && !strcmp(f->module, "[kernel.kallsyms]")) {
+		if (!r->vmlinux_tried)
+			find_vmlinux(r);
+		/* a caller's is a return address: the call is before it (user frames' offsets
+		 * say the same) */
+		if (!r->vmlinux ||
+		    srclines__lookup(r->lines, r->vmlinux, f->addr - r->kaslr - !leaf, &c))
+			return NULL;
+		return c;
+	}
 	if (f->kernel || !f->name || !f->module || f->module[0] != '/')
 		return NULL;
 	err = srclines__file_offset_to_vaddr(r->lines, f->module, f->offset, &vaddr);
@@ -221,7 +286,7 @@ int stack_frames_add_lines(struct stack_resolver *r, struct frame **frames, __u3
 	if (!out)
 		return -ENOMEM;
 	for (__u32 i = 0; i < *nr; i++) {
-		const struct srcline_chain *c = frame_chain(r, &in[i]);
+		const struct srcline_chain *c = frame_chain(r, &in[i], i == *nr - 1);
 		__u32 k = c && r->inline_frames ? c->nr : 1;
 
 		if (n + k > cap) {
@@ -604,5 +669,6 @@ void stack_resolver__free(struct stack_resolver *r)
 	syms_cache__free(r->syms);
 	srclines__free(r->lines);
 	free(r->no_lines);
+	free(r->vmlinux);
 	free(r);
 }
