@@ -430,6 +430,11 @@ static const struct opt annotate_opts[] = {
 
 static int annotate_check(struct runner *r)
 {
+	/* the report's options that the stack group brings along mean nothing here */
+	if (stack_opts.no_children || stack_opts.sort) {
+		p_err("--no-children and --sort are the report's: annotate shows instructions");
+		return -EINVAL;
+	}
 	/* the leaf's address kept by the aggregation; inlined frames are not needed (the leaf's
 	 * function is the compiled one), lines are looked up per instruction */
 	stack_opts.leaf_addrs = true;

@@ -147,7 +147,7 @@ const struct opt stack_output_opts_table[] = {
 	{ 0, "no-inline", NULL, "no inlined frames", OPT_FLAG, &stack_opts.no_inline,
 	  .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
 	{ 0, "srcline", NULL, "source lines: a report row per FILE:LINE, folded frames\n"
-	  "NAME:LINE (report rows otherwise end with their range of lines)", OPT_FLAG,
+	  "NAME:LINE (inlined functions' rows otherwise end with their lines)", OPT_FLAG,
 	  &stack_opts.srcline, .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
 	{ 0, "percent-limit", "P", "hide report entries below P percent", OPT_PERCENT,
 	  &stack_opts.percent_limit, .needs = CAP_STACKS },

@@ -19,7 +19,7 @@ struct entry {
 	__u64 self, children;
 	size_t last_sample;  /* 1 + index of the last sample counted: recursion counts once */
 	size_t occ_start, nr_occ;
-	const char *src;     /* where its lines are (base name), NULL when none is known */
+	const char *src;     /* an inlined function's source file (base name), or NULL */
 	__u32 line_lo, line_hi;
 };
 
@@ -127,12 +127,13 @@ static unsigned sort_keys(const struct report *r)
 	return r->o.sort ? r->o.sort | REPORT_SORT_SYM : REPORT_SORT_ALL;
 }
 
-/* The lines of an entry's frames, as one range where they are all in one file. */
+/* The lines of an inlined function's frames, as one range where they are all in one file: an
+ * inlined function has no symbol, and its lines are where to look for it. */
 static void add_lines(struct entry *e, const struct frame *f)
 {
 	const char *base;
 
-	if (!f || !f->srcfile || !f->line)
+	if (!f || !f->inlined || !f->srcfile || !f->line)
 		return;
 	base = strrchr(f->srcfile, '/');
 	base = base ? base + 1 : f->srcfile;
@@ -788,7 +789,7 @@ static void print_row(FILE *out, const struct report *r, const struct entry *e,
 	print_column(out, w->comm, e->comm);
 	print_column(out, w->dso, e->dso);
 	fprintf(out, "  [%c] %s", e->kernel ? 'k' : '.', e->sym);
-	/* where its samples are in the source: the lines, unless each row is a line already */
+	/* where an inlined function's samples are: its lines, unless each row is a line already */
 	if (e->src && !r->o.srcline && e->line_lo != e->line_hi)
 		fprintf(out, "  %s:%u-%u", e->src, e->line_lo, e->line_hi);
 	else if (e->src && !r->o.srcline)

@@ -37,7 +37,8 @@ struct report_opts {
 	double call_graph_limit; /* hide call-graph branches below this percentage (perf: 0.5) */
 	unsigned sort;        /* enum report_sort: the columns rows are told apart by; 0 = all */
 	bool srcline;         /* --srcline: a row per source line (" FILE:LINE" after the name);
-			       * otherwise rows end with the range of lines their samples had */
+			       * otherwise inlined functions' rows end with the range of lines
+			       * their samples had */
 };
 
 /* Writes the "# ..." header then the table; rows are (Command, Shared Object, Symbol) sorted by
