@@ -581,6 +581,7 @@ int stack_run_finish(struct stack_run *s)
 	       (unsigned long long)stack_resolver__missing(s->resolver),
 	       syms_cache__nr_procs(stack_resolver__syms(s->resolver)),
 	       syms_cache__nr_files(stack_resolver__syms(s->resolver)), d->files_freed);
+	stack_resolver__print_lines_cost(s->resolver);
 	s->samples = (struct stack_sample *)stack_agg__samples(d->agg, &s->nr_samples);
 	/* an empty aggregation (the periods took every sample) has no samples, and no error */
 	if (!err && d->held && !s->samples) {

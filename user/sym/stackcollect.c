@@ -27,6 +27,7 @@ struct stack_resolver {
 	bool inline_frames;
 	char *no_lines;         /* files with frames but no debug info, ", "-separated */
 	size_t nr_no_lines;
+	__u64 lines_ns, lines_frames; /* spent in stack_frames_add_lines(), frames it saw */
 	bool vmlinux_tried;
 	char *vmlinux;          /* the running kernel's image with debug info, or NULL */
 	__u64 kaslr;            /* what KASLR added to its addresses */
@@ -215,7 +216,7 @@ static void find_vmlinux(struct stack_resolver *r)
 	const char *id = kernel_build_id("[kernel.kallsyms]");
 	char paths[3][PATH_MAX];
 	struct utsname u;
-	__u64 stext = 0, running;
+	__u64 stext = 0, running = 0;
 
 	r->vmlinux_tried = true;
 	if (uname(&u) || !kernel_symbols(r))
@@ -224,11 +225,12 @@ static void find_vmlinux(struct stack_resolver *r)
 		 id ? id + 2 : "");
 	snprintf(paths[1], PATH_MAX, "/usr/lib/debug/boot/vmlinux-%s", u.release);
 	snprintf(paths[2], PATH_MAX, "/usr/lib/debug/lib/modules/%s/vmlinux", u.release);
-	running = ksyms__addr(r->ksyms, "_stext");
-	for (int i = id ? 0 : 1; i < 3 && running; i++) {
+	for (int i = id ? 0 : 1; i < 3; i++) {
 		struct elf_syms *es;
 
-		if (access(paths[i], R_OK) || !srclines__has_dwarf(r->lines, paths[i]))
+		/* _stext's address by name costs a name index of kallsyms: only for a candidate */
+		if (access(paths[i], R_OK) || !srclines__has_dwarf(r->lines, paths[i]) ||
+		    !(running = running ?: ksyms__addr(r->ksyms, "_stext")))
 			continue;
 		es = elf_syms__open(paths[i]);
 		stext = 0;
@@ -279,6 +281,7 @@ int stack_frames_add_lines(struct stack_resolver *r, struct frame **frames, __u3
 {
 	struct frame *in = *frames, *out = NULL;
 	__u32 n = 0, cap = *nr + 8;
+	__u64 start = now_ns();
 
 	if (!r->lines || !*nr)
 		return 0;
@@ -318,9 +321,23 @@ int stack_frames_add_lines(struct stack_resolver *r, struct frame **frames, __u3
 		n += k;
 	}
 	free(in);
+	r->lines_frames += *nr;
 	*frames = out;
 	*nr = n;
+	r->lines_ns += now_ns() - start;
 	return 0;
+}
+
+void stack_resolver__print_lines_cost(const struct stack_resolver *r)
+{
+	__u64 lookups = 0, hits = 0;
+
+	if (!r->lines)
+		return;
+	srclines__stats(r->lines, &lookups, &hits);
+	p_info("source lines: %llu frames, %llu addresses looked up in DWARF (%llu from the cache) "
+	       "in %.1f ms", (unsigned long long)r->lines_frames, (unsigned long long)lookups,
+	       (unsigned long long)hits, r->lines_ns / 1e6);
 }
 
 int stack_frames_fill(struct stack_resolver *r, int stacks_fd, __u32 tgid, __u64 user_stack,

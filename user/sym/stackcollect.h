@@ -31,6 +31,8 @@ int stack_frames_add_lines(struct stack_resolver *r, struct frame **frames, __u3
 /* The report header's line naming the files whose frames had no debug info: its length, 0
  * when there is none to say. */
 size_t stack_resolver__lines_missing(const struct stack_resolver *r, char *buf, size_t size);
+/* -v: what source lines cost the run (frames, lookups, time). */
+void stack_resolver__print_lines_cost(const struct stack_resolver *r);
 
 /* Symbolizes a user and a kernel stack of process tgid (stack ids of the stacks map, 0 for none)
  * into a malloc'd array of frames, user then kernel, outermost first; *frames NULL when both are
