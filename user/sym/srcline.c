@@ -29,6 +29,14 @@ struct sfile {
 	int err;             /* why the file could not be read, 0 when it was */
 	GElf_Phdr *loads;    /* PT_LOAD segments, for file offsets */
 	size_t nr_loads;
+	struct cu_range *cus; /* without .debug_aranges: every CU's ranges, by start */
+	size_t nr_cus;
+	bool cus_read;
+};
+
+struct cu_range {
+	__u64 lo, hi;        /* [lo, hi) */
+	Dwarf_Off die;       /* the CU's DIE */
 };
 
 struct srclines {
@@ -245,6 +253,70 @@ static int functions_at(Dwarf_Die *cu, __u64 pc, Dwarf_Die *out, int max)
 	return n;
 }
 
+static int cmp_range(const void *a, const void *b)
+{
+	const struct cu_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Every CU's address ranges, sorted: read once, where the file has no .debug_aranges. */
+static void read_cu_ranges(struct sfile *f)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize, cap = 0;
+
+	f->cus_read = true;
+	while (dwarf_nextcu(f->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t it = 0;
+
+		if (dwarf_offdie(f->dw, off + hsize, &cu)) {
+			while ((it = dwarf_ranges(&cu, it, &base, &lo, &hi)) > 0) {
+				if (f->nr_cus == cap) {
+					struct cu_range *n;
+
+					cap = cap ? cap * 2 : 256;
+					n = realloc(f->cus, cap * sizeof(*n));
+					if (!n)
+						return;
+					f->cus = n;
+				}
+				f->cus[f->nr_cus++] = (struct cu_range){ lo, hi, off + hsize };
+			}
+		}
+		off = next;
+	}
+	if (f->nr_cus)
+		qsort(f->cus, f->nr_cus, sizeof(*f->cus), cmp_range);
+}
+
+/* The CU containing vaddr: by .debug_aranges, else (clang does not emit them by default) by
+ * the CUs' own ranges. */
+static bool cu_at(struct sfile *f, __u64 vaddr, Dwarf_Die *cu)
+{
+	size_t lo = 0, hi;
+
+	if (dwarf_addrdie(f->dw, vaddr, cu))
+		return true;
+	if (!f->cus_read)
+		read_cu_ranges(f);
+	/* the last range starting at or below vaddr, then back over overlapping ones */
+	for (hi = f->nr_cus; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->cus[mid].lo <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i > 0; i--)
+		if (vaddr >= f->cus[i - 1].lo && vaddr < f->cus[i - 1].hi)
+			return dwarf_offdie(f->dw, f->cus[i - 1].die, cu) != NULL;
+	return false;
+}
+
 /* The chain at vaddr of a file with debug info: malloc'd, or NULL when the debug info does not
  * cover it (*err 0) or on ENOMEM (*err set). */
 static struct srcline_chain *chain_at(struct srclines *s, struct sfile *f, __u64 vaddr, int *err)
@@ -257,7 +329,7 @@ static struct srcline_chain *chain_at(struct srclines *s, struct sfile *f, __u64
 	int n;
 
 	*err = 0;
-	if (!dwarf_addrdie(f->dw, vaddr, &cu))
+	if (!cu_at(f, vaddr, &cu))
 		return NULL;
 	line = dwarf_getsrc_die(&cu, vaddr);
 	if (line) {
@@ -383,6 +455,7 @@ void srclines__free(struct srclines *s)
 		if (f->fd >= 0)
 			close(f->fd);
 		free(f->loads);
+		free(f->cus);
 		free(f->path);
 	}
 	free(s->files);
