@@ -95,3 +95,13 @@ fi
 # the flame graph marks inlined frames
 "$BPFPROF" profile -U -F 499 --svg "$TMP/inl.svg" -o /dev/null -- "$WL/inlined" inline 1 2>/dev/null
 check "srcline: the flame graph marks inlined frames (mix_a_[i])" grep -q 'mix_a_\[i\]' "$TMP/inl.svg"
+# --sort srcline: a row per line of the inlined functions
+"$BPFPROF" profile -U -F 499 --no-children --sort srcline -o "$TMP/bysrc.txt" -- "$WL/inlined" inline 1 2>/dev/null
+check "srcline: --sort srcline: rows per line of mix_a" \
+	grep -qE '^ +[0-9.]+%  \[\.\] mix_a \(inlined\) inlined\.c:[0-9]+$' "$TMP/bysrc.txt"
+# on a terminal: the hottest instruction in bold red (script(1) gives annotate a tty)
+if [ "$(uname -m)" = x86_64 ] && command -v script >/dev/null; then
+	script -qec "'$BPFPROF' annotate -i '$TMP/loop.pb.gz' asm_loop" /dev/null >"$TMP/tty.txt" 2>&1
+	check "srcline: annotate on a terminal: the hottest instruction in bold red" \
+		grep -q $'\e\\[1;31m *[0-9.]\+' "$TMP/tty.txt"
+fi

@@ -493,6 +493,7 @@ const struct command annotate_cmd = {
 static const struct opt annotate_file_opts[] = {
 	{ 'i', "input", "FILE", "the pprof file (bpfprof's --pprof: addresses in their files)",
 	  OPT_STR, &env.input },
+	{ 's', "symbol", "SYM", "only this function (a glob), as SYMBOL", OPT_STR, &env.symbol },
 	{ 0, "stdio", NULL, "plain text, no colours", OPT_FLAG, &env.stdio },
 	{ 0, "percent-limit", "P", "only functions with at least P percent of the samples",
 	  OPT_PERCENT, &env.percent_limit },
@@ -518,7 +519,7 @@ static int annotate_file_run(FILE *out, char **args, int nr)
 		goto cleanup;
 	s = profile_in__samples(in, &n);
 	err = annotate_write(out, s, n, in->event_names[0] ? in->event_names[0] : in->value_type,
-			     nr ? args[0] : NULL, env.percent_limit);
+			     nr ? args[0] : env.symbol, env.percent_limit);
 cleanup:
 	profile_in__free(in);
 	return err;
