@@ -206,7 +206,9 @@ static long location_of(struct enc *e, const struct frame *f, const struct frame
 	struct enc_line lines[MAX_INLINE_LINES];
 	char name[512];
 	long m = mapping_of(e, f), fn;
-	__u64 address = f->kernel ? f->addr : f->offset;
+	/* the innermost frame's: where the location's lines were looked up */
+	const struct frame *at_addr = nr_inl ? inl[nr_inl - 1] : f;
+	__u64 address = f->kernel ? at_addr->addr : at_addr->offset;
 	__u32 nr = 0;
 
 	if (m < 0)

@@ -151,6 +151,7 @@ static long frame_id(struct stack_agg *a, const struct frame *f, bool exact)
 static int add_ids(struct stack_agg *a, const struct frame *f, __u32 n, bool leaf)
 {
 	size_t start = a->nr_ids;
+	__u32 exact_from = n;
 
 	if (a->nr_ids + n > a->ids_cap) {
 		size_t cap = a->ids_cap ? a->ids_cap : 4096;
@@ -164,8 +165,12 @@ static int add_ids(struct stack_agg *a, const struct frame *f, __u32 n, bool lea
 		a->ids = ids;
 		a->ids_cap = cap;
 	}
+	/* the leaf and the frames it is inlined into: all at the leaf's address */
+	if (leaf && a->leaf_addrs && n)
+		for (exact_from = n - 1; exact_from > 0 && f[exact_from].inlined; exact_from--)
+			;
 	for (__u32 i = 0; i < n; i++) {
-		long id = frame_id(a, &f[i], leaf && a->leaf_addrs && i == n - 1);
+		long id = frame_id(a, &f[i], i >= exact_from);
 
 		if (id < 0) {
 			a->nr_ids = start;
