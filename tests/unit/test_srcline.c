@@ -250,11 +250,61 @@ static void test_debug_file(void)
 	syms_set_debug_root(NULL);
 }
 
+static int count_fds(void)
+{
+	char p[64];
+	int n = 0;
+
+	for (int fd = 0; fd < 4096; fd++) {
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+		n += access(p, F_OK) == 0;
+	}
+	return n;
+}
+
+/* More files than are held open: the least recently used are closed and opened again when
+ * asked, with the same answers. */
+static void test_many_files(void)
+{
+	char dir[] = "/tmp/srcline-many-XXXXXX", path[80][PATH_MAX + 32];
+	struct srclines *s = srclines__new();
+	struct span sp;
+	struct seen seen;
+	int n = 80, made = 0;
+
+	if (!find_fixture())
+		SKIP("fixture not built (make unit builds it)");
+	find_lines();
+	CHECK(mkdtemp(dir) != NULL);
+	for (int i = 0; i < n; i++) {
+		snprintf(path[i], sizeof(path[i]), "%s/f%d", dir, i);
+		made += symlink(fixture, path[i]) == 0;
+	}
+	CHECK_INT(made, n);
+	sp = function_span(fixture, "plain");
+	for (int round = 0; round < 2; round++)
+		for (int i = 0; i < n; i++) {
+			const struct srcline_chain *c = NULL;
+
+			CHECK_INT(srclines__lookup(s, path[i], sp.start, &c), 0);
+			CHECK(c && c->nr == 1 && c->f[0].func && !strcmp(c->f[0].func, "plain"));
+		}
+	check_chains(s, path[0], &seen);
+	CHECK(seen.twice_at_a && seen.twice_at_b && seen.inner_via_middle && !seen.bad);
+	/* 80 files met, at most 48 held open (a descriptor each: no debug file here) */
+	CHECK(count_fds() < 48 + 16);
+	srclines__free(s);
+	for (int i = 0; i < n; i++)
+		unlink(path[i]);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	RUN(test_inlined_twice);
 	RUN(test_not_inlined);
 	RUN(test_file_offset);
 	RUN(test_debug_file);
+	RUN(test_many_files);
 	TESTS_DONE();
 }

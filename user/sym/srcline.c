@@ -32,6 +32,8 @@ struct sfile {
 	struct cu_range *cus; /* without .debug_aranges: every CU's ranges, by start */
 	size_t nr_cus;
 	bool cus_read;
+	bool closed;         /* evicted (srclines.max_open): opened again when next asked */
+	__u64 last_use;
 };
 
 struct cu_range {
@@ -46,7 +48,13 @@ struct srclines {
 	struct hashtab chains;       /* (vaddr, file index) -> struct srcline_chain */
 	struct stack_names *strs;    /* function and file names, stored once */
 	__u64 lookups, hits;
+	__u64 clock;                 /* file uses, for the least recently used */
+	size_t nr_open;              /* files held open */
 };
+
+/* Files held open at most, their DWARF parsed: a long run over many programs keeps the ones in
+ * use, not every one it met (each holds descriptors and its parsed debug info). */
+#define SRCLINE_MAX_OPEN 48
 
 /* Cached for addresses the debug info does not cover. */
 static struct srcline_chain no_chain;
@@ -131,6 +139,74 @@ static void open_file(struct sfile *f)
 		open_dwarf(f, st.st_uid);
 }
 
+static void free_chain(void *c);
+
+static void close_file(struct sfile *f)
+{
+	if (f->dw)
+		dwarf_end(f->dw);
+	elf_end(f->delf);
+	elf_end(f->elf);
+	if (f->dfd >= 0)
+		close(f->dfd);
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f->loads);
+	free(f->cus);
+	f->dw = NULL;
+	f->elf = f->delf = NULL;
+	f->fd = f->dfd = -1;
+	f->loads = NULL;
+	f->cus = NULL;
+	f->nr_loads = f->nr_cus = 0;
+	f->cus_read = false;
+}
+
+/* Closes the least recently used open file but keep, and drops its chains (their strings
+ * stay: frames may still name them). */
+static void evict(struct srclines *s, size_t keep)
+{
+	struct sfile *lru = NULL;
+	size_t idx = 0;
+
+	for (size_t i = 0; i < s->nr_files; i++) {
+		struct sfile *f = &s->files[i];
+
+		if (i != keep && !f->closed && f->fd >= 0 && (!lru || f->last_use < lru->last_use)) {
+			lru = f;
+			idx = i;
+		}
+	}
+	if (!lru)
+		return;
+	for (size_t i = 0; i < s->chains.cap;) {
+		struct hashtab_entry *e = &s->chains.slots[i];
+
+		/* a deletion shifts later entries back into this slot: look at it again */
+		if (e->val && e->k2 == idx)
+			free_chain(hashtab_del(&s->chains, e->k1, e->k2));
+		else
+			i++;
+	}
+	close_file(lru);
+	lru->closed = true;
+	s->nr_open--;
+}
+
+/* A file's use: opened on first sight and again after its eviction, the least recently used
+ * one closed when too many are open. */
+static void use_file(struct srclines *s, struct sfile *f, size_t idx, bool fresh)
+{
+	f->last_use = ++s->clock;
+	if (!fresh && !f->closed)
+		return;
+	f->closed = false;
+	f->err = 0;
+	open_file(f);
+	if (f->fd >= 0 && ++s->nr_open > SRCLINE_MAX_OPEN)
+		evict(s, idx);
+}
+
 /* The file at path, opened on first sight; NULL on ENOMEM. */
 static struct sfile *file_of(struct srclines *s, const char *path, size_t *idx)
 {
@@ -140,8 +216,10 @@ static struct sfile *file_of(struct srclines *s, const char *path, size_t *idx)
 
 	for (probe = 0; (slot = hashtab_get(&s->file_index, h, probe)); probe++) {
 		*idx = (uintptr_t)slot - 1;
-		if (!strcmp(s->files[*idx].path, path))
+		if (!strcmp(s->files[*idx].path, path)) {
+			use_file(s, &s->files[*idx], *idx, false);
 			return &s->files[*idx];
+		}
 	}
 	if (s->nr_files == s->cap_files) {
 		size_t cap = s->cap_files ? s->cap_files * 2 : 16;
@@ -160,7 +238,7 @@ static struct sfile *file_of(struct srclines *s, const char *path, size_t *idx)
 		return NULL;
 	}
 	*idx = s->nr_files++;
-	open_file(f);
+	use_file(s, f, *idx, true);
 	return f;
 }
 
@@ -444,19 +522,8 @@ void srclines__free(struct srclines *s)
 	hashtab_clear(&s->chains, free_chain);
 	hashtab_clear(&s->file_index, NULL);
 	for (size_t i = 0; i < s->nr_files; i++) {
-		struct sfile *f = &s->files[i];
-
-		if (f->dw)
-			dwarf_end(f->dw);
-		elf_end(f->delf);
-		elf_end(f->elf);
-		if (f->dfd >= 0)
-			close(f->dfd);
-		if (f->fd >= 0)
-			close(f->fd);
-		free(f->loads);
-		free(f->cus);
-		free(f->path);
+		close_file(&s->files[i]);
+		free(s->files[i].path);
 	}
 	free(s->files);
 	stack_names__free(s->strs);
