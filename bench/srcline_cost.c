@@ -39,7 +39,7 @@ int main(int argc, char **argv)
 	struct srclines *s = srclines__new();
 	struct addrs fns = {};
 	__u64 *pick, *sample, sum = 0, lookups, hits;
-	double t0, t_syms, t_first, t_lines;
+	double t0, t_syms, t_open, t_first, t_lines;
 	size_t resolved = 0, inlined = 0;
 
 	if (!es || !s) {
@@ -65,6 +65,9 @@ int main(int argc, char **argv)
 		sum += elf_syms__find(es, sample[i], NULL) != NULL;
 	t_syms = now() - t0;
 	t0 = now();
+	srclines__has_dwarf(s, path);
+	t_open = now() - t0;
+	t0 = now();
 	for (size_t i = 0; i < distinct; i++) {
 		const struct srcline_chain *c;
 
@@ -85,6 +88,7 @@ int main(int argc, char **argv)
 	printf("%s: %zu functions; %zu samples over %zu distinct addresses (%zu with lines, %zu "
 	       "in inlined code)\n", path, fns.n, n, distinct, resolved, inlined);
 	printf("symbols only:        %.3f s (%.0f ns a sample)\n", t_syms, t_syms * 1e9 / n);
+	printf("debug info opened:   %.3f s\n", t_open);
 	printf("lines, first sight:  %.3f s (%.1f us a distinct address)\n", t_first,
 	       t_first * 1e6 / distinct);
 	printf("lines, cached:       %.3f s (%.0f ns a sample; %llu lookups, %llu hits)\n", t_lines,

@@ -32,8 +32,21 @@ struct sfile {
 	struct cu_range *cus; /* without .debug_aranges: every CU's ranges, by start */
 	size_t nr_cus;
 	bool cus_read;
+	struct hashtab fn_indexes; /* CU DIE offset -> struct fn_index, made on first lookup */
 	bool closed;         /* evicted (srclines.max_open): opened again when next asked */
 	__u64 last_use;
+};
+
+/* A CU's concrete functions by address: a lookup descends into one function's DIEs, not the
+ * CU's (walking past a sibling without DW_AT_sibling parses its whole subtree). */
+struct fn_range {
+	__u64 lo, hi;
+	Dwarf_Off die;
+};
+
+struct fn_index {
+	size_t nr, cap;
+	struct fn_range *r;
 };
 
 struct cu_range {
@@ -52,8 +65,9 @@ struct srclines {
 	size_t nr_open;              /* files held open */
 };
 
-/* Files held open at most, their DWARF parsed: a long run over many programs keeps the ones in
- * use, not every one it met (each holds descriptors and its parsed debug info). */
+/* Files with debug info held open at most, their DWARF parsed: a long run over many programs
+ * keeps the ones in use, not every one it met (each holds descriptors and its parsed debug
+ * info; a file without is closed at once). */
 #define SRCLINE_MAX_OPEN 48
 
 /* Cached for addresses the debug info does not cover. */
@@ -137,9 +151,27 @@ static void open_file(struct sfile *f)
 	f->err = read_loads(f);
 	if (!f->err)
 		open_dwarf(f, st.st_uid);
+	/* without debug info nothing more is read from it: its segments are kept, not the file */
+	if (!f->dw) {
+		elf_end(f->delf);
+		elf_end(f->elf);
+		f->elf = f->delf = NULL;
+		if (f->dfd >= 0)
+			close(f->dfd);
+		close(f->fd);
+		f->fd = f->dfd = -1;
+	}
 }
 
 static void free_chain(void *c);
+
+static void free_fn_index(void *p)
+{
+	struct fn_index *ix = p;
+
+	free(ix->r);
+	free(ix);
+}
 
 static void close_file(struct sfile *f)
 {
@@ -153,6 +185,7 @@ static void close_file(struct sfile *f)
 		close(f->fd);
 	free(f->loads);
 	free(f->cus);
+	hashtab_clear(&f->fn_indexes, free_fn_index);
 	f->dw = NULL;
 	f->elf = f->delf = NULL;
 	f->fd = f->dfd = -1;
@@ -305,14 +338,79 @@ static bool may_hold(Dwarf_Die *d, __u64 pc)
 
 #define MAX_INLINE_DEPTH 64
 
+static int add_fn(Dwarf_Die *d, void *arg)
+{
+	struct fn_index *ix = arg;
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t it = 0;
+
+	while ((it = dwarf_ranges(d, it, &base, &lo, &hi)) > 0) {
+		if (ix->nr == ix->cap) {
+			size_t cap = ix->cap ? ix->cap * 2 : 64;
+			struct fn_range *n = realloc(ix->r, cap * sizeof(*n));
+
+			if (!n)
+				return DWARF_CB_ABORT;
+			ix->r = n;
+			ix->cap = cap;
+		}
+		ix->r[ix->nr++] = (struct fn_range){ lo, hi, dwarf_dieoffset(d) };
+	}
+	return DWARF_CB_OK;
+}
+
+static int cmp_fn_range(const void *a, const void *b)
+{
+	const struct fn_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The concrete function of cu containing pc, from the CU's index (made once); false when none
+ * is found there. */
+static bool function_at(struct sfile *f, Dwarf_Die *cu, __u64 pc, Dwarf_Die *out)
+{
+	Dwarf_Off off = dwarf_dieoffset(cu);
+	struct fn_index *ix = hashtab_get(&f->fn_indexes, off, 0);
+	size_t lo = 0, hi;
+
+	if (!ix) {
+		ix = calloc(1, sizeof(*ix));
+		if (!ix)
+			return false;
+		dwarf_getfuncs(cu, add_fn, ix, 0);
+		if (ix->nr)
+			qsort(ix->r, ix->nr, sizeof(*ix->r), cmp_fn_range);
+		if (hashtab_put(&f->fn_indexes, off, 0, ix)) {
+			free_fn_index(ix);
+			return false;
+		}
+	}
+	for (hi = ix->nr; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ix->r[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i > 0 && lo - i < 8; i--)
+		if (pc >= ix->r[i - 1].lo && pc < ix->r[i - 1].hi)
+			return dwarf_offdie(f->dw, ix->r[i - 1].die, out) != NULL;
+	return false;
+}
+
 /* The function DIEs containing pc, outermost first: the concrete subprogram, then each inlined
  * subroutine in it.  (dwarf_getscopes() is no use here: past an inlined instance it climbs the
  * abstract definition's scopes, not the caller's.)  Returns how many, at most max. */
-static int functions_at(Dwarf_Die *cu, __u64 pc, Dwarf_Die *out, int max)
+static int functions_at(struct sfile *f, Dwarf_Die *cu, __u64 pc, Dwarf_Die *out, int max)
 {
 	Dwarf_Die parent = *cu, child;
 	int n = 0, depth = 0;
 
+	/* from the CU's index of functions where it has the address; else the CU's whole tree */
+	if (max > 0 && function_at(f, cu, pc, &parent))
+		out[n++] = parent;
 	while (depth++ < 4 * MAX_INLINE_DEPTH && dwarf_child(&parent, &child) == 0) {
 		bool found = false;
 
@@ -417,7 +515,7 @@ static struct srcline_chain *chain_at(struct srclines *s, struct sfile *f, __u64
 		dwarf_lineno(line, &l);
 		lineno = l > 0 ? l : 0;
 	}
-	n = functions_at(&cu, vaddr, fns, MAX_INLINE_DEPTH);
+	n = functions_at(f, &cu, vaddr, fns, MAX_INLINE_DEPTH);
 	c = malloc(sizeof(*c) + (n ?: 1) * sizeof(c->f[0]));
 	if (!c) {
 		*err = -ENOMEM;
