@@ -116,3 +116,8 @@ wait $wl 2>/dev/null
 check "srcline: -a --inline has the inlined rows" grep -qE '\[\.\] mix_a \(inlined\)  inlined\.c:' "$TMP/sys.txt"
 check "srcline: -a without --inline has none (work holds them)" \
 	bash -c "! grep -q '(inlined)' '$TMP/sys_default.txt' && grep -qE '\[\.\] work$' '$TMP/sys_default.txt'"
+# annotate of a program without debug info: the instructions, and why there are no lines
+"$BPFPROF" annotate --stdio -F 999 -s asm_loop --no-debuginfod -o "$TMP/ann_stripped.txt" \
+	-- "$TMP/inl_stripped" loop 1 2>/dev/null
+check "srcline: annotate without debug info: the loop, and lines said unavailable" \
+	bash -c "grep -q 'source lines unavailable' '$TMP/ann_stripped.txt' && [ \$(grep -cE '^ +[0-9.]+ :' '$TMP/ann_stripped.txt') -gt 3 ]"

@@ -313,6 +313,9 @@ static int annotate_fn(struct printer *p, const struct ann_fn *fn)
 	fprintf(p->out, "%s\n", "----------------------------------------------------------------"
 		"--------------------------------");
 	fprintf(p->out, "         :\t%s\n", fn->module);
+	if (!srclines__has_dwarf(p->lines, fn->module))
+		fprintf(p->out, "         :\t(source lines unavailable: no debug info, nor a debug "
+			"file)\n");
 	for (size_t i = 0; i < n; i++) {
 		__u64 c = insn_count(fn, start_off, insn[i].address, start, insn[i].size);
 		double pct = fn->total ? 100.0 * c / fn->total : 0;
