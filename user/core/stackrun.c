@@ -141,9 +141,9 @@ const struct opt stack_output_opts_table[] = {
 	{ 0, "sort", "KEYS", "what tells report rows apart, as perf report --sort: comm,\n"
 	  "dso, sym (default all three; sym always); srcline: as --srcline", OPT_FN,
 	  .fn = opt_sort, .needs = CAP_STACKS },
-	{ 0, "inline", NULL, "inlined functions as frames of their own, from DWARF (the\n"
-	  "default with -p, -t or a COMMAND, but not with -f; folded frames get _[i]\n"
-	  "with --annotate)", OPT_FLAG,
+	{ 0, "inline", NULL, "inlined functions as frames of their own, from DWARF\n"
+	  "(the default with -p, -t or a COMMAND, but not with -f;\n"
+	  "folded frames get _[i] with --annotate)", OPT_FLAG,
 	  &stack_opts.inline_frames, .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
 	{ 0, "no-inline", NULL, "no inlined frames", OPT_FLAG, &stack_opts.no_inline,
 	  .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
