@@ -33,7 +33,8 @@ check "srcline: folded 2:1 within 25%" within "$(awk -v a="$fa" -v b="$fb" 'BEGI
 check "srcline: folded without --inline has no inlined frames" bash -c "! grep -q 'mix_' '$TMP/plain.txt' && grep -q ';work ' '$TMP/plain.txt'"
 
 # stripped, no debug file: the caller alone, and the report says why
-cp "$WL/inlined" "$TMP/inl_stripped" && strip -g "$TMP/inl_stripped"
+# no build-id either: perf's build-id cache (~/.debug) may hold the unstripped file
+cp "$WL/inlined" "$TMP/inl_stripped" && strip -g --remove-section=.note.gnu.build-id "$TMP/inl_stripped"
 DEBUGINFOD_URLS= "$BPFPROF" profile -U -F 499 --no-children --no-debuginfod -o "$TMP/stripped.txt" \
 	-- "$TMP/inl_stripped" inline 1 2>/dev/null
 check "srcline: stripped: no inlined frames" bash -c "! grep -q '(inlined)  inlined' '$TMP/stripped.txt' && ! grep -q 'mix_' '$TMP/stripped.txt'"
@@ -121,3 +122,15 @@ check "srcline: -a without --inline has none (work holds them)" \
 	-- "$TMP/inl_stripped" loop 1 2>/dev/null
 check "srcline: annotate without debug info: the loop, and lines said unavailable" \
 	bash -c "grep -q 'source lines unavailable' '$TMP/ann_stripped.txt' && [ \$(grep -cE '^ +[0-9.]+ :' '$TMP/ann_stripped.txt') -gt 3 ]"
+# perf agrees: the lines perf report --sort srcline puts at 5% or more are ours too
+if command -v perf >/dev/null && perf record -q -F 999 -g -o "$TMP/perf.data" -- "$WL/inlined" inline 2 2>/dev/null; then
+	perf report -i "$TMP/perf.data" --no-children --stdio --sort srcline 2>/dev/null |
+		awk '/^ +[0-9.]+%/ && $2 ~ /^inlined\.c:[0-9]+$/ { sub("%", "", $1); if ($1 + 0 >= 5) print $2 }' |
+		sort >"$TMP/perf_lines.txt"
+	"$BPFPROF" profile -U -F 999 --no-children --sort srcline -o "$TMP/our_lines.txt" -- "$WL/inlined" inline 2 2>/dev/null
+	awk '/^ +[0-9.]+%/ { sub("%", "", $1); if ($1 + 0 >= 5) print $NF }' "$TMP/our_lines.txt" | sort >"$TMP/our_lines5.txt"
+	check "srcline: perf --sort srcline's lines at 5% or more are ours ($(tr '\n' ' ' <"$TMP/perf_lines.txt"))" \
+		bash -c "[ -s '$TMP/perf_lines.txt' ] && diff -q '$TMP/perf_lines.txt' '$TMP/our_lines5.txt' >/dev/null"
+else
+	skip "srcline: perf --sort srcline" "perf cannot record here"
+fi
