@@ -39,7 +39,7 @@ override WARNINGS := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-init
 # Set by the sanitizer build (make asan) for compiling and linking alike.
 SAN_FLAGS :=
 COMPILE  = $(CC) $(CPPFLAGS) $(WARNINGS) $(SAN_FLAGS) $(CFLAGS)
-LDLIBS  := -lbpf -ldw -lelf -lz -lprotobuf-c -lcurl -ldl -lm -lpthread
+LDLIBS  := -lbpf -ldw -lelf -lz -lprotobuf-c -lcurl -lcapstone -ldl -lm -lpthread
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(VMLINUX_DIR) -Iinclude -Ibpf \
 	      -Wall -Wno-unused-function -Wno-compare-distinct-pointer-types
 
@@ -84,6 +84,16 @@ $(OUT)/obj/%.o: user/%.c $(USER_HDRS) $(wildcard include/*.h) $(SKELS) $(GEN)/sy
 $(OUT)/tests/%: tests/unit/%.c tests/unit/test.h $(LIB_OBJS)
 	@mkdir -p $(@D)
 	$(COMPILE) -Itests/unit -o $@ $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS)
+
+# Objects the unit tests read (tests/unit/fixtures/X.c): optimised with debug info, as the code
+# they stand for is built; X.debug its separate debug file, X.stripped without its debug info.
+UNIT_FIXTURES := $(patsubst tests/unit/fixtures/%.c,$(OUT)/tests/fixtures/%,$(wildcard tests/unit/fixtures/*.c))
+$(OUT)/tests/fixtures/%: tests/unit/fixtures/%.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wl,--build-id -o $@ $<
+	objcopy --only-keep-debug $@ $@.debug
+	objcopy --strip-debug $@ $@.stripped
+$(OUT)/tests/test_srcline: $(UNIT_FIXTURES)
 
 # Workloads keep frame pointers and are not optimised (gcc 12 drops the frame of a leaf such as
 # spin() at -O1 whatever the flags), so their call structure is the one in the source: tests assert
@@ -173,7 +183,7 @@ test: deps
 # benchmarks compare with or drive (perf, bpftrace, fio, a local debuginfod; sys/sdt.h for the
 # USDT workload).
 BUILD_PKGS := clang llvm libbpf-dev bpftool libelf-dev libdw-dev libdebuginfod-dev zlib1g-dev make gcc g++ \
-	      libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev
+	      libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev libcapstone-dev
 TEST_PKGS := linux-perf bpftrace fio util-linux procps libxml2-utils time debuginfod golang-go chromium \
 	     systemtap-sdt-dev tmux
 DEB_PKGS := $(BUILD_PKGS) $(TEST_PKGS)

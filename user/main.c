@@ -9,8 +9,20 @@
 
 static const struct command *const cmds[] = {
 	&profile_cmd, &offcpu_cmd, &funclat_cmd, &stat_cmd, &runqlat_cmd, &sched_cmd, &biolat_cmd,
-	&list_cmd, &top_cmd,
+	&list_cmd, &top_cmd, &annotate_cmd,
 };
+
+/* annotate reads a file instead of running when given -i FILE (before any "--"). */
+static bool annotate_of_file(int argc, char **argv)
+{
+	if (strcmp(argv[1], "annotate"))
+		return false;
+	for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "-i") || !strncmp(argv[i], "-i", 2) ||
+		    !strcmp(argv[i], "--input") || !strncmp(argv[i], "--input=", 8))
+			return true;
+	return false;
+}
 
 static const struct file_command *const file_cmds[] = {
 	&report_cmd, &diff_cmd,
@@ -39,6 +51,8 @@ int main(int argc, char **argv)
 		printf("bpfprof %s\n", BPFPROF_VERSION);
 		return 0;
 	}
+	if (annotate_of_file(argc, argv))
+		return file_command_main(&annotate_file_cmd, argc - 1, argv + 1);
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[1], cmds[i]->name) ||
 		    (cmds[i]->alias && !strcmp(argv[1], cmds[i]->alias)))

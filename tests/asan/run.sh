@@ -82,6 +82,11 @@ asan_run "profile --unwind eh --svg" 0 'hot_a' -- profile -F 199 --unwind eh -f 
 	--svg "$TMP/cpu.svg" -d 1 -- "$WL/hotcold_nofp" 1
 # C++: libstdc++ unwinding and the demangler.
 asan_run "profile C++" 0 'std::' -- profile -F 199 -f -d 1 -- "$WL/cppsort"
+# DWARF: inlined frames and lines into the report, folded stacks and pprof; annotate (capstone).
+asan_run "profile inlined frames" 0 'mix_a \(inlined\)' -- profile -F 199 -U --srcline \
+	--pprof "$TMP/inl.pb.gz" -d 1 -- "$WL/inlined" inline 1
+asan_run "report of inlined frames" 0 'mix_a' -- report -f --srcline "$TMP/inl.pb.gz"
+asan_run "annotate" 0 'Disassembly of' -- annotate --stdio -F 199 -d 1 -- "$WL/inlined" loop 1
 # A JIT's perf map.
 asan_run "profile perf map" 0 'jitted_spin' -- profile -F 199 -d 1 -- "$WL/jit" 1
 # Every process on the machine: kallsyms and the symbolizer's cache over whatever runs.

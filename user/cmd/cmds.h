@@ -14,7 +14,10 @@ extern const struct command sched_cmd;
 extern const struct command biolat_cmd;
 extern const struct command top_cmd;
 extern const struct command list_cmd;
+extern const struct command annotate_cmd;
 /* Commands that read profiles instead of tracing (core/filerun.h). */
 extern const struct file_command report_cmd;
 extern const struct file_command diff_cmd;
+/* bpfprof annotate -i FILE: annotate_cmd's file mode */
+extern const struct file_command annotate_file_cmd;
 #endif

@@ -119,10 +119,41 @@ static void pprof_meta(const struct profile_in *in, struct pprof_meta *m)
 	m->labels = PPROF_LABEL_PID | PPROF_LABEL_TID | PPROF_LABEL_COMM;
 }
 
+/* --no-inline: the samples' inlined frames (pprof lines) left out, in frames of their own
+ * (*frames, freed by the caller); waker frames are copied as they are. */
+static int drop_inlined(struct stack_sample *s, size_t n, struct frame **frames)
+{
+	size_t total = 0, at = 0;
+
+	for (size_t i = 0; i < n; i++)
+		total += s[i].nr_frames + s[i].nr_waker_frames;
+	*frames = calloc(total ?: 1, sizeof(**frames));
+	if (!*frames)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct frame *start = *frames + at, *waker;
+		__u32 k = 0;
+
+		for (__u32 j = 0; j < s[i].nr_frames; j++)
+			if (!stack_sample_frame(&s[i], j)->inlined)
+				start[k++] = *stack_sample_frame(&s[i], j);
+		waker = start + k;
+		for (__u32 j = 0; j < s[i].nr_waker_frames; j++)
+			waker[j] = *stack_sample_waker_frame(&s[i], j);
+		s[i].frames = start;
+		s[i].nr_frames = k;
+		s[i].waker_frames = s[i].nr_waker_frames ? waker : NULL;
+		s[i].frame_ids = s[i].waker_frame_ids = NULL;
+		at += k + s[i].nr_waker_frames;
+	}
+	return 0;
+}
+
 static int report_run(FILE *out, char **files, int nr_files)
 {
 	struct profile_in *in = profile_in__new();
 	struct stack_run sr = {};
+	struct frame *own_frames = NULL;
 	const struct stack_sample *all;
 	char what[512];
 	size_t n;
@@ -159,6 +190,10 @@ static int report_run(FILE *out, char **files, int nr_files)
 	if (in->dropped)
 		p_err("%llu samples or stacks left out (values not above 0, or deeper than %d "
 		      "frames)", (unsigned long long)in->dropped, PROFILE_IN_MAX_FRAMES);
+	if (stack_opts.no_inline)
+		err = drop_inlined(sr.samples, sr.nr_samples, &own_frames);
+	if (err)
+		goto cleanup;
 	describe(in, files, nr_files, what, sizeof(what), &o);
 	pprof_meta(in, &o.pprof);
 	err = stack_outputs_write(out, &o, &sr);
@@ -166,6 +201,7 @@ cleanup:
 	if (err == -ENOMEM)
 		p_err("%s", strerror(ENOMEM));
 	free(sr.samples);
+	free(own_frames);
 	profile_in__free(in);
 	return err;
 }

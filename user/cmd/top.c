@@ -358,6 +358,8 @@ static int top_check(struct runner *r)
 	 * view more CPU than it should spend (--unwind auto for code without frame pointers) */
 	if (!stack_opts.unwind_given)
 		stack_opts.unwind = UNWIND_FP;
+	/* functions, as perf top shows them: no inlined frames, so no DWARF read at a refresh */
+	stack_opts.no_inline = true;
 	err = profile_check(r);
 	if (err)
 		return err;

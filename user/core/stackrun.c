@@ -75,24 +75,29 @@ static int opt_unwind(const char *arg)
 	return unwind_opt_method(arg, &stack_opts.unwind);
 }
 
-/* perf report's --sort: which of comm, dso, sym tell rows apart (sym always does). */
+/* perf report's --sort: which of comm, dso, sym tell rows apart (sym always does); srcline
+ * is --srcline. */
 static int opt_sort(const char *arg)
 {
-	static const char *const keys[] = { "comm", "dso", "sym" };
+	static const char *const keys[] = { "comm", "dso", "sym", "srcline" };
 	const char *p = arg;
 
 	stack_opts.sort = REPORT_SORT_SYM;
 	while (*p) {
 		size_t len = strcspn(p, ","), k;
 
-		for (k = 0; k < 3; k++)
+		for (k = 0; k < 4; k++)
 			if (len == strlen(keys[k]) && !strncmp(p, keys[k], len))
 				break;
-		if (k == 3) {
-			p_err("invalid --sort '%s' (keys: comm, dso, sym, comma-separated)", arg);
+		if (k == 4) {
+			p_err("invalid --sort '%s' (keys: comm, dso, sym, srcline, comma-separated)",
+			      arg);
 			return -EINVAL;
 		}
-		stack_opts.sort |= 1U << k;
+		if (k == 3)
+			stack_opts.srcline = true;
+		else
+			stack_opts.sort |= 1U << k;
 		p += len + (p[len] == ',');
 	}
 	return 0;
@@ -134,8 +139,17 @@ const struct opt stack_output_opts_table[] = {
 	{ 0, "no-children", NULL, "report Self only, like perf report --no-children", OPT_FLAG,
 	  &stack_opts.no_children, .needs = CAP_STACKS },
 	{ 0, "sort", "KEYS", "what tells report rows apart, as perf report --sort: comm,\n"
-	  "dso, sym (default all three; sym always)", OPT_FN, .fn = opt_sort,
-	  .needs = CAP_STACKS },
+	  "dso, sym (default all three; sym always); srcline: as --srcline", OPT_FN,
+	  .fn = opt_sort, .needs = CAP_STACKS },
+	{ 0, "inline", NULL, "inlined functions as frames of their own, from DWARF\n"
+	  "(the default with -p, -t or a COMMAND, but not with -f;\n"
+	  "folded frames get _[i] with --annotate)", OPT_FLAG,
+	  &stack_opts.inline_frames, .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
+	{ 0, "no-inline", NULL, "no inlined frames", OPT_FLAG, &stack_opts.no_inline,
+	  .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
+	{ 0, "srcline", NULL, "source lines: a report row per FILE:LINE, folded frames\n"
+	  "NAME:LINE (inlined functions' rows otherwise end with their lines)", OPT_FLAG,
+	  &stack_opts.srcline, .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
 	{ 0, "percent-limit", "P", "hide report entries below P percent", OPT_PERCENT,
 	  &stack_opts.percent_limit, .needs = CAP_STACKS },
 	{ 0, "call-graph-limit", "P", "hide call-graph branches below P percent (default 0.5,\n"
@@ -228,11 +242,27 @@ int stack_run_init(struct stack_run *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->resolver = stack_resolver__new();
-	if (!s->resolver) {
+	if (!s->resolver || (stack_opts_lines() &&
+			     stack_resolver__set_lines(s->resolver, stack_opts_inline()))) {
 		p_err("cannot set up the symbolizer: %s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+/* By default where the run targets processes (-p, -t, -- COMMAND) and writes a report, a
+ * flame graph or a pprof: a system-wide run (-a) would read the debug info of every program on
+ * the machine while it drains, which costs its drains enough time for the kernel's tables to
+ * fill (measured: 577 samples lost in 15 s under process churn); --inline asks for it there. */
+bool stack_opts_inline(void)
+{
+	return !stack_opts.no_inline &&
+	       (stack_opts.inline_frames || (!stack_opts.folded && targets_by_id(&targets)));
+}
+
+bool stack_opts_lines(void)
+{
+	return stack_opts_inline() || stack_opts.srcline;
 }
 
 static void queue_exit(struct stack_drain *d, __u32 tgid)
@@ -281,6 +311,13 @@ static bool keep_threads(void)
 	return stack_opts.pprof.path || period_pprof();
 }
 
+/* Samples at different instructions of a function kept apart: for annotate, and in a pprof
+ * (its locations' addresses are the instructions sampled: bpfprof annotate -i reads them). */
+static bool keep_leaf_addrs(void)
+{
+	return stack_opts.leaf_addrs || keep_threads();
+}
+
 int stack_run_drain_init(struct stack_run *s, struct bpf_map *counts, struct bpf_map *stacks,
 			 __u32 *drain_gen, const __u64 *counts_stored, const __u64 *stacks_stored)
 {
@@ -288,6 +325,8 @@ int stack_run_drain_init(struct stack_run *s, struct bpf_map *counts, struct bpf
 
 	if (d)
 		d->agg = stack_agg__new(keep_threads() || s->by_tid);
+	if (d && d->agg && keep_leaf_addrs())
+		stack_agg__keep_leaf_addrs(d->agg);
 	if (!d || !d->agg) {
 		free(d);
 		p_err("cannot set up draining: %s", strerror(ENOMEM));
@@ -474,6 +513,8 @@ struct stack_agg *stack_run_take_period(struct stack_run *s)
 		return NULL;
 	}
 	fresh = stack_agg__new(keep_threads() || s->by_tid);
+	if (fresh && keep_leaf_addrs())
+		stack_agg__keep_leaf_addrs(fresh);
 	if (!fresh) {
 		p_err("cannot start a new period: %s", strerror(ENOMEM));
 		errno = ENOMEM;
@@ -546,6 +587,7 @@ int stack_run_finish(struct stack_run *s)
 	       (unsigned long long)stack_resolver__missing(s->resolver),
 	       syms_cache__nr_procs(stack_resolver__syms(s->resolver)),
 	       syms_cache__nr_files(stack_resolver__syms(s->resolver)), d->files_freed);
+	stack_resolver__print_lines_cost(s->resolver);
 	s->samples = (struct stack_sample *)stack_agg__samples(d->agg, &s->nr_samples);
 	/* an empty aggregation (the periods took every sample) has no samples, and no error */
 	if (!err && d->held && !s->samples) {
@@ -618,12 +660,19 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 {
 	const struct stack_sample *s = sr->samples;
 	struct stack_outputs with_notes = *outputs, *o = &with_notes;
-	char refused[512];
+	char refused[512], lines_missing[512];
 	size_t n = sr->nr_samples;
 	int err = 0;
 
-	/* --sort applies to every report of the stack commands */
+	/* --sort applies to every report of the stack commands; --srcline too */
 	o->report.sort = o->report.sort ?: stack_opts.sort;
+	o->report.srcline |= stack_opts.srcline;
+	o->folded_opts.srcline |= stack_opts.srcline;
+	/* frames read back keep their inlined frames, which only --no-inline drops */
+	o->folded_opts.inline_frames |= stack_opts_inline() || (!sr->resolver && !stack_opts.no_inline);
+	if (sr->resolver &&
+	    stack_resolver__lines_missing(sr->resolver, lines_missing, sizeof(lines_missing)))
+		o->header.lines = lines_missing;
 	/* the files refused were named on stderr as they were met; the report says how many */
 	if (sr->resolver &&
 	    syms_cache__refusals(stack_resolver__syms(sr->resolver), refused, sizeof(refused)))

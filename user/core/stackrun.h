@@ -28,6 +28,9 @@ struct stack_opts {
 	struct output svg;               /* --svg */
 	struct output pprof;             /* --pprof */
 	const char *title;               /* --title */
+	bool inline_frames, no_inline;   /* --inline, --no-inline */
+	bool srcline;                    /* --srcline, --sort srcline */
+	bool leaf_addrs;                 /* annotate: samples keep their leaf's address */
 };
 
 /* What the stack options fill; reset by stack_opts_reset(). */
@@ -37,6 +40,11 @@ extern const struct opt stack_opts_table[];
 extern const struct opt stack_output_opts_table[];
 
 void stack_opts_reset(struct stack_opts *o);
+/* Whether stacks get their inlined frames (--inline; by default for a run of processes by id
+ * without -f), and whether
+ * frames get source lines at all (that, or --srcline): DWARF is read only then. */
+bool stack_opts_inline(void);
+bool stack_opts_lines(void);
 /* After parsing: -U with -K, --max-stack above kernel.perf_event_max_stack (the default is the
  * lower of 127 and that).  0 or -EINVAL (printed). */
 int stack_opts_check(struct stack_opts *o);

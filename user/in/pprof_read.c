@@ -172,9 +172,10 @@ static int location_frames(const struct pp *r, const Location *l, struct frame *
 		const Function *fn = lookup(&r->fns, l->line[i - 1]->function_id,
 					    (void *const *)r->p->function);
 		const char *name = fn ? str(r, fn->name) : NULL;
+		const char *src = fn ? str(r, fn->filename) : NULL;
 		char unresolved[300];
 
-		if (!name)
+		if (!name || !src)
 			return bad(r, "a line names a function or string that is not there");
 		if (!m && !strcmp(name, "--") && l->n_line == 1) {
 			*separator = true;
@@ -184,7 +185,13 @@ static int location_frames(const struct pp *r, const Location *l, struct frame *
 		/* bpfprof names an unresolved frame by its file ("[libc.so.6]"): unnamed again */
 		stack_frame_name(&(struct frame){ .module = base.module }, false, unresolved,
 				 sizeof(unresolved));
-		f[n++].name = name[0] && strcmp(name, unresolved) ? name : NULL;
+		f[n].name = name[0] && strcmp(name, unresolved) ? name : NULL;
+		/* the lines after the last were inlined into it (pprof's order: innermost first) */
+		f[n].inlined = i < l->n_line;
+		f[n].srcfile = src[0] ? src : NULL;
+		f[n].line = l->line[i - 1]->line > 0 && l->line[i - 1]->line <= UINT32_MAX ?
+			    l->line[i - 1]->line : 0;
+		n++;
 	}
 	return n;
 }

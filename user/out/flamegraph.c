@@ -22,6 +22,7 @@ enum kind {
 	KIND_KERNEL,
 	KIND_SEPARATOR, /* "--" between a sleeper's stack and its waker's */
 	KIND_WAKER,
+	KIND_INLINED,   /* an inlined function (sym/srcline.h), named NAME_[i] */
 };
 
 struct fg_node {
@@ -158,6 +159,10 @@ static void frame_color(const struct fg *g, const char *name, enum kind kind, in
 		rgb[0] = 50 + 60 * v1;
 		rgb[1] = 190 + 60 * v2;
 		rgb[2] = 50 + 60 * v1;
+	} else if (kind == KIND_INLINED && g->o->annotate_kernel) { /* limes: inlined */
+		rgb[0] = 150 + 60 * v1;
+		rgb[1] = 210 + 40 * v2;
+		rgb[2] = 60 + 60 * v1;
 	} else if (kind == KIND_KERNEL && g->o->annotate_kernel && !cool) { /* aqua */
 		rgb[0] = 50 + 60 * v1;
 		rgb[1] = 165 + 55 * v2;
@@ -229,7 +234,8 @@ static int push_frame(struct fg *g, size_t *at, const struct frame *f, bool wake
 
 	stack_frame_name(f, g->o->annotate_kernel, name, sizeof(name));
 	return push(g, at, intern(g, name, strlen(name), ""),
-		    waker ? KIND_WAKER : f->kernel ? KIND_KERNEL : KIND_USER);
+		    waker ? KIND_WAKER : f->kernel ? KIND_KERNEL :
+		    f->inlined ? KIND_INLINED : KIND_USER);
 }
 
 /* What folded_write() prints for the sample, as name ids: comm, frames outermost first, then

@@ -81,11 +81,17 @@ static int add_comm(struct stack_buf *b, const char comm[16], const char *suffix
 	return add_frame(b, name, suffix, separate);
 }
 
-static int add_user_kernel_frame(struct stack_buf *b, const struct frame *f, bool annotate)
+static int add_user_kernel_frame(struct stack_buf *b, const struct frame *f,
+				 const struct folded_opts *o)
 {
-	char name[512];
+	char name[512], line[16] = "";
 
-	return add_frame(b, stack_frame_name(f, annotate, name, sizeof(name)), "", true);
+	/* without --inline the inlined frames go: the stack is the one of compiled functions */
+	if (f->inlined && !o->inline_frames)
+		return 0;
+	if (o->srcline && f->line)
+		snprintf(line, sizeof(line), ":%u", f->line);
+	return add_frame(b, stack_frame_name(f, o->annotate_kernel, name, sizeof(name)), line, true);
 }
 
 /* Appends the NUL-terminated folded stack of one sample (without its count) to the arena. */
@@ -102,13 +108,12 @@ static int fold_sample(struct stack_buf *b, const struct stack_sample *s,
 	err = o->event_root ? add_frame(b, o->event_root[s->event], "", false) : 0;
 	err = err ?: add_comm(b, s->comm, tid, o->event_root != NULL);
 	for (i = 0; !err && i < s->nr_frames; i++)
-		err = add_user_kernel_frame(b, stack_sample_frame(s, i), o->annotate_kernel);
+		err = add_user_kernel_frame(b, stack_sample_frame(s, i), o);
 	if (!err && s->nr_waker_frames) {
 		/* BCC offwaketime's chain: the waker's stack hangs upside down above the sleeper's */
 		err = add_frame(b, "--", "", true);
 		for (i = s->nr_waker_frames; !err && i > 0; i--)
-			err = add_user_kernel_frame(b, stack_sample_waker_frame(s, i - 1),
-						    o->annotate_kernel);
+			err = add_user_kernel_frame(b, stack_sample_waker_frame(s, i - 1), o);
 		err = err ?: add_comm(b, s->waker_comm, "", true);
 	}
 	return err ?: stack_buf_add(b, "", 1);

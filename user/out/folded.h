@@ -6,6 +6,8 @@
 struct folded_opts {
 	bool annotate_kernel; /* "_[k]" suffix on kernel frames (stackcollapse-perf.pl --kernel) */
 	bool with_tid;        /* "comm-tid" as the first frame instead of "comm" */
+	bool inline_frames;   /* --inline: inlined functions' frames (marked _[i] with annotate) */
+	bool srcline;         /* --srcline: ":LINE" after each frame whose line is known */
 	const char *const *event_root; /* names by sample event: "EVENT;comm;..."; NULL: none */
 };
 

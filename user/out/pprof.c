@@ -19,14 +19,24 @@ typedef Perftools__Profiles__Line Line;
 typedef Perftools__Profiles__Function Function;
 typedef Perftools__Profiles__ValueType ValueType;
 
+/* Lines a location holds at most: its function and the functions inlined into it. */
+#define MAX_INLINE_LINES 64
+
 /* Labels a sample gets at most: pid, tid, comm, waker. */
 #define MAX_LABELS 5
 
 /* A location being built: its frame's identity and where it is. */
 struct enc_location {
 	__u32 mapping;  /* index, or UINT32_MAX for none ("--") */
-	__u32 function; /* index */
+	__u32 nr_lines; /* its function, and the functions inlined there */
+	size_t lines;   /* where its lines start in enc.lines */
 	__u64 address;
+};
+
+/* A location's lines, innermost first (pprof's order): a function and its line, 0 unknown. */
+struct enc_line {
+	__u32 function; /* index */
+	__u32 line;
 };
 
 struct enc_mapping {
@@ -46,6 +56,10 @@ struct enc {
 	size_t fns_cap;
 	struct enc_location *locs;
 	size_t locs_cap;
+	struct enc_line *lines;        /* the locations' lines */
+	size_t nr_lines, lines_cap;
+	__u32 *fn_files;               /* by function: its source file's string id, 0 unknown */
+	size_t fn_files_cap;
 	__u32 separator;               /* the "--" location + 1, 0 until made */
 };
 
@@ -131,97 +145,170 @@ static long mapping_of(struct enc *e, const struct frame *f)
 	return id;
 }
 
-/* Functions are the frames' display names ("[libc.so.6]" for an unresolved frame), per file. */
-static long function_of(struct enc *e, const char *name, const char *file)
+/* Functions are the frames' display names ("[libc.so.6]" for an unresolved frame), per file
+ * (and per source file, where DWARF named it: pprof -lines shows it). */
+static long function_of(struct enc *e, const char *name, const char *file, const char *src)
 {
 	char key[4200];
 	size_t len = key_add(key, 0, sizeof(key), name, strlen(name));
 	bool fresh;
 	long id;
-	int ns;
+	int ns, fs;
 
 	len = key_add(key, len, sizeof(key), file, strlen(file));
+	len = key_add(key, len, sizeof(key), src ? src : "", src ? strlen(src) : 0);
 	id = intern_key(e->fn_keys, key, len, &fresh);
 	if (id < 0 || !fresh)
 		return id;
 	ns = str_id(e, name);
-	if (ns < 0 || reserve((void **)&e->fn_names, &e->fns_cap, id, sizeof(*e->fn_names)))
+	fs = str_id(e, src);
+	if (ns < 0 || fs < 0 ||
+	    reserve((void **)&e->fn_names, &e->fns_cap, id, sizeof(*e->fn_names)) ||
+	    reserve((void **)&e->fn_files, &e->fn_files_cap, id, sizeof(*e->fn_files)))
 		return -ENOMEM;
 	e->fn_names[id] = ns;
+	e->fn_files[id] = fs;
 	return id;
 }
 
-static long location_add(struct enc *e, __u32 mapping, __u32 function, __u64 address)
+/* The location of nr lines (innermost first) at address: the key is all of them. */
+static long location_add(struct enc *e, __u32 mapping, const struct enc_line *lines, __u32 nr,
+			 __u64 address)
 {
-	struct enc_location l = { mapping, function, address };
+	char key[sizeof(__u32) + sizeof(__u64) + MAX_INLINE_LINES * sizeof(*lines)];
+	size_t len = 0;
 	bool fresh;
-	long id = intern_key(e->loc_keys, (const char *)&l, sizeof(l), &fresh);
+	long id;
 
+	memcpy(key, &mapping, sizeof(mapping));
+	memcpy(key + sizeof(mapping), &address, sizeof(address));
+	len = sizeof(mapping) + sizeof(address);
+	memcpy(key + len, lines, nr * sizeof(*lines));
+	len += nr * sizeof(*lines);
+	id = intern_key(e->loc_keys, key, len, &fresh);
 	if (id < 0 || !fresh)
 		return id;
-	if (reserve((void **)&e->locs, &e->locs_cap, id, sizeof(*e->locs)))
+	if (reserve((void **)&e->locs, &e->locs_cap, id, sizeof(*e->locs)) ||
+	    reserve((void **)&e->lines, &e->lines_cap, e->nr_lines + nr, sizeof(*e->lines)))
 		return -ENOMEM;
-	e->locs[id] = l;
+	e->locs[id] = (struct enc_location){ mapping, nr, e->nr_lines, address };
+	memcpy(e->lines + e->nr_lines, lines, nr * sizeof(*lines));
+	e->nr_lines += nr;
 	return id;
 }
 
-/* A frame's location: user frames at their offset in the file (the same in every process that
- * maps it), kernel frames at their address.  -ENOMEM or the location index. */
-static long location_of(struct enc *e, const struct frame *f)
+/* A frame's location, with the frames inlined at its address (inl, nr_inl of them, outermost
+ * first): user frames at their offset in the file (the same in every process that maps it),
+ * kernel frames at their address.  -ENOMEM or the location index. */
+static long location_of(struct enc *e, const struct frame *f, const struct frame *const *inl,
+			__u32 nr_inl)
 {
+	struct enc_line lines[MAX_INLINE_LINES];
 	char name[512];
 	long m = mapping_of(e, f), fn;
-	__u64 address = f->kernel ? f->addr : f->offset;
+	/* the innermost frame's: where the location's lines were looked up */
+	const struct frame *at_addr = nr_inl ? inl[nr_inl - 1] : f;
+	__u64 address = f->kernel ? at_addr->addr : at_addr->offset;
+	__u32 nr = 0;
 
 	if (m < 0)
 		return m;
-	fn = function_of(e, stack_frame_name(f, false, name, sizeof(name)),
-			 stack_names__str(e->strs, e->maps[m].file));
-	if (fn < 0)
-		return fn;
+	for (__u32 i = nr_inl + 1; i > 0 && nr < MAX_INLINE_LINES; i--) {
+		const struct frame *at = i == 1 ? f : inl[i - 2];
+
+		fn = function_of(e, stack_frame_name(at, false, name, sizeof(name)),
+				 stack_names__str(e->strs, e->maps[m].file), at->srcfile);
+		if (fn < 0)
+			return fn;
+		lines[nr++] = (struct enc_line){ fn, at->line };
+	}
 	if (address < e->maps[m].lo)
 		e->maps[m].lo = address;
 	if (address > e->maps[m].hi)
 		e->maps[m].hi = address;
-	return location_add(e, m, fn, address);
+	return location_add(e, m, lines, nr, address);
 }
 
 /* The "--" between a sleeper's stack and its waker's, as folded output has it. */
 static long separator_location(struct enc *e)
 {
+	struct enc_line line = { 0, 0 };
 	long fn, id;
 
 	if (e->separator)
 		return e->separator - 1;
-	fn = function_of(e, "--", "");
-	id = fn < 0 ? fn : location_add(e, UINT32_MAX, fn, 0);
+	fn = function_of(e, "--", "", NULL);
+	line.function = fn;
+	id = fn < 0 ? fn : location_add(e, UINT32_MAX, &line, 1, 0);
 	if (id >= 0)
 		e->separator = id + 1;
 	return id;
 }
 
-/* The sample's location ids, leaf first: pprof's order, the reverse of ours. */
-static int sample_locations(struct enc *e, const struct stack_sample *s, uint64_t *ids)
+/* The locations of n frames got by frame(s, i), leaf first, into ids: a frame and the frames
+ * inlined after it are one location.  Returns how many, or -ENOMEM. */
+static long frames_locations(struct enc *e, const struct stack_sample *s, __u32 n,
+			     const struct frame *(*frame)(const struct stack_sample *, __u32),
+			     bool leaf_first, uint64_t *ids)
 {
-	size_t k = 0;
-	long id;
+	const struct frame *inl[MAX_INLINE_LINES];
+	long k = 0, id;
 
-	for (__u32 i = 0; i < s->nr_waker_frames; i++) {
-		if ((id = location_of(e, stack_sample_waker_frame(s, i))) < 0)
+	for (__u32 step = 0; step < n; step++) {
+		__u32 i = leaf_first ? step : n - 1 - step, nr_inl = 0;
+		const struct frame *f = frame(s, i);
+
+		/* gather the inlined frames of one location, innermost first, then its frame */
+		if (!leaf_first) {
+			while (f->inlined && i > 0 && step + 1 < n) {
+				if (nr_inl < MAX_INLINE_LINES - 1)
+					inl[nr_inl++] = f;
+				step++;
+				f = frame(s, --i);
+			}
+			/* outermost first, as location_of() takes them */
+			for (__u32 a = 0, b = nr_inl; a + 1 < b; a++, b--) {
+				const struct frame *t = inl[a];
+
+				inl[a] = inl[b - 1];
+				inl[b - 1] = t;
+			}
+		}
+		if ((id = location_of(e, f, inl, nr_inl)) < 0)
 			return id;
 		ids[k++] = id + 1;
 	}
+	return k;
+}
+
+static const struct frame *waker_frame_at(const struct stack_sample *s, __u32 i)
+{
+	return stack_sample_waker_frame(s, i);
+}
+
+static const struct frame *frame_at(const struct stack_sample *s, __u32 i)
+{
+	return stack_sample_frame(s, i);
+}
+
+/* The sample's location ids, leaf first: pprof's order, the reverse of ours.  Returns how
+ * many, or -ENOMEM. */
+static long sample_locations(struct enc *e, const struct stack_sample *s, uint64_t *ids)
+{
+	long k = 0, n;
+
+	/* a waker's frames are leaf first already, and carry no inlined frames of their own */
+	n = frames_locations(e, s, s->nr_waker_frames, waker_frame_at, true, ids);
+	if (n < 0)
+		return n;
+	k = n;
 	if (s->nr_waker_frames) {
-		if ((id = separator_location(e)) < 0)
-			return id;
-		ids[k++] = id + 1;
+		if ((n = separator_location(e)) < 0)
+			return n;
+		ids[k++] = n + 1;
 	}
-	for (__u32 i = s->nr_frames; i > 0; i--) {
-		if ((id = location_of(e, stack_sample_frame(s, i - 1))) < 0)
-			return id;
-		ids[k++] = id + 1;
-	}
-	return 0;
+	n = frames_locations(e, s, s->nr_frames, frame_at, false, ids + k);
+	return n < 0 ? n : k + n;
 }
 
 static int comm_id(struct enc *e, const char comm[16])
@@ -345,6 +432,7 @@ static int build_samples(struct enc *e, struct enc_out *o, const struct stack_sa
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		Sample *ps = &o->samples[i];
+		long nloc;
 		int nl;
 
 		perftools__profiles__sample__init(ps);
@@ -353,8 +441,11 @@ static int build_samples(struct enc *e, struct enc_out *o, const struct stack_sa
 		at += ps->n_location_id;
 		ps->value = &o->values[i * m->nr_values];
 		ps->n_value = m->nr_values;
-		err = sample_locations(e, &s[i], ps->location_id);
-		err = err ?: sample_values(&s[i], m, ps->value);
+		nloc = sample_locations(e, &s[i], ps->location_id);
+		if (nloc < 0)
+			return nloc;
+		ps->n_location_id = nloc;
+		err = sample_values(&s[i], m, ps->value);
 		if (err)
 			return err;
 		nl = sample_labels(e, &s[i], m, &o->labels[i * MAX_LABELS]);
@@ -443,8 +534,8 @@ static int build_tables(struct enc *e, struct enc_out *o, Profile *p)
 	o->map_ptrs = calloc(nm ?: 1, sizeof(*o->map_ptrs));
 	o->locs = calloc(nl ?: 1, sizeof(*o->locs));
 	o->loc_ptrs = calloc(nl ?: 1, sizeof(*o->loc_ptrs));
-	o->lines = calloc(nl ?: 1, sizeof(*o->lines));
-	o->line_ptrs = calloc(nl ?: 1, sizeof(*o->line_ptrs));
+	o->lines = calloc(e->nr_lines ?: 1, sizeof(*o->lines));
+	o->line_ptrs = calloc(e->nr_lines ?: 1, sizeof(*o->line_ptrs));
 	o->fns = calloc(nf ?: 1, sizeof(*o->fns));
 	o->fn_ptrs = calloc(nf ?: 1, sizeof(*o->fn_ptrs));
 	if (!pos || !o->maps || !o->map_ptrs || !o->locs || !o->loc_ptrs || !o->lines ||
@@ -472,15 +563,22 @@ static int build_tables(struct enc *e, struct enc_out *o, Profile *p)
 	for (size_t i = 0; i < nl; i++) {
 		Location *pl = &o->locs[i];
 
+		const struct enc_location *el = &e->locs[i];
+
 		perftools__profiles__location__init(pl);
-		perftools__profiles__line__init(&o->lines[i]);
 		pl->id = i + 1;
-		pl->mapping_id = e->locs[i].mapping == UINT32_MAX ? 0 : pos[e->locs[i].mapping] + 1;
-		pl->address = e->locs[i].address;
-		o->lines[i].function_id = e->locs[i].function + 1;
-		o->line_ptrs[i] = &o->lines[i];
-		pl->line = &o->line_ptrs[i];
-		pl->n_line = 1;
+		pl->mapping_id = el->mapping == UINT32_MAX ? 0 : pos[el->mapping] + 1;
+		pl->address = el->address;
+		for (__u32 k = 0; k < el->nr_lines; k++) {
+			Line *ln = &o->lines[el->lines + k];
+
+			perftools__profiles__line__init(ln);
+			ln->function_id = e->lines[el->lines + k].function + 1;
+			ln->line = e->lines[el->lines + k].line;
+			o->line_ptrs[el->lines + k] = ln;
+		}
+		pl->line = &o->line_ptrs[el->lines];
+		pl->n_line = el->nr_lines;
 		o->loc_ptrs[i] = pl;
 	}
 	for (size_t i = 0; i < nf; i++) {
@@ -489,6 +587,7 @@ static int build_tables(struct enc *e, struct enc_out *o, Profile *p)
 		perftools__profiles__function__init(pf);
 		pf->id = i + 1;
 		pf->name = pf->system_name = e->fn_names[i];
+		pf->filename = e->fn_files[i];
 		o->fn_ptrs[i] = pf;
 	}
 	free(pos);
@@ -549,6 +648,8 @@ static void enc_free(struct enc *e)
 	stack_names__free(e->loc_keys);
 	free(e->maps);
 	free(e->fn_names);
+	free(e->fn_files);
+	free(e->lines);
 	free(e->locs);
 }
 

@@ -19,6 +19,8 @@ struct entry {
 	__u64 self, children;
 	size_t last_sample;  /* 1 + index of the last sample counted: recursion counts once */
 	size_t occ_start, nr_occ;
+	const char *src;     /* an inlined function's source file (base name), or NULL */
+	__u32 line_lo, line_hi;
 };
 
 /* Where an entry's tree starts in a sample: the frame index of its outermost occurrence. */
@@ -98,12 +100,13 @@ static int cmp_u64_desc(__u64 a, __u64 b)
 
 /* ---- entries ---- */
 
-static int display_name(struct stack_buf *b, const struct frame *f)
+static int display_name(struct stack_buf *b, const struct frame *f, bool srcline)
 {
 	const char *mod;
 
 	if (f->name && f->name[0])
-		return stack_buf_add(b, f->name, strlen(f->name));
+		return stack_buf_add(b, f->name, strlen(f->name)) ?:
+		       stack_frame_decorate(b, f, true, srcline);
 	mod = stack_module_short(f->module);
 	if (!strcmp(mod, "[unknown]"))
 		return stack_buf_add(b, "[unknown]", 9);
@@ -124,6 +127,25 @@ static unsigned sort_keys(const struct report *r)
 	return r->o.sort ? r->o.sort | REPORT_SORT_SYM : REPORT_SORT_ALL;
 }
 
+/* The lines of an inlined function's frames, as one range where they are all in one file: an
+ * inlined function has no symbol, and its lines are where to look for it. */
+static void add_lines(struct entry *e, const struct frame *f)
+{
+	const char *base;
+
+	if (!f || !f->inlined || !f->srcfile || !f->line)
+		return;
+	base = strrchr(f->srcfile, '/');
+	base = base ? base + 1 : f->srcfile;
+	if (!e->src) {
+		e->src = base;
+		e->line_lo = e->line_hi = f->line;
+	} else if (!strcmp(e->src, base)) {
+		e->line_lo = f->line < e->line_lo ? f->line : e->line_lo;
+		e->line_hi = f->line > e->line_hi ? f->line : e->line_hi;
+	}
+}
+
 /* Id of the entry (comm, frame), created on first sight; kind 'k', 'u' or 'w' ("woken by").
  * Commands or files that --sort leaves out are not told apart. */
 static int entry_id(struct report *r, const char comm[16], const struct frame *f, char kind,
@@ -142,7 +164,7 @@ static int entry_id(struct report *r, const char comm[16], const struct frame *f
 	if (!err)
 		err = pseudo ? stack_buf_printf(&r->key, "%s%.*s", pseudo, (int)strnlen(comm, 16),
 						comm)
-			     : display_name(&r->key, f);
+			     : display_name(&r->key, f, r->o.srcline);
 	if (err)
 		return err;
 	id = stack_names__intern(r->keys, r->key.s, r->key.len);
@@ -150,6 +172,7 @@ static int entry_id(struct report *r, const char comm[16], const struct frame *f
 		return id;
 	if ((size_t)id < r->nr_entries) {
 		r->entries[id].row |= row;
+		add_lines(&r->entries[id], f);
 		return id;
 	}
 	if (r->nr_entries == r->cap_entries) {
@@ -169,6 +192,7 @@ static int entry_id(struct report *r, const char comm[16], const struct frame *f
 	e->sym_len = r->key.len - prefix;
 	e->kernel = kind == 'k';
 	e->row = row;
+	add_lines(e, f);
 	return id;
 }
 
@@ -764,7 +788,13 @@ static void print_row(FILE *out, const struct report *r, const struct entry *e,
 		fprintf(out, "  %*.3f", w->ms, e->self / 1000.0);
 	print_column(out, w->comm, e->comm);
 	print_column(out, w->dso, e->dso);
-	fprintf(out, "  [%c] %s\n", e->kernel ? 'k' : '.', e->sym);
+	fprintf(out, "  [%c] %s", e->kernel ? 'k' : '.', e->sym);
+	/* where an inlined function's samples are: its lines, unless each row is a line already */
+	if (e->src && !r->o.srcline && e->line_lo != e->line_hi)
+		fprintf(out, "  %s:%u-%u", e->src, e->line_lo, e->line_hi);
+	else if (e->src && !r->o.srcline)
+		fprintf(out, "  %s:%u", e->src, e->line_lo);
+	fputc('\n', out);
 }
 
 static void print_header(FILE *out, const struct report_header *h, const struct report *r)
@@ -800,6 +830,8 @@ static void print_header(FILE *out, const struct report_header *h, const struct 
 		fprintf(out, "# %s\n", h->extra);
 	if (h && h->symbols)
 		fprintf(out, "# %s\n", h->symbols);
+	if (h && h->lines)
+		fprintf(out, "# %s\n", h->lines);
 	fprintf(out, "#\n");
 }
 

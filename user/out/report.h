@@ -19,6 +19,7 @@ struct report_header {
 	const char *excluded;    /* what the run left out, e.g. "the idle task (--include-idle)" */
 	const char *extra;       /* one more "# ..." line, or NULL */
 	const char *symbols;     /* what symbolization could not use ("JIT maps not read: ..."), or NULL */
+	const char *lines;       /* where source lines and inlined frames are missing, or NULL */
 };
 
 /* What rows are: perf report's --sort keys (the symbol always). */
@@ -36,6 +37,9 @@ struct report_opts {
 	bool call_graph;      /* print the call-graph tree under each entry (default true) */
 	double call_graph_limit; /* hide call-graph branches below this percentage (perf: 0.5) */
 	unsigned sort;        /* enum report_sort: the columns rows are told apart by; 0 = all */
+	bool srcline;         /* --srcline: a row per source line (" FILE:LINE" after the name);
+			       * otherwise inlined functions' rows end with the range of lines
+			       * their samples had */
 };
 
 /* Writes the "# ..." header then the table; rows are (Command, Shared Object, Symbol) sorted by

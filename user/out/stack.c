@@ -21,7 +21,8 @@ const char *stack_module_short(const char *module)
 
 const char *stack_frame_name(const struct frame *f, bool annotate_kernel, char *buf, size_t size)
 {
-	const char *suffix = annotate_kernel && f->kernel ? "_[k]" : "";
+	/* stackcollapse-perf.pl's marks: _[k] kernel, _[i] inlined (flamegraph.pl colours both) */
+	const char *suffix = !annotate_kernel ? "" : f->inlined ? "_[i]" : f->kernel ? "_[k]" : "";
 	const char *mod = f->module && f->module[0] && strcmp(f->module, "[unknown]") ?
 			  stack_module_short(f->module) : NULL;
 
@@ -36,6 +37,20 @@ const char *stack_frame_name(const struct frame *f, bool annotate_kernel, char *
 	else
 		snprintf(buf, size, "[unknown]%s", suffix);
 	return buf;
+}
+
+int stack_frame_decorate(struct stack_buf *b, const struct frame *f, bool inlined_mark,
+			 bool srcline)
+{
+	const char *base;
+	int err = 0;
+
+	if (inlined_mark && f->inlined)
+		err = stack_buf_add(b, " (inlined)", 10);
+	if (err || !srcline || !f->srcfile || !f->line)
+		return err;
+	base = strrchr(f->srcfile, '/');
+	return stack_buf_printf(b, " %s:%u", base ? base + 1 : f->srcfile, f->line);
 }
 
 __u64 stack_samples_total(const struct stack_sample *s, size_t n)

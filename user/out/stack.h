@@ -15,6 +15,13 @@ struct frame {
 	__u64 offset;       /* offset in module, for unresolved frames ("libc.so.6+0x1234") */
 	const char *build_id; /* the module's GNU build-id in hex, as readelf -n prints it, or NULL */
 	bool kernel;
+	/* From DWARF (sym/srcline.h), where the file has it: an inlined function's frame follows
+	 * the frame it was inlined into, with the same address; srcfile:line is where the
+	 * address is in this frame's function (the call site, for a frame with an inlined one
+	 * after it). */
+	bool inlined;
+	__u32 line;           /* 0: unknown */
+	const char *srcfile;  /* NULL: unknown */
 };
 
 struct stack_sample {
@@ -54,6 +61,13 @@ const char *stack_module_short(const char *module);
  * only where the file is unknown too.  With annotate_kernel, kernel frames get the "_[k]"
  * suffix of stackcollapse-perf.pl --kernel.  Returns buf. */
 const char *stack_frame_name(const struct frame *f, bool annotate_kernel, char *buf, size_t size);
+
+/* A frame's name with " (inlined)" for an inlined one, and its " FILE:LINE" (the file's base
+ * name) with srcline where the line is known: what the report and folded output show.  Appended
+ * to b: 0 or -ENOMEM. */
+struct stack_buf;
+int stack_frame_decorate(struct stack_buf *b, const struct frame *f, bool inlined_mark,
+			 bool srcline);
 
 /* Sum of values. */
 __u64 stack_samples_total(const struct stack_sample *s, size_t n);

@@ -434,6 +434,12 @@ static bool vaddr_to_file_offset(const struct elf_syms *es, __u64 vaddr, __u64 *
 
 const char *elf_syms__find(const struct elf_syms *es, __u64 vaddr, __u64 *sym_off)
 {
+	return elf_syms__find_span(es, vaddr, sym_off, NULL);
+}
+
+const char *elf_syms__find_span(const struct elf_syms *es, __u64 vaddr, __u64 *sym_off,
+				__u64 *size)
+{
 	size_t lo = 0, hi, mid;
 
 	if (!es)
@@ -455,6 +461,8 @@ const char *elf_syms__find(const struct elf_syms *es, __u64 vaddr, __u64 *sym_of
 		return NULL;
 	if (sym_off)
 		*sym_off = vaddr - es->syms[mid].addr;
+	if (size)
+		*size = es->syms[mid].end - es->syms[mid].addr;
 	return es->syms[mid].name;
 }
 

@@ -19,6 +19,7 @@ struct agg_entry {
 
 struct stack_agg {
 	bool by_tid;
+	bool leaf_addrs;           /* stack_agg__keep_leaf_addrs() */
 	struct stack_names *strs;  /* every name and module, stored once */
 	struct frame *frames;      /* distinct frames, by id; strings from strs */
 	size_t nr_frames, frames_cap;
@@ -31,6 +32,11 @@ struct stack_agg {
 	struct stack_sample *out;  /* stack_agg__samples(): made on demand */
 	size_t nr_out;
 };
+
+void stack_agg__keep_leaf_addrs(struct stack_agg *a)
+{
+	a->leaf_addrs = true;
+}
 
 struct stack_agg *stack_agg__new(bool by_tid)
 {
@@ -70,11 +76,13 @@ static bool same_str(const char *x, const char *y)
 	return x ? y && !strcmp(x, y) : !y;
 }
 
-/* The build-id too: a file rebuilt under the same name while the run goes on is another file. */
+/* The build-id too: a file rebuilt under the same name while the run goes on is another file.
+ * Source lines, where DWARF gave them, tell frames of one function apart: a line a frame. */
 static bool same_frame(const struct frame *x, const struct frame *y)
 {
 	return x->kernel == y->kernel && same_str(x->name, y->name) &&
-	       same_str(x->module, y->module) && same_str(x->build_id, y->build_id);
+	       same_str(x->module, y->module) && same_str(x->build_id, y->build_id) &&
+	       x->inlined == y->inlined && x->line == y->line && same_str(x->srcfile, y->srcfile);
 }
 
 static __u64 frame_hash(const struct frame *f)
@@ -83,6 +91,8 @@ static __u64 frame_hash(const struct frame *f)
 
 	h = hash_str(h, f->name);
 	h = hash_str(h, f->module);
+	h = mix(mix(h, f->inlined), f->line);
+	h = hash_str(h, f->srcfile);
 	return hash_str(h, f->build_id);
 }
 
@@ -101,16 +111,19 @@ static const char *intern(struct stack_agg *a, const char *s, int *err)
 	return stack_names__str(a->strs, id);
 }
 
-/* The id of frame f in the frame table, added on first sight.  -ENOMEM or the id. */
-static long frame_id(struct stack_agg *a, const struct frame *f)
+/* The id of frame f in the frame table, added on first sight; exact: told apart by address
+ * too.  -ENOMEM or the id. */
+static long frame_id(struct stack_agg *a, const struct frame *f, bool exact)
 {
-	__u64 h = frame_hash(f), probe;
+	__u64 h = exact ? mix(frame_hash(f) ^ 0x5a5a, f->addr) : frame_hash(f), probe;
 	struct frame copy = *f;
 	void *slot;
 	int err = 0;
 
 	for (probe = 0; (slot = hashtab_get(&a->frame_index, h, probe)); probe++)
-		if (same_frame(&a->frames[(uintptr_t)slot - 1], f))
+		if (same_frame(&a->frames[(uintptr_t)slot - 1], f) &&
+		    (!exact || (a->frames[(uintptr_t)slot - 1].addr == f->addr &&
+				a->frames[(uintptr_t)slot - 1].offset == f->offset)))
 			return (uintptr_t)slot - 1;
 	if (a->nr_frames == a->frames_cap) {
 		size_t cap = a->frames_cap ? a->frames_cap * 2 : 1024;
@@ -124,7 +137,8 @@ static long frame_id(struct stack_agg *a, const struct frame *f)
 	copy.name = intern(a, f->name, &err);
 	copy.module = intern(a, f->module, &err);
 	copy.build_id = intern(a, f->build_id, &err);
-	if (!copy.name)
+	copy.srcfile = intern(a, f->srcfile, &err);
+	if (!copy.name && !exact)
 		copy.addr = copy.offset = 0;
 	if (err || hashtab_put(&a->frame_index, h, probe, (void *)(uintptr_t)(a->nr_frames + 1)))
 		return -ENOMEM;
@@ -132,12 +146,15 @@ static long frame_id(struct stack_agg *a, const struct frame *f)
 	return a->nr_frames++;
 }
 
-/* Appends the ids of s's n frames (its waker's when waker) to the arena, frames given inline
- * or as ids into another aggregation's table.  0 or -ENOMEM (the arena is left as it was). */
+/* Appends the ids of s's frames (its waker's when waker) to the arena, frames given inline or
+ * as ids into another aggregation's table; a sample's own last frame is its leaf.  0 or -ENOMEM
+ * (the arena is left as it was). */
 static int add_ids(struct stack_agg *a, const struct stack_sample *s, bool waker)
 {
 	__u32 n = waker ? s->nr_waker_frames : s->nr_frames;
 	size_t start = a->nr_ids;
+	__u32 exact_from = n;
+	bool leaf = !waker;
 
 	if (a->nr_ids + n > a->ids_cap) {
 		size_t cap = a->ids_cap ? a->ids_cap : 4096;
@@ -151,9 +168,14 @@ static int add_ids(struct stack_agg *a, const struct stack_sample *s, bool waker
 		a->ids = ids;
 		a->ids_cap = cap;
 	}
+	/* the leaf and the frames it is inlined into: all at the leaf's address */
+	if (leaf && a->leaf_addrs && n)
+		for (exact_from = n - 1; exact_from > 0 && stack_sample_frame(s, exact_from)->inlined;
+		     exact_from--)
+			;
 	for (__u32 i = 0; i < n; i++) {
-		long id = frame_id(a, waker ? stack_sample_waker_frame(s, i) :
-					      stack_sample_frame(s, i));
+		long id = frame_id(a, waker ? stack_sample_waker_frame(s, i) : stack_sample_frame(s, i),
+				   i >= exact_from);
 
 		if (id < 0) {
 			a->nr_ids = start;

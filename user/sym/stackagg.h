@@ -13,6 +13,9 @@ struct stack_agg;
 /* by_tid: threads apart (folded --tid), else merged across threads and processes.  NULL on
  * ENOMEM. */
 struct stack_agg *stack_agg__new(bool by_tid);
+/* From here on a sample's leaf frame keeps its address (and offset): samples at different
+ * instructions of a function are entries apart, as annotation needs. */
+void stack_agg__keep_leaf_addrs(struct stack_agg *a);
 /* Adds s's value to its entry, made on first sight with copies of s's frames and strings (s
  * stays the caller's; its frames inline or ids, as another aggregation's samples have them).
  * 0 or -ENOMEM. */

@@ -3,10 +3,14 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <limits.h>
+#include <sys/utsname.h>
 #include <bpf/bpf.h>
 #include "core/common.h"
 #include "core/hashtab.h"
 #include "sym/stackagg.h"
+#include "sym/srcline.h"
 #include "sym/stackcollect.h"
 #include "sym/syms.h"
 
@@ -19,6 +23,14 @@ struct stack_resolver {
 	pthread_t prefetcher;
 	struct syms_cache *syms;
 	struct hashtab traces; /* stack id -> struct stack_trace */
+	struct srclines *lines; /* NULL: frames get no source lines */
+	bool inline_frames;
+	char *no_lines;         /* files with frames but no debug info, ", "-separated */
+	size_t nr_no_lines;
+	__u64 lines_ns, lines_frames; /* spent in stack_frames_add_lines(), frames it saw */
+	bool vmlinux_tried;
+	char *vmlinux;          /* the running kernel's image with debug info, or NULL */
+	__u64 kaslr;            /* what KASLR added to its addresses */
 };
 
 struct stack_resolver *stack_resolver__new(void)
@@ -154,6 +166,180 @@ __u32 stack_resolver__symbolize(struct stack_resolver *r, __u32 tgid, bool kerne
 	return nr;
 }
 
+int stack_resolver__set_lines(struct stack_resolver *r, bool inline_frames)
+{
+	r->lines = r->lines ?: srclines__new();
+	r->inline_frames = inline_frames;
+	return r->lines ? 0 : -ENOMEM;
+}
+
+/* Names a file whose frames have no lines, once, for the report's header (the first few). */
+static void note_no_lines(struct stack_resolver *r, const char *module)
+{
+	const char *name = stack_module_short(module);
+	size_t len = r->no_lines ? strlen(r->no_lines) : 0, add = strlen(name);
+	char *n;
+
+	if (r->nr_no_lines > 8 || srclines__has_dwarf(r->lines, module))
+		return;
+	for (const char *p = r->no_lines; p && (p = strstr(p, name)); p += add)
+		if ((p == r->no_lines || p[-1] == ' ') && (p[add] == ',' || !p[add]))
+			return;
+	n = realloc(r->no_lines, len + add + 8);
+	if (!n)
+		return;
+	r->no_lines = n;
+	snprintf(n + len, add + 8, "%s%s", len ? ", " : "", r->nr_no_lines == 8 ? "..." : name);
+	r->nr_no_lines++;
+}
+
+size_t stack_resolver__lines_missing(const struct stack_resolver *r, char *buf, size_t size)
+{
+	if (!r->lines || !r->no_lines)
+		return 0;
+	return snprintf(buf, size, "source lines and inlined functions unavailable (no debug info, "
+			"nor a debug file): %s", r->no_lines);
+}
+
+static int find_stext(const char *name, __u64 vaddr, __u64 off, void *ctx)
+{
+	*(__u64 *)ctx = vaddr;
+	return 1;
+}
+
+/* The running kernel's image with debug info, where a debug package put it: by build-id under
+ * /usr/lib/debug (checked against the running kernel's), or under its release's name (then
+ * taken on its word).  Its addresses are the running ones less KASLR's offset, which _stext
+ * tells.  Found once; none on most machines, and kernel frames then have no lines. */
+static void find_vmlinux(struct stack_resolver *r)
+{
+	const char *id = kernel_build_id("[kernel.kallsyms]");
+	char paths[3][PATH_MAX];
+	struct utsname u;
+	__u64 stext = 0, running = 0;
+
+	r->vmlinux_tried = true;
+	if (uname(&u) || !kernel_symbols(r))
+		return;
+	snprintf(paths[0], PATH_MAX, "/usr/lib/debug/.build-id/%.2s/%s.debug", id ? id : "xx",
+		 id ? id + 2 : "");
+	snprintf(paths[1], PATH_MAX, "/usr/lib/debug/boot/vmlinux-%s", u.release);
+	snprintf(paths[2], PATH_MAX, "/usr/lib/debug/lib/modules/%s/vmlinux", u.release);
+	for (int i = id ? 0 : 1; i < 3; i++) {
+		struct elf_syms *es;
+
+		/* _stext's address by name costs a name index of kallsyms: only for a candidate */
+		if (access(paths[i], R_OK) || !srclines__has_dwarf(r->lines, paths[i]) ||
+		    !(running = running ?: ksyms__addr(r->ksyms, "_stext")))
+			continue;
+		es = elf_syms__open(paths[i]);
+		stext = 0;
+		if (es)
+			elf_syms__for_each_match(es, "_stext", find_stext, &stext);
+		/* a vmlinux of another build would name the wrong lines */
+		if (stext && (!id || !elf_syms__build_id(es) || !strcmp(id, elf_syms__build_id(es)))) {
+			r->vmlinux = strdup(paths[i]);
+			r->kaslr = running - stext;
+		}
+		elf_syms__free(es);
+		if (r->vmlinux)
+			break;
+	}
+	p_info("kernel source lines: %s", r->vmlinux ? r->vmlinux :
+	       "no vmlinux with debug info (/usr/lib/debug/boot/vmlinux-RELEASE or by build-id)");
+}
+
+/* A frame's inline chain, or NULL where there is none (no DWARF, unnamed code); leaf: the
+ * sample's innermost frame, whose address is no return address. */
+static const struct srcline_chain *frame_chain(struct stack_resolver *r, const struct frame *f,
+					       bool leaf)
+{
+	const struct srcline_chain *c;
+	__u64 vaddr;
+	int err;
+
+	if (f->kernel && f->name && f->module && !strcmp(f->module, "[kernel.kallsyms]")) {
+		if (!r->vmlinux_tried)
+			find_vmlinux(r);
+		/* a caller's is a return address: the call is before it (user frames' offsets
+		 * say the same) */
+		if (!r->vmlinux ||
+		    srclines__lookup(r->lines, r->vmlinux, f->addr - r->kaslr - !leaf, &c))
+			return NULL;
+		return c;
+	}
+	if (f->kernel || !f->name || !f->module || f->module[0] != '/')
+		return NULL;
+	err = srclines__file_offset_to_vaddr(r->lines, f->module, f->offset, &vaddr);
+	err = err ?: srclines__lookup(r->lines, f->module, vaddr, &c);
+	if (err == -ENOENT)
+		note_no_lines(r, f->module);
+	return err ? NULL : c;
+}
+
+int stack_frames_add_lines(struct stack_resolver *r, struct frame **frames, __u32 *nr)
+{
+	struct frame *in = *frames, *out = NULL;
+	__u32 n = 0, cap = *nr + 8;
+	__u64 start = now_ns();
+
+	if (!r->lines || !*nr)
+		return 0;
+	out = malloc(cap * sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	for (__u32 i = 0; i < *nr; i++) {
+		const struct srcline_chain *c = frame_chain(r, &in[i], i == *nr - 1);
+		__u32 k = c && r->inline_frames ? c->nr : 1;
+
+		if (n + k > cap) {
+			struct frame *t;
+
+			cap = (n + k) * 2;
+			t = realloc(out, cap * sizeof(*out));
+			if (!t) {
+				free(out);
+				return -ENOMEM;
+			}
+			out = t;
+		}
+		out[n] = in[i];
+		if (c) {
+			/* the compiled function keeps its symbol's name (foo.cold, a clone's) */
+			const struct srcline_frame *at = &c->f[r->inline_frames ? 0 : c->nr - 1];
+
+			out[n].srcfile = at->file;
+			out[n].line = at->line;
+		}
+		for (__u32 j = 1; j < k; j++) {
+			out[n + j] = in[i];
+			out[n + j].name = c->f[j].func ?: "[inlined]";
+			out[n + j].inlined = true;
+			out[n + j].srcfile = c->f[j].file;
+			out[n + j].line = c->f[j].line;
+		}
+		n += k;
+	}
+	free(in);
+	r->lines_frames += *nr;
+	*frames = out;
+	*nr = n;
+	r->lines_ns += now_ns() - start;
+	return 0;
+}
+
+void stack_resolver__print_lines_cost(const struct stack_resolver *r)
+{
+	__u64 lookups = 0, hits = 0;
+
+	if (!r->lines)
+		return;
+	srclines__stats(r->lines, &lookups, &hits);
+	p_info("source lines: %llu frames, %llu addresses looked up in DWARF (%llu from the cache) "
+	       "in %.1f ms", (unsigned long long)r->lines_frames, (unsigned long long)lookups,
+	       (unsigned long long)hits, r->lines_ns / 1e6);
+}
+
 int stack_frames_fill(struct stack_resolver *r, int stacks_fd, __u32 tgid, __u64 user_stack,
 		      __u64 kern_stack, struct frame **frames, __u32 *nr)
 {
@@ -177,7 +363,7 @@ int stack_frames_fill(struct stack_resolver *r, int stacks_fd, __u32 tgid, __u64
 		return -ENOMEM;
 	*nr = stack_resolver__symbolize(r, tgid, false, uips, unr, *frames);
 	*nr += stack_resolver__symbolize(r, tgid, true, kips, knr, *frames + *nr);
-	return 0;
+	return stack_frames_add_lines(r, frames, nr);
 }
 
 /* Whether f is a named kernel frame whose name starts with one of the prefixes. */
@@ -498,5 +684,8 @@ void stack_resolver__free(struct stack_resolver *r)
 	hashtab_clear(&r->traces, free);
 	ksyms__free(r->ksyms);
 	syms_cache__free(r->syms);
+	srclines__free(r->lines);
+	free(r->no_lines);
+	free(r->vmlinux);
 	free(r);
 }

@@ -21,6 +21,18 @@ const __u64 *stack_resolver__trace(struct stack_resolver *r, int stacks_fd, __u6
 __u32 stack_resolver__symbolize(struct stack_resolver *r, __u32 tgid, bool kernel, const __u64 *ips,
 				__u32 nr, struct frame *frames);
 void stack_resolver__free(struct stack_resolver *r);
+/* From here on, user frames get their source lines from DWARF (sym/srcline.h) and, with
+ * inline_frames, a frame for each function inlined at their address (after it, marked
+ * inlined).  0 or -ENOMEM. */
+int stack_resolver__set_lines(struct stack_resolver *r, bool inline_frames);
+/* What stack_resolver__set_lines() does, on a malloc'd array of *nr frames (reallocated):
+ * 0 or -ENOMEM (the frames left as they were). */
+int stack_frames_add_lines(struct stack_resolver *r, struct frame **frames, __u32 *nr);
+/* The report header's line naming the files whose frames had no debug info: its length, 0
+ * when there is none to say. */
+size_t stack_resolver__lines_missing(const struct stack_resolver *r, char *buf, size_t size);
+/* -v: what source lines cost the run (frames, lookups, time). */
+void stack_resolver__print_lines_cost(const struct stack_resolver *r);
 
 /* Symbolizes a user and a kernel stack of process tgid (stack ids of the stacks map, 0 for none)
  * into a malloc'd array of frames, user then kernel, outermost first; *frames NULL when both are

@@ -55,6 +55,9 @@ bool elf_syms__file_offset_to_vaddr(const struct elf_syms *es, __u64 off, __u64 
 /* The symbol containing an ELF virtual address, or NULL; *sym_off (if not NULL) gets addr - symbol
  * start.  A zero-size symbol covers up to the next symbol or the end of its section. */
 const char *elf_syms__find(const struct elf_syms *es, __u64 vaddr, __u64 *sym_off);
+/* The same, with the symbol's size in *size (if not NULL): where its code ends. */
+const char *elf_syms__find_span(const struct elf_syms *es, __u64 vaddr, __u64 *sym_off,
+				__u64 *size);
 /* Calls fn for every function symbol whose name matches the glob (fnmatch), with its ELF
  * virtual address and file offset (what uprobes want); stops when fn returns non-zero. */
 int elf_syms__for_each_match(const struct elf_syms *es, const char *glob,

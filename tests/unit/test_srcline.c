@@ -1,0 +1,310 @@
+/* sym/srcline.c on fixture objects the Makefile builds -O2 -g from tests/unit/fixtures/: a
+ * function inlined twice at different call sites, two levels of inlining, a function not
+ * inlined, the separate debug file found by build-id, and a stripped file with none. */
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "test.h"
+#include "sym/srcline.h"
+#include "sym/syms.h"
+
+static char fixture[PATH_MAX], source[PATH_MAX];
+static unsigned line_twice, line_inner, line_middle_call, line_call_a, line_call_b,
+	line_call_middle, line_plain;
+
+/* The fixture next to this test program (build/tests/fixtures/, or build/asan/...). */
+static bool find_fixture(void)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0)
+		return false;
+	self[n] = '\0';
+	snprintf(fixture, sizeof(fixture), "%s/fixtures/srcline_fixture", dirname(self));
+	snprintf(source, sizeof(source), "tests/unit/fixtures/srcline_fixture.c");
+	return access(fixture, R_OK) == 0;
+}
+
+/* The line of each marker comment in the fixture's source. */
+static void find_lines(void)
+{
+	struct { const char *marker; unsigned *line; } m[] = {
+		{ "LINE_TWICE", &line_twice }, { "LINE_INNER", &line_inner },
+		{ "LINE_MIDDLE_CALL", &line_middle_call }, { "LINE_CALL_A", &line_call_a },
+		{ "LINE_CALL_B", &line_call_b }, { "LINE_CALL_MIDDLE", &line_call_middle },
+		{ "LINE_PLAIN", &line_plain },
+	};
+	FILE *f = fopen(source, "r");
+	char buf[512];
+	unsigned ln = 0;
+
+	while (f && fgets(buf, sizeof(buf), f)) {
+		ln++;
+		for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+			char want[64];
+
+			snprintf(want, sizeof(want), "/* %s */", m[i].marker);
+			if (strstr(buf, want))
+				*m[i].line = ln;
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = s ? strlen(s) : 0, b = strlen(suffix);
+
+	return s && a >= b && !strcmp(s + a - b, suffix);
+}
+
+struct span { __u64 start, end; };
+
+static int find_fn(const char *name, __u64 vaddr, __u64 off, void *ctx)
+{
+	((struct span *)ctx)->start = vaddr;
+	return 1;
+}
+
+/* A function's address range, by its symbol: up to where elf_syms__find() names another. */
+static struct span function_span(const char *path, const char *name)
+{
+	struct elf_syms *es = elf_syms__open(path);
+	struct span s = {};
+	const char *at;
+
+	if (!es)
+		return s;
+	elf_syms__for_each_match(es, name, find_fn, &s);
+	for (s.end = s.start; (at = elf_syms__find(es, s.end, NULL)) && !strcmp(at, name);)
+		s.end++;
+	elf_syms__free(es);
+	return s;
+}
+
+/* What the chains of every address of caller() say: which call sites of which inlined
+ * functions are seen. */
+struct seen {
+	bool twice_at_a, twice_at_b, inner_via_middle, caller_only, bad;
+};
+
+static void check_chains(struct srclines *s, const char *path, struct seen *seen)
+{
+	struct span sp = function_span(path, "caller");
+	const struct srcline_chain *c;
+
+	memset(seen, 0, sizeof(*seen));
+	CHECK(sp.end > sp.start);
+	for (__u64 a = sp.start; a < sp.end; a++) {
+		int err = srclines__lookup(s, path, a, &c);
+
+		if (err) {
+			seen->bad |= err != -ENXIO;
+			continue;
+		}
+		/* the outermost frame is always the function the code was compiled in */
+		if (!c->f[0].func || strcmp(c->f[0].func, "caller") ||
+		    !ends_with(c->f[0].file, "srcline_fixture.c")) {
+			seen->bad = true;
+			continue;
+		}
+		if (c->nr == 1)
+			seen->caller_only = true;
+		if (c->nr == 2 && !strcmp(c->f[1].func, "twice") && c->f[1].line == line_twice) {
+			if (c->f[0].line == line_call_a)
+				seen->twice_at_a = true;
+			else if (c->f[0].line == line_call_b)
+				seen->twice_at_b = true;
+			else
+				seen->bad = true;
+		}
+		if (c->nr == 3 && !strcmp(c->f[1].func, "middle") && !strcmp(c->f[2].func, "inner") &&
+		    c->f[0].line == line_call_middle && c->f[1].line == line_middle_call &&
+		    c->f[2].line == line_inner)
+			seen->inner_via_middle = true;
+	}
+}
+
+static void test_inlined_twice(void)
+{
+	struct srclines *s = srclines__new();
+	struct seen seen;
+
+	if (!find_fixture())
+		SKIP("fixture not built (make unit builds it)");
+	find_lines();
+	CHECK(line_twice && line_call_a && line_call_b && line_call_a != line_call_b);
+	check_chains(s, fixture, &seen);
+	CHECK(seen.twice_at_a);
+	CHECK(seen.twice_at_b);
+	CHECK(seen.inner_via_middle);
+	CHECK(!seen.bad);
+	srclines__free(s);
+}
+
+static void test_not_inlined(void)
+{
+	struct srclines *s = srclines__new();
+	struct span sp;
+	const struct srcline_chain *c = NULL;
+	__u64 lookups, hits;
+
+	if (!find_fixture())
+		SKIP("fixture not built (make unit builds it)");
+	find_lines();
+	sp = function_span(fixture, "plain");
+	CHECK(sp.end > sp.start);
+	CHECK_INT(srclines__lookup(s, fixture, sp.start, &c), 0);
+	if (c) {
+		CHECK_INT(c->nr, 1);
+		CHECK_STR(c->f[0].func, "plain");
+		CHECK(c->f[0].line >= line_plain - 1 && c->f[0].line <= line_plain + 1);
+	}
+	/* the second time from the cache, the same chain */
+	{
+		const struct srcline_chain *again = NULL;
+
+		CHECK_INT(srclines__lookup(s, fixture, sp.start, &again), 0);
+		CHECK(again == c);
+		srclines__stats(s, &lookups, &hits);
+		CHECK_INT(lookups, 2);
+		CHECK_INT(hits, 1);
+	}
+	/* an address outside any CU */
+	CHECK_INT(srclines__lookup(s, fixture, 0x10, &c), -ENXIO);
+	CHECK(srclines__has_dwarf(s, fixture));
+	srclines__free(s);
+}
+
+static void test_file_offset(void)
+{
+	struct srclines *s = srclines__new();
+	struct span sp;
+	__u64 v = 0;
+
+	if (!find_fixture())
+		SKIP("fixture not built (make unit builds it)");
+	sp = function_span(fixture, "caller");
+	/* a -O2 PIE: .text's offsets are its addresses (first PT_LOAD at 0, page-aligned) */
+	CHECK_INT(srclines__file_offset_to_vaddr(s, fixture, sp.start, &v), 0);
+	CHECK_INT(v, sp.start);
+	CHECK_INT(srclines__file_offset_to_vaddr(s, fixture, 1ULL << 40, &v), -ENOENT);
+	CHECK(srclines__file_offset_to_vaddr(s, "/nonexistent/file", 0, &v) < 0);
+	srclines__free(s);
+}
+
+/* Stripped of its debug info: none until the debug file is under the debug root by build-id. */
+static void test_debug_file(void)
+{
+	char stripped[PATH_MAX + 16], debug[PATH_MAX + 16], root[] = "/tmp/srcline-XXXXXX";
+	char dir[PATH_MAX], link[PATH_MAX + 64];
+	struct srclines *s;
+	struct elf_syms *es;
+	const char *id;
+	struct seen seen;
+	const struct srcline_chain *c;
+
+	if (!find_fixture())
+		SKIP("fixture not built (make unit builds it)");
+	find_lines();
+	snprintf(stripped, sizeof(stripped), "%s.stripped", fixture);
+	snprintf(debug, sizeof(debug), "%s.debug", fixture);
+	syms_set_debuginfod(false);
+	syms_set_debug_root("/nonexistent");
+	s = srclines__new();
+	CHECK_INT(srclines__lookup(s, stripped, 0x1000, &c), -ENOENT);
+	CHECK(!srclines__has_dwarf(s, stripped));
+	srclines__free(s);
+
+	es = elf_syms__open(stripped);
+	id = es ? elf_syms__build_id(es) : NULL;
+	CHECK(id && strlen(id) > 2);
+	CHECK(mkdtemp(root) != NULL);
+	if (id && strlen(id) > 2) {
+		snprintf(link, sizeof(link), "%s/.build-id", root);
+		mkdir(link, 0755);
+		snprintf(dir, sizeof(dir), "%s/.build-id/%.2s", root, id);
+		mkdir(dir, 0755);
+		snprintf(link, sizeof(link), "%s/%s.debug", dir, id + 2);
+		CHECK_INT(symlink(debug, link), 0);
+		syms_set_debug_root(root);
+		s = srclines__new();
+		check_chains(s, stripped, &seen);
+		CHECK(seen.twice_at_a && seen.twice_at_b && seen.inner_via_middle && !seen.bad);
+		srclines__free(s);
+		unlink(link);
+		rmdir(dir);
+		snprintf(link, sizeof(link), "%s/.build-id", root);
+		rmdir(link);
+	}
+	rmdir(root);
+	elf_syms__free(es);
+	syms_set_debug_root(NULL);
+}
+
+static int count_fds(void)
+{
+	char p[64];
+	int n = 0;
+
+	for (int fd = 0; fd < 4096; fd++) {
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+		n += access(p, F_OK) == 0;
+	}
+	return n;
+}
+
+/* More files than are held open: the least recently used are closed and opened again when
+ * asked, with the same answers. */
+static void test_many_files(void)
+{
+	char dir[] = "/tmp/srcline-many-XXXXXX", path[80][PATH_MAX + 32];
+	struct srclines *s = srclines__new();
+	struct span sp;
+	struct seen seen;
+	int n = 80, made = 0;
+
+	if (!find_fixture())
+		SKIP("fixture not built (make unit builds it)");
+	find_lines();
+	CHECK(mkdtemp(dir) != NULL);
+	for (int i = 0; i < n; i++) {
+		snprintf(path[i], sizeof(path[i]), "%s/f%d", dir, i);
+		made += symlink(fixture, path[i]) == 0;
+	}
+	CHECK_INT(made, n);
+	sp = function_span(fixture, "plain");
+	for (int round = 0; round < 2; round++)
+		for (int i = 0; i < n; i++) {
+			const struct srcline_chain *c = NULL;
+
+			CHECK_INT(srclines__lookup(s, path[i], sp.start, &c), 0);
+			CHECK(c && c->nr == 1 && c->f[0].func && !strcmp(c->f[0].func, "plain"));
+		}
+	check_chains(s, path[0], &seen);
+	CHECK(seen.twice_at_a && seen.twice_at_b && seen.inner_via_middle && !seen.bad);
+	/* 80 files met, at most 48 held open (a descriptor each: no debug file here) */
+	CHECK(count_fds() < 48 + 16);
+	srclines__free(s);
+	for (int i = 0; i < n; i++)
+		unlink(path[i]);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	RUN(test_inlined_twice);
+	RUN(test_not_inlined);
+	RUN(test_file_offset);
+	RUN(test_debug_file);
+	RUN(test_many_files);
+	TESTS_DONE();
+}

@@ -1,0 +1,549 @@
+// SPDX-License-Identifier: GPL-2.0
+/* bpfprof annotate: per hot function, its instructions with the share of its samples on each
+ * and the source lines they come from, as perf annotate --stdio shows them.  From a live run
+ * (profile's targets, events and runner, the samples keeping their leaf's address:
+ * stack_agg__keep_leaf_addrs()) or from a pprof file with addresses (-i FILE).
+ *
+ * Instructions are decoded by capstone, a disassembly library: the bytes of the function are
+ * read from its file and decoded in process, at the addresses the samples name, instead of
+ * running objdump and parsing its text (whose layout changes between binutils versions, and
+ * which perf annotate needs installed to work at all). */
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <capstone/capstone.h>
+#include "cmd/cmds.h"
+#include "cmd/profile.h"
+#include "core/common.h"
+#include "core/stackrun.h"
+#include "in/profile_in.h"
+#include "sym/srcline.h"
+#include "sym/stackagg.h"
+#include "sym/syms.h"
+#include "profile.skel.h"
+
+/* The most bytes of one function disassembled. */
+#define MAX_FUNCTION_BYTES (1 << 20)
+/* perf annotate's colours: red from 5%, green from 0.5% */
+#define HOT_PERCENT 5.0
+#define WARM_PERCENT 0.5
+
+static struct {
+	const char *symbol; /* -s, or the file mode's SYMBOL */
+	const char *input;  /* -i */
+	bool stdio;
+	double percent_limit; /* the file mode's --percent-limit */
+} env;
+
+struct ann_addr {
+	__u64 offset; /* in the file */
+	__u64 count;
+};
+
+/* A function the samples' leaves are in. */
+struct ann_fn {
+	const char *name, *module;
+	__u64 total;
+	struct ann_addr *addrs;
+	size_t nr, cap;
+};
+
+struct annotation {
+	struct ann_fn *fns;
+	size_t nr, cap;
+	struct stack_names *keys; /* "module\x1fname" -> index */
+	__u64 total, kernel, unresolved;
+};
+
+/* ---- the samples' leaves, by function and instruction ---- */
+
+static int add_leaf(struct annotation *a, const struct stack_sample *s)
+{
+	const struct frame *leaf, *f;
+	struct ann_fn *fn;
+	char key[4096];
+	int id, len;
+	__u32 i;
+
+	if (!s->nr_frames || !s->value)
+		return 0;
+	a->total += s->value;
+	leaf = stack_sample_frame(s, s->nr_frames - 1);
+	/* the compiled function, before the inlined ones at the same address */
+	for (i = s->nr_frames - 1, f = leaf; i > 0 && f->inlined; f = stack_sample_frame(s, --i))
+		;
+	if (leaf->kernel) {
+		a->kernel += s->value;
+		return 0;
+	}
+	if (!f->name || !f->module || f->module[0] != '/') {
+		a->unresolved += s->value;
+		return 0;
+	}
+	len = snprintf(key, sizeof(key), "%s\x1f%s", f->module, f->name);
+	id = stack_names__intern(a->keys, key, len < (int)sizeof(key) ? len : (int)sizeof(key) - 1);
+	if (id < 0)
+		return id;
+	if ((size_t)id == a->nr) {
+		if (a->nr == a->cap) {
+			size_t cap = a->cap ? a->cap * 2 : 64;
+			struct ann_fn *n = realloc(a->fns, cap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			a->fns = n;
+			a->cap = cap;
+		}
+		a->fns[a->nr++] = (struct ann_fn){ .name = f->name, .module = f->module };
+	}
+	fn = &a->fns[id];
+	fn->total += s->value;
+	for (size_t k = 0; k < fn->nr; k++)
+		if (fn->addrs[k].offset == leaf->offset) {
+			fn->addrs[k].count += s->value;
+			return 0;
+		}
+	if (fn->nr == fn->cap) {
+		size_t cap = fn->cap ? fn->cap * 2 : 16;
+		struct ann_addr *n = realloc(fn->addrs, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		fn->addrs = n;
+		fn->cap = cap;
+	}
+	fn->addrs[fn->nr++] = (struct ann_addr){ leaf->offset, s->value };
+	return 0;
+}
+
+static int cmp_fn(const void *x, const void *y)
+{
+	const struct ann_fn *a = x, *b = y;
+
+	return a->total < b->total ? 1 : a->total > b->total ? -1 : strcmp(a->name, b->name);
+}
+
+/* ---- source text ---- */
+
+struct src_file {
+	char *path, *text;
+	const char **lines;
+	size_t nr;
+};
+
+struct src_cache {
+	struct src_file files[16];
+	size_t nr;
+};
+
+/* Line `line` of the source file at path (NULL when unreadable); cut at its newline by len. */
+static const char *source_line(struct src_cache *c, const char *path, __u32 line, int *len)
+{
+	struct src_file *f = NULL;
+	size_t size = 0;
+	const char *end;
+
+	for (size_t i = 0; i < c->nr; i++)
+		if (!strcmp(c->files[i].path, path))
+			f = &c->files[i];
+	if (!f && c->nr < sizeof(c->files) / sizeof(c->files[0])) {
+		/* a source file is the user's to read: but never a FIFO or a device */
+		static const struct file_rules named = { .follow = true };
+		enum file_refusal why;
+		struct stat st;
+		int fd = untrusted_open(AT_FDCWD, path, FILE_MAPPED, &named, &st, &why);
+
+		f = &c->files[c->nr++];
+		memset(f, 0, sizeof(*f));
+		f->path = strdup(path);
+		if (fd >= 0 && untrusted_read(fd, FILE_MAPPED, &f->text, &size) == 0) {
+			for (size_t i = 0; i <= size; i++)
+				if (i == size || f->text[i] == '\n')
+					f->nr++;
+			f->lines = calloc(f->nr + 1, sizeof(*f->lines));
+			for (size_t i = 0, n = 0; f->lines && i < size; i++)
+				if (i == 0 || f->text[i - 1] == '\n')
+					f->lines[n++] = f->text + i;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	if (!f || !f->lines || !line || line > f->nr || !f->lines[line - 1])
+		return NULL;
+	end = strchr(f->lines[line - 1], '\n');
+	*len = end ? end - f->lines[line - 1] : (int)strlen(f->lines[line - 1]);
+	return f->lines[line - 1];
+}
+
+static void src_cache_free(struct src_cache *c)
+{
+	for (size_t i = 0; i < c->nr; i++) {
+		free(c->files[i].path);
+		free(c->files[i].text);
+		free(c->files[i].lines);
+	}
+}
+
+/* ---- one function ---- */
+
+struct printer {
+	FILE *out;
+	bool colour;
+	const char *event;
+	struct srclines *lines;
+	struct src_cache src;
+	__u64 run_total;
+};
+
+static const char *colour_of(const struct printer *p, double pct, bool hottest)
+{
+	if (!p->colour)
+		return "";
+	if (hottest)
+		return "\033[1;31m";
+	return pct >= HOT_PERCENT ? "\033[31m" : pct >= WARM_PERCENT ? "\033[32m" : "";
+}
+
+/* The function's code: *start its address, the bytes in *code (malloc'd), *len of them.  0 or
+ * -errno (printed). */
+static int read_code(struct printer *p, const struct ann_fn *fn, __u64 *start, __u8 **code,
+		     size_t *len)
+{
+	static const struct file_rules named = { .follow = true };
+	struct elf_syms *es = elf_syms__open(fn->module);
+	__u64 vaddr, off = fn->addrs[0].offset, sym_off = 0, size = 0;
+	enum file_refusal why;
+	struct stat st;
+	const char *name;
+	int fd = -1, err;
+	ssize_t got;
+
+	*code = NULL;
+	err = srclines__file_offset_to_vaddr(p->lines, fn->module, off, &vaddr);
+	name = err || !es ? NULL : elf_syms__find_span(es, vaddr, &sym_off, &size);
+	if (!name || !size) {
+		p_err("%s: no symbol at %s+0x%llx to disassemble", fn->name, fn->module,
+		      (unsigned long long)off);
+		err = -ENOENT;
+		goto cleanup;
+	}
+	*start = vaddr - sym_off;
+	*len = size > MAX_FUNCTION_BYTES ? MAX_FUNCTION_BYTES : size;
+	fd = untrusted_open(AT_FDCWD, fn->module, FILE_MAPPED, &named, &st, &why);
+	*code = malloc(*len);
+	if (fd < 0 || !*code) {
+		err = fd < 0 ? fd : -ENOMEM;
+		p_err("cannot read %s: %s", fn->module, strerror(-err));
+		goto cleanup;
+	}
+	/* the function's bytes are at its file offset: the samples' less their distance in */
+	got = pread(fd, *code, *len, off - sym_off);
+	if (got <= 0) {
+		err = got < 0 ? -errno : -EIO;
+		p_err("cannot read %s's code in %s: %s", fn->name, fn->module, strerror(-err));
+		goto cleanup;
+	}
+	*len = got;
+	err = 0;
+cleanup:
+	if (err) {
+		free(*code);
+		*code = NULL;
+	}
+	if (fd >= 0)
+		close(fd);
+	elf_syms__free(es);
+	return err;
+}
+
+static __u64 insn_count(const struct ann_fn *fn, __u64 start_off, __u64 addr, __u64 start,
+			size_t size)
+{
+	__u64 n = 0, off = start_off + (addr - start);
+
+	for (size_t i = 0; i < fn->nr; i++)
+		if (fn->addrs[i].offset >= off && fn->addrs[i].offset < off + size)
+			n += fn->addrs[i].count;
+	return n;
+}
+
+static int annotate_fn(struct printer *p, const struct ann_fn *fn)
+{
+	__u64 start = 0, start_off, vaddr, hottest = 0;
+	const char *last_file = NULL;
+	__u32 last_line = 0;
+	cs_insn *insn = NULL;
+	__u8 *code = NULL;
+	size_t len = 0, n = 0;
+	csh cs = 0;
+	int err;
+
+	err = read_code(p, fn, &start, &code, &len);
+	if (err)
+		return err;
+	srclines__file_offset_to_vaddr(p->lines, fn->module, fn->addrs[0].offset, &vaddr);
+	start_off = fn->addrs[0].offset - (vaddr - start);
+#if defined(__x86_64__)
+	err = cs_open(CS_ARCH_X86, CS_MODE_64, &cs) == CS_ERR_OK ? 0 : -EINVAL;
+	/* AT&T, as objdump and perf annotate print x86 */
+	if (!err)
+		cs_option(cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
+#elif defined(__aarch64__)
+	err = cs_open(CS_ARCH_ARM64, CS_MODE_ARM, &cs) == CS_ERR_OK ? 0 : -EINVAL;
+#else
+	err = -EOPNOTSUPP;
+#endif
+	if (err) {
+		p_err("cannot disassemble: capstone has no decoder for this architecture");
+		goto cleanup;
+	}
+	/* capstone stops at the first byte it cannot decode: what it gave is shown */
+	n = cs_disasm(cs, code, len, start, 0, &insn);
+	for (size_t i = 0; i < n; i++) {
+		__u64 c = insn_count(fn, start_off, insn[i].address, start, insn[i].size);
+
+		hottest = c > hottest ? c : hottest;
+	}
+	fprintf(p->out, " Percent |\tSource code & Disassembly of %s for %s (%llu samples, "
+		"%.2f%% of all, percent: local period)\n", fn->name, p->event,
+		(unsigned long long)fn->total, p->run_total ? 100.0 * fn->total / p->run_total : 0);
+	fprintf(p->out, "%s\n", "----------------------------------------------------------------"
+		"--------------------------------");
+	fprintf(p->out, "         :\t%s\n", fn->module);
+	if (!srclines__has_dwarf(p->lines, fn->module))
+		fprintf(p->out, "         :\t(source lines unavailable: no debug info, nor a debug "
+			"file)\n");
+	for (size_t i = 0; i < n; i++) {
+		__u64 c = insn_count(fn, start_off, insn[i].address, start, insn[i].size);
+		double pct = fn->total ? 100.0 * c / fn->total : 0;
+		const struct srcline_chain *chain;
+		const char *col = colour_of(p, pct, c && c == hottest);
+
+		/* the source line the instruction is from, where it changes */
+		if (!srclines__lookup(p->lines, fn->module, insn[i].address, &chain)) {
+			const struct srcline_frame *at = &chain->f[chain->nr - 1];
+
+			if (at->file && at->line && (at->line != last_line || !last_file ||
+						     strcmp(at->file, last_file))) {
+				const char *base = strrchr(at->file, '/'), *text;
+				int tlen = 0;
+
+				text = source_line(&p->src, at->file, at->line, &tlen);
+				fprintf(p->out, "         :\t%s:%u%s%s%s\n", base ? base + 1 : at->file,
+					at->line, chain->nr > 1 && at->func ? " (inlined " : "",
+					chain->nr > 1 && at->func ? at->func : "",
+					chain->nr > 1 && at->func ? ")" : "");
+				if (text)
+					fprintf(p->out, "         :\t    %.*s\n", tlen, text);
+				last_file = at->file;
+				last_line = at->line;
+			}
+		}
+		if (c)
+			fprintf(p->out, "%s%8.2f%s :\t", col, pct, p->colour ? "\033[0m" : "");
+		else
+			fprintf(p->out, "    0.00 :\t");
+		fprintf(p->out, "%s%8llx:   %-7s %s%s\n", col, (unsigned long long)insn[i].address,
+			insn[i].mnemonic, insn[i].op_str, p->colour && *col ? "\033[0m" : "");
+	}
+	fputc('\n', p->out);
+cleanup:
+	if (insn)
+		cs_free(insn, n);
+	if (cs)
+		cs_close(&cs);
+	free(code);
+	return err;
+}
+
+/* Writes the annotation of the samples' hot functions: those named symbol (a glob) when given,
+ * else those at or above percent_limit of all samples.  0 or -errno (printed). */
+static int annotate_write(FILE *out, const struct stack_sample *s, size_t n, const char *event,
+			  const char *symbol, double percent_limit)
+{
+	struct annotation a = {};
+	struct printer p = { .out = out, .event = event };
+	size_t shown = 0;
+	int err = 0;
+
+	a.keys = stack_names__new();
+	p.lines = srclines__new();
+	if (!a.keys || !p.lines)
+		err = -ENOMEM;
+	for (size_t i = 0; !err && i < n; i++)
+		err = add_leaf(&a, &s[i]);
+	if (err)
+		goto cleanup;
+	p.run_total = a.total;
+	p.colour = !env.stdio && isatty(fileno(out));
+	if (a.nr)
+		qsort(a.fns, a.nr, sizeof(*a.fns), cmp_fn);
+	for (size_t i = 0; i < a.nr; i++) {
+		struct ann_fn *fn = &a.fns[i];
+
+		if (symbol ? fnmatch(symbol, fn->name, 0) != 0 :
+			     100.0 * fn->total < percent_limit * a.total)
+			continue;
+		if (!annotate_fn(&p, fn))
+			shown++;
+	}
+	if (!shown) {
+		if (symbol)
+			p_err("no samples in %s%s", symbol, a.total ? "" : " (no samples at all)");
+		else
+			p_err("no function to annotate: %llu samples, %llu of them in the kernel, "
+			      "%llu in code without symbols", (unsigned long long)a.total,
+			      (unsigned long long)a.kernel, (unsigned long long)a.unresolved);
+		err = -ENOENT;
+	} else if (a.kernel) {
+		fprintf(out, "# %llu samples in the kernel are not annotated\n",
+			(unsigned long long)a.kernel);
+	}
+	if (!err)
+		err = stack_output_done(out);
+cleanup:
+	if (err == -ENOMEM)
+		p_err("%s", strerror(ENOMEM));
+	for (size_t i = 0; i < a.nr; i++)
+		free(a.fns[i].addrs);
+	free(a.fns);
+	stack_names__free(a.keys);
+	srclines__free(p.lines);
+	src_cache_free(&p.src);
+	return err;
+}
+
+/* ---- the live run: profile's ---- */
+
+RUNNER_SKELETON(profile);
+
+static const struct opt annotate_opts[] = {
+	{ 's', "symbol", "SYM", "only this function (a glob); default every function at or\n"
+	  "above --percent-limit", OPT_STR, &env.symbol },
+	{ 0, "stdio", NULL, "plain text, no colours (the default when stdout is not a\n"
+	  "terminal)", OPT_FLAG, &env.stdio },
+	{ 'i', "input", "FILE", "annotate a pprof file made with addresses (bpfprof's\n"
+	  "--pprof) instead of running: bpfprof annotate -i FILE [SYMBOL]", OPT_STR, &env.input },
+	{},
+};
+
+static int annotate_check(struct runner *r)
+{
+	/* the report's options that the stack group brings along mean nothing here */
+	if (stack_opts.no_children || stack_opts.sort) {
+		p_err("--no-children and --sort are the report's: annotate shows instructions");
+		return -EINVAL;
+	}
+	/* the leaf's address kept by the aggregation; inlined frames are not needed (the leaf's
+	 * function is the compiled one), lines are looked up per instruction */
+	stack_opts.leaf_addrs = true;
+	stack_opts.no_inline = true;
+	stack_opts.srcline = false;
+	return profile_check(r);
+}
+
+static int annotate_run_write(struct runner *r)
+{
+	struct profile_state st;
+
+	profile_state(r, &st);
+	return annotate_write(r->out, st.sr->samples, st.sr->nr_samples, st.event, env.symbol,
+			      stack_opts.percent_limit);
+}
+
+static void annotate_teardown(struct runner *r)
+{
+	profile_teardown(r);
+	memset(&env, 0, sizeof(env));
+}
+
+const struct command annotate_cmd = {
+	.name = "annotate",
+	.summary = "per-instruction samples of the hot functions, source lines interleaved",
+	.description =
+		"Sample on-CPU as profile does, then show each hot function's disassembly with the\n"
+		"share of its samples on each instruction and the source lines they come from (from\n"
+		"DWARF, where the file or its debug file has it), as perf annotate --stdio.  With -i\n"
+		"FILE, a pprof profile made with addresses is annotated instead of a run.",
+	.notes =
+		PROFILE_EVENT_NOTES
+		"\n"
+		"Functions: -s SYM, or those at or above --percent-limit of the samples (default\n"
+		"all), hottest first.  On a terminal, instructions at 5% or more are red, at 0.5%\n"
+		"green, the hottest bold.  Kernel samples are counted, not annotated.\n",
+	.caps = CAP_SYMBOLS | CAP_CPUS | CAP_THREAD_KIND | CAP_STACKS | CAP_EVENTS,
+	.positional = POS_DURATION,
+	.opts = annotate_opts,
+	.sampling_opts = profile_sampling_opts,
+	.skel = &profile_skel,
+	.check = annotate_check,
+	.configure = profile_configure,
+	.fallback = stack_run_fallback,
+	.attach = profile_attach,
+	.started = profile_started,
+	.tick = profile_tick,
+	.detach = profile_detach,
+	.collect = profile_collect,
+	.write = annotate_run_write,
+	.teardown = annotate_teardown,
+};
+
+/* ---- from a file: bpfprof annotate -i FILE [SYMBOL] ---- */
+
+static const struct opt annotate_file_opts[] = {
+	{ 'i', "input", "FILE", "the pprof file (bpfprof's --pprof: addresses in their files)",
+	  OPT_STR, &env.input },
+	{ 's', "symbol", "SYM", "only this function (a glob), as SYMBOL", OPT_STR, &env.symbol },
+	{ 0, "stdio", NULL, "plain text, no colours", OPT_FLAG, &env.stdio },
+	{ 0, "percent-limit", "P", "only functions with at least P percent of the samples",
+	  OPT_PERCENT, &env.percent_limit },
+	{},
+};
+
+static int annotate_file_run(FILE *out, char **args, int nr)
+{
+	struct profile_in *in = NULL;
+	const struct stack_sample *s;
+	size_t n;
+	int err;
+
+	if (!env.input) {
+		p_err("annotate from a file needs -i FILE");
+		return -EINVAL;
+	}
+	in = profile_in__new();
+	if (in)
+		stack_agg__keep_leaf_addrs(in->agg); /* the addresses are what is annotated */
+	err = in ? profile_in__read(in, env.input) : -ENOMEM;
+	if (err)
+		goto cleanup;
+	s = profile_in__samples(in, &n);
+	err = annotate_write(out, s, n, in->event_names[0] ? in->event_names[0] : in->value_type,
+			     nr ? args[0] : env.symbol, env.percent_limit);
+cleanup:
+	profile_in__free(in);
+	return err;
+}
+
+static void annotate_file_reset(void)
+{
+	memset(&env, 0, sizeof(env));
+}
+
+const struct file_command annotate_file_cmd = {
+	.name = "annotate",
+	.summary = "annotate a pprof file's hot functions",
+	.args = "[SYMBOL]",
+	.description =
+		"Per hot function of a pprof profile made with addresses (bpfprof's --pprof), its\n"
+		"disassembly with the share of its samples on each instruction, source lines\n"
+		"interleaved.  The files the profile names are read where it names them.",
+	.min_files = 0,
+	.max_files = 1,
+	.opts = annotate_file_opts,
+	.run = annotate_file_run,
+	.reset = annotate_file_reset,
+};

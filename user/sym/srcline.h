@@ -1,0 +1,44 @@
+/* Source lines and inlined functions from DWARF (elfutils' libdw): what an address of an ELF file
+ * expands into, as perf's --inline and srcline do.  The debug info is the file's own or its
+ * separate debug file, found as the symbolizer finds it (build-id, ~/.debug, .gnu_debuglink,
+ * debuginfod: debuginfo_open()).  Lookups are cached per (file, address), so a profile of many
+ * samples pays once per distinct address.  Pure: no BPF, unit-tested on fixture objects. */
+#ifndef BPFPROF_SRCLINE_H
+#define BPFPROF_SRCLINE_H
+#include <stdbool.h>
+#include <linux/types.h>
+
+struct srcline_frame {
+	const char *func; /* the function (an inlined one's own name), NULL when DWARF has none */
+	const char *file; /* the source file as DWARF names it (usually absolute), or NULL */
+	__u32 line;       /* 0 when unknown */
+};
+
+/* An address's inline chain, outermost first: f[0] is the function the code was compiled in
+ * (its line the call site of f[1]), f[nr - 1] the innermost inlined function, its line the one
+ * the address belongs to.  nr == 1 when nothing is inlined there. */
+struct srcline_chain {
+	__u32 nr;
+	struct srcline_frame f[];
+};
+
+struct srclines;
+
+/* NULL on ENOMEM.  Not thread-safe. */
+struct srclines *srclines__new(void);
+/* The chain of ELF virtual address vaddr of the file at path.  0 with *chain set; -ENOENT when
+ * the file has no debug info (none of its own, no debug file found: remembered per file),
+ * -ENXIO when the debug info does not cover vaddr, or another -errno.  The chain and its
+ * strings stay valid until srclines__free(). */
+int srclines__lookup(struct srclines *s, const char *path, __u64 vaddr,
+		     const struct srcline_chain **chain);
+/* The ELF virtual address of file offset off of the file at path (through the PT_LOAD that maps
+ * it), as mapped code's addresses are known.  0 or -errno (-ENOENT: no segment maps it). */
+int srclines__file_offset_to_vaddr(struct srclines *s, const char *path, __u64 off,
+				   __u64 *vaddr);
+/* Whether the file has debug info (opening it if needed). */
+bool srclines__has_dwarf(struct srclines *s, const char *path);
+/* Distinct addresses looked up, and lookups answered from the cache: for -v. */
+void srclines__stats(const struct srclines *s, __u64 *lookups, __u64 *hits);
+void srclines__free(struct srclines *s);
+#endif
