@@ -61,13 +61,17 @@ check "stat workqueue:workqueue_queue_work --by function -a 2 names kernel funct
 check "--by rows busiest first" awk '/by function/ { on = 1; next }
 	on && $1 ~ /^[0-9]+$/ { if (prev != "" && $1 > prev) exit 1; prev = $1 }' "$TMP/wq.out"
 
-# 6. funclat --filter: only the calls that pass are timed.
+# 6. funclat and profile -e --filter: only the calls that pass are timed or sampled.
 "$BPFPROF" funclat "u:$W:work" --filter 'arg0 == 9' -- "$W" 0 >"$TMP/fl" 2>&1
 check "funclat u:BIN:work --filter 'arg0 == 9' times 50 calls" \
 	test "$(awk '$1 == "count" { print $2; exit }' "$TMP/fl")" = 50
 "$BPFPROF" funclat sys:openat --filter 'filename == "/etc/hostname"' -- cat /etc/hostname >"$TMP/fo" 2>&1
 check "funclat sys:openat --filter on a user string: 1 call" \
 	test "$(awk '$1 == "count" { print $2; exit }' "$TMP/fo")" = 1
+
+"$BPFPROF" profile -e "u:$W:work" --filter 'arg0 == 9' -f -- "$W" 0 >"$TMP/pf" 2>/dev/null
+check "profile -e u:BIN:work --filter 'arg0 == 9': 50 stacks taken" \
+	test "$(folded_sum "$TMP/pf" 'work')" = 50
 
 # 7. Kernel functions' return values: kprobes / fentry where the kernel has them.
 out=$("$BPFPROF" stat 'k:vfs_read%return' --by retval -a 0.5 2>&1 >/dev/null); rc=$?
@@ -117,3 +121,5 @@ expect_two "funclat --filter unknown field" "unknown field 'nope'; the event's f
 	funclat "u:$W:work" --filter 'nope > 1' 1
 expect_two "funclat FUNC%return" "funclat times each call from its entry to its return" \
 	funclat "u:$W:work%return" 1
+expect_two "profile --filter on sampled perf events" "perf's sampled events have no fields" \
+	profile --filter 'pid > 1' 1
