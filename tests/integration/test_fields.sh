@@ -34,6 +34,14 @@ check "--by arg0,comm --filter '!(arg0 == 9) && comm == ...': one row, 100" \
 "$BPFPROF" stat "u:$W:work%return" --filter 'retval > 80 || retval < 0' -- "$W" 0 >"$TMP/rf" 2>&1
 check "--filter on retval: 50" test "$(event_count "$TMP/rf" 'fieldwork:work%return')" = 50
 
+# Two events whose fields sit at different places (exec's pid is its record's, fork's is the
+# pseudo field): each event's own table.
+"$BPFPROF" stat sched:sched_process_exec sched:sched_process_fork --by comm,pid -- "$W" 3 >"$TMP/two" 2>&1
+check "--by comm,pid on two events: 3 exec rows of true, one fork row of 3" \
+	test "$(awk '/sched_process_exec by/ { on = 1 } /sched_process_fork by/ { on = 0 }
+		on && $2 == "true" && $1 == 1' "$TMP/two" | wc -l)" = 3 \
+	-a "$(awk '/sched_process_fork by/ { on = 1 } on && $2 == "fieldwork" { print $1 }' "$TMP/two")" = 3
+
 # 3. String filters in the kernel: ~ globs, ==, !=.
 "$BPFPROF" stat sched:sched_process_exec --filter 'filename ~ "*/true"' -- "$W" 4 >"$TMP/g" 2>&1
 check "--filter 'filename ~ \"*/true\"': the 4 execs of true, not the workload's" \
