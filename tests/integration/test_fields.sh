@@ -66,6 +66,18 @@ syms=$(awk '/by function/ { on = 1; next } on && $1 ~ /^[0-9]+$/ && $2 ~ /^[A-Za
 addrs=$(awk '/by function/ { on = 1; next } on && $1 ~ /^[0-9]+$/ && $2 ~ /^0x/' "$TMP/wq.out" | wc -l)
 check "stat workqueue:workqueue_queue_work --by function -a 2 names kernel functions" \
 	test "$syms" -ge 1 -a "$addrs" = 0
+top=$(awk '/by function/ { on = 1; next } on && $1 ~ /^[0-9]+$/ { print $2; exit }' "$TMP/wq.out")
+if [ -n "$top" ]; then
+	( for i in 1 2 3 4 5 6; do
+		dd if=/dev/zero of="$TMP/wq" bs=64k count=4 conv=fsync 2>/dev/null; sync; sleep 0.2
+	  done ) &
+	churn=$!
+	"$BPFPROF" stat workqueue:workqueue_queue_work --by function --filter "function == ${top%%+*}" \
+		-a 2 >"$TMP/wqf.out" 2>&1
+	wait "$churn"
+	check "--filter 'function == NAME' (a kernel function by name): only its rows" \
+		test "$(awk '/by function/ { on = 1; next } on && $1 ~ /^[0-9]+$/ { print $2 }' "$TMP/wqf.out" | sort -u | tr '\n' ' ')" = "$top "
+fi
 check "--by rows busiest first" awk '/by function/ { on = 1; next }
 	on && $1 ~ /^[0-9]+$/ { if (prev != "" && $1 > prev) exit 1; prev = $1 }' "$TMP/wq.out"
 
@@ -131,3 +143,5 @@ expect_two "funclat FUNC%return" "funclat times each call from its entry to its 
 	funclat "u:$W:work%return" 1
 expect_two "profile --filter on sampled perf events" "perf's sampled events have no fields" \
 	profile --filter 'pid > 1' 1
+expect_two "--filter a kernel function that does not exist" "no kernel function 'no_such_fn'" \
+	stat workqueue:workqueue_queue_work --filter 'function == no_such_fn' -a 1
