@@ -13,6 +13,8 @@
 #include "unwind.bpf.h"
 
 const volatile bool targ_include_idle = false;
+/* the sampled perf events (by index, the attach cookie) that are clocks: bit i for event i */
+const volatile __u64 targ_clock_events = 1;
 /* Several sampling perf events: each link's attach cookie says which (5.15+). */
 const volatile bool targ_sampling_cookies = false;
 /* Event index of the first event spec: the sampling perf events come first. */
@@ -31,19 +33,19 @@ struct {
 __u64 samples_seen;
 
 /* The idle task is left out of timer sampling only (--include-idle keeps it): a tracepoint or
- * function hit in the idle task (a timer expiring, work queued from an interrupt) is an event
- * like any other, counted. */
-static __always_inline bool wanted(__u32 tgid, __u32 pid, bool sampling)
+ * function hit in the idle task (a timer expiring, work queued from an interrupt), or a
+ * software event in it (a context switch out of idle), is an event like any other, counted. */
+static __always_inline bool wanted(__u32 tgid, __u32 pid, bool timer)
 {
-	if (pid == 0 && sampling && !targ_include_idle)
+	if (pid == 0 && timer && !targ_include_idle)
 		return false;
 	return target_current_wanted(tgid, pid);
 }
 
-/* One sample of the current task's stacks: a perf event's tick (sampling), or a hit of event
+/* One sample of the current task's stacks: a perf event's overflow (timer: a clock's tick), or a hit of event
  * spec `event` (-e SPEC; a negative index: not one of ours).  ctx_regs: the context starts with
  * the interrupted registers (perf_event, kprobe, uprobe). */
-static __always_inline int take_sample(void *ctx, bool kern_stack, bool ctx_regs, bool sampling,
+static __always_inline int take_sample(void *ctx, bool kern_stack, bool ctx_regs, bool timer,
 				       int event)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -51,7 +53,7 @@ static __always_inline int take_sample(void *ctx, bool kern_stack, bool ctx_regs
 	__u32 tgid = id >> 32, pid = id;
 	__u64 ustack = 0, kstack = 0;
 
-	if (event < 0 || !wanted(tgid, pid, sampling))
+	if (event < 0 || !wanted(tgid, pid, timer))
 		return 0;
 	__sync_fetch_and_add(&samples_seen, 1);
 	key.gen = drain_gen_begin();
@@ -80,8 +82,9 @@ static __always_inline int take_sample(void *ctx, bool kern_stack, bool ctx_regs
 SEC("perf_event")
 int do_sample(struct bpf_perf_event_data *ctx)
 {
-	return take_sample(ctx, true, true, true,
-			   targ_sampling_cookies ? (int)bpf_get_attach_cookie(ctx) : 0);
+	int event = targ_sampling_cookies ? (int)bpf_get_attach_cookie(ctx) : 0;
+
+	return take_sample(ctx, true, true, event >= 0 && event < 64 && (targ_clock_events >> event) & 1, event);
 }
 
 /* --filter, before any stack is taken: event is an event index (the specs' after the sampled

@@ -19,6 +19,8 @@ const volatile bool targ_per_process = false; /* -P or --by-comm */
 const volatile int targ_clock_idx[STAT_MAX_CLOCKS] = { -1, -1 };
 /* -- COMMAND: it is counted from its exec, as perf's enable_on_exec counts it */
 const volatile bool targ_from_exec = false;
+/* the totals are CPUs' counters (-a, -C, --cgroup), not tasks': they count dying tasks too */
+const volatile bool targ_cpu_counters = false;
 __u32 command_tgid;       /* set once it is forked */
 bool command_exec_seen;
 
@@ -187,9 +189,12 @@ static __always_inline int hit(int idx)
 #define TASK_DEAD 0x0080 /* include/linux/sched.h */
 
 /* A task's perf counters end in do_exit()'s perf_event_exit_task(), before its last switch: what
- * a dead task does after (the switch itself) is not in perf's totals, and not in its rows. */
+ * a dead task does after (the switch itself) is not in perf's totals, and not in its rows.  A
+ * CPU's counters (-a, -C, --cgroup) count it all: there its time up to the switch is its own. */
 static __always_inline bool current_dead(void)
 {
+	if (targ_cpu_counters)
+		return false;
 	return task_state((struct task_struct *)bpf_get_current_task()) & TASK_DEAD;
 }
 

@@ -179,7 +179,13 @@ if [ -n "$CGROOT" ] && mkdir "$CGROOT/bpfprof-test.$$" 2>/dev/null; then
 	"$WL/hotcold_nofp" 3 >/dev/null 2>&1 &
 	out=$!
 	sleep 0.2
-	"$BPFPROF" profile --cgroup "$CG" -f 1 >"$TMP/cg.folded" 2>&1
+	"$BPFPROF" profile --cgroup "$CG" -f 1 --pprof "$TMP/cg.pb.gz" >"$TMP/cg.folded" 2>&1
+	if command -v go >/dev/null; then
+		HOME=$TMP GOCACHE=$TMP/gocache GOFLAGS=-mod=mod GOPROXY=off go tool pprof -tags \
+			"$TMP/cg.pb.gz" >"$TMP/cg.tags" 2>/dev/null
+		check "profile --cgroup --pprof: every sample's cgroup label is the target" \
+			grep -Eq "\( *100%\): $CG\$" "$TMP/cg.tags"
+	fi
 	check "profile --cgroup: the workload inside" test "$(folded_sum "$TMP/cg.folded" '^hotcold;')" -ge 50
 	check "profile --cgroup: not the one beside it" test "$(folded_sum "$TMP/cg.folded" '^hotcold_nofp;')" -eq 0
 	check "profile --cgroup: nothing else" \

@@ -200,3 +200,24 @@ if [ "$have_go" = 1 ]; then
 	gopprof -raw "$TMP/ev.pb.gz" >"$TMP/evraw.txt"
 	check "profile -e --pprof: the event names the sample type" grep -q '^syscalls:sys_enter_nanosleep/count' "$TMP/evraw.txt"
 fi
+
+# ---- 8. top --pprof and --svg: every refresh's samples, in one file at the end ----
+"$BPFPROF" top --stdio -v -d 0.5 -F 499 --pprof "$TMP/topall.pb.gz" --svg "$TMP/topall.svg" \
+	-- "$WL/hotcold" 2 >"$TMP/topview.txt" 2>"$TMP/topall.err"; rc=$?
+check "top --pprof exits 0" test "$rc" -eq 0
+check "top --pprof writes a gzip file" sh -c "gzip -t '$TMP/topall.pb.gz'"
+taken=$(sed -n 's/^bpfprof: \([0-9]*\) samples taken in the kernel.*/\1/p' "$TMP/topall.err")
+refreshes=$(grep -c '^   bpfprof top:' "$TMP/topview.txt")
+check "top --pprof: the live view still refreshed ($refreshes)" test "$refreshes" -ge 2
+"$BPFPROF" report "$TMP/topall.pb.gz" >"$TMP/toprep.txt" 2>&1
+in_file=$(sed -n "s/^# Samples: \([0-9]*\) .*/\1/p" "$TMP/toprep.txt")
+echo "# top: $taken samples taken in the kernel, $in_file in the pprof file, $refreshes refreshes"
+check "top --pprof holds every sample the run took ($in_file = $taken)" test -n "$taken" -a "$in_file" = "$taken"
+a=$(folded_sum <("$BPFPROF" report -f "$TMP/topall.pb.gz" 2>/dev/null) 'hot_a')
+b=$(folded_sum <("$BPFPROF" report -f "$TMP/topall.pb.gz" 2>/dev/null) 'hot_b')
+check "top --pprof: hot_a about twice hot_b ($a, $b; within 20%)" within "$a" $((2 * ${b:-0})) 0.2
+check "top --svg: a flame graph with spin" grep -q 'spin' "$TMP/topall.svg"
+if [ "$have_go" = 1 ]; then
+	gopprof -raw "$TMP/topall.pb.gz" >"$TMP/topraw.txt"
+	check "top --pprof: go tool pprof reads cpu/nanoseconds" grep -q '^samples/count cpu/nanoseconds' "$TMP/topraw.txt"
+fi

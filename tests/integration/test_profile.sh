@@ -95,6 +95,27 @@ else
 	check "-e cycles: clear error without a PMU" grep -q "not supported on this machine" <<<"$perf_err"
 fi
 
+# 9b. Software events other than the clocks: a sample every event by default (the kernel's
+# frequency adjustment follows its tick, not page faults: -F 99 gave a sample or two), -c N
+# every N, and the idle task's own events counted (its switches out).
+"$BPFPROF" profile -e page-faults:u -f -- "$WL/statwork" 0 5000 0 0 >"$TMP/pf.folded" 2>"$TMP/pf.err"
+"$BPFPROF" stat -x , -e page-faults:u -- "$WL/statwork" 0 5000 0 0 2>"$TMP/pf.stat" >/dev/null
+pf_samples=$(folded_sum "$TMP/pf.folded" '.')
+pf_main=$(folded_sum "$TMP/pf.folded" ';main( |;|$)')
+pf_count=$(awk -F, '$3 ~ /page-faults/ { print $1 + 0; exit }' "$TMP/pf.stat")
+echo "# -e page-faults:u: $pf_samples samples ($pf_main in main); stat counts $pf_count"
+check "-e page-faults:u: a sample for each of the 5000 pages touched in main" test "$pf_main" -ge 5000
+check "-e page-faults:u: samples = stat's count within 5%" within "$pf_samples" "$pf_count" 0.05
+"$BPFPROF" profile -e page-faults:u -c 100 -- "$WL/statwork" 0 5000 0 0 >"$TMP/pf100.txt" 2>&1
+pf100=$(sed -n "s/^# Samples: \([0-9]*\) .*/\1/p" "$TMP/pf100.txt")
+check "-c 100: a sample every 100 page faults ($pf100 of ~$((pf_count / 100)))" \
+	within "$pf100" $((pf_count / 100)) 0.1
+check "-c 100: the header says the period" grep -q '^# Sample period: 100 events' "$TMP/pf100.txt"
+check "-c 100: no idle exclusion said for a non-clock event" bash -c "! grep -q '^# Excluded' '$TMP/pf100.txt'"
+"$BPFPROF" profile -e context-switches -a -f 1 >"$TMP/cs.folded" 2>/dev/null
+check "-e context-switches -a: the idle task's switches out are counted (swapper)" \
+	grep -q '^swapper/' "$TMP/cs.folded"
+
 # 10. -C limits CPUs: pin the workload to CPU 0 and sample only CPU 1: no hot_a.
 taskset -c 0 "$WL/hotcold" 1.5 2>/dev/null &
 pinned=$!

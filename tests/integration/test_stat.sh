@@ -106,6 +106,30 @@ el=$(awk '/seconds time elapsed/ { print $1 * 1000 }' "$TMP/a2.out")
 echo "# -A cpu-clock rows: $csum msec over $(nproc) CPUs and $el ms"
 check "-A: cpu-clock rows add up to CPUs x elapsed (within 2%)" within "$csum" "$(awk -v a="$el" -v n="$(nproc)" 'BEGIN { print a * n }')" 0.02
 
+# 5b. --per-core / --per-socket: a row per unit of sysfs's topology, its CPUs counted in it.
+cores=$(for c in /sys/devices/system/cpu/cpu[0-9]*/topology; do
+	echo "$(cat $c/physical_package_id)-$(cat $c/die_id 2>/dev/null || echo 0)-$(cat $c/core_id)"
+done | sort -u | wc -l)
+sockets=$(cat /sys/devices/system/cpu/cpu[0-9]*/topology/physical_package_id | sort -u | wc -l)
+"$BPFPROF" stat -a --per-core -x, -e syscalls:sys_enter_getppid,cpu-clock -o "$TMP/core.csv" \
+	-- "$S" getppid 5000 >/dev/null 2>&1; rc=$?
+rows=$(grep -c '^S[0-9]*-D[0-9]*-C[0-9]*,[0-9]*,.*,cpu-clock,' "$TMP/core.csv")
+gsum=$(awk -F, '$5 == "syscalls:sys_enter_getppid" { s += $3 } END { print s + 0 }' "$TMP/core.csv")
+ucpus=$(awk -F, '$5 == "cpu-clock" { s += $2 } END { print s + 0 }' "$TMP/core.csv")
+check "--per-core: exits 0 with a row per core ($rows of $cores)" test "$rc" -eq 0 -a "$rows" -eq "$cores"
+check "--per-core: the cores' getppid rows add up to 5000 ($gsum)" test "$gsum" -ge 5000 -a "$gsum" -le 5010
+check "--per-core: the cores hold every CPU ($ucpus)" test "$ucpus" -eq "$(nproc)"
+"$BPFPROF" stat -a --per-socket -e cpu-clock 0.5 >"$TMP/sock.out" 2>/dev/null
+srows=$(grep -Ec '^S[0-9]+ +[0-9]+ +[0-9.,]+ msec cpu-clock' "$TMP/sock.out")
+ssum=$(awk '$1 ~ /^S[0-9]+$/ && $5 == "cpu-clock" { s += $3 } END { print s + 0 }' "$TMP/sock.out")
+el=$(awk '/seconds time elapsed/ { print $1 * 1000 }' "$TMP/sock.out")
+check "--per-socket: a row per socket ($srows of $sockets)" test "$srows" -eq "$sockets"
+check "--per-socket: cpu-clock adds up to CPUs x elapsed (within 2%)" within "$ssum" "$(awk -v a="$el" -v n="$(nproc)" 'BEGIN { print a * n }')" 0.02
+"$BPFPROF" stat -a --per-core -I 200 -e cs 0.5 >"$TMP/corei.out" 2>/dev/null
+check "--per-core -I: perf's heading with a cpus column" grep -q '^#           time core            cpus             counts unit events' "$TMP/corei.out"
+expect_one_error "--per-core needs system-wide counting" "--per-core counts per core" -- stat --per-core -e cs -- true
+expect_one_error "-A and --per-core together refused" "give one" -- stat -a -A --per-core -e cs 1
+
 # 6. --by-comm on a fork storm of 200 /bin/true: one row, 200 exits, 200 processes.
 "$BPFPROF" stat --by-comm -e sched:sched_process_exit,page-faults,task-clock \
 	-- sh -c 'for i in $(seq 200); do /bin/true; done' 2>"$TMP/f.err"; rc=$?

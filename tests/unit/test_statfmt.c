@@ -55,6 +55,10 @@ static void test_aligned_noise_cpu_interval(void)
 	stat_rate_metric(277.751, &r.metric);
 	r.prefix = "CPU0";
 	CHECK_STR(row_text(NULL, &r), "CPU0                       56      context-switches                 #  277.751 /sec                   \n");
+	/* perf stat --per-core's row, to the character: the core, its CPUs, the count */
+	r.prefix = "S0-D0-C0", r.prefix_cpus = 1;
+	CHECK_STR(row_text(NULL, &r), "S0-D0-C0           1                 56      context-switches                 #  277.751 /sec                   \n");
+	r.prefix_cpus = 0;
 	r = counted("task-clock", 0.84, true);
 	r.metric = (struct stat_metric){ "%8.3f", 0.003, "CPUs utilized" };
 	r.time = stat_time_stamp(300407852, stamp, sizeof(stamp));
@@ -86,6 +90,9 @@ static void test_csv_rows(void)
 	r.run_ns = 300761453, r.prefix = "CPU0";
 	r.time = stat_time_stamp(300695410, stamp, sizeof(stamp));
 	CHECK_STR(row_text(",", &r), "     0.300695410,CPU0,590,,context-switches,300761453,100.00,,\n");
+	/* perf stat --per-socket -x,: the socket and its CPUs as two fields */
+	r.time = NULL, r.prefix = "S0", r.prefix_cpus = 2;
+	CHECK_STR(row_text(",", &r), "S0,2,590,,context-switches,300761453,100.00,,\n");
 	/* a semicolon as perf takes any separator */
 	r = counted("cs", 3, false);
 	CHECK_STR(row_text(";", &r), "3;;cs;835563;100.00;;\n");
@@ -158,9 +165,11 @@ static void test_header_footer(void)
 	f = fmemopen(buf, sizeof(buf), "w");
 	stat_print_interval_heading(f, NULL);
 	stat_print_interval_heading(f, "CPU");
+	stat_print_interval_heading(f, "core");
 	fclose(f);
 	CHECK_STR(buf, "#           time             counts unit events\n"
-		       "#           time CPU                    counts unit events\n");
+		       "#           time CPU                    counts unit events\n"
+		       "#           time core            cpus             counts unit events\n");
 }
 
 static void test_perf_event_names(void)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cmd/blkdev.h"
+#include "core/common.h"
 
 #define REQ_OP_BITS_DEFAULT 8
 
@@ -225,18 +226,6 @@ const char *blk_disk_name(__u32 dev, char *buf, size_t size)
 	return buf;
 }
 
-static long read_long(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	long v = 0;
-
-	if (!f)
-		return 0;
-	if (fscanf(f, "%ld", &v) != 1 || v < 0)
-		v = 0;
-	fclose(f);
-	return v;
-}
 
 static bool has_scheduler(const char *disk)
 {
@@ -272,15 +261,15 @@ long blk_requests_bound(void)
 		if (!mq)
 			continue; /* bio-based (zram, md, dm...): no requests */
 		snprintf(path, sizeof(path), "/sys/block/%s/queue/nr_requests", d->d_name);
-		sched = has_scheduler(d->d_name) ? read_long(path) : 0;
+		sched = has_scheduler(d->d_name) ? read_sysfs_long(path) : 0;
 		while ((h = readdir(mq))) {
 			if (!isdigit((unsigned char)h->d_name[0]))
 				continue;
 			snprintf(path, sizeof(path), "/sys/block/%s/mq/%s/nr_tags", d->d_name, h->d_name);
-			total += read_long(path);
+			total += read_sysfs_long(path);
 			snprintf(path, sizeof(path), "/sys/block/%s/mq/%s/nr_reserved_tags", d->d_name,
 				 h->d_name);
-			total += read_long(path) + sched + 1;
+			total += read_sysfs_long(path) + sched + 1;
 		}
 		closedir(mq);
 	}

@@ -506,7 +506,8 @@ const struct command offcpu_cmd = {
 	.description =
 		"Time threads spend blocked (off-CPU), by the user and kernel stack where they\n"
 		"blocked, summed in the kernel.",
-	.caps = CAP_SYMBOLS | CAP_THREAD_KIND | CAP_STACKS | CAP_STACK_OUTPUTS | CAP_PERIODS,
+	.caps = CAP_SYMBOLS | CAP_THREAD_KIND | CAP_STACKS | CAP_STACK_OUTPUTS | CAP_STACK_FILES |
+		CAP_PERIODS,
 	.positional = POS_DURATION,
 	.opts = offcpu_opts,
 	.skel = &offcpu_skel,

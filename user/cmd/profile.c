@@ -35,6 +35,7 @@ struct profile_sampling profile_sampling;
 struct sampled_event {
 	struct perfev ev;
 	const char *name;
+	__u64 period;  /* a sample every period events; 0: at profile_sampling.freq */
 };
 
 static struct profile_env {
@@ -54,8 +55,20 @@ static struct profile_env {
 	__u64 lost[LOST_REASONS];
 } env;
 
+const struct opt profile_sampling_opts[] = {
+	{ 'F', "freq", "HZ", "sampling frequency (default 99 for the clocks and hardware\n"
+	  "events)", OPT_U64, &profile_sampling.freq, 1, 1000000, .what = "frequency",
+	  .hint = "expected a whole number of Hz, at least 1" },
+	{ 'c', "count", "N", "a sample every N events of a perf event (perf record -c);\n"
+	  "software events other than the clocks default to every event", OPT_U64,
+	  &profile_sampling.period, 1, (__u64)1 << 62, .what = "sample period",
+	  .hint = "expected a whole number of events, at least 1" },
+	{ 0, "include-idle", NULL, "include the idle task (pid 0) in timer sampling (event\n"
+	  "specs count every hit, in any task)", OPT_FLAG, &profile_sampling.include_idle },
+	{},
+};
+
 static const struct opt profile_opts[] = {
-	PROFILE_SAMPLING_OPTS,
 	{ 0, "event-root", NULL, "with several events, each event as the root frame of the\n"
 	  "folded stacks and the flame graph (the report has a section\n"
 	  "per event)", OPT_FLAG, &env.event_root },
@@ -147,7 +160,9 @@ static int open_sampling(struct sampling *s)
 
 			if ((targets.cpus && !targets.cpus[cpu]) || !cpu_online(cpu))
 				continue;
-			fd = perfev_open_sampler_freq(&env.sampled[e].ev, cpu, profile_sampling.freq);
+			fd = env.sampled[e].period ?
+			     perfev_open_sampler(&env.sampled[e].ev, cpu, env.sampled[e].period) :
+			     perfev_open_sampler_freq(&env.sampled[e].ev, cpu, profile_sampling.freq);
 			if (fd < 0) {
 				explain_perf_event_error(&env.sampled[e], cpu, fd);
 				return fd;
@@ -186,10 +201,50 @@ static int name_events(void)
 	return 0;
 }
 
+/* How each perf event is sampled: -c's period, else -F's frequency; neither given, the clocks
+ * and hardware events at 99 Hz and the other software events at every event.  The kernel
+ * adjusts a frequency's period only at its tick, which a software event such as page-faults
+ * does not follow (perf record -F 99 -e page-faults -a: 11 samples of 23,886 faults); and
+ * every event costs little where the counting is in the kernel. */
+static void choose_sampling(void)
+{
+	for (int i = 0; i < env.nr_sampled; i++) {
+		struct sampled_event *e = &env.sampled[i];
+		bool every_event = e->ev.desc->type == PERF_TYPE_SOFTWARE && !e->ev.desc->clock;
+
+		if (profile_sampling.period)
+			e->period = profile_sampling.period;
+		else if (!profile_sampling.freq_given && every_event)
+			e->period = 1;
+	}
+}
+
+/* The frequency the perf events are sampled at, 0 when each is sampled every N events. */
+static __u64 sampled_freq(void)
+{
+	for (int i = 0; i < env.nr_sampled; i++)
+		if (!env.sampled[i].period)
+			return profile_sampling.freq;
+	return 0;
+}
+
+/* The sampled events that are clocks, by index: the idle task is left out of their samples only
+ * (a context switch or page fault in it is an event like any other). */
+static __u64 clock_events(void)
+{
+	__u64 mask = 0;
+
+	for (int i = 0; i < env.nr_sampled && i < 64; i++)
+		if (env.sampled[i].ev.desc->clock)
+			mask |= 1ULL << i;
+	return mask;
+}
+
 int profile_check(struct runner *r)
 {
 	int rate = max_sample_rate(), err;
 
+	profile_sampling.freq_given = profile_sampling.freq != 0;
 	if (!profile_sampling.freq)
 		profile_sampling.freq = 99;
 	if (profile_sampling.freq > (__u64)INT_MAX ||
@@ -211,8 +266,10 @@ int profile_check(struct runner *r)
 	}
 	if (!err && env.filter)
 		err = event_fields_build(&env.evs, NULL, env.filter, &env.ef);
-	if (!err && env.nr_sampled)
+	if (!err && env.nr_sampled) {
+		choose_sampling();
 		err = open_sampling(&env.sampling);
+	}
 	return err;
 }
 
@@ -253,6 +310,7 @@ int profile_configure(struct runner *r)
 
 	/* filters and stack choices are read-only globals, fixed before load */
 	skel->rodata->targ_include_idle = profile_sampling.include_idle;
+	skel->rodata->targ_clock_events = clock_events();
 	skel->rodata->targ_sampling_cookies = env.nr_sampled > 1;
 	skel->rodata->targ_spec_base = env.nr_sampled;
 	skel->rodata->targ_user_stacks = !stack_opts.kernel_only;
@@ -281,9 +339,15 @@ static int attach_sampling(struct profile_bpf *skel, struct sampling *s)
 			return err;
 		}
 	}
-	if (s->nr)
-		p_info("sampling %s at %llu Hz on %d CPUs", env.label,
-		       (unsigned long long)profile_sampling.freq, s->nr / env.nr_sampled);
+	for (int e = 0; s->nr && e < env.nr_sampled; e++) {
+		if (env.sampled[e].period)
+			p_info("sampling %s every %llu event%s on %d CPUs", env.sampled[e].name,
+			       (unsigned long long)env.sampled[e].period,
+			       env.sampled[e].period == 1 ? "" : "s", s->nr / env.nr_sampled);
+		else
+			p_info("sampling %s at %llu Hz on %d CPUs", env.sampled[e].name,
+			       (unsigned long long)profile_sampling.freq, s->nr / env.nr_sampled);
+	}
 	return 0;
 }
 
@@ -354,7 +418,8 @@ static void pprof_values(struct pprof_meta *m)
 	int n = env.nr_names;
 
 	if (n == 1 && env.nr_sampled == 1 && env.sampled[0].ev.desc->clock) {
-		pprof_meta_counted(m, "cpu", "nanoseconds", 1000000000ULL / profile_sampling.freq);
+		pprof_meta_counted(m, "cpu", "nanoseconds", env.sampled[0].period ?:
+				   1000000000ULL / profile_sampling.freq);
 		return;
 	}
 	memset(m, 0, sizeof(*m));
@@ -364,19 +429,21 @@ static void pprof_values(struct pprof_meta *m)
 		m->nr_values = 1;
 		return;
 	}
+	/* a sample every N events stands for N of them */
 	for (int i = 0; i < n; i++)
-		m->values[i] = (struct pprof_value){ env.names[i], "count", 1,
+		m->values[i] = (struct pprof_value){ env.names[i], "count",
+						     i < env.nr_sampled ? env.sampled[i].period : 1,
 						     n > 1 ? i : PPROF_ANY_EVENT };
 	m->nr_values = n;
 }
 
-static int profile_write(struct runner *r)
+void profile_outputs(struct runner *r, struct profile_texts *t, struct stack_outputs *out)
 {
 	const __u64 *lost = env.lost;
 	__u64 nr_lost = lost[LOST_STACK_ERR] + lost[LOST_STACKS_FULL] + lost[LOST_STACK_COLLIDED] +
 			lost[LOST_COUNTS_FULL];
 	double elapsed = stack_run_seconds(&env.sr, r);
-	char detail[256], title[384], unwound[512];
+	char *detail = t->detail, *title = t->title, *unwound = t->unwound;
 	struct stack_outputs o = {
 		.folded = stack_opts.folded,
 		.folded_opts = { .annotate_kernel = stack_opts.annotate },
@@ -389,7 +456,8 @@ static int profile_write(struct runner *r)
 		},
 		.header = {
 			.event = env.label,
-			.frequency = env.nr_specs ? 0 : profile_sampling.freq,
+			.frequency = env.nr_specs ? 0 : sampled_freq(),
+			.period = env.nr_specs || sampled_freq() ? 0 : env.sampled[0].period,
 			.duration_s = elapsed,
 			.lost = nr_lost,
 			.lost_detail = nr_lost ? detail : NULL,
@@ -410,24 +478,33 @@ static int profile_write(struct runner *r)
 
 	if (env.event_root && env.nr_names > 1)
 		o.folded_opts.event_root = o.flamegraph.event_root = env.names;
-	if (env.nr_sampled && !profile_sampling.include_idle)
+	if (clock_events() && !profile_sampling.include_idle)
 		o.header.excluded = "the idle task from timer sampling (--include-idle keeps it)";
-	snprintf(detail, sizeof(detail), "stack capture failed %llu, stack table full %llu, hash "
+	snprintf(detail, sizeof(t->detail), "stack capture failed %llu, stack table full %llu, hash "
 		 "collisions %llu, count table full %llu",
 		 (unsigned long long)lost[LOST_STACK_ERR], (unsigned long long)lost[LOST_STACKS_FULL],
 		 (unsigned long long)lost[LOST_STACK_COLLIDED],
 		 (unsigned long long)lost[LOST_COUNTS_FULL]);
-	unwind_summary_line(env.sr.unwinder, stack_opts.folded, unwound, sizeof(unwound));
+	unwind_summary_line(env.sr.unwinder, stack_opts.folded, unwound, sizeof(t->unwound));
 	if (!unwound[0])
 		o.header.extra = NULL;
-	if (env.nr_specs)
-		snprintf(title, sizeof(title), "every hit of %s, %.1f s%s", env.label, elapsed,
-			 nr_lost ? ", samples lost" : "");
+	if (env.nr_specs || !sampled_freq())
+		snprintf(title, sizeof(t->title), "every %s%s, %.1f s%s", env.nr_specs ? "hit of " : "",
+			 env.label, elapsed, nr_lost ? ", samples lost" : "");
 	else
-		snprintf(title, sizeof(title), "%s at %llu Hz, %.1f s%s", env.label,
+		snprintf(title, sizeof(t->title), "%s at %llu Hz, %.1f s%s", env.label,
 			 (unsigned long long)profile_sampling.freq, elapsed, nr_lost ? ", samples lost" : "");
 	pprof_values(&o.pprof);
 	stack_pprof_meta(&o, r, title);
+	*out = o;
+}
+
+static int profile_write(struct runner *r)
+{
+	struct profile_texts texts;
+	struct stack_outputs o;
+
+	profile_outputs(r, &texts, &o);
 	return stack_outputs_write(r->out, &o, &env.sr);
 }
 
@@ -467,7 +544,7 @@ void profile_state(struct runner *r, struct profile_state *out)
 	*out = (struct profile_state){
 		.sr = &env.sr,
 		.event = env.label,
-		.freq = env.nr_specs ? 0 : profile_sampling.freq,
+		.freq = env.nr_specs ? 0 : sampled_freq(),
 		.lost = lost ? lost[LOST_STACK_ERR] + lost[LOST_STACKS_FULL] +
 			       lost[LOST_STACK_COLLIDED] + lost[LOST_COUNTS_FULL] : 0,
 		.trim_bpf_frames = env.nr_specs > 0,
@@ -484,9 +561,10 @@ const struct command profile_cmd = {
 		"take a sample at every hit of a tracepoint or function.",
 	.notes = PROFILE_EVENT_NOTES,
 	.caps = CAP_SYMBOLS | CAP_CPUS | CAP_THREAD_KIND | CAP_STACKS | CAP_STACK_OUTPUTS |
-		CAP_EVENTS | CAP_PERIODS,
+		CAP_STACK_FILES | CAP_EVENTS | CAP_PERIODS,
 	.positional = POS_DURATION,
 	.opts = profile_opts,
+	.sampling_opts = profile_sampling_opts,
 	.skel = &profile_skel,
 	.check = profile_check,
 	.configure = profile_configure,

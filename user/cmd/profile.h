@@ -6,25 +6,25 @@
 #include "core/runner.h"
 #include "core/stackrun.h"
 
-/* -F and --include-idle: filled by the options, reset by profile_teardown(). */
+/* -F, -c and --include-idle: filled by the options, reset by profile_teardown(). */
 struct profile_sampling {
-	__u64 freq;
+	__u64 freq;     /* -F; 0 until given or defaulted */
+	__u64 period;   /* -c: a sample every N events of each perf event */
+	bool freq_given;
 	bool include_idle;
 };
 extern struct profile_sampling profile_sampling;
 
-/* The sampling options, in profile's option table and in top's. */
-#define PROFILE_SAMPLING_OPTS                                                                  \
-	{ 'F', "freq", "HZ", "sampling frequency (default 99)", OPT_U64, &profile_sampling.freq, \
-	  1, 1000000, .what = "frequency", .hint = "expected a whole number of Hz, at least 1" }, \
-	{ 0, "include-idle", NULL, "include the idle task (pid 0) in timer sampling (event\n"     \
-	  "specs count every hit, in any task)", OPT_FLAG, &profile_sampling.include_idle }
+/* The sampling options (-F, -c, --include-idle): profile's and top's struct command
+ * sampling_opts. */
+extern const struct opt profile_sampling_opts[];
 
 /* The events -e takes, for profile's --help and top's. */
 #define PROFILE_EVENT_NOTES                                                                    \
 	"EVENT: cpu-clock (default), task-clock, or another of perf's software and hardware\n"  \
 	"events (cycles, instructions, cache-misses, branch-misses...; bpfprof list sw hw;\n"    \
-	":u/:k modifiers) sampled at -F HZ; or an event spec, every hit a sample:\n"          \
+	":u/:k modifiers) sampled at -F HZ (software events other than the clocks: every\n"     \
+	"event, or every -c N); or an event spec, every hit a sample:\n"                        \
 	"t:CAT:NAME, CAT:NAME, sys:NAME, u:PATH:FUNC, LIB:FUNC, k:FUNC (globs welcome).\n"
 
 /* profile's hooks (core/runner.h), top's too. */
@@ -48,4 +48,12 @@ struct profile_state {
 };
 /* Between profile_check() and the end of the run. */
 void profile_state(struct runner *r, struct profile_state *out);
+
+/* The texts a profile's outputs point into: they live as long as the outputs. */
+struct profile_texts {
+	char detail[256], title[384], unwound[512];
+};
+/* How the run's stacks are written (report header, flame graph, pprof sample types), as
+ * profile writes them at its end; out points into t. */
+void profile_outputs(struct runner *r, struct profile_texts *t, struct stack_outputs *out);
 #endif

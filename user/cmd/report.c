@@ -183,7 +183,7 @@ const struct file_command report_cmd = {
 		"are merged: they must count the same thing (samples with samples, time with time).\n",
 	.min_files = 1,
 	.opts = report_opts,
-	.caps = CAP_STACKS | CAP_STACK_OUTPUTS,
+	.caps = CAP_STACKS | CAP_STACK_OUTPUTS | CAP_STACK_FILES,
 	.run = report_run,
 	.reset = report_reset,
 };

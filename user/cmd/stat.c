@@ -43,8 +43,19 @@ struct stat_ev {
 	struct perfev_value *cpu, *cpu_prev; /* per CPU (-A) */
 };
 
+/* --per-core / --per-socket: CPUs counted together, as perf stat names them */
+struct stat_unit {
+	int socket, die, core;
+	int ncpus;            /* the selected CPUs in it */
+	char name[32];        /* "S0-D0-C1", "S0" */
+};
+
 static struct stat_env {
-	bool per_process, by_comm, per_cpu;
+	bool per_process, by_comm, per_cpu, per_core, per_socket;
+	struct stat_unit *units;
+	int nr_units;
+	int *unit_of;         /* by CPU: its unit, -1 when not counted */
+	struct perfev_value *unit_vals; /* [event][unit] of the reading being printed */
 	const char *sep;
 	const char *by, *filter;  /* --by FIELD[,FIELD...], --filter EXPR */
 	struct event_fields ef;
@@ -94,6 +105,10 @@ static int opt_sep(const char *arg)
 static const struct opt stat_opts[] = {
 	{ 'A', "per-cpu", NULL, "a row per CPU for every event (system-wide counting)",
 	  OPT_FLAG, &env.per_cpu },
+	{ 0, "per-core", NULL, "a row per physical core for every event, its CPUs added up\n"
+	  "(system-wide counting)", OPT_FLAG, &env.per_core },
+	{ 0, "per-socket", NULL, "a row per processor socket, as --per-core", OPT_FLAG,
+	  &env.per_socket },
 	{ 'P', "per-process", NULL, "also break the counts down per process (BPF)", OPT_FLAG,
 	  &env.per_process },
 	{ 0, "by-comm", NULL, "also break the counts down per command name (BPF); each CPU's\n"
@@ -226,6 +241,53 @@ static int sort_events(char **names, int n)
 	return 0;
 }
 
+static bool cpu_selected(int c);
+
+/* A CPU's topology number (physical_package_id, die_id, core_id); 0 where sysfs has none
+ * (die_id came with 5.6), as perf reads it. */
+static int topology_id(int cpu, const char *what)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/%s", cpu, what);
+	return (int)read_sysfs_long(path);
+}
+
+/* The units of --per-core / --per-socket, in the order of their first CPU. */
+static int find_units(void)
+{
+	env.units = calloc(env.ncpu, sizeof(*env.units));
+	env.unit_of = calloc(env.ncpu, sizeof(*env.unit_of));
+	if (!env.units || !env.unit_of)
+		return -ENOMEM;
+	for (int c = 0; c < env.ncpu; c++) {
+		struct stat_unit u = { .socket = topology_id(c, "physical_package_id") };
+		int k;
+
+		env.unit_of[c] = -1;
+		if (!cpu_selected(c))
+			continue;
+		if (env.per_core) {
+			u.die = topology_id(c, "die_id");
+			u.core = topology_id(c, "core_id");
+		}
+		for (k = 0; k < env.nr_units; k++)
+			if (env.units[k].socket == u.socket && env.units[k].die == u.die &&
+			    env.units[k].core == u.core)
+				break;
+		if (k == env.nr_units) {
+			if (env.per_core)
+				snprintf(u.name, sizeof(u.name), "S%d-D%d-C%d", u.socket, u.die, u.core);
+			else
+				snprintf(u.name, sizeof(u.name), "S%d", u.socket);
+			env.units[env.nr_units++] = u;
+		}
+		env.units[k].ncpus++;
+		env.unit_of[c] = k;
+	}
+	return 0;
+}
+
 /* --by / --filter: every event has fields to give (perf's counters have none), and has the
  * ones named. */
 static int check_fields(void)
@@ -264,14 +326,22 @@ static int stat_check(struct runner *r)
 		      (unsigned long long)env.repeat);
 		return -EINVAL;
 	}
-	if (env.per_cpu && !system_wide()) {
-		p_err("-A/--per-cpu counts per CPU: it needs system-wide counting (-a, -C or no "
-		      "target), as in perf stat");
+	if (env.per_cpu + env.per_core + env.per_socket > 1) {
+		p_err("-A, --per-core and --per-socket are ways to split the counts: give one");
+		return -EINVAL;
+	}
+	if ((env.per_cpu || env.per_core || env.per_socket) && !system_wide()) {
+		p_err("%s counts per %s: it needs system-wide counting (-a, -C or no target), as in "
+		      "perf stat", env.per_cpu ? "-A/--per-cpu" : env.per_core ? "--per-core" :
+		      "--per-socket", env.per_cpu ? "CPU" : env.per_core ? "core" : "socket");
 		return -EINVAL;
 	}
 	env.ncpu = nr_cpus_possible();
 	if (env.ncpu <= 0)
 		return -EINVAL;
+	err = (env.per_core || env.per_socket) ? find_units() : 0;
+	if (err)
+		return err;
 	err = run_opts.nr_events ? sort_events(run_opts.events, run_opts.nr_events)
 				 : sort_events(default_events, sizeof(default_events) /
 							       sizeof(default_events[0]));
@@ -332,6 +402,7 @@ static int stat_configure(struct runner *r)
 	bpf_program__set_autoload(skel->progs.clock_exec, clocks > 0);
 	bpf_program__set_autoload(skel->progs.clock_exit, clocks > 0);
 	skel->rodata->targ_from_exec = targets.follow;
+	skel->rodata->targ_cpu_counters = system_wide() || targets.cgroup;
 	/* --by / --filter: a field table per event, and the key's size the fields need */
 	skel->rodata->targ_fields = env.by || env.filter;
 	skel->rodata->targ_by = env.ef.nr_by > 0;
@@ -837,6 +908,9 @@ static void print_one(const char *time, int i, struct reading *rd, const struct 
 	if (env.per_cpu) {
 		snprintf(prefix, sizeof(prefix), "CPU%d", rd->cpu);
 		row.prefix = prefix;
+	} else if (env.nr_units) {
+		row.prefix = env.units[rd->cpu].name;
+		row.prefix_cpus = env.units[rd->cpu].ncpus;
 	}
 	if (with_runs && env.repeat > 1) {
 		row.noise = true;
@@ -845,32 +919,64 @@ static void print_one(const char *time, int i, struct reading *rd, const struct 
 	stat_print_row(env.out, env.sep, &row);
 }
 
-/* Every row of a reading, in the order given; with -A each event's CPUs in turn, as perf.
- * Returns how many glob matches were left out for never firing. */
+static const struct perfev_value *unit_of_reading(const struct stat_ev *e, int unit)
+{
+	return &env.unit_vals[(e - env.ev) * env.nr_units + unit];
+}
+
+/* --per-core / --per-socket: each unit's values, its CPUs' readings (by get) added up. */
+static int sum_units(const struct perfev_value *(*get)(const struct stat_ev *, int))
+{
+	if (!env.unit_vals)
+		env.unit_vals = calloc((size_t)env.nr_ev * env.nr_units, sizeof(*env.unit_vals));
+	if (!env.unit_vals)
+		return -ENOMEM;
+	memset(env.unit_vals, 0, (size_t)env.nr_ev * env.nr_units * sizeof(*env.unit_vals));
+	for (int i = 0; i < env.nr_ev; i++)
+		for (int c = 0; c < env.ncpu; c++)
+			if (env.unit_of[c] >= 0)
+				add_value(&env.unit_vals[i * env.nr_units + env.unit_of[c]],
+					  get(&env.ev[i], c));
+	return 0;
+}
+
+/* Every row of a reading, in the order given; with -A each event's CPUs in turn, and with
+ * --per-core/--per-socket each unit's events in turn, as perf.  Returns how many glob matches
+ * were left out for never firing. */
 static int print_reading(const char *time, const struct perfev_value *(*get)(const struct stat_ev *, int),
 			 double elapsed_ns, bool with_runs)
 {
-	int ncols = env.per_cpu ? env.ncpu : 1, silent = 0;
+	bool per_unit = env.nr_units > 0, split = env.per_cpu || per_unit;
+	int ncols = env.per_cpu ? env.ncpu : per_unit ? env.nr_units : 1, silent = 0;
 	struct figures *f = calloc(ncols, sizeof(*f));
 	struct reading *rd = calloc(ncols, sizeof(*rd));
+	const struct stat_ev *total = NULL;
 
-	if (!f || !rd) {
+	if (!f || !rd || (per_unit && sum_units(get))) {
 		free(f);
 		free(rd);
 		return -ENOMEM;
 	}
+	if (per_unit)
+		get = unit_of_reading;
 	for (int c = 0; c < ncols; c++) {
 		rd[c] = (struct reading){ get, c };
 		gather_figures(reading_value, &rd[c], elapsed_ns, &f[c]);
 	}
 	for (int i = 0; i < env.nr_ev; i++) {
-		if (!shown(&env.ev[i], env.per_cpu ? &env.ev[i].total : get(&env.ev[i], 0))) {
+		total = &env.ev[i];
+		if (!shown(total, split ? &total->total : get(total, 0)))
 			silent++;
-			continue;
-		}
-		for (int c = 0; c < ncols; c++)
+	}
+	for (int a = 0; a < (per_unit ? ncols : env.nr_ev); a++) {
+		for (int b = 0; b < (per_unit ? env.nr_ev : ncols); b++) {
+			int i = per_unit ? b : a, c = per_unit ? a : b;
+
+			if (!shown(&env.ev[i], split ? &env.ev[i].total : get(&env.ev[i], 0)))
+				continue;
 			if (!env.per_cpu || cpu_selected(c))
 				print_one(time, i, &rd[c], &f[c], with_runs);
+		}
 	}
 	free(f);
 	free(rd);
@@ -928,10 +1034,11 @@ static int print_interval(struct runner *r, __u64 now)
 	}
 	/* perf prints the column heading every 25 intervals */
 	if (!env.sep && env.intervals++ % 25 == 0)
-		stat_print_interval_heading(env.out, env.per_cpu ? "CPU" : NULL);
+		stat_print_interval_heading(env.out, env.per_cpu ? "CPU" : env.per_core ? "core" :
+					    env.per_socket ? "socket" : NULL);
 	/* stamped on the run loop's clock, whose intervals start at attach: 0.5, 1.0... */
 	stat_time_stamp(now - r->start_ns, stamp, sizeof(stamp));
-	print_reading(stamp, env.per_cpu ? interval_cpu_of : interval_total_of,
+	print_reading(stamp, env.per_cpu || env.nr_units ? interval_cpu_of : interval_total_of,
 		      now - env.last_report, false);
 	env.last_report = now;
 cleanup:
@@ -1359,7 +1466,7 @@ static int print_totals(__u64 elapsed_ns)
 
 	if (!env.sep)
 		stat_print_header(env.out, target_text(what, sizeof(what)), acc.runs_done);
-	silent = env.per_cpu ? print_reading(NULL, cpu_of, elapsed_ns, false)
+	silent = env.per_cpu || env.nr_units ? print_reading(NULL, cpu_of, elapsed_ns, false)
 			     : print_reading(NULL, mean_of, acc.elapsed.mean * 1e9, true);
 	if (silent && !env.sep)
 		fprintf(env.out, "(%d more matched event%s had no hits)\n", silent,
@@ -1422,6 +1529,9 @@ static void stat_teardown(struct runner *r)
 	free(env.ev);
 	free(env.slots);
 	free(env.links);
+	free(env.units);
+	free(env.unit_of);
+	free(env.unit_vals);
 	memset(&env, 0, sizeof(env));
 }
 

@@ -39,6 +39,7 @@ static struct top_env {
 	struct top_table *table;
 	struct top_ui ui;
 	struct top_keyreader keys;
+	struct stack_agg *all; /* --svg, --pprof: every period's samples, for the files at the end */
 	struct top_row *rows;
 	size_t nr_rows;
 	double total;          /* the rows' 100% */
@@ -71,7 +72,6 @@ static int opt_sort(const char *arg)
 }
 
 static const struct opt top_opts[] = {
-	PROFILE_SAMPLING_OPTS,
 	{ 'd', "delay", "SEC", "refresh every SEC seconds (default 2), as perf top's -d; the\n"
 	  "run's length is --duration or DURATION", OPT_FN, .fn = opt_delay },
 	{ 's', "sort", "KEYS", "rows by comm, pid, dso, sym: a comma list, in column order\n"
@@ -228,18 +228,35 @@ static int print_refresh(FILE *out)
 	return err;
 }
 
+/* A period's samples made final (event specs' BPF frames trimmed, once) and kept for the files
+ * written at the end. */
+static int keep_period(struct runner *r, const struct stack_sample *s, size_t n)
+{
+	struct profile_state st;
+	int err = 0;
+
+	profile_state(r, &st);
+	if (st.trim_bpf_frames)
+		for (size_t i = 0; i < n; i++)
+			stack_sample_trim_bpf((struct stack_sample *)&s[i]);
+	for (size_t i = 0; env.all && i < n && !err; i++)
+		err = stack_agg__add(env.all, &s[i]);
+	if (err)
+		p_err("cannot keep the samples for the files: %s", strerror(-err));
+	return err;
+}
+
 /* One period's samples into the table, and on the screen or out. */
 static int show_period(struct runner *r, const struct stack_sample *s, size_t n, __u64 now)
 {
 	struct profile_state st;
 	__u64 cpu = own_cpu_us();
 	double seconds = (now - env.last_ns) / 1e9;
-	int err;
+	int err = keep_period(r, s, n);
 
+	if (err)
+		return err;
 	profile_state(r, &st);
-	if (st.trim_bpf_frames)
-		for (size_t i = 0; i < n; i++)
-			stack_sample_trim_bpf((struct stack_sample *)&s[i]);
 	err = top_table__refresh(env.table, env.ui.mode, s, n, &env.status.period);
 	if (err) {
 		p_err("cannot update the table: %s", strerror(-err));
@@ -348,7 +365,9 @@ static int top_check(struct runner *r)
 	/* samples keep their process, for 'P' and --sort pid */
 	st.sr->by_tid = true;
 	env.table = top_table__new(&env.sort);
-	if (!env.table) {
+	if (stack_files_wanted())
+		env.all = stack_agg__new(true);
+	if (!env.table || (stack_files_wanted() && !env.all)) {
 		p_err("cannot set up the table: %s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
@@ -408,19 +427,36 @@ static void top_detach(struct runner *r)
 	profile_detach(r);
 }
 
+/* The whole run's --svg and --pprof, as profile writes them. */
+static void write_files(struct runner *r)
+{
+	struct profile_texts texts;
+	struct stack_outputs o;
+	const struct stack_sample *s;
+	size_t n = 0;
+
+	profile_outputs(r, &texts, &o);
+	s = stack_agg__samples(env.all, &n);
+	stack_files_write(&o, s, n);
+}
+
 /* Plain text: the last period too, when it is long enough to say something (Ctrl-C, DURATION
- * or the target's end cut it short); perf top prints nothing more either. */
+ * or the target's end cut it short); perf top prints nothing more either.  The files have it
+ * all. */
 static int top_write(struct runner *r)
 {
 	struct profile_state st;
 	__u64 end = r->end_ns ?: now_ns();
+	int err;
 
-	if (env.screen)
-		return 0;
-	if (env.refreshes && (end - env.last_ns) / 1e9 < env.delay / 2)
-		return 0;
 	profile_state(r, &st);
-	return show_period(r, st.sr->samples, st.sr->nr_samples, end);
+	if (!env.screen && (!env.refreshes || (end - env.last_ns) / 1e9 >= env.delay / 2))
+		err = show_period(r, st.sr->samples, st.sr->nr_samples, end);
+	else
+		err = keep_period(r, st.sr->samples, st.sr->nr_samples);
+	if (!err && env.all)
+		write_files(r);
+	return err;
 }
 
 static void top_teardown(struct runner *r)
@@ -428,6 +464,7 @@ static void top_teardown(struct runner *r)
 	term_leave();
 	free(env.rows);
 	top_table__free(env.table);
+	stack_agg__free(env.all);
 	profile_teardown(r);
 	memset(&env, 0, sizeof(env));
 }
@@ -450,9 +487,10 @@ const struct command top_cmd = {
 		"second, the share taken in the kernel, samples lost (this refresh/all) and, with\n"
 		"-v, bpfprof's own CPU time per refresh and per second.  User stacks are walked by\n"
 		"frame pointers unless --unwind says otherwise (as perf top -g does).\n",
-	.caps = CAP_SYMBOLS | CAP_CPUS | CAP_THREAD_KIND | CAP_STACKS | CAP_EVENTS,
+	.caps = CAP_SYMBOLS | CAP_CPUS | CAP_THREAD_KIND | CAP_STACKS | CAP_STACK_FILES | CAP_EVENTS,
 	.positional = POS_DURATION,
 	.opts = top_opts,
+	.sampling_opts = profile_sampling_opts,
 	.skel = &profile_skel,
 	.check = top_check,
 	.configure = profile_configure,

@@ -193,6 +193,19 @@ int nr_cpus_possible(void)
 	return libbpf_num_possible_cpus();
 }
 
+long read_sysfs_long(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	long v = 0;
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%ld", &v) != 1 || v < 0)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
 bool cpu_online(int cpu)
 {
 	char path[80], c = '1';

@@ -39,6 +39,8 @@ int thread_group_of(__u32 tid, __u32 *tgid);
 /* Number of possible CPUs (libbpf's view), and whether CPU n is online. */
 int nr_cpus_possible(void);
 bool cpu_online(int cpu);
+/* The number a sysfs (or procfs) file holds; 0 when it is missing, unreadable or negative. */
+long read_sysfs_long(const char *path);
 
 /* libbpf's log callback: warnings always, debug only with -v. */
 int libbpf_print_fn(enum libbpf_print_level level, const char *fmt, va_list args);

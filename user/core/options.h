@@ -32,9 +32,12 @@ enum cmd_caps {
 	CAP_EVENTS = 1 << 5,      /* -e EVENT[,EVENT...] */
 	CAP_SYMBOLS = 1 << 6,     /* reads symbols of user binaries: --no-debuginfod */
 	CAP_PERIODS = 1 << 7,     /* --every, --pprof-dir, --push: continuous profiling */
-	/* with CAP_STACKS: the stack outputs (-f, --annotate, --svg, --title, --call-graph-limit);
-	 * top, which shows its table only, lacks it */
+	/* with CAP_STACKS: the stack outputs in place of the report (-f, --annotate,
+	 * --call-graph-limit); top, which shows its table instead, lacks it */
 	CAP_STACK_OUTPUTS = 1 << 12,
+	/* with CAP_STACKS: the files the whole run's stacks are written to (--svg, --title,
+	 * --pprof), top's too */
+	CAP_STACK_FILES = 1 << 13,
 };
 
 struct opt {

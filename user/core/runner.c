@@ -101,6 +101,7 @@ int runner_option_groups(const struct command *cmd, struct opt_group *groups, in
 {
 	const struct opt_group all[] = {
 		{ "Options", cmd->opts },
+		{ "Sampling", cmd->sampling_opts },
 		{ "Targets", target_opts },
 		{ "Events", event_table },
 		{ "Stacks", stack_opts_table },
@@ -113,7 +114,8 @@ int runner_option_groups(const struct command *cmd, struct opt_group *groups, in
 	int n = 0;
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]) && n < max; i++)
-		groups[n++] = all[i];
+		if (all[i].opts)
+			groups[n++] = all[i];
 	return n;
 }
 

@@ -90,6 +90,9 @@ struct command {
 	unsigned int caps;       /* enum cmd_caps */
 	enum run_positional positional;
 	const struct opt *opts;  /* the command's own options */
+	/* how perf events are sampled (-F, -c, --include-idle): profile's table, which top
+	 * shares; NULL for the others */
+	const struct opt *sampling_opts;
 	const struct skel_ops *skel;
 
 	/* Every hook is optional; each returns 0 or a negative errno after printing why. */

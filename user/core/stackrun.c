@@ -128,9 +128,9 @@ const struct opt stack_output_opts_table[] = {
 	{ 0, "annotate", NULL, "with -f: suffix kernel frames with _[k]", OPT_FLAG,
 	  &stack_opts.annotate, .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
 	{ 0, "svg", "FILE", "also write a flame graph SVG", OPT_OUTPUT, &stack_opts.svg,
-	  .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
+	  .needs = CAP_STACKS | CAP_STACK_FILES },
 	{ 0, "title", "TEXT", "flame graph title", OPT_STR, &stack_opts.title,
-	  .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
+	  .needs = CAP_STACKS | CAP_STACK_FILES },
 	{ 0, "no-children", NULL, "report Self only, like perf report --no-children", OPT_FLAG,
 	  &stack_opts.no_children, .needs = CAP_STACKS },
 	{ 0, "sort", "KEYS", "what tells report rows apart, as perf report --sort: comm,\n"
@@ -143,7 +143,7 @@ const struct opt stack_output_opts_table[] = {
 	  .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
 	{ 0, "pprof", "FILE", "also write a pprof profile (gzip'd profile.proto) for go tool\n"
 	  "pprof, Pyroscope, Parca, speedscope", OPT_OUTPUT, &stack_opts.pprof,
-	  .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
+	  .needs = CAP_STACKS | CAP_STACK_FILES },
 	{},
 };
 
@@ -592,6 +592,28 @@ static int write_sections(FILE *out, const struct stack_outputs *o, const struct
 	return err;
 }
 
+bool stack_files_wanted(void)
+{
+	return stack_opts.svg.path || stack_opts.pprof.path;
+}
+
+void stack_files_write(const struct stack_outputs *o, const struct stack_sample *s, size_t n)
+{
+	/* the report still goes out without a file that failed: it costs only itself */
+	if (stack_opts.svg.of.f) {
+		int err = flamegraph_write(stack_opts.svg.of.f, s, n, &o->flamegraph);
+
+		if (err)
+			runner_output_failed(&stack_opts.svg, err);
+	}
+	if (stack_opts.pprof.of.f) {
+		int err = pprof_write(stack_opts.pprof.of.f, s, n, &o->pprof);
+
+		if (err)
+			runner_output_failed(&stack_opts.pprof, err);
+	}
+}
+
 int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const struct stack_run *sr)
 {
 	const struct stack_sample *s = sr->samples;
@@ -611,19 +633,7 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 		return period_send(s, n, &o->pprof, sr->period_start_ns,
 				   sr->period_end_ns ?: now_ns(), o->header.frequency);
 
-	if (stack_opts.svg.of.f) {
-		err = flamegraph_write(stack_opts.svg.of.f, s, n, &o->flamegraph);
-		/* the report still goes out without its flame graph */
-		if (err)
-			runner_output_failed(&stack_opts.svg, err);
-		err = 0;
-	}
-	if (stack_opts.pprof.of.f) {
-		err = pprof_write(stack_opts.pprof.of.f, s, n, &o->pprof);
-		if (err)
-			runner_output_failed(&stack_opts.pprof, err);
-		err = 0;
-	}
+	stack_files_write(o, s, n);
 	if (o->folded) {
 		err = folded_write(out, s, n, &o->folded_opts);
 		if (o->header.lost)
@@ -651,5 +661,7 @@ void stack_pprof_meta(struct stack_outputs *o, const struct runner *r, const cha
 			      (r->start_ns && mono > r->start_ns ? (__s64)(mono - r->start_ns) : 0);
 	o->pprof.duration_nanos = runner_elapsed(r) * 1e9;
 	o->pprof.labels = PPROF_LABEL_PID | PPROF_LABEL_TID | PPROF_LABEL_COMM;
+	/* the one cgroup bpfprof knows a sample's: the run's own target */
+	o->pprof.cgroup = targets.cgroup;
 	o->pprof.comment = comment;
 }

@@ -139,6 +139,12 @@ struct stack_outputs {
  * the labels the samples carry (pid, tid, comm) and comment as its comment. */
 void stack_pprof_meta(struct stack_outputs *o, const struct runner *r, const char *comment);
 
+/* Whether --svg or --pprof asked for a file of the run's stacks. */
+bool stack_files_wanted(void);
+/* The --svg and --pprof files of the n samples s, as o describes them; a file that fails is
+ * named on stderr and dropped (runner_output_failed()), the rest still written. */
+void stack_files_write(const struct stack_outputs *o, const struct stack_sample *s, size_t n);
+
 /* The SVG (when --svg asked for it) and the report or folded stacks of the run's samples on out.
  * Files are committed by the runner.  Returns 0 or -errno (printed). */
 int stack_outputs_write(FILE *out, const struct stack_outputs *o, const struct stack_run *sr);

@@ -20,7 +20,7 @@ typedef Perftools__Profiles__Function Function;
 typedef Perftools__Profiles__ValueType ValueType;
 
 /* Labels a sample gets at most: pid, tid, comm, waker. */
-#define MAX_LABELS 4
+#define MAX_LABELS 5
 
 /* A location being built: its frame's identity and where it is. */
 struct enc_location {
@@ -230,8 +230,10 @@ static int comm_id(struct enc *e, const char comm[16])
 }
 
 /* The sample's labels into l (MAX_LABELS of them).  -ENOMEM or how many. */
-static int sample_labels(struct enc *e, const struct stack_sample *s, unsigned which, Label *l)
+static int sample_labels(struct enc *e, const struct stack_sample *s, const struct pprof_meta *m,
+			 Label *l)
 {
+	unsigned which = m->labels;
 	int n = 0, k;
 
 	if (which & PPROF_LABEL_PID) {
@@ -251,6 +253,12 @@ static int sample_labels(struct enc *e, const struct stack_sample *s, unsigned w
 		if ((l[n].key = str_id(e, "comm")) < 0 || (k = comm_id(e, s->comm)) < 0)
 			return -ENOMEM;
 		l[n++].str = k;
+	}
+	if (m->cgroup) {
+		perftools__profiles__label__init(&l[n]);
+		if ((l[n].key = str_id(e, "cgroup")) < 0 || (l[n].str = str_id(e, m->cgroup)) < 0)
+			return -ENOMEM;
+		n++;
 	}
 	if (s->nr_waker_frames && s->waker_comm[0]) {
 		perftools__profiles__label__init(&l[n]);
@@ -349,7 +357,7 @@ static int build_samples(struct enc *e, struct enc_out *o, const struct stack_sa
 		err = err ?: sample_values(&s[i], m, ps->value);
 		if (err)
 			return err;
-		nl = sample_labels(e, &s[i], m->labels, &o->labels[i * MAX_LABELS]);
+		nl = sample_labels(e, &s[i], m, &o->labels[i * MAX_LABELS]);
 		if (nl < 0)
 			return nl;
 		for (int k = 0; k < nl; k++)

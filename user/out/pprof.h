@@ -39,6 +39,7 @@ struct pprof_meta {
 	__s64 time_nanos;          /* when the run started, ns since the epoch (UTC) */
 	__s64 duration_nanos;      /* how long it ran */
 	unsigned labels;           /* enum pprof_labels */
+	const char *cgroup;        /* every sample's "cgroup" label (the run's --cgroup), or NULL */
 	const char *comment;       /* one line pprof prints with the profile ("bpfprof profile
 				    * -F 99"), or NULL */
 };

@@ -783,6 +783,9 @@ static void print_header(FILE *out, const struct report_header *h, const struct 
 	}
 	if (h && h->frequency)
 		fprintf(out, "# Event frequency: %llu Hz\n", (unsigned long long)h->frequency);
+	if (h && h->period)
+		fprintf(out, "# Sample period: %llu event%s\n", (unsigned long long)h->period,
+			h->period == 1 ? " (every event)" : "s");
 	fprintf(out, "# Lost samples: %llu", (unsigned long long)(h ? h->lost : 0));
 	if (h && h->lost_detail && h->lost_detail[0])
 		fprintf(out, " (%s)", h->lost_detail);

@@ -11,6 +11,7 @@ enum report_unit {
 struct report_header {
 	const char *event;       /* "cpu-clock", "sched_switch (off-CPU)" ... */
 	__u64 frequency;         /* Hz, 0 when not sampling at a frequency */
+	__u64 period;            /* a sample every period events (perf record -c), or 0 */
 	double duration_s;       /* wall time of the run */
 	__u64 lost;              /* samples that could not be stored */
 	const char *lost_detail; /* e.g. "stack capture failed 3, stack table full 0", or NULL */

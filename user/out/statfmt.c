@@ -69,7 +69,9 @@ static void print_aligned(FILE *out, const struct stat_row *row)
 
 	if (row->time)
 		fprintf(out, "%s ", row->time);
-	if (row->prefix)
+	if (row->prefix && row->prefix_cpus)
+		fprintf(out, "%-15s %4d ", row->prefix, row->prefix_cpus);
+	else if (row->prefix)
 		fprintf(out, "%-10s ", row->prefix);
 	if (row->state != STAT_COUNTED) {
 		fprintf(out, "%*s %-*s %-*s%*s", VALUE_WIDTH, state_text(row->state), UNIT_WIDTH,
@@ -116,6 +118,8 @@ static void print_separated(FILE *out, const char *sep, const struct stat_row *r
 		fprintf(out, "%s%s", row->time, sep);
 	if (row->prefix)
 		fprintf(out, "%s%s", row->prefix, sep);
+	if (row->prefix && row->prefix_cpus)
+		fprintf(out, "%d%s", row->prefix_cpus, sep);
 	if (row->state != STAT_COUNTED)
 		fprintf(out, "%s", state_text(row->state));
 	else
@@ -179,6 +183,13 @@ void stat_print_interval_heading(FILE *out, const char *prefix_title)
 {
 	/* the counts column ends where the rows' values do: after the prefix's 11 characters */
 	int width = prefix_title ? 11 + VALUE_WIDTH - (int)strlen(prefix_title) : VALUE_WIDTH;
+
+	/* a unit's rows: its name in 16 characters and its CPUs in 4 ("core" then "cpus", as perf) */
+	if (prefix_title && strcmp(prefix_title, "CPU")) {
+		fprintf(out, "#           time %-15s %4s%*s unit events\n", prefix_title, "cpus",
+			VALUE_WIDTH + 1, "counts");
+		return;
+	}
 
 	fprintf(out, "#           time %s%*s unit events\n", prefix_title ?: "", width, "counts");
 }

@@ -37,7 +37,9 @@ enum stat_row_state {
 /* One counter line. */
 struct stat_row {
 	const char *time;    /* -I: the interval's end, seconds since the start; NULL without */
-	const char *prefix;  /* -A "CPU3", a process "ls-4242", a command "ls"; NULL without */
+	const char *prefix;  /* -A "CPU3", --per-core "S0-D0-C1", a process "ls-4242", a command
+			      * "ls"; NULL without */
+	int prefix_cpus;     /* --per-core/--per-socket: the CPUs counted in the prefix's unit */
 	enum stat_row_state state;
 	double value;        /* the count; msec for clocks */
 	bool clock;          /* shown with two decimals and "msec" */
@@ -64,6 +66,7 @@ void stat_print_header(FILE *out, const char *what, int runs);
  * error's first), and user and sys seconds when given (>= 0). */
 void stat_print_footer(FILE *out, const struct run_stats *elapsed, double user_s, double sys_s);
 
-/* "-I" column heading, printed before the first interval (aligned output only). */
+/* "-I" column heading, printed before the first interval (aligned output only); prefix_title
+ * "CPU" for -A, "core" or "socket" for a unit's rows (with their CPUs' column), or NULL. */
 void stat_print_interval_heading(FILE *out, const char *prefix_title);
 #endif

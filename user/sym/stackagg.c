@@ -132,9 +132,11 @@ static long frame_id(struct stack_agg *a, const struct frame *f)
 	return a->nr_frames++;
 }
 
-/* Appends the ids of n frames to the arena.  0 or -ENOMEM (the arena is left as it was). */
-static int add_ids(struct stack_agg *a, const struct frame *f, __u32 n)
+/* Appends the ids of s's n frames (its waker's when waker) to the arena, frames given inline
+ * or as ids into another aggregation's table.  0 or -ENOMEM (the arena is left as it was). */
+static int add_ids(struct stack_agg *a, const struct stack_sample *s, bool waker)
 {
+	__u32 n = waker ? s->nr_waker_frames : s->nr_frames;
 	size_t start = a->nr_ids;
 
 	if (a->nr_ids + n > a->ids_cap) {
@@ -150,7 +152,8 @@ static int add_ids(struct stack_agg *a, const struct frame *f, __u32 n)
 		a->ids_cap = cap;
 	}
 	for (__u32 i = 0; i < n; i++) {
-		long id = frame_id(a, &f[i]);
+		long id = frame_id(a, waker ? stack_sample_waker_frame(s, i) :
+					      stack_sample_frame(s, i));
 
 		if (id < 0) {
 			a->nr_ids = start;
@@ -206,8 +209,8 @@ int stack_agg__add(struct stack_agg *a, const struct stack_sample *s)
 	drop_output(a);
 	memcpy(e.comm, s->comm, TASK_COMM_LEN - 1);
 	memcpy(e.waker_comm, s->waker_comm, TASK_COMM_LEN - 1);
-	err = add_ids(a, s->frames, s->nr_frames);
-	if (!err && (err = add_ids(a, s->waker_frames, s->nr_waker_frames)))
+	err = add_ids(a, s, false);
+	if (!err && (err = add_ids(a, s, true)))
 		a->nr_ids = e.ids;
 	if (err)
 		return err;

@@ -14,7 +14,8 @@ struct stack_agg;
  * ENOMEM. */
 struct stack_agg *stack_agg__new(bool by_tid);
 /* Adds s's value to its entry, made on first sight with copies of s's frames and strings (s
- * stays the caller's).  0 or -ENOMEM. */
+ * stays the caller's; its frames inline or ids, as another aggregation's samples have them).
+ * 0 or -ENOMEM. */
 int stack_agg__add(struct stack_agg *a, const struct stack_sample *s);
 /* The entries so far as samples for the writers, their frames as ids into the aggregation's
  * frame table (stack_sample_frame()); valid until the next add or free.  NULL with *nr 0 when
