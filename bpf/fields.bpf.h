@@ -334,7 +334,9 @@ static __always_inline bool filter_pass(const struct field_table *t, const struc
 const volatile bool targ_by_fixed = false;
 const volatile bool targ_by_ints = false; /* ...and all of them numbers: the key fits the stack */
 const volatile __u32 targ_nr_by = 0;
-const volatile struct field_desc targ_by_desc[FIELDS_MAX] = {};
+/* struct field_desc as the loader's memcpy lays it out: a plain type keeps the skeleton free of
+ * ours (every user of the object would need include/evfields.h first) */
+const volatile __u64 targ_by_desc[FIELDS_MAX] = {};
 
 /* The key of event idx from the fixed fields, into key (strings read through str). */
 static __always_inline void *fixed_key(const struct field_ctx *fc, __u32 idx, char *key,
@@ -344,12 +346,17 @@ static __always_inline void *fixed_key(const struct field_ctx *fc, __u32 idx, ch
 	/* unrolled: a constant index makes each read of targ_by_desc a known constant */
 #pragma clang loop unroll(full)
 	for (int i = 0; i < FIELDS_MAX; i++) {
-		/* member by member, volatile (the loader sets them): clang keeps them in registers,
-		 * where the verifier sees the constants (a struct copy went through the stack) */
-		const volatile struct field_desc *vd = &targ_by_desc[i];
-		struct field_desc d = { .src = vd->src, .read = vd->read, .size = vd->size,
-					.is_signed = vd->is_signed, .offset = vd->offset,
-					.key_off = vd->key_off };
+		/* one volatile load, taken apart in registers, where the verifier sees the
+		 * constants (a struct copy through the stack loses them byte by byte) */
+		__u64 raw = targ_by_desc[i];
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		struct field_desc d = { .src = raw, .read = raw >> 8, .size = raw >> 16,
+					.is_signed = raw >> 24, .offset = raw >> 32,
+					.key_off = raw >> 48 };
+#else
+		struct field_desc d = { .src = raw >> 56, .read = raw >> 48, .size = raw >> 40,
+					.is_signed = raw >> 32, .offset = raw >> 16, .key_off = raw };
+#endif
 		__u32 off = d.key_off;
 		__u64 v = 0;
 

@@ -6,6 +6,7 @@
 #include <bpf/bpf_tracing.h>
 #include "errno.bpf.h"
 #include "events.bpf.h"
+#include "fields.bpf.h"
 #include "profile.h"
 #include "stacks.bpf.h"
 #include "target.bpf.h"
@@ -20,6 +21,7 @@ const volatile bool targ_sampling_cookies = false;
 const volatile __u32 targ_spec_base = 0;
 const volatile bool targ_user_stacks = true;
 const volatile bool targ_kern_stacks = true;
+const volatile bool targ_filter = false; /* -e SPEC --filter: each spec event's table in field_tabs */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -85,6 +87,20 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	return take_sample(ctx, true, true, event >= 0 && event < 64 && (targ_clock_events >> event) & 1, event);
 }
 
+/* --filter, before any stack is taken: event is an event index (the specs' after the sampled
+ * perf events'), or negative for none of ours. */
+static __always_inline bool passes(int event, const struct field_ctx *fc)
+{
+	const struct field_table *t;
+	__u32 k;
+
+	if (!targ_filter || event < 0)
+		return true;
+	k = event - targ_spec_base;
+	t = bpf_map_lookup_elem(&field_tabs, &k);
+	return t && filter_pass(t, fc);
+}
+
 /* The event index of a spec's hit, from its attach cookie (user/probe/attach.c). */
 static __always_inline int spec_event(void *ctx)
 {
@@ -96,54 +112,74 @@ static __always_inline int spec_event(void *ctx)
 SEC("tracepoint")
 int event_tp(void *ctx)
 {
-	return take_sample(ctx, true, false, false, spec_event(ctx));
+	struct field_ctx fc = { .rec = ctx };
+	int idx = spec_event(ctx);
+
+	return passes(idx, &fc) ? take_sample(ctx, true, false, false, idx) : 0;
 }
 
 SEC("raw_tp")
 int event_raw_tp(void *ctx)
 {
-	return take_sample(ctx, true, false, false, spec_event(ctx));
+	struct field_ctx fc = {};
+	int idx = spec_event(ctx);
+
+	return passes(idx, &fc) ? take_sample(ctx, true, false, false, idx) : 0;
 }
 
 SEC("uprobe")
 int event_uprobe(struct pt_regs *ctx)
 {
+	struct field_ctx fc = { .regs = ctx, .args_from = ARGS_FUNC_REGS };
+	int idx = spec_event(ctx);
+
 	/* the kernel stack would only be the breakpoint trap's */
-	return take_sample(ctx, false, true, false, spec_event(ctx));
+	return passes(idx, &fc) ? take_sample(ctx, false, true, false, idx) : 0;
 }
 
 SEC("kprobe")
 int event_kprobe(struct pt_regs *ctx)
 {
-	return take_sample(ctx, true, true, false, spec_event(ctx));
+	struct field_ctx fc = { .regs = ctx, .args_from = ARGS_FUNC_REGS };
+	int idx = spec_event(ctx);
+
+	return passes(idx, &fc) ? take_sample(ctx, true, true, false, idx) : 0;
 }
 
 SEC("fentry")
 int BPF_PROG(event_fentry)
 {
+	struct field_ctx fc = { .args_from = ARGS_READY };
 	int idx = func_event(ctx);
 
-	return take_sample(ctx, true, false, false, idx < 0 ? idx : (int)targ_spec_base + idx);
+	idx = idx < 0 ? idx : (int)targ_spec_base + idx;
+	for (int i = 0; targ_filter && i < 6; i++)
+		bpf_get_func_arg(ctx, i, &fc.args[i]);
+	return passes(idx, &fc) ? take_sample(ctx, true, false, false, idx) : 0;
 }
 
 SEC("raw_tp")
 int BPF_PROG(event_sys_enter, struct pt_regs *regs, long nr)
 {
+	struct field_ctx fc = { .regs = regs, .args_from = ARGS_SYSCALL_REGS };
 	int idx = sys_event(&sys_enter_idx, nr);
 
 	if (idx < 0 || compat_syscall(regs))
 		return 0;
-	return take_sample(ctx, true, false, false, targ_spec_base + idx);
+	idx += targ_spec_base;
+	return passes(idx, &fc) ? take_sample(ctx, true, false, false, idx) : 0;
 }
 
 SEC("raw_tp")
 int BPF_PROG(event_sys_exit, struct pt_regs *regs, long ret)
 {
+	struct field_ctx fc = { .ret = ret };
 	int idx = sys_event(&sys_exit_idx, exit_syscall_nr(regs));
 
 	if (idx < 0 || compat_syscall(regs))
 		return 0;
-	return take_sample(ctx, true, false, false, targ_spec_base + idx);
+	idx += targ_spec_base;
+	return passes(idx, &fc) ? take_sample(ctx, true, false, false, idx) : 0;
 }
 
 char LICENSE[] SEC("license") = "GPL";

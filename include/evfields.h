@@ -54,6 +54,8 @@ struct field_desc {
 	__u16 offset;   /* FSRC_RECORD: offset in the record; FSRC_ARG: argument number */
 	__u16 key_off;  /* --by: where the value goes in the key (8-byte slot or a string) */
 };
+/* bpf/fields.bpf.h carries one as a __u64 in its read-only settings */
+_Static_assert(sizeof(struct field_desc) == 8, "struct field_desc is one __u64");
 
 /* Filter operations (postfix: leaves push a truth, && || ! combine the two or one on top). */
 enum filter_opcode {

@@ -34,6 +34,14 @@ check "--by arg0,comm --filter '!(arg0 == 9) && comm == ...': one row, 100" \
 "$BPFPROF" stat "u:$W:work%return" --filter 'retval > 80 || retval < 0' -- "$W" 0 >"$TMP/rf" 2>&1
 check "--filter on retval: 50" test "$(event_count "$TMP/rf" 'fieldwork:work%return')" = 50
 
+# Two events whose fields sit at different places (exec's pid is its record's, fork's is the
+# pseudo field): each event's own table.
+"$BPFPROF" stat sched:sched_process_exec sched:sched_process_fork --by comm,pid -- "$W" 3 >"$TMP/two" 2>&1
+check "--by comm,pid on two events: 3 exec rows of true, one fork row of 3" \
+	test "$(awk '/sched_process_exec by/ { on = 1 } /sched_process_fork by/ { on = 0 }
+		on && $2 == "true" && $1 == 1' "$TMP/two" | wc -l)" = 3 \
+	-a "$(awk '/sched_process_fork by/ { on = 1 } on && $2 == "fieldwork" { print $1 }' "$TMP/two")" = 3
+
 # 3. String filters in the kernel: ~ globs, ==, !=.
 "$BPFPROF" stat sched:sched_process_exec --filter 'filename ~ "*/true"' -- "$W" 4 >"$TMP/g" 2>&1
 check "--filter 'filename ~ \"*/true\"': the 4 execs of true, not the workload's" \
@@ -58,16 +66,32 @@ syms=$(awk '/by function/ { on = 1; next } on && $1 ~ /^[0-9]+$/ && $2 ~ /^[A-Za
 addrs=$(awk '/by function/ { on = 1; next } on && $1 ~ /^[0-9]+$/ && $2 ~ /^0x/' "$TMP/wq.out" | wc -l)
 check "stat workqueue:workqueue_queue_work --by function -a 2 names kernel functions" \
 	test "$syms" -ge 1 -a "$addrs" = 0
+top=$(awk '/by function/ { on = 1; next } on && $1 ~ /^[0-9]+$/ { print $2; exit }' "$TMP/wq.out")
+if [ -n "$top" ]; then
+	( for i in 1 2 3 4 5 6; do
+		dd if=/dev/zero of="$TMP/wq" bs=64k count=4 conv=fsync 2>/dev/null; sync; sleep 0.2
+	  done ) &
+	churn=$!
+	"$BPFPROF" stat workqueue:workqueue_queue_work --by function --filter "function == ${top%%+*}" \
+		-a 2 >"$TMP/wqf.out" 2>&1
+	wait "$churn"
+	check "--filter 'function == NAME' (a kernel function by name): only its rows" \
+		test "$(awk '/by function/ { on = 1; next } on && $1 ~ /^[0-9]+$/ { print $2 }' "$TMP/wqf.out" | sort -u | tr '\n' ' ')" = "$top "
+fi
 check "--by rows busiest first" awk '/by function/ { on = 1; next }
 	on && $1 ~ /^[0-9]+$/ { if (prev != "" && $1 > prev) exit 1; prev = $1 }' "$TMP/wq.out"
 
-# 6. funclat --filter: only the calls that pass are timed.
+# 6. funclat and profile -e --filter: only the calls that pass are timed or sampled.
 "$BPFPROF" funclat "u:$W:work" --filter 'arg0 == 9' -- "$W" 0 >"$TMP/fl" 2>&1
 check "funclat u:BIN:work --filter 'arg0 == 9' times 50 calls" \
 	test "$(awk '$1 == "count" { print $2; exit }' "$TMP/fl")" = 50
 "$BPFPROF" funclat sys:openat --filter 'filename == "/etc/hostname"' -- cat /etc/hostname >"$TMP/fo" 2>&1
 check "funclat sys:openat --filter on a user string: 1 call" \
 	test "$(awk '$1 == "count" { print $2; exit }' "$TMP/fo")" = 1
+
+"$BPFPROF" profile -e "u:$W:work" --filter 'arg0 == 9' -f -- "$W" 0 >"$TMP/pf" 2>/dev/null
+check "profile -e u:BIN:work --filter 'arg0 == 9': 50 stacks taken" \
+	test "$(folded_sum "$TMP/pf" 'work')" = 50
 
 # 7. Kernel functions' return values: kprobes / fentry where the kernel has them.
 out=$("$BPFPROF" stat 'k:vfs_read%return' --by retval -a 0.5 2>&1 >/dev/null); rc=$?
@@ -117,3 +141,7 @@ expect_two "funclat --filter unknown field" "unknown field 'nope'; the event's f
 	funclat "u:$W:work" --filter 'nope > 1' 1
 expect_two "funclat FUNC%return" "funclat times each call from its entry to its return" \
 	funclat "u:$W:work%return" 1
+expect_two "profile --filter on sampled perf events" "perf's sampled events have no fields" \
+	profile --filter 'pid > 1' 1
+expect_two "--filter a kernel function that does not exist" "no kernel function 'no_such_fn'" \
+	stat workqueue:workqueue_queue_work --filter 'function == no_such_fn' -a 1

@@ -146,6 +146,36 @@ static void test_errors(void)
 	CHECK_INT(tab.nr_ops, 0);
 }
 
+static __u64 fake_sym(const char *name, void *ctx)
+{
+	return !strcmp(name, "vmstat_update") ? 0xffffffff81234560ULL : 0;
+}
+
+/* A kernel function pointer compares with a function's name: its address. */
+static void test_kernel_function_names(void)
+{
+	struct field_list l = {};
+	struct field f = { .name = "function", .type = "void *", .kind = FIELD_KSYM,
+			   .src = FSRC_RECORD, .offset = 16, .size = 8, .in_record = true };
+	__u64 ints[FILTER_FIELDS_MAX] = { 0xffffffff81234560ULL };
+	char strs[FILTER_FIELDS_MAX][FIELD_STR_LEN] = {};
+
+	field_list_add(&l, &f);
+	memset(&tab, 0, sizeof(tab));
+	CHECK_INT(filter_compile_sym("function == vmstat_update", &l, false, fake_sym, NULL, &tab,
+				     err, sizeof(err)), 0);
+	CHECK(filter_eval(&tab, ints, (const char (*)[FIELD_STR_LEN])strs));
+	ints[0]++;
+	CHECK(!filter_eval(&tab, ints, (const char (*)[FIELD_STR_LEN])strs));
+	CHECK_INT(filter_compile_sym("function == nope", &l, false, fake_sym, NULL, &tab, err,
+				     sizeof(err)), -EINVAL);
+	CHECK(strstr(err, "no kernel function 'nope'") != NULL);
+	CHECK_INT(filter_compile("function == vmstat_update", &l, false, &tab, err, sizeof(err)),
+		  -EINVAL);
+	CHECK_INT(filter_compile("function != 0", &l, false, &tab, err, sizeof(err)), 0);
+	field_list_free(&l);
+}
+
 static void test_field_names(void)
 {
 	char names[4][FIELD_NAME_MAX + 16];
@@ -162,6 +192,7 @@ int main(void)
 	RUN(test_logic);
 	RUN(test_strings);
 	RUN(test_errors);
+	RUN(test_kernel_function_names);
 	RUN(test_field_names);
 	field_list_free(&fields);
 	return tests_failed_total ? 1 : 0;

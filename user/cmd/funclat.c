@@ -12,7 +12,7 @@
 #include "core/heatmaprun.h"
 #include "core/runner.h"
 #include "funclat.h"
-#include "probe/fields.h" /* before the skeleton: its rodata holds struct field_desc */
+#include "probe/fields.h"
 #include "funclat.skel.h"
 #include "out/hist.h"
 

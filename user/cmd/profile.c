@@ -14,6 +14,7 @@
 #include "core/runner.h"
 #include "core/stackrun.h"
 #include "cmd/profile.h"
+#include "probe/fields.h"
 #include "probe/perfevent.h"
 #include "profile.h"
 #include "profile.skel.h"
@@ -47,6 +48,8 @@ static struct profile_env {
 	const char **names;    /* by event index: the sampled perf events, then the specs' events */
 	int nr_names;
 	struct probe_events evs;
+	const char *filter;    /* --filter EXPR on the specs' fields */
+	struct event_fields ef;
 	struct sampling sampling;
 	struct stack_run sr;
 	__u64 lost[LOST_REASONS];
@@ -69,6 +72,8 @@ static const struct opt profile_opts[] = {
 	{ 0, "event-root", NULL, "with several events, each event as the root frame of the\n"
 	  "folded stacks and the flame graph (the report has a section\n"
 	  "per event)", OPT_FLAG, &env.event_root },
+	{ 0, "filter", "EXPR", "with -e SPEC: sample only the hits EXPR holds for, decided in\n"
+	  "the kernel before any stack is taken (e.g. 'arg0 > 4096')", OPT_STR, &env.filter },
 	{ 'I', NULL, NULL, "-I is an interval in bpfprof's grammar (perf stat's -I MS) and profile "
 	  "prints no intervals; the idle task is included with --include-idle", OPT_RETIRED },
 	{},
@@ -254,6 +259,13 @@ int profile_check(struct runner *r)
 		err = probe_resolve_specs(env.specs, env.nr_specs,
 					  targets.nr_pids ? targets.pids[0] : 0, &env.evs);
 	err = err ?: name_events();
+	if (!err && env.filter && (env.nr_sampled || !env.nr_specs)) {
+		p_err("--filter %s: perf's sampled events have no fields (it applies to -e SPEC: "
+		      "tracepoints, syscalls, functions)", env.filter);
+		err = -EINVAL;
+	}
+	if (!err && env.filter)
+		err = event_fields_build(&env.evs, NULL, env.filter, &env.ef);
 	if (!err && env.nr_sampled) {
 		choose_sampling();
 		err = open_sampling(&env.sampling);
@@ -270,6 +282,7 @@ static struct probe_progs event_progs(struct profile_bpf *skel)
 		.sys_enter = skel->progs.event_sys_enter, .sys_exit = skel->progs.event_sys_exit,
 		.func_ips = skel->maps.func_ips,
 		.sys_enter_idx = skel->maps.sys_enter_idx, .sys_exit_idx = skel->maps.sys_exit_idx,
+		.records = env.ef.records,
 	};
 	return p;
 }
@@ -286,6 +299,8 @@ static int configure_events(struct profile_bpf *skel)
 		bpf_program__set_autoattach(progs[i], false);
 	}
 	bpf_program__set_autoload(skel->progs.do_sample, env.nr_sampled > 0);
+	skel->rodata->targ_filter = env.filter != NULL;
+	bpf_map__set_max_entries(skel->maps.field_tabs, env.evs.nr ?: 1);
 	return env.nr_specs ? probe_prepare(&p, &env.evs) : 0;
 }
 
@@ -345,7 +360,9 @@ int profile_attach(struct runner *r)
 	err = runner_attach_skeleton(r);
 	if (err)
 		return err;
-	if (env.nr_specs)
+	if (env.filter)
+		err = event_fields_fill(&env.ef, skel->maps.field_tabs);
+	if (!err && env.nr_specs)
 		err = probe_attach(&p, &env.evs, targets.pids, targets.nr_pids, &r->links);
 	return err ?: attach_sampling(skel, &env.sampling);
 }
@@ -512,6 +529,7 @@ void profile_teardown(struct runner *r)
 	stack_run_free(&env.sr);
 	close_sampling(&env.sampling);
 	probe_events_free(&env.evs);
+	event_fields_free(&env.ef);
 	free(env.specs);
 	free(env.sampled);
 	free(env.names);

@@ -410,7 +410,7 @@ static int stat_configure(struct runner *r)
 	/* the same fields at the same places in every event: constants the verifier prunes by */
 	skel->rodata->targ_by_fixed = env.ef.nr_by > 0 && env.evs.nr > 0;
 	skel->rodata->targ_nr_by = env.ef.nr_by;
-	for (int i = 1; i < env.evs.nr; i++)
+	for (int i = 1; env.ef.nr_by && i < env.evs.nr; i++)
 		if (memcmp(env.ef.tabs[i].by, env.ef.tabs[0].by, sizeof(env.ef.tabs[0].by)))
 			skel->rodata->targ_by_fixed = false;
 	if (skel->rodata->targ_by_fixed)

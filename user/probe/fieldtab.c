@@ -10,6 +10,7 @@
 #include "probe/fields.h"
 #include "probe/filter.h"
 #include "probe/probe.h"
+#include "sym/syms.h"
 
 /* Whether the pointers an event hands over point into user memory: a user function's, and a
  * syscall's arguments. */
@@ -52,11 +53,22 @@ static int split_by(const char *by, struct event_fields *ef)
 	return 0;
 }
 
+/* A kernel function's address for the filter, kallsyms read on first use. */
+static __u64 ksym_addr(const char *name, void *ctx)
+{
+	struct ksyms **ks = ctx;
+
+	if (!*ks)
+		*ks = ksyms__load();
+	return *ks ? ksyms__addr(*ks, name) : 0;
+}
+
 int event_fields_build(const struct probe_events *evs, const char *by, const char *filter,
 		       struct event_fields *ef)
 {
 	unsigned slot[FIELDS_MAX] = {};
 	struct field_list l = {};
+	struct ksyms *ks = NULL;
 	char why[1024], names[1024];
 	int err = 0;
 
@@ -101,7 +113,7 @@ int event_fields_build(const struct probe_events *evs, const char *by, const cha
 		}
 		t->nr_by = ef->nr_by;
 		if (!err && filter) {
-			err = filter_compile(filter, &l, user, t, why, sizeof(why));
+			err = filter_compile_sym(filter, &l, user, ksym_addr, &ks, t, why, sizeof(why));
 			if (err) {
 				p_err("%s: %s", e->name, why);
 				break;
@@ -109,6 +121,7 @@ int event_fields_build(const struct probe_events *evs, const char *by, const cha
 		}
 	}
 	field_list_free(&l);
+	ksyms__free(ks);
 	if (err)
 		return err == -ENOMEM ? err : -EINVAL;
 	/* one layout for every event (a field may be a string in one, a number in another) */

@@ -24,6 +24,8 @@ struct parser {
 	/* output */
 	const struct field_list *fields;
 	bool user_mem;
+	filter_sym_fn sym;
+	void *sym_ctx;
 	struct field_table *t;
 	char names[FILTER_FIELDS_MAX][FIELD_NAME_MAX + 16];
 	/* only names wanted (filter_field_names): no table */
@@ -289,6 +291,18 @@ static int parse_cmp(struct parser *ps)
 		errno = 0;
 		op.val = ps->text[0] == '-' ? (__u64)strtoll(ps->text, &end, 0)
 					    : (__u64)strtoull(ps->text, &end, 0);
+		if (f.kind == FIELD_KSYM && (*end || end == ps->text) && valid_field_name(ps->text) &&
+		    !strchr(ps->text, ':')) {
+			/* function == vmstat_update: its address */
+			op.val = ps->sym ? ps->sym(ps->text, ps->sym_ctx) : 0;
+			if (!op.val) {
+				snprintf(ps->err, ps->err_size, "filter '%s': no kernel function '%s'",
+					 ps->expr, ps->text);
+				return -EINVAL;
+			}
+			end = ps->text + strlen(ps->text);
+			errno = 0;
+		}
 		if (ps->tok != T_WORD || *end || end == ps->text || errno) {
 			snprintf(ps->err, ps->err_size, "filter '%s': field '%s' is a number: '%s' is "
 				 "none", ps->expr, name, ps->text);
@@ -379,8 +393,16 @@ static int parse_all(struct parser *ps)
 int filter_compile(const char *expr, const struct field_list *fields, bool user_mem,
 		   struct field_table *t, char *err, size_t err_size)
 {
+	return filter_compile_sym(expr, fields, user_mem, NULL, NULL, t, err, err_size);
+}
+
+int filter_compile_sym(const char *expr, const struct field_list *fields, bool user_mem,
+		       filter_sym_fn sym, void *sym_ctx, struct field_table *t, char *err,
+		       size_t err_size)
+{
 	struct parser ps = { .expr = expr, .p = expr, .fields = fields, .user_mem = user_mem,
-			     .t = t, .err = err, .err_size = err_size };
+			     .sym = sym, .sym_ctx = sym_ctx, .t = t, .err = err,
+			     .err_size = err_size };
 	int ret;
 
 	t->nr_filt = t->nr_ops = 0;

@@ -6,6 +6,7 @@
  *   integers:  == != < <= > >= &   (decimal, 0x hex, negative; & is "any bit in common")
  *   strings:   == != ~ !~          ("a", 'a' or a bare word; ~ takes ftrace's globs "a*",
  *                                   "*a", "*a*")
+ *   kernel function pointers (%ps fields) also compare with a function's name: function == f
  * Pure: no BPF, no files (the fields come from the caller). */
 #ifndef BPFPROF_PROBE_FILTER_H
 #define BPFPROF_PROBE_FILTER_H
@@ -23,6 +24,15 @@
  * (-E2BIG). */
 int filter_compile(const char *expr, const struct field_list *fields, bool user_mem,
 		   struct field_table *t, char *err, size_t err_size);
+
+/* A kernel function's address by name, 0 when there is none. */
+typedef __u64 (*filter_sym_fn)(const char *name, void *ctx);
+
+/* filter_compile(), where a kernel function pointer field compared with a name (not a number)
+ * takes the address sym gives (-EINVAL naming it when there is none, or no sym). */
+int filter_compile_sym(const char *expr, const struct field_list *fields, bool user_mem,
+		       filter_sym_fn sym, void *sym_ctx, struct field_table *t, char *err,
+		       size_t err_size);
 
 /* The fields expr names (their text as written, casts included), each once, in order: for
  * callers that check them before compiling.  Returns how many, or -EINVAL (err says why). */
