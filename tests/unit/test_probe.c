@@ -57,6 +57,24 @@ static void test_parse_user_functions(void)
 	CHECK(strstr(why, "empty function") != NULL);
 }
 
+/* perf probe's FUNC%return */
+static void test_parse_return(void)
+{
+	CHECK_INT(parse("u:/bin/prog:work%return"), 0);
+	CHECK(spec.ret);
+	CHECK_STR(spec.name, "work");
+	CHECK_STR(spec.target, "/bin/prog");
+	CHECK_INT(parse("k:vfs_read%return"), 0);
+	CHECK(spec.ret && spec.kind == PROBE_KFUNC);
+	CHECK_STR(spec.name, "vfs_read");
+	CHECK_INT(parse("u:/bin/prog:work"), 0);
+	CHECK(!spec.ret);
+	CHECK_INT(parse("t:sched:sched_switch%return"), -EINVAL);
+	CHECK(strstr(why, "applies to functions") != NULL);
+	CHECK_INT(parse("k:%return"), -EINVAL);
+	CHECK(strstr(why, "empty function") != NULL);
+}
+
 static void test_parse_lib_or_tracepoint(void)
 {
 	/* "A:B" is decided at resolution: a tracepoint category if one exists, else a library */
@@ -251,6 +269,7 @@ int main(void)
 {
 	RUN(test_parse_kernel_functions);
 	RUN(test_parse_user_functions);
+	RUN(test_parse_return);
 	RUN(test_parse_lib_or_tracepoint);
 	RUN(test_parse_tracepoints_and_syscalls);
 	RUN(test_parse_bad_prefix);

@@ -51,19 +51,28 @@ int probe_prepare(const struct probe_progs *p, const struct probe_events *evs)
 {
 	const struct probe_event *first_k = NULL;
 	bool uf = false, tp = false, sys_in = false, sys_out = false, all_btf = true;
+	bool uf_ret = false, kf_ret = false;
 	const char *why_f = NULL, *why_k = NULL;
 	int err;
 
 	for (int i = 0; i < evs->nr; i++) {
 		const struct probe_event *e = &evs->ev[i];
 
+		if (e->ret && (p->want_exit || !(e->kind == PROBE_UFUNC ? p->uexit : p->kexit))) {
+			p_err("'%s': this command does not take FUNC%%return (%s)", e->name,
+			      p->want_exit ? "it times each call from its entry to its return" :
+			      "it has no return probes");
+			return -EINVAL;
+		}
 		switch (e->kind) {
 		case PROBE_KFUNC:
 			first_k = first_k ?: e;
 			all_btf &= e->btf_id > 0;
+			kf_ret |= e->ret;
 			break;
 		case PROBE_UFUNC:
-			uf = true;
+			uf |= !e->ret;
+			uf_ret |= e->ret;
 			break;
 		case PROBE_TP:
 			if (e->sys_nr < 0)
@@ -96,11 +105,11 @@ int probe_prepare(const struct probe_progs *p, const struct probe_events *evs)
 			"kprobes (fentry unavailable)");
 	}
 	set_autoload(p->fentry, kfunc_mode == KFUNC_FENTRY);
-	set_autoload(p->fexit, kfunc_mode == KFUNC_FENTRY && p->want_exit);
+	set_autoload(p->fexit, kfunc_mode == KFUNC_FENTRY && (p->want_exit || kf_ret));
 	set_autoload(p->kentry, kfunc_mode == KFUNC_KPROBE);
-	set_autoload(p->kexit, kfunc_mode == KFUNC_KPROBE && p->want_exit);
+	set_autoload(p->kexit, kfunc_mode == KFUNC_KPROBE && (p->want_exit || kf_ret));
 	set_autoload(p->uentry, uf);
-	set_autoload(p->uexit, uf && p->want_exit);
+	set_autoload(p->uexit, (uf && p->want_exit) || uf_ret);
 	use_raw_tp = tp && p->raw_tp && feat_raw_tp_cookie();
 	if (tp)
 		p_info("tracepoints: %s", use_raw_tp ? "raw tracepoints with cookies" :
@@ -113,7 +122,7 @@ int probe_prepare(const struct probe_progs *p, const struct probe_events *evs)
 	if (kfunc_mode == KFUNC_FENTRY) {
 		/* loaded against the first function; probe_attach() clones it for the others */
 		err = bpf_program__set_attach_target(p->fentry, 0, first_k->name);
-		if (!err && p->want_exit && p->fexit)
+		if (!err && (p->want_exit || kf_ret) && p->fexit)
 			err = bpf_program__set_attach_target(p->fexit, 0, first_k->name);
 		if (!err && p->func_ips)
 			/* the function's address and, with IBT, past its ENDBR */
@@ -200,6 +209,14 @@ static int attach_kfunc(const struct probe_progs *p, const struct probe_event *e
 			if (err)
 				return err;
 		}
+		if (e->ret) {
+			/* FUNC%return: the fexit program alone, loaded against the first function */
+			struct bpf_link *link = first ? bpf_program__attach_trace(p->fexit) : NULL;
+
+			if (first)
+				return link ? links_add(l, link) : -errno;
+			return attach_fentry_clone(p->fexit, e, l);
+		}
 		if (first) {
 			struct bpf_link *link = bpf_program__attach_trace(p->fentry);
 
@@ -216,8 +233,9 @@ static int attach_kfunc(const struct probe_progs *p, const struct probe_event *e
 		return err;
 	}
 	{
-		LIBBPF_OPTS(bpf_kprobe_opts, opts, .bpf_cookie = idx);
-		struct bpf_link *link = bpf_program__attach_kprobe_opts(p->kentry, e->name, &opts);
+		LIBBPF_OPTS(bpf_kprobe_opts, opts, .bpf_cookie = idx, .retprobe = e->ret);
+		struct bpf_link *link = bpf_program__attach_kprobe_opts(e->ret ? p->kexit : p->kentry,
+									e->name, &opts);
 
 		err = link ? links_add(l, link) : -errno;
 		if (!err && p->want_exit) {
@@ -232,11 +250,12 @@ static int attach_kfunc(const struct probe_progs *p, const struct probe_event *e
 static int attach_uprobe(const struct probe_progs *p, const struct probe_event *e, int idx,
 			 pid_t pid, struct probe_links *l)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = idx);
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = idx, .retprobe = e->ret);
 	struct bpf_link *link;
 	int err;
 
-	link = bpf_program__attach_uprobe_opts(p->uentry, pid, e->path, e->offset, &opts);
+	link = bpf_program__attach_uprobe_opts(e->ret ? p->uexit : p->uentry, pid, e->path,
+					       e->offset, &opts);
 	err = link ? links_add(l, link) : -errno;
 	if (!err && p->want_exit) {
 		opts.retprobe = true;

@@ -17,6 +17,7 @@
  *   t:CAT:NAME, CAT:NAME      tracepoint; syscalls:sys_enter_* / sys_exit_* ride on the raw
  *                             sys_enter / sys_exit tracepoints with an in-kernel NR filter
  *   sys:NAME                  a syscall: sys_enter_NAME, paired with sys_exit_NAME for latency
+ *   FUNC%return (k: and u:)   the function's return (kretprobe / uretprobe / fexit): retval
  * FUNC and NAME may be globs (fnmatch). */
 enum probe_kind {
 	PROBE_KFUNC,
@@ -35,6 +36,7 @@ struct probe_spec {
 			     * else LIB:FUNC (decided by probe_resolve) */
 	char target[PROBE_PATH_MAX]; /* UFUNC: path or library; TP: category */
 	char name[PROBE_NAME_MAX];   /* function, event or syscall name */
+	bool ret;                    /* FUNC%return: the function's return */
 };
 
 /* Splits a spec into kind, target and name.  Returns 0, or -EINVAL with a one-line reason in
@@ -54,6 +56,7 @@ struct probe_event {
 	__s32 sys_nr;              /* syscalls:sys_*_X and sys:X: syscall number, -1 if unknown */
 	bool sys_exit;             /* TP: a syscalls:sys_exit_* event */
 	bool from_glob;            /* one of a glob's matches: skipped, not fatal, if it cannot attach */
+	bool ret;                  /* KFUNC / UFUNC: at the return (FUNC%return), display "...%return" */
 	int spec;                  /* index of the spec it came from */
 };
 

@@ -391,6 +391,7 @@ static int add_kfunc(const char *name, __u64 addr, struct kfunc_match *m)
 	if (!e)
 		return errno == E2BIG ? too_many(m->spec) : -ENOMEM;
 	e->offset = addr;
+	e->ret = m->spec->ret;
 	if (m->btf) {
 		int id = btf__find_by_name_kind(m->btf, name, BTF_KIND_FUNC);
 
@@ -675,7 +676,8 @@ static int resolve_ufunc(const struct probe_spec *spec, int idx, pid_t pid, stru
 	base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	err = elf_syms__for_each_match(es, spec->name, ufunc_cb, &m);
 	for (size_t i = 0; !err && i < m.n; i++) {
-		struct probe_event *e = add_event(evs, PROBE_UFUNC, idx, "%s:%s", base, m.v[i].name);
+		struct probe_event *e = add_event(evs, PROBE_UFUNC, idx, "%s:%s%s", base, m.v[i].name,
+						  spec->ret ? "%return" : "");
 
 		if (!e) {
 			err = errno == E2BIG ? too_many(spec) : -ENOMEM;
@@ -689,6 +691,7 @@ static int resolve_ufunc(const struct probe_spec *spec, int idx, pid_t pid, stru
 			}
 		}
 		e->offset = m.v[i].off;
+		e->ret = spec->ret;
 	}
 	if (!err && !m.n) {
 		struct names all = {};
@@ -721,6 +724,10 @@ int probe_resolve(const struct probe_spec *spec, int spec_idx, pid_t pid, struct
 		snprintf(glob, sizeof(glob), "sys_enter_%s", spec->name);
 		return resolve_tp(spec, "syscalls", glob, PROBE_SYSCALL, spec_idx, evs);
 	case PROBE_UFUNC:
+		if (spec->lib_or_tp && tp_category_exists(spec->target) && spec->ret) {
+			p_err("'%s': %%return applies to functions, not to tracepoints", spec->text);
+			return -EINVAL;
+		}
 		if (spec->lib_or_tp && tp_category_exists(spec->target))
 			return resolve_tp(spec, spec->target, spec->name, PROBE_TP, spec_idx, evs);
 		return resolve_ufunc(spec, spec_idx, pid, evs);

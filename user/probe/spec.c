@@ -18,7 +18,33 @@ static int copy_part(char *dst, size_t size, const char *src, size_t len)
 	return 0;
 }
 
+static int parse_spec(const char *text, struct probe_spec *spec, char *err, size_t err_size);
+
+/* perf probe's FUNC%return: the function's return, where its return value is */
 int probe_spec_parse(const char *text, struct probe_spec *spec, char *err, size_t err_size)
+{
+	static const char suffix[] = "%return";
+	int ret = parse_spec(text, spec, err, err_size);
+	size_t len = strlen(spec->name), n = sizeof(suffix) - 1;
+
+	if (ret || len < n || strcmp(spec->name + len - n, suffix))
+		return ret;
+	if (spec->kind != PROBE_KFUNC && spec->kind != PROBE_UFUNC) {
+		snprintf(err, err_size, "'%s': %%return applies to functions (k:FUNC%%return, "
+			 "u:PATH:FUNC%%return), not to %s", text,
+			 spec->kind == PROBE_TP ? "tracepoints" : "syscalls");
+		return -EINVAL;
+	}
+	if (len == n) {
+		snprintf(err, err_size, "'%s' has an empty function name", text);
+		return -EINVAL;
+	}
+	spec->name[len - n] = '\0';
+	spec->ret = true;
+	return 0;
+}
+
+static int parse_spec(const char *text, struct probe_spec *spec, char *err, size_t err_size)
 {
 	const char *colon = strchr(text, ':'), *rest, *last;
 	size_t plen;

@@ -1,0 +1,118 @@
+/* The fields of an event, named as perf list / the tracepoint's format names them: a
+ * tracepoint's record fields (from tracefs' format file), a syscall's arguments by name and its
+ * `ret`, a user or kernel function's arg0..arg5 and `retval` (on return probes), with perf
+ * probe's casts (:string, :u8..:s64, :x8..:x64), and the pseudo fields every event has (comm,
+ * pid, tid, cpu, cgroup).  Used by --by / --filter (what the kernel reads, include/fields.h) and
+ * by trace (formatting a raw record as perf script prints it).  Pure but for
+ * fields_of_tracepoint() and fields_of_event(), which read tracefs. */
+#ifndef BPFPROF_PROBE_FIELDS_H
+#define BPFPROF_PROBE_FIELDS_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "evfields.h"
+
+struct probe_event;
+
+#define FIELD_NAME_MAX 64
+#define FIELD_TYPE_MAX 64
+
+/* What a field holds, for reading and printing it. */
+enum field_kind {
+	FIELD_INT,       /* an integer (signed or not) */
+	FIELD_HEX,       /* an integer printed in hex (:x8..:x64 casts, flags) */
+	FIELD_CHARS,     /* char NAME[N] in the record (comm-like) */
+	FIELD_DATALOC,   /* __data_loc char[] NAME: a string stored after the record */
+	FIELD_PTR,       /* a pointer, printed as 0x... */
+	FIELD_KSYM,      /* a pointer to a kernel function (print fmt's %ps / %pS): symbolized */
+	FIELD_KSTR,      /* a pointer to a kernel string (kprobe args cast :string) */
+	FIELD_USTR,      /* a pointer to a user string (syscall char * args, uprobe :string) */
+};
+
+struct field {
+	char name[FIELD_NAME_MAX];
+	char type[FIELD_TYPE_MAX];  /* as the format spells it ("void *", "pid_t"), or the cast */
+	enum field_kind kind;
+	enum field_src src;         /* include/fields.h: record, argument, return value, pseudo */
+	unsigned offset;            /* byte offset in the record, when in_record */
+	unsigned arg;               /* FSRC_ARG: argument number (0..5) */
+	unsigned size;              /* bytes in the record (or the cast's width; strings: array) */
+	bool in_record;             /* in a tracepoint record (syscall arguments are, too) */
+	bool is_signed;
+	bool common;                /* the common_* header fields every tracepoint record has */
+};
+
+struct field_list {
+	struct field *v;
+	int nr, cap;
+};
+
+void field_list_free(struct field_list *l);
+/* Appends a copy of f.  0 or -ENOMEM. */
+int field_list_add(struct field_list *l, const struct field *f);
+
+/* Parses the text of a tracefs format file ("name: ...\nID: ...\nformat:\n\tfield:TYPE NAME;\t
+ * offset:N;\tsize:N;\tsigned:N;\n ... print fmt: ...").  Integers, char arrays, __data_loc
+ * strings and pointers; a pointer the print fmt prints with %ps / %pS / %pF is FIELD_KSYM.  With
+ * syscall set (a syscalls:sys_enter_* / sys_exit_* format) the fields after __syscall_nr are
+ * arguments (FSRC_ARG, numbered in order; `char *` ones are FIELD_USTR) and `ret` is FSRC_RET.
+ * The common_* fields are kept, marked common.  Returns 0, or -EINVAL with a reason in err. */
+int fields_parse_format(const char *text, bool syscall, struct field_list *out, char *err,
+			size_t err_size);
+
+/* The format of tracepoint CAT:NAME from tracefs (/sys/kernel/tracing, else
+ * /sys/kernel/debug/tracing), parsed as above.  Returns 0 or a negative errno (after printing
+ * nothing: callers say which event). */
+int fields_of_tracepoint(const char *cat, const char *name, struct field_list *out);
+
+/* Every field of a resolved event (the pseudo fields last): a tracepoint's record, a syscall's
+ * arguments (sys:NAME and syscalls:sys_enter_NAME) or its ret (sys_exit_NAME), a function's
+ * arg0..arg5, or retval alone for FUNC%return (e->ret).  0 or a negative errno. */
+int fields_of_event(const struct probe_event *e, struct field_list *out);
+
+/* Adds comm, pid, tid, cpu and cgroup.  0 or -ENOMEM. */
+int fields_add_pseudo(struct field_list *l);
+
+/* Adds arg0..arg5 (FIELD_INT, 64-bit signed; :string reads kernel memory for kernel functions,
+ * user memory for user functions).  0 or -ENOMEM. */
+int fields_add_func_args(struct field_list *l);
+/* Adds retval (FSRC_RET, 64-bit signed).  0 or -ENOMEM. */
+int fields_add_func_ret(struct field_list *l);
+
+/* The field a --by / --filter name means: "NAME" or "NAME:CAST" (perf probe's casts: string,
+ * u8 u16 u32 u64 s8 s16 s32 s64 x8 x16 x32 x64).  user_mem says whether pointers the event
+ * gives point into user memory (uprobes, syscalls) for :string.  On success *f is the field
+ * with the cast applied; common_* fields are found only by their full name.  Returns 0,
+ * -ENOENT (no such field), or -EINVAL (bad cast: reason in err). */
+int fields_lookup(const struct field_list *l, const char *spec, bool user_mem, struct field *f,
+		  char *err, size_t err_size);
+
+/* "a, b, c": the names of the fields (common_* left out), for "unknown field" messages.  Returns
+ * buf. */
+char *fields_names(const struct field_list *l, char *buf, size_t size);
+
+/* How the kernel reads f (include/fields.h), its value going to key_off in an aggregation key. */
+struct field_desc field_desc_of(const struct field *f, bool user_mem, unsigned key_off);
+
+/* Bytes f takes in an aggregation key: FIELD_STR_LEN for strings, 8 for the rest. */
+unsigned field_key_size(const struct field *f);
+
+/* Whether f holds a string (chars, __data_loc, or a pointer read as a string). */
+bool field_is_string(const struct field *f);
+
+/* Resolves a kernel address to "symbol" or "symbol+0xoff"; returns buf or NULL (then the
+ * address is printed in hex). */
+typedef const char *(*field_ksym_fn)(__u64 addr, char *buf, size_t size, void *ctx);
+
+/* One field's value as text, from the value an aggregation key or a record holds: integers as
+ * perf prints them (signed or unsigned decimal; hex for FIELD_HEX and pointers, 0x...), kernel
+ * function pointers through ksym (if given), strings as they are.  Returns buf. */
+char *field_format_value(const struct field *f, __u64 v, const char *str, field_ksym_fn ksym,
+			 void *ctx, char *buf, size_t size);
+
+/* The fields of a raw tracepoint record rec (len bytes, as a perf tracepoint program sees it)
+ * as perf script's "name=value name=value" text, leaving out the common_* fields.  Returns the
+ * length written (snprintf's), or -EINVAL for a record too short for its fields. */
+int fields_format_record(const struct field_list *l, const void *rec, size_t len,
+			 field_ksym_fn ksym, void *ctx, char *buf, size_t size);
+#endif
