@@ -9,7 +9,7 @@
 
 static const struct command *const cmds[] = {
 	&profile_cmd, &offcpu_cmd, &funclat_cmd, &stat_cmd, &runqlat_cmd, &sched_cmd, &biolat_cmd,
-	&list_cmd, &top_cmd,
+	&list_cmd, &top_cmd, &trace_cmd,
 };
 
 static const struct file_command *const file_cmds[] = {
