@@ -39,6 +39,9 @@ static int open_flags_str(char *buf, size_t size, unsigned v)
 	return off;
 }
 
+/* O_TMPFILE without O_DIRECTORY (the kernel's __O_TMPFILE) */
+#define __O_TMPFILE_BIT (O_TMPFILE & ~O_DIRECTORY)
+
 static bool is_open_call(const char *sys)
 {
 	return !strcmp(sys, "open") || !strcmp(sys, "openat") || !strcmp(sys, "open_by_handle_at");
@@ -67,6 +70,8 @@ static void format_arg(char *buf, size_t size, const char *sys, const struct tra
 		snprintf(buf, size, "CWD");
 	else if (!strcmp(a->name, "flags") && is_open_call(sys))
 		open_flags_str(buf, size, (unsigned)a->val);
+	else if (!strcmp(a->name, "mode") && is_open_call(sys))
+		snprintf(buf, size, "%#llo", (unsigned long long)a->val);
 	else if (a->is_signed)
 		snprintf(buf, size, "%lld", (long long)s);
 	else
@@ -78,12 +83,18 @@ int trace_format_call(char *buf, size_t size, const char *sys, const struct trac
 		      int n)
 {
 	int off = snprintf(buf, size, "%s(", sys);
-	bool first = true;
+	bool first = true, creates = false;
 	char val[512];
 
+	/* open's mode means something only with O_CREAT or O_TMPFILE: perf hides it otherwise */
+	for (int i = 0; i < n && is_open_call(sys); i++)
+		if (!strcmp(args[i].name, "flags"))
+			creates = args[i].val & (O_CREAT | __O_TMPFILE_BIT);
 	for (int i = 0; i < n; i++) {
 		/* perf leaves out an argument that is zero, unless it is a string */
 		if (!args[i].val && !(args[i].is_str && args[i].str))
+			continue;
+		if (is_open_call(sys) && !creates && !strcmp(args[i].name, "mode"))
 			continue;
 		format_arg(val, sizeof(val), sys, &args[i]);
 		off += snprintf(buf + off, size > (size_t)off ? size - off : 0, "%s%s: %s",
