@@ -20,6 +20,9 @@ const volatile bool targ_task_storage = true;
 const volatile bool targ_timehist = false;
 const volatile bool targ_wakeups = false;
 const volatile bool targ_migrations = false;
+/* user space is woken once this much is waiting (it also reads every 100 ms): a wakeup per row
+ * would add a context switch on the reader's CPU to every switch traced */
+const volatile __u64 targ_wakeup_bytes = 1 << 20;
 
 /* --timehist rows, finished in the kernel; sized by the loader (a page when unused) */
 struct {
@@ -116,6 +119,12 @@ static __always_inline struct timehist_row *row_new(enum timehist_kind kind, __u
 	return row;
 }
 
+static __always_inline void row_submit(struct timehist_row *row)
+{
+	bpf_ringbuf_submit(row, bpf_ringbuf_query(&rows, BPF_RB_AVAIL_DATA) >= targ_wakeup_bytes ?
+				BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+}
+
 static __always_inline void row_task(struct task_struct *t, __u32 *pid, __u32 *tgid, char *comm)
 {
 	*pid = BPF_CORE_READ(t, pid);
@@ -135,7 +144,7 @@ static __always_inline void emit_action(enum timehist_kind kind, struct task_str
 	row_task(p, &row->other_pid, &row->other_tgid, row->other_comm);
 	row->orig_cpu = orig_cpu;
 	row->dest_cpu = dest_cpu;
-	bpf_ringbuf_submit(row, 0);
+	row_submit(row);
 }
 
 /* Same rule as runqlat (and the kernel's run_delay): queued from the first wakeup, not when
@@ -182,7 +191,7 @@ static __always_inline int on_switch(unsigned long long *ctx, struct task_struct
 			row->delay_ns = st->delay_ns;
 			row->run_ns = run;
 			row->state = state;
-			bpf_ringbuf_submit(row, 0);
+			row_submit(row);
 		}
 		st->wait_ns = st->delay_ns = 0;
 		if (state == TASK_RUNNING) {

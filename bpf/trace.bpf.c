@@ -27,6 +27,9 @@
 
 const volatile bool targ_summary = false; /* -s */
 const volatile bool targ_stacks = false;  /* -g */
+/* user space is woken once this much is waiting (it also reads every 100 ms): a wakeup per
+ * record would cost a context switch on the reader's CPU per event */
+const volatile __u64 targ_wakeup_bytes = 1 << 20;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -106,7 +109,9 @@ static __always_inline void rec_send(void *ctx, struct trace_buf *b)
 	}
 	if (size > sizeof(*b))
 		size = sizeof(*b);
-	if (bpf_ringbuf_output(&events, b, size, 0))
+	if (bpf_ringbuf_output(&events, b, size,
+			       bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= targ_wakeup_bytes ?
+			       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP))
 		count_lost(TRACE_LOST_RINGBUF);
 }
 

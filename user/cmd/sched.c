@@ -85,6 +85,7 @@ static int sched_configure(struct runner *r)
 	skel->rodata->targ_migrations = env.migrations;
 	if (env.timehist)
 		rb_size = (env.buffer_mb ?: 16) << 20;
+	skel->rodata->targ_wakeup_bytes = rb_size / 8;
 	err = bpf_map__set_max_entries(skel->maps.rows, rb_size);
 	err = err ?: bpf_program__set_autoload(skel->progs.migrate_raw, env.migrations);
 	if (err) {
@@ -164,6 +165,15 @@ static int sched_attach(struct runner *r)
 	if (!err && env.timehist)
 		err = runner_add_ringbuf(r, skel->maps.rows, on_row, r);
 	return err;
+}
+
+/* The rows written since the last wakeup: the kernel wakes the reader only for a full eighth of
+ * the buffer. */
+static int sched_tick(struct runner *r)
+{
+	if (env.timehist && r->rb && ring_buffer__consume(r->rb) < 0 && env.write_err)
+		return 1;
+	return 0;
 }
 
 /* the column heads, before the banner and the first row */
@@ -305,6 +315,7 @@ const struct command sched_cmd = {
 	.configure = sched_configure,
 	.attach = sched_attach,
 	.started = sched_started,
+	.tick = sched_tick,
 	.banner = "Tracing scheduler events... Hit Ctrl-C to end.",
 	.detach = sched_detach,
 	.collect = sched_collect,

@@ -151,6 +151,7 @@ static int trace_configure(struct runner *r)
 	/* settings are read-only globals, fixed before load */
 	skel->rodata->targ_summary = env.summary;
 	skel->rodata->targ_stacks = env.stacks;
+	skel->rodata->targ_wakeup_bytes = ((env.buffer_mb ?: 16) << 20) / 8;
 	err = bpf_map__set_max_entries(skel->maps.evcfg, env.evs.nr);
 	err = err ?: bpf_map__set_max_entries(skel->maps.events,
 					      env.summary ? 4096 : (env.buffer_mb ?: 16) << 20);
@@ -313,6 +314,15 @@ static int trace_attach(struct runner *r)
 	return err;
 }
 
+/* The records written since the last wakeup: the kernel wakes the reader only for a full
+ * eighth of the buffer. */
+static int trace_tick(struct runner *r)
+{
+	if (r->rb && ring_buffer__consume(r->rb) < 0 && env.write_err)
+		return 1;
+	return 0;
+}
+
 /* -s: the summary map as rows */
 static int read_summary(struct trace_bpf *skel)
 {
@@ -420,6 +430,7 @@ const struct command trace_cmd = {
 	.prepare = trace_prepare,
 	.attach = trace_attach,
 	.banner = "Tracing... Hit Ctrl-C to end.",
+	.tick = trace_tick,
 	.collect = trace_collect,
 	.write = trace_write,
 	.teardown = trace_teardown,
