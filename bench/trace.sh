@@ -33,19 +33,6 @@ pipe_run() {
 	"${BENCH[@]}" "${1:-$LOOPS}" >"$BTMP/bench.out" 2>&1
 	bench_result "$BTMP/bench.out" "${1:-$LOOPS}"
 }
-wait_ready() {
-	local i
-	for ((i = 0; i < 600; i++)); do
-		grep -Eq "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
-# record NAME "TRACED" "UNTRACED" EXTRA: appends the two ratios and EXTRA to $BTMP/NAME.
-record() {
-	echo "$(ratio "${2% *}" "${3% *}") $(ratio "${2#* }" "${3#* }") $4" >>"$BTMP/$1"
-	echo "${3% *}" >>"$BTMP/untraced"
-}
 # under NAME READY-REGEX|- EXTRA-FN -- TRACER...: TRACER in the background until it is attached,
 # one run under it, SIGINT, an untraced twin; EXTRA-FN prints the last column.
 under() {
