@@ -11,6 +11,7 @@
 #include "stat.h"
 #include "core_fixes.bpf.h"
 #include "events.bpf.h"
+#include "fields.bpf.h"
 #include "target.bpf.h"
 
 const volatile bool targ_per_process = false; /* -P or --by-comm */
@@ -45,6 +46,46 @@ struct {
 
 __u64 lost_procs; /* -P: events whose process did not fit in proc_counts */
 
+/* --by / --filter: each event's field table in field_tabs (no table: nothing is counted) */
+const volatile bool targ_fields = false;
+const volatile bool targ_by = false;
+
+/* --by: counts per (event, field values); the key's size is set by the loader */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__uint(key_size, FIELDS_KEY_MAX);
+	__uint(value_size, sizeof(__u64));
+} field_counts SEC(".maps");
+
+__u64 lost_fields; /* --by: events whose values did not fit in field_counts */
+
+/* Adds one to the row of the event's field values. */
+static __always_inline void add_fields(const struct field_table *t, const struct field_ctx *fc,
+				       __u32 idx)
+{
+	__u64 one = 1, *pv;
+	void *key = fields_key(t, fc, idx);
+
+	if (!key) {
+		__sync_fetch_and_add(&lost_fields, 1);
+		return;
+	}
+	pv = bpf_map_lookup_elem(&field_counts, key);
+	if (pv) {
+		__sync_fetch_and_add(pv, 1);
+		return;
+	}
+	/* a new row; another CPU may have made it meanwhile */
+	if (bpf_map_update_elem(&field_counts, key, &one, BPF_NOEXIST)) {
+		pv = bpf_map_lookup_elem(&field_counts, key);
+		if (pv)
+			__sync_fetch_and_add(pv, 1);
+		else
+			__sync_fetch_and_add(&lost_fields, 1);
+	}
+}
+
 /* Adds n to the current task's row of event idx. */
 static __always_inline void add_proc(int idx, __u32 tgid, __u64 n)
 {
@@ -66,19 +107,35 @@ static __always_inline void add_proc(int idx, __u32 tgid, __u64 n)
 	__sync_fetch_and_add(pv, n);
 }
 
-static __always_inline int hit(int idx)
+/* An event fired: its filter first (nothing is counted that fails it), then its counts. */
+static __always_inline int hit_fields(int idx, const struct field_ctx *fc)
 {
 	__u64 id = bpf_get_current_pid_tgid(), *c;
 	__u32 key = idx, tgid = id >> 32;
 
 	if (idx < 0 || !target_current_wanted(tgid, (__u32)id))
 		return 0;
+	if (targ_fields) {
+		const struct field_table *t = bpf_map_lookup_elem(&field_tabs, &key);
+
+		if (!t || !filter_pass(t, fc))
+			return 0;
+		if (targ_by)
+			add_fields(t, fc, key);
+	}
 	c = bpf_map_lookup_elem(&counts, &key);
 	if (c)
 		*c += 1;
 	if (targ_per_process)
 		add_proc(idx, tgid, 1);
 	return 0;
+}
+
+static __always_inline int hit(int idx)
+{
+	struct field_ctx fc = {};
+
+	return hit_fields(idx, &fc);
 }
 
 #define TASK_DEAD 0x0080 /* include/linux/sched.h */
@@ -162,7 +219,9 @@ int clock_exec(void *ctx)
 SEC("tracepoint")
 int tp_hit(void *ctx)
 {
-	return hit(bpf_get_attach_cookie(ctx));
+	struct field_ctx fc = { .rec = ctx };
+
+	return hit_fields(bpf_get_attach_cookie(ctx), &fc);
 }
 
 SEC("raw_tp")
@@ -174,35 +233,74 @@ int raw_tp_hit(void *ctx)
 SEC("uprobe")
 int BPF_KPROBE(uprobe_hit)
 {
-	return hit(bpf_get_attach_cookie(ctx));
+	struct field_ctx fc = { .regs = ctx, .args_from = ARGS_FUNC_REGS };
+
+	return hit_fields(bpf_get_attach_cookie(ctx), &fc);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(uretprobe_hit)
+{
+	struct field_ctx fc = { .ret = targ_fields ? PT_REGS_RC(ctx) : 0 };
+
+	return hit_fields(bpf_get_attach_cookie(ctx), &fc);
 }
 
 SEC("kprobe")
 int BPF_KPROBE(kprobe_hit)
 {
-	return hit(bpf_get_attach_cookie(ctx));
+	struct field_ctx fc = { .regs = ctx, .args_from = ARGS_FUNC_REGS };
+
+	return hit_fields(bpf_get_attach_cookie(ctx), &fc);
+}
+
+SEC("kretprobe")
+int BPF_KRETPROBE(kretprobe_hit)
+{
+	struct field_ctx fc = { .ret = targ_fields ? PT_REGS_RC(ctx) : 0 };
+
+	return hit_fields(bpf_get_attach_cookie(ctx), &fc);
 }
 
 SEC("fentry")
 int BPF_PROG(fentry_hit)
 {
-	return hit(func_event(ctx));
+	struct field_ctx fc = { .args_from = ARGS_READY };
+
+	/* the arguments are the context's: read while it is at hand */
+	for (int i = 0; targ_fields && i < 6; i++)
+		bpf_get_func_arg(ctx, i, &fc.args[i]);
+	return hit_fields(func_event(ctx), &fc);
+}
+
+SEC("fexit")
+int BPF_PROG(fexit_hit)
+{
+	struct field_ctx fc = {};
+
+	if (targ_fields)
+		bpf_get_func_ret(ctx, &fc.ret);
+	return hit_fields(func_event(ctx), &fc);
 }
 
 SEC("raw_tp")
 int BPF_PROG(sys_enter_hit, struct pt_regs *regs, long nr)
 {
+	struct field_ctx fc = { .regs = regs, .args_from = ARGS_SYSCALL_REGS };
+
 	if (compat_syscall(regs))
 		return 0;
-	return hit(sys_event(&sys_enter_idx, nr));
+	return hit_fields(sys_event(&sys_enter_idx, nr), &fc);
 }
 
 SEC("raw_tp")
 int BPF_PROG(sys_exit_hit, struct pt_regs *regs, long ret)
 {
+	struct field_ctx fc = { .ret = ret };
+
 	if (compat_syscall(regs))
 		return 0;
-	return hit(sys_event(&sys_exit_idx, exit_syscall_nr(regs)));
+	return hit_fields(sys_event(&sys_exit_idx, exit_syscall_nr(regs)), &fc);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -89,7 +89,7 @@ static const char *sample_arg(const struct opt *o)
 		{ "US", "10" }, { "STATE", "SD" }, { "KEY", "avg" }, { "DISK", "vda" },
 		{ "STEP[,N]", "10,20" }, { "K", "3" }, { "S", "0.5" }, { "KEYS", "comm,dso,sym" },
 		{ "URL", "http://127.0.0.1:4040" }, { "NAME", "app" }, { "KEY=VALUE", "env=test" },
-		{ "SEP", "," },
+		{ "SEP", "," }, { "FIELD[,FIELD...]", "comm" }, { "EXPR", "pid>0" },
 	};
 
 	if (o->type == OPT_OUTPUT) {

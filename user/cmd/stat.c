@@ -20,7 +20,9 @@
 #include "core/common.h"
 #include "core/runner.h"
 #include "out/statfmt.h"
+#include "probe/fields.h"
 #include "probe/perfevent.h"
+#include "sym/syms.h"
 #include "stat.h"
 #include "stat.skel.h"
 
@@ -44,6 +46,8 @@ struct stat_ev {
 static struct stat_env {
 	bool per_process, by_comm, per_cpu;
 	const char *sep;
+	const char *by, *filter;  /* --by FIELD[,FIELD...], --filter EXPR */
+	struct event_fields ef;
 	__u64 top, repeat;
 	struct probe_events evs;
 	struct stat_ev *ev;
@@ -94,7 +98,11 @@ static const struct opt stat_opts[] = {
 	  &env.per_process },
 	{ 0, "by-comm", NULL, "also break the counts down per command name (BPF); each CPU's\n"
 	  "idle task is its own row, swapper/N", OPT_FLAG, &env.by_comm },
-	{ 0, "top", "N", "with -P / --by-comm: the N busiest rows of each event (default 10)",
+	{ 0, "by", "FIELD[,FIELD...]", "count per value of the events' fields, in the kernel\n"
+	  "(e.g. --by filename, --by function, --by arg0,comm)", OPT_STR, &env.by },
+	{ 0, "filter", "EXPR", "count only the events EXPR holds for, decided in the kernel\n"
+	  "(e.g. 'arg0 == 9 && comm ~ \"work*\"')", OPT_STR, &env.filter },
+	{ 0, "top", "N", "with -P / --by-comm / --by: the N busiest rows of each event (default 10)",
 	  OPT_U64, &env.top, 1, 1000000 },
 	{ 'x', "field-separator", "SEP", "perf stat's -x: fields separated by SEP (e.g. CSV), no\n"
 	  "header", OPT_FN, .fn = opt_sep },
@@ -218,6 +226,26 @@ static int sort_events(char **names, int n)
 	return 0;
 }
 
+/* --by / --filter: every event has fields to give (perf's counters have none), and has the
+ * ones named. */
+static int check_fields(void)
+{
+	for (int i = 0; i < env.nr_ev; i++) {
+		if (!env.ev[i].is_perf)
+			continue;
+		p_err("%s %s: event '%s' is counted by perf and has no fields (fields are "
+		      "tracepoints', syscalls' and functions')", env.by ? "--by" : "--filter",
+		      env.by ?: env.filter, env.ev[i].name);
+		return -EINVAL;
+	}
+	if (breakdown() && env.by) {
+		p_err("--by does not combine with -P / --by-comm: add pid or comm to its fields "
+		      "(--by %s,comm)", env.by);
+		return -EINVAL;
+	}
+	return event_fields_build(&env.evs, env.by, env.filter, &env.ef);
+}
+
 static int stat_check(struct runner *r)
 {
 	bool has_perf = false;
@@ -249,6 +277,8 @@ static int stat_check(struct runner *r)
 							       sizeof(default_events[0]));
 	for (int i = 0; !err && i < env.nr_ev; i++)
 		has_perf |= env.ev[i].is_perf;
+	if (!err && (env.by || env.filter))
+		err = check_fields();
 	if (!err && has_perf && (targets.user_only || targets.kernel_only)) {
 		p_err("-u/-k select threads for BPF-counted events; perf's counters take :u or :k "
 		      "(e.g. cycles:u)");
@@ -270,11 +300,14 @@ static struct probe_progs stat_progs(struct stat_bpf *skel)
 {
 	struct probe_progs p = {
 		.uentry = skel->progs.uprobe_hit, .kentry = skel->progs.kprobe_hit,
-		.fentry = skel->progs.fentry_hit, .tp = skel->progs.tp_hit,
+		.uexit = skel->progs.uretprobe_hit, .kexit = skel->progs.kretprobe_hit,
+		.fentry = skel->progs.fentry_hit, .fexit = skel->progs.fexit_hit,
+		.tp = skel->progs.tp_hit,
 		.raw_tp = skel->progs.raw_tp_hit,
 		.sys_enter = skel->progs.sys_enter_hit, .sys_exit = skel->progs.sys_exit_hit,
 		.func_ips = skel->maps.func_ips,
 		.sys_enter_idx = skel->maps.sys_enter_idx, .sys_exit_idx = skel->maps.sys_exit_idx,
+		.records = env.ef.records,
 	};
 	return p;
 }
@@ -299,6 +332,14 @@ static int stat_configure(struct runner *r)
 	bpf_program__set_autoload(skel->progs.clock_exec, clocks > 0);
 	bpf_program__set_autoload(skel->progs.clock_exit, clocks > 0);
 	skel->rodata->targ_from_exec = targets.follow;
+	/* --by / --filter: a field table per event, and the key's size the fields need */
+	skel->rodata->targ_fields = env.by || env.filter;
+	skel->rodata->targ_by = env.ef.nr_by > 0;
+	bpf_map__set_max_entries(skel->maps.field_tabs, env.evs.nr ?: 1);
+	if (env.ef.nr_by)
+		bpf_map__set_key_size(skel->maps.field_counts, env.ef.key_size);
+	else
+		bpf_map__set_max_entries(skel->maps.field_counts, 1);
 	return probe_prepare(&p, &env.evs);
 }
 
@@ -317,6 +358,17 @@ static int stat_attach(struct runner *r)
 	if (!r->skel)
 		return 0;
 	p = stat_progs(r->skel);
+	for (int i = 0; (env.by || env.filter) && i < env.evs.nr; i++) {
+		__u32 key = i;
+		int err = bpf_map__update_elem(((struct stat_bpf *)r->skel)->maps.field_tabs, &key,
+					       sizeof(key), &env.ef.tabs[i], sizeof(env.ef.tabs[i]),
+					       BPF_ANY);
+
+		if (err) {
+			p_err("cannot fill the field tables: %s", strerror(-err));
+			return err;
+		}
+	}
 	return runner_attach_events(r, &p, &env.evs);
 }
 
@@ -949,6 +1001,14 @@ static bool same_group(const struct proc_row *a, const struct proc_row *b)
 	return a->key.tgid == b->key.tgid && a->key.cpu == b->key.cpu;
 }
 
+/* What a full breakdown table left out, on stderr. */
+static void warn_table_full(__u64 lost, const char *what, const struct bpf_map *map)
+{
+	if (lost)
+		fprintf(stderr, "bpfprof: %llu %s (the table of %u rows is full)\n",
+			(unsigned long long)lost, what, bpf_map__max_entries(map));
+}
+
 /* Rows folded per process (-P: named by the name it had most of the time) or per command
  * name (--by-comm: counting the processes folded in).  Returns the new number of rows. */
 static size_t fold_rows(struct proc_row *rows, size_t n)
@@ -1042,11 +1102,149 @@ static int print_breakdown(struct stat_bpf *skel, __u64 run_ns)
 		if (e && i - first < env.top)
 			print_proc_row(&rows[i], e, run_ns);
 	}
-	if (skel->bss->lost_procs)
-		fprintf(stderr, "bpfprof: %llu event hits not broken down (the table of %u rows is "
-			"full)\n", (unsigned long long)skel->bss->lost_procs,
-			bpf_map__max_entries(skel->maps.proc_counts));
+	warn_table_full(skel->bss->lost_procs, "event hits not broken down", skel->maps.proc_counts);
 cleanup:
+	free(rows);
+	return err;
+}
+
+/* ---- --by ---- */
+
+struct field_row {
+	const char *key; /* in the rows' key buffer */
+	__u64 count;
+};
+
+static __u32 row_idx(const struct field_row *r)
+{
+	__u64 idx;
+
+	memcpy(&idx, r->key, 8);
+	return idx;
+}
+
+static int by_event_then_busiest(const void *a, const void *b)
+{
+	const struct field_row *x = a, *y = b;
+	__u32 ix = row_idx(x), iy = row_idx(y);
+
+	if (ix != iy)
+		return ix < iy ? -1 : 1;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return memcmp(x->key, y->key, env.ef.key_size);
+}
+
+static const char *ksym_name(__u64 addr, char *buf, size_t size, void *ctx)
+{
+	const struct ksym *k = ctx ? ksyms__find(ctx, addr) : NULL;
+
+	if (!k || !addr)
+		return NULL;
+	if (k->addr == addr)
+		snprintf(buf, size, "%s", k->name);
+	else
+		snprintf(buf, size, "%s+0x%llx", k->name, (unsigned long long)(addr - k->addr));
+	return buf;
+}
+
+static bool by_has_ksym(void)
+{
+	for (int i = 0; i < env.ef.nr_ev; i++)
+		for (int k = 0; k < env.ef.nr_by; k++)
+			if (env.ef.by[i][k].kind == FIELD_KSYM)
+				return true;
+	return false;
+}
+
+/* One row of --by: the count, then each field's value (aligned, or -x's fields). */
+static void print_field_row(const struct field_row *r, const char *event, struct ksyms *ks)
+{
+	char cols[FIELDS_MAX][FIELD_STR_LEN * 2];
+
+	event_fields_key_text(&env.ef, r->key, ksym_name, ks, cols);
+	if (env.sep)
+		fprintf(env.out, "%llu%s%s", (unsigned long long)r->count, env.sep, event);
+	else
+		fprintf(env.out, "%18llu ", (unsigned long long)r->count);
+	for (int k = 0; k < env.ef.nr_by; k++)
+		fprintf(env.out, "%s%-*s", env.sep ?: " ",
+			!env.sep && k + 1 < env.ef.nr_by ? 20 : 0, cols[k]);
+	fprintf(env.out, "\n");
+}
+
+/* The counts per field values, each event's busiest first. */
+static int print_by(struct stat_bpf *skel)
+{
+	int fd = bpf_map__fd(skel->maps.field_counts), err = 0;
+	size_t ksz = env.ef.key_size, n = 0, cap = 0;
+	char *keys = NULL, *prev = NULL;
+	struct field_row *rows = NULL;
+	struct ksyms *ks = by_has_ksym() ? ksyms__load() : NULL;
+
+	for (;;) {
+		if (n == cap) {
+			char *k2;
+			struct field_row *r2;
+
+			cap = cap ? 2 * cap : 256;
+			k2 = realloc(keys, cap * ksz);
+			if (!k2) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			keys = k2;
+			r2 = realloc(rows, cap * sizeof(*rows));
+			if (!r2) {
+				err = -ENOMEM;
+				goto cleanup;
+			}
+			rows = r2;
+		}
+		prev = n ? keys + (n - 1) * ksz : NULL;
+		if (bpf_map_get_next_key(fd, prev, keys + n * ksz))
+			break;
+		if (bpf_map_lookup_elem(fd, keys + n * ksz, &rows[n].count))
+			continue;
+		n++;
+	}
+	for (size_t i = 0; i < n; i++)
+		rows[i].key = keys + i * ksz;
+	if (n)
+		qsort(rows, n, sizeof(*rows), by_event_then_busiest);
+	for (int e = 0; e < env.nr_ev; e++) {
+		const struct stat_ev *ev = &env.ev[e];
+		size_t first = 0, nr = 0, shown;
+		char heading[512];
+		size_t off = 0;
+
+		while (first < n && row_idx(&rows[first]) < (__u32)ev->idx)
+			first++;
+		while (first + nr < n && row_idx(&rows[first + nr]) == (__u32)ev->idx)
+			nr++;
+		if (!nr && ev->from_glob)
+			continue;
+		shown = nr < env.top ? nr : env.top;
+		if (!env.sep) {
+			fprintf(env.out, "\n %s by %s (%s%zu of %zu):\n\n", ev->name, env.by,
+				shown < nr ? "the busiest " : "", shown, nr);
+			off = snprintf(heading, sizeof(heading), "%18s ", "count");
+			for (int k = 0; k < env.ef.nr_by && off < sizeof(heading); k++)
+				off += snprintf(heading + off, sizeof(heading) - off, " %-*s",
+						k + 1 < env.ef.nr_by ? 20 : 0, env.ef.by_names[k]);
+			fprintf(env.out, "%s\n", heading);
+		}
+		for (size_t i = 0; i < shown; i++)
+			print_field_row(&rows[first + i], ev->name, ks);
+	}
+	if (by_has_ksym() && !ks)
+		fprintf(stderr, "bpfprof: kernel functions shown as addresses: cannot read "
+			"/proc/kallsyms (%s)\n", strerror(errno));
+	warn_table_full(skel->bss->lost_fields, "events not counted by field",
+			skel->maps.field_counts);
+cleanup:
+	ksyms__free(ks);
+	free(keys);
 	free(rows);
 	return err;
 }
@@ -1136,6 +1334,8 @@ static int stat_report(struct runner *r, bool last)
 		err = print_totals(now - env.t0);
 	if (!err && breakdown())
 		err = print_breakdown(r->skel, now - env.t0);
+	if (!err && env.ef.nr_by && r->skel)
+		err = print_by(r->skel);
 	if (!err && fflush(env.out) == EOF)
 		err = -errno;
 	return err;
@@ -1160,6 +1360,7 @@ static void stat_teardown(struct runner *r)
 	}
 	/* -r: the runs so far are kept in acc and in the rows' statistics, carried over here */
 	probe_events_free(&env.evs);
+	event_fields_free(&env.ef);
 	free(env.ev);
 	free(env.slots);
 	free(env.links);

@@ -110,9 +110,10 @@ int probe_prepare(const struct probe_progs *p, const struct probe_events *evs)
 	set_autoload(p->kexit, kfunc_mode == KFUNC_KPROBE && (p->want_exit || kf_ret));
 	set_autoload(p->uentry, uf);
 	set_autoload(p->uexit, (uf && p->want_exit) || uf_ret);
-	use_raw_tp = tp && p->raw_tp && feat_raw_tp_cookie();
+	use_raw_tp = tp && p->raw_tp && !p->records && feat_raw_tp_cookie();
 	if (tp)
 		p_info("tracepoints: %s", use_raw_tp ? "raw tracepoints with cookies" :
+		       p->records ? "perf tracepoint events (their records' fields are read)" :
 		       "perf tracepoint events (no raw tracepoint cookies on this kernel)");
 	/* perf events stay loaded for tracepoints that are no raw tracepoint of the same name */
 	set_autoload(p->tp, tp);

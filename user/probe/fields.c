@@ -358,13 +358,18 @@ int fields_add_pseudo(struct field_list *l)
 	int err = 0;
 
 	for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]) && !err; i++) {
+		bool shadowed = false;
 		struct field f = { .src = ps[i].src, .is_signed = ps[i].is_signed,
 				   .kind = ps[i].src == FSRC_COMM ? FIELD_CHARS : FIELD_INT,
 				   .size = ps[i].src == FSRC_COMM ? 16 : 8 };
 
 		snprintf(f.name, sizeof(f.name), "%s", ps[i].name);
 		snprintf(f.type, sizeof(f.type), "%s", ps[i].type);
-		err = field_list_add(l, &f);
+		/* an event's own field of the name wins (sched_process_exec's pid, as in perf) */
+		for (int k = 0; k < l->nr; k++)
+			shadowed |= !strcmp(l->v[k].name, f.name);
+		if (!shadowed)
+			err = field_list_add(l, &f);
 	}
 	return err;
 }

@@ -70,7 +70,8 @@ int fields_of_tracepoint(const char *cat, const char *name, struct field_list *o
  * arg0..arg5, or retval alone for FUNC%return (e->ret).  0 or a negative errno. */
 int fields_of_event(const struct probe_event *e, struct field_list *out);
 
-/* Adds comm, pid, tid, cpu and cgroup.  0 or -ENOMEM. */
+/* Adds comm, pid, tid, cpu and cgroup, but for names the event's own fields have already.  0
+ * or -ENOMEM. */
 int fields_add_pseudo(struct field_list *l);
 
 /* Adds arg0..arg5 (FIELD_INT, 64-bit signed; :string reads kernel memory for kernel functions,
@@ -115,4 +116,34 @@ char *field_format_value(const struct field *f, __u64 v, const char *str, field_
  * length written (snprintf's), or -EINVAL for a record too short for its fields. */
 int fields_format_record(const struct field_list *l, const void *rec, size_t len,
 			 field_ksym_fn ksym, void *ctx, char *buf, size_t size);
+
+/* ---- --by and --filter over the events of a run (user/probe/fieldtab.c) ---- */
+
+struct probe_events;
+
+/* What the kernel side of a command needs for --by / --filter, per event. */
+struct event_fields {
+	int nr_ev;
+	struct field_table *tabs;          /* one per event index (bpf/fields.bpf.h's field_tabs) */
+	struct field (*by)[FIELDS_MAX];    /* each event's --by fields, for printing */
+	int nr_by;
+	char by_names[FIELDS_MAX][FIELD_NAME_MAX + 16]; /* as written, casts included */
+	unsigned key_size;                 /* bytes of an aggregation key (index + slots) */
+	bool filter;                       /* a --filter was given */
+	bool records;                      /* a tracepoint field is read from its record: the
+					    * command needs perf tracepoint programs, not raw ones */
+};
+
+/* Looks --by's comma-separated fields (by, or NULL) up and compiles --filter (filter, or NULL)
+ * for every event of evs.  Returns 0, or -EINVAL after printing one line (an unknown field,
+ * naming the event's fields; a bad expression; too many fields), -ENOMEM. */
+int event_fields_build(const struct probe_events *evs, const char *by, const char *filter,
+		       struct event_fields *ef);
+void event_fields_free(struct event_fields *ef);
+
+/* The fields of an aggregation key of ef (the event index first) as text, one column per --by
+ * field into cols (each size bytes); kernel function pointers through ksym.  Returns the event
+ * index. */
+__u32 event_fields_key_text(const struct event_fields *ef, const void *key, field_ksym_fn ksym,
+			    void *ctx, char (*cols)[FIELD_STR_LEN * 2]);
 #endif

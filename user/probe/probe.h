@@ -88,6 +88,7 @@ struct probe_progs {
 	struct bpf_map *func_ips;                  /* kernel function address -> index */
 	struct bpf_map *sys_enter_idx, *sys_exit_idx; /* syscall NR -> index + 1 */
 	bool want_exit; /* funclat: entry and exit of every function / syscall */
+	bool records;   /* tracepoints' records are read (fields): perf tracepoint programs */
 };
 
 /* Before load: keeps only the programs the events need (autoload), picks fentry or kprobes for
