@@ -13,6 +13,7 @@
 #include "trace.h"
 #include "events.bpf.h"
 #include "target.bpf.h"
+#include "fields.bpf.h"
 
 /* libbpf before 1.4 has no sixth syscall argument (r9 on x86-64, x5 on arm64) */
 #ifndef PT_REGS_PARM6_CORE_SYSCALL
@@ -27,6 +28,7 @@
 
 const volatile bool targ_summary = false; /* -s */
 const volatile bool targ_stacks = false;  /* -g */
+const volatile bool targ_filter = false;  /* --filter: each event's in field_tabs */
 /* user space is woken once this much is waiting (it also reads every 100 ms): a wakeup per
  * record would cost a context switch on the reader's CPU per event */
 const volatile __u64 targ_wakeup_bytes = 1 << 20;
@@ -72,6 +74,17 @@ static __always_inline void count_lost(enum trace_lost why)
 {
 	if (why < TRACE_LOST_REASONS)
 		__sync_fetch_and_add(&lost[why], 1);
+}
+
+/* --filter: whether the event idx passes its filter, decided before anything is copied */
+static __always_inline bool filtered_out(__u32 idx, const struct field_ctx *fc)
+{
+	const struct field_table *t;
+
+	if (!targ_filter)
+		return false;
+	t = bpf_map_lookup_elem(&field_tabs, &idx);
+	return !t || !filter_pass(t, fc);
 }
 
 /* The scratch record with the current task's header filled, or NULL. */
@@ -124,7 +137,9 @@ int tp_event(void *ctx)
 	struct trace_buf *b;
 	__u32 size;
 
-	if (!target_current_wanted(id >> 32, (__u32)id))
+	struct field_ctx fc = { .rec = ctx };
+
+	if (!target_current_wanted(id >> 32, (__u32)id) || filtered_out(idx, &fc))
 		return 0;
 	cfg = bpf_map_lookup_elem(&evcfg, &idx);
 	b = rec_begin(idx, id, bpf_ktime_get_ns());
@@ -163,7 +178,7 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long nr)
 	in->ts = bpf_ktime_get_ns();
 	in->idx = idx;
 	in->str_len[0] = in->str_len[1] = 0;
-	if (!targ_summary) {
+	if (!targ_summary || targ_filter) {
 		in->args[0] = PT_REGS_PARM1_CORE_SYSCALL(regs);
 		in->args[1] = PT_REGS_PARM2_CORE_SYSCALL(regs);
 		in->args[2] = PT_REGS_PARM3_CORE_SYSCALL(regs);
@@ -171,7 +186,7 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long nr)
 		in->args[4] = PT_REGS_PARM5_CORE_SYSCALL(regs);
 		in->args[5] = PT_REGS_PARM6_CORE_SYSCALL(regs);
 		cfg = bpf_map_lookup_elem(&evcfg, &(__u32){ idx });
-		for (int i = 0; i < TRACE_ARGS && cfg; i++) {
+		for (int i = 0; i < TRACE_ARGS && cfg && !targ_summary; i++) {
 			if (!(cfg->str_mask & (1u << i)) || slot >= TRACE_STRS)
 				continue;
 			n = bpf_probe_read_user_str(in->strs[slot], TRACE_STR_MAX,
@@ -235,6 +250,14 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	if (in->idx != (__u32)idx || now < in->ts)
 		goto done;
+	if (targ_filter) {
+		/* the arguments as they were at entry, the return value, the pseudo fields */
+		struct field_ctx fc = { .args_from = ARGS_READY, .ret = ret };
+
+		__builtin_memcpy(fc.args, in->args, sizeof(fc.args));
+		if (filtered_out(idx, &fc))
+			goto done;
+	}
 	if (targ_summary) {
 		sum_add(id >> 32, idx, now - in->ts, ret);
 		goto done;

@@ -28,6 +28,10 @@ expect_exit2 "trace: syscalls:sys_enter_* tracepoint" "as sys:NAME" -- trace sys
 expect_exit2 "trace: --buffer-size 0" "invalid --buffer-size" -- trace --buffer-size 0 sys:openat
 expect_one_error "trace: unknown syscall" "no syscall named 'nosuchcall'" -- trace sys:nosuchcall 1
 expect_one_error "trace: unknown tracepoint" "sched_nosuch" -- trace sched:sched_nosuch 1
+expect_exit2 "trace --filter: unknown field, naming those that exist" \
+	"unknown field 'bogus'; the event's fields: dfd, filename, flags" -- trace --filter 'bogus == 1' sys:openat 1
+expect_exit2 "trace --filter: unbalanced parentheses" "unbalanced parentheses" -- trace --filter '(pid == 1' sys:openat 1
+expect_exit2 "trace --filter: a string compared with <" "is a string" -- trace --filter 'filename < 3' sys:openat 1
 "$BPFPROF" trace --help >"$TMP/help" 2>&1
 check "trace --help exits 0 with usage" grep -q "Usage: bpfprof trace" "$TMP/help"
 check "bpfprof help lists trace" bash -c "'$BPFPROF' help | grep -q '^  trace '"
@@ -86,6 +90,16 @@ check "trace -s: openat errors = 7 + the loader's failures ($oe vs $((7 + ldfail
 	test "${oe:-x}" = "$((7 + ldfail))"
 check "trace -s: min <= avg <= max, total = calls x avg" awk '
 	$1 == "openat" { ok = ($4 + 0 > 0 && $5 <= $6 && $6 <= $7 && ($4 - $2 * $6) ^ 2 < (0.001 * $2) ^ 2 + 1e-6); exit !ok }' "$TMP/sum.txt"
+
+# ---- --filter, in the kernel: on a syscall's string argument, on -s, on a tracepoint ----
+"$BPFPROF" trace --filter 'filename ~ "*.missing"' sys:openat -- "$WL/opener" "$path" 4 3 1 >"$TMP/f.txt" 2>"$TMP/f.err"
+check "trace --filter on a string argument: exactly the 3 matching calls" \
+	test "$(grep -c 'openat(' "$TMP/f.txt")" -eq 3 -a "$(grep -c "filename: \"$path.missing\"" "$TMP/f.txt")" -eq 3
+"$BPFPROF" trace -s --filter 'filename ~ "*.missing"' sys:openat -- "$WL/opener" "$path" 4 5 1 >"$TMP/fs.txt" 2>&1
+check "trace -s --filter: 5 calls, 5 errors" awk '$1 == "openat" { found = 1; exit !($2 == 5 && $3 == 5) } END { exit !found }' "$TMP/fs.txt"
+"$BPFPROF" trace --filter 'comm == "opener" && group_dead == 1' sched:sched_process_exit -- "$WL/opener" "$path" 1 0 1 >"$TMP/ft.txt" 2>&1
+check "trace --filter on tracepoint fields: the command's exit only" \
+	test "$(grep -c 'sched:sched_process_exit: ' "$TMP/ft.txt")" -eq 1 -a "$(grep -c 'comm=opener .*group_dead=1' "$TMP/ft.txt")" -eq 1
 
 # ---- tracepoints: perf script's layout and the event's fields ----
 "$BPFPROF" trace sched:sched_process_exec sched:sched_process_exit -- "$WL/opener" "$path" 1 0 1 >"$TMP/tp.txt" 2>&1

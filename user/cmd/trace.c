@@ -30,6 +30,8 @@ struct trace_event {
 
 static struct trace_env {
 	bool summary, stacks;
+	const char *filter;
+	struct event_fields ef;
 	__u64 buffer_mb;
 	struct probe_events evs;
 	struct trace_event *tev;
@@ -48,6 +50,9 @@ static const struct opt trace_opts[] = {
 	  &env.summary },
 	{ 'g', "call-graph", NULL, "each event's kernel and user stacks (frame pointers)", OPT_FLAG,
 	  &env.stacks },
+	{ 0, "filter", "EXPR", "only the events EXPR holds for, decided in the kernel before\n"
+	  "anything is copied (perf's syntax: 'filename ~ \"/etc/*\" && comm == ls';\n"
+	  "syscalls: their arguments by name)", OPT_STR, &env.filter },
 	{ 0, "buffer-size", "MB", "ring buffer size (default 16); events that find it full\n"
 	  "are counted and reported", OPT_U64, &env.buffer_mb, 1, 4096 },
 	{},
@@ -128,7 +133,9 @@ static int trace_check(struct runner *r)
 		return -ENOMEM;
 	for (int i = 0; i < env.evs.nr && !err; i++)
 		err = describe_event(&env.evs.ev[i], &env.tev[i]);
-	return err == -EINVAL ? -EINVAL : err;
+	if (!err && env.filter)
+		err = event_fields_build(&env.evs, NULL, env.filter, &env.ef);
+	return err == -EINVAL || err == -ENOENT || err == -E2BIG ? -EINVAL : err;
 }
 
 static struct probe_progs trace_progs(struct trace_bpf *skel)
@@ -152,7 +159,9 @@ static int trace_configure(struct runner *r)
 	skel->rodata->targ_summary = env.summary;
 	skel->rodata->targ_stacks = env.stacks;
 	skel->rodata->targ_wakeup_bytes = ((env.buffer_mb ?: 16) << 20) / 8;
+	skel->rodata->targ_filter = env.filter != NULL;
 	err = bpf_map__set_max_entries(skel->maps.evcfg, env.evs.nr);
+	err = err ?: bpf_map__set_max_entries(skel->maps.field_tabs, env.evs.nr);
 	err = err ?: bpf_map__set_max_entries(skel->maps.events,
 					      env.summary ? 4096 : (env.buffer_mb ?: 16) << 20);
 	if (!env.summary)
@@ -170,9 +179,13 @@ static int trace_prepare(struct runner *r)
 	struct trace_bpf *skel = r->skel;
 	int err = 0;
 
-	for (__u32 i = 0; i < (__u32)env.evs.nr && !err; i++)
+	for (__u32 i = 0; i < (__u32)env.evs.nr && !err; i++) {
 		err = bpf_map__update_elem(skel->maps.evcfg, &i, sizeof(i), &env.tev[i].cfg,
 					   sizeof(env.tev[i].cfg), 0);
+		if (!err && env.filter)
+			err = bpf_map__update_elem(skel->maps.field_tabs, &i, sizeof(i),
+						   &env.ef.tabs[i], sizeof(env.ef.tabs[i]), 0);
+	}
 	if (err)
 		p_err("cannot fill the event settings: %s", strerror(-err));
 	return err;
@@ -395,6 +408,7 @@ static void trace_teardown(struct runner *r)
 	for (int i = 0; env.tev && i < env.evs.nr; i++)
 		field_list_free(&env.tev[i].fields);
 	free(env.tev);
+	event_fields_free(&env.ef);
 	probe_events_free(&env.evs);
 	ksyms__free(env.ksyms);
 	if (env.syms)
