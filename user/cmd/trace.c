@@ -48,7 +48,7 @@ static const struct opt trace_opts[] = {
 	{ 's', "summary", NULL, "only a per-process summary of the syscalls (perf trace -s):\n"
 	  "calls, errors, total/min/avg/max latency, aggregated in the kernel", OPT_FLAG,
 	  &env.summary },
-	{ 'g', "call-graph", NULL, "each event's kernel and user stacks (frame pointers)", OPT_FLAG,
+	{ 'g', NULL, NULL, "each event's kernel and user stacks (frame pointers)", OPT_FLAG,
 	  &env.stacks },
 	{ 0, "filter", "EXPR", "only the events EXPR holds for, decided in the kernel before\n"
 	  "anything is copied (perf's syntax: 'filename ~ \"/etc/*\" && comm == ls';\n"
