@@ -87,26 +87,36 @@ static __always_inline bool filtered_out(__u32 idx, const struct field_ctx *fc)
 	return !t || !filter_pass(t, fc);
 }
 
+static __always_inline void rec_fill(struct trace_rec *rec, __u32 idx, __u64 id, __u64 ts)
+{
+	rec->ts = ts;
+	rec->idx = idx;
+	rec->pid = (__u32)id;
+	rec->tgid = id >> 32;
+	rec->cpu = bpf_get_smp_processor_id();
+	rec->payload = 0;
+	rec->kstack = rec->ustack = 0;
+	rec->dur_ns = 0;
+	rec->ret = 0;
+	rec->str_len[0] = rec->str_len[1] = 0;
+	bpf_get_current_comm(rec->comm, sizeof(rec->comm));
+}
+
 /* The scratch record with the current task's header filled, or NULL. */
 static __always_inline struct trace_buf *rec_begin(__u32 idx, __u64 id, __u64 ts)
 {
 	__u32 zero = 0;
 	struct trace_buf *b = bpf_map_lookup_elem(&scratch, &zero);
 
-	if (!b)
-		return NULL;
-	b->rec.ts = ts;
-	b->rec.idx = idx;
-	b->rec.pid = (__u32)id;
-	b->rec.tgid = id >> 32;
-	b->rec.cpu = bpf_get_smp_processor_id();
-	b->rec.payload = 0;
-	b->rec.kstack = b->rec.ustack = 0;
-	b->rec.dur_ns = 0;
-	b->rec.ret = 0;
-	b->rec.str_len[0] = b->rec.str_len[1] = 0;
-	bpf_get_current_comm(b->rec.comm, sizeof(b->rec.comm));
+	if (b)
+		rec_fill(&b->rec, idx, id, ts);
 	return b;
+}
+
+static __always_inline __u64 wakeup_flag(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= targ_wakeup_bytes ?
+	       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
 /* Adds the stacks (-g) and sends the record: its header and payload, or all of it with stacks. */
@@ -122,11 +132,32 @@ static __always_inline void rec_send(void *ctx, struct trace_buf *b)
 	}
 	if (size > sizeof(*b))
 		size = sizeof(*b);
-	if (bpf_ringbuf_output(&events, b, size,
-			       bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= targ_wakeup_bytes ?
-			       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP))
+	if (bpf_ringbuf_output(&events, b, size, wakeup_flag()))
 		count_lost(TRACE_LOST_RINGBUF);
 }
+
+/* Without -g, a tracepoint's record goes straight into the ring buffer, in the smallest of a few
+ * sizes that holds it (a reservation's size is a constant): no copy through the scratch buffer. */
+#define TP_DIRECT(N)                                                                            \
+	if (size <= (N)) {                                                                      \
+		struct {                                                                        \
+			struct trace_rec rec;                                                   \
+			__u8 data[N];                                                           \
+		} *d = bpf_ringbuf_reserve(&events, sizeof(*d), 0);                             \
+		if (!d) {                                                                       \
+			count_lost(TRACE_LOST_RINGBUF);                                         \
+			return 0;                                                               \
+		}                                                                               \
+		__u64 n = size;                                                                 \
+		rec_fill(&d->rec, idx, id, now);                                                \
+		/* bounded in the register the call takes: clang would test a copy */          \
+		asm volatile("if %[n] <= %[max] goto +1\n\t%[n] = %[max]"                      \
+			     : [n] "+r"(n) : [max] "i"(N));                                     \
+		if (!bpf_probe_read_kernel(d->data, n, ctx))                                    \
+			d->rec.payload = n;                                                     \
+		bpf_ringbuf_submit(d, wakeup_flag());                                           \
+		return 0;                                                                       \
+	}
 
 SEC("tracepoint")
 int tp_event(void *ctx)
@@ -139,15 +170,27 @@ int tp_event(void *ctx)
 
 	struct field_ctx fc = { .rec = ctx };
 
+	__u64 now;
+
 	if (!target_current_wanted(id >> 32, (__u32)id) || filtered_out(idx, &fc))
 		return 0;
 	cfg = bpf_map_lookup_elem(&evcfg, &idx);
-	b = rec_begin(idx, id, bpf_ktime_get_ns());
-	if (!cfg || !b)
+	if (!cfg)
 		return 0;
+	now = bpf_ktime_get_ns();
 	size = cfg->raw_size;
 	if (size > TRACE_PAYLOAD_MAX)
 		size = TRACE_PAYLOAD_MAX;
+	if (!targ_stacks) {
+		TP_DIRECT(64)
+		TP_DIRECT(128)
+		TP_DIRECT(256)
+		TP_DIRECT(512)
+		TP_DIRECT(TRACE_PAYLOAD_MAX)
+	}
+	b = rec_begin(idx, id, now);
+	if (!b)
+		return 0;
 	/* the record sits in the per-CPU perf trace buffer: bytes past its end are readable */
 	if (size && !bpf_probe_read_kernel(b->data, size, ctx))
 		b->rec.payload = size;

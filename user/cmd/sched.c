@@ -142,8 +142,8 @@ static int on_row(void *ctx, void *data, size_t size)
 	env.rows_printed++;
 	/* a closed pipe or a full disk ends the run instead of losing rows silently */
 	if (ferror(r->out)) {
-		env.write_err = -EIO;
-		return -EIO;
+		env.write_err = errno ? -errno : -EIO;
+		return env.write_err;
 	}
 	return 0;
 }
@@ -171,9 +171,10 @@ static int sched_attach(struct runner *r)
  * the buffer. */
 static int sched_tick(struct runner *r)
 {
-	if (env.timehist && r->rb && ring_buffer__consume(r->rb) < 0 && env.write_err)
-		return 1;
-	return 0;
+	if (env.timehist && r->rb && !env.write_err)
+		ring_buffer__consume(r->rb);
+	/* the output is gone (a closed pipe, a full disk): the run ends, and says so */
+	return env.write_err ? 1 : 0;
 }
 
 /* the column heads, before the banner and the first row */
@@ -270,8 +271,11 @@ static int sched_collect(struct runner *r)
 	struct sched_bpf *skel = r->skel;
 	int err;
 
-	if (env.timehist)
+	if (env.timehist) {
+		if (env.write_err)
+			p_err("cannot write the output: %s", strerror(-env.write_err));
 		return env.write_err;
+	}
 	err = schedtp_run_task_iter(skel->progs.dump_tasks, "reads the live tasks");
 	err = err ?: read_rows(skel, &env.rows, &env.nr_rows);
 	if (err == -ENOMEM)

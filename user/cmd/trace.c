@@ -300,8 +300,8 @@ static int on_event(void *ctx, void *data, size_t size)
 	env.printed++;
 	/* a closed pipe or a full disk ends the run instead of losing lines silently */
 	if (ferror(r->out)) {
-		env.write_err = -EIO;
-		return -EIO;
+		env.write_err = errno ? -errno : -EIO;
+		return env.write_err;
 	}
 	return 0;
 }
@@ -331,9 +331,10 @@ static int trace_attach(struct runner *r)
  * eighth of the buffer. */
 static int trace_tick(struct runner *r)
 {
-	if (r->rb && ring_buffer__consume(r->rb) < 0 && env.write_err)
-		return 1;
-	return 0;
+	if (r->rb && !env.write_err)
+		ring_buffer__consume(r->rb);
+	/* the output is gone (a closed pipe, a full disk): the run ends, and says so */
+	return env.write_err ? 1 : 0;
 }
 
 /* -s: the summary map as rows */
