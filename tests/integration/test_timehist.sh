@@ -120,5 +120,10 @@ if [ "$(nproc)" -ge 2 ]; then
 else
 	skip "timehist -M" "one CPU: nowhere to migrate"
 fi
+# ---- a closed output ends the run with one line ----
+timeout 30 "$BPFPROF" sched --timehist -a 2>"$TMP/pipe.err" | head -n 5 >/dev/null
+rc=${PIPESTATUS[0]}
+check "timehist into a closed pipe: exit 1, one line ($rc)" \
+	test "$rc" -eq 1 -a "$(grep -c '^bpfprof: cannot write the output' "$TMP/pipe.err")" -eq 1
 kill "$wpid" 2>/dev/null
 exit 0

@@ -112,4 +112,10 @@ check "trace CAT:NAME: sched_process_exit's comm and pid fields" grep -Eq \
 "$BPFPROF" trace timer:hrtimer_start -- sleep 0.05 >"$TMP/timer.txt" 2>&1
 check "trace: a kernel function pointer field named (hrtimer_start function=hrtimer_wakeup)" \
 	grep -q "timer:hrtimer_start: .*function=hrtimer_wakeup" "$TMP/timer.txt"
+
+# ---- a closed output ends the run with one line (not a silent success, not a hang) ----
+timeout 30 "$BPFPROF" trace sched:sched_switch -a 2>"$TMP/pipe.err" | head -n 2 >/dev/null
+rc=${PIPESTATUS[0]}
+check "trace into a closed pipe: exit 1, one line ($rc)" \
+	test "$rc" -eq 1 -a "$(grep -c '^bpfprof: cannot write the output' "$TMP/pipe.err")" -eq 1
 exit 0
