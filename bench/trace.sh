@@ -5,7 +5,8 @@
 # run, medians of REPS pairs (default 3), LOOPS round trips (default 200000):
 #   - event by event: `bpfprof trace sched:sched_switch -a -o FILE` (text lines written as the
 #     events come) vs `perf record -e sched:sched_switch -a` (perf.data), whose text perf script
-#     makes afterwards (its seconds reported too: bpfprof has no second step);
+#     makes afterwards (its seconds reported too: bpfprof has no second step); and both with the
+#     benchmark as their `-- COMMAND` (its events only: other load on the machine stays out);
 #   - syscall summary: `bpfprof trace -s -a` (every syscall, aggregated in the kernel) vs
 #     `perf trace -s -a` and `strace -c -f` (strace runs the benchmark itself, STRACE_LOOPS round
 #     trips, default LOOPS / 10: it is that slow).
@@ -69,6 +70,13 @@ for i in $(seq "$REPS"); do
 	rm -f "$BTMP/perf.data"
 	under perf_record - perf_rec_extra -- \
 		perf record -e sched:sched_switch -a -o "$BTMP/perf.data"
+	# the benchmark as the traced command: only its own events, no other load's
+	"$BPFPROF" trace sched:sched_switch -o "$BTMP/cmd.txt" -- "${BENCH[@]}" "$LOOPS" >"$BTMP/bench.out" 2>&1
+	traced=$(bench_result "$BTMP/bench.out" "$LOOPS")
+	record trace_cmd "$traced" "$(pipe_run)" "$(wc -l <"$BTMP/cmd.txt")_lines"
+	perf record -q -e sched:sched_switch -o "$BTMP/perf_cmd.data" -- "${BENCH[@]}" "$LOOPS" >"$BTMP/bench.out" 2>&1
+	traced=$(bench_result "$BTMP/bench.out" "$LOOPS")
+	record perf_record_cmd "$traced" "$(pipe_run)" -
 	under trace_s '^Tracing' none -- "$BPFPROF" trace -s -a
 	under perf_trace_s - none -- perf trace -s -a
 	if have strace; then
@@ -90,10 +98,12 @@ echo "## (median of $REPS paired runs; untraced median $(median <"$BTMP/untraced
 printf '%-48s %6s %10s  %s\n' "tracer" "ratio" "CPU ratio" "last run"
 report trace "bpfprof trace sched:sched_switch -a -o FILE"
 report perf_record "perf record -e sched:sched_switch -a"
+report trace_cmd "bpfprof trace sched:sched_switch -- BENCH"
+report perf_record_cmd "perf record -e sched:sched_switch -- BENCH"
 report trace_s "bpfprof trace -s -a"
 report perf_trace_s "perf trace -s -a"
 report strace_c "strace -c -f (-l $STRACE_LOOPS)"
-for p in "trace perf_record" "trace_s perf_trace_s" "trace_s strace_c"; do
+for p in "trace perf_record" "trace_cmd perf_record_cmd" "trace_s perf_trace_s" "trace_s strace_c"; do
 	set -- $p
 	[ -s "$BTMP/$1" ] && [ -s "$BTMP/$2" ] || continue
 	echo "ratio $1 / $2: $(ratio "$(awk '{ print $1 }' "$BTMP/$1" | median)" "$(awk '{ print $1 }' "$BTMP/$2" | median)")"
