@@ -266,6 +266,8 @@ static void test_timehist_layout(void)
 	/* a comm of 16 bytes without its NUL */
 	timehist_task_name(buf, sizeof(buf), "0123456789abcdefXYZ", 1, 1);
 	CHECK_STR(buf, "0123456789abcdef[1]");
+	timehist_task_name(buf, sizeof(buf), "swapper/1", 0, 0);
+	CHECK_STR(buf, "<idle>");
 	f = open_memstream(&out, &len);
 	timehist_header(f);
 	fclose(f);

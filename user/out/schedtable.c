@@ -189,7 +189,9 @@ void timehist_task_name(char *buf, size_t size, const char *comm, __u32 tid, __u
 {
 	int len = strnlen(comm, SCHED_COMM_LEN);
 
-	if (tid == pid)
+	if (!tid) /* every CPU's idle task (swapper/N), as perf names it */
+		snprintf(buf, size, "<idle>");
+	else if (tid == pid)
 		snprintf(buf, size, "%.*s[%u]", len, comm, tid);
 	else
 		snprintf(buf, size, "%.*s[%u/%u]", len, comm, tid, pid);

@@ -52,8 +52,9 @@ struct sched_table_opts {
 int sched_table_write(FILE *f, const struct sched_row *rows, size_t n,
 		      const struct sched_table_opts *o);
 
-/* --timehist: a task as perf sched timehist names it, "comm[tid]" for a process's main thread
- * and "comm[tid/pid]" for its other threads (comm need not be NUL-terminated). */
+/* --timehist: a task as perf sched timehist names it, "comm[tid]" for a process's main thread,
+ * "comm[tid/pid]" for its other threads, "<idle>" for an idle task (comm need not be
+ * NUL-terminated). */
 void timehist_task_name(char *buf, size_t size, const char *comm, __u32 tid, __u32 pid);
 
 /* --timehist: perf sched timehist's three header lines. */
