@@ -14,3 +14,19 @@ have() { command -v "$1" >/dev/null 2>&1; }
 wall() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null 2>&1; t1=$(date +%s.%N); awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f\n", b - a }'; }
 # Peak RSS in KiB of a command (GNU time).
 peak_rss_kb() { /usr/bin/time -f "%M" -o "$BTMP/rss" "$@" >/dev/null 2>&1; cat "$BTMP/rss"; }
+# wait_ready FILE REGEX: until a line of FILE matches (a tracer saying it attached), 30 s at most.
+wait_ready() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		grep -Eq "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+# record NAME "TRACED" "UNTRACED" EXTRA, for the paired throughput benchmarks (TRACED and
+# UNTRACED are "OPS_PER_SEC OPS_PER_CPU_SEC"): appends the two ratios and EXTRA to $BTMP/NAME,
+# and the untraced ops/s to $BTMP/untraced.
+record() {
+	echo "$(ratio "${2% *}" "${3% *}") $(ratio "${2#* }" "${3#* }") $4" >>"$BTMP/$1"
+	echo "${3% *}" >>"$BTMP/untraced"
+}

@@ -43,21 +43,6 @@ pipe_run() {
 	bench_result "$BTMP/bench.out"
 }
 
-wait_ready() {
-	local i
-	for ((i = 0; i < 600; i++)); do
-		grep -Eq "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
-# record NAME "TRACED" "UNTRACED" BYTES: appends the two ratios and the bytes to $BTMP/NAME.
-record() {
-	echo "$(ratio "${2% *}" "${3% *}") $(ratio "${2#* }" "${3#* }") $4" >>"$BTMP/$1"
-	echo "${3% *}" >>"$BTMP/untraced"
-}
-
 # under NAME READY-REGEX -- TRACER...: runs TRACER in the background; once it says it is
 # attached (READY-REGEX in its output), one run under it, then it is ended (SIGINT, so it reads
 # its maps and prints), then an untraced twin.

@@ -25,6 +25,19 @@ static __always_inline __u32 task_state(struct task_struct *t)
 	return BPF_CORE_READ((struct task_struct___pre514 *)t, state);
 }
 
+/* 5.16, commit bcf9033e5449 ("sched: move CPU field back into thread_info if
+ * THREAD_INFO_IN_TASK"): the task's CPU moved from task_struct::cpu to thread_info.cpu. */
+struct task_struct___pre516 {
+	unsigned int cpu;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 task_cpu_of(struct task_struct *t)
+{
+	if (bpf_core_field_exists(t->thread_info.cpu))
+		return BPF_CORE_READ(t, thread_info.cpu);
+	return BPF_CORE_READ((struct task_struct___pre516 *)t, cpu);
+}
+
 /* 5.18, commit fa2c3254d7cf ("sched/tracing: Don't re-read p->state when emitting sched_switch
  * event") gave sched_switch a 4th argument, prev_state; before, the state is read from prev.
  * `has_arg` comes from the tracepoint's prototype in the kernel's BTF (user/core/features.c) and

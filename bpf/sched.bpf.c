@@ -16,6 +16,19 @@
 
 /* Which of `tasks` / `tasks_hash` the iterator reads: the flavour the loader chose. */
 const volatile bool targ_task_storage = true;
+/* --timehist: a row per switch-out of a wanted task; -w: per wakeup; -M: per migration */
+const volatile bool targ_timehist = false;
+const volatile bool targ_wakeups = false;
+const volatile bool targ_migrations = false;
+/* user space is woken once this much is waiting (it also reads every 100 ms): a wakeup per row
+ * would add a context switch on the reader's CPU to every switch traced */
+const volatile __u64 targ_wakeup_bytes = 1 << 20;
+
+/* --timehist rows, finished in the kernel; sized by the loader (a page when unused) */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} rows SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -89,13 +102,62 @@ static __always_inline void save_row(struct task_struct *t, const struct sched_t
 		count_lost(SCHED_LOST_STATS_FULL);
 }
 
+/* A timehist row about current (the task switched out, the waker, the migrator), or NULL
+ * (counted: the ring buffer is full). */
+static __always_inline struct timehist_row *row_new(enum timehist_kind kind, __u64 now)
+{
+	struct timehist_row *row = bpf_ringbuf_reserve(&rows, sizeof(*row), 0);
+
+	if (!row) {
+		count_lost(SCHED_LOST_ROWS);
+		return NULL;
+	}
+	__builtin_memset(row, 0, sizeof(*row));
+	row->ts = now;
+	row->kind = kind;
+	row->cpu = bpf_get_smp_processor_id();
+	return row;
+}
+
+static __always_inline void row_submit(struct timehist_row *row)
+{
+	bpf_ringbuf_submit(row, bpf_ringbuf_query(&rows, BPF_RB_AVAIL_DATA) >= targ_wakeup_bytes ?
+				BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+}
+
+static __always_inline void row_task(struct task_struct *t, __u32 *pid, __u32 *tgid, char *comm)
+{
+	*pid = BPF_CORE_READ(t, pid);
+	*tgid = BPF_CORE_READ(t, tgid);
+	bpf_probe_read_kernel_str(comm, SCHED_COMM_LEN, &t->comm);
+}
+
+/* -w, -M: current on this CPU acts on p */
+static __always_inline void emit_action(enum timehist_kind kind, struct task_struct *p,
+					__u32 orig_cpu, __u32 dest_cpu)
+{
+	struct timehist_row *row = row_new(kind, bpf_ktime_get_ns());
+
+	if (!row)
+		return;
+	row_task((struct task_struct *)bpf_get_current_task(), &row->pid, &row->tgid, row->comm);
+	row_task(p, &row->other_pid, &row->other_tgid, row->other_comm);
+	row->orig_cpu = orig_cpu;
+	row->dest_cpu = dest_cpu;
+	row_submit(row);
+}
+
 /* Same rule as runqlat (and the kernel's run_delay): queued from the first wakeup, not when
  * woken on a CPU. */
 static __always_inline int on_wakeup(struct task_struct *p, bool btf)
 {
 	struct sched_task *st;
 
-	if (!wanted(p, btf) || task_on_cpu(p, btf))
+	if (!wanted(p, btf))
+		return 0;
+	if (targ_wakeups)
+		emit_action(TIMEHIST_WAKEUP, p, 0, 0);
+	if (task_on_cpu(p, btf))
 		return 0;
 	st = task_get(p, btf);
 	if (st && !st->queued_ts)
@@ -107,19 +169,31 @@ static __always_inline int on_switch(unsigned long long *ctx, struct task_struct
 				     struct task_struct *next, bool btf)
 {
 	bool want_prev = wanted(prev, btf), want_next = wanted(next, btf);
+	struct timehist_row *row;
 	struct sched_task *st;
 	__u32 state, pid;
-	__u64 now, d;
+	__u64 now, d, run;
 
 	if (!want_prev && !want_next)
 		return 0;
 	now = bpf_ktime_get_ns();
 	if (want_prev && (st = task_get(prev, btf))) {
-		if (st->oncpu_ts && now > st->oncpu_ts)
-			st->s.runtime_ns += now - st->oncpu_ts;
+		run = st->oncpu_ts && now > st->oncpu_ts ? now - st->oncpu_ts : 0;
+		st->s.runtime_ns += run;
 		st->oncpu_ts = 0;
+		st->offcpu_ts = now;
 		st->s.switches++;
 		state = sched_prev_state(ctx, prev);
+		/* the row is finished here: only it crosses to user space */
+		if (targ_timehist && (row = row_new(TIMEHIST_SWITCH, now))) {
+			row_task(prev, &row->pid, &row->tgid, row->comm);
+			row->wait_ns = st->wait_ns;
+			row->delay_ns = st->delay_ns;
+			row->run_ns = run;
+			row->state = state;
+			row_submit(row);
+		}
+		st->wait_ns = st->delay_ns = 0;
 		if (state == TASK_RUNNING) {
 			st->queued_ts = now;
 		} else if (state & TASK_DEAD) {
@@ -132,8 +206,11 @@ static __always_inline int on_switch(unsigned long long *ctx, struct task_struct
 		}
 	}
 	if (want_next && (st = task_get(next, btf))) {
+		st->wait_ns = st->offcpu_ts && now > st->offcpu_ts ? now - st->offcpu_ts : 0;
+		st->delay_ns = 0;
 		if (st->queued_ts && now > st->queued_ts) {
 			d = now - st->queued_ts;
+			st->delay_ns = d;
 			st->s.delay_ns += d;
 			st->s.delays++;
 			if (d > st->s.max_delay_ns) {
@@ -148,6 +225,15 @@ static __always_inline int on_switch(unsigned long long *ctx, struct task_struct
 }
 
 SCHEDTP_PROGRAMS(on_switch, on_wakeup)
+
+/* -M: loaded only when asked; raw_tp everywhere, migrations are rare */
+SEC("raw_tp/sched_migrate_task")
+int BPF_PROG(migrate_raw, struct task_struct *p, int dest_cpu)
+{
+	if (targ_migrations && wanted(p, false))
+		emit_action(TIMEHIST_MIGRATE, p, task_cpu_of(p), dest_cpu);
+	return 0;
+}
 
 /* Run by user space before attaching: every task of interest gets its storage in process
  * context, not on the hot path where a burst of first events (a signal waking all threads of a

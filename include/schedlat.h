@@ -20,6 +20,33 @@ struct sched_task {
 	__u64 queued_ts; /* runnable since, or 0 */
 	__u64 oncpu_ts;  /* on a CPU since, or 0 */
 	struct sched_stats s;
+	/* --timehist: the durations of the run in progress, fixed at its switch-in */
+	__u64 offcpu_ts; /* switched out at, or 0 */
+	__u64 wait_ns;   /* off the CPU before this run: switch-out to switch-in */
+	__u64 delay_ns;  /* of which waiting on a run queue: wakeup (or preemption) to switch-in */
+};
+
+/* --timehist: one finished row of perf sched timehist, sent through the `rows` ring buffer. */
+enum timehist_kind {
+	TIMEHIST_SWITCH,  /* pid switched out: its wait, scheduling delay and run time */
+	TIMEHIST_WAKEUP,  /* -w: pid (current on cpu) woke other_pid */
+	TIMEHIST_MIGRATE, /* -M: pid (current on cpu) moved other_pid from orig_cpu to dest_cpu */
+};
+
+struct timehist_row {
+	__u64 ts;       /* bpf_ktime_get_ns() (CLOCK_MONOTONIC) */
+	__u64 wait_ns;  /* SWITCH: off the CPU before this run (0: not seen switched out) */
+	__u64 delay_ns; /* SWITCH: waiting on a run queue before this run */
+	__u64 run_ns;   /* SWITCH: on the CPU (0: not seen switched in) */
+	__u32 kind;
+	__u32 cpu;
+	__u32 pid, tgid;             /* the task switched out, or current */
+	__u32 other_pid, other_tgid; /* WAKEUP, MIGRATE: the task woken or moved */
+	__u32 orig_cpu, dest_cpu;    /* MIGRATE */
+	__u32 state;                 /* SWITCH: prev_state (TASK_RUNNING: preempted) */
+	__u32 __pad;
+	char comm[SCHED_COMM_LEN];
+	char other_comm[SCHED_COMM_LEN];
 };
 
 /* Key of the `stats` map: TIDs are reused, so a task is its TID and its start time. */
@@ -42,6 +69,7 @@ enum sched_lost {
 	SCHED_LOST_STATS_FULL, /* no room in `stats` for a task */
 	SCHED_LOST_TASKS,      /* events without per-task state (storage or hash full) */
 	SCHED_LOST_PREFILL,    /* tasks left without storage at the start (not events) */
+	SCHED_LOST_ROWS,       /* --timehist rows dropped: ring buffer full */
 	SCHED_LOST_REASONS,
 };
 #endif

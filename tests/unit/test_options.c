@@ -16,7 +16,7 @@
 
 static const struct command *const cmds[] = {
 	&profile_cmd, &offcpu_cmd, &funclat_cmd, &stat_cmd, &runqlat_cmd, &sched_cmd, &biolat_cmd,
-	&top_cmd,
+	&top_cmd, &trace_cmd,
 };
 #define NR_CMDS (sizeof(cmds) / sizeof(cmds[0]))
 
@@ -220,10 +220,13 @@ static bool same_spelling(const struct opt *a, const struct opt *b)
  * in its command and documented: offcpu -m/-M (block time, offcputime), biolat -F (flags,
  * biolatency), runqlat -L and -P (per thread / process, runqlat), funclat -L (log-linear), and
  * -m milliseconds; and perf top's: top -d (the refresh delay; --duration stays) and -s (its
- * sort keys, as sched -s has its own).  A new clash must be added here on purpose. */
+ * sort keys, as sched -s has its own); perf's own: sched --timehist -M (migrations, perf sched
+ * timehist), trace -s (perf trace's summary) and trace -g (each event's stacks, perf trace and
+ * perf script; the stack commands accept -g and always take stacks).  A new clash must be added
+ * here on purpose. */
 static bool known_legacy(const struct opt *a, const struct opt *b)
 {
-	return strchr("mFLPds", a->short_name) && a->short_name == b->short_name &&
+	return strchr("mFLPdsMg", a->short_name) && a->short_name == b->short_name &&
 	       !(a->long_name && b->long_name && !strcmp(a->long_name, b->long_name) &&
 		 a->type != b->type);
 }
@@ -234,6 +237,23 @@ static bool known_perf_sort(const struct opt *a, const struct opt *b)
 {
 	return a->long_name && b->long_name && !strcmp(a->long_name, "sort") &&
 	       !strcmp(b->long_name, "sort");
+}
+
+/* Options with one meaning that each command stores in its own settings: the same long name,
+ * argument and type.  --filter (the fields model's filter: stat, trace), --buffer-size (the ring
+ * buffer in MB: sched --timehist, trace). */
+static bool known_same_meaning(const struct opt *a, const struct opt *b)
+{
+	static const char *const names[] = { "filter", "buffer-size" };
+
+	if (!a->long_name || !b->long_name || strcmp(a->long_name, b->long_name) ||
+	    a->short_name != b->short_name || a->type != b->type ||
+	    !a->arg || !b->arg || strcmp(a->arg, b->arg))
+		return false;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(a->long_name, names[i]))
+			return true;
+	return false;
 }
 
 /* One spelling, one option: wherever two commands accept the same name it is the same table
@@ -251,6 +271,7 @@ static void test_one_spelling_one_meaning(void)
 					/* an old spelling refused with a hint means nothing */
 					if (!same_spelling(a.v[x], b.v[y]) || a.v[x] == b.v[y] ||
 					    known_legacy(a.v[x], b.v[y]) || known_perf_sort(a.v[x], b.v[y]) ||
+					    known_same_meaning(a.v[x], b.v[y]) ||
 					    a.v[x]->type == OPT_RETIRED ||
 					    b.v[y]->type == OPT_RETIRED)
 						continue;

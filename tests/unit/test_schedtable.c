@@ -252,8 +252,35 @@ static void test_runqlat_percentiles(void)
 	CHECK(s.pct_open[0]);
 }
 
+/* perf sched timehist's names and header, byte for byte */
+static void test_timehist_layout(void)
+{
+	char buf[64], *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	timehist_task_name(buf, sizeof(buf), "sleep", 7802, 7802);
+	CHECK_STR(buf, "sleep[7802]");
+	timehist_task_name(buf, sizeof(buf), "rq-busy-0", 13728, 13725);
+	CHECK_STR(buf, "rq-busy-0[13728/13725]");
+	/* a comm of 16 bytes without its NUL */
+	timehist_task_name(buf, sizeof(buf), "0123456789abcdefXYZ", 1, 1);
+	CHECK_STR(buf, "0123456789abcdef[1]");
+	timehist_task_name(buf, sizeof(buf), "swapper/1", 0, 0);
+	CHECK_STR(buf, "<idle>");
+	f = open_memstream(&out, &len);
+	timehist_header(f);
+	fclose(f);
+	CHECK_STR(out,
+		  "           time    cpu  task name                       wait time  sch delay   run time\n"
+		  "                        [tid/pid]                          (msec)     (msec)     (msec)\n"
+		  "--------------- ------  ------------------------------  ---------  ---------  ---------\n");
+	free(out);
+}
+
 int main(void)
 {
+	RUN(test_timehist_layout);
 	RUN(test_table_layout);
 	RUN(test_table_long_name);
 	RUN(test_table_empty);

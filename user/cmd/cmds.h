@@ -15,6 +15,7 @@ extern const struct command biolat_cmd;
 extern const struct command top_cmd;
 extern const struct command list_cmd;
 extern const struct command annotate_cmd;
+extern const struct command trace_cmd;
 /* Commands that read profiles instead of tracing (core/filerun.h). */
 extern const struct file_command report_cmd;
 extern const struct file_command diff_cmd;

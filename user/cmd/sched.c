@@ -20,6 +20,11 @@ static int opt_sort(const char *arg);
 
 static struct sched_env {
 	bool by_comm, force_raw;
+	bool timehist, wakeups, migrations;
+	__u64 buffer_mb;
+	__u64 rows_printed;
+	int write_err;
+	struct bpf_link *migrate_link;
 	enum sched_sort_key sort;
 	__u64 max_tasks;
 	struct schedtp_links links;
@@ -33,6 +38,14 @@ static const struct opt sched_opts[] = {
 	  &env.by_comm },
 	{ 's', "sort", "KEY", "max (default), avg, runtime or switches", OPT_FN, .fn = opt_sort },
 	{ 0, "max-tasks", "N", "tasks kept (default 16384)", OPT_U64, &env.max_tasks, 1, 1 << 22 },
+	{ 0, "timehist", NULL, "one line per switch-out, like perf sched timehist: wait time,\n"
+	  "scheduling delay and run time, computed in the kernel", OPT_FLAG, &env.timehist },
+	{ 'w', "wakeups", NULL, "--timehist: also a line per wakeup of a traced task", OPT_FLAG,
+	  &env.wakeups },
+	{ 'M', "migrations", NULL, "--timehist: also a line per migration of a traced task",
+	  OPT_FLAG, &env.migrations },
+	{ 0, "buffer-size", "MB", "--timehist: ring buffer size (default 16; rows that find it\n"
+	  "full are counted and reported)", OPT_U64, &env.buffer_mb, 1, 4096 },
 	{ 0, "raw-tp", NULL, "use the raw_tp programs and hash maps even where\n"
 	  "tp_btf and task storage work (for comparison)", OPT_FLAG, &env.force_raw },
 	{},
@@ -47,11 +60,38 @@ static int opt_sort(const char *arg)
 	return 0;
 }
 
+static int sched_check(struct runner *r)
+{
+	if ((env.wakeups || env.migrations || env.buffer_mb) && !env.timehist) {
+		p_err("-w, -M and --buffer-size need --timehist");
+		return -EINVAL;
+	}
+	if (env.timehist && (env.by_comm || env.sort)) {
+		p_err("--timehist prints rows in time order: --by-comm and --sort do not apply");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int sched_configure(struct runner *r)
 {
 	struct sched_bpf *skel = r->skel;
 	bool use_btf = schedtp_use_btf(env.force_raw);
+	__u64 rb_size = 4096;
 	int err;
+
+	skel->rodata->targ_timehist = env.timehist;
+	skel->rodata->targ_wakeups = env.wakeups;
+	skel->rodata->targ_migrations = env.migrations;
+	if (env.timehist)
+		rb_size = (env.buffer_mb ?: 16) << 20;
+	skel->rodata->targ_wakeup_bytes = rb_size / 8;
+	err = bpf_map__set_max_entries(skel->maps.rows, rb_size);
+	err = err ?: bpf_program__set_autoload(skel->progs.migrate_raw, env.migrations);
+	if (err) {
+		p_err("cannot configure the BPF maps: %s", strerror(-err));
+		return err;
+	}
 
 	if (!env.max_tasks)
 		env.max_tasks = 16384;
@@ -71,18 +111,86 @@ static int sched_configure(struct runner *r)
 	return err;
 }
 
+/* Writes one --timehist row in perf sched timehist's layout. */
+static int on_row(void *ctx, void *data, size_t size)
+{
+	const struct timehist_row *row = data;
+	struct runner *r = ctx;
+	char task[64], other[64];
+
+	if (size < sizeof(*row))
+		return 0;
+	timehist_task_name(task, sizeof(task), row->comm, row->pid, row->tgid);
+	fprintf(r->out, "%15.6f [%04u]  %-30s", row->ts / 1e9, row->cpu, task);
+	switch (row->kind) {
+	case TIMEHIST_SWITCH:
+		fprintf(r->out, "  %9.3f  %9.3f  %9.3f\n", row->wait_ns / 1e6, row->delay_ns / 1e6,
+			row->run_ns / 1e6);
+		break;
+	case TIMEHIST_WAKEUP:
+		timehist_task_name(other, sizeof(other), row->other_comm, row->other_pid,
+				   row->other_tgid);
+		fprintf(r->out, "%33s  awakened: %s\n", "", other);
+		break;
+	case TIMEHIST_MIGRATE:
+		timehist_task_name(other, sizeof(other), row->other_comm, row->other_pid,
+				   row->other_tgid);
+		fprintf(r->out, "%33s  migrated: %s cpu %u => %u\n", "", other, row->orig_cpu,
+			row->dest_cpu);
+		break;
+	}
+	env.rows_printed++;
+	/* a closed pipe or a full disk ends the run instead of losing rows silently */
+	if (ferror(r->out)) {
+		env.write_err = errno ? -errno : -EIO;
+		return env.write_err;
+	}
+	return 0;
+}
+
 /* task storage first, then the tracepoints, sched_switch first */
 static int sched_attach(struct runner *r)
 {
 	struct sched_bpf *skel = r->skel;
+	int err;
 
-	return schedtp_start(skel->obj, skel->progs.prefill, &env.links);
+	err = schedtp_start(skel->obj, skel->progs.prefill, &env.links);
+	if (!err && env.migrations) {
+		env.migrate_link = bpf_program__attach(skel->progs.migrate_raw);
+		if (!env.migrate_link) {
+			err = -errno;
+			explain_bpf_error("cannot attach sched_migrate_task", err);
+		}
+	}
+	if (!err && env.timehist)
+		err = runner_add_ringbuf(r, skel->maps.rows, on_row, r);
+	return err;
+}
+
+/* The rows written since the last wakeup: the kernel wakes the reader only for a full eighth of
+ * the buffer. */
+static int sched_tick(struct runner *r)
+{
+	if (env.timehist && r->rb && !env.write_err)
+		ring_buffer__consume(r->rb);
+	/* the output is gone (a closed pipe, a full disk): the run ends, and says so */
+	return env.write_err ? 1 : 0;
+}
+
+/* the column heads, before the banner and the first row */
+static int sched_started(struct runner *r)
+{
+	if (env.timehist)
+		timehist_header(r->out);
+	return 0;
 }
 
 /* counting stops: the table describes exactly the run */
 static void sched_detach(struct runner *r)
 {
 	schedtp_detach(&env.links);
+	bpf_link__destroy(env.migrate_link);
+	env.migrate_link = NULL;
 }
 
 /* Reads `stats` into a malloc'd array of rows. */
@@ -141,6 +249,12 @@ static void report_lost(const struct sched_bpf *skel)
 {
 	const __u64 *lost = (const __u64 *)skel->bss->lost;
 
+	if (env.timehist)
+		fprintf(stderr, "bpfprof: %llu rows printed, %llu dropped%s\n",
+			(unsigned long long)env.rows_printed,
+			(unsigned long long)lost[SCHED_LOST_ROWS],
+			lost[SCHED_LOST_ROWS] ? " (ring buffer full: raise --buffer-size)" : "");
+
 	if (lost[SCHED_LOST_STATS_FULL] || lost[SCHED_LOST_TASKS])
 		p_err("not counted: %llu tasks (task table full, raise --max-tasks), %llu events "
 		      "(no per-task state: allocation failed or table full)",
@@ -157,6 +271,11 @@ static int sched_collect(struct runner *r)
 	struct sched_bpf *skel = r->skel;
 	int err;
 
+	if (env.timehist) {
+		if (env.write_err)
+			p_err("cannot write the output: %s", strerror(-env.write_err));
+		return env.write_err;
+	}
 	err = schedtp_run_task_iter(skel->progs.dump_tasks, "reads the live tasks");
 	err = err ?: read_rows(skel, &env.rows, &env.nr_rows);
 	if (err == -ENOMEM)
@@ -167,6 +286,8 @@ static int sched_collect(struct runner *r)
 static int sched_write(struct runner *r)
 {
 	report_lost(r->skel);
+	if (env.timehist)
+		return 0;
 	p_info("read %llu bytes of statistics from BPF maps", (unsigned long long)env.bytes_read);
 	return write_table(r->out, env.rows, env.nr_rows);
 }
@@ -174,6 +295,7 @@ static int sched_write(struct runner *r)
 static void sched_teardown(struct runner *r)
 {
 	schedtp_detach(&env.links);
+	bpf_link__destroy(env.migrate_link);
 	free(env.rows);
 	memset(&env, 0, sizeof(env));
 }
@@ -183,13 +305,21 @@ const struct command sched_cmd = {
 	.summary = "per-task scheduler latency table (perf sched latency, in-kernel)",
 	.description =
 		"Per-task scheduler latency, the table of 'perf sched latency' computed in the kernel:\n"
-		"on-CPU time, context switches, and the delays between becoming runnable and running.",
+		"on-CPU time, context switches, and the delays between becoming runnable and running.\n"
+		"With --timehist, one line per switch-out in time order instead, as 'perf sched\n"
+		"timehist' prints: time (CLOCK_MONOTONIC), CPU, task[tid/pid], wait time (off the\n"
+		"CPU before this run), sch delay (of which waiting on a run queue) and run time, in\n"
+		"ms, computed in the kernel at each switch so that only finished rows reach user\n"
+		"space.  The idle tasks are not shown.",
 	.caps = CAP_THREAD_KIND,
 	.positional = POS_DURATION,
 	.opts = sched_opts,
 	.skel = &sched_skel,
+	.check = sched_check,
 	.configure = sched_configure,
 	.attach = sched_attach,
+	.started = sched_started,
+	.tick = sched_tick,
 	.banner = "Tracing scheduler events... Hit Ctrl-C to end.",
 	.detach = sched_detach,
 	.collect = sched_collect,

@@ -184,3 +184,25 @@ int sched_table_write(FILE *f, const struct sched_row *rows, size_t n,
 	fputs(RULE, f);
 	return stream_flush_check(f);
 }
+
+void timehist_task_name(char *buf, size_t size, const char *comm, __u32 tid, __u32 pid)
+{
+	int len = strnlen(comm, SCHED_COMM_LEN);
+
+	if (!tid) /* every CPU's idle task (swapper/N), as perf names it */
+		snprintf(buf, size, "<idle>");
+	else if (tid == pid)
+		snprintf(buf, size, "%.*s[%u]", len, comm, tid);
+	else
+		snprintf(buf, size, "%.*s[%u/%u]", len, comm, tid, pid);
+}
+
+void timehist_header(FILE *f)
+{
+	fprintf(f, "%15s %6s  %-30s  %9s  %9s  %9s\n", "time", "cpu", "task name", "wait time",
+		"sch delay", "run time");
+	fprintf(f, "%15s %6s  %-30s  %9s  %9s  %9s\n", "", "", "[tid/pid]", "(msec)", "(msec)",
+		"(msec)");
+	fprintf(f, "--------------- ------  ------------------------------  ---------  ---------  "
+		"---------\n");
+}

@@ -51,4 +51,12 @@ struct sched_table_opts {
  * "Maximum delay at" in seconds of CLOCK_MONOTONIC with 6.  Returns 0 or -errno. */
 int sched_table_write(FILE *f, const struct sched_row *rows, size_t n,
 		      const struct sched_table_opts *o);
+
+/* --timehist: a task as perf sched timehist names it, "comm[tid]" for a process's main thread,
+ * "comm[tid/pid]" for its other threads, "<idle>" for an idle task (comm need not be
+ * NUL-terminated). */
+void timehist_task_name(char *buf, size_t size, const char *comm, __u32 tid, __u32 pid);
+
+/* --timehist: perf sched timehist's three header lines. */
+void timehist_header(FILE *f);
 #endif
