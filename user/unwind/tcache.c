@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,8 +152,39 @@ static void count(__u64 *v)
 	__atomic_fetch_add(v, 1, __ATOMIC_RELAXED);
 }
 
+static __u64 hash(__u64 h, const void *p, size_t len);
+
+/* A hash of the call-frame sections' bytes: a build-id names a build, not the bytes after it
+ * (a binary patched or corrupted in place keeps its build-id and size). */
+static __u64 cfi_sections_hash(Elf *elf)
+{
+	__u64 h = 0xcbf29ce484222325ULL;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    (strcmp(name, ".eh_frame") && strcmp(name, ".debug_frame") &&
+		     strcmp(name, ".eh_frame_hdr")))
+			continue;
+		d = elf_rawdata(scn, NULL);
+		if (!d || !d->d_buf)
+			return 0;
+		h = hash(h ^ sh.sh_offset, d->d_buf, d->d_size);
+	}
+	return h;
+}
+
 int unw_cache_key(int fd, char *key, size_t size)
 {
+	__u64 cfi_hash = 0;
 	unsigned char id[64];
 	struct stat st;
 	int n = -ENOENT;
@@ -167,14 +199,17 @@ int unw_cache_key(int fd, char *key, size_t size)
 		Elf *elf = untrusted_elf(fd);
 
 		n = elf ? elf_build_id(elf, id, sizeof(id)) : -ENOENT;
+		if (n > 0 && !(cfi_hash = cfi_sections_hash(elf)))
+			n = -ENOENT;
 		elf_end(elf);
 	}
-	if (n > 0 && (size_t)n * 2 + 24 < size) {
+	if (n > 0 && (size_t)n * 2 + 40 < size) {
 		int k = snprintf(key, size, "b-");
 
 		for (int i = 0; i < n; i++)
 			k += snprintf(key + k, size - k, "%02x", id[i]);
-		snprintf(key + k, size - k, "-%llx", (unsigned long long)st.st_size);
+		snprintf(key + k, size - k, "-%llx-%llx", (unsigned long long)st.st_size,
+			 (unsigned long long)cfi_hash);
 		return 0;
 	}
 	snprintf(key, size, "f-%llx-%llx-%llx-%llx.%lx", (unsigned long long)st.st_dev,

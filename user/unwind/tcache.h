@@ -3,8 +3,8 @@
  * ms, libLLVM: a second).
  *
  * One file per table in a directory only bpfprof's user writes (/var/cache/bpfprof, or
- * $XDG_CACHE_HOME/bpfprof), named by the table's key: the GNU build-id (and size) of files owned
- * by root that only root writes, otherwise the file's device, inode, size and mtime, which no
+ * $XDG_CACHE_HOME/bpfprof), named by the table's key: the GNU build-id, size and a hash of the
+ * call-frame sections of files owned by root that only root writes, otherwise the file's device, inode, size and mtime, which no
  * other file can claim.  Every cache file is read as hostile input: a header (magic, version, key,
  * row count, checksum) checked before use, rows checked for the shape the BPF search relies on;
  * a file that fails is removed and the table rebuilt.  The total size is bounded: least recently
