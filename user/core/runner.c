@@ -500,6 +500,9 @@ int runner_attach_skeleton(struct runner *r)
 	return err;
 }
 
+/* When bpfprof started (runner_main()): -v says how long the start took. */
+static __u64 launch_ns;
+
 static int attach(struct runner *r)
 {
 	r->start_ns = now_ns();
@@ -788,6 +791,9 @@ static int setup(struct runner *r)
 	features_release();
 	err = err ?: fork_command(r);
 	err = err ?: start_command(r);
+	if (!err)
+		p_info("started: attached %.1f ms after launch, ready (tables of the targets loaded) "
+		       "at %.1f ms", (r->start_ns - launch_ns) / 1e6, (now_ns() - launch_ns) / 1e6);
 	/* Ctrl-C during setup: COMMAND stays at its gate, where teardown kills it */
 	if (!err && targets.command && !exiting)
 		err = child_release(&r->child, targets.command[0]);
@@ -865,6 +871,7 @@ int runner_main(const struct command *cmd, int argc, char **argv)
 	unsigned runs = 1;
 	int rc = 0;
 
+	launch_ns = now_ns();
 	for (unsigned run = 0; run < runs && !rc && !exiting; run++)
 		rc = run_once(cmd, argc, argv, run, &runs);
 	return rc;
