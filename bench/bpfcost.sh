@@ -35,7 +35,7 @@ prog_stats() {
 cost() {
 	local name=$1 sw=$2 pid; shift 2
 	"$@" >/dev/null 2>"$BTMP/$name.err" & pid=$!
-	sleep 3
+	wait_attached $pid
 	if ! kill -0 $pid 2>/dev/null; then
 		echo "nan # $name did not start: $(head -n 1 "$BTMP/$name.err")"
 		return

@@ -14,3 +14,14 @@ have() { command -v "$1" >/dev/null 2>&1; }
 wall() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null 2>&1; t1=$(date +%s.%N); awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f\n", b - a }'; }
 # Peak RSS in KiB of a command (GNU time).
 peak_rss_kb() { /usr/bin/time -f "%M" -o "$BTMP/rss" "$@" >/dev/null 2>&1; cat "$BTMP/rss"; }
+# wait_attached PID: until process PID holds a BPF link (its programs are attached; a fixed sleep
+# is too short on a busy machine, where loading takes seconds), then for its start to finish.
+wait_attached() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		kill -0 "$1" 2>/dev/null || return 1
+		grep -qs '^link_id:' /proc/"$1"/fdinfo/* && { sleep 0.5; return 0; }
+		sleep 0.05
+	done
+	return 1
+}
