@@ -8,6 +8,7 @@
  * ever searches them. */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -48,6 +49,11 @@ struct unw_cache {
 	char dir[4096];
 	int dfd;
 	__u64 max_bytes;
+	/* the directory's size as the last scan found it plus what this run stored since: a scan
+	 * (a readdir and a stat per file) runs only when that passes the bound */
+	__u64 total;
+	bool scanned;
+	pthread_mutex_t lock; /* total, scanned, eviction: the worker and the main thread store */
 	struct unw_cache_stats st; /* updated atomically: the unwinder's worker and main thread */
 };
 
@@ -85,6 +91,7 @@ struct unw_cache *unw_cache__open(const char *dir, __u64 max_bytes, char *why, s
 		return NULL;
 	c->dfd = -1;
 	c->max_bytes = max_bytes;
+	pthread_mutex_init(&c->lock, NULL);
 	if (dir)
 		snprintf(c->dir, sizeof(c->dir), "%s", dir);
 	else
@@ -130,6 +137,7 @@ void unw_cache__free(struct unw_cache *c)
 		return;
 	if (c->dfd >= 0)
 		close(c->dfd);
+	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
 
@@ -382,7 +390,7 @@ static int by_age(const void *a, const void *b)
 	return 0;
 }
 
-/* Removes the least recently used files until the directory is within its bound. */
+/* Removes the least recently used files until the directory is within its bound; under lock. */
 static void evict(struct unw_cache *c)
 {
 	struct entry *e = NULL, *tmp;
@@ -424,6 +432,8 @@ static void evict(struct unw_cache *c)
 		total += e[nr].size;
 		nr++;
 	}
+	c->total = total;
+	c->scanned = true;
 	if (total <= c->max_bytes)
 		goto out;
 	qsort(e, nr, sizeof(*e), by_age);
@@ -431,6 +441,7 @@ static void evict(struct unw_cache *c)
 		if (unlinkat(c->dfd, e[i].name, 0))
 			continue;
 		total -= e[i].size;
+		c->total = total;
 		count(&c->st.evicted);
 		p_info("unwind cache: evicted %s (least recently used; the cache holds %llu MB at most)",
 		       e[i].name, (unsigned long long)(c->max_bytes >> 20));
@@ -480,6 +491,10 @@ int unw_cache__put(struct unw_cache *c, const char *key, const struct cfi_rows *
 		return err;
 	}
 	count(&c->st.stores);
-	evict(c);
+	pthread_mutex_lock(&c->lock);
+	c->total += sizeof(h) + rows->nr * sizeof(*rows->rows);
+	if (!c->scanned || c->total > c->max_bytes)
+		evict(c);
+	pthread_mutex_unlock(&c->lock);
 	return 0;
 }
