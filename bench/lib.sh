@@ -23,6 +23,17 @@ wait_ready() {
 	done
 	return 1
 }
+# wait_attached PID: until process PID holds a BPF link (its programs are attached; a fixed sleep
+# is too short on a busy machine, where loading takes seconds), then for its start to finish.
+wait_attached() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		kill -0 "$1" 2>/dev/null || return 1
+		grep -qs '^link_id:' /proc/"$1"/fdinfo/* && { sleep 0.5; return 0; }
+		sleep 0.05
+	done
+	return 1
+}
 # record NAME "TRACED" "UNTRACED" EXTRA, for the paired throughput benchmarks (TRACED and
 # UNTRACED are "OPS_PER_SEC OPS_PER_CPU_SEC"): appends the two ratios and EXTRA to $BTMP/NAME,
 # and the untraced ops/s to $BTMP/untraced.

@@ -20,7 +20,7 @@ pipe_ops() { taskset -c 0 perf bench sched pipe -l "$LOOPS" 2>/dev/null | awk '/
 under() {
 	local name=$1 pid base ops; shift
 	"$@" >/dev/null 2>"$BTMP/$name.err" & pid=$!
-	sleep 2
+	if [ "$1" = "$BPFPROF" ]; then wait_attached $pid; else sleep 2; fi
 	if ! kill -0 $pid 2>/dev/null; then
 		echo "# $name did not start: $(head -n 1 "$BTMP/$name.err")" >&2
 		return

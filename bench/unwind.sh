@@ -90,4 +90,25 @@ kill $w 2>/dev/null; wait $w 2>/dev/null
 echo
 echo "## (4) unwind table memory for cppsort: libc + libstdc++ + its binary (target <= 8 MB)"
 "$BPFPROF" profile -F 999 -U --unwind eh -v -f -- "$DEEP" 1 2>&1 >/dev/null | grep -E "unwind: loaded|unwind tables:" | sed 's/^bpfprof: //'
+
+echo
+echo "## (5) the persistent table cache: cold (empty) against warm, median of $REPS"
+# a private cache directory: the machine's own is neither used nor disturbed
+export XDG_CACHE_HOME=$BTMP/xdg
+pre_ms() { # the -v line: tables of a COMMAND (cppsort: its binary, libstdc++, libm, libgcc_s, libc) before it runs
+	"$BPFPROF" profile -F 99 -U -v -f -- "$DEEP" 0.2 2>&1 >/dev/null |
+		sed -n 's/.*tables of the targets loaded before they run in \([0-9.]*\) ms.*/\1/p'
+}
+after_s() { # a 1 s system-wide profile: wall seconds beyond the 1 s
+	local t0 t1
+	t0=$(date +%s.%N); "$BPFPROF" profile -F 99 -a -f 1 >/dev/null 2>&1; t1=$(date +%s.%N)
+	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f\n", b - a - 1 }'
+}
+cpre=() wpre=() caft=() waft=()
+for i in $(seq "$REPS"); do
+	rm -rf "$XDG_CACHE_HOME"; cpre+=("$(pre_ms)"); wpre+=("$(pre_ms)")
+	rm -rf "$XDG_CACHE_HOME"; caft+=("$(after_s)"); waft+=("$(after_s)")
+done
+echo "COMMAND's tables before it runs (cppsort), cold: $(printf '%s\n' "${cpre[@]}" | median) ms, warm: $(printf '%s\n' "${wpre[@]}" | median) ms"
+echo "profile -F 99 -a 1, wall beyond 1 s, cold:      $(printf '%s\n' "${caft[@]}" | median) s, warm: $(printf '%s\n' "${waft[@]}" | median) s (target <= 0.030)"
 exit 0

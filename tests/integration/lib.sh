@@ -6,6 +6,8 @@ BPFPROF=$(realpath -m "${BPFPROF:-$ROOT/bpfprof}")
 WL=$ROOT/build/workloads
 TMP=$(mktemp -d /tmp/bpfprof-test.XXXXXX)
 trap 'rm -rf "$TMP"; kill $(jobs -p) 2>/dev/null' EXIT
+# Each test's own unwind-table cache: runs neither depend on nor fill the machine's.
+export XDG_CACHE_HOME=$TMP/xdg
 
 ok()   { echo "ok - $1"; }
 fail() { echo "not ok - $1${2:+: $2}"; }

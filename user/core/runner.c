@@ -92,7 +92,8 @@ static bool no_debuginfod;
 static const struct opt general_table[] = {
 	{ 0, "no-debuginfod", NULL, "never ask debuginfod (DEBUGINFOD_URLS) for debug info",
 	  OPT_FLAG, &no_debuginfod, .needs = CAP_SYMBOLS },
-	{ 'v', "verbose", NULL, "print libbpf messages and the choices made", OPT_FLAG, &verbose },
+	{ 'v', "verbose", NULL, "print libbpf messages, the choices made and each BPF\n"
+	  "program's cost per run", OPT_FLAG, &verbose },
 	{ 'h', "help", NULL, "this help", OPT_FLAG, NULL },
 	{},
 };
@@ -501,6 +502,9 @@ int runner_attach_skeleton(struct runner *r)
 	return err;
 }
 
+/* When bpfprof started (runner_main()): -v says how long the start took. */
+static __u64 launch_ns;
+
 static int attach(struct runner *r)
 {
 	r->start_ns = now_ns();
@@ -676,6 +680,44 @@ __u64 runner_missed_runs(const struct runner *r)
 	return misses;
 }
 
+/* -v: the kernel's BPF run-time statistics, on while this fd is open (every program on the
+ * machine pays two clock reads a run meanwhile: only with -v). */
+static int stats_fd = -1;
+
+static void enable_bpf_stats(void)
+{
+	if (verbose && stats_fd < 0) {
+		stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+		if (stats_fd < 0)
+			p_info("no BPF run-time statistics: %s", strerror(errno));
+	}
+}
+
+/* -v: what each program cost per run, from the statistics enabled at attach. */
+static void report_bpf_cost(const struct runner *r)
+{
+	struct bpf_program *prog;
+	char line[1024];
+	int n = 0;
+
+	if (!verbose || stats_fd < 0 || !r->obj)
+		return;
+	bpf_object__for_each_program(prog, r->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len) || !info.run_cnt ||
+		    n < 0 || (size_t)n >= sizeof(line))
+			continue;
+		n += snprintf(line + n, sizeof(line) - n, "%s%s %llu runs, %llu ns/run", n ? "; " : "",
+			      bpf_program__name(prog), (unsigned long long)info.run_cnt,
+			      (unsigned long long)(info.run_time_ns / info.run_cnt));
+	}
+	if (n > 0)
+		p_info("BPF cost: %s", line);
+}
+
 /* The loss no map can count: runs the kernel skipped, said once for every command. */
 static void report_missed_runs(const struct runner *r)
 {
@@ -710,6 +752,7 @@ static int finish(struct runner *r)
 			p_err("cannot write the output: %s", strerror(-err));
 	}
 	report_missed_runs(r);
+	report_bpf_cost(r);
 	/* an output given up on: the others were written, the run still failed */
 	return err ?: periods_err ?: output_err;
 }
@@ -743,11 +786,16 @@ static int setup(struct runner *r)
 	if (!err && bpf && targets.follow)
 		err = follow_start(r->target.tgids, &r->follow);
 	err = err ?: (r->cmd->prepare ? r->cmd->prepare(r) : 0);
+	if (!err && bpf)
+		enable_bpf_stats();
 	err = err ?: attach(r);
 	/* every question is answered: the BTF's megabytes go before the run */
 	features_release();
 	err = err ?: fork_command(r);
 	err = err ?: start_command(r);
+	if (!err)
+		p_info("started: attached %.1f ms after launch, ready (tables of the targets loaded) "
+		       "at %.1f ms", (r->start_ns - launch_ns) / 1e6, (now_ns() - launch_ns) / 1e6);
 	/* Ctrl-C during setup: COMMAND stays at its gate, where teardown kills it */
 	if (!err && targets.command && !exiting)
 		err = child_release(&r->child, targets.command[0]);
@@ -769,6 +817,9 @@ static void teardown(struct runner *r)
 	follow_stop(r->follow);
 	if (r->skel)
 		r->cmd->skel->destroy(r->skel);
+	if (stats_fd >= 0)
+		close(stats_fd);
+	stats_fd = -1;
 	features_release();
 }
 
@@ -822,6 +873,7 @@ int runner_main(const struct command *cmd, int argc, char **argv)
 	unsigned runs = 1;
 	int rc = 0;
 
+	launch_ns = now_ns();
 	for (unsigned run = 0; run < runs && !rc && !exiting; run++)
 		rc = run_once(cmd, argc, argv, run, &runs);
 	return rc;

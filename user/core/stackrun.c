@@ -21,6 +21,7 @@
 #include "stacks.h"
 #include "sym/stackagg.h"
 #include "sym/syms.h"
+#include "unwind/tcache.h"
 
 /* A process first seen this long ago gets its second snapshot: by then the dynamic loader has
  * mapped its libraries. */
@@ -123,6 +124,12 @@ const struct opt stack_opts_table[] = {
 	  .needs = CAP_STACKS },
 	{ 0, "unwind-mem", "MB", "memory for unwind tables (default 16)", OPT_U64,
 	  &stack_opts.unwind_mem_mb, 1, 4096, .hint = "1 to 4096 MB", .needs = CAP_STACKS },
+	{ 0, "no-unwind-cache", NULL, "neither read nor store unwind tables in the cache\n"
+	  "($XDG_CACHE_HOME/bpfprof, else /var/cache/bpfprof)", OPT_FLAG,
+	  &stack_opts.no_unwind_cache, .needs = CAP_STACKS },
+	{ 0, "unwind-cache-mb", "MB", "bound of the unwind table cache on disk (default 128);\n"
+	  "the least recently used tables go first", OPT_U64, &stack_opts.unwind_cache_mb, 1,
+	  1 << 20, .hint = "1 to 1048576 MB", .needs = CAP_STACKS },
 	{},
 };
 
@@ -168,6 +175,7 @@ void stack_opts_reset(struct stack_opts *o)
 	o->max_stacks = 16384;
 	o->unwind = UNWIND_DEFAULT_METHOD;
 	o->unwind_mem_mb = UNWIND_DEFAULT_MEM_MB;
+	o->unwind_cache_mb = UNW_CACHE_DEFAULT_MB;
 	o->call_graph_limit = 0.5; /* perf's -g graph,0.5 */
 }
 
@@ -471,6 +479,24 @@ static void preload_tables(struct unwinder *u)
 			unwinder__preload_file(u, path, false);
 }
 
+/* The persistent table cache (unwind/tcache.h), unless --no-unwind-cache.  A directory refused
+ * as unsafe is said at once; one that cannot be made (not root) only with -v. */
+static void open_cache(struct unwinder *u)
+{
+	struct unw_cache *c;
+	char why[4200];
+
+	if (stack_opts.no_unwind_cache)
+		return;
+	c = unw_cache__open(NULL, stack_opts.unwind_cache_mb << 20, why, sizeof(why));
+	if (!c && errno == EPERM)
+		p_err("unwind cache %s; tables are built in memory only", why);
+	else if (!c)
+		p_info("unwind cache: %s; tables are built in memory only", why);
+	else
+		unwinder__set_cache(u, c);
+}
+
 int stack_run_start(struct stack_run *s, struct runner *r, const struct unwind_bpf *ub,
 		    struct bpf_map *proc_events)
 {
@@ -484,6 +510,7 @@ int stack_run_start(struct stack_run *s, struct runner *r, const struct unwind_b
 			p_err("cannot set up the unwinder: %s", strerror(-err));
 			return err;
 		}
+		open_cache(s->unwinder);
 		preload_tables(s->unwinder);
 		err = runner_add_ringbuf(r, ub->events, unwinder__handle_event, s->unwinder);
 	} else {

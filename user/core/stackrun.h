@@ -22,6 +22,8 @@ struct stack_opts {
 	enum unwind_method unwind;       /* --unwind, --call-graph */
 	bool unwind_given;               /* --unwind or --call-graph was given (top's default differs) */
 	__u64 unwind_mem_mb;             /* --unwind-mem */
+	bool no_unwind_cache;            /* --no-unwind-cache */
+	__u64 unwind_cache_mb;           /* --unwind-cache-mb */
 	bool folded, annotate, no_children; /* -f, --annotate, --no-children */
 	double percent_limit, call_graph_limit;
 	unsigned sort;                   /* --sort: enum report_sort, 0 for all keys */

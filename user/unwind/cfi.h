@@ -4,6 +4,7 @@
  * row's rules is decided here. */
 #ifndef BPFPROF_CFI_H
 #define BPFPROF_CFI_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <libelf.h>
 #include <linux/types.h>
@@ -16,6 +17,7 @@ struct cfi_rows {
 	size_t fdes;             /* FDEs turned into rows */
 	size_t unsupported;      /* rows whose rules the BPF unwinder cannot evaluate */
 	const char *source;      /* ".eh_frame", ".debug_frame", "debug file .debug_frame"... */
+	bool cached;             /* read back from the persistent cache (unwind/tcache.h) */
 };
 
 /* Builds the rows of an ELF image: its .eh_frame, or when that is missing or corrupt, the

@@ -25,6 +25,8 @@
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 #include "unwind/cfi.h"
+#include "unwind/tcache.h"
+#include "sym/untrusted.h"
 #include "core/btffields.h"
 #include "core/common.h"
 #include "core/hashtab.h"
@@ -143,6 +145,8 @@ struct unwinder {
 	struct hashtab procs; /* tgid -> uw_proc_rec */
 	__u32 nr_procs;
 	__u64 rows_used, loads, evictions;
+	__u64 loads_cached;   /* of loads, tables read back from the cache */
+	struct unw_cache *cache; /* NULL: --no-unwind-cache, or no usable directory */
 	struct unw_proc scratch;
 };
 
@@ -325,6 +329,7 @@ void unwinder__free(struct unwinder *u)
 	hashtab_clear(&u->files_by_key, NULL);
 	hashtab_clear(&u->procs, free_proc_rec);
 	free(u->free);
+	unw_cache__free(u->cache);
 	pthread_mutex_destroy(&u->lock);
 	pthread_cond_destroy(&u->wake);
 	free(u);
@@ -414,6 +419,35 @@ static int file_fd(struct unwinder *u, const struct uw_file *f)
 	return s.fd >= 0 ? fcntl(s.fd, F_DUPFD_CLOEXEC, 0) : -1;
 }
 
+/* The rows of the file through the persistent cache: read back when cached, else built and
+ * stored.  The key comes from the open file, so the rows are the file's that was opened. */
+static int build_rows_cached(struct unwinder *u, const struct uw_file *f, int fd,
+			     struct cfi_rows *rows, char *why, size_t size)
+{
+	/* opened as cfi_build_file() would by name: a file other users may control */
+	static const struct file_rules by_name;
+	char key[UNW_CACHE_KEY_MAX];
+	enum file_refusal refusal;
+	struct stat st;
+	int own_fd = -1, err;
+
+	if (fd < 0)
+		fd = own_fd = untrusted_open(AT_FDCWD, f->path, FILE_MAPPED, &by_name, &st, &refusal);
+	if (fd < 0 || unw_cache_key(fd, key, sizeof(key)))
+		key[0] = '\0';
+	if (key[0] && !unw_cache__get(u->cache, key, rows)) {
+		err = 0;
+		goto out;
+	}
+	err = cfi_build_file(f->path, own_fd >= 0 ? own_fd : fd, &u->stopping, rows, why, size);
+	if (!err && key[0])
+		unw_cache__put(u->cache, key, rows);
+out:
+	if (own_fd >= 0)
+		close(own_fd);
+	return err;
+}
+
 /* Builds a file's rows; needs no lock (path, dev and ino never change). */
 static int build_rows(struct unwinder *u, const struct uw_file *f, int fd, struct cfi_rows *rows,
 		      char *why, size_t size)
@@ -430,7 +464,9 @@ static int build_rows(struct unwinder *u, const struct uw_file *f, int fd, struc
 		}
 		return cfi_build_mem(image, len, rows, why, size);
 	}
-	return cfi_build_file(f->path, fd, &u->stopping, rows, why, size);
+	if (!u->cache)
+		return cfi_build_file(f->path, fd, &u->stopping, rows, why, size);
+	return build_rows_cached(u, f, fd, rows, why, size);
 }
 
 /* Copies rows into the BPF array (mapped just for this) or the in-memory one. */
@@ -547,10 +583,12 @@ static int install(struct unwinder *u, struct uw_file *f, struct cfi_rows *rows,
 	f->unsupported = rows->unsupported;
 	u->rows_used += rows->nr;
 	u->loads++;
+	u->loads_cached += rows->cached;
 	t->last_used = mono_ns();
 	publish(t, UNW_TABLE_LOADED, UNW_LOC(start, rows->nr));
-	p_info("unwind: loaded %s: %zu rows (%zu KB) from %s, %zu FDEs%s", f->path, rows->nr,
-	       rows->nr * sizeof(struct unw_row) >> 10, rows->source, rows->fdes,
+	p_info("unwind: loaded %s: %zu rows (%zu KB) from %s%s, %zu FDEs%s", f->path, rows->nr,
+	       rows->nr * sizeof(struct unw_row) >> 10, rows->source,
+	       rows->cached ? " (cached)" : "", rows->fdes,
 	       rows->unsupported ? ", some rules unsupported" : "");
 	return 0;
 }
@@ -863,6 +901,11 @@ static void name_file(struct unwinder *u, const struct unw_event *e)
 	queue_load(u, s.f->id);
 }
 
+void unwinder__set_cache(struct unwinder *u, struct unw_cache *c)
+{
+	u->cache = c;
+}
+
 int unwinder__preload_file(struct unwinder *u, const char *path, bool wait)
 {
 	char *real = realpath(path, NULL); /* tables are built from the file, never a symlink */
@@ -1022,6 +1065,7 @@ static void usage_locked(const struct unwinder *u, struct unwind_usage *out)
 	out->rows_cap = u->nr_rows;
 	out->files = u->nr_files;
 	out->loads = u->loads;
+	out->loads_cached = u->loads_cached;
 	out->evictions = u->evictions;
 	out->procs = u->nr_procs;
 	for (__u32 i = 0; i < u->nr_files; i++) {
@@ -1147,6 +1191,18 @@ void unwinder__print_usage(const struct unwinder *u, FILE *out)
 		us.files, us.tables_no_cfi, (unsigned long long)us.loads,
 		(unsigned long long)us.evictions, us.procs,
 		(unsigned)(us.procs * sizeof(struct unw_proc) >> 10));
+	if (u->cache) {
+		struct unw_cache_stats cs;
+
+		unw_cache__stats(u->cache, &cs);
+		fprintf(out, "bpfprof: unwind cache %s: %llu tables from the cache, %llu built and "
+			"stored, %llu rejected (corrupt or foreign) and rebuilt, %llu evicted\n",
+			unw_cache__dir(u->cache), (unsigned long long)us.loads_cached,
+			(unsigned long long)cs.stores, (unsigned long long)cs.rejected,
+			(unsigned long long)cs.evicted);
+	} else {
+		fprintf(out, "bpfprof: unwind cache: not used\n");
+	}
 	for (__u32 i = 0; i < u->nr_files; i++)
 		if (u->files[i]->no_cfi)
 			fprintf(out, "bpfprof: unwind: no table for %s: %s\n", u->files[i]->path,

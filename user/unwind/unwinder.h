@@ -84,6 +84,11 @@ struct unwinder *unwinder__new(const struct unwind_bpf *ub, struct syms_cache *s
 /* Same without BPF (unit tests): tables in memory, room for nr_rows rows. */
 struct unwinder *unwinder__new_mem(struct syms_cache *sc, __u32 nr_rows);
 
+/* Tables are read from, and stored in, the persistent cache c (unwind/tcache.h), which the
+ * unwinder now owns.  Call before the first load. */
+struct unw_cache;
+void unwinder__set_cache(struct unwinder *u, struct unw_cache *c);
+
 /* Loads (or replaces) the mapping list of a process, as syms_cache__snapshot() last saw it:
  * call it right after the snapshot.  Returns 0, -ENOENT (unknown process) or -errno. */
 int unwinder__add_process(struct unwinder *u, __u32 tgid);
@@ -131,6 +136,7 @@ struct unwind_usage {
 	__u64 rows_used, rows_cap;  /* rows of loaded tables / room in the budget */
 	__u32 tables_loaded, tables_no_cfi, files;
 	__u64 loads, evictions;
+	__u64 loads_cached; /* of loads: read back from the persistent cache */
 	__u32 procs;
 	__u64 stats[UNW_STAT_NR];   /* the BPF side's counters, summed over CPUs */
 };

@@ -1,0 +1,48 @@
+/* The persistent unwind-table cache: the rows cfi.c builds for a file, kept on disk across runs so
+ * a second run starts with its tables in a few milliseconds instead of rebuilding them (libc: ~10
+ * ms, libLLVM: a second).
+ *
+ * One file per table in a directory only bpfprof's user writes (/var/cache/bpfprof, or
+ * $XDG_CACHE_HOME/bpfprof), named by the table's key: the GNU build-id, size and a hash of the
+ * call-frame sections of files owned by root that only root writes, otherwise the file's device, inode, size and mtime, which no
+ * other file can claim.  Every cache file is read as hostile input: a header (magic, version, key,
+ * row count, checksum) checked before use, rows checked for the shape the BPF search relies on;
+ * a file that fails is removed and the table rebuilt.  The total size is bounded: least recently
+ * used files (by mtime, touched on every hit) go first. */
+#ifndef BPFPROF_TCACHE_H
+#define BPFPROF_TCACHE_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+struct cfi_rows;
+struct unw_cache;
+
+#define UNW_CACHE_DEFAULT_MB 128
+#define UNW_CACHE_KEY_MAX    96
+
+/* The cache directory: $XDG_CACHE_HOME/bpfprof when that is set, else /var/cache/bpfprof. */
+const char *unw_cache_default_dir(char *buf, size_t size);
+
+/* Opens (creating it 0700) the cache in dir (NULL: the default), bounded to max_bytes.  NULL
+ * with errno set when the directory cannot be made, or is refused (not ours, or writable by
+ * group or others): *why (may be NULL) says why, one line. */
+struct unw_cache *unw_cache__open(const char *dir, __u64 max_bytes, char *why, size_t size);
+void unw_cache__free(struct unw_cache *c);
+
+/* The key of the open file fd (path for messages): 0, or -errno (not a regular file). */
+int unw_cache_key(int fd, char *key, size_t size);
+
+/* Rows for key into *out (freed with cfi_rows_free).  0 (out->cached is set), -ENOENT (not
+ * cached), -EBADMSG (a corrupt or foreign file: removed, counted), or -errno. */
+int unw_cache__get(struct unw_cache *c, const char *key, struct cfi_rows *out);
+/* Stores rows under key (a new file, renamed into place), then evicts the least recently used
+ * files beyond the bound.  0 or -errno. */
+int unw_cache__put(struct unw_cache *c, const char *key, const struct cfi_rows *rows);
+
+struct unw_cache_stats {
+	__u64 hits, misses, stores, rejected, evicted;
+};
+void unw_cache__stats(const struct unw_cache *c, struct unw_cache_stats *out);
+const char *unw_cache__dir(const struct unw_cache *c);
+#endif
