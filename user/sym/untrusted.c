@@ -64,7 +64,7 @@ static enum file_refusal judge(const struct stat *st, enum file_kind kind,
 		return FILE_SYMLINK;
 	if (!S_ISREG(st->st_mode))
 		return FILE_NOT_REGULAR;
-	if (r->ino && st->st_ino != r->ino)
+	if (r->ino && (st->st_ino != r->ino || (r->dev && st->st_dev != r->dev)))
 		return FILE_NOT_MAPPED;
 	/* a hard link another user made to a root-owned file would pass the owner test */
 	if (r->one_name && st->st_nlink != 1)
