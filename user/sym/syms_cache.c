@@ -152,13 +152,13 @@ static void raise_nofile_limit(struct syms_cache *sc)
  * deleted or lives in another mount namespace (needs CAP_SYS_ADMIN); then the path as the process
  * sees it, and as we do.  Another user may have put anything under that name since: only the
  * inode the process mapped is taken, never through a symlink.  A mapping told by an mmap record
- * (told) may be read long after it was made, when the process has mapped something else at that
- * range or is gone: the file must then be the record's (dev, inode) whichever way it is found. */
+ * (told) is read after it was made, when the process may have mapped another file at that range:
+ * map_files must then give the record's inode (its device may differ: overlayfs shows its own),
+ * and a file found by name the record's device and inode. */
 static int open_mapped_file(struct syms_cache *sc, __u32 tgid, const struct mapping *m,
 			    __u64 dev, __u64 ino, const char *path, bool deleted, bool told)
 {
-	const struct file_rules map_files = { .follow = true, .ino = told ? ino : 0,
-					      .dev = told ? dev : 0 };
+	const struct file_rules map_files = { .follow = true, .ino = told ? ino : 0 };
 	const struct file_rules by_name = { .ino = ino, .dev = told ? dev : 0 };
 	enum file_refusal why;
 	struct stat st;
@@ -172,6 +172,10 @@ static int open_mapped_file(struct syms_cache *sc, __u32 tgid, const struct mapp
 		raise_nofile_limit(sc);
 		fd = untrusted_open(AT_FDCWD, buf, FILE_MAPPED, &map_files, &st, &why);
 	}
+	/* told: the range holds another file now, which is no refusal; the name may still lead
+	 * to the one mapped */
+	if (told && why == FILE_NOT_MAPPED)
+		why = FILE_OK;
 	if (fd < 0 && !why && !deleted) {
 		snprintf(buf, sizeof(buf), "/proc/%u/root%s", tgid, path);
 		fd = untrusted_open(AT_FDCWD, buf, FILE_MAPPED, &by_name, &st, &why);
@@ -841,10 +845,18 @@ int syms_cache__record_fork(struct syms_cache *sc, __u32 tgid, __u32 parent_tgid
 	if (tgid == parent_tgid || (p && p->born_ns > time))
 		return 0;
 	if (!parent) {
-		/* a process not held forked: the child is read from /proc if it is sampled before
-		 * an exec tells its mappings (most forks exec at once) */
-		syms_cache__forget(sc, tgid);
-		return 0;
+		/* A process that existed at the start forks (a shell's loop): read it from /proc
+		 * once, while it lives, so that this child and its next ones start with its
+		 * mappings: a sample taken in the exec still has the parent's code on its user
+		 * stack.  Gone already, the child is read from /proc if sampled before an exec. */
+		parent = proc_new(sc, parent_tgid);
+		if (!parent)
+			return -ENOMEM;
+		if (proc_snapshot(sc, parent, true)) {
+			syms_cache__forget(sc, parent_tgid);
+			syms_cache__forget(sc, tgid);
+			return 0;
+		}
 	}
 	if (parent->nr_maps) {
 		maps = malloc(parent->nr_maps * sizeof(*maps));
