@@ -24,6 +24,10 @@
 #include "sym/syms.h"
 
 #define REFRESH_INTERVAL_NS 1000000000ULL
+/* A file no process maps is kept, parsed, for this many sweeps (one a drain, about a second):
+ * under churn the same few programs (a compiler's passes, ls) start again and again, each time
+ * after the last one exited. */
+#define FILE_IDLE_SWEEPS 10
 #define DELETED_SUFFIX " (deleted)"
 
 
@@ -37,6 +41,7 @@ struct dso {
 	bool parsed;
 	bool deleted;        /* mapped as " (deleted)": not on disk under that name */
 	bool mapped;         /* syms_cache__sweep_files(): some process still maps it */
+	unsigned idle;       /* sweeps in a row that found no process mapping it */
 	struct dso *next;    /* next dso with the same inode number */
 };
 
@@ -954,7 +959,9 @@ static bool sweep_chain(struct syms_cache *sc, __u64 ino, struct dso *head)
 
 	for (d = head; d; d = next) {
 		next = d->next;
-		if (d->mapped) {
+		if (d->mapped || ++d->idle < FILE_IDLE_SWEEPS) {
+			if (d->mapped)
+				d->idle = 0;
 			*tail = d;
 			tail = &d->next;
 			continue;
