@@ -50,6 +50,25 @@ sl=$(folded_sum "$TMP/sl.folded" '^shortlived;.*driver;hot_a')
 echo "# short-lived hot_a samples: $sl"
 check "exited process with deleted binary is symbolized" test "$sl" -gt 0
 
+# 4b. Short-lived processes under -a, each gone within a few ms: their mappings come from the
+# kernel's mmap records, not from a /proc read that would come too late ([unknown] frames).
+"$BPFPROF" profile -F 999 -a -f 4 >"$TMP/sw.folded" 2>"$TMP/sw.err" &
+prof=$!
+sleep 1
+for i in $(seq 40); do "$WL/shortwork" 4; done
+wait $prof; rc=$?
+sw_all=$(folded_sum "$TMP/sw.folded" '^shortwork;')
+sw_sym=$(folded_sum "$TMP/sw.folded" '^shortwork;.*main;short_work( |;)')
+sw_unknown=$(folded_sum "$TMP/sw.folded" '^shortwork;.*\[unknown\]')
+echo "# short-lived processes: $sw_sym of $sw_all samples in main;short_work, $sw_unknown with [unknown] frames"
+check "short-lived processes under -a: exit 0" test "$rc" -eq 0
+# (read from /proc at their first sample, a third of them had [unknown] frames)
+check "short-lived processes under -a: [unknown] frames in at most 2% of samples" \
+	test "$sw_all" -gt 0 -a $((sw_unknown * 50)) -le "$sw_all"
+# the rest is ld.so starting them and exit
+check "short-lived processes under -a: 65% of samples in main;short_work" \
+	test $((sw_sym * 100)) -ge $((sw_all * 65))
+
 # 5. -- COMMAND stops when the command exits (a 10 s profile of a 0.5 s command).
 SECONDS=0
 "$BPFPROF" profile -F $F -f 10 -- "$WL/hotcold" 0.5 >/dev/null 2>&1

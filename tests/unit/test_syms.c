@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1036,6 +1037,144 @@ static void test_cache_deleted_before_snapshot(void)
 	syms_cache__free(sc);
 }
 
+/* The executable mappings of process pid as mmap records would tell them (read here from
+ * /proc/PID/maps, as the kernel's records carry the same fields). */
+static int record_maps(__u32 pid, struct syms_mmap *m, char (*paths)[4096], int max)
+{
+	unsigned long long a, b, off, ino;
+	unsigned major, minor;
+	char line[4200], perms[8], path[4096];
+	int n = 0;
+	FILE *f;
+
+	snprintf(line, sizeof(line), "/proc/%u/maps", pid);
+	f = fopen(line, "r");
+	while (f && n < max && fgets(line, sizeof(line), f)) {
+		path[0] = '\0';
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %4095s", &a, &b, perms, &off, &major,
+			   &minor, &ino, path) < 7 || perms[2] != 'x')
+			continue;
+		snprintf(paths[n], sizeof(paths[n]), "%s", ino ? path : path[0] ? path : "//anon");
+		m[n] = (struct syms_mmap){ .start = a, .len = b - a, .pgoff = off,
+					   .dev = makedev(major, minor), .ino = ino,
+					   .path = paths[n] };
+		n++;
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* A process born while records are read, gone before its first sample is symbolized: its
+ * exec and mappings, told by records, name its frames with no /proc read; its fork child
+ * starts with its mappings; a record names a file by (dev, inode), and another file under the
+ * name is refused. */
+static void test_cache_records(void)
+{
+	static char paths[32][4096];
+	struct syms_mmap m[32], bad;
+	char prog[4096], lib[4096];
+	struct child c = { .in = -1 };
+	struct syms_cache *sc = NULL;
+	__u32 pid, child, other;
+	struct user_sym s;
+	__u64 v[6];
+	int n, i;
+
+	if (!fixtures_ok)
+		SKIP("fixtures failed to build");
+	fx(prog, sizeof(prog), "prog");
+	fx(lib, sizeof(lib), "libsymtest.so");
+	CHECK_INT(spawn(prog, &c), 0);
+	CHECK_INT(read_ptrs(&c, v, 6), 6);
+	pid = c.pid;
+	n = record_maps(pid, m, paths, 32);
+	CHECK(n >= 3);
+	reap(&c);
+	/* pids no process has: the records are all there is */
+	child = 0x7ffffff2;
+	other = 0x7ffffff3;
+	sc = syms_cache__new();
+	syms_cache__exits_told(sc);
+	syms_cache__records_on(sc);
+	CHECK_INT(syms_cache__record_exec(sc, pid, 10), 0);
+	for (i = 0; i < n; i++)
+		CHECK_INT(syms_cache__record_mmap(sc, pid, 11, &m[i]), 0);
+	CHECK_INT(syms_cache__record_fork(sc, child, pid, 12), 0);
+	/* an older fork record read after the exec (another CPU's ring) changes nothing */
+	CHECK_INT(syms_cache__record_fork(sc, pid, 1, 5), 0);
+	CHECK(syms_cache__record_exit(sc, pid, 20));
+	CHECK(!syms_cache__record_exit(sc, pid, 21));
+	/* its first sample's announcement, after its exit: nothing to read, nothing lost */
+	CHECK_INT(syms_cache__snapshot(sc, pid), -ESRCH);
+	syms_cache__resolve(sc, pid, v[1] + 1, &s);
+	check_sym(&s, "hot_function", prog);
+	syms_cache__resolve(sc, pid, v[3] + 1, &s);
+	check_sym(&s, "lib_fn", lib);
+	syms_cache__resolve(sc, child, v[2] + 1, &s);
+	check_sym(&s, "local_fn", prog);
+	/* a garbage frame of a told process: no refresh from /proc (it has no /proc entry) */
+	syms_cache__resolve(sc, pid, 0x20000, &s);
+	CHECK_STR(s.module, "[unknown]");
+	/* the same path under another inode: not the file that was mapped */
+	printf("    (the next line is the expected refusal)\n");
+	fflush(stdout);
+	CHECK_INT(syms_cache__record_exec(sc, other, 30), 0);
+	for (i = 0; i < n; i++) {
+		if (strcmp(m[i].path, prog))
+			continue;
+		bad = m[i];
+		bad.ino ^= 1;
+		CHECK_INT(syms_cache__record_mmap(sc, other, 31, &bad), 0);
+	}
+	syms_cache__resolve(sc, other, v[1] + 1, &s);
+	CHECK(s.name == NULL);
+	CHECK_STR(s.module, prog);
+	syms_cache__free(sc);
+}
+
+/* A mapping told over part of an older one keeps the rest of it, at the right file offsets. */
+static void test_cache_records_overlap(void)
+{
+	static char paths[64][4096];
+	void *fn = dlsym(RTLD_DEFAULT, "getppid");
+	__u32 pid = 0x7ffffff4, self = getpid();
+	long page = sysconf(_SC_PAGESIZE);
+	struct syms_mmap m[64], anon;
+	struct syms_cache *sc;
+	struct user_sym want, s;
+	char want_name[256];
+	int n, i, hit = -1;
+	__u64 addr = (uintptr_t)fn;
+
+	n = record_maps(self, m, paths, 64);
+	for (i = 0; i < n; i++)
+		if (addr >= m[i].start && addr < m[i].start + m[i].len)
+			hit = i;
+	if (!fn || hit < 0 || addr - m[hit].start < 2 * (__u64)page)
+		SKIP("getppid not past the second page of an executable mapping");
+	sc = syms_cache__new();
+	syms_cache__resolve(sc, self, addr, &want);
+	CHECK(want.name != NULL);
+	snprintf(want_name, sizeof(want_name), "%s", want.name ? want.name : "");
+	syms_cache__records_on(sc);
+	CHECK_INT(syms_cache__record_exec(sc, pid, 1), 0);
+	for (i = 0; i < n; i++)
+		CHECK_INT(syms_cache__record_mmap(sc, pid, 2, &m[i]), 0);
+	/* anonymous code over the mapping's second page (a JIT's MAP_FIXED) */
+	anon = (struct syms_mmap){ .start = m[hit].start + page, .len = page, .path = "//anon" };
+	CHECK_INT(syms_cache__record_mmap(sc, pid, 3, &anon), 0);
+	syms_cache__resolve(sc, pid, addr, &s);
+	CHECK_STR(s.name, want_name);
+	CHECK_INT(s.offset, want.offset);
+	syms_cache__resolve(sc, pid, m[hit].start + page + 8, &s);
+	CHECK(s.name == NULL);
+	CHECK_STR(s.module, "[unknown]");
+	syms_cache__resolve(sc, pid, m[hit].start + 8, &s);
+	CHECK_STR(s.module, m[hit].path);
+	syms_cache__free(sc);
+}
+
 /* 200k lookups over this process's own code (libc, ld.so, this binary): a big report's worth. */
 static void test_cache_speed(void)
 {
@@ -1103,6 +1242,8 @@ int main(void)
 	RUN(test_cache_after_exit);
 	RUN(test_cache_revisit);
 	RUN(test_cache_deleted_before_snapshot);
+	RUN(test_cache_records);
+	RUN(test_cache_records_overlap);
 	RUN(test_cache_speed);
 	if (dir_made && !getenv("KEEP_FIXTURES"))
 		run("rm -rf '%s'", dir);

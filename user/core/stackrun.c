@@ -19,6 +19,7 @@
 #include "core/targets.h"
 #include "probe/probe.h"
 #include "stacks.h"
+#include "sym/mmaprec.h"
 #include "sym/stackagg.h"
 #include "sym/syms.h"
 #include "unwind/tcache.h"
@@ -47,6 +48,8 @@ struct stack_drain {
 	size_t nr_exited, exited_cap;
 	int (*keep)(void *ctx, __u32 gen);         /* stack_run_drain_keys() */
 	void *keep_ctx;
+	struct mmaprec *records;                   /* new processes' mappings, from the kernel;
+						    * NULL: /proc snapshots alone */
 };
 
 struct stack_opts stack_opts;
@@ -287,6 +290,22 @@ static void queue_exit(struct stack_drain *d, __u32 tgid)
 	d->exited[d->nr_exited++] = tgid;
 }
 
+/* What mmap records told so far, before anything asks for a process's mappings. */
+static void read_records(struct stack_run *s)
+{
+	if (s->drain)
+		mmaprec__consume(s->drain->records);
+}
+
+/* An exit told by an mmap record (of a process the symbolizer holds): forgotten after the next
+ * drain, as one told by the BPF side. */
+static void record_exited(void *ctx, __u32 tgid)
+{
+	struct stack_run *s = ctx;
+
+	queue_exit(s->drain, tgid);
+}
+
 /* A process seen (snapshot it, and give it to the unwinder) or gone (forget it after the next
  * drain). */
 static int proc_event(void *ctx, void *data, size_t size)
@@ -296,6 +315,8 @@ static int proc_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*e))
 		return 0;
+	/* a process born during the run is known from its records: no /proc read */
+	read_records(s);
 	if (e->exited) {
 		/* the unwinder is done with it now; the symbolizer after the next drain */
 		if (s->unwinder)
@@ -387,6 +408,8 @@ static int drain_once(struct stack_run *s)
 	 * span flips tell them apart by it) */
 	__atomic_fetch_add(d->gen, 1, __ATOMIC_SEQ_CST);
 	wait_for_programs();
+	/* every mapping made before a sample of the old generation was recorded before it */
+	mmaprec__consume(d->records);
 	/* what outlives the old generation moves to the new one before it is deleted (failed,
 	 * the drain still goes on: stacks missing, not samples counted twice) */
 	kept = d->keep ? d->keep(d->keep_ctx, old ^ 1) : 0;
@@ -432,6 +455,7 @@ static void drain_free(struct stack_drain *d)
 {
 	if (!d)
 		return;
+	mmaprec__free(d->records);
 	stack_agg__free(d->agg);
 	free(d->exited);
 	free(d);
@@ -497,12 +521,27 @@ static void open_cache(struct unwinder *u)
 		unwinder__set_cache(u, c);
 }
 
+/* The unwinder's requests name processes too (a refresh, a file met in the kernel's mappings). */
+static int unwind_event(void *ctx, void *data, size_t size)
+{
+	struct stack_run *s = ctx;
+
+	read_records(s);
+	return unwinder__handle_event(s->unwinder, data, size);
+}
+
 int stack_run_start(struct stack_run *s, struct runner *r, const struct unwind_bpf *ub,
 		    struct bpf_map *proc_events)
 {
 	struct syms_cache *sc = stack_resolver__syms(s->resolver);
 	int err;
 
+	/* records need the drain: it forgets the processes whose exits they tell */
+	if (s->drain && !getenv("BPFPROF_NO_MMAP_RECORDS")) {
+		s->drain->records = mmaprec__open(sc, record_exited, s);
+		if (!s->drain->records)
+			p_info("mmap records: %s; new processes are read from /proc", strerror(errno));
+	}
 	if (stack_opts.unwind != UNWIND_FP) {
 		s->unwinder = unwinder__new(ub, sc, stack_opts.unwind);
 		if (!s->unwinder) {
@@ -512,7 +551,7 @@ int stack_run_start(struct stack_run *s, struct runner *r, const struct unwind_b
 		}
 		open_cache(s->unwinder);
 		preload_tables(s->unwinder);
-		err = runner_add_ringbuf(r, ub->events, unwinder__handle_event, s->unwinder);
+		err = runner_add_ringbuf(r, ub->events, unwind_event, s);
 	} else {
 		err = 0;
 	}
@@ -526,6 +565,8 @@ int stack_run_start(struct stack_run *s, struct runner *r, const struct unwind_b
 
 int stack_run_tick(struct stack_run *s)
 {
+	/* often enough that the rings do not fill under churn */
+	read_records(s);
 	syms_cache__revisit(stack_resolver__syms(s->resolver), REVISIT_AFTER_NS);
 	return s->drain && drain_due(s->drain) ? drain_once(s) : 0;
 }
@@ -615,6 +656,17 @@ int stack_run_finish(struct stack_run *s)
 	       syms_cache__nr_procs(stack_resolver__syms(s->resolver)),
 	       syms_cache__nr_files(stack_resolver__syms(s->resolver)), d->files_freed);
 	stack_resolver__print_lines_cost(s->resolver);
+	if (d->records) {
+		struct mmaprec_stats ms;
+
+		mmaprec__stats(d->records, &ms);
+		p_info("mmap records: %llu read from %d rings of %llu KB (%llu forks, %llu execs, "
+		       "%llu executable mappings, %llu exits); %llu lost",
+		       (unsigned long long)ms.records, ms.cpus,
+		       (unsigned long long)ms.ring_bytes >> 10, (unsigned long long)ms.forks,
+		       (unsigned long long)ms.execs, (unsigned long long)ms.mmaps,
+		       (unsigned long long)ms.exits, (unsigned long long)ms.lost);
+	}
 	s->samples = (struct stack_sample *)stack_agg__samples(d->agg, &s->nr_samples);
 	/* an empty aggregation (the periods took every sample) has no samples, and no error */
 	if (!err && d->held && !s->samples) {

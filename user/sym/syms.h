@@ -150,10 +150,11 @@ void syms_cache__exited(struct syms_cache *sc, __u32 tgid);
 void syms_cache__forget_exited(struct syms_cache *sc, __u32 tgid);
 /* Processes held. */
 size_t syms_cache__nr_procs(const struct syms_cache *sc);
-/* Frees the files (their fd and parsed symbols) that no process held maps any more: after
- * processes are forgotten, a long run holds the files of the processes alive, not of every
- * process it saw.  Frames symbolized before keep no pointer into them (the aggregation copies
- * names).  Returns how many were freed. */
+/* Frees the files (their fd and parsed symbols) that no process held has mapped for the last
+ * ten sweeps: after processes are forgotten, a long run holds the files of the processes alive
+ * and of those that ran lately (the same programs start again and again under churn), not of
+ * every process it saw.  Frames symbolized before keep no pointer into them (the aggregation
+ * copies names).  Returns how many were freed. */
 size_t syms_cache__sweep_files(struct syms_cache *sc);
 /* Files held. */
 size_t syms_cache__nr_files(const struct syms_cache *sc);
@@ -179,6 +180,37 @@ struct syms_mapping {
  * snapshotted, or the first non-zero value fn returned. */
 int syms_cache__for_each_mapping(struct syms_cache *sc, __u32 tgid,
 				 int (*fn)(const struct syms_mapping *m, void *ctx), void *ctx);
+/* ---- user: processes told by perf's mmap records (sym/mmaprec.h reads them) ----
+ * A process that forks or execs while records are read is known from them alone: no /proc read,
+ * and still symbolized when it exits before its first sample is read.  Processes that existed
+ * before keep their /proc snapshots (syms_cache__snapshot), and records add to them.  time is
+ * the record's (CLOCK_MONOTONIC): a record older than what made the process it names the
+ * program it is now (records of several CPUs read out of order) is ignored. */
+struct syms_mmap {
+	__u64 start, len, pgoff;
+	__u64 dev, ino;   /* makedev(major, minor) as the record gives them; 0 for anonymous code */
+	const char *path; /* "//anon", "[vdso]", or the file's path as the process saw it */
+};
+/* Records are read from now on: a process told of is not read from /proc again, nor one whose
+ * exit was told (syms_cache__snapshot() returns -ESRCH for it). */
+void syms_cache__records_on(struct syms_cache *sc);
+/* Process tgid forked from parent_tgid: a copy of its parent's mappings when the parent is held
+ * (a thread, tgid == parent_tgid, is nothing).  0 or -ENOMEM. */
+int syms_cache__record_fork(struct syms_cache *sc, __u32 tgid, __u32 parent_tgid, __u64 time);
+/* tgid exec'd: it is told by records from now on (the old program's mappings stay where the new
+ * one maps nothing, for the samples taken before).  0 or -ENOMEM. */
+int syms_cache__record_exec(struct syms_cache *sc, __u32 tgid, __u64 time);
+/* An executable mapping of tgid (where tgid is held): its file, new to the cache, is opened now
+ * by map_files or by path and taken only if it is the record's (dev, inode).  0 or -errno. */
+int syms_cache__record_mmap(struct syms_cache *sc, __u32 tgid, __u64 time,
+			    const struct syms_mmap *m);
+/* tgid exited: true when it is held and its exit was not told before (the caller has it
+ * forgotten once its samples are read, as after syms_cache__exited()). */
+bool syms_cache__record_exit(struct syms_cache *sc, __u32 tgid, __u64 time);
+/* Records were lost: every process held is read from /proc again on a miss, and those already
+ * gone are told to gone() as exits (theirs may have been lost). */
+void syms_cache__records_lost(struct syms_cache *sc, void (*gone)(void *ctx, __u32 tgid),
+			      void *ctx);
 /* This kernel's vdso image as mapped into bpfprof (the same in every process); NULL if none. */
 const void *syms_vdso_image(size_t *size);
 /* Closes every file kept open and frees every string handed out; NULL is fine. */

@@ -17,12 +17,17 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 #include "core/hashtab.h"
 #include "sym/syms.h"
 
 #define REFRESH_INTERVAL_NS 1000000000ULL
+/* A file no process maps is kept, parsed, for this many sweeps (one a drain, about a second):
+ * under churn the same few programs (a compiler's passes, ls) start again and again, each time
+ * after the last one exited. */
+#define FILE_IDLE_SWEEPS 10
 #define DELETED_SUFFIX " (deleted)"
 
 
@@ -36,6 +41,7 @@ struct dso {
 	bool parsed;
 	bool deleted;        /* mapped as " (deleted)": not on disk under that name */
 	bool mapped;         /* syms_cache__sweep_files(): some process still maps it */
+	unsigned idle;       /* sweeps in a row that found no process mapping it */
 	struct dso *next;    /* next dso with the same inode number */
 };
 
@@ -66,6 +72,10 @@ struct proc {
 	size_t nr_old_pms;
 	struct stat pm_st;         /* of the loaded map: reload only when it changed */
 	bool pm_refused;           /* its map was refused, and counted */
+	/* Told by mmap records since its exec (or a fork of such a process): its mappings are
+	 * complete without a /proc read, and stay known after it exits (sym/mmaprec.h). */
+	bool tracked;
+	__u64 born_ns;             /* the record (fork, exec) that made it this program */
 	char jit_module[32];  /* "[JIT] tid N" */
 };
 
@@ -78,6 +88,8 @@ struct syms_cache {
 	bool vdso_tried;
 	bool nofile_raised;
 	bool exits_told;          /* syms_cache__forget() follows every exit: no pid is reused under us */
+	bool records;             /* mmap records tell of new processes (syms_cache__records_on) */
+	bool records_lost;        /* some were lost: a new program under a pid may have gone untold */
 	/* processes to snapshot once more, in the order they were first seen */
 	__u32 *revisits;
 	size_t revisit_head, nr_revisits, revisits_cap;
@@ -144,12 +156,15 @@ static void raise_nofile_limit(struct syms_cache *sc)
 /* map_files first: the kernel's own link to the mapped file, which reaches it even when it was
  * deleted or lives in another mount namespace (needs CAP_SYS_ADMIN); then the path as the process
  * sees it, and as we do.  Another user may have put anything under that name since: only the
- * inode the process mapped is taken, never through a symlink. */
+ * inode the process mapped is taken, never through a symlink.  A mapping told by an mmap record
+ * (told) is read after it was made, when the process may have mapped another file at that range:
+ * map_files must then give the record's inode (its device may differ: overlayfs shows its own),
+ * and a file found by name the record's device and inode. */
 static int open_mapped_file(struct syms_cache *sc, __u32 tgid, const struct mapping *m,
-			    __u64 ino, const char *path, bool deleted)
+			    __u64 dev, __u64 ino, const char *path, bool deleted, bool told)
 {
-	static const struct file_rules map_files = { .follow = true };
-	const struct file_rules by_name = { .ino = ino };
+	const struct file_rules map_files = { .follow = true, .ino = told ? ino : 0 };
+	const struct file_rules by_name = { .ino = ino, .dev = told ? dev : 0 };
 	enum file_refusal why;
 	struct stat st;
 	char buf[4200];
@@ -162,6 +177,10 @@ static int open_mapped_file(struct syms_cache *sc, __u32 tgid, const struct mapp
 		raise_nofile_limit(sc);
 		fd = untrusted_open(AT_FDCWD, buf, FILE_MAPPED, &map_files, &st, &why);
 	}
+	/* told: the range holds another file now, which is no refusal; the name may still lead
+	 * to the one mapped */
+	if (told && why == FILE_NOT_MAPPED)
+		why = FILE_OK;
 	if (fd < 0 && !why && !deleted) {
 		snprintf(buf, sizeof(buf), "/proc/%u/root%s", tgid, path);
 		fd = untrusted_open(AT_FDCWD, buf, FILE_MAPPED, &by_name, &st, &why);
@@ -189,7 +208,7 @@ static void dso_free(struct dso *d)
 /* The dso of a file mapping, shared by every process that maps the same (dev, inode).  Holding
  * its fd also keeps the inode number from being reused by another file. */
 static struct dso *dso_get(struct syms_cache *sc, __u32 tgid, const struct mapping *m,
-			   __u64 dev, __u64 ino, const char *path)
+			   __u64 dev, __u64 ino, const char *path, bool told)
 {
 	struct dso *head = hashtab_get(&sc->dsos, ino, 0), *d;
 	size_t len = strlen(path), slen = strlen(DELETED_SUFFIX);
@@ -211,7 +230,7 @@ static struct dso *dso_get(struct syms_cache *sc, __u32 tgid, const struct mappi
 	}
 	d->next = head;
 	d->deleted = deleted;
-	d->fd = open_mapped_file(sc, tgid, m, ino, d->path, deleted);
+	d->fd = open_mapped_file(sc, tgid, m, dev, ino, d->path, deleted, told);
 	return d;
 }
 
@@ -229,7 +248,7 @@ static const char *special_module(const char *path)
 /* Parses one /proc/PID/maps line: "start-end perms pgoff major:minor inode   path".
  * Returns 1 for an executable mapping to keep, 0 to skip, or a negative errno. */
 static int classify_mapping(struct syms_cache *sc, __u32 tgid, struct mapping *m, dev_t dev,
-			    __u64 ino, const char *path);
+			    __u64 ino, const char *path, bool told);
 
 static int parse_maps_line(struct syms_cache *sc, __u32 tgid, char *line, struct mapping *m)
 {
@@ -255,12 +274,13 @@ static int parse_maps_line(struct syms_cache *sc, __u32 tgid, char *line, struct
 		p++;
 	path = p;
 	path[strcspn(path, "\n")] = '\0';
-	return classify_mapping(sc, tgid, m, makedev(major, minor), ino, path);
+	return classify_mapping(sc, tgid, m, makedev(major, minor), ino, path, false);
 }
 
-/* What an executable mapping [m->start, m->end) at m->pgoff is, from the name /proc gives it. */
+/* What an executable mapping [m->start, m->end) at m->pgoff is, from the name /proc (or an mmap
+ * record: told) gives it. */
 static int classify_mapping(struct syms_cache *sc, __u32 tgid, struct mapping *m, dev_t dev,
-			    __u64 ino, const char *path)
+			    __u64 ino, const char *path, bool told)
 {
 	if (!strcmp(path, "[vdso]")) {
 		m->kind = MAP_VDSO;
@@ -271,7 +291,7 @@ static int classify_mapping(struct syms_cache *sc, __u32 tgid, struct mapping *m
 		m->kind = MAP_ANON;
 	} else {
 		m->kind = MAP_FILE;
-		m->dso = dso_get(sc, tgid, m, dev, ino, path);
+		m->dso = dso_get(sc, tgid, m, dev, ino, path, told);
 		if (!m->dso)
 			return -ENOMEM;
 	}
@@ -357,7 +377,7 @@ static int query_maps(struct syms_cache *sc, __u32 tgid, int fd, struct mapping 
 		maps[nr].end = q.vma_end;
 		maps[nr].pgoff = q.vma_offset;
 		err = classify_mapping(sc, tgid, &maps[nr], makedev(q.dev_major, q.dev_minor),
-				       q.inode, name);
+				       q.inode, name, false);
 		if (err < 0)
 			break;
 		nr += err;
@@ -569,6 +589,13 @@ static int proc_snapshot(struct syms_cache *sc, struct proc *p, bool explicit)
 	size_t nr_fresh = 0;
 	int err = 0;
 
+	/* told by mmap records: its mappings are all known, only a JIT map can be newer */
+	if (p->tracked) {
+		proc_load_perf_map(sc, p);
+		p->refreshed = !explicit;
+		p->last_refresh_ns = now_ns();
+		return 0;
+	}
 	/* Where exits are told, a pid's process is forgotten before the pid can come back (a
 	 * fifth of the cost of a new process's snapshot is reading its start time). */
 	if (!sc->exits_told)
@@ -669,6 +696,10 @@ int syms_cache__snapshot(struct syms_cache *sc, __u32 tgid)
 	struct proc *p = hashtab_get(&sc->procs, tgid, 0);
 
 	if (p && p->exit_told) {
+		/* with mmap records, a new program under the pid is told by its fork or exec: this
+		 * is the one that exited, and what is known of it stays for its samples */
+		if (sc->records && !sc->records_lost)
+			return -ESRCH;
 		/* announced after its exit: a new process under the pid (exec) */
 		syms_cache__forget(sc, tgid);
 		p = NULL;
@@ -743,6 +774,183 @@ void syms_cache__forget(struct syms_cache *sc, __u32 tgid)
 	proc_free(p);
 }
 
+/* ---- processes told by mmap records (sym/mmaprec.c) ---- */
+
+void syms_cache__records_on(struct syms_cache *sc)
+{
+	sc->records = true;
+}
+
+/* A new program under tgid: whatever was held under the pid goes (its exit was told, or missed). */
+static struct proc *proc_reborn(struct syms_cache *sc, __u32 tgid, __u64 time)
+{
+	struct proc *p;
+
+	syms_cache__forget(sc, tgid);
+	p = proc_new(sc, tgid);
+	if (p)
+		p->born_ns = time;
+	return p;
+}
+
+/* Adds mapping m to p: the parts of older mappings that it covers go, as mmap over them does
+ * (MAP_FIXED), and the rest of them stay. */
+static int proc_add_mapping(struct proc *p, const struct mapping *m)
+{
+	/* one old mapping may be cut in two around m */
+	struct mapping *out = malloc((p->nr_maps + 2) * sizeof(*out)), part;
+	bool placed = false;
+	size_t n = 0;
+
+	if (!out)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nr_maps; i++) {
+		const struct mapping *old = &p->maps[i];
+
+		if (old->end <= m->start || old->start >= m->end) {
+			if (!placed && old->start >= m->end) {
+				out[n++] = *m;
+				placed = true;
+			}
+			out[n++] = *old;
+			continue;
+		}
+		if (old->start < m->start) {
+			part = *old;
+			part.end = m->start;
+			out[n++] = part;
+		}
+		if (!placed) {
+			out[n++] = *m;
+			placed = true;
+		}
+		if (old->end > m->end) {
+			part = *old;
+			part.pgoff += m->end - old->start;
+			part.start = m->end;
+			out[n++] = part;
+		}
+	}
+	if (!placed)
+		out[n++] = *m;
+	free(p->maps);
+	p->maps = out;
+	p->nr_maps = n;
+	return 0;
+}
+
+int syms_cache__record_fork(struct syms_cache *sc, __u32 tgid, __u32 parent_tgid, __u64 time)
+{
+	struct proc *parent = hashtab_get(&sc->procs, parent_tgid, 0);
+	struct proc *p = hashtab_get(&sc->procs, tgid, 0);
+	struct mapping *maps = NULL;
+
+	/* a thread; or what came after the fork was told first (records of CPUs read in one
+	 * batch) */
+	if (tgid == parent_tgid || (p && p->born_ns > time))
+		return 0;
+	if (!parent) {
+		/* A process that existed at the start forks (a shell's loop): read it from /proc
+		 * once, while it lives, so that this child and its next ones start with its
+		 * mappings: a sample taken in the exec still has the parent's code on its user
+		 * stack.  Gone already, the child is read from /proc if sampled before an exec. */
+		parent = proc_new(sc, parent_tgid);
+		if (!parent)
+			return -ENOMEM;
+		if (proc_snapshot(sc, parent, true)) {
+			syms_cache__forget(sc, parent_tgid);
+			syms_cache__forget(sc, tgid);
+			return 0;
+		}
+	}
+	if (parent->nr_maps) {
+		maps = malloc(parent->nr_maps * sizeof(*maps));
+		if (!maps)
+			return -ENOMEM;
+		memcpy(maps, parent->maps, parent->nr_maps * sizeof(*maps));
+	}
+	p = proc_reborn(sc, tgid, time);
+	if (!p) {
+		free(maps);
+		return -ENOMEM;
+	}
+	/* the child's address space is a copy of its parent's (the same files: shared dsos) */
+	p->maps = maps;
+	p->nr_maps = parent->nr_maps;
+	p->tracked = parent->tracked;
+	return 0;
+}
+
+int syms_cache__record_exec(struct syms_cache *sc, __u32 tgid, __u64 time)
+{
+	struct proc *p = hashtab_get(&sc->procs, tgid, 0);
+
+	if (p && p->born_ns > time)
+		return 0;
+	if (!p || p->exit_told) {
+		p = proc_reborn(sc, tgid, time);
+		if (!p)
+			return -ENOMEM;
+	} else {
+		/* the old program's mappings stay where the new one maps nothing: samples taken
+		 * before the exec are read later; its JIT map is not the new program's */
+		if (proc_retire_perf_map(p))
+			return -ENOMEM;
+		p->pm_refused = false;
+		p->born_ns = time;
+	}
+	p->tracked = true;
+	p->gone = false;
+	p->revisit = false; /* a /proc snapshot queued before: not needed any more */
+	return 0;
+}
+
+int syms_cache__record_mmap(struct syms_cache *sc, __u32 tgid, __u64 time,
+			    const struct syms_mmap *mm)
+{
+	struct proc *p = hashtab_get(&sc->procs, tgid, 0);
+	struct mapping m = { .start = mm->start, .end = mm->start + mm->len, .pgoff = mm->pgoff };
+	int err;
+
+	/* a process not held is read from /proc when it is sampled, this mapping with the rest */
+	if (!p || time < p->born_ns || m.end <= m.start)
+		return 0;
+	err = classify_mapping(sc, tgid, &m, mm->dev, mm->ino, mm->path, true);
+	return err < 0 ? err : proc_add_mapping(p, &m);
+}
+
+bool syms_cache__record_exit(struct syms_cache *sc, __u32 tgid, __u64 time)
+{
+	struct proc *p = hashtab_get(&sc->procs, tgid, 0);
+
+	if (!p || time < p->born_ns || p->exit_told)
+		return false;
+	p->exit_told = true;
+	p->gone = true;
+	return true;
+}
+
+void syms_cache__records_lost(struct syms_cache *sc, void (*gone)(void *ctx, __u32 tgid),
+			      void *ctx)
+{
+	sc->records_lost = true;
+	for (size_t i = 0; i < sc->procs.cap; i++) {
+		struct proc *p = sc->procs.slots[i].val;
+
+		if (!p)
+			continue;
+		/* mappings and execs may have gone untold: misses refresh from /proc again */
+		p->tracked = false;
+		p->refreshed = false;
+		/* and exits: a process gone is forgotten as if told */
+		if (!p->exit_told && kill(p->tgid, 0) && errno == ESRCH) {
+			p->exit_told = true;
+			p->gone = true;
+			gone(ctx, p->tgid);
+		}
+	}
+}
+
 /* Frees the dsos of inode chain `ino` that no process maps; true when one had symbols. */
 static bool sweep_chain(struct syms_cache *sc, __u64 ino, struct dso *head)
 {
@@ -751,7 +959,9 @@ static bool sweep_chain(struct syms_cache *sc, __u64 ino, struct dso *head)
 
 	for (d = head; d; d = next) {
 		next = d->next;
-		if (d->mapped) {
+		if (d->mapped || ++d->idle < FILE_IDLE_SWEEPS) {
+			if (d->mapped)
+				d->idle = 0;
 			*tail = d;
 			tail = &d->next;
 			continue;
@@ -846,6 +1056,9 @@ static struct proc *proc_get(struct syms_cache *sc, __u32 tgid)
 static bool proc_may_refresh(const struct proc *p)
 {
 	if (p->gone)
+		return false;
+	/* told by mmap records: a miss is a garbage frame, unless a JIT's map has it */
+	if (p->tracked && !proc_may_jit(p))
 		return false;
 	return !p->refreshed || now_ns() - p->last_refresh_ns >= REFRESH_INTERVAL_NS;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include "core/hashtab.h"
 #include "sym/syms.h"
 #include "sym/untrusted.h"
@@ -56,6 +57,12 @@ static bool owner_trusted(uid_t owner, const struct file_rules *r)
 	return !owner || owner == geteuid() || owner == r->owners[0] || owner == r->owners[1];
 }
 
+/* want 0: any device. */
+static bool same_dev(dev_t have, __u64 want)
+{
+	return !want || have == want || (!major(have) && !major(want));
+}
+
 /* Why a file with this stat is refused, if it is. */
 static enum file_refusal judge(const struct stat *st, enum file_kind kind,
 			       const struct file_rules *r)
@@ -64,7 +71,7 @@ static enum file_refusal judge(const struct stat *st, enum file_kind kind,
 		return FILE_SYMLINK;
 	if (!S_ISREG(st->st_mode))
 		return FILE_NOT_REGULAR;
-	if (r->ino && st->st_ino != r->ino)
+	if (r->ino && (st->st_ino != r->ino || !same_dev(st->st_dev, r->dev)))
 		return FILE_NOT_MAPPED;
 	/* a hard link another user made to a root-owned file would pass the owner test */
 	if (r->one_name && st->st_nlink != 1)

@@ -52,6 +52,10 @@ struct file_rules {
 	bool check_owner; /* owned by root, bpfprof's user, or one of owners */
 	uid_t owners[2];  /* (uid_t)-1: unused; 0 is root, always trusted */
 	__u64 ino;        /* non-zero: must be this inode (the file a process mapped) */
+	/* Non-zero, with ino: and on this device (as mmap records give both).  Two anonymous
+	 * devices (major 0) pass: stat() on btrfs gives the subvolume's, not the file system's
+	 * that the kernel's records name. */
+	__u64 dev;
 };
 
 /* Opens name (relative to dir, a directory fd or AT_FDCWD) read-only under the rules: looked at
