@@ -194,6 +194,11 @@ check "-r 3: exits 0" test "$rc" -eq 0
 check "-r 3: the header says 3 runs" grep -q "(3 runs):" "$TMP/r.err"
 check "-r 3: noise on the rows" grep -Eq 'task-clock .*\( \+- +[0-9.]+% \)' "$TMP/r.err"
 check "-r 3: elapsed as mean +- error" grep -Eq '^ +[0-9.]+ \+- [0-9.]+ seconds time elapsed' "$TMP/r.err"
+# -r with the event as a positional argument, as perf stat -r 2 EVENT: each run parses the
+# command line afresh (the first parse once left it reordered, and '2' read as an event).
+"$BPFPROF" stat -r 2 page-faults -- "$W" 0 300 0 0 2>"$TMP/r2.err" >/dev/null; rc=$?
+check "-r 2 EVENT -- COMMAND: exits 0, two runs" test "$rc" -eq 0 -a -n "$(grep '(2 runs):' "$TMP/r2.err")"
+check "-r 2 EVENT: the event's row, at least the 300 pages" test "$(value "$TMP/r2.err" page-faults)" -ge 300
 
 # 9. Without a COMMAND the results go to stdout; -o FILE takes them.
 # A sleeper keeps the window busy (~2000 switches a second): on a quiet machine 0.3 s held a

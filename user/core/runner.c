@@ -874,7 +874,18 @@ int runner_main(const struct command *cmd, int argc, char **argv)
 	int rc = 0;
 
 	launch_ns = now_ns();
-	for (unsigned run = 0; run < runs && !rc && !exiting; run++)
-		rc = run_once(cmd, argc, argv, run, &runs);
+	for (unsigned run = 0; run < runs && !rc && !exiting; run++) {
+		/* the parser packs the positional arguments at the front of the array it is given:
+		 * each of -r's runs parses a fresh copy of the command line */
+		char **args = calloc(argc + 1, sizeof(*args));
+
+		if (!args) {
+			p_err("out of memory");
+			return 1;
+		}
+		memcpy(args, argv, argc * sizeof(*args));
+		rc = run_once(cmd, argc, args, run, &runs);
+		free(args);
+	}
 	return rc;
 }
