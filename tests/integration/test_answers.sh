@@ -110,7 +110,7 @@ stripped_names() { folded_sum "$1" '^hc;.*main;driver;hot_[ab];spin '; }
 # perf record keeps the binaries it saw in its build-id cache: one stripped since is named
 if command -v perf >/dev/null; then
 	perf --buildid-dir "$TMP/dbg/pcache" buildid-cache --add "$TMP/dbg/hc.orig" 2>/dev/null
-	PERF_BUILDID_DIR=$TMP/dbg/pcache "$BPFPROF" profile -f --no-debuginfod -- "$TMP/dbg/hc" 1 \
+	PERF_BUILDID_DIR=$TMP/dbg/pcache "$BPFPROF" profile -F 499 -f --no-debuginfod -- "$TMP/dbg/hc" 1 \
 		>"$TMP/dbg/pc.folded" 2>&1
 	n=$(stripped_names "$TMP/dbg/pc.folded")
 	echo "# stripped hc, named from perf's build-id cache: $n of $(folded_sum "$TMP/dbg/pc.folded" '^hc;') samples"
@@ -134,12 +134,12 @@ if command -v debuginfod >/dev/null && command -v debuginfod-find >/dev/null; th
 		sleep 0.2
 	done
 	if [ "$ready" = 1 ]; then
-		DEBUGINFOD_CACHE_PATH=$TMP/dbg/cache "$BPFPROF" profile -f -- "$TMP/dbg/hc" 1 \
+		DEBUGINFOD_CACHE_PATH=$TMP/dbg/cache "$BPFPROF" profile -F 499 -f -- "$TMP/dbg/hc" 1 \
 			>"$TMP/dbg/d.folded" 2>"$TMP/dbg/d.err"
 		n=$(stripped_names "$TMP/dbg/d.folded")
 		echo "# stripped hc, debug info from a local debuginfod: $n of $(folded_sum "$TMP/dbg/d.folded" '^hc;') samples named"
 		check "a stripped binary's functions are named through debuginfod" test "$n" -ge 50
-		DEBUGINFOD_CACHE_PATH=$TMP/dbg/cache2 "$BPFPROF" profile -f --no-debuginfod -- "$TMP/dbg/hc" 1 \
+		DEBUGINFOD_CACHE_PATH=$TMP/dbg/cache2 "$BPFPROF" profile -F 499 -f --no-debuginfod -- "$TMP/dbg/hc" 1 \
 			>"$TMP/dbg/n.folded" 2>&1
 		check "--no-debuginfod: the stripped binary's frames are [hc]" \
 			test "$(folded_sum "$TMP/dbg/n.folded" '^hc;.*\[hc\]')" -ge 50

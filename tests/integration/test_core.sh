@@ -179,7 +179,7 @@ if [ -n "$CGROOT" ] && mkdir "$CGROOT/bpfprof-test.$$" 2>/dev/null; then
 	"$WL/hotcold_nofp" 8 >/dev/null 2>&1 &
 	out=$!
 	sleep 0.2
-	"$BPFPROF" profile --cgroup "$CG" -f 1 --pprof "$TMP/cg.pb.gz" >"$TMP/cg.folded" 2>&1
+	"$BPFPROF" profile -F 499 --cgroup "$CG" -f 1 --pprof "$TMP/cg.pb.gz" >"$TMP/cg.folded" 2>&1
 	if command -v go >/dev/null; then
 		HOME=$TMP GOCACHE=$TMP/gocache GOFLAGS=-mod=mod GOPROXY=off go tool pprof -tags \
 			"$TMP/cg.pb.gz" >"$TMP/cg.tags" 2>/dev/null
