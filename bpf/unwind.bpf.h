@@ -19,6 +19,7 @@
 #define BPFPROF_UNWIND_BPF_H
 #include "errno.bpf.h"
 #include "stacks.bpf.h"
+#include "target.bpf.h"
 #include "unwind.h"
 
 /* Settings, fixed before load. */
@@ -31,6 +32,14 @@ const volatile bool targ_unwind_task_regs = true; /* bpf_task_pt_regs() exists (
 const volatile bool targ_find_vma = false;
 const volatile __u32 targ_vma_start_off, targ_vma_end_off, targ_vma_pgoff_off, targ_vma_file_off;
 const volatile __u32 targ_file_inode_off, targ_inode_ino_off, targ_inode_sb_off, targ_sb_dev_off;
+/* Mappings found ahead of the first sample (targ_prefill): at exec, the program's text and its
+ * interpreter's; at each mmap() of code, that code's (what ld.so maps next).  A timer sample may
+ * search the kernel's mappings only once (below), so a stack across files, walked before user
+ * space has read the process's list, stopped short at its second file; these searches run in
+ * process context, where one mmap lock is released before the next is taken. */
+const volatile bool targ_prefill = false;
+const volatile __u32 targ_vma_flags_off, targ_task_mm_off, targ_mm_start_code_off;
+const volatile __u32 targ_task_pid_off, targ_task_tgid_off;
 
 /* Rows of every loaded table; user space writes them through mmap. */
 struct {
@@ -136,11 +145,16 @@ static __always_inline int unwind_request(struct unw_walk *s, __u32 type, __u32 
 	return 0;
 }
 
+/* A new process's entry in unwind_kmaps: too large for the BPF stack. */
+static const struct unw_kmaps unwind_kmaps_empty;
+
 /* What bpf_find_vma()'s callback found for the walk. */
 struct unw_vma_found {
-	__u64 start, end, pgoff;
+	__u64 start, end, pgoff, flags;
 	struct unw_file_key file; /* ino 0: no file (anonymous code) */
 };
+
+#define UNW_VM_EXEC 0x4 /* include/linux/mm.h VM_EXEC */
 
 static __always_inline __u64 unwind_read_kernel(__u64 addr)
 {
@@ -159,6 +173,8 @@ static long unwind_vma_cb(struct task_struct *task, struct vm_area_struct *vma, 
 	f->start = unwind_read_kernel(vma_addr + targ_vma_start_off);
 	f->end = unwind_read_kernel(vma_addr + targ_vma_end_off);
 	f->pgoff = unwind_read_kernel(vma_addr + targ_vma_pgoff_off);
+	if (targ_prefill)
+		f->flags = unwind_read_kernel(vma_addr + targ_vma_flags_off);
 	file = unwind_read_kernel(vma_addr + targ_vma_file_off);
 	inode = file ? unwind_read_kernel(file + targ_file_inode_off) : 0;
 	if (!inode)
@@ -174,8 +190,8 @@ static long unwind_vma_cb(struct task_struct *task, struct vm_area_struct *vma, 
 
 /* The table of a mapped file for the walk: its id, or UNW_TABLE_ASKED once user space is asked
  * to name it (at most once a second per file). */
-static __always_inline __u32 unwind_file_table(struct unw_walk *s, const struct unw_file_key *file,
-					       __u64 pc)
+static __always_inline __u32 unwind_ask_table(__u64 now, __u32 tgid,
+					      const struct unw_file_key *file, __u64 pc, bool *lost)
 {
 	struct unw_file_ref *ref, asked = { .table = UNW_TABLE_ASKED };
 	struct unw_event *e;
@@ -185,23 +201,34 @@ static __always_inline __u32 unwind_file_table(struct unw_walk *s, const struct 
 	ref = bpf_map_lookup_elem(&unwind_files, file);
 	if (ref && ref->table != UNW_TABLE_ASKED)
 		return ref->table;
-	if (ref && s->now - ref->asked_ns < UNWIND_REFRESH_NS)
+	if (ref && now - ref->asked_ns < UNWIND_REFRESH_NS)
 		return UNW_TABLE_ASKED;
-	asked.asked_ns = s->now;
+	asked.asked_ns = now;
 	bpf_map_update_elem(&unwind_files, file, &asked, BPF_ANY);
 	e = bpf_ringbuf_reserve(&unwind_events, sizeof(*e), 0);
 	if (!e) {
-		unwind_count(s, UNW_STAT_REQ_LOST);
+		*lost = true;
 		return UNW_TABLE_ASKED;
 	}
 	e->type = UNW_EV_FILE;
-	e->tgid = s->tgid;
+	e->tgid = tgid;
 	e->table = 0;
 	e->pad = 0;
 	e->addr = pc;
 	e->file = *file;
 	bpf_ringbuf_submit(e, 0);
 	return UNW_TABLE_ASKED;
+}
+
+static __always_inline __u32 unwind_file_table(struct unw_walk *s, const struct unw_file_key *file,
+					       __u64 pc)
+{
+	bool lost = false;
+	__u32 table = unwind_ask_table(s->now, s->tgid, file, pc, &lost);
+
+	if (lost)
+		unwind_count(s, UNW_STAT_REQ_LOST);
+	return table;
 }
 
 static __always_inline int unwind_use_kmap(struct unw_walk *s, const struct unw_kmap *k, __u64 pc)
@@ -220,7 +247,7 @@ static __always_inline int unwind_use_kmap(struct unw_walk *s, const struct unw_
 static __always_inline int unwind_vma_mapping(struct unw_walk *s, __u64 pc)
 {
 	struct unw_vma_found f = {};
-	struct unw_kmaps *km = bpf_map_lookup_elem(&unwind_kmaps, &s->tgid), fresh = {};
+	struct unw_kmaps *km = bpf_map_lookup_elem(&unwind_kmaps, &s->tgid);
 	struct unw_kmap *slot;
 	long err;
 
@@ -238,7 +265,7 @@ static __always_inline int unwind_vma_mapping(struct unw_walk *s, __u64 pc)
 	if (err || f.end <= pc || f.start > pc)
 		return err == -EBUSY ? 2 : 1;
 	if (!km) {
-		bpf_map_update_elem(&unwind_kmaps, &s->tgid, &fresh, BPF_NOEXIST);
+		bpf_map_update_elem(&unwind_kmaps, &s->tgid, &unwind_kmaps_empty, BPF_NOEXIST);
 		km = bpf_map_lookup_elem(&unwind_kmaps, &s->tgid);
 	}
 	if (km) {
@@ -724,6 +751,130 @@ static __always_inline int unwind_ctx_user_stack(void *ctx, bool ctx_regs, __u32
 		return unwind_user_stack(ctx, tgid, regs, id);
 	return unwind_user_stack(ctx, tgid, NULL, id);
 }
+/* The code mapping holding addr in the current process, kept with the mappings its walks find
+ * (unwind_vma_mapping) and its file's table asked for now: ahead of the first sample, which
+ * then needs no search of its own (targ_prefill).  Process context only: called from a timer
+ * sample, the search would leave the mmap lock busy for the walk's own. */
+static __always_inline void unwind_prefill(__u32 tgid, __u64 addr)
+{
+	struct unw_kmaps *km;
+	struct unw_vma_found f = {};
+	struct unw_kmap *slot;
+	bool lost = false;
+
+	if (!addr || addr >= UNWIND_USER_MAX)
+		return;
+	km = bpf_map_lookup_elem(&unwind_kmaps, &tgid);
+	/* full: the program and the first libraries stay, and the walk searches for the rest */
+	if (km && km->nr >= UNWIND_KMAPS)
+		return;
+	if (bpf_find_vma(bpf_get_current_task_btf(), addr, unwind_vma_cb, &f, 0) ||
+	    !(f.flags & UNW_VM_EXEC) || !f.file.ino)
+		return;
+	if (!km) {
+		bpf_map_update_elem(&unwind_kmaps, &tgid, &unwind_kmaps_empty, BPF_NOEXIST);
+		km = bpf_map_lookup_elem(&unwind_kmaps, &tgid);
+	}
+	if (!km || km->nr >= UNWIND_KMAPS)
+		return;
+#pragma unroll
+	for (int i = 0; i < UNWIND_KMAPS; i++)
+		if (i < km->nr && km->maps[i].start == f.start)
+			return;
+	slot = &km->maps[km->nr & (UNWIND_KMAPS - 1)];
+	slot->start = f.start;
+	slot->end = f.end;
+	slot->pgoff = f.pgoff;
+	slot->file = f.file;
+	km->nr++;
+	unwind_ask_table(bpf_ktime_get_ns(), tgid, &f.file, addr, &lost);
+}
+
+/* The searches are for the processes the run samples (-p, -t, COMMAND, --cgroup): others'
+ * tables are not built for them. */
+static __always_inline bool unwind_prefill_wanted(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	return targ_prefill && target_ids_wanted(id >> 32, id) && target_current_cgroup_wanted();
+}
+
+/* The new program's text and the interpreter's entry (where the saved registers point after
+ * exec; a static program's own entry), read at fixed offsets as unwind_vma_cb() reads. */
+static __always_inline void unwind_prefill_exec(__u32 tgid)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 mm = unwind_read_kernel((__u64)task + targ_task_mm_off);
+	__u64 task_regs;
+
+	if (mm)
+		unwind_prefill(tgid, unwind_read_kernel(mm + targ_mm_start_code_off));
+	task_regs = targ_unwind_task_regs ? (__u64)bpf_task_pt_regs(task) : 0;
+	if (task_regs)
+		unwind_prefill(tgid, unwind_read_kernel(task_regs +
+							offsetof(struct unwind_regs, ip)));
+}
+
+/* Code mapped by a process user space has not loaded yet (ld.so mapping the libraries): its
+ * mapping before the first sample needs it.  A tracepoint of the syscall's exit: the kernel has
+ * no tracepoint of a new mapping, and this one fires in the process, with the mapping done. */
+struct unwind_sys_exit {
+	__u64 common;
+	long nr;
+	long ret;
+};
+
+#define UNW_PROT_EXEC 0x4	 /* include/uapi/asm-generic/mman-common.h */
+#define UNW_MAP_ANONYMOUS 0x20
+
+SEC("tp/syscalls/sys_exit_mmap")
+int unwind_mmap(struct unwind_sys_exit *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 regs = 0;
+
+	if (ctx->ret <= 0 || !unwind_prefill_wanted() || bpf_map_lookup_elem(&unwind_procs, &tgid))
+		return 0;
+	/* the arguments are still in the registers saved at the syscall's entry (rdx: prot, r10:
+	 * flags): most mappings are data, not worth a search */
+	if (targ_unwind_task_regs)
+		regs = (__u64)bpf_task_pt_regs(bpf_get_current_task_btf());
+	if (regs && (!(unwind_read_kernel(regs + offsetof(struct unwind_regs, dx)) & UNW_PROT_EXEC) ||
+		     unwind_read_kernel(regs + offsetof(struct unwind_regs, r10)) & UNW_MAP_ANONYMOUS))
+		return 0;
+	unwind_prefill(tgid, ctx->ret);
+	return 0;
+}
+
+/* A forked process runs its parent's code until it execs (a shell's subshell never does): it
+ * starts with its parent's mappings, as the kernel copies them, rather than wait for user space
+ * to read them.  raw_tp: the child's pid and tgid at offsets from the kernel's BTF. */
+SEC("raw_tp/sched_process_fork")
+int unwind_fork(__u64 *ctx)
+{
+	__u32 parent = bpf_get_current_pid_tgid() >> 32, pid = 0, tgid = 0;
+	__u64 child = ctx[1];
+	struct unw_kmaps *km;
+	struct unw_proc *proc;
+
+	/* the parent a target: the child is one too (-- COMMAND follows it) */
+	if (!unwind_prefill_wanted())
+		return 0;
+	bpf_probe_read_kernel(&pid, sizeof(pid), (void *)(child + targ_task_pid_off));
+	bpf_probe_read_kernel(&tgid, sizeof(tgid), (void *)(child + targ_task_tgid_off));
+	if (!pid || pid != tgid) /* a thread: its process's mappings are its own */
+		return 0;
+	proc = bpf_map_lookup_elem(&unwind_procs, &parent);
+	if (proc) {
+		bpf_map_update_elem(&unwind_procs, &pid, proc, BPF_ANY);
+		return 0;
+	}
+	km = bpf_map_lookup_elem(&unwind_kmaps, &parent);
+	if (km)
+		bpf_map_update_elem(&unwind_kmaps, &pid, km, BPF_ANY);
+	return 0;
+}
+
 /* After exec the mappings are new: have user space capture them again.  raw_tp, not tp_btf: the
  * program reads no arguments, and leaving BTF out spares profile's object from libbpf parsing
  * the kernel's BTF at load (several MB of peak RSS, and time). */
@@ -739,6 +890,8 @@ int forget_exec(void *ctx)
 	unwind_forget_process(tgid);
 	if (targ_find_vma)
 		bpf_map_delete_elem(&unwind_kmaps, &tgid);
+	if (unwind_prefill_wanted())
+		unwind_prefill_exec(tgid);
 	return 0;
 }
 #endif

@@ -108,7 +108,7 @@ struct unw_file_ref {
  * loaded, kept per process (`unwind_kmaps`): a timer sample may search the kernel once, so a
  * stack across several files is completed over a process's first samples; and user space
  * symbolizes from them a process that exited before it could read /proc/PID/maps. */
-#define UNWIND_KMAPS 8
+#define UNWIND_KMAPS 16
 struct unw_kmap {
 	__u64 start, end, pgoff; /* pgoff in pages */
 	struct unw_file_key file; /* ino 0: anonymous code */

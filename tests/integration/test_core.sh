@@ -41,6 +41,20 @@ expect_one_error "-i where a command prints no intervals" "option '-i' does not 
 
 need_root "core integration" || exit 0
 
+# perf's habit: a COMMAND without "--" where the arguments are a DURATION (or INTERVAL): the first
+# that is a program begins it, and the arguments after it are the command's (sh's -c, not ours).
+"$BPFPROF" profile -F 499 -f "$WL/hotcold" 1 >"$TMP/nodash.f" 2>"$TMP/nodash.err"; rc=$?
+check "profile PROGRAM ARGS without '--': exits 0, the program profiled" \
+	test "$rc" -eq 0 -a "$(folded_sum "$TMP/nodash.f" '^hotcold;.*spin ')" -gt 50
+"$BPFPROF" offcpu -f sh -c 'sleep 0.3' >"$TMP/nodash.o" 2>"$TMP/nodash.oerr"; rc=$?
+check "offcpu sh -c '...' without '--': -c is sh's, the sleep is seen" \
+	test "$rc" -eq 0 -a "$(folded_sum "$TMP/nodash.o" '^sleep;.*nanosleep')" -gt 250000
+"$BPFPROF" runqlat 0.2 1 true >"$TMP/nodash.r" 2>&1; rc=$?
+check "runqlat INTERVAL COUNT PROGRAM: the numbers stay the interval and count" \
+	test "$rc" -eq 0 -a -n "$(grep -E '^count [0-9]+' "$TMP/nodash.r")"
+expect_one_error "a word that is no program stays a bad DURATION" "invalid duration 'nosuchprog'" \
+	-- profile nosuchprog
+
 # ---- failed setup: the command never runs ----
 # An unprivileged user cannot load BPF: every command fails with one line naming the missing
 # privilege (not a tracepoint "library" not found, nor an unwinder to blame), and COMMAND is

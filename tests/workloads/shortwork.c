@@ -1,8 +1,11 @@
 /* A short-lived process: 20 ms of CPU in short_work(), then exit.  Sixty of them in a row under
  * `profile -a` give one stack shape only if every process is unwound the same way from its first
- * sample.  Usage: shortwork [MS] */
+ * sample.  With FORKS, that many children forked one after another (no exec: each runs its
+ * parent's code, as a shell's subshell does) do the work instead.  Usage: shortwork [MS [FORKS]] */
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
 
 static volatile unsigned long sink;
 
@@ -23,6 +26,20 @@ __attribute__((noinline)) static void short_work(double ms)
 
 int main(int argc, char **argv)
 {
-	short_work(argc > 1 ? atof(argv[1]) : 20);
+	double ms = argc > 1 ? atof(argv[1]) : 20;
+	int forks = argc > 2 ? atoi(argv[2]) : 0;
+
+	if (!forks)
+		short_work(ms);
+	for (int i = 0; i < forks; i++) {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			short_work(ms);
+			_exit(0);
+		}
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+	}
 	return 0;
 }

@@ -222,6 +222,13 @@ static int parse_short(struct parse_state *ps)
 int opts_parse(int argc, char **argv, const struct opt_group *groups, int nr_groups,
 	       unsigned int caps, const char *usage_line, struct opt_args *args)
 {
+	return opts_parse_cmd(argc, argv, groups, nr_groups, caps, usage_line, NULL, args);
+}
+
+int opts_parse_cmd(int argc, char **argv, const struct opt_group *groups, int nr_groups,
+		   unsigned int caps, const char *usage_line, bool (*starts_command)(const char *arg),
+		   struct opt_args *args)
+{
 	struct parse_state ps = { argc, argv, 1, groups, nr_groups, caps, usage_line };
 	int err;
 
@@ -242,7 +249,10 @@ int opts_parse(int argc, char **argv, const struct opt_group *groups, int nr_gro
 			err = parse_long(&ps);
 		else if (a[0] == '-' && a[1] && !is_negative_number(a))
 			err = parse_short(&ps);
-		else /* kept in order, packed at the front of argv */
+		else if (starts_command && starts_command(a)) {
+			args->command = &argv[ps.i];
+			break;
+		} else /* kept in order, packed at the front of argv */
 			err = (args->pos[args->nr_pos++] = (char *)a, 0);
 		if (err) /* 1: -h, the caller prints the help */
 			return err;

@@ -79,6 +79,13 @@ struct opt_args {
 int opts_parse(int argc, char **argv, const struct opt_group *groups, int nr_groups,
 	       unsigned int caps, const char *usage_line, struct opt_args *args);
 
+/* As opts_parse, and a positional argument for which starts_command() is true begins the command
+ * as "--" does (perf's "perf record -a sleep 5"): it and everything after it are the command's,
+ * options included. */
+int opts_parse_cmd(int argc, char **argv, const struct opt_group *groups, int nr_groups,
+		   unsigned int caps, const char *usage_line, bool (*starts_command)(const char *arg),
+		   struct opt_args *args);
+
 /* Writes the options of the groups that `caps` allows, under their titles, aligned. */
 void opts_print_help(FILE *out, const struct opt_group *groups, int nr_groups, unsigned int caps);
 

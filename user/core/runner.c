@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "core/child.h"
 #include "core/common.h"
 #include "core/features.h"
 #include "core/follow.h"
@@ -164,7 +165,7 @@ static void print_help(const struct command *cmd, const char *name)
 	opts_print_help(stdout, groups, n, cmd->caps);
 	if (cmd->notes)
 		printf("\n%s", cmd->notes);
-	printf("\n%s%s",
+	printf("\n%s%s%s",
 	       cmd->positional == POS_INTERVAL ?
 	       "INTERVAL [COUNT]: a report every INTERVAL seconds, COUNT times; without them, one\n"
 	       "report at the end.  " : "DURATION: seconds.  ",
@@ -173,7 +174,11 @@ static void print_help(const struct command *cmd, const char *name)
 	       "-- COMMAND: run COMMAND and trace it, from its exec, and everything it forks;\n"
 	       "with -a, -p, -t, -C or --cgroup it only bounds the run, as in perf.  Still\n"
 	       "running when the run ends, it gets SIGTERM, then SIGKILL 2 s later (at once on\n"
-	       "a second Ctrl-C).\n");
+	       "a second Ctrl-C).",
+	       cmd->positional != POS_DURATION && cmd->positional != POS_INTERVAL ?
+	       "\n" :
+	       "  As in perf, '--' may be left out when COMMAND is a program (a path, or\n"
+	       "a name in PATH) and not a number: the arguments after it are COMMAND's.\n");
 }
 
 /* The positional arguments, by the command's grammar.  0 or -EINVAL (printed). */
@@ -254,6 +259,18 @@ static int check_run(const struct command *cmd)
 	return 0;
 }
 
+/* perf's "perf record -a -g sleep 5": without "--", a positional argument that is no number
+ * but a program (a path, or a name found in PATH) begins the command.  Commands whose
+ * positionals are words (event specs, a symbol) keep "--": a bare word there names a kernel
+ * function or a symbol. */
+static bool begins_command(const char *arg)
+{
+	char path[PATH_MAX];
+	double seconds;
+
+	return parse_seconds(arg, &seconds) && !child_program_path(arg, path, sizeof(path));
+}
+
 int runner_parse(const struct command *cmd, int argc, char **argv)
 {
 	struct opt_group groups[RUNNER_GROUPS_MAX];
@@ -264,7 +281,9 @@ int runner_parse(const struct command *cmd, int argc, char **argv)
 	runner_reset_options();
 	n = runner_option_groups(cmd, groups, RUNNER_GROUPS_MAX);
 	usage_line(cmd, argv[0], line, sizeof(line));
-	err = opts_parse(argc, argv, groups, n, cmd->caps, line, &args);
+	err = opts_parse_cmd(argc, argv, groups, n, cmd->caps, line,
+			     cmd->positional == POS_DURATION || cmd->positional == POS_INTERVAL ?
+			     begins_command : NULL, &args);
 	if (err == 1) {
 		print_help(cmd, argv[0]);
 		return 1;

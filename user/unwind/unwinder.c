@@ -949,6 +949,35 @@ int unwinder__preload_process(struct unwinder *u, __u32 tgid)
 	return syms_cache__for_each_mapping(u->sc, tgid, preload_mapping, u);
 }
 
+/* The mmap() exit tracepoint exists where the kernel traces syscalls (CONFIG_FTRACE_SYSCALLS). */
+static bool mmap_exit_traced(void)
+{
+	return !access("/sys/kernel/tracing/events/syscalls/sys_exit_mmap", F_OK) ||
+	       !access("/sys/kernel/debug/tracing/events/syscalls/sys_exit_mmap", F_OK);
+}
+
+/* The fields the exec, mmap() and fork programs read besides the walk's; false when one is
+ * missing. */
+static bool prefill_settings(struct unwind_vma_settings *v)
+{
+	struct btf_field f[] = {
+		{ "vm_area_struct", "vm_flags" }, { "task_struct", "mm" },
+		{ "mm_struct", "start_code" },    { "task_struct", "pid" },
+		{ "task_struct", "tgid" },
+	};
+	__u32 *out[] = { &v->vma_flags, &v->task_mm, &v->mm_start_code, &v->task_pid,
+			 &v->task_tgid };
+
+	if (!mmap_exit_traced() || btf_field_offsets(NULL, f, sizeof(f) / sizeof(f[0])))
+		return false;
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		if (f[i].offset < 0)
+			return false;
+		*out[i] = f[i].offset;
+	}
+	return true;
+}
+
 const struct unwind_vma_settings *unwind_vma_settings(const char **why)
 {
 	static struct unwind_vma_settings v;
@@ -982,6 +1011,7 @@ const struct unwind_vma_settings *unwind_vma_settings(const char **why)
 		*out[i] = f[i].offset;
 	}
 	v.on = true;
+	v.prefill = prefill_settings(&v);
 done:
 	if (why)
 		*why = reason;

@@ -40,6 +40,9 @@ struct unwind_bpf {
 struct unwind_vma_settings {
 	bool on;
 	__u32 vma_start, vma_end, vma_pgoff, vma_file, file_inode, inode_ino, inode_sb, sb_dev;
+	/* mappings found at exec and mmap(), ahead of the first sample (targ_prefill) */
+	bool prefill;
+	__u32 vma_flags, task_mm, mm_start_code, task_pid, task_tgid;
 };
 /* Probed once (the helper, and the offsets from the kernel's BTF); *why says what is missing. */
 const struct unwind_vma_settings *unwind_vma_settings(const char **why);
@@ -70,7 +73,17 @@ int unwind_bpf_configure(const struct unwind_bpf *ub, enum unwind_method m, __u6
 			(skel)->rodata->targ_inode_ino_off = v_->inode_ino;                   \
 			(skel)->rodata->targ_inode_sb_off = v_->inode_sb;                     \
 			(skel)->rodata->targ_sb_dev_off = v_->sb_dev;                         \
+			(skel)->rodata->targ_prefill = v_->prefill;                           \
+			(skel)->rodata->targ_vma_flags_off = v_->vma_flags;                   \
+			(skel)->rodata->targ_task_mm_off = v_->task_mm;                       \
+			(skel)->rodata->targ_mm_start_code_off = v_->mm_start_code;           \
+			(skel)->rodata->targ_task_pid_off = v_->task_pid;                     \
+			(skel)->rodata->targ_task_tgid_off = v_->task_tgid;                   \
 		}                                                                             \
+		bpf_program__set_autoload((skel)->progs.unwind_mmap,                         \
+					  (method) != UNWIND_FP && unwind_vma_settings(NULL)->prefill); \
+		bpf_program__set_autoload((skel)->progs.unwind_fork,                         \
+					  (method) != UNWIND_FP && unwind_vma_settings(NULL)->prefill); \
 	} while (0)
 
 struct unwinder;
