@@ -250,6 +250,81 @@ static void test_debug_file(void)
 	syms_set_debug_root(NULL);
 }
 
+/* mkdir -p of the directory part of path */
+static void mkdirs(const char *path)
+{
+	char d[PATH_MAX];
+
+	snprintf(d, sizeof(d), "%s", path);
+	for (char *p = strchr(d + 1, '/'); p; p = strchr(p + 1, '/')) {
+		*p = '\0';
+		mkdir(d, 0755);
+		*p = '/';
+	}
+}
+
+/* The running kernel's vmlinux: the lookup order and the build-id match, on a fixture tree whose
+ * "vmlinux" files are the fixture (the "running kernel" is its build-id), its stripped copy (same
+ * build-id, no DWARF) and this test program (DWARF, another build-id). */
+static void test_kernel_vmlinux(void)
+{
+	char stripped[PATH_MAX + 16], debug[PATH_MAX + 16], self[PATH_MAX], got[PATH_MAX];
+	char root[] = "/tmp/vmlinux-XXXXXX", boot[PATH_MAX + 64], mods[PATH_MAX + 64],
+	     byid[PATH_MAX + 128];
+	const char *rel = "0.0.0-bpfprof-fixture";
+	struct elf_syms *es;
+	const char *id;
+	ssize_t n;
+
+	if (!find_fixture())
+		SKIP("fixture not built (make unit builds it)");
+	snprintf(stripped, sizeof(stripped), "%s.stripped", fixture);
+	snprintf(debug, sizeof(debug), "%s.debug", fixture);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	CHECK(n > 0);
+	self[n > 0 ? n : 0] = '\0';
+	es = elf_syms__open(fixture);
+	id = es ? elf_syms__build_id(es) : NULL;
+	CHECK(id && strlen(id) > 2);
+	if (!id || strlen(id) <= 2 || !mkdtemp(root)) {
+		elf_syms__free(es);
+		return;
+	}
+	syms_set_debuginfod(false);
+	syms_set_debug_root(root);
+	snprintf(boot, sizeof(boot), "%s/boot/vmlinux-%s", root, rel);
+	snprintf(mods, sizeof(mods), "%s/lib/modules/%s/vmlinux", root, rel);
+	snprintf(byid, sizeof(byid), "%s/.build-id/%.2s/%s.debug", root, id, id + 2);
+	mkdirs(boot);
+	mkdirs(mods);
+	mkdirs(byid);
+	CHECK_INT(kernel_debuginfo_find(rel, id, got, sizeof(got)), -ENOENT); /* none there */
+	/* another build's image, with DWARF: refused; the release's name is not enough */
+	CHECK_INT(symlink(self, boot), 0);
+	CHECK_INT(kernel_debuginfo_find(rel, id, got, sizeof(got)), -ENOENT);
+	/* the same build without DWARF: passed over */
+	CHECK_INT(symlink(stripped, mods), 0);
+	CHECK_INT(kernel_debuginfo_find(rel, id, got, sizeof(got)), -ENOENT);
+	/* the same build with DWARF, in the second place looked at */
+	unlink(mods);
+	CHECK_INT(symlink(fixture, mods), 0);
+	CHECK_INT(kernel_debuginfo_find(rel, id, got, sizeof(got)), 0);
+	CHECK_STR(got, mods);
+	/* by build-id comes first */
+	CHECK_INT(symlink(debug, byid), 0);
+	CHECK_INT(kernel_debuginfo_find(rel, id, got, sizeof(got)), 0);
+	CHECK_STR(got, byid);
+	/* the running kernel's build-id unknown: the release's files are taken on their name */
+	CHECK_INT(kernel_debuginfo_find(rel, NULL, got, sizeof(got)), 0);
+	CHECK_STR(got, boot);
+	unlink(byid);
+	unlink(mods);
+	unlink(boot);
+	syms_set_debug_root(NULL);
+	elf_syms__free(es);
+	(void)!system((snprintf(got, sizeof(got), "rm -r '%s'", root), got));
+}
+
 static int count_fds(void)
 {
 	char p[64];
@@ -305,6 +380,7 @@ int main(void)
 	RUN(test_not_inlined);
 	RUN(test_file_offset);
 	RUN(test_debug_file);
+	RUN(test_kernel_vmlinux);
 	RUN(test_many_files);
 	TESTS_DONE();
 }
