@@ -572,9 +572,13 @@ const struct command annotate_cmd = {
 	.notes =
 		PROFILE_EVENT_NOTES
 		"\n"
-		"Functions: -s SYM, or those at or above --percent-limit of the samples (default\n"
-		"all), hottest first.  On a terminal, instructions at 5% or more are red, at 0.5%\n"
-		"green, the hottest bold.  Kernel samples are counted, not annotated.\n",
+		"SYMBOL (or -s SYM, a glob): that function only; without it, those at or above\n"
+		"--percent-limit of the samples (default all), hottest first.  A last word that\n"
+		"begins with a digit is the DURATION: `annotate spin 5`, `annotate -p PID spin`,\n"
+		"`annotate spin -- ./prog`.  On a terminal, instructions at 5% or more are red, at\n"
+		"0.5% green, the hottest bold.  Kernel functions are disassembled from the running\n"
+		"kernel's code (/proc/kcore, else read by a BPF program), with their source lines\n"
+		"where a vmlinux with debug info is found (/usr/lib/debug, or debuginfod).\n",
 	.caps = CAP_SYMBOLS | CAP_CPUS | CAP_THREAD_KIND | CAP_STACKS | CAP_EVENTS,
 	.positional = POS_SYMBOL_DURATION,
 	.opts = annotate_opts,
@@ -641,7 +645,8 @@ const struct file_command annotate_file_cmd = {
 	.description =
 		"Per hot function of a pprof profile made with addresses (bpfprof's --pprof), its\n"
 		"disassembly with the share of its samples on each instruction, source lines\n"
-		"interleaved.  The files the profile names are read where it names them.",
+		"interleaved.  The files the profile names are read where it names them; kernel\n"
+		"samples are counted, not annotated (the addresses may be another boot's).",
 	.min_files = 0,
 	.max_files = 1,
 	.opts = annotate_file_opts,
