@@ -335,6 +335,43 @@ static int insn_chain(struct printer *p, const struct ann_fn *fn, __u64 addr,
 			    -ENOENT;
 }
 
+/* " <NAME+0xOFF>" for the target of a call, or of a jump out of the function [lo, hi), as
+ * objdump names it, into buf ("" when unknown): the kernel's from kallsyms, a file's from its
+ * symbols (es, which may be NULL). */
+static const char *call_target(struct printer *p, const struct ann_fn *fn,
+			       const struct elf_syms *es, const cs_insn *insn, __u64 lo, __u64 hi,
+			       char *buf, size_t size)
+{
+	bool call = !strncmp(insn->mnemonic, "call", 4) || !strcmp(insn->mnemonic, "bl");
+	bool jump = insn->mnemonic[0] == 'j' || !strcmp(insn->mnemonic, "b");
+	const char *name = NULL;
+	__u64 target, off = 0, len;
+	char *end;
+
+	buf[0] = '\0';
+	if (!call && !jump)
+		return buf;
+	/* an immediate target: capstone prints it as 0x... (arm64: #0x...) */
+	errno = 0;
+	target = strtoull(insn->op_str + (insn->op_str[0] == '#'), &end, 16);
+	if (errno || *end || strncmp(insn->op_str + (insn->op_str[0] == '#'), "0x", 2) ||
+	    (!call && target >= lo && target < hi))
+		return buf;
+	if (fn->kernel) {
+		const struct ksym *k = p->ksyms ? ksyms__find(p->ksyms, target) : NULL;
+
+		if (k) {
+			name = k->name;
+			off = target - k->addr;
+		}
+	} else if (es) {
+		name = elf_syms__find_span(es, target, &off, &len);
+	}
+	if (name)
+		snprintf(buf, size, off ? " <%s+0x%llx>" : " <%s>", name, (unsigned long long)off);
+	return buf;
+}
+
 static __u64 insn_count(const struct ann_fn *fn, __u64 start_off, __u64 addr, __u64 start,
 			size_t size)
 {
@@ -355,6 +392,8 @@ static int annotate_fn(struct printer *p, const struct ann_fn *fn)
 	cs_insn *insn = NULL;
 	__u8 *code = NULL;
 	size_t len = 0, n = 0;
+	struct elf_syms *es = NULL;
+	char target[256];
 	csh cs = 0;
 	int err;
 
@@ -365,6 +404,7 @@ static int annotate_fn(struct printer *p, const struct ann_fn *fn)
 	if (fn->kernel) {
 		start_off = start; /* a kernel function's "offsets" are its addresses */
 	} else {
+		es = elf_syms__open(fn->module);
 		srclines__file_offset_to_vaddr(p->lines, fn->module, fn->addrs[0].offset, &vaddr);
 		start_off = fn->addrs[0].offset - (vaddr - start);
 	}
@@ -437,8 +477,10 @@ static int annotate_fn(struct printer *p, const struct ann_fn *fn)
 			fprintf(p->out, "%s%8.2f%s :\t", col, pct, p->colour ? "\033[0m" : "");
 		else
 			fprintf(p->out, "    0.00 :\t");
-		fprintf(p->out, "%s%8llx:   %-7s %s%s\n", col, (unsigned long long)insn[i].address,
-			insn[i].mnemonic, insn[i].op_str, p->colour && *col ? "\033[0m" : "");
+		fprintf(p->out, "%s%8llx:   %-7s %s%s%s\n", col, (unsigned long long)insn[i].address,
+			insn[i].mnemonic, insn[i].op_str,
+			call_target(p, fn, es, &insn[i], start, start + len, target, sizeof(target)),
+			p->colour && *col ? "\033[0m" : "");
 	}
 	fputc('\n', p->out);
 cleanup:
@@ -446,6 +488,7 @@ cleanup:
 		cs_free(insn, n);
 	if (cs)
 		cs_close(&cs);
+	elf_syms__free(es);
 	free(code);
 	return err;
 }
