@@ -325,6 +325,63 @@ static void test_kernel_vmlinux(void)
 	(void)!system((snprintf(got, sizeof(got), "rm -r '%s'", root), got));
 }
 
+/* The last place looked at: debuginfod by the kernel's build-id, from a local server of the
+ * fixture's debug file (the "running kernel"), nothing under the debug root. */
+static void test_kernel_vmlinux_debuginfod(void)
+{
+	char dir[] = "/tmp/vmlinux-dbgd-XXXXXX", cmd[PATH_MAX * 2 + 256], got[PATH_MAX];
+	char urls[64], cache[PATH_MAX];
+	struct elf_syms *es;
+	const char *id;
+	int port = 20000 + getpid() % 20000, ready = 0;
+
+	if (!find_fixture())
+		SKIP("fixture not built (make unit builds it)");
+	if (system("command -v debuginfod >/dev/null && command -v debuginfod-find >/dev/null"))
+		SKIP("debuginfod (the server and debuginfod-find) is not installed");
+	es = elf_syms__open(fixture);
+	id = es ? elf_syms__build_id(es) : NULL;
+	CHECK(id != NULL);
+	if (!id || !mkdtemp(dir)) {
+		elf_syms__free(es);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "mkdir %s/srv && cp %s.debug %s/srv/ && "
+		 "(debuginfod -F -p %d -d %s/db.sqlite -t 1 %s/srv >%s/server.log 2>&1 & "
+		 "echo $! >%s/pid)", dir, fixture, dir, port, dir, dir, dir, dir);
+	CHECK_INT(system(cmd), 0);
+	snprintf(urls, sizeof(urls), "http://127.0.0.1:%d", port);
+	/* until its first scan has indexed the file (a fresh cache each time: a miss is kept) */
+	for (int i = 0; i < 100 && !ready; i++) {
+		snprintf(cmd, sizeof(cmd), "DEBUGINFOD_URLS=%s DEBUGINFOD_CACHE_PATH=%s/probe.%d "
+			 "debuginfod-find debuginfo %s >/dev/null 2>&1", urls, dir, i, id);
+		ready = !system(cmd);
+		if (!ready)
+			usleep(200 * 1000);
+	}
+	CHECK(ready);
+	if (ready) {
+		snprintf(cache, sizeof(cache), "%s/cache", dir);
+		setenv("DEBUGINFOD_URLS", urls, 1);
+		setenv("DEBUGINFOD_CACHE_PATH", cache, 1);
+		syms_set_debug_root(dir); /* nothing there */
+		syms_set_debuginfod(true);
+		CHECK_INT(kernel_debuginfo_find("0.0.0-bpfprof-fixture", id, got, sizeof(got)), 0);
+		CHECK(!strncmp(got, cache, strlen(cache)));
+		/* another kernel's build-id: the server has none */
+		CHECK_INT(kernel_debuginfo_find("0.0.0-bpfprof-fixture",
+						"00112233445566778899aabbccddeeff00112233", got,
+						sizeof(got)), -ENOENT);
+		syms_set_debuginfod(false);
+		syms_set_debug_root(NULL);
+		unsetenv("DEBUGINFOD_URLS");
+		unsetenv("DEBUGINFOD_CACHE_PATH");
+	}
+	snprintf(cmd, sizeof(cmd), "kill $(cat %s/pid) 2>/dev/null; sleep 0.2; rm -rf %s", dir, dir);
+	(void)!system(cmd);
+	elf_syms__free(es);
+}
+
 static int count_fds(void)
 {
 	char p[64];
@@ -381,6 +438,7 @@ int main(void)
 	RUN(test_file_offset);
 	RUN(test_debug_file);
 	RUN(test_kernel_vmlinux);
+	RUN(test_kernel_vmlinux_debuginfod);
 	RUN(test_many_files);
 	TESTS_DONE();
 }
