@@ -69,6 +69,8 @@ fi
 "$BPFPROF" annotate -i "$TMP/k.pb.gz" --percent-limit 0 >"$TMP/kfile.txt" 2>&1
 check "annotate -i: kernel samples counted, not annotated, and said why" \
 	grep -q '^# [0-9]* samples in the kernel are not annotated: its code is read in a live run only' "$TMP/kfile.txt"
+expect_one_error "annotate -i: a kernel function named: why it is not annotated" \
+	"no samples in $kfn \(a file's kernel samples are not annotated\)" -- annotate -i "$TMP/k.pb.gz" "$kfn"
 
 # ---- kernel source lines: only with the running kernel's vmlinux with debug info ----
 if grep -q 'no vmlinux with debug info' "$TMP/k.txt"; then

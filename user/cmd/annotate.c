@@ -212,7 +212,35 @@ struct printer {
 	bool vmlinux_tried;
 	char *vmlinux;
 	__u64 kaslr;
+	/* the files' symbols, opened once per file: a system-wide run's hundreds of functions
+	 * are in a few dozen files (sorting a large library's symbols per function cost seconds) */
+	struct {
+		char *path;
+		struct elf_syms *es;
+	} syms[32];
+	size_t nr_syms, next_sym;
 };
+
+/* The symbols of the file at path, from the cache (NULL when unreadable). */
+static const struct elf_syms *module_syms(struct printer *p, const char *path)
+{
+	size_t i, n = sizeof(p->syms) / sizeof(p->syms[0]);
+	char *copy;
+
+	for (i = 0; i < p->nr_syms; i++)
+		if (!strcmp(p->syms[i].path, path))
+			return p->syms[i].es;
+	copy = strdup(path);
+	if (!copy)
+		return NULL;
+	/* full: the oldest goes */
+	i = p->nr_syms < n ? p->nr_syms++ : p->next_sym++ % n;
+	free(p->syms[i].path);
+	elf_syms__free(p->syms[i].es);
+	p->syms[i].path = copy;
+	p->syms[i].es = elf_syms__open(path);
+	return p->syms[i].es;
+}
 
 static const char *colour_of(const struct printer *p, double pct, bool hottest)
 {
@@ -229,7 +257,7 @@ static int read_code(struct printer *p, const struct ann_fn *fn, __u64 *start, _
 		     size_t *len)
 {
 	static const struct file_rules named = { .follow = true };
-	struct elf_syms *es = elf_syms__open(fn->module);
+	const struct elf_syms *es = module_syms(p, fn->module);
 	__u64 vaddr, off = fn->addrs[0].offset, sym_off = 0, size = 0;
 	enum file_refusal why;
 	struct stat st;
@@ -271,7 +299,6 @@ cleanup:
 	}
 	if (fd >= 0)
 		close(fd);
-	elf_syms__free(es);
 	return err;
 }
 
@@ -392,7 +419,7 @@ static int annotate_fn(struct printer *p, const struct ann_fn *fn)
 	cs_insn *insn = NULL;
 	__u8 *code = NULL;
 	size_t len = 0, n = 0;
-	struct elf_syms *es = NULL;
+	const struct elf_syms *es = NULL;
 	char target[256];
 	csh cs = 0;
 	int err;
@@ -404,7 +431,7 @@ static int annotate_fn(struct printer *p, const struct ann_fn *fn)
 	if (fn->kernel) {
 		start_off = start; /* a kernel function's "offsets" are its addresses */
 	} else {
-		es = elf_syms__open(fn->module);
+		es = module_syms(p, fn->module);
 		srclines__file_offset_to_vaddr(p->lines, fn->module, fn->addrs[0].offset, &vaddr);
 		start_off = fn->addrs[0].offset - (vaddr - start);
 	}
@@ -488,7 +515,6 @@ cleanup:
 		cs_free(insn, n);
 	if (cs)
 		cs_close(&cs);
-	elf_syms__free(es);
 	free(code);
 	return err;
 }
@@ -501,7 +527,7 @@ static int annotate_write(FILE *out, const struct stack_sample *s, size_t n, con
 	struct annotation a = { .live = live };
 	struct printer p = { .out = out, .event = event };
 	size_t shown = 0;
-	int err = 0;
+	int err = 0, fn_err = 0;
 
 	a.keys = stack_names__new();
 	p.lines = srclines__new();
@@ -521,12 +547,20 @@ static int annotate_write(FILE *out, const struct stack_sample *s, size_t n, con
 		if (symbol ? fnmatch(symbol, fn->name, 0) != 0 :
 			     100.0 * fn->total < percent_limit * a.total)
 			continue;
-		if (!annotate_fn(&p, fn))
+		int e = annotate_fn(&p, fn);
+
+		if (e)
+			fn_err = e;
+		else
 			shown++;
 	}
-	if (!shown) {
+	if (!shown && fn_err) {
+		err = fn_err; /* each function that could not be shown said why */
+	} else if (!shown) {
 		if (symbol)
-			p_err("no samples in %s%s", symbol, a.total ? "" : " (no samples at all)");
+			p_err("no samples in %s%s", symbol, a.total ? (a.kernel && !live ?
+			      " (a file's kernel samples are not annotated)" : "") :
+			      " (no samples at all)");
 		else
 			p_err("no function to annotate: %llu samples, %llu of them in the kernel, "
 			      "%llu in code without symbols", (unsigned long long)a.total,
@@ -549,6 +583,10 @@ cleanup:
 	srclines__free(p.lines);
 	src_cache_free(&p.src);
 	ksyms__free(p.ksyms);
+	for (size_t i = 0; i < p.nr_syms; i++) {
+		free(p.syms[i].path);
+		elf_syms__free(p.syms[i].es);
+	}
 	ktext__free(p.ktext);
 	free(p.vmlinux);
 	return err;
