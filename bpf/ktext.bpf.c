@@ -2,8 +2,8 @@
 /* Kernel text for annotate where /proc/kcore is missing (VMs, kernels built without
  * CONFIG_PROC_KCORE): user space sets `addr` and `len`, runs the program once with
  * BPF_PROG_TEST_RUN and reads `buf` and `ret` from its global data.  Never attached: a raw
- * tracepoint program with no tracepoint is only test-run (raw_tp test runs: v5.10, commit
- * 1b4d60ec162f "bpf: Enable BPF_PROG_TEST_RUN for raw_tracepoint"). */
+ * tracepoint program with no tracepoint is only test-run (raw_tp test runs: v5.10, "bpf: Enable
+ * BPF_PROG_TEST_RUN for raw_tracepoint"; older kernels fail the read with one line). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "ktext.h"
