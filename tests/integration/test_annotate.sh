@@ -40,6 +40,10 @@ check "annotate --help shows [SYMBOL] [DURATION]" grep -q 'Usage: bpfprof annota
 "$BPFPROF" annotate --stdio -F 999 --percent-limit 20 -o "$TMP/k.txt" -- "$WL/syscalls" read 2 2>"$TMP/k.err"
 kfn=$(awk '/Disassembly of / { f = $8 } /^ +:\t\[kernel\.kallsyms\]/ && f { print f; exit }' "$TMP/k.txt")
 check "annotate: the hot kernel function is annotated (${kfn:-none}; $(head -c 300 "$TMP/k.err"))" test -n "$kfn"
+# the same function profile's report puts first among kernel functions
+"$BPFPROF" profile -F 999 --no-children -o "$TMP/kprof.txt" -- "$WL/syscalls" read 1 2>/dev/null
+ktop=$(awk '/^ +[0-9.]+%/ && / \[k\] / { print $NF; exit }' "$TMP/kprof.txt")
+check "annotate: $kfn is the report's hottest kernel function ($ktop)" test "$kfn" = "$ktop"
 # its instructions and percentages: every instruction a row, percentages summing to 100
 fn_rows() { awk -v f="$1" '/Disassembly of / { on = ($8 == f) } on && /^ +[0-9.]+ :\t *[0-9a-f]+:/' "$2"; }
 fn_rows "$kfn" "$TMP/k.txt" >"$TMP/krows.txt"
