@@ -250,6 +250,138 @@ static void test_debug_file(void)
 	syms_set_debug_root(NULL);
 }
 
+/* mkdir -p of the directory part of path */
+static void mkdirs(const char *path)
+{
+	char d[PATH_MAX];
+
+	snprintf(d, sizeof(d), "%s", path);
+	for (char *p = strchr(d + 1, '/'); p; p = strchr(p + 1, '/')) {
+		*p = '\0';
+		mkdir(d, 0755);
+		*p = '/';
+	}
+}
+
+/* The running kernel's vmlinux: the lookup order and the build-id match, on a fixture tree whose
+ * "vmlinux" files are the fixture (the "running kernel" is its build-id), its stripped copy (same
+ * build-id, no DWARF) and this test program (DWARF, another build-id). */
+static void test_kernel_vmlinux(void)
+{
+	char stripped[PATH_MAX + 16], debug[PATH_MAX + 16], self[PATH_MAX], got[PATH_MAX];
+	char root[] = "/tmp/vmlinux-XXXXXX", boot[PATH_MAX + 64], mods[PATH_MAX + 64],
+	     byid[PATH_MAX + 128];
+	const char *rel = "0.0.0-bpfprof-fixture";
+	struct elf_syms *es;
+	const char *id;
+	ssize_t n;
+
+	if (!find_fixture())
+		SKIP("fixture not built (make unit builds it)");
+	snprintf(stripped, sizeof(stripped), "%s.stripped", fixture);
+	snprintf(debug, sizeof(debug), "%s.debug", fixture);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	CHECK(n > 0);
+	self[n > 0 ? n : 0] = '\0';
+	es = elf_syms__open(fixture);
+	id = es ? elf_syms__build_id(es) : NULL;
+	CHECK(id && strlen(id) > 2);
+	if (!id || strlen(id) <= 2 || !mkdtemp(root)) {
+		elf_syms__free(es);
+		return;
+	}
+	syms_set_debuginfod(false);
+	syms_set_debug_root(root);
+	snprintf(boot, sizeof(boot), "%s/boot/vmlinux-%s", root, rel);
+	snprintf(mods, sizeof(mods), "%s/lib/modules/%s/vmlinux", root, rel);
+	snprintf(byid, sizeof(byid), "%s/.build-id/%.2s/%s.debug", root, id, id + 2);
+	mkdirs(boot);
+	mkdirs(mods);
+	mkdirs(byid);
+	CHECK_INT(kernel_debuginfo_find(rel, id, got, sizeof(got)), -ENOENT); /* none there */
+	/* another build's image, with DWARF: refused; the release's name is not enough */
+	CHECK_INT(symlink(self, boot), 0);
+	CHECK_INT(kernel_debuginfo_find(rel, id, got, sizeof(got)), -ENOENT);
+	/* the same build without DWARF: passed over */
+	CHECK_INT(symlink(stripped, mods), 0);
+	CHECK_INT(kernel_debuginfo_find(rel, id, got, sizeof(got)), -ENOENT);
+	/* the same build with DWARF, in the second place looked at */
+	unlink(mods);
+	CHECK_INT(symlink(fixture, mods), 0);
+	CHECK_INT(kernel_debuginfo_find(rel, id, got, sizeof(got)), 0);
+	CHECK_STR(got, mods);
+	/* by build-id comes first */
+	CHECK_INT(symlink(debug, byid), 0);
+	CHECK_INT(kernel_debuginfo_find(rel, id, got, sizeof(got)), 0);
+	CHECK_STR(got, byid);
+	/* the running kernel's build-id unknown: the release's files are taken on their name */
+	CHECK_INT(kernel_debuginfo_find(rel, NULL, got, sizeof(got)), 0);
+	CHECK_STR(got, boot);
+	unlink(byid);
+	unlink(mods);
+	unlink(boot);
+	syms_set_debug_root(NULL);
+	elf_syms__free(es);
+	(void)!system((snprintf(got, sizeof(got), "rm -r '%s'", root), got));
+}
+
+/* The last place looked at: debuginfod by the kernel's build-id, from a local server of the
+ * fixture's debug file (the "running kernel"), nothing under the debug root. */
+static void test_kernel_vmlinux_debuginfod(void)
+{
+	char dir[] = "/tmp/vmlinux-dbgd-XXXXXX", cmd[PATH_MAX * 2 + 256], got[PATH_MAX];
+	char urls[64], cache[PATH_MAX];
+	struct elf_syms *es;
+	const char *id;
+	int port = 20000 + getpid() % 20000, ready = 0;
+
+	if (!find_fixture())
+		SKIP("fixture not built (make unit builds it)");
+	if (system("command -v debuginfod >/dev/null && command -v debuginfod-find >/dev/null"))
+		SKIP("debuginfod (the server and debuginfod-find) is not installed");
+	es = elf_syms__open(fixture);
+	id = es ? elf_syms__build_id(es) : NULL;
+	CHECK(id != NULL);
+	if (!id || !mkdtemp(dir)) {
+		elf_syms__free(es);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "mkdir %s/srv && cp %s.debug %s/srv/ && "
+		 "(debuginfod -F -p %d -d %s/db.sqlite -t 1 %s/srv >%s/server.log 2>&1 & "
+		 "echo $! >%s/pid)", dir, fixture, dir, port, dir, dir, dir, dir);
+	CHECK_INT(system(cmd), 0);
+	snprintf(urls, sizeof(urls), "http://127.0.0.1:%d", port);
+	/* until its first scan has indexed the file (a fresh cache each time: a miss is kept) */
+	for (int i = 0; i < 100 && !ready; i++) {
+		snprintf(cmd, sizeof(cmd), "DEBUGINFOD_URLS=%s DEBUGINFOD_CACHE_PATH=%s/probe.%d "
+			 "debuginfod-find debuginfo %s >/dev/null 2>&1", urls, dir, i, id);
+		ready = !system(cmd);
+		if (!ready)
+			usleep(200 * 1000);
+	}
+	CHECK(ready);
+	if (ready) {
+		snprintf(cache, sizeof(cache), "%s/cache", dir);
+		setenv("DEBUGINFOD_URLS", urls, 1);
+		setenv("DEBUGINFOD_CACHE_PATH", cache, 1);
+		syms_set_debug_root(dir); /* nothing there */
+		syms_set_debuginfod(true);
+		CHECK_INT(kernel_debuginfo_find("0.0.0-bpfprof-fixture", id, got, sizeof(got)), 0);
+		CHECK(!strncmp(got, cache, strlen(cache)));
+		/* another kernel's build-id: the server has none */
+		CHECK_INT(kernel_debuginfo_find("0.0.0-bpfprof-fixture",
+						"00112233445566778899aabbccddeeff00112233", got,
+						sizeof(got)), -ENOENT);
+		syms_set_debuginfod(false);
+		syms_set_debug_root(NULL);
+		unsetenv("DEBUGINFOD_URLS");
+		unsetenv("DEBUGINFOD_CACHE_PATH");
+	}
+	snprintf(cmd, sizeof(cmd), "kill $(cat %s/pid) 2>/dev/null; sleep 0.2; rm -rf %s", dir, dir);
+	(void)!system(cmd);
+	elf_syms__free(es);
+}
+
 static int count_fds(void)
 {
 	char p[64];
@@ -305,6 +437,8 @@ int main(void)
 	RUN(test_not_inlined);
 	RUN(test_file_offset);
 	RUN(test_debug_file);
+	RUN(test_kernel_vmlinux);
+	RUN(test_kernel_vmlinux_debuginfod);
 	RUN(test_many_files);
 	TESTS_DONE();
 }

@@ -344,6 +344,11 @@ static void test_ksyms_fixture(void)
 	CHECK_INT(ksyms__addr(ks, "second"), 0xffffffff81000100ULL);
 	CHECK_INT(ksyms__addr(ks, "hidden_zero"), 0);
 	CHECK_INT(ksyms__addr(ks, "nope"), 0);
+	/* a symbol's end: the next code symbol's start (aliases share the start), 0 after the last */
+	CHECK_INT(ksyms__end(ks, 0xffffffff81000000ULL), 0xffffffff81000100ULL);
+	CHECK_INT(ksyms__end(ks, 0xffffffff810000ffULL), 0xffffffff81000100ULL);
+	CHECK_INT(ksyms__end(ks, 0xffffffffc0001010ULL), 0xffffffffc0001080ULL);
+	CHECK_INT(ksyms__end(ks, 0xffffffffc0002000ULL), 0);
 	ksyms__free(ks);
 
 	/* kptr_restrict: every address zero is an error, not an empty table */

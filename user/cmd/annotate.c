@@ -18,15 +18,19 @@
 #include "cmd/cmds.h"
 #include "cmd/profile.h"
 #include "core/common.h"
+#include "core/kernel_text.h"
 #include "core/stackrun.h"
 #include "in/profile_in.h"
 #include "sym/srcline.h"
+#include "sym/stackcollect.h"
 #include "sym/stackagg.h"
 #include "sym/syms.h"
 #include "profile.skel.h"
 
 /* The most bytes of one function disassembled. */
 #define MAX_FUNCTION_BYTES (1 << 20)
+/* of a kernel function, whose end kallsyms only bounds by the next symbol */
+#define MAX_KERNEL_FUNCTION_BYTES (1 << 16)
 /* perf annotate's colours: red from 5%, green from 0.5% */
 #define HOT_PERCENT 5.0
 #define WARM_PERCENT 0.5
@@ -39,13 +43,14 @@ static struct {
 } env;
 
 struct ann_addr {
-	__u64 offset; /* in the file */
+	__u64 offset; /* in the file; a kernel function's: the address */
 	__u64 count;
 };
 
 /* A function the samples' leaves are in. */
 struct ann_fn {
 	const char *name, *module;
+	bool kernel;
 	__u64 total;
 	struct ann_addr *addrs;
 	size_t nr, cap;
@@ -55,6 +60,7 @@ struct annotation {
 	struct ann_fn *fns;
 	size_t nr, cap;
 	struct stack_names *keys; /* "module\x1fname" -> index */
+	bool live;                /* kernel addresses are this boot's: its functions are read */
 	__u64 total, kernel, unresolved;
 };
 
@@ -66,6 +72,7 @@ static int add_leaf(struct annotation *a, const struct stack_sample *s)
 	struct ann_fn *fn;
 	char key[4096];
 	int id, len;
+	__u64 off;
 	__u32 i;
 
 	if (!s->nr_frames || !s->value)
@@ -75,11 +82,11 @@ static int add_leaf(struct annotation *a, const struct stack_sample *s)
 	/* the compiled function, before the inlined ones at the same address */
 	for (i = s->nr_frames - 1, f = leaf; i > 0 && f->inlined; f = stack_sample_frame(s, --i))
 		;
-	if (leaf->kernel) {
+	if (leaf->kernel)
 		a->kernel += s->value;
+	if (leaf->kernel && !a->live)
 		return 0;
-	}
-	if (!f->name || !f->module || f->module[0] != '/') {
+	if (!f->name || !f->module || (!leaf->kernel && f->module[0] != '/')) {
 		a->unresolved += s->value;
 		return 0;
 	}
@@ -97,12 +104,14 @@ static int add_leaf(struct annotation *a, const struct stack_sample *s)
 			a->fns = n;
 			a->cap = cap;
 		}
-		a->fns[a->nr++] = (struct ann_fn){ .name = f->name, .module = f->module };
+		a->fns[a->nr++] = (struct ann_fn){ .name = f->name, .module = f->module,
+						   .kernel = leaf->kernel };
 	}
 	fn = &a->fns[id];
 	fn->total += s->value;
+	off = leaf->kernel ? leaf->addr : leaf->offset;
 	for (size_t k = 0; k < fn->nr; k++)
-		if (fn->addrs[k].offset == leaf->offset) {
+		if (fn->addrs[k].offset == off) {
 			fn->addrs[k].count += s->value;
 			return 0;
 		}
@@ -115,7 +124,7 @@ static int add_leaf(struct annotation *a, const struct stack_sample *s)
 		fn->addrs = n;
 		fn->cap = cap;
 	}
-	fn->addrs[fn->nr++] = (struct ann_addr){ leaf->offset, s->value };
+	fn->addrs[fn->nr++] = (struct ann_addr){ off, s->value };
 	return 0;
 }
 
@@ -196,7 +205,42 @@ struct printer {
 	struct srclines *lines;
 	struct src_cache src;
 	__u64 run_total;
+	/* kernel functions: their symbols, their code, and the vmlinux with their lines */
+	struct ksyms *ksyms;
+	struct ktext *ktext;
+	const char *ktext_how;
+	bool vmlinux_tried;
+	char *vmlinux;
+	__u64 kaslr;
+	/* the files' symbols, opened once per file: a system-wide run's hundreds of functions
+	 * are in a few dozen files (sorting a large library's symbols per function cost seconds) */
+	struct {
+		char *path;
+		struct elf_syms *es;
+	} syms[32];
+	size_t nr_syms, next_sym;
 };
+
+/* The symbols of the file at path, from the cache (NULL when unreadable). */
+static const struct elf_syms *module_syms(struct printer *p, const char *path)
+{
+	size_t i, n = sizeof(p->syms) / sizeof(p->syms[0]);
+	char *copy;
+
+	for (i = 0; i < p->nr_syms; i++)
+		if (!strcmp(p->syms[i].path, path))
+			return p->syms[i].es;
+	copy = strdup(path);
+	if (!copy)
+		return NULL;
+	/* full: the oldest goes */
+	i = p->nr_syms < n ? p->nr_syms++ : p->next_sym++ % n;
+	free(p->syms[i].path);
+	elf_syms__free(p->syms[i].es);
+	p->syms[i].path = copy;
+	p->syms[i].es = elf_syms__open(path);
+	return p->syms[i].es;
+}
 
 static const char *colour_of(const struct printer *p, double pct, bool hottest)
 {
@@ -213,7 +257,7 @@ static int read_code(struct printer *p, const struct ann_fn *fn, __u64 *start, _
 		     size_t *len)
 {
 	static const struct file_rules named = { .follow = true };
-	struct elf_syms *es = elf_syms__open(fn->module);
+	const struct elf_syms *es = module_syms(p, fn->module);
 	__u64 vaddr, off = fn->addrs[0].offset, sym_off = 0, size = 0;
 	enum file_refusal why;
 	struct stat st;
@@ -255,8 +299,104 @@ cleanup:
 	}
 	if (fd >= 0)
 		close(fd);
-	elf_syms__free(es);
 	return err;
+}
+
+/* A kernel function's code, as it runs (core/kernel_text.h), its bounds from kallsyms. */
+static int read_kernel_code(struct printer *p, const struct ann_fn *fn, __u64 *start,
+			    __u8 **code, size_t *len)
+{
+	const struct ksym *k;
+	__u64 end;
+	long got;
+
+	*code = NULL;
+	p->ksyms = p->ksyms ?: ksyms__load();
+	k = p->ksyms ? ksyms__find(p->ksyms, fn->addrs[0].offset) : NULL;
+	if (!k || strcmp(k->name, fn->name)) {
+		p_err("%s: no kernel symbol at 0x%llx to disassemble", fn->name,
+		      (unsigned long long)fn->addrs[0].offset);
+		return -ENOENT;
+	}
+	*start = k->addr;
+	end = ksyms__end(p->ksyms, k->addr);
+	*len = end > *start && end - *start < MAX_KERNEL_FUNCTION_BYTES ? end - *start :
+									  MAX_KERNEL_FUNCTION_BYTES;
+	p->ktext = p->ktext ?: ktext__new();
+	*code = malloc(*len);
+	if (!p->ktext || !*code) {
+		free(*code);
+		*code = NULL;
+		return -ENOMEM;
+	}
+	got = ktext__read(p->ktext, *start, *code, *len, &p->ktext_how);
+	if (got < 0) {
+		p_err("cannot read the kernel's code of %s (through %s): %s", fn->name,
+		      p->ktext_how ?: "/proc/kcore", strerror((int)-got));
+		free(*code);
+		*code = NULL;
+		return (int)got;
+	}
+	*len = got;
+	return 0;
+}
+
+/* The source line chain of an instruction: from the file's DWARF, or for the core kernel's
+ * from its vmlinux where one with debug info is found.  0 or -errno. */
+static int insn_chain(struct printer *p, const struct ann_fn *fn, __u64 addr,
+		      const struct srcline_chain **chain)
+{
+	if (!fn->kernel)
+		return srclines__lookup(p->lines, fn->module, addr, chain);
+	if (strcmp(fn->module, "[kernel.kallsyms]"))
+		return -ENOENT;
+	if (!p->vmlinux_tried) {
+		char path[4096];
+
+		p->vmlinux_tried = true;
+		p->ksyms = p->ksyms ?: ksyms__load();
+		if (p->ksyms && !kernel_vmlinux_find(p->ksyms, path, sizeof(path), &p->kaslr))
+			p->vmlinux = strdup(path);
+	}
+	return p->vmlinux ? srclines__lookup(p->lines, p->vmlinux, addr - p->kaslr, chain) :
+			    -ENOENT;
+}
+
+/* " <NAME+0xOFF>" for the target of a call, or of a jump out of the function [lo, hi), as
+ * objdump names it, into buf ("" when unknown): the kernel's from kallsyms, a file's from its
+ * symbols (es, which may be NULL). */
+static const char *call_target(struct printer *p, const struct ann_fn *fn,
+			       const struct elf_syms *es, const cs_insn *insn, __u64 lo, __u64 hi,
+			       char *buf, size_t size)
+{
+	bool call = !strncmp(insn->mnemonic, "call", 4) || !strcmp(insn->mnemonic, "bl");
+	bool jump = insn->mnemonic[0] == 'j' || !strcmp(insn->mnemonic, "b");
+	const char *name = NULL;
+	__u64 target, off = 0, len;
+	char *end;
+
+	buf[0] = '\0';
+	if (!call && !jump)
+		return buf;
+	/* an immediate target: capstone prints it as 0x... (arm64: #0x...) */
+	errno = 0;
+	target = strtoull(insn->op_str + (insn->op_str[0] == '#'), &end, 16);
+	if (errno || *end || strncmp(insn->op_str + (insn->op_str[0] == '#'), "0x", 2) ||
+	    (!call && target >= lo && target < hi))
+		return buf;
+	if (fn->kernel) {
+		const struct ksym *k = p->ksyms ? ksyms__find(p->ksyms, target) : NULL;
+
+		if (k) {
+			name = k->name;
+			off = target - k->addr;
+		}
+	} else if (es) {
+		name = elf_syms__find_span(es, target, &off, &len);
+	}
+	if (name)
+		snprintf(buf, size, off ? " <%s+0x%llx>" : " <%s>", name, (unsigned long long)off);
+	return buf;
 }
 
 static __u64 insn_count(const struct ann_fn *fn, __u64 start_off, __u64 addr, __u64 start,
@@ -273,19 +413,28 @@ static __u64 insn_count(const struct ann_fn *fn, __u64 start_off, __u64 addr, __
 static int annotate_fn(struct printer *p, const struct ann_fn *fn)
 {
 	__u64 start = 0, start_off, vaddr, hottest = 0;
+	const struct srcline_chain *chain;
 	const char *last_file = NULL;
 	__u32 last_line = 0;
 	cs_insn *insn = NULL;
 	__u8 *code = NULL;
 	size_t len = 0, n = 0;
+	const struct elf_syms *es = NULL;
+	char target[256];
 	csh cs = 0;
 	int err;
 
-	err = read_code(p, fn, &start, &code, &len);
+	err = fn->kernel ? read_kernel_code(p, fn, &start, &code, &len) :
+			   read_code(p, fn, &start, &code, &len);
 	if (err)
 		return err;
-	srclines__file_offset_to_vaddr(p->lines, fn->module, fn->addrs[0].offset, &vaddr);
-	start_off = fn->addrs[0].offset - (vaddr - start);
+	if (fn->kernel) {
+		start_off = start; /* a kernel function's "offsets" are its addresses */
+	} else {
+		es = module_syms(p, fn->module);
+		srclines__file_offset_to_vaddr(p->lines, fn->module, fn->addrs[0].offset, &vaddr);
+		start_off = fn->addrs[0].offset - (vaddr - start);
+	}
 #if defined(__x86_64__)
 	err = cs_open(CS_ARCH_X86, CS_MODE_64, &cs) == CS_ERR_OK ? 0 : -EINVAL;
 	/* AT&T, as objdump and perf annotate print x86 */
@@ -312,18 +461,27 @@ static int annotate_fn(struct printer *p, const struct ann_fn *fn)
 		(unsigned long long)fn->total, p->run_total ? 100.0 * fn->total / p->run_total : 0);
 	fprintf(p->out, "%s\n", "----------------------------------------------------------------"
 		"--------------------------------");
-	fprintf(p->out, "         :\t%s\n", fn->module);
-	if (!srclines__has_dwarf(p->lines, fn->module))
-		fprintf(p->out, "         :\t(source lines unavailable: no debug info, nor a debug "
-			"file)\n");
+	if (fn->kernel) {
+		fprintf(p->out, "         :\t%s (the code as it runs, read through %s)\n",
+			fn->module, p->ktext_how);
+		if (insn_chain(p, fn, start, &chain) == -ENOENT)
+			fprintf(p->out, "         :\t(source lines unavailable: %s)\n",
+				p->vmlinux ? "a module's, and only vmlinux's are read" :
+				"no vmlinux with debug info (/usr/lib/debug/boot/vmlinux-RELEASE, "
+				"by build-id, or from debuginfod)");
+	} else {
+		fprintf(p->out, "         :\t%s\n", fn->module);
+		if (!srclines__has_dwarf(p->lines, fn->module))
+			fprintf(p->out, "         :\t(source lines unavailable: no debug info, nor a "
+				"debug file)\n");
+	}
 	for (size_t i = 0; i < n; i++) {
 		__u64 c = insn_count(fn, start_off, insn[i].address, start, insn[i].size);
 		double pct = fn->total ? 100.0 * c / fn->total : 0;
-		const struct srcline_chain *chain;
 		const char *col = colour_of(p, pct, c && c == hottest);
 
 		/* the source line the instruction is from, where it changes */
-		if (!srclines__lookup(p->lines, fn->module, insn[i].address, &chain)) {
+		if (!insn_chain(p, fn, insn[i].address, &chain)) {
 			const struct srcline_frame *at = &chain->f[chain->nr - 1];
 
 			if (at->file && at->line && (at->line != last_line || !last_file ||
@@ -346,8 +504,10 @@ static int annotate_fn(struct printer *p, const struct ann_fn *fn)
 			fprintf(p->out, "%s%8.2f%s :\t", col, pct, p->colour ? "\033[0m" : "");
 		else
 			fprintf(p->out, "    0.00 :\t");
-		fprintf(p->out, "%s%8llx:   %-7s %s%s\n", col, (unsigned long long)insn[i].address,
-			insn[i].mnemonic, insn[i].op_str, p->colour && *col ? "\033[0m" : "");
+		fprintf(p->out, "%s%8llx:   %-7s %s%s%s\n", col, (unsigned long long)insn[i].address,
+			insn[i].mnemonic, insn[i].op_str,
+			call_target(p, fn, es, &insn[i], start, start + len, target, sizeof(target)),
+			p->colour && *col ? "\033[0m" : "");
 	}
 	fputc('\n', p->out);
 cleanup:
@@ -362,12 +522,12 @@ cleanup:
 /* Writes the annotation of the samples' hot functions: those named symbol (a glob) when given,
  * else those at or above percent_limit of all samples.  0 or -errno (printed). */
 static int annotate_write(FILE *out, const struct stack_sample *s, size_t n, const char *event,
-			  const char *symbol, double percent_limit)
+			  const char *symbol, double percent_limit, bool live)
 {
-	struct annotation a = {};
+	struct annotation a = { .live = live };
 	struct printer p = { .out = out, .event = event };
 	size_t shown = 0;
-	int err = 0;
+	int err = 0, fn_err = 0;
 
 	a.keys = stack_names__new();
 	p.lines = srclines__new();
@@ -387,19 +547,28 @@ static int annotate_write(FILE *out, const struct stack_sample *s, size_t n, con
 		if (symbol ? fnmatch(symbol, fn->name, 0) != 0 :
 			     100.0 * fn->total < percent_limit * a.total)
 			continue;
-		if (!annotate_fn(&p, fn))
+		int e = annotate_fn(&p, fn);
+
+		if (e)
+			fn_err = e;
+		else
 			shown++;
 	}
-	if (!shown) {
+	if (!shown && fn_err) {
+		err = fn_err; /* each function that could not be shown said why */
+	} else if (!shown) {
 		if (symbol)
-			p_err("no samples in %s%s", symbol, a.total ? "" : " (no samples at all)");
+			p_err("no samples in %s%s", symbol, a.total ? (a.kernel && !live ?
+			      " (a file's kernel samples are not annotated)" : "") :
+			      " (no samples at all)");
 		else
 			p_err("no function to annotate: %llu samples, %llu of them in the kernel, "
 			      "%llu in code without symbols", (unsigned long long)a.total,
 			      (unsigned long long)a.kernel, (unsigned long long)a.unresolved);
 		err = -ENOENT;
-	} else if (a.kernel) {
-		fprintf(out, "# %llu samples in the kernel are not annotated\n",
+	} else if (a.kernel && !live) {
+		fprintf(out, "# %llu samples in the kernel are not annotated: its code is read in a "
+			"live run only (a file's addresses may be another boot's)\n",
 			(unsigned long long)a.kernel);
 	}
 	if (!err)
@@ -413,6 +582,13 @@ cleanup:
 	stack_names__free(a.keys);
 	srclines__free(p.lines);
 	src_cache_free(&p.src);
+	ksyms__free(p.ksyms);
+	for (size_t i = 0; i < p.nr_syms; i++) {
+		free(p.syms[i].path);
+		elf_syms__free(p.syms[i].es);
+	}
+	ktext__free(p.ktext);
+	free(p.vmlinux);
 	return err;
 }
 
@@ -421,8 +597,8 @@ cleanup:
 RUNNER_SKELETON(profile);
 
 static const struct opt annotate_opts[] = {
-	{ 's', "symbol", "SYM", "only this function (a glob); default every function at or\n"
-	  "above --percent-limit", OPT_STR, &env.symbol },
+	{ 's', "symbol", "SYM", "only this function (a glob), as SYMBOL; default every\n"
+	  "function at or above --percent-limit", OPT_STR, &env.symbol },
 	{ 0, "stdio", NULL, "plain text, no colours (the default when stdout is not a\n"
 	  "terminal)", OPT_FLAG, &env.stdio },
 	{ 'i', "input", "FILE", "annotate a pprof file made with addresses (bpfprof's\n"
@@ -437,6 +613,12 @@ static int annotate_check(struct runner *r)
 		p_err("--no-children and --sort are the report's: annotate shows instructions");
 		return -EINVAL;
 	}
+	if (run_opts.symbol && env.symbol) {
+		p_err("the function is given twice ('%s' and -s %s)", run_opts.symbol, env.symbol);
+		return -EINVAL;
+	}
+	if (run_opts.symbol)
+		env.symbol = run_opts.symbol;
 	/* the leaf's address kept by the aggregation; inlined frames are not needed (the leaf's
 	 * function is the compiled one), lines are looked up per instruction */
 	stack_opts.leaf_addrs = true;
@@ -451,7 +633,7 @@ static int annotate_run_write(struct runner *r)
 
 	profile_state(r, &st);
 	return annotate_write(r->out, st.sr->samples, st.sr->nr_samples, st.event, env.symbol,
-			      stack_opts.percent_limit);
+			      stack_opts.percent_limit, true);
 }
 
 static void annotate_teardown(struct runner *r)
@@ -471,11 +653,15 @@ const struct command annotate_cmd = {
 	.notes =
 		PROFILE_EVENT_NOTES
 		"\n"
-		"Functions: -s SYM, or those at or above --percent-limit of the samples (default\n"
-		"all), hottest first.  On a terminal, instructions at 5% or more are red, at 0.5%\n"
-		"green, the hottest bold.  Kernel samples are counted, not annotated.\n",
+		"SYMBOL (or -s SYM, a glob): that function only; without it, those at or above\n"
+		"--percent-limit of the samples (default all), hottest first.  A last word that\n"
+		"begins with a digit is the DURATION: `annotate spin 5`, `annotate -p PID spin`,\n"
+		"`annotate spin -- ./prog`.  On a terminal, instructions at 5% or more are red, at\n"
+		"0.5% green, the hottest bold.  Kernel functions are disassembled from the running\n"
+		"kernel's code (/proc/kcore, else read by a BPF program), with their source lines\n"
+		"where a vmlinux with debug info is found (/usr/lib/debug, or debuginfod).\n",
 	.caps = CAP_SYMBOLS | CAP_CPUS | CAP_THREAD_KIND | CAP_STACKS | CAP_EVENTS,
-	.positional = POS_DURATION,
+	.positional = POS_SYMBOL_DURATION,
 	.opts = annotate_opts,
 	.sampling_opts = profile_sampling_opts,
 	.skel = &profile_skel,
@@ -522,7 +708,7 @@ static int annotate_file_run(FILE *out, char **args, int nr)
 		goto cleanup;
 	s = profile_in__samples(in, &n);
 	err = annotate_write(out, s, n, in->event_names[0] ? in->event_names[0] : in->value_type,
-			     nr ? args[0] : env.symbol, env.percent_limit);
+			     nr ? args[0] : env.symbol, env.percent_limit, false);
 cleanup:
 	profile_in__free(in);
 	return err;
@@ -540,7 +726,8 @@ const struct file_command annotate_file_cmd = {
 	.description =
 		"Per hot function of a pprof profile made with addresses (bpfprof's --pprof), its\n"
 		"disassembly with the share of its samples on each instruction, source lines\n"
-		"interleaved.  The files the profile names are read where it names them.",
+		"interleaved.  The files the profile names are read where it names them; kernel\n"
+		"samples are counted, not annotated (the addresses may be another boot's).",
 	.min_files = 0,
 	.max_files = 1,
 	.opts = annotate_file_opts,

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -142,6 +143,8 @@ static const char *positional_usage(const struct command *cmd)
 		return "[INTERVAL [COUNT]]";
 	case POS_EVENTS:
 		return cmd->no_events ? "EVENT... [DURATION]" : "[EVENT...] [DURATION]";
+	case POS_SYMBOL_DURATION:
+		return "[SYMBOL] [DURATION]";
 	default:
 		return "[DURATION]";
 	}
@@ -201,6 +204,22 @@ static int take_positional(const struct command *cmd, char **pos, int n)
 				return -ENOMEM;
 		return 0;
 	}
+	if (cmd->positional == POS_SYMBOL_DURATION && n > 0) {
+		/* no symbol begins with a digit: such a word is the DURATION, and it comes last */
+		bool last_is_duration = isdigit((unsigned char)pos[n - 1][0]) || pos[n - 1][0] == '.';
+
+		if (n > 1 + last_is_duration || (n == 2 && isdigit((unsigned char)pos[0][0]))) {
+			p_err("unexpected argument '%s' (SYMBOL then DURATION; a command goes after "
+			      "'--')", pos[n - 1]);
+			return -EINVAL;
+		}
+		if (n > last_is_duration)
+			run_opts.symbol = pos[0];
+		if (!last_is_duration)
+			return 0;
+		pos += n - 1;
+		n = 1;
+	}
 	if (cmd->positional == POS_INTERVAL && n > 0) {
 		if (run_opts.interval) {
 			p_err("INTERVAL given twice ('%s' and -i)", pos[0]);
@@ -216,7 +235,8 @@ static int take_positional(const struct command *cmd, char **pos, int n)
 			return -EINVAL;
 		}
 		i += n > 1;
-	} else if (cmd->positional == POS_DURATION && n > 0) {
+	} else if ((cmd->positional == POS_DURATION || cmd->positional == POS_SYMBOL_DURATION) &&
+		   n > 0) {
 		if (run_opts.duration) {
 			p_err("DURATION given twice ('%s' and -d)", pos[0]);
 			return -EINVAL;

@@ -61,6 +61,7 @@ enum run_positional {
 	POS_DURATION, /* [DURATION] */
 	POS_INTERVAL, /* [INTERVAL [COUNT]] */
 	POS_EVENTS,   /* EVENT... [DURATION] */
+	POS_SYMBOL_DURATION, /* [SYMBOL] [DURATION]: annotate; DURATION begins with a digit */
 };
 
 /* The run group: filled by the options every command takes. */
@@ -73,6 +74,7 @@ struct run_opts {
 	struct output out; /* -o */
 	char **events;    /* -e (split at commas) and, for POS_EVENTS, the positional ones */
 	int nr_events;
+	const char *symbol; /* POS_SYMBOL_DURATION's SYMBOL, or NULL */
 };
 extern struct run_opts run_opts;
 

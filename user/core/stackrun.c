@@ -262,9 +262,11 @@ int stack_run_init(struct stack_run *s)
 }
 
 /* By default where the run targets processes (-p, -t, -- COMMAND) and writes a report, a
- * flame graph or a pprof: a system-wide run (-a) would read the debug info of every program on
- * the machine while it drains, which costs its drains enough time for the kernel's tables to
- * fill (measured: 577 samples lost in 15 s under process churn); --inline asks for it there. */
+ * flame graph or a pprof: a system-wide run (-a) opens the debug info of every program on the
+ * machine that has some.  Measured (-a -F 999 under process churn, libc's debug file
+ * installed): own CPU +0.1-0.5 s per 8 s, peak RSS 87-124 MB against 55-60 MB, no sample lost.
+ * Expanding at report time would cost the same (the same files, each address once): --inline
+ * asks for it. */
 bool stack_opts_inline(void)
 {
 	return !stack_opts.no_inline &&

@@ -360,8 +360,9 @@ static int debuginfod_progress(debuginfod_client *c, long done, long total)
 	return 0;
 }
 
-/* 4: debuginfod, the servers of DEBUGINFOD_URLS. */
-static int by_debuginfod(const unsigned char *id, size_t len, const char *path)
+/* 4: debuginfod, the servers of DEBUGINFOD_URLS; the file's path in the client's cache into
+ * *cached (malloc'd) when asked. */
+static int by_debuginfod(const unsigned char *id, size_t len, const char *path, char **cached)
 {
 	__u64 budget_left = DEBUGINFOD_BUDGET_NS - dbgd.spent_ns, took;
 	const char *urls = getenv("DEBUGINFOD_URLS");
@@ -404,6 +405,10 @@ static int by_debuginfod(const unsigned char *id, size_t len, const char *path)
 		close(fd);
 		fd = -EPERM;
 	}
+	if (fd >= 0 && cached) {
+		*cached = found;
+		found = NULL;
+	}
 	free(found);
 	if (fd < 0) {
 		dbgd.missed++;
@@ -425,8 +430,74 @@ int debuginfo_open(Elf *elf, const char *path, uid_t owner)
 	if (fd < 0)
 		fd = by_debuglink(elf, path, owner);
 	if (fd < 0 && len > 0)
-		fd = by_debuginfod(id, len, path);
+		fd = by_debuginfod(id, len, path, NULL);
 	return fd;
+}
+
+/* Whether the ELF file at fd has the build-id (when id is given: the running kernel's) and
+ * DWARF of its own.  Closes fd. */
+static bool vmlinux_fits(int fd, const unsigned char *id, size_t len)
+{
+	unsigned char got[BUILD_ID_MAX];
+	Elf *elf = fd >= 0 ? untrusted_elf(fd) : NULL;
+	bool ok = elf && elf_kind(elf) == ELF_K_ELF;
+
+	if (ok && id)
+		ok = elf_build_id(elf, got, sizeof(got)) == (int)len && !memcmp(got, id, len);
+	ok = ok && (find_section(elf, ".debug_info") || find_section(elf, ".zdebug_info"));
+	elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+int kernel_debuginfo_find(const char *release, const char *build_id, char *path, size_t size)
+{
+	unsigned char id[BUILD_ID_MAX];
+	size_t len = 0;
+	char *cached = NULL;
+	int fd;
+
+	/* the hex build-id of /sys/kernel/notes, as bytes */
+	for (; build_id && build_id[2 * len] && build_id[2 * len + 1] && len < sizeof(id); len++) {
+		unsigned int b;
+
+		if (sscanf(build_id + 2 * len, "%2x", &b) != 1)
+			return -EINVAL;
+		id[len] = b;
+	}
+	for (int i = 0; i < 4; i++) {
+		if (i == 0 && !len)
+			continue;
+		if (i == 0)
+			snprintf(path, size, "%s/.build-id/%02x/%s.debug", get_debug_root(), id[0],
+				 build_id + 2);
+		else if (i == 1)
+			snprintf(path, size, "%s/boot/vmlinux-%s", get_debug_root(), release);
+		else if (i == 2)
+			snprintf(path, size, "%s/lib/modules/%s/vmlinux", get_debug_root(), release);
+		else
+			snprintf(path, size, "/lib/modules/%s/build/vmlinux", release);
+		/* a missing file is the common case: not a refusal to name */
+		if (access(path, F_OK))
+			continue;
+		if (vmlinux_fits(open_candidate(path, &root_tree, NULL), len ? id : NULL, len))
+			return 0;
+	}
+	if (!len)
+		return -ENOENT;
+	fd = by_debuginfod(id, len, "the kernel", &cached);
+	if (fd >= 0 && !cached) {
+		close(fd);
+		fd = -ENOENT;
+	}
+	if (fd >= 0 && vmlinux_fits(fd, id, len)) {
+		snprintf(path, size, "%s", cached);
+		free(cached);
+		return 0;
+	}
+	free(cached);
+	return -ENOENT;
 }
 
 void debuginfo_stats(int *found, int *missed)

@@ -341,6 +341,20 @@ const struct ksym *ksyms__find(const struct ksyms *ks, __u64 addr)
 	return &mut->found;
 }
 
+__u64 ksyms__end(const struct ksyms *ks, __u64 addr)
+{
+	size_t lo = 0, hi = ks ? ks->nr : 0, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (ks->ents[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < (ks ? ks->nr : 0) ? ks->ents[lo].addr : 0;
+}
+
 /* Name order; among entries of one name (static functions of several files), the lowest
  * address first. */
 static int cmp_by_name(const void *a, const void *b)

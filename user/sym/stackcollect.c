@@ -207,46 +207,36 @@ static int find_stext(const char *name, __u64 vaddr, __u64 off, void *ctx)
 	return 1;
 }
 
-/* The running kernel's image with debug info, where a debug package put it: by build-id under
- * /usr/lib/debug (checked against the running kernel's), or under its release's name (then
- * taken on its word).  Its addresses are the running ones less KASLR's offset, which _stext
- * tells.  Found once; none on most machines, and kernel frames then have no lines. */
+int kernel_vmlinux_find(const struct ksyms *ks, char *path, size_t size, __u64 *kaslr)
+{
+	__u64 stext = 0, running = ksyms__addr(ks, "_stext");
+	struct elf_syms *es = NULL;
+	struct utsname u;
+
+	if (uname(&u) || !running ||
+	    kernel_debuginfo_find(u.release, kernel_build_id("[kernel.kallsyms]"), path, size))
+		return -ENOENT;
+	es = elf_syms__open(path);
+	if (es)
+		elf_syms__for_each_match(es, "_stext", find_stext, &stext);
+	elf_syms__free(es);
+	if (!stext)
+		return -ENOENT;
+	*kaslr = running - stext;
+	return 0;
+}
+
+/* Found once; none on most machines, and kernel frames then have no lines. */
 static void find_vmlinux(struct stack_resolver *r)
 {
-	const char *id = kernel_build_id("[kernel.kallsyms]");
-	char paths[3][PATH_MAX];
-	struct utsname u;
-	__u64 stext = 0, running = 0;
+	char path[PATH_MAX];
 
 	r->vmlinux_tried = true;
-	if (uname(&u) || !kernel_symbols(r))
-		return;
-	snprintf(paths[0], PATH_MAX, "/usr/lib/debug/.build-id/%.2s/%s.debug", id ? id : "xx",
-		 id ? id + 2 : "");
-	snprintf(paths[1], PATH_MAX, "/usr/lib/debug/boot/vmlinux-%s", u.release);
-	snprintf(paths[2], PATH_MAX, "/usr/lib/debug/lib/modules/%s/vmlinux", u.release);
-	for (int i = id ? 0 : 1; i < 3; i++) {
-		struct elf_syms *es;
-
-		/* _stext's address by name costs a name index of kallsyms: only for a candidate */
-		if (access(paths[i], R_OK) || !srclines__has_dwarf(r->lines, paths[i]) ||
-		    !(running = running ?: ksyms__addr(r->ksyms, "_stext")))
-			continue;
-		es = elf_syms__open(paths[i]);
-		stext = 0;
-		if (es)
-			elf_syms__for_each_match(es, "_stext", find_stext, &stext);
-		/* a vmlinux of another build would name the wrong lines */
-		if (stext && (!id || !elf_syms__build_id(es) || !strcmp(id, elf_syms__build_id(es)))) {
-			r->vmlinux = strdup(paths[i]);
-			r->kaslr = running - stext;
-		}
-		elf_syms__free(es);
-		if (r->vmlinux)
-			break;
-	}
+	if (kernel_symbols(r) && !kernel_vmlinux_find(r->ksyms, path, sizeof(path), &r->kaslr))
+		r->vmlinux = strdup(path);
 	p_info("kernel source lines: %s", r->vmlinux ? r->vmlinux :
-	       "no vmlinux with debug info (/usr/lib/debug/boot/vmlinux-RELEASE or by build-id)");
+	       "no vmlinux with debug info (/usr/lib/debug/boot/vmlinux-RELEASE, by build-id, or "
+	       "from debuginfod)");
 }
 
 /* A frame's inline chain, or NULL where there is none (no DWARF, unnamed code); leaf: the

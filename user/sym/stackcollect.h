@@ -81,6 +81,10 @@ struct stack_drain_result {
  * keys read are deleted even then, so that nothing is counted twice. */
 int stacks_drain_gen(struct stack_resolver *r, const struct stack_drain_maps *m, __u32 gen,
 		     struct stack_agg *agg, struct stack_drain_result *res);
+/* The running kernel's vmlinux with DWARF (kernel_debuginfo_find()) into path, and KASLR's
+ * offset (running address less the file's, from _stext in ks and in the file).  0 or -ENOENT. */
+struct ksyms;
+int kernel_vmlinux_find(const struct ksyms *ks, char *path, size_t size, __u64 *kaslr);
 /* Stack ids whose frames were gone when their sample was read. */
 __u64 stack_resolver__missing(const struct stack_resolver *r);
 #endif

@@ -24,6 +24,9 @@ struct ksyms *ksyms__load_file(const char *path);
 /* The symbol containing addr (greatest start <= addr), or NULL.  kallsyms has no sizes: past the
  * last symbol this is still the last symbol. */
 const struct ksym *ksyms__find(const struct ksyms *ks, __u64 addr);
+/* Where the symbol containing addr ends: the next code symbol's address above it, or 0 past the
+ * last one (kallsyms has no sizes; the gap to the next symbol holds the padding too). */
+__u64 ksyms__end(const struct ksyms *ks, __u64 addr);
 /* Address of a code symbol by exact name (the lowest, for a static name several files use),
  * or 0.  IBT/CFI padding symbols (__pfx_, __cfi_) are left out of name lookups. */
 __u64 ksyms__addr(const struct ksyms *ks, const char *name);
@@ -81,6 +84,13 @@ struct Elf;
 int debuginfo_open(struct Elf *elf, const char *path, uid_t owner);
 /* The ELF file's GNU build-id into id (at most size bytes): its length, or -ENOENT. */
 int elf_build_id(struct Elf *elf, unsigned char *id, size_t size);
+/* The running kernel's image with DWARF (a vmlinux), where perf looks for it:
+ * DEBUG_ROOT/.build-id/ab/cdef....debug, DEBUG_ROOT/boot/vmlinux-RELEASE,
+ * DEBUG_ROOT/lib/modules/RELEASE/vmlinux, /lib/modules/RELEASE/build/vmlinux, then debuginfod by
+ * build-id.  build_id: the running kernel's in hex (kernel_build_id()), which a candidate must
+ * carry; NULL when unknown (the release's files are then taken on their name).  A candidate
+ * without .debug_info is passed over.  0 with its path in path, or -ENOENT. */
+int kernel_debuginfo_find(const char *release, const char *build_id, char *path, size_t size);
 /* --no-debuginfod: no debuginfod lookup, whatever DEBUGINFOD_URLS says. */
 void syms_set_debuginfod(bool on);
 /* Debug files debuginfod gave, and lookups that found none, so far. */

@@ -1,0 +1,88 @@
+#!/bin/bash
+# annotate (issue 16): SYMBOL as a positional in a live run, kernel functions disassembled from the
+# running kernel's code with their samples per instruction, kernel source lines where a vmlinux
+# with debug info is found.
+. "$(dirname "$0")/lib.sh"
+need_root annotate || exit 0
+
+# ---- the grammar: annotate [options] [SYMBOL] [DURATION] [-- COMMAND] ----
+if [ "$(uname -m)" = x86_64 ]; then
+	"$BPFPROF" annotate --stdio -F 999 asm_loop -- "$WL/inlined" loop 1 >"$TMP/pos.txt" 2>"$TMP/pos.err"
+	check "annotate: SYMBOL positional in a live run annotates that function only" \
+		test "$(grep -c 'Disassembly of' "$TMP/pos.txt")" -eq 1 -a "$(grep -c 'Disassembly of asm_loop ' "$TMP/pos.txt")" -eq 1
+	# SYMBOL then DURATION, with -p
+	"$WL/inlined" loop 20 >/dev/null &
+	wl=$!
+	sleep 0.2
+	"$BPFPROF" annotate --stdio -F 999 -p $wl asm_loop 0.5 >"$TMP/pid.txt" 2>"$TMP/pid.err"
+	rc=$?
+	kill $wl 2>/dev/null
+	wait $wl 2>/dev/null
+	check "annotate: -p PID SYMBOL DURATION (rc $rc)" bash -c "[ $rc -eq 0 ] && grep -q 'Disassembly of asm_loop ' '$TMP/pid.txt'"
+else
+	skip "annotate: SYMBOL positional" "the loop workload is x86-64 assembly"
+fi
+usage_error() { # usage_error NAME MESSAGE-REGEX ARGS...: one line, exit 2
+	local name=$1 msg=$2 out rc; shift 2
+	out=$(timeout 30 "$BPFPROF" "$@" 2>&1 >/dev/null); rc=$?
+	check "$name (exit $rc: $out)" bash -c "[ $rc -eq 2 ] && [ \$(wc -l <<<'$out') -eq 1 ] && grep -Eq '^bpfprof: .*$msg' <<<'$out'"
+}
+usage_error "annotate: two symbols" "unexpected argument 'b'" annotate a b -- true
+usage_error "annotate: DURATION before SYMBOL" "unexpected argument 'spin'" annotate 5 spin -- true
+usage_error "annotate: two durations" "unexpected argument '6'" annotate 5 6 -- true
+usage_error "annotate: SYMBOL and -s" "given twice" annotate -s a b -- true
+usage_error "annotate: SYMBOL DURATION and -d" "DURATION given twice" annotate -d 1 a 2 -- true
+usage_error "annotate: a bad DURATION" "invalid duration" annotate a 0 -- true
+"$BPFPROF" annotate --help >"$TMP/help.txt"
+check "annotate --help shows [SYMBOL] [DURATION]" grep -q 'Usage: bpfprof annotate \[options\] \[SYMBOL\] \[DURATION\] \[-- COMMAND' "$TMP/help.txt"
+
+# ---- kernel functions: a workload reading /dev/zero spends its time in the kernel's read path ----
+"$BPFPROF" annotate --stdio -F 999 --percent-limit 20 -o "$TMP/k.txt" -- "$WL/syscalls" read 2 2>"$TMP/k.err"
+kfn=$(awk '/Disassembly of / { f = $8 } /^ +:\t\[kernel\.kallsyms\]/ && f { print f; exit }' "$TMP/k.txt")
+check "annotate: the hot kernel function is annotated (${kfn:-none}; $(head -c 300 "$TMP/k.err"))" test -n "$kfn"
+# the same function profile's report puts first among kernel functions
+"$BPFPROF" profile -F 999 --no-children -o "$TMP/kprof.txt" -- "$WL/syscalls" read 1 2>/dev/null
+ktop=$(awk '/^ +[0-9.]+%/ && / \[k\] / { print $NF; exit }' "$TMP/kprof.txt")
+check "annotate: $kfn is the report's hottest kernel function ($ktop)" test "$kfn" = "$ktop"
+# its instructions and percentages: every instruction a row, percentages summing to 100
+fn_rows() { awk -v f="$1" '/Disassembly of / { on = ($8 == f) } on && /^ +[0-9.]+ :\t *[0-9a-f]+:/' "$2"; }
+fn_rows "$kfn" "$TMP/k.txt" >"$TMP/krows.txt"
+n=$(wc -l <"$TMP/krows.txt")
+sum=$(awk '{ s += $1 } END { printf "%.2f", s }' "$TMP/krows.txt")
+check "annotate: $kfn has its instructions ($n rows)" test "$n" -ge 5
+check "annotate: $kfn's percentages sum to 100 ($sum)" within "$sum" 100 0.005
+hot=$(sort -rn "$TMP/krows.txt" | head -1)
+check "annotate: $kfn's hottest instruction holds samples ($hot)" awk -v p="$(awk '{ print $1 }' <<<"$hot")" 'BEGIN { exit !(p > 0) }'
+# the addresses are the function's: inside its kallsyms bounds
+start=$(awk -v f="$kfn" '$3 == f && NF == 3 { print $1; exit }' /proc/kallsyms)
+first=$(head -1 "$TMP/krows.txt" | awk '{ sub(":", "", $3); print $3 }')
+check "annotate: $kfn's first instruction is at its kallsyms address ($first, $start)" test -n "$first" -a "$first" = "$start"
+# perf agrees on which instruction is hottest, where perf can annotate the kernel here
+if command -v perf >/dev/null && perf record -q -F 999 -o "$TMP/perf.data" -- "$WL/syscalls" read 2 2>/dev/null &&
+	perf annotate -i "$TMP/perf.data" --stdio "$kfn" >"$TMP/perf_ann.txt" 2>/dev/null &&
+	grep -qE '^ +[0-9.]+ +:' "$TMP/perf_ann.txt"; then
+	phot=$(awk '/^ +[0-9.]+ +: +[0-9a-f]+:/ { sub(":", "", $3); print $1, $3 }' "$TMP/perf_ann.txt" | sort -rn | head -1 | awk '{ print $2 }')
+	ohot=$(awk '{ sub(":", "", $3); print $3 }' <<<"$hot")
+	check "annotate: perf annotate's hottest instruction of $kfn is ours ($phot vs $ohot)" \
+		bash -c "[ -n '$phot' ] && [ \"\$((0x$phot))\" -eq \"\$((0x$ohot))\" ] || [ \"\$((0x$phot & 0xffffffff))\" -eq \"\$((0x$ohot & 0xffffffff))\" ]"
+else
+	skip "annotate: perf annotate of $kfn" "perf cannot annotate the kernel here (no /proc/kcore, no vmlinux)"
+fi
+# a pprof's kernel addresses are not annotated (another boot's, maybe), and it says so
+"$BPFPROF" profile -F 999 --pprof "$TMP/k.pb.gz" -o /dev/null -- "$WL/syscalls" read 1 2>/dev/null
+"$BPFPROF" annotate -i "$TMP/k.pb.gz" --percent-limit 0 >"$TMP/kfile.txt" 2>&1
+check "annotate -i: kernel samples counted, not annotated, and said why" \
+	grep -q '^# [0-9]* samples in the kernel are not annotated: its code is read in a live run only' "$TMP/kfile.txt"
+expect_one_error "annotate -i: a kernel function named: why it is not annotated" \
+	"no samples in $kfn \(a file's kernel samples are not annotated\)" -- annotate -i "$TMP/k.pb.gz" "$kfn"
+
+# ---- kernel source lines: only with the running kernel's vmlinux with debug info ----
+if grep -q 'no vmlinux with debug info' "$TMP/k.txt"; then
+	skip "annotate: kernel source lines" "no vmlinux with debug info for $(uname -r) (/usr/lib/debug/boot/vmlinux-$(uname -r), /usr/lib/debug/lib/modules/$(uname -r)/vmlinux, by its build-id or from debuginfod)"
+	skip "report: kernel frames' source lines" "no vmlinux with debug info for $(uname -r)"
+else
+	check "annotate: kernel source lines interleaved in $kfn" \
+		bash -c "awk -v f='$kfn' '/Disassembly of / { on = (\$8 == f) } on' '$TMP/k.txt' | grep -qE '^ +:	[^ ]+\.[ch]:[0-9]+'"
+	"$BPFPROF" profile -F 999 --no-children --srcline -o "$TMP/ksrc.txt" -- "$WL/syscalls" read 1 2>/dev/null
+	check "report: kernel frames have source lines" grep -qE '\[k\] .*\.[ch]:[0-9]+' "$TMP/ksrc.txt"
+fi
