@@ -670,6 +670,9 @@ static int run_loop(struct runner *r)
 		}
 		if (now >= next_tick) {
 			next_tick = now + TICK_NS;
+			/* records submitted without a wakeup (a process's exit) are read here */
+			if (r->rb)
+				ring_buffer__consume(r->rb);
 			if (targets_gone(&targets)) {
 				p_info("every target has exited");
 				break;
