@@ -170,20 +170,23 @@ jit_in_ns() { # NAME SETUP-COMMANDS [MAP]: profile the namespaced JIT, folded on
 }
 if unshare -fpm --mount-proc true 2>/dev/null; then
 	jit_in_ns jns ""
+	# shares of the jit's own samples, and at least 100 of them (~499 on an idle CPU): under
+	# load the process gets less of its CPU, not fewer of its samples named
 	n=$(folded_sum "$TMP/jns.folded" '^jit;.*jitted_spin ')
-	echo "# JIT in a PID + mount namespace: $n of $(folded_sum "$TMP/jns.folded" '^jit;') samples named from its perf-1.map"
+	all=$(folded_sum "$TMP/jns.folded" '^jit;')
+	echo "# JIT in a PID + mount namespace: $n of $all samples named from its perf-1.map"
 	check "a JIT map in the target's own mount namespace, under its namespace pid, is used" \
-		test "$n" -ge 300
+		test "$all" -ge 100 -a "$((n * 10))" -ge "$((all * 6))"
 	jit_in_ns jlink "ln -s /tmp/real.map /tmp/perf-1.map &&" /tmp/real.map
 	check "a JIT map that is a symlink is not followed" \
 		test "$(folded_sum "$TMP/jlink.folded" 'jitted_spin ')" -eq 0 -a \
-		"$(folded_sum "$TMP/jlink.folded" '^jit;')" -ge 300
+		"$(folded_sum "$TMP/jlink.folded" '^jit;')" -ge 100
 	check "... and the refusal is said, with the reason" \
 		grep -q "^bpfprof: JIT map /proc/[0-9]*/root/tmp/perf-1.map not read: a symbolic link$" "$TMP/jlink.err"
 	jit_in_ns jown "touch /tmp/perf-1.map && chown 65534 /tmp/perf-1.map &&"
 	check "a JIT map owned by another user is not read" \
 		test "$(folded_sum "$TMP/jown.folded" 'jitted_spin ')" -eq 0 -a \
-		"$(folded_sum "$TMP/jown.folded" '^jit;')" -ge 300
+		"$(folded_sum "$TMP/jown.folded" '^jit;')" -ge 100
 	check "... and the refusal is said, with the reason" \
 		grep -q "not read: owned by neither the process's user nor root$" "$TMP/jown.err"
 	"$BPFPROF" profile -F 499 -- unshare -fpm --mount-proc sh -c \

@@ -64,11 +64,13 @@ static const char prog_c[] =
 	"void *cxx_fn_addr(void);\n"
 	"void asm_nosize(void);\n"
 	"int data_var = 42;\n"
-	"__asm__(\".text\\n.globl asm_nosize\\n.type asm_nosize, @function\\n\"\n"
+	"__asm__(\".text\\n.globl asm_entry\\nasm_entry:\\n\\tnop\\n\\tnop\\n\"\n"
+	"	\".globl asm_nosize\\n.type asm_nosize, @function\\n\"\n"
 	"	\"asm_nosize:\\n\\tnop\\n\\tnop\\n\\tnop\\n\\tnop\\n\\tret\\n\"\n"
 	"	\".globl asm_sized\\n.type asm_sized, @function\\n\"\n"
 	"	\".globl zz_alias_with_a_long_name\\n.type zz_alias_with_a_long_name, @function\\n\"\n"
-	"	\"asm_sized:\\nzz_alias_with_a_long_name:\\n\\tnop\\n\\tnop\\n\\tnop\\n\\tret\\n\"\n"
+	"	\"asm_sized:\\nzz_alias_with_a_long_name:\\n\\tnop\\n\"\n"
+	"	\".globl asm_inner\\nasm_inner:\\n\\tnop\\n\\tnop\\n\\tret\\n\"\n"
 	"	\".size asm_sized, .-asm_sized\\n\");\n"
 	"static __attribute__((noinline)) int local_fn(int x) { return x * data_var + 1; }\n"
 	"__attribute__((noinline)) int hot_function(int x)\n"
@@ -609,6 +611,13 @@ static void test_elf_find(void)
 	CHECK_INT(nm_addr(prog, "zz_alias_with_a_long_name"), a);
 	CHECK_STR(elf_syms__find(es, a + 2, &off), "asm_sized");
 	CHECK_INT(off, 2);
+	/* an untyped label in code (ld.so's _start is one) is a function, as perf takes it, up to
+	 * the next symbol; one inside a sized function is part of that function */
+	a = nm_addr(prog, "asm_entry");
+	CHECK_STR(elf_syms__find(es, a + 1, &off), "asm_entry");
+	CHECK_INT(off, 1);
+	CHECK_STR(elf_syms__find(es, nm_addr(prog, "asm_inner"), &off), "asm_sized");
+	CHECK_INT(off, 1);
 	/* _init has size 0 too, but must stop at the end of .init: .plt has no symbol */
 	if (section_info(prog, ".plt", &vma, &foff))
 		CHECK(elf_syms__find(es, vma, NULL) == NULL);

@@ -23,6 +23,7 @@ struct esym {
 	const char *name;
 	int rank;   /* 2 global, 1 local, 0 weak: which alias to show at a shared address */
 	bool sized;
+	bool label; /* an untyped symbol in code (an assembly entry such as ld.so's _start) */
 };
 
 struct eseg {
@@ -104,16 +105,37 @@ static int bind_rank(int bind)
 	return bind == STB_LOCAL ? 1 : 2;
 }
 
-static bool is_function(const GElf_Sym *sym, size_t nsec, size_t strsz)
+/* An untyped symbol in an executable section, as perf takes it (elf_sym__is_label): assembly
+ * entry points declared without .type (ld.so's _start and _dl_start_user), which would otherwise
+ * be [ld-linux-x86-64.so.2] at the root of every stack a process takes before main. */
+static bool is_code_label(Elf *elf, const GElf_Sym *sym, const char *strtab)
+{
+	Elf_Scn *scn = elf_getscn(elf, sym->st_shndx);
+	const char *name = strtab + sym->st_name;
+	GElf_Shdr sh;
+
+	if (GELF_ST_TYPE(sym->st_info) != STT_NOTYPE ||
+	    GELF_ST_VISIBILITY(sym->st_other) != STV_DEFAULT || name[0] == '.' || name[0] == '$')
+		return false;
+	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
+}
+
+/* A function of this file (or, with *label set, a label in its code).  strtab holds strsz bytes. */
+static bool is_function(Elf *elf, const GElf_Sym *sym, size_t nsec, const char *strtab,
+			size_t strsz, bool *label)
 {
 	int type = GELF_ST_TYPE(sym->st_info);
 
-	if (type != STT_FUNC && type != STT_GNU_IFUNC)
-		return false;
+	*label = false;
 	/* undefined (imports), absolute and common symbols are not code in this file */
 	if (sym->st_shndx == SHN_UNDEF || sym->st_shndx >= SHN_LORESERVE || sym->st_shndx >= nsec)
 		return false;
-	return sym->st_value && sym->st_name && sym->st_name < strsz;
+	if (!sym->st_value || !sym->st_name || sym->st_name >= strsz)
+		return false;
+	if (type == STT_FUNC || type == STT_GNU_IFUNC)
+		return true;
+	*label = is_code_label(elf, sym, strtab);
+	return *label;
 }
 
 /* Appends the function symbols of one symbol table; returns how many, or a negative errno.
@@ -130,6 +152,7 @@ static int add_table(struct elf_syms *es, Elf *elf, Elf_Scn *scn, const GElf_Shd
 	size_t n, i, nsec, names_len = 0, len;
 	GElf_Sym sym;
 	int err = 0, added = 0;
+	bool label;
 
 	if (!sh->sh_entsize || es->nr_strtabs == sizeof(es->strtabs) / sizeof(es->strtabs[0]))
 		return 0;
@@ -145,7 +168,8 @@ static int add_table(struct elf_syms *es, Elf *elf, Elf_Scn *scn, const GElf_Shd
 	for (i = 1; i < n; i++) {
 		if (!gelf_getsym(data, i, &sym))
 			break;
-		if (is_function(&sym, nsec, strdata->d_size) && strtab[sym.st_name])
+		if (is_function(elf, &sym, nsec, strtab, strdata->d_size, &label) &&
+		    strtab[sym.st_name])
 			names_len += strnlen(strtab + sym.st_name, strdata->d_size - sym.st_name) + 1;
 	}
 	if (!names_len)
@@ -164,12 +188,14 @@ static int add_table(struct elf_syms *es, Elf *elf, Elf_Scn *scn, const GElf_Shd
 	for (i = 1; i < n; i++) {
 		if (!gelf_getsym(data, i, &sym))
 			break;
-		if (!is_function(&sym, nsec, strdata->d_size) || !strtab[sym.st_name])
+		if (!is_function(elf, &sym, nsec, strtab, strdata->d_size, &label) ||
+		    !strtab[sym.st_name])
 			continue;
 		len = strnlen(strtab + sym.st_name, strdata->d_size - sym.st_name);
 		e = &es->syms[es->nr_syms++];
 		e->addr = sym.st_value;
 		e->sized = sym.st_size != 0;
+		e->label = label;
 		e->end = e->sized ? sym.st_value + sym.st_size : sec_end[sym.st_shndx];
 		e->name = names + names_len;
 		e->rank = bind_rank(GELF_ST_BIND(sym.st_info));
@@ -223,6 +249,8 @@ static int cmp_esym(const void *a, const void *b)
 		return x->addr < y->addr ? -1 : 1;
 	if (x->sized != y->sized)
 		return x->sized ? -1 : 1;
+	if (x->label != y->label)
+		return x->label ? 1 : -1;
 	if (x->rank != y->rank)
 		return y->rank - x->rank;
 	ux = leading_underscores(x->name);
@@ -251,6 +279,23 @@ static size_t dedupe(struct esym *s, size_t n)
 			if (m == out)
 				s[out++] = s[k];
 		}
+	}
+	return out;
+}
+
+/* A label inside a function (a loop's entry in hand-written assembly) is part of that function,
+ * not a function of its own: only labels outside every sized symbol are kept. */
+static size_t drop_inner_labels(struct esym *s, size_t n)
+{
+	__u64 covered = 0;
+	size_t out = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (s[i].label && s[i].addr < covered)
+			continue;
+		if (s[i].sized && s[i].end > covered)
+			covered = s[i].end;
+		s[out++] = s[i];
 	}
 	return out;
 }
@@ -309,6 +354,7 @@ static int load_elf(struct elf_syms *es, Elf *elf, const char *path, uid_t owner
 	/* a file without function symbols leaves syms NULL, which qsort may not be given */
 	if (es->nr_syms)
 		qsort(es->syms, es->nr_syms, sizeof(*es->syms), cmp_esym);
+	es->nr_syms = drop_inner_labels(es->syms, es->nr_syms);
 	es->nr_syms = dedupe(es->syms, es->nr_syms);
 	compute_ends(es->syms, es->nr_syms);
 cleanup:
