@@ -404,4 +404,63 @@ static __always_inline void *fields_key(const struct field_table *t, const struc
 	}
 	return s->key;
 }
+
+/* --by where a command keeps its own kind of row per key (funclat's histogram, a profile
+ * report's section): each key's dense row number, handed out in the kernel on first sight.
+ * The loader raises max_entries and sets the key's size when --by is given. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__uint(key_size, FIELDS_KEY_MAX);
+	__uint(value_size, sizeof(__u32));
+} field_rows SEC(".maps");
+
+/* the row numbers taken: a claim is an insert that fails when another CPU made it first (the
+ * atomic add that would return a number needs BPF's v3 instruction set, 5.12) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u8);
+} field_row_taken SEC(".maps");
+
+const volatile __u32 targ_rows_max = 0; /* rows the command's own tables have room for */
+__u32 field_rows_next;                  /* the next row number to try */
+__u64 field_rows_lost;                  /* events whose key found no row */
+
+/* The row of event idx's --by key (see fields_key()), or -1 (counted) when there is none. */
+static __always_inline int fields_row(const struct field_table *t, const struct field_ctx *fc,
+				      __u32 idx)
+{
+	void *key = fields_key(t, fc, idx);
+	__u32 *row, id = 0;
+	__u8 one = 1;
+	int i;
+
+	if (!key)
+		goto lost;
+	row = bpf_map_lookup_elem(&field_rows, key);
+	if (row)
+		return *row;
+	/* a new key: the next free row number, a few tries when CPUs race for it */
+	for (i = 0; i < 8; i++) {
+		id = *(volatile __u32 *)&field_rows_next + i;
+		if (id >= targ_rows_max)
+			goto lost;
+		if (!bpf_map_update_elem(&field_row_taken, &id, &one, BPF_NOEXIST))
+			break;
+	}
+	if (i == 8)
+		goto lost;
+	field_rows_next = id + 1;
+	if (!bpf_map_update_elem(&field_rows, key, &id, BPF_NOEXIST))
+		return id;
+	/* another CPU made the key's row meanwhile: its number wins, ours stays an empty row */
+	row = bpf_map_lookup_elem(&field_rows, key);
+	if (row)
+		return *row;
+lost:
+	__sync_fetch_and_add(&field_rows_lost, 1);
+	return -1;
+}
 #endif
