@@ -139,6 +139,9 @@ struct event_fields {
  * naming the event's fields; a bad expression; too many fields), -ENOMEM. */
 int event_fields_build(const struct probe_events *evs, const char *by, const char *filter,
 		       struct event_fields *ef);
+/* --filter for a command that decides at a syscall's exit (trace): sys:NAME's `ret` too. */
+int event_fields_build_at_exit(const struct probe_events *evs, const char *filter,
+			       struct event_fields *ef);
 void event_fields_free(struct event_fields *ef);
 
 struct bpf_map;

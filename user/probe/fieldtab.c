@@ -64,8 +64,20 @@ static __u64 ksym_addr(const char *name, void *ctx)
 	return *ks ? ksyms__addr(*ks, name) : 0;
 }
 
-int event_fields_build(const struct probe_events *evs, const char *by, const char *filter,
-		       struct event_fields *ef)
+/* A syscall's return value, for commands that see its exit (trace). */
+static int add_syscall_ret(struct field_list *l)
+{
+	struct field f = { .name = "ret", .type = "long", .kind = FIELD_INT, .src = FSRC_RET,
+			   .size = 8, .is_signed = true };
+
+	for (int i = 0; i < l->nr; i++)
+		if (!strcmp(l->v[i].name, "ret"))
+			return 0;
+	return field_list_add(l, &f);
+}
+
+static int build(const struct probe_events *evs, const char *by, const char *filter,
+		 bool sys_ret, struct event_fields *ef)
 {
 	unsigned slot[FIELDS_MAX] = {};
 	struct field_list l = {};
@@ -89,6 +101,8 @@ int event_fields_build(const struct probe_events *evs, const char *by, const cha
 
 		field_list_free(&l);
 		err = fields_of_event(e, &l);
+		if (!err && sys_ret && e->kind == PROBE_SYSCALL)
+			err = add_syscall_ret(&l);
 		if (err) {
 			p_err("cannot read the fields of %s: %s", e->name, strerror(-err));
 			break;
@@ -148,6 +162,18 @@ int event_fields_build(const struct probe_events *evs, const char *by, const cha
 		ef->records |= in_record;
 	}
 	return 0;
+}
+
+int event_fields_build(const struct probe_events *evs, const char *by, const char *filter,
+		       struct event_fields *ef)
+{
+	return build(evs, by, filter, false, ef);
+}
+
+int event_fields_build_at_exit(const struct probe_events *evs, const char *filter,
+			       struct event_fields *ef)
+{
+	return build(evs, NULL, filter, true, ef);
 }
 
 int event_fields_fill(const struct event_fields *ef, struct bpf_map *map)
