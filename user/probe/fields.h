@@ -157,7 +157,7 @@ __u32 event_fields_key_text(const struct event_fields *ef, const void *key, fiel
 
 /* Where bpf/fields.bpf.h's --by settings live in a skeleton. */
 struct event_fields_rodata {
-	bool *by_fixed, *by_ints;
+	bool *by_fixed, *by_ints, *by_rec_ctx;
 	__u32 *nr_by, *rows_max;
 	__u64 *by_desc; /* FIELDS_MAX of them */
 	struct bpf_map *tabs, *rows, *taken;
@@ -166,6 +166,7 @@ struct event_fields_rodata {
 	((struct event_fields_rodata){                                                          \
 		.by_fixed = (bool *)&(skel)->rodata->targ_by_fixed,                             \
 		.by_ints = (bool *)&(skel)->rodata->targ_by_ints,                               \
+		.by_rec_ctx = (bool *)&(skel)->rodata->targ_by_rec_ctx,                         \
 		.nr_by = (__u32 *)&(skel)->rodata->targ_nr_by,                                  \
 		.rows_max = (__u32 *)&(skel)->rodata->targ_rows_max,                            \
 		.by_desc = (__u64 *)(skel)->rodata->targ_by_desc,                               \

@@ -242,6 +242,10 @@ int event_fields_configure(const struct event_fields *ef, struct event_fields_ro
 	if (*rd.by_fixed)
 		memcpy(rd.by_desc, ef->tabs[0].by, sizeof(ef->tabs[0].by));
 	*rd.by_ints = *rd.by_fixed && ef->key_size == 8 + 8 * (unsigned)ef->nr_by;
+	/* every program that reads a record has it as its context (perf tracepoint programs);
+	 * a filter hands the context's copy to global functions first, after which the verifier
+	 * no longer knows it for the context */
+	*rd.by_rec_ctx = *rd.by_fixed && !ef->filter;
 	*rd.rows_max = rows ? rows_max : 0;
 	err = bpf_map__set_max_entries(rd.tabs, ef->nr_ev ?: 1);
 	if (!err && rows)
