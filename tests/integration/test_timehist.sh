@@ -14,7 +14,7 @@ expect_one_error "timehist: -M without --timehist" "need --timehist" -- sched -M
 expect_one_error "timehist: with --sort" "do not apply" -- sched --timehist --sort avg 1
 expect_one_error "timehist: --summary without --timehist" "need --timehist" -- sched --summary 1
 expect_one_error "timehist: --summary with -w" "prints the summary only" -- sched --timehist --summary -w 1
-expect_one_error "timehist: -I with -p" "-I shows the switches from and to the idle tasks" -- sched --timehist -I -p 1 1
+expect_one_error "timehist: --idle-hist with -p" "--idle-hist shows the switches from and to the idle tasks" -- sched --timehist --idle-hist -p 1 1
 expect_one_error "timehist: --buffer-size 0" "invalid --buffer-size" -- sched --timehist --buffer-size 0 1
 "$BPFPROF" sched --help >"$TMP/help" 2>&1
 check "sched --help documents --timehist -w -M" \
@@ -123,9 +123,9 @@ if [ "$(nproc)" -ge 2 ]; then
 else
 	skip "timehist -M" "one CPU: nowhere to migrate"
 fi
-# ---- -S / --summary / --state: processes that all exit (fieldwork's three execs of true) ----
+# ---- -S / --summary / --task-state: processes that all exit (fieldwork's three execs of true) ----
 FW=$WL/fieldwork
-"$BPFPROF" sched --timehist -S --state -- "$FW" 3 >"$TMP/sum.txt" 2>"$TMP/sum.err"
+"$BPFPROF" sched --timehist -S --task-state -- "$FW" 3 >"$TMP/sum.txt" 2>"$TMP/sum.err"
 # rows per tid (count, run time sum) against the summary's sched-in and run-time columns
 awk '$2 ~ /^\[[0-9]+\]$/ && NF == 7 { n = split($3, a, /[][\/]/); c[a[2]]++; r[a[2]] += $6 }
      /^Terminated tasks:/ { on = 1; next }
@@ -138,7 +138,7 @@ check "timehist -S: the summary's terminated tasks (4 of them) match their rows'
 check "timehist -S: 'true' tasks listed with their parent, fieldwork" \
 	test "$(awk -v p="$(awk '/^Terminated/ { on = 1 } on && $1 ~ /^fieldwork\[/ { split($1, a, /[][]/); print a[2] }' "$TMP/sum.txt")" \
 		'/^Terminated/ { on = 1 } on && $1 ~ /^true\[/ && $2 == p' "$TMP/sum.txt" | wc -l)" = 3
-check "timehist --state: perf's state column; each true's last row is X (dead)" \
+check "timehist --task-state: perf's state column; each true's last row is X (dead)" \
 	test "$(awk '$2 ~ /^\[[0-9]+\]$/ && NF == 7 && $3 ~ /^true\[/ && $7 == "X"' "$TMP/sum.txt" | wc -l)" = 3 \
 	-a "$(grep -Ec '^ +time +cpu  task name +wait time  sch delay   run time  state$' "$TMP/sum.txt")" = 1
 "$BPFPROF" sched --timehist --summary -- "$FW" 2 >"$TMP/so.txt" 2>"$TMP/so.err"
@@ -147,7 +147,7 @@ check "timehist --summary: no rows, the summary with the run's 3 tasks and total
 	-a "$(grep -c '^Runtime summary$' "$TMP/so.txt")" = 1 \
 	-a "$(awk '/Total number of unique tasks:/ { print $NF }' "$TMP/so.txt")" = 3
 
-# ---- <idle> rows system-wide, as perf shows them, and -I ----
+# ---- <idle> rows system-wide, as perf shows them, and --idle-hist ----
 "$BPFPROF" sched --timehist -S -a 1 >"$TMP/idle.txt" 2>"$TMP/idle.err"
 # each CPU's <idle> rows' run times against the summary's idle time of that CPU
 awk '$2 ~ /^\[[0-9]+\]$/ && $3 == "<idle>" { gsub(/[][]/, "", $2); r[$2 + 0] += $6; rows++ }
@@ -163,12 +163,12 @@ elif grep -q ' 0 dropped$' "$TMP/idle.err"; then
 else
 	skip "timehist -a: <idle> rows against the idle stats" "rows dropped: $(cat "$TMP/idle.err")"
 fi
-"$BPFPROF" sched --timehist -I -a 0.5 >"$TMP/ih.txt" 2>/dev/null
+"$BPFPROF" sched --timehist --idle-hist -a 0.5 >"$TMP/ih.txt" 2>/dev/null
 read -r ti ni <<<"$(awk '$2 ~ /^\[[0-9]+\]$/ { if ($3 == "<idle>") i++; else t++ } END { print t + 0, i + 0 }' "$TMP/ih.txt")"
 if [ "$ni" = 0 ] && [ "$ti" = 0 ]; then
-	skip "timehist -I" "no CPU went idle in the half second traced (load $(cut -d' ' -f1 /proc/loadavg))"
+	skip "timehist --idle-hist" "no CPU went idle in the half second traced (load $(cut -d' ' -f1 /proc/loadavg))"
 else
-	check "timehist -I: only switches to and from idle: each task row is followed by its CPU's <idle> row ($ti vs $ni)" \
+	check "timehist --idle-hist: only switches to and from idle: each task row is followed by its CPU's <idle> row ($ti vs $ni)" \
 		test "$ni" -gt 0 -a $(( ti > ni ? ti - ni : ni - ti )) -le $(( 2 * $(nproc) ))
 fi
 

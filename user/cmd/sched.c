@@ -21,7 +21,7 @@ static int opt_sort(const char *arg);
 static struct sched_env {
 	bool by_comm, force_raw;
 	bool timehist, wakeups, migrations;
-	bool summary, with_summary, state, idle_hist; /* --timehist's -s/-S/--state/-I as perf's */
+	bool summary, with_summary, state, idle_hist; /* --timehist: --summary, -S, --task-state, --idle-hist */
 	bool idle;               /* <idle> rows: system-wide, as perf shows them */
 	__u64 *idle_ns;          /* --summary: each CPU's idle time */
 	int ncpu;
@@ -53,9 +53,11 @@ static const struct opt sched_opts[] = {
 	  "the kernel, and each CPU's idle time", OPT_FLAG, &env.summary },
 	{ 'S', "with-summary", NULL, "--timehist: the rows, then the summary", OPT_FLAG,
 	  &env.with_summary },
-	{ 0, "state", NULL, "--timehist: the task's state at switch-out (perf's column: R\n"
-	  "preempted, S sleeping, D uninterruptible, I idle...)", OPT_FLAG, &env.state },
-	{ 'I', "idle-hist", NULL, "--timehist: only the switches from or to an idle task", OPT_FLAG,
+	{ 0, "task-state", NULL, "--timehist: the task's state at switch-out (perf's --state\n"
+	  "column: R preempted, S sleeping, D uninterruptible, I idle...;\n"
+	  "--state is offcpu's filter)", OPT_FLAG, &env.state },
+	{ 0, "idle-hist", NULL, "--timehist: only the switches from or to an idle task (perf's\n"
+	  "-I; -I is an interval in bpfprof's grammar)", OPT_FLAG,
 	  &env.idle_hist },
 	{ 0, "buffer-size", "MB", "--timehist: ring buffer size (default 16; rows that find it\n"
 	  "full are counted and reported)", OPT_U64, &env.buffer_mb, 1, 4096 },
@@ -77,18 +79,18 @@ static int sched_check(struct runner *r)
 {
 	if ((env.wakeups || env.migrations || env.buffer_mb || env.summary || env.with_summary ||
 	     env.state || env.idle_hist) && !env.timehist) {
-		p_err("-w, -M, --summary, -S, --state, -I and --buffer-size need --timehist");
+		p_err("-w, -M, --summary, -S, --task-state, --idle-hist and --buffer-size need --timehist");
 		return -EINVAL;
 	}
 	if (env.summary && (env.with_summary || env.wakeups || env.migrations || env.state)) {
-		p_err("--summary prints the summary only: -S, -w, -M and --state are rows' options");
+		p_err("--summary prints the summary only: -S, -w, -M and --task-state are rows' options");
 		return -EINVAL;
 	}
 	/* perf shows every CPU's idle task when it sees every CPU's switches */
 	env.idle = env.timehist && !targets_by_id(&targets) && !targets.cgroup &&
 		   !targets.user_only && !targets.kernel_only;
 	if (env.idle_hist && !env.idle) {
-		p_err("-I shows the switches from and to the idle tasks: it needs every task (no -p, "
+		p_err("--idle-hist shows the switches from and to the idle tasks: it needs every task (no -p, "
 		      "-t, --cgroup, -u, -k or COMMAND)");
 		return -EINVAL;
 	}
