@@ -21,7 +21,7 @@ static int opt_sort(const char *arg);
 static struct sched_env {
 	bool by_comm, force_raw;
 	bool timehist, wakeups, migrations;
-	bool summary, with_summary, state, idle_hist; /* --timehist: --summary, -S, --task-state, --idle-hist */
+	bool summary, with_summary, state, idle_hist; /* --summary -S --task-state --idle-hist */
 	bool idle;               /* <idle> rows: system-wide, as perf shows them */
 	__u64 *idle_ns;          /* --summary: each CPU's idle time */
 	int ncpu;
