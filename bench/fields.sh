@@ -1,8 +1,10 @@
 #!/bin/bash
 # The kernel-side cost of --by FIELD: BPF run time per event (kernel.bpf_stats_enabled, on for
 # these runs only) of `stat workqueue:workqueue_queue_work --by function` against plain counting
-# of the same event (target: at most 1.5x), under the same workqueue load (writes with fsync and
-# sync).  Plain counting rides on a raw tracepoint; --by reads the record, so it runs on a perf
+# of the same event (target: at most 1.5x), under the same workqueue load: a pseudo-terminal
+# written a byte at a time (each write queues flush_to_ldisc, ~40k events/s: the caches are in a
+# steady state), or with LOAD=fsync, writes with fsync and sync (a few hundred events/s, each
+# one cold: figures that swing 2x with the machine's other load).  Plain counting rides on a raw tracepoint; --by reads the record, so it runs on a perf
 # tracepoint event, whose record is filled before the program runs (perf's cost, not BPF's: it
 # is in neither figure).  Also a --filter on the same event, and --by on a string field.
 . "$(dirname "$0")/lib.sh"
@@ -19,6 +21,18 @@ cleanup() {
 trap cleanup EXIT
 
 load() {
+	if [ "${LOAD:-pty}" = pty ]; then
+		python3 -c '
+import os, pty, sys, time, tty
+m, s = pty.openpty()
+tty.setraw(s)
+end = time.time() + float(sys.argv[1])
+while time.time() < end:
+    for _ in range(200):
+        os.write(m, b"x")
+        os.read(s, 64)' "$1"
+		return
+	fi
 	local end=$(( $(date +%s) + $1 ))
 	while [ "$(date +%s)" -lt "$end" ]; do
 		dd if=/dev/zero of="$BTMP/wq" bs=64k count=8 conv=fsync status=none
@@ -64,7 +78,7 @@ if [ -z "$stats_was" ] || ! sysctl -qw kernel.bpf_stats_enabled=1; then
 	echo "cannot enable kernel.bpf_stats_enabled; skipped"
 	exit 0
 fi
-echo "## BPF run time per $EV event, ${SECS} s of writes + fsync + sync each, $REPS rounds, medians"
+echo "## BPF run time per $EV event, ${SECS} s of ${LOAD:-pty} load each, $REPS rounds, medians"
 for i in $(seq "$REPS"); do
 	cost "stat $EV" "$EV"
 	cost "stat $EV --by function" "$EV" --by function

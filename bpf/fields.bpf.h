@@ -89,10 +89,48 @@ static __always_inline __u32 read_str(char *str, const void *p, int user, __u32 
 	return n > 0 ? n - 1 : 0;
 }
 
+/* A perf tracepoint record's integer of size bytes at off, loaded straight from the context:
+ * a context load takes its offset as an immediate, so one asm load per place, which the
+ * verifier prunes to the one the read-only field settings name.  Loads of the field's own size
+ * (the kernel refuses a program that reads past the record's fixed part), 8- and 4-byte
+ * fields in the first 64 bytes, where most are.  A helper call costs more than the rest of a
+ * --by count.  false: not here (read it with bpf_probe_read_kernel()). */
+#define REC_LOAD(bits, k)                                                                      \
+	case k:                                                                                 \
+		asm volatile("%[w] = *(u" #bits " *)(%[r] + " #k " * " #bits " / 8)"            \
+			     : [w] "=r"(w) : [r] "r"(rec));                                     \
+		break;
+static __always_inline bool rec_direct(void *rec, __u32 off, __u32 size, __u64 *raw)
+{
+	__u64 w;
+
+	if (size == 8 && !(off & 7)) {
+		switch (off >> 3) {
+		REC_LOAD(64, 0) REC_LOAD(64, 1) REC_LOAD(64, 2) REC_LOAD(64, 3)
+		REC_LOAD(64, 4) REC_LOAD(64, 5) REC_LOAD(64, 6) REC_LOAD(64, 7)
+		default:
+			return false;
+		}
+	} else if (size == 4 && !(off & 3)) {
+		switch (off >> 2) {
+		REC_LOAD(32, 0) REC_LOAD(32, 1) REC_LOAD(32, 2) REC_LOAD(32, 3)
+		REC_LOAD(32, 4) REC_LOAD(32, 5) REC_LOAD(32, 6) REC_LOAD(32, 7)
+		REC_LOAD(32, 8) REC_LOAD(32, 9) REC_LOAD(32, 10) REC_LOAD(32, 11)
+		REC_LOAD(32, 12) REC_LOAD(32, 13) REC_LOAD(32, 14) REC_LOAD(32, 15)
+		default:
+			return false;
+		}
+	} else {
+		return false;
+	}
+	*raw = w;
+	return true;
+}
+
 /* Field d of the event: an integer into *v (sign-extended as the field is signed), or a string
  * into str and its length into *v.  Returns 1 for a string, 0 for an integer. */
 static __always_inline int read_field(const struct field_ctx *fc, const struct field_desc *d,
-				      __u64 *v, struct fstr *fs)
+				      __u64 *v, struct fstr *fs, bool direct)
 {
 	char *str;
 	__u64 raw = 0;
@@ -154,7 +192,9 @@ static __always_inline int read_field(const struct field_ctx *fc, const struct f
 		size &= 15;
 		if (size > 8)
 			size = 8;
-		bpf_probe_read_kernel(&raw, size, rec + off);
+		/* direct: rec is the program's own context (not a global function's argument) */
+		if (!direct || !rec_direct(rec, off, size, &raw))
+			bpf_probe_read_kernel(&raw, size, rec + off);
 		break;
 	}
 	if (d->read == FREAD_KSTR || d->read == FREAD_USTR) {
@@ -179,7 +219,7 @@ __noinline int field_read(const struct field_ctx *fc, const struct field_desc *d
 {
 	if (!fc || !d || !v || !fs)
 		return 0;
-	return read_field(fc, d, v, fs);
+	return read_field(fc, d, v, fs, false);
 }
 
 /* Whether len bytes of s from at equal c's (the bytes past a string are NUL: no early exit). */
@@ -333,6 +373,8 @@ static __always_inline bool filter_pass(const struct field_table *t, const struc
  * little of this in the caches: the less code and memory it touches, the less it costs. */
 const volatile bool targ_by_fixed = false;
 const volatile bool targ_by_ints = false; /* ...and all of them numbers: the key fits the stack */
+/* a perf tracepoint program's context is the record: its fields load straight from it */
+const volatile bool targ_by_rec_ctx = false;
 const volatile __u32 targ_nr_by = 0;
 /* struct field_desc as the loader's memcpy lays it out: a plain type keeps the skeleton free of
  * ours (every user of the object would need include/evfields.h first) */
@@ -364,7 +406,7 @@ static __always_inline void *fixed_key(const struct field_ctx *fc, __u32 idx, ch
 			break;
 		if (off > FIELDS_KEY_MAX - FIELD_STR_LEN)
 			return NULL;
-		if (read_field(fc, &d, &v, str))
+		if (read_field(fc, &d, &v, str, targ_by_rec_ctx))
 			__builtin_memcpy(key + off, str->b, FIELD_STR_LEN);
 		else
 			*(__u64 *)(key + off) = v;
@@ -403,5 +445,64 @@ static __always_inline void *fields_key(const struct field_table *t, const struc
 			*(__u64 *)(s->key + off) = v;
 	}
 	return s->key;
+}
+
+/* --by where a command keeps its own kind of row per key (funclat's histogram, a profile
+ * report's section): each key's dense row number, handed out in the kernel on first sight.
+ * The loader raises max_entries and sets the key's size when --by is given. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__uint(key_size, FIELDS_KEY_MAX);
+	__uint(value_size, sizeof(__u32));
+} field_rows SEC(".maps");
+
+/* the row numbers taken: a claim is an insert that fails when another CPU made it first (the
+ * atomic add that would return a number needs BPF's v3 instruction set, 5.12) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u8);
+} field_row_taken SEC(".maps");
+
+const volatile __u32 targ_rows_max = 0; /* rows the command's own tables have room for */
+__u32 field_rows_next;                  /* the next row number to try */
+__u64 field_rows_lost;                  /* events whose key found no row */
+
+/* The row of event idx's --by key (see fields_key()), or -1 (counted) when there is none. */
+static __always_inline int fields_row(const struct field_table *t, const struct field_ctx *fc,
+				      __u32 idx)
+{
+	void *key = fields_key(t, fc, idx);
+	__u32 *row, id = 0;
+	__u8 one = 1;
+	int i;
+
+	if (!key)
+		goto lost;
+	row = bpf_map_lookup_elem(&field_rows, key);
+	if (row)
+		return *row;
+	/* a new key: the next free row number, a few tries when CPUs race for it */
+	for (i = 0; i < 8; i++) {
+		id = *(volatile __u32 *)&field_rows_next + i;
+		if (id >= targ_rows_max)
+			goto lost;
+		if (!bpf_map_update_elem(&field_row_taken, &id, &one, BPF_NOEXIST))
+			break;
+	}
+	if (i == 8)
+		goto lost;
+	field_rows_next = id + 1;
+	if (!bpf_map_update_elem(&field_rows, key, &id, BPF_NOEXIST))
+		return id;
+	/* another CPU made the key's row meanwhile: its number wins, ours stays an empty row */
+	row = bpf_map_lookup_elem(&field_rows, key);
+	if (row)
+		return *row;
+lost:
+	__sync_fetch_and_add(&field_rows_lost, 1);
+	return -1;
 }
 #endif

@@ -13,6 +13,7 @@
 
 const volatile __u64 targ_unit_ns = 1000; /* the heat map's unit: -n 1, 1000, -m 1000000 */
 const volatile bool targ_filter = false;  /* --filter: each function's table in field_tabs */
+const volatile bool targ_by = false;      /* --by: a histogram per key (fields_row()) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -32,23 +33,31 @@ struct {
 
 __u64 lost[FUNCLAT_LOST_REASONS];
 
-/* A call that fails --filter gets no entry time: its return finds none and is not timed. */
+/* A call that fails --filter gets no entry time: its return finds none and is not timed.
+ * --by's key is the entry's (the arguments are gone at the return). */
 static __always_inline int on_entry(int idx, const struct field_ctx *fc)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct funclat_start_key key = { .tid = (__u32)id, .idx = idx };
 	struct funclat_start *s;
+	int row = idx;
 	__u32 d;
 
 	if (idx < 0 || !target_current_wanted(id >> 32, (__u32)id))
 		return 0;
-	if (targ_filter) {
+	if (targ_filter || (targ_by && !targ_by_fixed)) {
 		__u32 k = idx;
 		const struct field_table *t = bpf_map_lookup_elem(&field_tabs, &k);
 
-		if (!t || !filter_pass(t, fc))
+		if (!t || (targ_filter && !filter_pass(t, fc)))
 			return 0;
+		if (targ_by)
+			row = fields_row(t, fc, idx);
+	} else if (targ_by) {
+		row = fields_row(NULL, fc, idx);
 	}
+	if (row < 0)
+		return 0;
 	s = bpf_map_lookup_elem(&start, &key);
 	if (!s) {
 		static const struct funclat_start zero;
@@ -61,9 +70,10 @@ static __always_inline int on_entry(int idx, const struct field_ctx *fc)
 		}
 	}
 	d = s->depth;
-	if (d < FUNCLAT_MAX_DEPTH)
+	if (d < FUNCLAT_MAX_DEPTH) {
 		s->ts[d & (FUNCLAT_MAX_DEPTH - 1)] = bpf_ktime_get_ns();
-	else
+		s->row[d & (FUNCLAT_MAX_DEPTH - 1)] = row;
+	} else
 		__sync_fetch_and_add(&lost[FUNCLAT_LOST_DEPTH], 1);
 	s->depth = d + 1;
 	return 0;
@@ -98,7 +108,7 @@ static __always_inline int on_exit(int idx)
 	if (d >= FUNCLAT_MAX_DEPTH)
 		return 0;
 	now = bpf_ktime_get_ns();
-	record(idx, now - s->ts[d & (FUNCLAT_MAX_DEPTH - 1)], now);
+	record(s->row[d & (FUNCLAT_MAX_DEPTH - 1)], now - s->ts[d & (FUNCLAT_MAX_DEPTH - 1)], now);
 	return 0;
 }
 
@@ -135,7 +145,7 @@ int BPF_PROG(fentry_entry)
 {
 	struct field_ctx fc = { .args_from = ARGS_READY };
 
-	for (int i = 0; targ_filter && i < 6; i++)
+	for (int i = 0; (targ_filter || targ_by) && i < 6; i++)
 		bpf_get_func_arg(ctx, i, &fc.args[i]);
 	return on_entry(func_event(ctx), &fc);
 }

@@ -22,6 +22,10 @@ const volatile __u32 targ_spec_base = 0;
 const volatile bool targ_user_stacks = true;
 const volatile bool targ_kern_stacks = true;
 const volatile bool targ_filter = false; /* -e SPEC --filter: each spec event's table in field_tabs */
+/* -e SPEC --by: a sample's event is targ_by_base + its key's row (fields_row()), one report
+ * section or folded root per key */
+const volatile bool targ_by = false;
+const volatile __u32 targ_by_base = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -87,18 +91,31 @@ int do_sample(struct bpf_perf_event_data *ctx)
 	return take_sample(ctx, true, true, event >= 0 && event < 64 && (targ_clock_events >> event) & 1, event);
 }
 
-/* --filter, before any stack is taken: event is an event index (the specs' after the sampled
- * perf events'), or negative for none of ours. */
-static __always_inline bool passes(int event, const struct field_ctx *fc)
+/* --filter, before any stack is taken, then --by's key: the event the sample is counted as
+ * (event is an event index, the specs' after the sampled perf events'), or -1 for none. */
+static __always_inline int keyed(int event, const struct field_ctx *fc)
 {
-	const struct field_table *t;
+	const struct field_table *t = NULL;
+	__u64 id;
 	__u32 k;
+	int row;
 
-	if (!targ_filter || event < 0)
-		return true;
+	if ((!targ_filter && !targ_by) || event < 0)
+		return event;
+	/* no rows made for the tasks left out */
+	id = bpf_get_current_pid_tgid();
+	if (targ_by && !target_current_wanted(id >> 32, (__u32)id))
+		return -1;
 	k = event - targ_spec_base;
-	t = bpf_map_lookup_elem(&field_tabs, &k);
-	return t && filter_pass(t, fc);
+	if (targ_filter || !targ_by_fixed) {
+		t = bpf_map_lookup_elem(&field_tabs, &k);
+		if (!t || (targ_filter && !filter_pass(t, fc)))
+			return -1;
+	}
+	if (!targ_by)
+		return event;
+	row = fields_row(t, fc, k);
+	return row < 0 ? -1 : (int)(targ_by_base + row);
 }
 
 /* The event index of a spec's hit, from its attach cookie (user/probe/attach.c). */
@@ -115,7 +132,7 @@ int event_tp(void *ctx)
 	struct field_ctx fc = { .rec = ctx };
 	int idx = spec_event(ctx);
 
-	return passes(idx, &fc) ? take_sample(ctx, true, false, false, idx) : 0;
+	return take_sample(ctx, true, false, false, keyed(idx, &fc));
 }
 
 SEC("raw_tp")
@@ -124,7 +141,7 @@ int event_raw_tp(void *ctx)
 	struct field_ctx fc = {};
 	int idx = spec_event(ctx);
 
-	return passes(idx, &fc) ? take_sample(ctx, true, false, false, idx) : 0;
+	return take_sample(ctx, true, false, false, keyed(idx, &fc));
 }
 
 SEC("uprobe")
@@ -134,7 +151,7 @@ int event_uprobe(struct pt_regs *ctx)
 	int idx = spec_event(ctx);
 
 	/* the kernel stack would only be the breakpoint trap's */
-	return passes(idx, &fc) ? take_sample(ctx, false, true, false, idx) : 0;
+	return take_sample(ctx, false, true, false, keyed(idx, &fc));
 }
 
 SEC("kprobe")
@@ -143,7 +160,7 @@ int event_kprobe(struct pt_regs *ctx)
 	struct field_ctx fc = { .regs = ctx, .args_from = ARGS_FUNC_REGS };
 	int idx = spec_event(ctx);
 
-	return passes(idx, &fc) ? take_sample(ctx, true, true, false, idx) : 0;
+	return take_sample(ctx, true, true, false, keyed(idx, &fc));
 }
 
 SEC("fentry")
@@ -153,9 +170,9 @@ int BPF_PROG(event_fentry)
 	int idx = func_event(ctx);
 
 	idx = idx < 0 ? idx : (int)targ_spec_base + idx;
-	for (int i = 0; targ_filter && i < 6; i++)
+	for (int i = 0; (targ_filter || targ_by) && i < 6; i++)
 		bpf_get_func_arg(ctx, i, &fc.args[i]);
-	return passes(idx, &fc) ? take_sample(ctx, true, false, false, idx) : 0;
+	return take_sample(ctx, true, false, false, keyed(idx, &fc));
 }
 
 SEC("raw_tp")
@@ -167,7 +184,7 @@ int BPF_PROG(event_sys_enter, struct pt_regs *regs, long nr)
 	if (idx < 0 || compat_syscall(regs))
 		return 0;
 	idx += targ_spec_base;
-	return passes(idx, &fc) ? take_sample(ctx, true, false, false, idx) : 0;
+	return take_sample(ctx, true, false, false, keyed(idx, &fc));
 }
 
 SEC("raw_tp")
@@ -179,7 +196,7 @@ int BPF_PROG(event_sys_exit, struct pt_regs *regs, long ret)
 	if (idx < 0 || compat_syscall(regs))
 		return 0;
 	idx += targ_spec_base;
-	return passes(idx, &fc) ? take_sample(ctx, true, false, false, idx) : 0;
+	return take_sample(ctx, true, false, false, keyed(idx, &fc));
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -20,6 +20,19 @@ const volatile bool targ_task_storage = true;
 const volatile bool targ_timehist = false;
 const volatile bool targ_wakeups = false;
 const volatile bool targ_migrations = false;
+/* --timehist system-wide: each CPU's idle task too, as perf sched timehist shows <idle> (task
+ * storage flavour only: the raw flavour keys tasks by TID, and every idle task is 0) */
+const volatile bool targ_idle = false;
+/* -I/--idle-hist: only the rows of switches from or to an idle task */
+const volatile bool targ_idle_hist = false;
+
+/* --timehist -s: each CPU's idle time */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} idle_ns SEC(".maps");
 /* user space is woken once this much is waiting (it also reads every 100 ms): a wakeup per row
  * would add a context switch on the reader's CPU to every switch traced */
 const volatile __u64 targ_wakeup_bytes = 1 << 20;
@@ -97,6 +110,10 @@ static __always_inline void save_row(struct task_struct *t, const struct sched_t
 	row.s.runtime_ns += running_ns;
 	row.tgid = BPF_CORE_READ(t, tgid);
 	row.pid = key.pid;
+	row.ppid = BPF_CORE_READ(t, real_parent, tgid);
+	row.dead = running_ns == (__u64)-1;
+	if (row.dead)
+		row.s.runtime_ns = st->s.runtime_ns;
 	BPF_CORE_READ_STR_INTO(&row.comm, t, comm);
 	if (bpf_map_update_elem(&stats, &key, &row, BPF_ANY))
 		count_lost(SCHED_LOST_STATS_FULL);
@@ -169,11 +186,15 @@ static __always_inline int on_switch(unsigned long long *ctx, struct task_struct
 				     struct task_struct *next, bool btf)
 {
 	bool want_prev = wanted(prev, btf), want_next = wanted(next, btf);
+	bool idle_prev = targ_idle && btf && !task_pid(prev, btf);
+	bool idle_next = targ_idle && btf && !task_pid(next, btf);
 	struct timehist_row *row;
 	struct sched_task *st;
-	__u32 state, pid;
-	__u64 now, d, run;
+	__u32 state, pid, zero = 0;
+	__u64 now, d, run, q, *idle;
 
+	want_prev |= idle_prev;
+	want_next |= idle_next;
 	if (!want_prev && !want_next)
 		return 0;
 	now = bpf_ktime_get_ns();
@@ -183,9 +204,18 @@ static __always_inline int on_switch(unsigned long long *ctx, struct task_struct
 		st->oncpu_ts = 0;
 		st->offcpu_ts = now;
 		st->s.switches++;
+		q = run >> SCHED_SUMSQ_SHIFT;
+		st->s.run_sumsq += q * q;
+		if (run > st->s.max_run_ns)
+			st->s.max_run_ns = run;
+		if (run < st->s.min_run_ns || st->s.switches == 1)
+			st->s.min_run_ns = run;
+		if (idle_prev && (idle = bpf_map_lookup_elem(&idle_ns, &zero)))
+			*idle += run;
 		state = sched_prev_state(ctx, prev);
 		/* the row is finished here: only it crosses to user space */
-		if (targ_timehist && (row = row_new(TIMEHIST_SWITCH, now))) {
+		if (targ_timehist && (!targ_idle_hist || idle_prev || idle_next) &&
+		    (row = row_new(TIMEHIST_SWITCH, now))) {
 			row_task(prev, &row->pid, &row->tgid, row->comm);
 			row->wait_ns = st->wait_ns;
 			row->delay_ns = st->delay_ns;
@@ -195,10 +225,11 @@ static __always_inline int on_switch(unsigned long long *ctx, struct task_struct
 		}
 		st->wait_ns = st->delay_ns = 0;
 		if (state == TASK_RUNNING) {
-			st->queued_ts = now;
+			/* an idle task is never queued: its rows have no scheduling delay */
+			st->queued_ts = idle_prev ? 0 : now;
 		} else if (state & TASK_DEAD) {
 			/* its last switch: keep the statistics of a task that exits */
-			save_row(prev, st, 0);
+			save_row(prev, st, (__u64)-1);
 			if (!btf) {
 				pid = task_pid(prev, btf);
 				bpf_map_delete_elem(&tasks_hash, &pid);

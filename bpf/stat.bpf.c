@@ -111,6 +111,27 @@ static __always_inline void add_row(void *key, __u64 n)
 	}
 }
 
+/* add_fields()'s slow path, a subprogram of its own (not inlined): the row in the slot (if
+ * any) goes to the shared table and key takes the slot, or, without a slot, key's one count
+ * goes there.  Apart, the hot path (a hit in this CPU's cache) is a few cache lines of code,
+ * which is most of what a sparse event costs. */
+static __noinline void cache_miss(struct field_cache_slot *slot, const __u64 *key)
+{
+	__u32 n = targ_key_words;
+
+	if (!key)
+		return;
+	if (!slot) {
+		add_row((void *)key, 1);
+		return;
+	}
+	if (slot->count)
+		add_row(slot->key, slot->count);
+	for (__u32 i = 0; i < FIELDS_KEY_MAX / 8 && i < n; i++)
+		((__u64 *)slot->key)[i] = key[i];
+	slot->count = 1;
+}
+
 /* Adds one to the row of the event's field values: in this CPU's cache when the row is there,
  * else the row there goes to the shared table and this one takes its place. */
 static __always_inline void add_fields(const struct field_table *t, const struct field_ctx *fc,
@@ -134,21 +155,15 @@ static __always_inline void add_fields(const struct field_table *t, const struct
 		h = (h ^ key[i]) * 0x9e3779b97f4a7c15ULL;
 	s = h >> 56; /* FIELD_CACHE_SLOTS: 256 */
 	slot = bpf_map_lookup_elem(&field_cache, &s);
-	if (!slot) {
-		add_row(key, 1);
-		return;
+	if (slot && slot->count) {
+		for (i = 0; i < FIELDS_KEY_MAX / 8 && i < n; i++)
+			same &= ((__u64 *)slot->key)[i] == key[i];
+		if (same) {
+			slot->count++;
+			return;
+		}
 	}
-	for (i = 0; i < FIELDS_KEY_MAX / 8 && i < n; i++)
-		same &= ((__u64 *)slot->key)[i] == key[i];
-	if (same && slot->count) {
-		slot->count++;
-		return;
-	}
-	if (slot->count)
-		add_row(slot->key, slot->count);
-	for (i = 0; i < FIELDS_KEY_MAX / 8 && i < n; i++)
-		((__u64 *)slot->key)[i] = key[i];
-	slot->count = 1;
+	cache_miss(slot, key);
 }
 
 /* An event fired: its filter first (nothing is counted that fails it), then its counts. */
@@ -156,24 +171,23 @@ static __always_inline int hit_fields(int idx, const struct field_ctx *fc)
 {
 	__u64 id = bpf_get_current_pid_tgid(), *c;
 	__u32 key = idx, tgid = id >> 32;
+	const struct field_table *t = NULL;
 
 	if (idx < 0 || !target_current_wanted(tgid, (__u32)id))
 		return 0;
 	if (targ_fields) {
-		const struct field_table *t = NULL;
-
 		/* fixed --by fields and no filter: no table to look at */
 		if (targ_filter || !targ_by_fixed) {
 			t = bpf_map_lookup_elem(&field_tabs, &key);
 			if (!t || !filter_pass(t, fc))
 				return 0;
 		}
-		if (targ_by)
-			add_fields(t, fc, key);
 	}
 	c = bpf_map_lookup_elem(&counts, &key);
 	if (c)
 		*c += 1;
+	if (targ_fields && targ_by)
+		add_fields(t, fc, key);
 	if (targ_per_process)
 		add_proc(idx, tgid, 1);
 	return 0;

@@ -323,4 +323,97 @@ done:
 	return 0;
 }
 
+/* A function's entry (its arguments) or return (its value), as perf probe's events are: one
+ * record each, sent at once, with the strings its :string casts ask for read here.  A user
+ * function's pointers are the process's memory, a kernel function's the kernel's. */
+static __always_inline int func_hit(void *ctx, int idx, struct field_ctx *fc, bool user)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct trace_ev_cfg *cfg;
+	struct trace_buf *b;
+	__u32 slot = 0;
+
+	if (idx < 0 || !target_current_wanted(id >> 32, (__u32)id))
+		return 0;
+	if (fc->args_from == ARGS_FUNC_REGS)
+		for (int i = 0; i < TRACE_ARGS; i++)
+			fc->args[i] = reg_arg(fc, i);
+	fc->args_from = fc->args_from == ARGS_NONE ? ARGS_NONE : ARGS_READY;
+	if (filtered_out(idx, fc))
+		return 0;
+	cfg = bpf_map_lookup_elem(&evcfg, &(__u32){ idx });
+	b = rec_begin(idx, id, bpf_ktime_get_ns());
+	if (!b || !cfg)
+		return 0;
+	b->rec.ret = fc->ret;
+	__builtin_memcpy(b->rec.args, fc->args, sizeof(b->rec.args));
+	for (int i = 0; i <= TRACE_ARGS && cfg->str_mask; i++) {
+		const void *p = (const void *)(i < TRACE_ARGS ? fc->args[i] : fc->ret);
+		char *dst = (char *)b->data + (slot & (TRACE_STRS - 1)) * TRACE_STR_MAX;
+		long n;
+
+		if (!(cfg->str_mask & (1u << i)) || slot >= TRACE_STRS)
+			continue;
+		n = user ? bpf_probe_read_user_str(dst, TRACE_STR_MAX, p)
+			 : bpf_probe_read_kernel_str(dst, TRACE_STR_MAX, p);
+		b->rec.str_len[slot & (TRACE_STRS - 1)] = n > 0 ? n : 0;
+		slot++;
+	}
+	if (slot)
+		b->rec.payload = TRACE_STRS * TRACE_STR_MAX;
+	rec_send(ctx, b);
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(uentry)
+{
+	struct field_ctx fc = { .regs = ctx, .args_from = ARGS_FUNC_REGS };
+
+	return func_hit(ctx, bpf_get_attach_cookie(ctx), &fc, true);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(uexit)
+{
+	struct field_ctx fc = { .ret = PT_REGS_RC(ctx) };
+
+	return func_hit(ctx, bpf_get_attach_cookie(ctx), &fc, true);
+}
+
+SEC("kprobe")
+int BPF_KPROBE(kentry)
+{
+	struct field_ctx fc = { .regs = ctx, .args_from = ARGS_FUNC_REGS };
+
+	return func_hit(ctx, bpf_get_attach_cookie(ctx), &fc, false);
+}
+
+SEC("kretprobe")
+int BPF_KRETPROBE(kexit)
+{
+	struct field_ctx fc = { .ret = PT_REGS_RC(ctx) };
+
+	return func_hit(ctx, bpf_get_attach_cookie(ctx), &fc, false);
+}
+
+SEC("fentry")
+int BPF_PROG(fentry_hit)
+{
+	struct field_ctx fc = { .args_from = ARGS_READY };
+
+	for (int i = 0; i < TRACE_ARGS; i++)
+		bpf_get_func_arg(ctx, i, &fc.args[i]);
+	return func_hit(ctx, func_event(ctx), &fc, false);
+}
+
+SEC("fexit")
+int BPF_PROG(fexit_hit)
+{
+	struct field_ctx fc = {};
+
+	bpf_get_func_ret(ctx, &fc.ret);
+	return func_hit(ctx, func_event(ctx), &fc, false);
+}
+
 char LICENSE[] SEC("license") = "GPL";

@@ -24,7 +24,10 @@ struct funclat_start {
 	__u32 depth;
 	__u32 pad;
 	__u64 ts[FUNCLAT_MAX_DEPTH];
+	__u16 row[FUNCLAT_MAX_DEPTH]; /* each call's histogram: the function's, or --by's key's */
 };
+/* --by: histograms for this many distinct keys (a __u16 row above) */
+#define FUNCLAT_MAX_ROWS 4096
 
 enum funclat_lost {
 	FUNCLAT_LOST_DEPTH,      /* nested deeper than FUNCLAT_MAX_DEPTH */

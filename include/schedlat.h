@@ -13,7 +13,12 @@ struct sched_stats {
 	__u64 delays;       /* number of such waits */
 	__u64 max_delay_ns; /* the longest wait */
 	__u64 max_delay_at; /* when it ended (the task got the CPU) */
+	/* --timehist -s: the runs (switch-in to switch-out) one by one */
+	__u64 min_run_ns;
+	__u64 max_run_ns;
+	__u64 run_sumsq;    /* sum of (run / 64 ns)^2, for perf's stddev (SCHED_SUMSQ_SHIFT) */
 };
+#define SCHED_SUMSQ_SHIFT 6
 
 /* Per-task working state: task storage (or a hash keyed by TID where the kernel has none). */
 struct sched_task {
@@ -62,6 +67,8 @@ struct sched_row_raw {
 	struct sched_stats s;
 	__u32 tgid;
 	__u32 pid;
+	__u32 ppid;     /* the parent process (perf sched timehist -s's "parent") */
+	__u32 dead;     /* copied at its exit: perf's "Terminated tasks" */
 	char comm[SCHED_COMM_LEN];
 };
 

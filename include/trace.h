@@ -16,7 +16,8 @@
 /* Per event index, set by the loader. */
 struct trace_ev_cfg {
 	__u32 raw_size; /* tracepoint: bytes of its record to copy (at most TRACE_PAYLOAD_MAX) */
-	__u32 str_mask; /* syscall: arguments read as user strings (bit N: argument N) */
+	__u32 str_mask; /* syscall, function: arguments read as strings (bit N: argument N; bit
+			 * TRACE_ARGS: a function's return value), at most TRACE_STRS of them */
 };
 
 /* A record's fixed part; `data` follows: the payload (a tracepoint's raw record, or a syscall's

@@ -12,6 +12,9 @@
 expect_one_error "timehist: -w without --timehist" "need --timehist" -- sched -w 1
 expect_one_error "timehist: -M without --timehist" "need --timehist" -- sched -M 1
 expect_one_error "timehist: with --sort" "do not apply" -- sched --timehist --sort avg 1
+expect_one_error "timehist: --summary without --timehist" "need --timehist" -- sched --summary 1
+expect_one_error "timehist: --summary with -w" "prints the summary only" -- sched --timehist --summary -w 1
+expect_one_error "timehist: --idle-hist with -p" "--idle-hist shows the switches from and to the idle tasks" -- sched --timehist --idle-hist -p 1 1
 expect_one_error "timehist: --buffer-size 0" "invalid --buffer-size" -- sched --timehist --buffer-size 0 1
 "$BPFPROF" sched --help >"$TMP/help" 2>&1
 check "sched --help documents --timehist -w -M" \
@@ -120,6 +123,55 @@ if [ "$(nproc)" -ge 2 ]; then
 else
 	skip "timehist -M" "one CPU: nowhere to migrate"
 fi
+# ---- -S / --summary / --task-state: processes that all exit (fieldwork's three execs of true) ----
+FW=$WL/fieldwork
+"$BPFPROF" sched --timehist -S --task-state -- "$FW" 3 >"$TMP/sum.txt" 2>"$TMP/sum.err"
+# rows per tid (count, run time sum) against the summary's sched-in and run-time columns
+awk '$2 ~ /^\[[0-9]+\]$/ && NF == 7 { n = split($3, a, /[][\/]/); c[a[2]]++; r[a[2]] += $6 }
+     /^Terminated tasks:/ { on = 1; next }
+     on && $1 ~ /\[[0-9]+\]$/ { split($1, b, /[][\/]/); seen++
+	if (c[b[2]] != $3 || (r[b[2]] - $4)^2 > (0.001 * c[b[2]] + 0.001)^2) bad++ }
+     END { print seen + 0, bad + 0 }' "$TMP/sum.txt" >"$TMP/sum.chk"
+read -r seen bad <"$TMP/sum.chk"
+check "timehist -S: the summary's terminated tasks (4 of them) match their rows' counts and run times" \
+	test "$seen" -ge 4 -a "$bad" = 0
+check "timehist -S: 'true' tasks listed with their parent, fieldwork" \
+	test "$(awk -v p="$(awk '/^Terminated/ { on = 1 } on && $1 ~ /^fieldwork\[/ { split($1, a, /[][]/); print a[2] }' "$TMP/sum.txt")" \
+		'/^Terminated/ { on = 1 } on && $1 ~ /^true\[/ && $2 == p' "$TMP/sum.txt" | wc -l)" = 3
+check "timehist --task-state: perf's state column; each true's last row is X (dead)" \
+	test "$(awk '$2 ~ /^\[[0-9]+\]$/ && NF == 7 && $3 ~ /^true\[/ && $7 == "X"' "$TMP/sum.txt" | wc -l)" = 3 \
+	-a "$(grep -Ec '^ +time +cpu  task name +wait time  sch delay   run time  state$' "$TMP/sum.txt")" = 1
+"$BPFPROF" sched --timehist --summary -- "$FW" 2 >"$TMP/so.txt" 2>"$TMP/so.err"
+check "timehist --summary: no rows, the summary with the run's 3 tasks and totals" \
+	test "$(awk '$2 ~ /^\[[0-9]+\]$/' "$TMP/so.txt" | wc -l)" = 0 \
+	-a "$(grep -c '^Runtime summary$' "$TMP/so.txt")" = 1 \
+	-a "$(awk '/Total number of unique tasks:/ { print $NF }' "$TMP/so.txt")" = 3
+
+# ---- <idle> rows system-wide, as perf shows them, and --idle-hist ----
+"$BPFPROF" sched --timehist -S -a 1 >"$TMP/idle.txt" 2>"$TMP/idle.err"
+# each CPU's <idle> rows' run times against the summary's idle time of that CPU
+awk '$2 ~ /^\[[0-9]+\]$/ && $3 == "<idle>" { gsub(/[][]/, "", $2); r[$2 + 0] += $6; rows++ }
+     /^Idle stats:/ { on = 1; next }
+     on && $1 == "cpu" { cpus++; d = r[$2 + 0] - $5; if (d < 0) d = -d; if (d > 0.01 + 0.001 * $5) bad++ }
+     END { print rows + 0, cpus + 0, bad + 0 }' "$TMP/idle.txt" >"$TMP/idle.chk"
+read -r irows icpus ibad <"$TMP/idle.chk"
+if [ "$irows" = 0 ] && [ "$icpus" = 0 ]; then
+	skip "timehist -a: <idle> rows against the idle stats" "no CPU went idle in the second traced (load $(cut -d' ' -f1 /proc/loadavg))"
+elif grep -q ' 0 dropped$' "$TMP/idle.err"; then
+	check "timehist -a: <idle> rows ($irows) add up to each CPU's idle time in the summary ($icpus CPUs)" \
+		test "$ibad" = 0 -a "$irows" -gt 0 -a "$icpus" -gt 0
+else
+	skip "timehist -a: <idle> rows against the idle stats" "rows dropped: $(cat "$TMP/idle.err")"
+fi
+"$BPFPROF" sched --timehist --idle-hist -a 0.5 >"$TMP/ih.txt" 2>/dev/null
+read -r ti ni <<<"$(awk '$2 ~ /^\[[0-9]+\]$/ { if ($3 == "<idle>") i++; else t++ } END { print t + 0, i + 0 }' "$TMP/ih.txt")"
+if [ "$ni" = 0 ] && [ "$ti" = 0 ]; then
+	skip "timehist --idle-hist" "no CPU went idle in the half second traced (load $(cut -d' ' -f1 /proc/loadavg))"
+else
+	check "timehist --idle-hist: only switches to and from idle: each task row is followed by its CPU's <idle> row ($ti vs $ni)" \
+		test "$ni" -gt 0 -a $(( ti > ni ? ti - ni : ni - ti )) -le $(( 2 * $(nproc) ))
+fi
+
 # ---- a closed output ends the run with one line ----
 timeout 30 "$BPFPROF" sched --timehist -a 2>"$TMP/pipe.err" | head -n 5 >/dev/null
 rc=${PIPESTATUS[0]}

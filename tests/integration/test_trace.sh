@@ -113,6 +113,42 @@ check "trace CAT:NAME: sched_process_exit's comm and pid fields" grep -Eq \
 check "trace: a kernel function pointer field named (hrtimer_start function=hrtimer_wakeup)" \
 	grep -q "timer:hrtimer_start: .*function=hrtimer_wakeup" "$TMP/timer.txt"
 
+# ---- functions, event by event (perf probe's events in perf script's layout) ----
+FW=$WL/fieldwork
+"$BPFPROF" trace "u:$FW:work" -- "$FW" 0 >"$TMP/fn.txt" 2>"$TMP/fn.err"
+check "trace u:BIN:FUNC: a line per call, arg0=0x7 x100 and 0x9 x50 (x64 by default)" \
+	test "$(grep -Ec '^ +fieldwork +[0-9]+ \[[0-9]{3}\] +[0-9]+\.[0-9]{6}: fieldwork:work: arg0=0x7 arg1=' "$TMP/fn.txt")" = 100 \
+	-a "$(grep -c 'fieldwork:work: arg0=0x9 ' "$TMP/fn.txt")" = 50
+"$BPFPROF" trace "u:$FW:work%return" --fields retval:s32 -- "$FW" 0 >"$TMP/fr.txt" 2>"$TMP/fn.err"
+check "trace u:BIN:FUNC%return --fields retval:s32: retval=71 x100, 91 x50" \
+	test "$(grep -c 'fieldwork:work%return: retval=71$' "$TMP/fr.txt")" = 100 \
+	-a "$(grep -c 'fieldwork:work%return: retval=91$' "$TMP/fr.txt")" = 50
+"$BPFPROF" trace "u:$FW:work" --fields arg0:u32 --filter 'arg0 == 9' -- "$FW" 0 >"$TMP/ff.txt" 2>"$TMP/fn.err"
+check "trace u:BIN:FUNC --filter 'arg0 == 9' --fields arg0:u32: 50 lines, arg0=9 each" \
+	test "$(grep -c 'fieldwork:work: arg0=9$' "$TMP/ff.txt")" = 50 -a "$(grep -c 'fieldwork:work:' "$TMP/ff.txt")" = 50
+"$BPFPROF" trace c:getenv --fields arg0:string -- ls /nonexist >"$TMP/fs.txt" 2>"$TMP/fn.err"
+check "trace c:getenv --fields arg0:string: the name read in the kernel (ls asks QUOTING_STYLE)" \
+	grep -Eq ' +ls +[0-9]+ .*libc.so.6:getenv: arg0="QUOTING_STYLE"$' "$TMP/fs.txt"
+out=$("$BPFPROF" trace k:vfs_read -a 0.5 2>&1 >/dev/null); rc=$?
+if [ "$rc" = 0 ]; then
+	ok "trace k:FUNC"
+elif [ "$(wc -l <<<"$out")" = 1 ] && grep -q "^bpfprof: cannot trace kernel function 'vfs_read'" <<<"$out"; then
+	skip "trace k:FUNC" "$(sed 's/^bpfprof: //' <<<"$out")"
+else
+	fail "trace k:FUNC" "exit $rc: $out"
+fi
+expect_exit2 "trace --fields on an unknown field names the fields" "has no field 'nope'; its fields: arg0" \
+	-- trace "u:$FW:work" --fields nope 1
+expect_exit2 "trace --fields with more strings than the kernel reads" "at most 2 strings" \
+	-- trace "u:$FW:work" --fields arg0:string,arg1:string,arg2:string 1
+
+# ---- --filter on a syscall's ret, decided at its exit ----
+"$BPFPROF" trace sys:openat --filter 'ret < 0' -- cat /etc/hostname /nonexist/f >"$TMP/fret.txt" 2>"$TMP/fn.err"
+check "trace sys:openat --filter 'ret < 0': the failed open, not the good one, every line failed" \
+	test "$(grep -c 'filename: "/nonexist/f") *= -1 ENOENT' "$TMP/fret.txt")" = 1 \
+	-a "$(grep -c '"/etc/hostname"' "$TMP/fret.txt")" = 0 \
+	-a "$(grep 'openat(' "$TMP/fret.txt" | grep -vc '= -1 ')" = 0
+
 # ---- a closed output ends the run with one line (not a silent success, not a hang) ----
 timeout 30 "$BPFPROF" trace sched:sched_switch -a 2>"$TMP/pipe.err" | head -n 2 >/dev/null
 rc=${PIPESTATUS[0]}

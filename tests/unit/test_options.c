@@ -256,6 +256,15 @@ static bool known_same_meaning(const struct opt *a, const struct opt *b)
 	return false;
 }
 
+/* --summary: a summary instead of the events, as perf spells it in each: trace's -s (perf trace
+ * -s, syscalls per process), sched --timehist's (perf sched timehist -s, tasks; -s is sched's
+ * --sort, as perf sched latency's). */
+static bool known_summary(const struct opt *a, const struct opt *b)
+{
+	return a->long_name && b->long_name && !strcmp(a->long_name, "summary") &&
+	       !strcmp(b->long_name, "summary") && a->type == OPT_FLAG && b->type == OPT_FLAG;
+}
+
 /* One spelling, one option: wherever two commands accept the same name it is the same table
  * entry (the shared groups), except the legacy letters above and perf's --sort. */
 static void test_one_spelling_one_meaning(void)
@@ -272,6 +281,7 @@ static void test_one_spelling_one_meaning(void)
 					if (!same_spelling(a.v[x], b.v[y]) || a.v[x] == b.v[y] ||
 					    known_legacy(a.v[x], b.v[y]) || known_perf_sort(a.v[x], b.v[y]) ||
 					    known_same_meaning(a.v[x], b.v[y]) ||
+					    known_summary(a.v[x], b.v[y]) ||
 					    a.v[x]->type == OPT_RETIRED ||
 					    b.v[y]->type == OPT_RETIRED)
 						continue;

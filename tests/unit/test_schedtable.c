@@ -269,18 +269,68 @@ static void test_timehist_layout(void)
 	timehist_task_name(buf, sizeof(buf), "swapper/1", 0, 0);
 	CHECK_STR(buf, "<idle>");
 	f = open_memstream(&out, &len);
-	timehist_header(f);
+	timehist_header(f, false);
 	fclose(f);
 	CHECK_STR(out,
 		  "           time    cpu  task name                       wait time  sch delay   run time\n"
 		  "                        [tid/pid]                          (msec)     (msec)     (msec)\n"
 		  "--------------- ------  ------------------------------  ---------  ---------  ---------\n");
 	free(out);
+	f = open_memstream(&out, &len);
+	timehist_header(f, true);
+	fclose(f);
+	CHECK_STR(out,
+		  "           time    cpu  task name                       wait time  sch delay   run time  state\n"
+		  "                        [tid/pid]                          (msec)     (msec)     (msec)\n"
+		  "--------------- ------  ------------------------------  ---------  ---------  ---------  -----\n");
+	free(out);
+	/* perf's letters for prev_state: preempted, sleeping, TASK_IDLE, a task's exit */
+	CHECK(timehist_state_char(0) == 'R');
+	CHECK(timehist_state_char(1) == 'S');
+	CHECK(timehist_state_char(2) == 'D');
+	CHECK(timehist_state_char(0x402) == 'I');
+	CHECK(timehist_state_char(0x80) == 'X');
+	CHECK(timehist_state_char(0x4) == 'T');
+}
+
+/* perf sched timehist -s's summary: rows by tid, terminated tasks apart, idle stats, totals */
+static void test_timehist_summary(void)
+{
+	struct sched_row rows[3] = {
+		{ .comm = "b", .pid = 20, .tgid = 20, .ppid = 1, .nr_tasks = 1,
+		  .s = { .runtime_ns = 3000000, .switches = 2, .min_run_ns = 1000000,
+			 .max_run_ns = 2000000 } },
+		{ .comm = "a", .pid = 10, .tgid = 10, .ppid = 1, .nr_tasks = 1,
+		  .s = { .runtime_ns = 1000000, .switches = 1, .min_run_ns = 1000000,
+			 .max_run_ns = 1000000 } },
+		{ .comm = "gone", .pid = 30, .tgid = 30, .ppid = 20, .nr_tasks = 1, .dead = true,
+		  .s = { .runtime_ns = 500000, .switches = 1, .min_run_ns = 500000,
+			 .max_run_ns = 500000 } },
+	};
+	__u64 idle[2] = { 7000000, 0 };
+	struct timehist_summary_opts o = { .idle_ns = idle, .ncpu = 2, .sumsq_shift = 6 };
+	char *out = NULL, *a, *b, *t;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	CHECK_INT(timehist_summary_write(f, rows, 3, &o), 0);
+	fclose(f);
+	a = strstr(out, "a[10]");
+	b = strstr(out, "b[20]");
+	t = strstr(out, "Terminated tasks:");
+	CHECK(a && b && t && a < b && b < t && strstr(t, "gone[30]"));
+	CHECK(strstr(out, "       b[20]       1          2        3.000      1.000       1.500       2.000") != NULL);
+	CHECK(strstr(out, "cpu  0 idle for      7.000 msec\n") && !strstr(out, "cpu  1 idle"));
+	CHECK(strstr(out, "    Total number of unique tasks: 3\n"
+			  "Total number of context switches: 4\n"
+			  "           Total run time (msec): 4.500\n") != NULL);
+	free(out);
 }
 
 int main(void)
 {
 	RUN(test_timehist_layout);
+	RUN(test_timehist_summary);
 	RUN(test_table_layout);
 	RUN(test_table_long_name);
 	RUN(test_table_empty);

@@ -15,6 +15,7 @@
 #include "probe/fields.h"
 #include "funclat.skel.h"
 #include "out/hist.h"
+#include "sym/syms.h"
 
 RUNNER_SKELETON(funclat);
 
@@ -25,7 +26,9 @@ static struct funclat_env {
 	struct probe_events evs;
 	struct funclat_hist *prev; /* per function: the counts at the last report */
 	const char *filter;        /* --filter EXPR on the entry's fields */
+	const char *by;            /* --by FIELD[,FIELD...]: a histogram per key */
 	struct event_fields ef;
+	__u32 nr_rows;             /* histograms: one per function, or per --by key */
 } env;
 
 static const struct opt funclat_opts[] = {
@@ -37,6 +40,8 @@ static const struct opt funclat_opts[] = {
 	{ 0, "filter", "EXPR", "time only the calls EXPR holds for at their entry, decided in\n"
 	  "the kernel (e.g. 'arg0 > 4096', 'filename ~ \"/etc/*\"' on sys:openat)", OPT_STR,
 	  &env.filter },
+	{ 0, "by", "FIELD[,FIELD...]", "a histogram per value of the entry's fields, keyed in the\n"
+	  "kernel (e.g. --by arg0, --by comm, --by filename on sys:openat)", OPT_STR, &env.by },
 	{},
 };
 
@@ -74,12 +79,19 @@ static int funclat_check(struct runner *r)
 	}
 	env.unit_ns = env.nsecs ? 1 : env.msecs ? 1000000 : 1000;
 	env.unit = env.nsecs ? "nsecs" : env.msecs ? "msecs" : "usecs";
+	if (env.by && strstr(env.by, "retval")) {
+		p_err("--by %s: funclat keys each call at its entry, before there is a return value "
+		      "(bpfprof stat 'FUNC%%return' --by retval counts return values)", env.by);
+		return -EINVAL;
+	}
 	err = runner_resolve_events(&env.evs);
 	err = err ?: check_kinds(&env.evs);
-	err = err ?: (env.filter ? event_fields_build(&env.evs, NULL, env.filter, &env.ef) : 0);
+	err = err ?: (env.filter || env.by ?
+		      event_fields_build(&env.evs, env.by, env.filter, &env.ef) : 0);
 	if (err)
 		return err;
-	env.prev = calloc(env.evs.nr, sizeof(*env.prev));
+	env.nr_rows = env.by ? FUNCLAT_MAX_ROWS : env.evs.nr;
+	env.prev = calloc(env.nr_rows, sizeof(*env.prev));
 	return env.prev ? 0 : -ENOMEM;
 }
 
@@ -105,9 +117,10 @@ static int funclat_configure(struct runner *r)
 	/* units and bucket layout are read-only globals, fixed before load */
 	skel->rodata->targ_unit_ns = env.unit_ns;
 	skel->rodata->targ_filter = env.filter != NULL;
-	bpf_map__set_max_entries(skel->maps.hists, env.evs.nr);
-	bpf_map__set_max_entries(skel->maps.field_tabs, env.evs.nr ?: 1);
-	return heatmap_run_configure(&heatmap_opts, skel->maps.heat, &skel->rodata->targ_heatmap,
+	skel->rodata->targ_by = env.by != NULL;
+	bpf_map__set_max_entries(skel->maps.hists, env.nr_rows);
+	return event_fields_configure(&env.ef, EVENT_FIELDS_RODATA(skel), FUNCLAT_MAX_ROWS) ?:
+	       heatmap_run_configure(&heatmap_opts, skel->maps.heat, &skel->rodata->targ_heatmap,
 				     &skel->rodata->targ_heatmap_cfg, runner_planned_seconds()) ?:
 	       probe_prepare(&p, &env.evs);
 }
@@ -118,7 +131,7 @@ static int funclat_attach(struct runner *r)
 	struct probe_progs p = funclat_progs(skel);
 
 	heatmap_run_start(&heatmap_opts, &skel->bss->heatmap_start_ns);
-	return (env.filter ? event_fields_fill(&env.ef, skel->maps.field_tabs) : 0) ?:
+	return (env.filter || env.by ? event_fields_fill(&env.ef, skel->maps.field_tabs) : 0) ?:
 	       runner_attach_events(r, &p, &env.evs);
 }
 
@@ -137,8 +150,84 @@ static struct hist_layout layout(void)
 	return l;
 }
 
-/* Every function called since the last report: the kernel's counts are never reset, so no call
- * made while reading is lost. */
+/* One row's histogram since the last report into h (the kernel's counts are never reset, so
+ * no call made while reading is lost); its calls. */
+static __u64 take_row(struct funclat_bpf *skel, __u32 i, struct funclat_hist *h, int *err)
+{
+	struct funclat_hist *prev = &env.prev[i];
+	__u64 count = 0;
+
+	*err = bpf_map__lookup_elem(skel->maps.hists, &i, 4, h, sizeof(*h), 0);
+	if (*err)
+		return 0;
+	h->sum_ns -= prev->sum_ns;
+	prev->sum_ns += h->sum_ns;
+	for (unsigned int k = 0; k < HIST_NS_SLOTS; k++) {
+		h->slots[k] -= prev->slots[k];
+		prev->slots[k] += h->slots[k];
+		count += h->slots[k];
+	}
+	return count;
+}
+
+struct by_row {
+	__u32 row;
+	__u64 count;
+	struct funclat_hist h;
+};
+
+static int busiest_first(const void *a, const void *b)
+{
+	const struct by_row *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return x->row < y->row ? -1 : x->row > y->row;
+}
+
+/* --by: a histogram per key ("FUNC arg0=7"), the busiest first. */
+static int report_by(struct runner *r, const struct hist_layout *l, int *shown)
+{
+	struct funclat_bpf *skel = r->skel;
+	__u32 nr = skel->bss->field_rows_next < env.nr_rows ? skel->bss->field_rows_next
+							     : env.nr_rows;
+	struct by_row *rows = calloc(nr ?: 1, sizeof(*rows));
+	struct ksyms *ks = event_fields_have_ksym(&env.ef) ? ksyms__load() : NULL;
+	const char **keys = NULL;
+	char *store = NULL, label[512];
+	int err = rows ? 0 : -ENOMEM, n = 0;
+
+	for (__u32 i = 0; !err && i < nr; i++) {
+		rows[n].row = i;
+		rows[n].count = take_row(skel, i, &rows[n].h, &err);
+		n += rows[n].count > 0;
+	}
+	err = err ?: event_fields_read_rows(&env.ef, skel->maps.field_rows, nr, &keys, &store);
+	if (!err)
+		qsort(rows, n, sizeof(*rows), busiest_first);
+	for (int i = 0; !err && i < n; i++) {
+		const char *key = keys[rows[i].row];
+
+		if (!key)
+			continue;
+		fprintf(r->out, "\n%s\n", event_fields_label(&env.ef, &env.evs, key, true,
+							       event_fields_ksym, ks, label,
+							       sizeof(label)));
+		err = hist_ns_print(r->out, rows[i].h.slots, HIST_NS_SLOTS, rows[i].h.sum_ns, l,
+				    env.unit_ns, env.unit);
+		(*shown)++;
+	}
+	if (!err && skel->bss->field_rows_lost)
+		fprintf(stderr, "bpfprof: %llu calls not timed: more than %d keys of --by %s\n",
+			(unsigned long long)skel->bss->field_rows_lost, FUNCLAT_MAX_ROWS, env.by);
+	ksyms__free(ks);
+	free(keys);
+	free(store);
+	free(rows);
+	return err;
+}
+
+/* Every function called since the last report. */
 static int funclat_report(struct runner *r, bool last)
 {
 	struct funclat_bpf *skel = r->skel;
@@ -146,21 +235,10 @@ static int funclat_report(struct runner *r, bool last)
 	struct funclat_hist *h = malloc(sizeof(*h));
 	int err = h ? 0 : -ENOMEM, shown = 0;
 
-	for (__u32 i = 0; !err && i < (__u32)env.evs.nr; i++) {
-		struct funclat_hist *prev = &env.prev[i];
-		__u64 count = 0;
-
-		err = bpf_map__lookup_elem(skel->maps.hists, &i, 4, h, sizeof(*h), 0);
-		if (err)
-			break;
-		h->sum_ns -= prev->sum_ns;
-		prev->sum_ns += h->sum_ns;
-		for (unsigned int k = 0; k < HIST_NS_SLOTS; k++) {
-			h->slots[k] -= prev->slots[k];
-			prev->slots[k] += h->slots[k];
-			count += h->slots[k];
-		}
-		if (!count)
+	if (!err && env.by)
+		err = report_by(r, &l, &shown);
+	for (__u32 i = 0; !err && !env.by && i < (__u32)env.evs.nr; i++) {
+		if (!take_row(skel, i, h, &err))
 			continue;
 		fprintf(r->out, "\n%s\n", env.evs.ev[i].name);
 		err = hist_ns_print(r->out, h->slots, HIST_NS_SLOTS, h->sum_ns, &l, env.unit_ns,
@@ -209,7 +287,9 @@ const struct command funclat_cmd = {
 		"                               the ld.so cache)\n"
 		"        sys:NAME               syscall, e.g. sys:read (sys_enter/sys_exit)\n"
 		"        FUNC may be a glob: u:libc:str* times every match.  EVENTs are given with -e\n"
-		"        or as arguments, several at once or comma-separated.\n",
+		"        or as arguments, several at once or comma-separated.\n"
+		"FIELD:  a function's arg0..arg5 (casts as perf probe's: arg1:string, arg0:u32), a\n"
+		"        syscall's arguments by name, comm, pid, tid, cpu, cgroup.\n",
 	.caps = CAP_SYMBOLS | CAP_CPUS | CAP_THREAD_KIND | CAP_INTERVALS | CAP_HEATMAP | CAP_EVENTS,
 	.positional = POS_EVENTS,
 	.no_events = "no function to time (e.g. bpfprof funclat c:malloc)",

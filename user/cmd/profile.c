@@ -18,8 +18,12 @@
 #include "probe/perfevent.h"
 #include "profile.h"
 #include "profile.skel.h"
+#include "sym/syms.h"
 
 RUNNER_SKELETON(profile);
+
+/* --by keys apart: this many at most */
+#define PROFILE_BY_ROWS 4096
 
 /* Sampling perf events open on every selected CPU. */
 struct sampling {
@@ -49,7 +53,9 @@ static struct profile_env {
 	int nr_names;
 	struct probe_events evs;
 	const char *filter;    /* --filter EXPR on the specs' fields */
+	const char *by;        /* --by FIELD[,FIELD...]: the samples per key of the specs' fields */
 	struct event_fields ef;
+	char **row_names;      /* --by: each key's label, the names once the samples are read */
 	struct sampling sampling;
 	struct stack_run sr;
 	__u64 lost[LOST_REASONS];
@@ -74,6 +80,10 @@ static const struct opt profile_opts[] = {
 	  "per event)", OPT_FLAG, &env.event_root },
 	{ 0, "filter", "EXPR", "with -e SPEC: sample only the hits EXPR holds for, decided in\n"
 	  "the kernel before any stack is taken (e.g. 'arg0 > 4096')", OPT_STR, &env.filter },
+	{ 0, "by", "FIELD[,FIELD...]", "with -e SPEC: the samples apart per value of the events'\n"
+	  "fields, keyed in the kernel: a report section per key, busiest\n"
+	  "first, and the key as the folded stacks' root frame (e.g. --by\n"
+	  "filename on sched:sched_process_exec, --by arg0)", OPT_STR, &env.by },
 	{ 'I', NULL, NULL, "-I is an interval in bpfprof's grammar (perf stat's -I MS) and profile "
 	  "prints no intervals; the idle task is included with --include-idle", OPT_RETIRED },
 	{},
@@ -259,13 +269,14 @@ int profile_check(struct runner *r)
 		err = probe_resolve_specs(env.specs, env.nr_specs,
 					  targets.nr_pids ? targets.pids[0] : 0, &env.evs);
 	err = err ?: name_events();
-	if (!err && env.filter && (env.nr_sampled || !env.nr_specs)) {
-		p_err("--filter %s: perf's sampled events have no fields (it applies to -e SPEC: "
-		      "tracepoints, syscalls, functions)", env.filter);
+	if (!err && (env.filter || env.by) && (env.nr_sampled || !env.nr_specs)) {
+		p_err("%s %s: perf's sampled events have no fields (it applies to -e SPEC: "
+		      "tracepoints, syscalls, functions)", env.filter ? "--filter" : "--by",
+		      env.filter ?: env.by);
 		err = -EINVAL;
 	}
-	if (!err && env.filter)
-		err = event_fields_build(&env.evs, NULL, env.filter, &env.ef);
+	if (!err && (env.filter || env.by))
+		err = event_fields_build(&env.evs, env.by, env.filter, &env.ef);
 	if (!err && env.nr_sampled) {
 		choose_sampling();
 		err = open_sampling(&env.sampling);
@@ -300,8 +311,10 @@ static int configure_events(struct profile_bpf *skel)
 	}
 	bpf_program__set_autoload(skel->progs.do_sample, env.nr_sampled > 0);
 	skel->rodata->targ_filter = env.filter != NULL;
-	bpf_map__set_max_entries(skel->maps.field_tabs, env.evs.nr ?: 1);
-	return env.nr_specs ? probe_prepare(&p, &env.evs) : 0;
+	skel->rodata->targ_by = env.by != NULL;
+	skel->rodata->targ_by_base = env.nr_names;
+	return event_fields_configure(&env.ef, EVENT_FIELDS_RODATA(skel), PROFILE_BY_ROWS) ?:
+	       (env.nr_specs ? probe_prepare(&p, &env.evs) : 0);
 }
 
 int profile_configure(struct runner *r)
@@ -360,7 +373,7 @@ int profile_attach(struct runner *r)
 	err = runner_attach_skeleton(r);
 	if (err)
 		return err;
-	if (env.filter)
+	if (env.filter || env.by)
 		err = event_fields_fill(&env.ef, skel->maps.field_tabs);
 	if (!err && env.nr_specs)
 		err = probe_attach(&p, &env.evs, targets.pids, targets.nr_pids, &r->links);
@@ -388,6 +401,98 @@ void profile_detach(struct runner *r)
 	profile_bpf__detach(r->skel);
 }
 
+struct row_rank {
+	__u32 row;
+	__u64 samples;
+};
+
+static int busiest_first(const void *a, const void *b)
+{
+	const struct row_rank *x = a, *y = b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return x->row < y->row ? -1 : x->row > y->row;
+}
+
+static void free_row_names(void)
+{
+	for (int i = 0; env.row_names && i < env.nr_names; i++)
+		free(env.row_names[i]);
+	free(env.row_names);
+	env.row_names = NULL;
+}
+
+/* --by: the samples' events are the kernel's row numbers past the events' (targ_by_base); they
+ * become the keys, busiest first, each named "EVENT FIELD=VALUE,..." for the report's sections
+ * and the folded stacks' root frames. */
+static int name_rows(struct profile_bpf *skel, struct stack_sample *samples, size_t n)
+{
+	__u32 base = skel->rodata->targ_by_base, nr = skel->bss->field_rows_next, *rank = NULL;
+	struct ksyms *ks = event_fields_have_ksym(&env.ef) ? ksyms__load() : NULL;
+	struct row_rank *rows;
+	const char **keys = NULL;
+	char *store = NULL, label[512], **names = NULL;
+	int err = 0, used = 0;
+
+	nr = nr < PROFILE_BY_ROWS ? nr : PROFILE_BY_ROWS;
+	rows = calloc(nr ?: 1, sizeof(*rows));
+	rank = calloc(nr ?: 1, sizeof(*rank));
+	if (!rows || !rank) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (__u32 i = 0; i < nr; i++)
+		rows[i].row = i;
+	for (size_t i = 0; i < n; i++)
+		if (samples[i].event >= base && samples[i].event - base < nr)
+			rows[samples[i].event - base].samples += samples[i].value;
+	qsort(rows, nr, sizeof(*rows), busiest_first);
+	while (used < (int)nr && rows[used].samples)
+		used++;
+	err = event_fields_read_rows(&env.ef, skel->maps.field_rows, nr, &keys, &store);
+	names = calloc(used ?: 1, sizeof(*names));
+	if (!err && !names)
+		err = -ENOMEM;
+	for (int i = 0; !err && i < used; i++) {
+		const char *key = keys[rows[i].row];
+
+		rank[rows[i].row] = i;
+		names[i] = strdup(key ? event_fields_label(&env.ef, &env.evs, key, true,
+							   event_fields_ksym, ks, label,
+							   sizeof(label)) : "?");
+		if (!names[i])
+			err = -ENOMEM;
+	}
+	if (err) {
+		for (int i = 0; names && i < used; i++)
+			free(names[i]);
+		free(names);
+		goto cleanup;
+	}
+	for (size_t i = 0; i < n; i++)
+		samples[i].event = samples[i].event >= base && samples[i].event - base < nr ?
+				   rank[samples[i].event - base] : 0;
+	/* the names a period before were the rows', or else the events' own array */
+	if (env.row_names)
+		free_row_names();
+	else
+		free(env.names);
+	env.row_names = names;
+	env.names = (const char **)names;
+	env.nr_names = used;
+	if (skel->bss->field_rows_lost)
+		fprintf(stderr, "bpfprof: %llu hits not sampled: more than %d keys of --by %s\n",
+			(unsigned long long)skel->bss->field_rows_lost, PROFILE_BY_ROWS, env.by);
+cleanup:
+	ksyms__free(ks);
+	free(keys);
+	free(store);
+	free(rows);
+	free(rank);
+	return err;
+}
+
 /* perf's stacks for the same events end at the code that hit the event, so these do. */
 static void trim_event_frames(struct stack_sample *samples, size_t n)
 {
@@ -408,7 +513,7 @@ int profile_collect(struct runner *r)
 	p_info("%llu samples taken in the kernel", (unsigned long long)skel->bss->samples_seen);
 	if (env.nr_specs)
 		trim_event_frames(env.sr.samples, env.sr.nr_samples);
-	return 0;
+	return env.by ? name_rows(skel, env.sr.samples, env.sr.nr_samples) : 0;
 }
 
 /* pprof's sample types: for a clock sampled at -F, samples and CPU time (a sample is 1/F s of
@@ -476,8 +581,11 @@ void profile_outputs(struct runner *r, struct profile_texts *t, struct stack_out
 		.nr_events = env.nr_names,
 	};
 
-	if (env.event_root && env.nr_names > 1)
+	if ((env.event_root && env.nr_names > 1) || (env.by && env.nr_names))
 		o.folded_opts.event_root = o.flamegraph.event_root = env.names;
+	/* --by with one key: the report's one section is that key's */
+	if (env.by && env.nr_names == 1)
+		o.header.event = env.names[0];
 	if (clock_events() && !profile_sampling.include_idle)
 		o.header.excluded = "the idle task from timer sampling (--include-idle keeps it)";
 	snprintf(detail, sizeof(t->detail), "stack capture failed %llu, stack table full %llu, hash "
@@ -516,7 +624,8 @@ static int profile_period_write(struct runner *r)
 	memcpy(env.lost, (const void *)skel->bss->lost, sizeof(env.lost));
 	if (env.nr_specs)
 		trim_event_frames(env.sr.samples, env.sr.nr_samples);
-	return profile_write(r);
+	return (env.by ? name_rows(skel, env.sr.samples, env.sr.nr_samples) : 0) ?:
+	       profile_write(r);
 }
 
 static int profile_period(struct runner *r)
@@ -532,6 +641,9 @@ void profile_teardown(struct runner *r)
 	event_fields_free(&env.ef);
 	free(env.specs);
 	free(env.sampled);
+	if (env.row_names)
+		env.names = NULL; /* the same array */
+	free_row_names();
 	free(env.names);
 	memset(&env, 0, sizeof(env));
 	memset(&profile_sampling, 0, sizeof(profile_sampling));

@@ -21,6 +21,10 @@ static int opt_sort(const char *arg);
 static struct sched_env {
 	bool by_comm, force_raw;
 	bool timehist, wakeups, migrations;
+	bool summary, with_summary, state, idle_hist; /* --summary -S --task-state --idle-hist */
+	bool idle;               /* <idle> rows: system-wide, as perf shows them */
+	__u64 *idle_ns;          /* --summary: each CPU's idle time */
+	int ncpu;
 	__u64 buffer_mb;
 	__u64 rows_printed;
 	int write_err;
@@ -44,6 +48,17 @@ static const struct opt sched_opts[] = {
 	  &env.wakeups },
 	{ 'M', "migrations", NULL, "--timehist: also a line per migration of a traced task",
 	  OPT_FLAG, &env.migrations },
+	{ 0, "summary", NULL, "--timehist: only perf sched timehist -s's runtime summary per\n"
+	  "task (switches, run time, min/avg/max run, stddev), counted in\n"
+	  "the kernel, and each CPU's idle time", OPT_FLAG, &env.summary },
+	{ 'S', "with-summary", NULL, "--timehist: the rows, then the summary", OPT_FLAG,
+	  &env.with_summary },
+	{ 0, "task-state", NULL, "--timehist: the task's state at switch-out (perf's --state\n"
+	  "column: R preempted, S sleeping, D uninterruptible, I idle...;\n"
+	  "--state is offcpu's filter)", OPT_FLAG, &env.state },
+	{ 0, "idle-hist", NULL, "--timehist: only the switches from or to an idle task (perf's\n"
+	  "-I; -I is an interval in bpfprof's grammar)", OPT_FLAG,
+	  &env.idle_hist },
 	{ 0, "buffer-size", "MB", "--timehist: ring buffer size (default 16; rows that find it\n"
 	  "full are counted and reported)", OPT_U64, &env.buffer_mb, 1, 4096 },
 	{ 0, "raw-tp", NULL, "use the raw_tp programs and hash maps even where\n"
@@ -62,8 +77,21 @@ static int opt_sort(const char *arg)
 
 static int sched_check(struct runner *r)
 {
-	if ((env.wakeups || env.migrations || env.buffer_mb) && !env.timehist) {
-		p_err("-w, -M and --buffer-size need --timehist");
+	if ((env.wakeups || env.migrations || env.buffer_mb || env.summary || env.with_summary ||
+	     env.state || env.idle_hist) && !env.timehist) {
+		p_err("-w, -M, --summary, -S, --task-state, --idle-hist and --buffer-size need --timehist");
+		return -EINVAL;
+	}
+	if (env.summary && (env.with_summary || env.wakeups || env.migrations || env.state)) {
+		p_err("--summary prints the summary only: -S, -w, -M and --task-state are rows' options");
+		return -EINVAL;
+	}
+	/* perf shows every CPU's idle task when it sees every CPU's switches */
+	env.idle = env.timehist && !targets_by_id(&targets) && !targets.cgroup &&
+		   !targets.user_only && !targets.kernel_only;
+	if (env.idle_hist && !env.idle) {
+		p_err("--idle-hist shows the switches from and to the idle tasks: it needs every task (no -p, "
+		      "-t, --cgroup, -u, -k or COMMAND)");
 		return -EINVAL;
 	}
 	if (env.timehist && (env.by_comm || env.sort)) {
@@ -80,10 +108,13 @@ static int sched_configure(struct runner *r)
 	__u64 rb_size = 4096;
 	int err;
 
-	skel->rodata->targ_timehist = env.timehist;
+	/* --summary: no rows, the kernel's per-task statistics only */
+	skel->rodata->targ_timehist = env.timehist && !env.summary;
+	skel->rodata->targ_idle = env.idle;
+	skel->rodata->targ_idle_hist = env.idle_hist;
 	skel->rodata->targ_wakeups = env.wakeups;
 	skel->rodata->targ_migrations = env.migrations;
-	if (env.timehist)
+	if (env.timehist && !env.summary)
 		rb_size = (env.buffer_mb ?: 16) << 20;
 	skel->rodata->targ_wakeup_bytes = rb_size / 8;
 	err = bpf_map__set_max_entries(skel->maps.rows, rb_size);
@@ -124,8 +155,11 @@ static int on_row(void *ctx, void *data, size_t size)
 	fprintf(r->out, "%15.6f [%04u]  %-30s", row->ts / 1e9, row->cpu, task);
 	switch (row->kind) {
 	case TIMEHIST_SWITCH:
-		fprintf(r->out, "  %9.3f  %9.3f  %9.3f\n", row->wait_ns / 1e6, row->delay_ns / 1e6,
+		fprintf(r->out, "  %9.3f  %9.3f  %9.3f", row->wait_ns / 1e6, row->delay_ns / 1e6,
 			row->run_ns / 1e6);
+		if (env.state)
+			fprintf(r->out, "  %5c", row->pid ? timehist_state_char(row->state) : 'I');
+		fputc('\n', r->out);
 		break;
 	case TIMEHIST_WAKEUP:
 		timehist_task_name(other, sizeof(other), row->other_comm, row->other_pid,
@@ -180,8 +214,8 @@ static int sched_tick(struct runner *r)
 /* the column heads, before the banner and the first row */
 static int sched_started(struct runner *r)
 {
-	if (env.timehist)
-		timehist_header(r->out);
+	if (env.timehist && !env.summary)
+		timehist_header(r->out, env.state);
 	return 0;
 }
 
@@ -224,6 +258,8 @@ static int read_rows(struct sched_bpf *skel, struct sched_row **rowsp, size_t *n
 		rows[n].tgid = raw.tgid;
 		rows[n].nr_tasks = 1;
 		rows[n].s = raw.s;
+		rows[n].ppid = raw.ppid;
+		rows[n].dead = raw.dead;
 		n++;
 	}
 	*rowsp = rows;
@@ -265,16 +301,37 @@ static void report_lost(const struct sched_bpf *skel)
 }
 
 
+/* --summary: each CPU's idle time */
+static int read_idle(struct sched_bpf *skel)
+{
+	__u32 zero = 0;
+
+	env.ncpu = nr_cpus_possible();
+	if (env.ncpu <= 0)
+		return -EINVAL;
+	env.idle_ns = calloc(env.ncpu, sizeof(*env.idle_ns));
+	if (!env.idle_ns)
+		return -ENOMEM;
+	return bpf_map__lookup_elem(skel->maps.idle_ns, &zero, sizeof(zero), env.idle_ns,
+				    env.ncpu * sizeof(*env.idle_ns), 0);
+}
+
 /* Every live task's statistics copied into `stats` (a task iterator), then the whole map. */
 static int sched_collect(struct runner *r)
 {
 	struct sched_bpf *skel = r->skel;
 	int err;
 
-	if (env.timehist) {
-		if (env.write_err)
-			p_err("cannot write the output: %s", strerror(-env.write_err));
+	if (env.timehist && env.write_err) {
+		p_err("cannot write the output: %s", strerror(-env.write_err));
 		return env.write_err;
+	}
+	if (env.timehist && !env.summary && !env.with_summary)
+		return 0;
+	if (env.timehist) {
+		err = read_idle(skel);
+		if (err)
+			return err;
 	}
 	err = schedtp_run_task_iter(skel->progs.dump_tasks, "reads the live tasks");
 	err = err ?: read_rows(skel, &env.rows, &env.nr_rows);
@@ -286,6 +343,15 @@ static int sched_collect(struct runner *r)
 static int sched_write(struct runner *r)
 {
 	report_lost(r->skel);
+	if (env.timehist && (env.summary || env.with_summary)) {
+		struct timehist_summary_opts o = { .idle_ns = env.idle ? env.idle_ns : NULL,
+						   .ncpu = env.ncpu, .sumsq_shift = SCHED_SUMSQ_SHIFT };
+		int err = timehist_summary_write(r->out, env.rows, env.nr_rows, &o);
+
+		if (err)
+			p_err("cannot write the summary: %s", strerror(-err));
+		return err;
+	}
 	if (env.timehist)
 		return 0;
 	p_info("read %llu bytes of statistics from BPF maps", (unsigned long long)env.bytes_read);
@@ -297,6 +363,7 @@ static void sched_teardown(struct runner *r)
 	schedtp_detach(&env.links);
 	bpf_link__destroy(env.migrate_link);
 	free(env.rows);
+	free(env.idle_ns);
 	memset(&env, 0, sizeof(env));
 }
 
@@ -310,7 +377,9 @@ const struct command sched_cmd = {
 		"timehist' prints: time (CLOCK_MONOTONIC), CPU, task[tid/pid], wait time (off the\n"
 		"CPU before this run), sch delay (of which waiting on a run queue) and run time, in\n"
 		"ms, computed in the kernel at each switch so that only finished rows reach user\n"
-		"space.  The idle tasks are not shown.",
+		"space.  System-wide, each CPU's idle task has its rows too (<idle>), as perf's.\n"
+		"--summary (perf's timehist -s; -s is --sort here) prints the per-task runtime\n"
+		"summary instead, -S after the rows.",
 	.caps = CAP_THREAD_KIND,
 	.positional = POS_DURATION,
 	.opts = sched_opts,

@@ -386,7 +386,7 @@ static int stat_configure(struct runner *r)
 {
 	struct stat_bpf *skel = r->skel;
 	struct probe_progs p = stat_progs(skel);
-	int clocks = 0;
+	int clocks = 0, err;
 
 	/* settings are read-only globals, fixed before load */
 	skel->rodata->targ_per_process = breakdown();
@@ -407,19 +407,10 @@ static int stat_configure(struct runner *r)
 	skel->rodata->targ_fields = env.by || env.filter;
 	skel->rodata->targ_by = env.ef.nr_by > 0;
 	skel->rodata->targ_filter = env.filter != NULL;
-	/* the same fields at the same places in every event: constants the verifier prunes by */
-	skel->rodata->targ_by_fixed = env.ef.nr_by > 0 && env.evs.nr > 0;
-	skel->rodata->targ_nr_by = env.ef.nr_by;
-	for (int i = 1; env.ef.nr_by && i < env.evs.nr; i++)
-		if (memcmp(env.ef.tabs[i].by, env.ef.tabs[0].by, sizeof(env.ef.tabs[0].by)))
-			skel->rodata->targ_by_fixed = false;
-	if (skel->rodata->targ_by_fixed)
-		memcpy((void *)skel->rodata->targ_by_desc, env.ef.tabs[0].by,
-		       sizeof(skel->rodata->targ_by_desc));
-	skel->rodata->targ_by_ints = skel->rodata->targ_by_fixed &&
-				     env.ef.key_size == 8 + 8 * (unsigned)env.ef.nr_by;
-	bpf_map__set_max_entries(skel->maps.field_tabs, env.evs.nr ?: 1);
 	skel->rodata->targ_key_words = env.ef.key_size / 8;
+	err = event_fields_configure(&env.ef, EVENT_FIELDS_RODATA(skel), 0);
+	if (err)
+		return err;
 	if (env.ef.nr_by) {
 		bpf_map__set_key_size(skel->maps.field_counts, env.ef.key_size);
 	} else {
@@ -1248,34 +1239,12 @@ static int by_event_then_busiest(const void *a, const void *b)
 	return memcmp(x->key, y->key, env.ef.key_size);
 }
 
-static const char *ksym_name(__u64 addr, char *buf, size_t size, void *ctx)
-{
-	const struct ksym *k = ctx ? ksyms__find(ctx, addr) : NULL;
-
-	if (!k || !addr)
-		return NULL;
-	if (k->addr == addr)
-		snprintf(buf, size, "%s", k->name);
-	else
-		snprintf(buf, size, "%s+0x%llx", k->name, (unsigned long long)(addr - k->addr));
-	return buf;
-}
-
-static bool by_has_ksym(void)
-{
-	for (int i = 0; i < env.ef.nr_ev; i++)
-		for (int k = 0; k < env.ef.nr_by; k++)
-			if (env.ef.by[i][k].kind == FIELD_KSYM)
-				return true;
-	return false;
-}
-
 /* One row of --by: the count, then each field's value (aligned, or -x's fields). */
 static void print_field_row(const struct field_row *r, const char *event, struct ksyms *ks)
 {
 	char cols[FIELDS_MAX][FIELD_STR_LEN * 2];
 
-	event_fields_key_text(&env.ef, r->key, ksym_name, ks, cols);
+	event_fields_key_text(&env.ef, r->key, event_fields_ksym, ks, cols);
 	if (env.sep)
 		fprintf(env.out, "%llu%s%s", (unsigned long long)r->count, env.sep, event);
 	else
@@ -1366,7 +1335,7 @@ static int read_field_rows(struct stat_bpf *skel, struct field_rows *fr)
 static int print_by(struct stat_bpf *skel)
 {
 	struct field_rows fr = {};
-	struct ksyms *ks = by_has_ksym() ? ksyms__load() : NULL;
+	struct ksyms *ks = event_fields_have_ksym(&env.ef) ? ksyms__load() : NULL;
 	struct field_row *rows;
 	size_t n;
 	int err = read_field_rows(skel, &fr);
@@ -1402,7 +1371,7 @@ static int print_by(struct stat_bpf *skel)
 		for (size_t i = 0; i < shown; i++)
 			print_field_row(&rows[first + i], ev->name, ks);
 	}
-	if (by_has_ksym() && !ks)
+	if (event_fields_have_ksym(&env.ef) && !ks)
 		fprintf(stderr, "bpfprof: kernel functions shown as addresses: cannot read "
 			"/proc/kallsyms (%s)\n", strerror(errno));
 	warn_table_full(skel->bss->lost_fields, "events not counted by field",

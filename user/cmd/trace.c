@@ -25,12 +25,16 @@ struct trace_event {
 	const char *sys;               /* syscalls: the name; NULL for tracepoints */
 	int args[TRACE_ARGS];          /* syscalls: the argument fields, in order */
 	int nr_args;
+	bool func;                     /* a function's entry or return (perf probe's events) */
+	struct field shown[TRACE_ARGS + 1]; /* functions: the fields printed, casts applied */
+	int nr_shown;
 	struct trace_ev_cfg cfg;
 };
 
 static struct trace_env {
 	bool summary, stacks;
 	const char *filter;
+	const char *fields;            /* --fields: a function's fields to print, with casts */
 	struct event_fields ef;
 	__u64 buffer_mb;
 	struct probe_events evs;
@@ -53,12 +57,76 @@ static const struct opt trace_opts[] = {
 	{ 0, "filter", "EXPR", "only the events EXPR holds for, decided in the kernel before\n"
 	  "anything is copied (perf's syntax: 'filename ~ \"/etc/*\" && comm == ls';\n"
 	  "syscalls: their arguments by name)", OPT_STR, &env.filter },
+	{ 0, "fields", "FIELD[,FIELD...]", "functions: the fields each line shows, perf probe's\n"
+	  "casts applied (e.g. arg0:s32,arg1:string; retval:string on\n"
+	  "FUNC%return); default every argument, or retval, in hex (x64)", OPT_STR, &env.fields },
 	{ 0, "buffer-size", "MB", "ring buffer size (default 16); events that find it full\n"
 	  "are counted and reported", OPT_U64, &env.buffer_mb, 1, 4096 },
 	{},
 };
 
 static char *default_specs[] = { "sys:*" };
+
+/* A function's fields to print: --fields, or every one (arg0..arg5, or retval) in hex as perf
+ * probe's default type (x64) prints them; :string casts read in the kernel, TRACE_STRS at most. */
+static int describe_func(const struct probe_event *e, struct trace_event *t)
+{
+	bool user = e->kind == PROBE_UFUNC;
+	const char *p = env.fields;
+	char name[FIELD_NAME_MAX + 16], why[256], names[512];
+	int strs = 0;
+
+	t->func = true;
+	for (int i = 0; !p && i < t->fields.nr && t->nr_shown <= TRACE_ARGS; i++) {
+		struct field *f = &t->fields.v[i];
+
+		if (f->src != FSRC_ARG && f->src != FSRC_RET)
+			continue;
+		t->shown[t->nr_shown] = *f;
+		t->shown[t->nr_shown++].kind = FIELD_HEX;
+	}
+	while (p && *p) {
+		size_t len = strcspn(p, ",");
+		struct field *f = &t->shown[t->nr_shown];
+		int err;
+
+		snprintf(name, sizeof(name), "%.*s", (int)len, p);
+		p += len + (p[len] == ',');
+		if (!len)
+			continue;
+		if (t->nr_shown > TRACE_ARGS) {
+			p_err("--fields %s: at most %d fields", env.fields, TRACE_ARGS + 1);
+			return -EINVAL;
+		}
+		err = fields_lookup(&t->fields, name, user, f, why, sizeof(why));
+		if (err == -ENOENT) {
+			p_err("%s has no field '%s'; its fields: %s", e->name, name,
+			      fields_names(&t->fields, names, sizeof(names)));
+			return -EINVAL;
+		}
+		if (err) {
+			p_err("--fields %s on %s: %s", name, e->name, why);
+			return -EINVAL;
+		}
+		if (f->src != FSRC_ARG && f->src != FSRC_RET) {
+			p_err("--fields %s: a function's lines show its arguments or return value "
+			      "(comm, pid, tid and cpu are every line's)", name);
+			return -EINVAL;
+		}
+		if (field_is_string(f)) {
+			unsigned bit = f->src == FSRC_RET ? TRACE_ARGS : f->arg;
+
+			if (!(t->cfg.str_mask & (1u << bit)) && ++strs > TRACE_STRS) {
+				p_err("--fields %s: at most %d strings per event", env.fields,
+				      TRACE_STRS);
+				return -EINVAL;
+			}
+			t->cfg.str_mask |= 1u << bit;
+		}
+		t->nr_shown++;
+	}
+	return 0;
+}
 
 /* Each event's fields, and for syscalls which arguments are strings to read in the kernel. */
 static int describe_event(const struct probe_event *e, struct trace_event *t)
@@ -72,11 +140,6 @@ static int describe_event(const struct probe_event *e, struct trace_event *t)
 		      "value, duration)", run_opts.events ? run_opts.events[e->spec] : e->name);
 		return -EINVAL;
 	}
-	if (e->kind != PROBE_TP && e->kind != PROBE_SYSCALL) {
-		p_err("'%s': trace prints tracepoints (CAT:NAME) and syscalls (sys:NAME); time "
-		      "functions with funclat, count them with stat", e->name);
-		return -EINVAL;
-	}
 	if (env.summary && e->kind != PROBE_SYSCALL) {
 		p_err("'%s': -s summarizes syscalls (sys:NAME), not tracepoints", e->name);
 		return -EINVAL;
@@ -86,6 +149,8 @@ static int describe_event(const struct probe_event *e, struct trace_event *t)
 		p_err("cannot read the format of %s: %s", e->name, strerror(-err));
 		return err;
 	}
+	if (e->kind == PROBE_UFUNC || e->kind == PROBE_KFUNC)
+		return describe_func(e, t);
 	if (e->kind == PROBE_SYSCALL)
 		t->sys = e->name + strlen("sys:");
 	for (int i = 0; i < t->fields.nr; i++) {
@@ -134,7 +199,7 @@ static int trace_check(struct runner *r)
 	for (int i = 0; i < env.evs.nr && !err; i++)
 		err = describe_event(&env.evs.ev[i], &env.tev[i]);
 	if (!err && env.filter)
-		err = event_fields_build(&env.evs, NULL, env.filter, &env.ef);
+		err = event_fields_build_at_exit(&env.evs, env.filter, &env.ef);
 	return err == -EINVAL || err == -ENOENT || err == -E2BIG ? -EINVAL : err;
 }
 
@@ -143,8 +208,12 @@ static struct probe_progs trace_progs(struct trace_bpf *skel)
 	struct probe_progs p = {
 		.tp = skel->progs.tp_event,
 		.sys_enter = skel->progs.sys_enter, .sys_exit = skel->progs.sys_exit,
+		.uentry = skel->progs.uentry, .uexit = skel->progs.uexit,
+		.kentry = skel->progs.kentry, .kexit = skel->progs.kexit,
+		.fentry = skel->progs.fentry_hit, .fexit = skel->progs.fexit_hit,
+		.func_ips = skel->maps.func_ips,
 		.sys_enter_idx = skel->maps.sys_enter_idx, .sys_exit_idx = skel->maps.sys_exit_idx,
-		.want_exit = true,
+		.want_sys_exit = true,
 	};
 	return p;
 }
@@ -267,6 +336,38 @@ static void write_syscall(FILE *out, const struct trace_buf *b)
 			    b->rec.pid, call, ret);
 }
 
+/* perf script's line for a probe: "comm tid [cpu] secs: EVENT: arg0=0x7 arg1="str"". */
+static void write_func(FILE *out, const struct trace_buf *b)
+{
+	const struct trace_event *t = &env.tev[b->rec.idx];
+	char fields[2048], val[TRACE_STR_MAX + 64], comm[TRACE_COMM_LEN + 1];
+	size_t off = 0;
+
+	fields[0] = '\0';
+	for (int i = 0; i < t->nr_shown && off < sizeof(fields); i++) {
+		const struct field *f = &t->shown[i];
+		unsigned bit = f->src == FSRC_RET ? TRACE_ARGS : f->arg;
+		__u64 v = f->src == FSRC_RET ? (__u64)b->rec.ret : b->rec.args[bit % TRACE_ARGS];
+		const char *str = NULL;
+
+		if (field_is_string(f)) {
+			/* the kernel read the strings in the order of their bits, one slot each */
+			int slot = __builtin_popcount(t->cfg.str_mask & ((1u << bit) - 1));
+
+			if (slot < TRACE_STRS && b->rec.str_len[slot] &&
+			    b->rec.payload >= (__u32)(slot + 1) * TRACE_STR_MAX)
+				str = (const char *)b->data + slot * TRACE_STR_MAX;
+		}
+		field_format_value(f, v, str, ksym_name, NULL, val, sizeof(val));
+		off += snprintf(fields + off, sizeof(fields) - off, "%s%s=%s%s%s", i ? " " : "",
+				f->name, str ? "\"" : "", field_is_string(f) && !str ? "(fault)" : val,
+				str ? "\"" : "");
+	}
+	snprintf(comm, sizeof(comm), "%.*s", TRACE_COMM_LEN, b->rec.comm);
+	trace_write_tp(out, comm, b->rec.pid, b->rec.cpu, b->rec.ts, env.evs.ev[b->rec.idx].name,
+		       fields);
+}
+
 static void write_tp(FILE *out, const struct trace_buf *b)
 {
 	const struct trace_event *t = &env.tev[b->rec.idx];
@@ -293,6 +394,8 @@ static int on_event(void *ctx, void *data, size_t size)
 		env.first_ts = b->rec.ts;
 	if (env.tev[b->rec.idx].sys)
 		write_syscall(r->out, b);
+	else if (env.tev[b->rec.idx].func)
+		write_func(r->out, b);
 	else
 		write_tp(r->out, b);
 	if (env.stacks)
@@ -428,11 +531,17 @@ const struct command trace_cmd = {
 		"syscalls as perf trace prints them, string arguments read in the kernel at entry,\n"
 		"the line sent at exit:\n"
 		"  ms ( duration ms): comm/tid name(arg: value, ...) = return value\n"
+		"functions as perf script prints perf probe's events (--fields picks and casts):\n"
+		"  comm  tid [cpu] seconds: bin:func: arg0=0x7 arg1=\"str\"\n"
+		"--filter on a syscall is decided at its exit: its arguments and its ret.\n"
 		"-s prints perf trace -s's per-process summary instead (every syscall when no\n"
 		"EVENT is named), counted in the kernel.",
 	.notes =
 		"EVENT:  CAT:NAME, t:CAT:NAME   tracepoint, e.g. sched:sched_switch (globs welcome)\n"
 		"        sys:NAME               syscall, e.g. sys:openat, sys:'*'\n"
+		"        u:PATH:FUNC, LIB:FUNC  user function: a line per call (arguments), or per\n"
+		"                               return with FUNC%return (retval), as perf probe's\n"
+		"        k:FUNC                 kernel function, the same (fentry/fexit or kprobes)\n"
 		"        EVENTs are given with -e or as arguments, several at once or comma-separated.\n"
 		"        Times are CLOCK_MONOTONIC seconds (tracepoints) and ms since the first\n"
 		"        line (syscalls).\n",

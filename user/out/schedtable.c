@@ -4,6 +4,7 @@
 #include <string.h>
 #include "out/outfile.h"
 #include "out/schedtable.h"
+#include "out/tracefmt.h"
 
 #define NSEC_PER_MSEC 1000000.0
 #define NSEC_PER_SEC 1000000000.0
@@ -197,12 +198,97 @@ void timehist_task_name(char *buf, size_t size, const char *comm, __u32 tid, __u
 		snprintf(buf, size, "%.*s[%u/%u]", len, comm, tid, pid);
 }
 
-void timehist_header(FILE *f)
+void timehist_header(FILE *f, bool state)
 {
-	fprintf(f, "%15s %6s  %-30s  %9s  %9s  %9s\n", "time", "cpu", "task name", "wait time",
-		"sch delay", "run time");
+	fprintf(f, "%15s %6s  %-30s  %9s  %9s  %9s%s\n", "time", "cpu", "task name", "wait time",
+		"sch delay", "run time", state ? "  state" : "");
 	fprintf(f, "%15s %6s  %-30s  %9s  %9s  %9s\n", "", "", "[tid/pid]", "(msec)", "(msec)",
 		"(msec)");
 	fprintf(f, "--------------- ------  ------------------------------  ---------  ---------  "
-		"---------\n");
+		"---------%s\n", state ? "  -----" : "");
+}
+
+char timehist_state_char(__u32 state)
+{
+	/* include/linux/sched.h's bits, in fs/proc/array.c's task_state_array order */
+	static const char letters[] = "SDTtXZPI";
+	__u32 bits = state & 0x7f;
+
+	if (!state)
+		return 'R';
+	if ((state & 0x0402) == 0x0402) /* TASK_IDLE: uninterruptible, not counted in the load */
+		return 'I';
+	if (state & 0x0200) /* TASK_PARKED */
+		return 'P';
+	if (state & 0x0080) /* TASK_DEAD: its last switch, reported as exit_state's X */
+		return 'X';
+	for (int i = 0; bits && i < 6; i++)
+		if (bits & (1u << i))
+			return letters[i];
+	return '?';
+}
+
+static int by_tid(const void *a, const void *b)
+{
+	const struct sched_row *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* perf's print_sched_time(): msec with three decimals */
+static void summary_row(FILE *f, const struct sched_row *r, unsigned shift)
+{
+	char name[64];
+	double avg = r->s.switches ? (double)r->s.runtime_ns / r->s.switches : 0;
+
+	timehist_task_name(name, sizeof(name), r->comm, r->pid, r->tgid);
+	fprintf(f, "%30s   %5u  %9llu %12.3f %10.3f %11.3f %11.3f  %5.2f\n", name, r->ppid,
+		(unsigned long long)r->s.switches, r->s.runtime_ns / 1e6, r->s.min_run_ns / 1e6,
+		avg / 1e6, r->s.max_run_ns / 1e6,
+		rel_stddev_pct(r->s.switches, r->s.runtime_ns, r->s.run_sumsq, shift));
+}
+
+int timehist_summary_write(FILE *f, struct sched_row *rows, size_t n,
+			   const struct timehist_summary_opts *o)
+{
+	__u64 tasks = 0, switches = 0, run = 0;
+	bool dead_seen = false;
+
+	if (n)
+		qsort(rows, n, sizeof(*rows), by_tid);
+	fprintf(f, "\nRuntime summary\n");
+	fprintf(f, "%30s  parent   sched-in     run-time    min-run     avg-run     max-run  "
+		"stddev\n", "comm");
+	fprintf(f, "%30s            (count)       (msec)     (msec)      (msec)      (msec)       "
+		"%%\n", "");
+	fprintf(f, "-----------------------------------------------------------------------------"
+		"-----------------------------\n");
+	for (int dead = 0; dead < 2; dead++) {
+		for (size_t i = 0; i < n; i++) {
+			const struct sched_row *r = &rows[i];
+
+			if (r->dead != dead || !r->s.switches)
+				continue;
+			if (dead && !dead_seen) {
+				fprintf(f, "\nTerminated tasks:\n");
+				dead_seen = true;
+			}
+			summary_row(f, r, o->sumsq_shift);
+			tasks++;
+			switches += r->s.switches;
+			run += r->s.runtime_ns;
+		}
+	}
+	if (o->idle_ns) {
+		fprintf(f, "\nIdle stats:\n");
+		for (int c = 0; c < o->ncpu; c++)
+			if (o->idle_ns[c])
+				fprintf(f, "%6s cpu %2d idle for %10.3f msec\n", "", c,
+					o->idle_ns[c] / 1e6);
+	}
+	fprintf(f, "\n    Total number of unique tasks: %llu\n"
+		   "Total number of context switches: %llu\n"
+		   "           Total run time (msec): %.3f\n", (unsigned long long)tasks,
+		(unsigned long long)switches, run / 1e6);
+	return stream_flush_check(f);
 }

@@ -14,6 +14,8 @@ struct sched_row {
 	__u32 tgid;
 	__u32 nr_tasks;            /* tasks merged into the row: 1, or more with --by-comm */
 	struct sched_stats s;
+	__u32 ppid;                /* its parent process */
+	bool dead;                 /* it exited during the run */
 };
 
 enum sched_sort_key {
@@ -57,6 +59,22 @@ int sched_table_write(FILE *f, const struct sched_row *rows, size_t n,
  * NUL-terminated). */
 void timehist_task_name(char *buf, size_t size, const char *comm, __u32 tid, __u32 pid);
 
-/* --timehist: perf sched timehist's three header lines. */
-void timehist_header(FILE *f);
+/* --timehist: perf sched timehist's three header lines (with --state's column). */
+void timehist_header(FILE *f, bool state);
+
+/* --timehist --state: the letter perf prints for a task state at switch-out (prev_state):
+ * R (preempted), S, D, T, t, X, Z, P, I (TASK_IDLE), as the kernel's task_state_array. */
+char timehist_state_char(__u32 state);
+
+struct timehist_summary_opts {
+	const __u64 *idle_ns; /* per CPU, or NULL: no idle stats */
+	int ncpu;
+	unsigned sumsq_shift; /* sched_stats.run_sumsq's */
+};
+
+/* --timehist --summary: perf sched timehist -s's "Runtime summary" (comm[tid] parent sched-in
+ * run-time min-run avg-run max-run stddev), the tasks that exited under "Terminated tasks",
+ * each CPU's idle time, and the totals.  Sorts rows.  0 or -EIO. */
+int timehist_summary_write(FILE *f, struct sched_row *rows, size_t n,
+			   const struct timehist_summary_opts *o);
 #endif

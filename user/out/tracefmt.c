@@ -204,7 +204,7 @@ int trace_write_summary(FILE *f, struct trace_sum_row *rows, size_t n, unsigned 
 	fprintf(f, "\n Summary of events:\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct trace_sum_row *r = &rows[i];
-		double avg, var, q = (double)(1ULL << sumsq_shift), stddev = 0;
+		double avg;
 
 		if (!i || rows[i - 1].tgid != r->tgid) {
 			__u64 pc = proc_calls(rows, n, r->tgid);
@@ -220,18 +220,21 @@ int trace_write_summary(FILE *f, struct trace_sum_row *rows, size_t n, unsigned 
 				   " ---------     ------\n");
 		}
 		avg = r->calls ? (double)r->total_ns / r->calls : 0;
-		if (r->calls > 1) {
-			/* perf's rel_stddev_stats(): the standard error of the mean, over the mean */
-			double m = avg / q;
-
-			var = ((double)r->sumsq - r->calls * m * m) / (r->calls - 1);
-			stddev = var > 0 ? sqrt(var / r->calls) * q : 0;
-		}
 		fprintf(f, "   %-15s %8llu %6llu %9.3f %9.3f %9.3f %9.3f %9.2f%%\n", r->sys,
 			(unsigned long long)r->calls, (unsigned long long)r->errors,
 			r->total_ns / 1e6, r->calls ? r->min_ns / 1e6 : 0.0, avg / 1e6,
-			r->max_ns / 1e6, avg ? 100.0 * stddev / avg : 0.0);
+			r->max_ns / 1e6, rel_stddev_pct(r->calls, r->total_ns, r->sumsq, sumsq_shift));
 	}
 	fprintf(f, "\n");
 	return ferror(f) ? -EIO : 0;
+}
+
+double rel_stddev_pct(__u64 n, double total, __u64 sumsq, unsigned shift)
+{
+	double q = (double)(1ULL << shift), avg = n ? total / n : 0, m = avg / q, var;
+
+	if (n < 2 || !avg)
+		return 0;
+	var = ((double)sumsq - n * m * m) / (n - 1);
+	return var > 0 ? 100.0 * sqrt(var / n) * q / avg : 0;
 }

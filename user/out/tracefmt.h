@@ -50,4 +50,7 @@ struct trace_sum_row {
  * its syscalls by total time: calls, errors, total, min, avg, max (ms) and the relative standard
  * error of the mean (perf's "stddev (%)").  Sorts rows in place.  0 or -errno. */
 int trace_write_summary(FILE *f, struct trace_sum_row *rows, size_t n, unsigned sumsq_shift);
+/* perf's rel_stddev_stats() over n values summing to total (ns) whose squares, each taken after
+ * a shift right by shift, sum to sumsq: the standard error of the mean over the mean, in %. */
+double rel_stddev_pct(__u64 n, double total, __u64 sumsq, unsigned shift);
 #endif

@@ -84,7 +84,7 @@ int probe_prepare(const struct probe_progs *p, const struct probe_events *evs)
 			break;
 		case PROBE_SYSCALL:
 			sys_in = true;
-			sys_out |= p->want_exit;
+			sys_out |= p->want_exit || p->want_sys_exit;
 			break;
 		}
 	}
@@ -376,10 +376,10 @@ int probe_attach(const struct probe_progs *p, const struct probe_events *evs, co
 			break;
 		case PROBE_SYSCALL:
 			err = bpf_map__update_elem(p->sys_enter_idx, &nr, 4, &v, 4, BPF_ANY);
-			if (!err && p->want_exit)
+			if (!err && (p->want_exit || p->want_sys_exit))
 				err = bpf_map__update_elem(p->sys_exit_idx, &nr, 4, &v, 4, BPF_ANY);
 			raw_in = true;
-			raw_out |= p->want_exit;
+			raw_out |= p->want_exit || p->want_sys_exit;
 			nr_raw++;
 			break;
 		}

@@ -139,6 +139,9 @@ struct event_fields {
  * naming the event's fields; a bad expression; too many fields), -ENOMEM. */
 int event_fields_build(const struct probe_events *evs, const char *by, const char *filter,
 		       struct event_fields *ef);
+/* --filter for a command that decides at a syscall's exit (trace): sys:NAME's `ret` too. */
+int event_fields_build_at_exit(const struct probe_events *evs, const char *filter,
+			       struct event_fields *ef);
 void event_fields_free(struct event_fields *ef);
 
 struct bpf_map;
@@ -151,4 +154,46 @@ int event_fields_fill(const struct event_fields *ef, struct bpf_map *map);
  * index. */
 __u32 event_fields_key_text(const struct event_fields *ef, const void *key, field_ksym_fn ksym,
 			    void *ctx, char (*cols)[FIELD_STR_LEN * 2]);
+
+/* Where bpf/fields.bpf.h's --by settings live in a skeleton. */
+struct event_fields_rodata {
+	bool *by_fixed, *by_ints, *by_rec_ctx;
+	__u32 *nr_by, *rows_max;
+	__u64 *by_desc; /* FIELDS_MAX of them */
+	struct bpf_map *tabs, *rows, *taken;
+};
+#define EVENT_FIELDS_RODATA(skel)                                                               \
+	((struct event_fields_rodata){                                                          \
+		.by_fixed = (bool *)&(skel)->rodata->targ_by_fixed,                             \
+		.by_ints = (bool *)&(skel)->rodata->targ_by_ints,                               \
+		.by_rec_ctx = (bool *)&(skel)->rodata->targ_by_rec_ctx,                         \
+		.nr_by = (__u32 *)&(skel)->rodata->targ_nr_by,                                  \
+		.rows_max = (__u32 *)&(skel)->rodata->targ_rows_max,                            \
+		.by_desc = (__u64 *)(skel)->rodata->targ_by_desc,                               \
+		.tabs = (skel)->maps.field_tabs, .rows = (skel)->maps.field_rows,           \
+		.taken = (skel)->maps.field_row_taken })
+
+/* Before load: --by's settings (the fields as constants when every event has them at the same
+ * places), the field tables' size, and, for commands keeping a row per key (rows_max > 0 with
+ * --by), the key-to-row table's.  0 or a negative errno. */
+int event_fields_configure(const struct event_fields *ef, struct event_fields_rodata rd,
+			   __u32 rows_max);
+
+/* After the run: the key of each row number the kernel handed out (fields_row()), keys[row]
+ * NULL where none (nr rows, each key ef->key_size bytes in one allocation, *keys[0]'s block
+ * freed with free(*store)).  0 or a negative errno. */
+int event_fields_read_rows(const struct event_fields *ef, struct bpf_map *rows, __u32 nr,
+			   const char ***keys, char **store);
+
+/* A key as a label: "NAME=VALUE,NAME=VALUE", after the event's name and a space when
+ * with_event.  Returns buf. */
+char *event_fields_label(const struct event_fields *ef, const struct probe_events *evs,
+			 const void *key, bool with_event, field_ksym_fn ksym, void *ctx, char *buf,
+			 size_t size);
+
+/* field_ksym_fn over kallsyms (ctx: struct ksyms *, or NULL for addresses in hex). */
+const char *event_fields_ksym(__u64 addr, char *buf, size_t size, void *ctx);
+
+/* Whether a --by field is a kernel function pointer (the printer needs kallsyms). */
+bool event_fields_have_ksym(const struct event_fields *ef);
 #endif

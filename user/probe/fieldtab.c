@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "core/common.h"
 #include "probe/fields.h"
@@ -63,8 +64,20 @@ static __u64 ksym_addr(const char *name, void *ctx)
 	return *ks ? ksyms__addr(*ks, name) : 0;
 }
 
-int event_fields_build(const struct probe_events *evs, const char *by, const char *filter,
-		       struct event_fields *ef)
+/* A syscall's return value, for commands that see its exit (trace). */
+static int add_syscall_ret(struct field_list *l)
+{
+	struct field f = { .name = "ret", .type = "long", .kind = FIELD_INT, .src = FSRC_RET,
+			   .size = 8, .is_signed = true };
+
+	for (int i = 0; i < l->nr; i++)
+		if (!strcmp(l->v[i].name, "ret"))
+			return 0;
+	return field_list_add(l, &f);
+}
+
+static int build(const struct probe_events *evs, const char *by, const char *filter,
+		 bool sys_ret, struct event_fields *ef)
 {
 	unsigned slot[FIELDS_MAX] = {};
 	struct field_list l = {};
@@ -88,6 +101,8 @@ int event_fields_build(const struct probe_events *evs, const char *by, const cha
 
 		field_list_free(&l);
 		err = fields_of_event(e, &l);
+		if (!err && sys_ret && e->kind == PROBE_SYSCALL)
+			err = add_syscall_ret(&l);
 		if (err) {
 			p_err("cannot read the fields of %s: %s", e->name, strerror(-err));
 			break;
@@ -149,6 +164,18 @@ int event_fields_build(const struct probe_events *evs, const char *by, const cha
 	return 0;
 }
 
+int event_fields_build(const struct probe_events *evs, const char *by, const char *filter,
+		       struct event_fields *ef)
+{
+	return build(evs, by, filter, false, ef);
+}
+
+int event_fields_build_at_exit(const struct probe_events *evs, const char *filter,
+			       struct event_fields *ef)
+{
+	return build(evs, NULL, filter, true, ef);
+}
+
 int event_fields_fill(const struct event_fields *ef, struct bpf_map *map)
 {
 	for (int i = 0; i < ef->nr_ev; i++) {
@@ -198,4 +225,104 @@ __u32 event_fields_key_text(const struct event_fields *ef, const void *key, fiel
 		field_format_value(f, v, str, ksym, ctx, cols[i], sizeof(cols[i]));
 	}
 	return idx;
+}
+
+int event_fields_configure(const struct event_fields *ef, struct event_fields_rodata rd,
+			   __u32 rows_max)
+{
+	bool rows = ef->nr_by > 0 && rows_max > 0;
+	int err;
+
+	/* the same fields at the same places in every event: constants the verifier prunes by */
+	*rd.by_fixed = ef->nr_by > 0 && ef->nr_ev > 0;
+	*rd.nr_by = ef->nr_by;
+	for (int i = 1; ef->nr_by && i < ef->nr_ev; i++)
+		if (memcmp(ef->tabs[i].by, ef->tabs[0].by, sizeof(ef->tabs[0].by)))
+			*rd.by_fixed = false;
+	if (*rd.by_fixed)
+		memcpy(rd.by_desc, ef->tabs[0].by, sizeof(ef->tabs[0].by));
+	*rd.by_ints = *rd.by_fixed && ef->key_size == 8 + 8 * (unsigned)ef->nr_by;
+	/* every program that reads a record has it as its context (perf tracepoint programs);
+	 * a filter hands the context's copy to global functions first, after which the verifier
+	 * no longer knows it for the context */
+	*rd.by_rec_ctx = *rd.by_fixed && !ef->filter;
+	*rd.rows_max = rows ? rows_max : 0;
+	err = bpf_map__set_max_entries(rd.tabs, ef->nr_ev ?: 1);
+	if (!err && rows)
+		err = bpf_map__set_key_size(rd.rows, ef->key_size) ?:
+		      bpf_map__set_max_entries(rd.rows, rows_max) ?:
+		      bpf_map__set_max_entries(rd.taken, rows_max);
+	return err;
+}
+
+int event_fields_read_rows(const struct event_fields *ef, struct bpf_map *rows, __u32 nr,
+			   const char ***keys, char **store)
+{
+	size_t ksz = ef->key_size;
+	char *buf = calloc(nr ?: 1, ksz), *prev = NULL, *k = malloc(ksz);
+	const char **by_row = calloc(nr ?: 1, sizeof(*by_row));
+	int fd = bpf_map__fd(rows);
+
+	if (!buf || !k || !by_row) {
+		free(buf);
+		free(k);
+		free(by_row);
+		return -ENOMEM;
+	}
+	while (!bpf_map_get_next_key(fd, prev, k)) {
+		__u32 row;
+
+		if (!bpf_map_lookup_elem(fd, k, &row) && row < nr) {
+			memcpy(buf + row * ksz, k, ksz);
+			by_row[row] = buf + row * ksz;
+		}
+		prev = prev ?: malloc(ksz);
+		if (!prev)
+			break;
+		memcpy(prev, k, ksz);
+	}
+	free(prev);
+	free(k);
+	*keys = by_row;
+	*store = buf;
+	return 0;
+}
+
+char *event_fields_label(const struct event_fields *ef, const struct probe_events *evs,
+			 const void *key, bool with_event, field_ksym_fn ksym, void *ctx, char *buf,
+			 size_t size)
+{
+	char cols[FIELDS_MAX][FIELD_STR_LEN * 2];
+	__u32 idx = event_fields_key_text(ef, key, ksym, ctx, cols);
+	size_t off = 0;
+
+	buf[0] = '\0';
+	if (with_event && idx < (__u32)evs->nr)
+		off = snprintf(buf, size, "%s ", evs->ev[idx].name);
+	for (int k = 0; k < ef->nr_by && off < size; k++)
+		off += snprintf(buf + off, size - off, "%s%s=%s", k ? "," : "", ef->by_names[k],
+				cols[k]);
+	return buf;
+}
+
+const char *event_fields_ksym(__u64 addr, char *buf, size_t size, void *ctx)
+{
+	const struct ksym *k = ctx ? ksyms__find(ctx, addr) : NULL;
+
+	if (!k || !addr)
+		return NULL;
+	if (k->addr == addr)
+		snprintf(buf, size, "%s", k->name);
+	else
+		snprintf(buf, size, "%s+0x%llx", k->name, (unsigned long long)(addr - k->addr));
+	return buf;
+}
+
+bool event_fields_have_ksym(const struct event_fields *ef)
+{
+	for (int i = 0; i < ef->nr_ev; i++)
+		for (int k = 0; k < ef->nr_by; k++)
+			if (ef->by[i][k].kind == FIELD_KSYM)
+				return true;
+	return false;
 }

@@ -88,6 +88,7 @@ struct probe_progs {
 	struct bpf_map *func_ips;                  /* kernel function address -> index */
 	struct bpf_map *sys_enter_idx, *sys_exit_idx; /* syscall NR -> index + 1 */
 	bool want_exit; /* funclat: entry and exit of every function / syscall */
+	bool want_sys_exit; /* trace: entry and exit of every syscall (functions as spelled) */
 	bool records;   /* tracepoints' records are read (fields): perf tracepoint programs */
 };
 
