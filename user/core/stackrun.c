@@ -568,6 +568,7 @@ int stack_run_tick(struct stack_run *s)
 	/* often enough that the rings do not fill under churn */
 	read_records(s);
 	syms_cache__revisit(stack_resolver__syms(s->resolver), REVISIT_AFTER_NS);
+	unwinder__tick(s->unwinder);
 	return s->drain && drain_due(s->drain) ? drain_once(s) : 0;
 }
 
