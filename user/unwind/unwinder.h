@@ -13,7 +13,7 @@
 #include <bpf/libbpf.h>
 #include "unwind.h"
 
-#define UNWIND_DEFAULT_MEM_MB 16
+#define UNWIND_DEFAULT_MEM_MB 32
 /* The tables and the BPF walk know x86-64's registers and ABI only. */
 #if defined(__x86_64__)
 #define UNWIND_DEFAULT_METHOD UNWIND_AUTO
