@@ -483,22 +483,35 @@ static int build_rows(struct unwinder *u, const struct uw_file *f, int fd, struc
 	return build_rows_cached(u, f, fd, rows, why, size);
 }
 
-/* Copies rows into the BPF array (mapped just for this) or the in-memory one. */
+/* Rows written through one mapping of the BPF array at most: every page of a mapping written
+ * counts in bpfprof's RSS until it is unmapped (libclang-cpp's table is 7 MB). */
+#define WRITE_WINDOW (1u << 20)
+
+/* Copies rows into the BPF array (mapped just for this, a window at a time) or the in-memory
+ * one. */
 static int write_rows(struct unwinder *u, __u32 start, const struct unw_row *rows, __u32 n)
 {
 	size_t page = sysconf(_SC_PAGESIZE), off = (size_t)start * sizeof(*rows);
-	size_t pg = off / page * page, len = page_round(off + (size_t)n * sizeof(*rows) - pg);
-	void *p;
+	size_t left = (size_t)n * sizeof(*rows);
+	const char *src = (const char *)rows;
 
 	if (u->rows) {
-		memcpy(&u->rows[start], rows, (size_t)n * sizeof(*rows));
+		memcpy(&u->rows[start], rows, left);
 		return 0;
 	}
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, u->rows_fd, pg);
-	if (p == MAP_FAILED)
-		return -errno;
-	memcpy((char *)p + (off - pg), rows, (size_t)n * sizeof(*rows));
-	munmap(p, len);
+	while (left) {
+		size_t pg = off / page * page, chunk = left < WRITE_WINDOW ? left : WRITE_WINDOW;
+		size_t len = page_round(off + chunk - pg);
+		void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, u->rows_fd, pg);
+
+		if (p == MAP_FAILED)
+			return -errno;
+		memcpy((char *)p + (off - pg), src, chunk);
+		munmap(p, len);
+		off += chunk;
+		src += chunk;
+		left -= chunk;
+	}
 	return 0;
 }
 
