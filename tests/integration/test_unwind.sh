@@ -73,7 +73,7 @@ check "kernel-mode samples: complete user stack from the saved registers" test "
 "$BPFPROF" profile -F $F --unwind eh -v -- "$WL/hotcold_nofp" 1 >"$TMP/rep.eh" 2>"$TMP/rep.eh.err"
 check "report header: # Call graph: eh" grep -q "^# Call graph: eh$" "$TMP/rep.eh"
 check "report header: unwind statistics" grep -Eq "^# [0-9]+ stacks walked, [0-9]+ frames: " "$TMP/rep.eh"
-check "-v: unwind table memory" grep -Eq "unwind tables: [0-9]+ of 16384 KB used by [0-9]+ tables" "$TMP/rep.eh.err"
+check "-v: unwind table memory" grep -Eq "unwind tables: [0-9]+ of 32768 KB used by [0-9]+ tables" "$TMP/rep.eh.err"
 "$BPFPROF" profile -F $F --unwind fp -- "$WL/hotcold" 0.5 >"$TMP/rep.fp" 2>/dev/null
 check "report header: # Call graph: fp" grep -q "^# Call graph: fp$" "$TMP/rep.fp"
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <gelf.h>
 #include "unwind/cfi.h"
@@ -528,6 +529,14 @@ static void test_signal_frame(void)
 
 /* ---- eviction ---- */
 
+static __u64 mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* the BPF side's clock for last_used */
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
 static void test_eviction(void)
 {
 	struct syms_cache *sc = syms_cache__new();
@@ -587,6 +596,24 @@ static void test_eviction(void)
 	unwinder__usage(u, &us);
 	CHECK_INT(us.evictions, 2);
 	CHECK_INT(us.loads, 3);
+	unwinder__free(u);
+
+	/* a table in use is never evicted: the newcomer waits, and loads once it has cooled */
+	u = unwinder__new_mem(sc, nr_libc + nr_self / 2);
+	CHECK_INT(unwinder__add_process(u, getpid()), 0);
+	CHECK_INT(unwinder__load_table(u, id_libc), 0);
+	unwinder__touch(u, id_libc, mono_now());
+	CHECK_INT(unwinder__load_table(u, id_self), -EBUSY);
+	CHECK_INT(unwinder__table(u, id_libc)->state, UNW_TABLE_LOADED);
+	CHECK_INT(unwinder__table(u, id_self)->state, UNW_TABLE_EMPTY);
+	unwinder__usage(u, &us);
+	CHECK_INT(us.evictions, 0);
+	CHECK_INT(us.deferrals, 1);
+	CHECK_INT(us.tables_no_cfi, 0);
+	unwinder__touch(u, id_libc, 100);
+	unwinder__tick(u);
+	CHECK_INT(unwinder__table(u, id_self)->state, UNW_TABLE_LOADED);
+	CHECK_INT(unwinder__table(u, id_libc)->state, UNW_TABLE_EMPTY);
 	unwinder__free(u);
 
 	/* a table larger than the whole budget is refused with the reason; the rest still loads */

@@ -21,6 +21,8 @@
 
 /* How often the run loop wakes without an event: ticks, child and target checks. */
 #define TICK_NS 100000000ULL
+/* How long ring-buffer events gather after a wake-up before the next poll (wait_for()). */
+#define RB_GATHER_NS 10000000ULL
 #define INTERVAL_MIN_S 0.01
 
 struct run_opts run_opts;
@@ -603,7 +605,18 @@ static void wait_for(struct runner *r, __u64 until)
 	if (until <= now)
 		return;
 	if (r->rb) {
-		ring_buffer__poll(r->rb, (until - now + 999999) / 1000000);
+		if (ring_buffer__poll(r->rb, (until - now + 999999) / 1000000) <= 0)
+			return;
+		/* Events came: the next ones gather for a moment before the loop polls again.
+		 * Woken for each, the run loop woke 440 times a second under process churn (a
+		 * process's first sample, its exit, a table request each), a context switch and
+		 * an epoll_wait apiece.  A signal (Ctrl-C, COMMAND's exit) cuts the pause short. */
+		now = now_ns();
+		if (until <= now)
+			return;
+		ts.tv_sec = 0;
+		ts.tv_nsec = until - now < RB_GATHER_NS ? until - now : RB_GATHER_NS;
+		nanosleep(&ts, NULL);
 		return;
 	}
 	ts.tv_sec = (until - now) / 1000000000ULL;

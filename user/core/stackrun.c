@@ -125,7 +125,7 @@ const struct opt stack_opts_table[] = {
 	{ 0, "unwind", "METHOD", "user stacks: fp (frame pointers), eh (.eh_frame tables in\n"
 	  "the kernel), auto (default: tables where the code has them)", OPT_FN, .fn = opt_unwind,
 	  .needs = CAP_STACKS },
-	{ 0, "unwind-mem", "MB", "memory for unwind tables (default 16)", OPT_U64,
+	{ 0, "unwind-mem", "MB", "memory for unwind tables (default 32)", OPT_U64,
 	  &stack_opts.unwind_mem_mb, 1, 4096, .hint = "1 to 4096 MB", .needs = CAP_STACKS },
 	{ 0, "no-unwind-cache", NULL, "neither read nor store unwind tables in the cache\n"
 	  "($XDG_CACHE_HOME/bpfprof, else /var/cache/bpfprof)", OPT_FLAG,
@@ -570,6 +570,7 @@ int stack_run_tick(struct stack_run *s)
 	/* often enough that the rings do not fill under churn */
 	read_records(s);
 	syms_cache__revisit(stack_resolver__syms(s->resolver), REVISIT_AFTER_NS);
+	unwinder__tick(s->unwinder);
 	return s->drain && drain_due(s->drain) ? drain_once(s) : 0;
 }
 

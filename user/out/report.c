@@ -23,9 +23,11 @@ struct entry {
 	__u32 line_lo, line_hi;
 };
 
-/* Where an entry's tree starts in a sample: the frame index of its outermost occurrence. */
+/* Where an entry's tree starts in a sample: the frame index of its outermost occurrence.  Eight
+ * bytes: there is one for nearly every frame of every sample (2 million at the end of a 2-minute
+ * system-wide run under process churn), and a size_t sample made them sixteen. */
 struct occurrence {
-	size_t sample;
+	__u32 sample;
 	__u32 pos;
 };
 
@@ -283,7 +285,7 @@ static void count_sample(struct report *r, size_t i, bool record)
 		/* --no-children: trees start at the innermost frame and go towards callers */
 		e = &r->entries[ids[nf - 1]];
 		if (record)
-			r->occ[e->occ_start + e->nr_occ] = (struct occurrence){ i, nf - 1 };
+			r->occ[e->occ_start + e->nr_occ] = (struct occurrence){ (__u32)i, nf - 1 };
 		e->nr_occ++;
 		return;
 	}
@@ -294,7 +296,7 @@ static void count_sample(struct report *r, size_t i, bool record)
 		/* outermost occurrence first: its tree holds the recursion below it */
 		e->last_sample = i + 1;
 		if (record)
-			r->occ[e->occ_start + e->nr_occ] = (struct occurrence){ i, j };
+			r->occ[e->occ_start + e->nr_occ] = (struct occurrence){ (__u32)i, j };
 		else
 			e->children += v;
 		e->nr_occ++;
@@ -306,6 +308,8 @@ static int build_report(struct report *r)
 	size_t i, at = 0;
 	int err;
 
+	if (r->n > UINT32_MAX)
+		return -E2BIG; /* struct occurrence's sample */
 	err = alloc_index(r);
 	for (i = 0; !err && i < r->n; i++)
 		err = index_sample(r, i);

@@ -127,14 +127,20 @@ struct stack_names {
 	size_t nr_slots;
 };
 
+/* FNV-1a over 8-byte words: names are interned as every drain reads them, and C++ names are
+ * long. */
 static __u64 names_hash(const char *s, size_t len)
 {
-	__u64 h = 0xcbf29ce484222325ULL; /* FNV-1a */
-	size_t i;
+	__u64 h = 0xcbf29ce484222325ULL, w;
 
-	for (i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
-	return h;
+	for (; len >= 8; len -= 8, s += 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	w = 0;
+	memcpy(&w, s, len);
+	return (h ^ w ^ (__u64)len << 56) * 0x100000001b3ULL;
 }
 
 struct stack_names *stack_names__new(void)

@@ -1,7 +1,9 @@
 /* User side of the in-kernel unwinder (bpf/unwind.bpf.h): keeps each sampled process's list of
  * executable mappings in the kernel, and builds (user/unwind/cfi.c) and loads the unwind table of a
- * mapped file when the BPF side first meets it, within a memory budget: the least recently used
- * tables are evicted.  Tables are per file (device + inode) and shared by every process. */
+ * mapped file when the BPF side first meets it, within a memory budget: the cold tables (unused
+ * for seconds) that free the room needed with the fewest rows are evicted; a table that would
+ * need a table in use evicted waits.  Tables are per file (device + inode) and shared by every
+ * process. */
 #ifndef BPFPROF_UNWINDER_H
 #define BPFPROF_UNWINDER_H
 #include <stdbool.h>
@@ -11,7 +13,7 @@
 #include <bpf/libbpf.h>
 #include "unwind.h"
 
-#define UNWIND_DEFAULT_MEM_MB 16
+#define UNWIND_DEFAULT_MEM_MB 32
 /* The tables and the BPF walk know x86-64's registers and ABI only. */
 #if defined(__x86_64__)
 #define UNWIND_DEFAULT_METHOD UNWIND_AUTO
@@ -129,10 +131,15 @@ int unwinder__proc_event(void *ctx, void *data, size_t size);
  * stderr with folded output when a file had no usable CFI, or with -v. */
 void unwind_summary_line(const struct unwinder *u, bool folded, char *buf, size_t size);
 
-/* Builds and loads table `id` now (what a UNW_EV_LOAD_TABLE request does), evicting the least
- * recently used tables when the budget is full.  Returns 0 or a negative errno (the table is
- * then marked as having no usable CFI). */
+/* Builds and loads table `id` now (what a UNW_EV_LOAD_TABLE request does), evicting tables unused
+ * for a while when the budget is full.  Returns 0, -EBUSY (no room but by evicting tables in use:
+ * put off, tried again by unwinder__tick()) or a negative errno (the table is then marked as
+ * having no usable CFI). */
 int unwinder__load_table(struct unwinder *u, __u32 id);
+
+/* From the run loop: tries the loads put off for want of room again (at most once a second,
+ * and only those that fit now). */
+void unwinder__tick(struct unwinder *u);
 
 /* ---- inspection: tests, -v, the report ---- */
 /* The table id of the file (dev, ino), or -ENOENT. */
@@ -149,6 +156,7 @@ struct unwind_usage {
 	__u64 rows_used, rows_cap;  /* rows of loaded tables / room in the budget */
 	__u32 tables_loaded, tables_no_cfi, files;
 	__u64 loads, evictions;
+	__u64 deferrals;            /* loads put off: no room but by evicting tables in use */
 	__u64 loads_cached; /* of loads: read back from the persistent cache */
 	__u32 procs;
 	__u64 stats[UNW_STAT_NR];   /* the BPF side's counters, summed over CPUs */
