@@ -313,15 +313,11 @@ struct ksyms *ksyms__load(void)
 	return ksyms__load_file("/proc/kallsyms");
 }
 
-const struct ksym *ksyms__find(const struct ksyms *ks, __u64 addr)
+/* How many entries start at or below addr (sorted by address): a binary search. */
+static size_t entries_up_to(const struct ksyms *ks, __u64 addr)
 {
-	struct ksyms *mut = (struct ksyms *)ks; /* only the `found` slot is written */
-	size_t lo = 0, hi, mid;
-	const struct kent *e;
+	size_t lo = 0, hi = ks->nr, mid;
 
-	if (!ks)
-		return NULL;
-	hi = ks->nr;
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
 		if (ks->ents[mid].addr <= addr)
@@ -329,6 +325,18 @@ const struct ksym *ksyms__find(const struct ksyms *ks, __u64 addr)
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+const struct ksym *ksyms__find(const struct ksyms *ks, __u64 addr)
+{
+	struct ksyms *mut = (struct ksyms *)ks; /* only the `found` slot is written */
+	size_t lo, mid;
+	const struct kent *e;
+
+	if (!ks)
+		return NULL;
+	lo = entries_up_to(ks, addr);
 	if (!lo)
 		return NULL;
 	/* the best-ranked alias sorts first among equal addresses */
@@ -343,16 +351,9 @@ const struct ksym *ksyms__find(const struct ksyms *ks, __u64 addr)
 
 __u64 ksyms__end(const struct ksyms *ks, __u64 addr)
 {
-	size_t lo = 0, hi = ks ? ks->nr : 0, mid;
+	size_t lo = ks ? entries_up_to(ks, addr) : 0;
 
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (ks->ents[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < (ks ? ks->nr : 0) ? ks->ents[lo].addr : 0;
+	return ks && lo < ks->nr ? ks->ents[lo].addr : 0;
 }
 
 /* Name order; among entries of one name (static functions of several files), the lowest
