@@ -41,7 +41,7 @@ struct report {
 	struct entry *entries;
 	size_t nr_entries, cap_entries;
 	__u32 *ids;   /* entry id of each frame, outermost first: ids[off[i]..off[i+1]) */
-	__u32 *rids;  /* the same, innermost first (callee-ordered trees) */
+	__u32 *rids;  /* the same, innermost first (callee-ordered trees; --no-children only) */
 	size_t *off;
 	__u32 *wids;  /* "woken by" entry then waker frames innermost first: wids[woff[i]..woff[i+1]) */
 	size_t *woff;
@@ -222,7 +222,8 @@ static int index_sample(struct report *r, size_t i)
 		if (id < 0)
 			return id;
 		r->ids[r->off[i] + j] = id;
-		r->rids[r->off[i] + nf - 1 - j] = id;
+		if (r->rids)
+			r->rids[r->off[i] + nf - 1 - j] = id;
 	}
 	if (!nf || !s->nr_waker_frames)
 		return 0;
@@ -262,10 +263,11 @@ static int alloc_index(struct report *r)
 	r->off[r->n] = nf;
 	r->woff[r->n] = nw;
 	r->ids = malloc((nf ? nf : 1) * sizeof(*r->ids));
-	r->rids = malloc((nf ? nf : 1) * sizeof(*r->rids));
+	/* callee-ordered paths are only walked by --no-children trees */
+	r->rids = r->o.children ? NULL : malloc((nf ? nf : 1) * sizeof(*r->rids));
 	r->wids = malloc((nw ? nw : 1) * sizeof(*r->wids));
 	r->keys = stack_names__new();
-	return r->ids && r->rids && r->wids && r->keys ? 0 : -ENOMEM;
+	return r->ids && (r->rids || r->o.children) && r->wids && r->keys ? 0 : -ENOMEM;
 }
 
 /* Children: once per sample whose stack holds the entry, however often it recurses; self: where
