@@ -562,7 +562,9 @@ __noinline int unwind_walk(__u32 start)
 	 * verifier checks what a global function is passed */
 	if (start)
 		return 0;
-	for (__u32 i = 0; i < MAX_STACK_DEPTH; i++) {
+	/* bounded by --max-stack, where unwind_step() ends every walk: the verifier goes round
+	 * the loop that many times (127 by default), not MAX_STACK_DEPTH's 1023 */
+	for (__u32 i = 0; i < targ_max_stack && i < MAX_STACK_DEPTH; i++) {
 		if (unwind_step(i))
 			break;
 	}
