@@ -18,11 +18,14 @@ struct {
 	__type(value, struct stack_trace);
 } stack_scratch SEC(".maps");
 
+/* Key and value by size, not BTF type: the loader shrinks the value to --max-stack's slots,
+ * which the kernel refuses as not the type's size (EINVAL after preallocating the whole map,
+ * then libbpf's retry without BTF: 5-8 ms of every start). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384); /* --max-stacks, set by the loader */
-	__type(key, __u64);
-	__type(value, struct stack_trace);
+	__uint(key_size, sizeof(__u64));
+	__uint(value_size, sizeof(struct stack_trace));
 } stacks SEC(".maps");
 
 /* Processes user space knows: 1 when it has captured their mappings (or been asked to), 0 after
