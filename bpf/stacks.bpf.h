@@ -80,14 +80,20 @@ static __always_inline void count_lost(enum lost_reason why)
 		__sync_fetch_and_add(&lost[why], 1);
 }
 
-/* FNV-1a over 64-bit words with a final avalanche; never returns 0, which means "no stack".
- * The bound is --max-stack, a constant to the verifier, which walks the loop once per frame it
- * could hold: 127 times by default, not MAX_STACK_DEPTH's 1023 (at each of the program's stack
- * captures, that was 3/4 of profile's verification time).  No capture holds more frames. */
-static __always_inline __u64 hash_frames(const struct stack_trace *st, __u32 nr)
+/* FNV-1a over the nr frames in stack_scratch, 64-bit words, with a final avalanche; never
+ * returns 0, which means "no stack".  Global, so verified once, not at each of a program's
+ * stack captures (three in profile's), and bounded by --max-stack, a constant to the verifier,
+ * which walks the loop once per frame it could hold: 127 times by default, not
+ * MAX_STACK_DEPTH's 1023.  No capture holds more frames. */
+__noinline __u64 stack_hash(__u32 nr)
 {
 	__u64 h = 0xcbf29ce484222325ULL ^ nr;
+	struct stack_trace *st;
+	__u32 zero = 0;
 
+	st = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!st)
+		return 1;
 	for (__u32 i = 0; i < targ_max_stack && i < MAX_STACK_DEPTH; i++) {
 		if (i >= nr)
 			break;
@@ -99,7 +105,8 @@ static __always_inline __u64 hash_frames(const struct stack_trace *st, __u32 nr)
 	return h ? h : 1;
 }
 
-/* Stores the len bytes of frames bpf_get_stack() / bpf_get_task_stack() put in st->ips. */
+/* Stores the len bytes of frames bpf_get_stack() / bpf_get_task_stack() put in st->ips (st is
+ * stack_scratch's, which every caller fills). */
 static __always_inline int store_stack(struct stack_trace *st, long len, __u64 *id)
 {
 	struct stack_trace *old;
@@ -118,7 +125,7 @@ static __always_inline int store_stack(struct stack_trace *st, long len, __u64 *
 	last = (nr - 1) & targ_stack_mask;
 	st->nr = nr;
 	/* the low bit is the generation (drain_gen_begin(); 0 where nothing drains) */
-	*id = (hash_frames(st, nr) & ~1ULL) | (st->gen & 1);
+	*id = (stack_hash(nr) & ~1ULL) | (st->gen & 1);
 	if (!*id)
 		*id = 2;
 
