@@ -39,7 +39,9 @@ override WARNINGS := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-init
 # Set by the sanitizer build (make asan) for compiling and linking alike.
 SAN_FLAGS :=
 COMPILE  = $(CC) $(CPPFLAGS) $(WARNINGS) $(SAN_FLAGS) $(CFLAGS)
-LDLIBS  := -lbpf -ldw -lelf -lz -lprotobuf-c -lcurl -lcapstone -ldl -lm -lpthread
+# libcurl is not linked: --push loads it (user/export/curlrt.h), every other run starts without
+# its 30 libraries
+LDLIBS  := -lbpf -ldw -lelf -lz -lprotobuf-c -lcapstone -ldl -lm -lpthread
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(VMLINUX_DIR) -Iinclude -Ibpf \
 	      -Wall -Wno-unused-function -Wno-compare-distinct-pointer-types
 

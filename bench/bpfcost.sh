@@ -50,12 +50,19 @@ cost() {
 		END { if (n) printf "%.0f%s\n", tot / n, per; else print "nan" }' "$BTMP/before" "$BTMP/after"
 }
 
+# BASE=/path/to/another/bpfprof: the same rows for it, its runs alternating with this tree's
+# (one tracer at a time: two attached at once are not even, the first to run on each event
+# pays the cold caches the second then finds warm, ~350 ns per switch for offcpu here)
 run_all() {
+	local b tag
 	for i in $(seq "$REPS"); do
-		cost offcpu switch_btf "$BPFPROF" offcpu -a -f >>"$BTMP/offcpu"
-		cost offcpu_m switch_btf "$BPFPROF" offcpu -a -m 1000 -f >>"$BTMP/offcpu_m"
-		cost runqlat switch_btf "$BPFPROF" runqlat -a >>"$BTMP/runqlat"
-		cost sched switch_btf "$BPFPROF" sched -a >>"$BTMP/sched"
+		for b in "$BPFPROF" ${BASE:+"$BASE"}; do
+			tag=$([ "$b" = "$BPFPROF" ] && echo "" || echo ".base")
+			cost offcpu switch_btf "$b" offcpu -a -f >>"$BTMP/offcpu$tag"
+			cost offcpu_m switch_btf "$b" offcpu -a -m 1000 -f >>"$BTMP/offcpu_m$tag"
+			cost runqlat switch_btf "$b" runqlat -a >>"$BTMP/runqlat$tag"
+			cost sched switch_btf "$b" sched -a >>"$BTMP/sched$tag"
+		done
 	done
 }
 run_all
@@ -65,8 +72,11 @@ row() {
 		"$(cut -d' ' -f1 "$BTMP/$1" | median)" "$(tail -n 1 "$BTMP/$1" | cut -d' ' -f2-)"
 }
 echo "## BPF run time per event under taskset -c 0 perf bench sched pipe -l $LOOPS (median of $REPS)"
-row offcpu "bpfprof offcpu -a, ns per switch"
-row offcpu_m "bpfprof offcpu -a -m 1000, ns per switch"
-row runqlat "bpfprof runqlat, ns per switch (+ its wakeup)"
-row sched "bpfprof sched, ns per switch (+ its wakeup)"
+for tag in "" ${BASE:+.base}; do
+	[ -n "$tag" ] && echo "## BASE=$BASE"
+	row offcpu$tag "bpfprof offcpu -a, ns per switch"
+	row offcpu_m$tag "bpfprof offcpu -a -m 1000, ns per switch"
+	row runqlat$tag "bpfprof runqlat, ns per switch (+ its wakeup)"
+	row sched$tag "bpfprof sched, ns per switch (+ its wakeup)"
+done
 exit 0

@@ -23,20 +23,34 @@ const volatile __u32 targ_rq_arg = 0;
 const volatile __u32 targ_complete_rq_arg = 0;
 const volatile __u64 targ_unit_ns = 1000;     /* the heat map's: usecs, or msecs with -m */
 const volatile bool targ_events = false;
-const volatile bool targ_reuse = false;       /* keep `start` entries: see below */
 
 __u64 lost[BIOLAT_LOST_REASONS];
 
-/* Requests by address: their start time and what the histogram key needs.  Request structs are
- * preallocated per tag set and reused, so with targ_reuse (the loader sized the map for every
- * request of every disk) an entry is kept and rewritten in place for the request's next I/O:
- * a lookup and a few stores instead of a locked insert and delete per I/O. */
+/* Requests in flight, in a direct-mapped table indexed by a hash of the request's address: an
+ * array lookup the verifier inlines and one cache line, where a hash map's lookup, insert and
+ * delete cost ~0.4 us per I/O here (cache misses on buckets and elements, the bucket lock).  A
+ * request whose slot another request holds goes to the `start` hash map instead; `spilled`
+ * counts the entries there, so that while it is 0 (nearly always) no lookup goes to the map.  A
+ * request's events (insert, issue, complete) come in order, so its own spill is always seen. */
+const volatile __u32 targ_slot_bits = 14;    /* set by the loader: log2 of the slots */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1 << 14); /* 1 << targ_slot_bits, set by the loader */
+	/* user space counts the unfinished requests at the end without a syscall per slot */
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct biolat_slot);
+} slots SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384); /* set by the loader */
 	__type(key, __u64);
 	__type(value, struct biolat_start);
 } start SEC(".maps");
+
+__u64 spilled;
 
 /* The histograms live in an inner map that user space swaps for an empty one at each interval:
  * the map-in-map update waits for running programs (synchronize_rcu), so the old map can then
@@ -55,6 +69,23 @@ struct {
 	__type(key, __u32);
 	__array(values, struct hists_inner);
 } hists SEC(".maps");
+
+/* Without -D and -F, the one histogram: a per-CPU array, found by index, always there. */
+const volatile bool targ_one_hist = false;
+
+struct hist1_inner {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, BIOLAT_VALUE_SIZE);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct hist1_inner);
+} hists1 SEC(".maps");
 
 /* A zeroed histogram value to create new keys from (the stack is too small for one). */
 struct {
@@ -114,28 +145,75 @@ static __always_inline bool describe(struct request *rq, struct biolat_start *va
 	return true;
 }
 
-/* Stores *val for rq: in place when the request's entry exists, else as a new entry. */
-static __always_inline void store(__u64 key, struct biolat_start *sv, struct biolat_start *val)
+/* The request's key, a number to hash, never 0: its address in raw_tp programs, where the
+ * arguments are numbers; in tp_btf ones, where rq is a typed pointer the verifier allows no
+ * arithmetic on but subtracting another pointer (for programs allowed to leak pointers, as
+ * tracing ones are), its address minus a fixed one (`lost`'s). */
+static __always_inline __u64 rq_key(struct request *rq, bool btf)
 {
-	if (sv) {
-		sv->dev = val->dev;
-		sv->cmd_flags = val->cmd_flags;
-		sv->wanted = val->wanted;
-		sv->ts = val->ts;
-		sv->state = val->state;
-		return;
-	}
-	if (bpf_map_update_elem(&start, &key, val, BPF_ANY))
-		count_lost(BIOLAT_LOST_START_FULL);
+	__u64 a = (__u64)rq, b = (__u64)&lost[0];
+
+	return btf ? a - b : a;
 }
 
-/* Done with rq's entry: kept for the address's next request, or deleted. */
+static __always_inline struct biolat_slot *slot_of(__u64 key)
+{
+	/* Fibonacci hashing: requests are struct-sized steps apart, and the top bits of the
+	 * product mix all of the address's */
+	__u32 idx = (key * 0x9E3779B97F4A7C15ULL) >> (64 - targ_slot_bits);
+
+	return bpf_map_lookup_elem(&slots, &idx);
+}
+
+/* The request's entry, or NULL. */
+static __always_inline struct biolat_start *find(__u64 key)
+{
+	struct biolat_slot *sl = slot_of(key);
+
+	if (sl && sl->rq == key)
+		return &sl->v;
+	if (!spilled)
+		return NULL;
+	return bpf_map_lookup_elem(&start, &key);
+}
+
+/* Stores *val for rq: in place when the request's entry exists, else in its free slot or, when
+ * another request holds the slot, in the map. */
+static __always_inline void store(__u64 key, struct biolat_start *sv, struct biolat_start *val)
+{
+	struct biolat_slot *sl;
+
+	if (!sv) {
+		sl = slot_of(key);
+		if (!sl || sl->rq || __sync_val_compare_and_swap(&sl->rq, 0, key) != 0) {
+			if (bpf_map_update_elem(&start, &key, val, BPF_NOEXIST))
+				count_lost(BIOLAT_LOST_START_FULL);
+			else
+				__sync_fetch_and_add(&spilled, 1);
+			return;
+		}
+		sv = &sl->v;
+	}
+	sv->dev = val->dev;
+	sv->cmd_flags = val->cmd_flags;
+	sv->wanted = val->wanted;
+	sv->ts = val->ts;
+	sv->state = val->state;
+}
+
+/* Done with rq's entry: its slot is free for the next request hashed there. */
 static __always_inline void release(__u64 key, struct biolat_start *sv)
 {
-	if (targ_reuse)
+	struct biolat_slot *sl = slot_of(key);
+
+	if (sl && sl->rq == key) {
 		sv->state = RQ_FREE;
-	else
-		bpf_map_delete_elem(&start, &key);
+		/* the entry is written before the slot can be claimed again */
+		__sync_val_compare_and_swap(&sl->rq, key, 0);
+		return;
+	}
+	if (!bpf_map_delete_elem(&start, &key))
+		__sync_fetch_and_add(&spilled, -1);
 }
 
 /* Starts timing rq now, as *val says; when -d excludes it, forgets the entry its address had,
@@ -165,9 +243,9 @@ static __always_inline bool current_wanted(void)
 static __always_inline int on_insert(struct request *rq, bool btf)
 {
 	struct biolat_start *sv, val = { .state = RQ_QUEUED };
-	__u64 key = (__u64)rq;
+	__u64 key = rq_key(rq, btf);
 
-	sv = bpf_map_lookup_elem(&start, &key);
+	sv = find(key);
 	/* a requeued request keeps its submitter and the time it was first queued */
 	if (sv && sv->state == RQ_REQUEUED) {
 		sv->state = RQ_QUEUED;
@@ -188,9 +266,9 @@ static __always_inline int on_issue(struct request *rq, bool btf)
 	/* tracked only when its submitter passes the filters: if it is requeued, its next issue
 	 * must still count it */
 	struct biolat_start *sv, val = { .state = RQ_ISSUED, .wanted = 1 };
-	__u64 key = (__u64)rq;
+	__u64 key = rq_key(rq, btf);
 
-	sv = bpf_map_lookup_elem(&start, &key);
+	sv = find(key);
 	if (sv && (sv->state == RQ_QUEUED || sv->state == RQ_REQUEUED)) {
 		if (!sv->wanted) {
 			release(key, sv);
@@ -219,8 +297,8 @@ static __always_inline int on_issue(struct request *rq, bool btf)
  * insert, when attached), and that issue is not a new I/O. */
 static __always_inline int on_requeue(struct request *rq, bool btf)
 {
-	__u64 key = (__u64)rq;
-	struct biolat_start *sv = bpf_map_lookup_elem(&start, &key);
+	__u64 key = rq_key(rq, btf);
+	struct biolat_start *sv = find(key);
 
 	if (sv && sv->state == RQ_ISSUED)
 		sv->state = RQ_REQUEUED;
@@ -231,8 +309,8 @@ static __always_inline int on_requeue(struct request *rq, bool btf)
  * or a later request at the same address, issued directly, would inherit its insert time. */
 static __always_inline int on_merge(struct request *rq, bool btf)
 {
-	__u64 key = (__u64)rq;
-	struct biolat_start *sv = bpf_map_lookup_elem(&start, &key);
+	__u64 key = rq_key(rq, btf);
+	struct biolat_start *sv = find(key);
 
 	if (sv)
 		release(key, sv);
@@ -245,6 +323,13 @@ static __always_inline void count_hist(struct biolat_key *key, __u64 lat_ns)
 	__u64 *v, slot;
 	void *inner, *zv;
 
+	if (targ_one_hist) {
+		inner = bpf_map_lookup_elem(&hists1, &zero);
+		v = inner ? bpf_map_lookup_elem(inner, &zero) : NULL;
+		if (!v)
+			return;
+		goto count;
+	}
 	inner = bpf_map_lookup_elem(&hists, &zero);
 	if (!inner)
 		return;
@@ -260,6 +345,7 @@ static __always_inline void count_hist(struct biolat_key *key, __u64 lat_ns)
 			return;
 		}
 	}
+count:
 	slot = hist_ns_slot(lat_ns);
 	/* per-CPU value, and the kernel never nests a program inside itself on one CPU */
 	v[BIOLAT_VAL_SUM] += lat_ns;
@@ -271,9 +357,9 @@ static __always_inline int on_complete(struct request *rq, bool btf)
 	struct biolat_key hkey = {};
 	struct biolat_event *e;
 	struct biolat_start *sv;
-	__u64 key = (__u64)rq, now, lat_ns;
+	__u64 key = rq_key(rq, btf), now, lat_ns;
 
-	sv = bpf_map_lookup_elem(&start, &key);
+	sv = find(key);
 	if (!sv)
 		return 0; /* issued before the run started, or filtered out */
 	if (sv->state != RQ_ISSUED) {

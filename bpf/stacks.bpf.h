@@ -18,11 +18,14 @@ struct {
 	__type(value, struct stack_trace);
 } stack_scratch SEC(".maps");
 
+/* Key and value by size, not BTF type: the loader shrinks the value to --max-stack's slots,
+ * which the kernel refuses as not the type's size (EINVAL after preallocating the whole map,
+ * then libbpf's retry without BTF: 5-8 ms of every start). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384); /* --max-stacks, set by the loader */
-	__type(key, __u64);
-	__type(value, struct stack_trace);
+	__uint(key_size, sizeof(__u64));
+	__uint(value_size, sizeof(struct stack_trace));
 } stacks SEC(".maps");
 
 /* Processes user space knows: 1 when it has captured their mappings (or been asked to), 0 after
@@ -78,12 +81,21 @@ static __always_inline void count_lost(enum lost_reason why)
 		__sync_fetch_and_add(&lost[why], 1);
 }
 
-/* FNV-1a over 64-bit words with a final avalanche; never returns 0, which means "no stack". */
-static __always_inline __u64 hash_frames(const struct stack_trace *st, __u32 nr)
+/* FNV-1a over the nr frames in stack_scratch, 64-bit words, with a final avalanche; never
+ * returns 0, which means "no stack".  Global, so verified once, not at each of a program's
+ * stack captures (three in profile's), and bounded by --max-stack, a constant to the verifier,
+ * which walks the loop once per frame it could hold: 127 times by default, not
+ * MAX_STACK_DEPTH's 1023.  No capture holds more frames. */
+__noinline __u64 stack_hash(__u32 nr)
 {
 	__u64 h = 0xcbf29ce484222325ULL ^ nr;
+	struct stack_trace *st;
+	__u32 zero = 0;
 
-	for (__u32 i = 0; i < MAX_STACK_DEPTH; i++) {
+	st = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!st)
+		return 1;
+	for (__u32 i = 0; i < targ_max_stack && i < MAX_STACK_DEPTH; i++) {
 		if (i >= nr)
 			break;
 		h = (h ^ st->ips[i]) * 0x100000001b3ULL;
@@ -94,7 +106,8 @@ static __always_inline __u64 hash_frames(const struct stack_trace *st, __u32 nr)
 	return h ? h : 1;
 }
 
-/* Stores the len bytes of frames bpf_get_stack() / bpf_get_task_stack() put in st->ips. */
+/* Stores the len bytes of frames bpf_get_stack() / bpf_get_task_stack() put in st->ips (st is
+ * stack_scratch's, which every caller fills). */
 static __always_inline int store_stack(struct stack_trace *st, long len, __u64 *id)
 {
 	struct stack_trace *old;
@@ -113,7 +126,7 @@ static __always_inline int store_stack(struct stack_trace *st, long len, __u64 *
 	last = (nr - 1) & targ_stack_mask;
 	st->nr = nr;
 	/* the low bit is the generation (drain_gen_begin(); 0 where nothing drains) */
-	*id = (hash_frames(st, nr) & ~1ULL) | (st->gen & 1);
+	*id = (stack_hash(nr) & ~1ULL) | (st->gen & 1);
 	if (!*id)
 		*id = 2;
 

@@ -283,12 +283,23 @@ static __always_inline int unwind_vma_mapping(struct unw_walk *s, __u64 pc)
 	return 0;
 }
 
+/* 1 when a >= b (unsigned), 0 otherwise, with no branch: the borrow of a - b.  BPF has no
+ * set-on-condition instruction, and a branch per halving of a search doubles the verifier's
+ * paths: the index stays a constant on each, and the search's 8 halvings made 256 of them (a
+ * third of profile's verification).  Computed, the index is one bounded unknown on one path. */
+static __always_inline __u64 not_below(__u64 a, __u64 b)
+{
+	__u64 d = a - b, borrow = ((~a & b) | (~(a ^ b) & d)) >> 63;
+
+	barrier_var(borrow);
+	return borrow ^ 1;
+}
+
 /* Finds the mapping of the walked process holding pc (the last one starting at or below it, if
  * it ends above) and copies it to the walk state, where the next frames, often in the same file,
  * find it without a search.  Returns 0, or 1 when no mapping holds pc.  The search reads the
- * whole padded array (unused entries start at ~0) in a fixed number of halvings, so the index is
- * a constant on each of the verifier's 256 paths; and as a global function it is verified once,
- * apart from its callers. */
+ * whole padded array (unused entries start at ~0) in a fixed number of branch-free halvings;
+ * and as a global function it is verified once, apart from its callers. */
 __noinline int unwind_find_mapping(__u64 pc)
 {
 	struct unw_proc *proc;
@@ -302,10 +313,8 @@ __noinline int unwind_find_mapping(__u64 pc)
 	if (!proc)
 		return targ_find_vma ? unwind_vma_mapping(s, pc) : 1;
 #pragma unroll
-	for (__u32 step = UNWIND_MAX_MAPPINGS / 2; step; step /= 2) {
-		if (proc->maps[idx + step - 1].start <= pc)
-			idx += step;
-	}
+	for (__u32 step = UNWIND_MAX_MAPPINGS / 2; step; step /= 2)
+		idx += step * not_below(pc, proc->maps[(idx + step - 1) & (UNWIND_MAX_MAPPINGS - 1)].start);
 	if (idx == 0 || pc >= proc->maps[(idx - 1) & (UNWIND_MAX_MAPPINGS - 1)].end) {
 		/* new code since the snapshot (dlopen), or a garbage return address */
 		if (s->now - proc->refresh_ns >= UNWIND_REFRESH_NS) {
@@ -589,7 +598,9 @@ __noinline int unwind_walk(__u32 start)
 	 * verifier checks what a global function is passed */
 	if (start)
 		return 0;
-	for (__u32 i = 0; i < MAX_STACK_DEPTH; i++) {
+	/* bounded by --max-stack, where unwind_step() ends every walk: the verifier goes round
+	 * the loop that many times (127 by default), not MAX_STACK_DEPTH's 1023 */
+	for (__u32 i = 0; i < targ_max_stack && i < MAX_STACK_DEPTH; i++) {
 		if (unwind_step(i))
 			break;
 	}

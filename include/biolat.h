@@ -21,7 +21,7 @@ struct biolat_key {
 
 #define BIOLAT_MINORBITS 20
 
-/* A request in the `start` map (key: its address). */
+/* A request in the `slots` table or the `start` map (key: its address). */
 enum biolat_rq_state {
 	RQ_FREE,     /* completed, merged away, or filtered out */
 	RQ_QUEUED,   /* inserted (-Q, or a target filter), not issued yet */
@@ -35,6 +35,12 @@ struct biolat_start {
 	__u32 cmd_flags;
 	__u32 wanted;    /* the submitter passed the target filters (-p, -t, --cgroup, -u/-k) */
 	__u32 state;     /* enum biolat_rq_state */
+};
+
+/* A slot of the in-flight table: the request's key (0: free) and its entry. */
+struct biolat_slot {
+	__u64 rq;
+	struct biolat_start v;
 };
 
 /* One completed request, for --events. */

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "biolat.h"
@@ -21,9 +22,11 @@
 
 #define NSEC_PER_MSEC 1000000ULL
 #define EVENTS_RING_SIZE (4 * 1024 * 1024)
-/* In-flight map: at least this many entries; kept entries (targ_reuse) up to the most. */
-#define START_ENTRIES_MIN 16384
-#define START_ENTRIES_REUSE_MAX 131072
+/* In-flight table: log2 of its slots (32 bytes each: 32 KiB to 2 MiB); the map for the requests
+ * whose slot is taken. */
+#define SLOT_BITS_MIN 10
+#define SLOT_BITS_MAX 16
+#define START_ENTRIES 16384
 
 RUNNER_SKELETON(biolat);
 
@@ -31,7 +34,8 @@ RUNNER_SKELETON(biolat);
 struct hists {
 	int outer_fd;
 	int cur_fd;
-	__u32 value_size, max_entries;
+	enum bpf_map_type type;
+	__u32 key_size, value_size, max_entries;
 	int ncpu;
 	struct blk_req_names names;
 };
@@ -146,8 +150,8 @@ static int hists_swap(struct hists *h, int *old_fd)
 	__u32 zero = 0;
 	int fd, err;
 
-	fd = bpf_map_create(BPF_MAP_TYPE_PERCPU_HASH, "biolat_hists", sizeof(struct biolat_key),
-			    h->value_size, h->max_entries, NULL);
+	fd = bpf_map_create(h->type, "biolat_hists", h->key_size, h->value_size, h->max_entries,
+			    NULL);
 	if (fd < 0)
 		return -errno;
 	if (bpf_map_update_elem(h->outer_fd, &zero, &fd, BPF_ANY)) {
@@ -235,11 +239,19 @@ static int cmp_entry(const void *a, const void *b)
 	return strcmp(x->label, y->label);
 }
 
+static bool all_zero(const __u64 *v, size_t size)
+{
+	for (size_t i = 0; i < size / sizeof(*v); i++)
+		if (v[i])
+			return false;
+	return true;
+}
+
 /* Reads every histogram of inner map fd, summing the per-CPU copies. */
 static int read_hists(struct hists *h, int fd, struct hist_set *out)
 {
 	size_t stride = h->value_size; /* a multiple of 8, as per-CPU values are laid out */
-	struct biolat_key key, next, *prev = NULL;
+	struct biolat_key key, next = {}, *prev = NULL;
 	struct hist_entry *e;
 	char label[160];
 	__u64 *vals;
@@ -255,6 +267,9 @@ static int read_hists(struct hists *h, int fd, struct hist_set *out)
 			err = -errno;
 			break;
 		}
+		/* the single histogram of a per-CPU array is there before any I/O */
+		if (h->type == BPF_MAP_TYPE_PERCPU_ARRAY && all_zero(vals, h->ncpu * stride))
+			continue;
 		entry_label(h, &key, label, sizeof(label));
 		e = set_entry(out, env.per_disk ? key.dev : 0, label);
 		if (!e) {
@@ -362,25 +377,26 @@ static int pick_rq_args(struct biolat_bpf *skel, const struct btf *btf)
 	return 0;
 }
 
-/* Keeps one entry per request struct when the map can hold twice every request of every disk
- * (room for disks added or queues resized during the run); otherwise entries are deleted at
- * completion and the map holds the requests in flight. */
+/* The in-flight table: eight slots a request of every disk (few requests share a slot, and
+ * those few go to the `start` map), within [SLOT_BITS_MIN, SLOT_BITS_MAX]. */
 static int size_start(struct biolat_bpf *skel)
 {
 	long bound = blk_requests_bound();
-	__u32 entries = START_ENTRIES_MIN;
+	__u32 bits = SLOT_BITS_MIN;
+	int err;
 
-	skel->rodata->targ_reuse = bound >= 0 && 2 * bound <= START_ENTRIES_REUSE_MAX;
-	if (skel->rodata->targ_reuse && 2 * bound > entries)
-		entries = 2 * bound;
-	if (bound < 0)
-		p_info("cannot count the disks' requests (%s): deleting entries at completion",
-		       strerror(-bound));
-	else
-		p_info("%ld requests on this machine's disks: %s, %u entries", bound,
-		       skel->rodata->targ_reuse ? "reusing in-flight entries" :
-						  "deleting entries at completion", entries);
-	return bpf_map__set_max_entries(skel->maps.start, entries);
+	while (bound > 0 && bits < SLOT_BITS_MAX && (1UL << bits) < 8UL * bound)
+		bits++;
+	if (bound < 0) {
+		bits = SLOT_BITS_MAX;
+		p_info("cannot count the disks' requests (%s): %u in-flight slots", strerror(-bound),
+		       1U << bits);
+	} else {
+		p_info("%ld requests on this machine's disks: %u in-flight slots", bound, 1U << bits);
+	}
+	skel->rodata->targ_slot_bits = bits;
+	err = bpf_map__set_max_entries(skel->maps.slots, 1U << bits);
+	return err ?: bpf_map__set_max_entries(skel->maps.start, START_ENTRIES);
 }
 
 static int biolat_configure(struct runner *r)
@@ -422,6 +438,16 @@ static int biolat_configure(struct runner *r)
 	}
 	h->value_size = vsize;
 	h->max_entries = bpf_map__max_entries(inner);
+	h->type = BPF_MAP_TYPE_PERCPU_HASH;
+	h->key_size = sizeof(struct biolat_key);
+	/* one histogram: a per-CPU array, whose lookup is an index, where a hash's walks a bucket
+	 * and an element (cache misses on every completion) */
+	skel->rodata->targ_one_hist = !env.per_disk && !env.per_flags;
+	if (skel->rodata->targ_one_hist) {
+		h->type = BPF_MAP_TYPE_PERCPU_ARRAY;
+		h->key_size = sizeof(__u32);
+		h->max_entries = 1;
+	}
 
 	/* tp_btf where it exists, raw_tp otherwise; insert only when it is needed */
 	feat_pick_tp(skel->progs.issue_btf, skel->progs.issue_raw, "block_rq_issue");
@@ -450,10 +476,19 @@ static int biolat_configure(struct runner *r)
  * completion never reached the BPF program. */
 static __u64 count_unfinished(struct biolat_bpf *skel)
 {
+	const struct bpf_map *m = skel->maps.slots;
+	size_t len = (size_t)bpf_map__max_entries(m) * sizeof(struct biolat_slot);
 	int fd = bpf_map__fd(skel->maps.start);
 	__u64 key, next, *prev = NULL, n = 0;
+	const struct biolat_slot *sl;
 	struct biolat_start val;
 
+	sl = mmap(NULL, len, PROT_READ, MAP_SHARED, bpf_map__fd(m), 0);
+	if (sl != MAP_FAILED) {
+		for (__u32 i = 0; i < bpf_map__max_entries(m); i++)
+			n += sl[i].rq && sl[i].v.state == RQ_ISSUED;
+		munmap((void *)sl, len);
+	}
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		key = next;
 		prev = &key;
@@ -513,7 +548,8 @@ static int biolat_prepare(struct runner *r)
 	struct biolat_bpf *skel = r->skel;
 	int err;
 
-	env.h.outer_fd = bpf_map__fd(skel->maps.hists);
+	env.h.outer_fd = bpf_map__fd(skel->rodata->targ_one_hist ? skel->maps.hists1
+								 : skel->maps.hists);
 	err = hists_swap(&env.h, NULL);
 	if (err) {
 		p_err("cannot create the histogram map: %s", strerror(-err));

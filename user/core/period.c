@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <curl/curl.h>
 #include "core/common.h"
 #include "core/period.h"
 #include "core/stackrun.h"
+#include "export/curlrt.h"
 #include "export/pprofdir.h"
 #include "export/push.h"
 
@@ -147,9 +147,13 @@ __s64 period_wall_ns(__u64 mono_ns)
 /* Pyroscope's query: the name with its labels, the period in Unix seconds, the format. */
 static char *push_query(__s64 from_ns, __s64 until_ns, __u64 sample_rate)
 {
-	char *name = curl_easy_escape(NULL, ps.name, 0), *q = NULL;
+	char *name, *q = NULL;
 	char rate[48] = "";
 
+	/* loaded when --push was checked: a no-op */
+	if (curl_rt_load())
+		return NULL;
+	name = curl_easy_escape(NULL, ps.name, 0);
 	if (!name)
 		return NULL;
 	if (sample_rate)

@@ -488,6 +488,24 @@ void runner_abort_outputs(const struct command *cmd)
 
 /* ---- setup ---- */
 
+/* When bpfprof started (runner_main()): -v says how long the start took, and where it went. */
+static __u64 launch_ns;
+
+enum phase { PH_OPENED, PH_LOADED, PH_ATTACHED, PH_READY, PH_DETACHED, PH_COLLECTED,
+	     PH_REPORTED, PH_WRITTEN, PH_COUNT };
+static __u64 phase_ns[PH_COUNT];
+
+static void mark(enum phase p)
+{
+	phase_ns[p] = now_ns();
+}
+
+/* ms from phase a to phase b (0 for a phase not reached) */
+static double phase_ms(enum phase a, enum phase b)
+{
+	return phase_ns[a] && phase_ns[b] > phase_ns[a] ? (phase_ns[b] - phase_ns[a]) / 1e6 : 0;
+}
+
 /* "Not permitted" is final: reloading another configuration cannot help, and blaming a feature
  * for it would mislead.  Anything else may be a kernel that lacks what was asked for. */
 static bool not_permitted(int err)
@@ -520,6 +538,7 @@ static int load(struct runner *r)
 
 	if (err)
 		return err;
+	mark(PH_OPENED);
 	err = r->cmd->skel->load(r->skel);
 	if (err && !not_permitted(err) && r->cmd->fallback && r->cmd->fallback(r, err)) {
 		r->cmd->skel->destroy(r->skel);
@@ -531,6 +550,7 @@ static int load(struct runner *r)
 	}
 	if (err)
 		explain_bpf_error("cannot load the BPF programs", err);
+	mark(PH_LOADED);
 	return err;
 }
 
@@ -542,9 +562,6 @@ int runner_attach_skeleton(struct runner *r)
 		explain_bpf_error("cannot attach the BPF programs", err);
 	return err;
 }
-
-/* When bpfprof started (runner_main()): -v says how long the start took. */
-static __u64 launch_ns;
 
 static int attach(struct runner *r)
 {
@@ -793,10 +810,13 @@ static int finish(struct runner *r)
 		ring_buffer__consume(r->rb);
 	if (r->cmd->collect)
 		err = r->cmd->collect(r);
+	mark(PH_COLLECTED);
 	if (!err && r->cmd->report)
 		err = report(r, true);
+	mark(PH_REPORTED);
 	if (!err && r->cmd->write)
 		err = r->cmd->write(r);
+	mark(PH_WRITTEN);
 	/* the last period's upload gets its grace time; what was sent and dropped is told */
 	periods_err = period_close(err);
 	if (!err)
@@ -808,6 +828,10 @@ static int finish(struct runner *r)
 	}
 	report_missed_runs(r);
 	report_bpf_cost(r);
+	p_info("finish: %.1f ms to detach, %.1f ms to collect, %.1f ms to report, %.1f ms to write",
+	       phase_ms(PH_READY, PH_DETACHED) ? (phase_ns[PH_DETACHED] - r->end_ns) / 1e6 : 0,
+	       phase_ms(PH_DETACHED, PH_COLLECTED), phase_ms(PH_COLLECTED, PH_REPORTED),
+	       phase_ms(PH_REPORTED, PH_WRITTEN));
 	/* an output given up on: the others were written, the run still failed */
 	return err ?: periods_err ?: output_err;
 }
@@ -844,13 +868,20 @@ static int setup(struct runner *r)
 	if (!err && bpf)
 		enable_bpf_stats();
 	err = err ?: attach(r);
+	mark(PH_ATTACHED);
 	/* every question is answered: the BTF's megabytes go before the run */
 	features_release();
 	err = err ?: fork_command(r);
 	err = err ?: start_command(r);
-	if (!err)
+	mark(PH_READY);
+	if (!err) {
 		p_info("started: attached %.1f ms after launch, ready (tables of the targets loaded) "
 		       "at %.1f ms", (r->start_ns - launch_ns) / 1e6, (now_ns() - launch_ns) / 1e6);
+		p_info("start: %.1f ms to open and configure, %.1f ms to load (verifier, maps), "
+		       "%.1f ms to fill and attach, %.1f ms to start", phase_ns[PH_OPENED] ?
+		       (phase_ns[PH_OPENED] - launch_ns) / 1e6 : 0, phase_ms(PH_OPENED, PH_LOADED),
+		       phase_ms(PH_LOADED, PH_ATTACHED), phase_ms(PH_ATTACHED, PH_READY));
+	}
 	/* Ctrl-C during setup: COMMAND stays at its gate, where teardown kills it */
 	if (!err && targets.command && !exiting)
 		err = child_release(&r->child, targets.command[0]);
@@ -912,8 +943,10 @@ static int run_once(const struct command *cmd, int argc, char **argv, unsigned r
 	r.out = run_opts.out.of.f ?: stdout;
 	err = setup(&r);
 	err = err ?: run_loop(&r);
-	if (r.start_ns)
+	if (r.start_ns) {
 		detach(&r);
+		mark(PH_DETACHED);
+	}
 	/* the traced run is over: COMMAND ends now, not once the report is written */
 	child_stop(&r.child);
 	if (!err)

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <curl/curl.h>
 #include "core/common.h"
+#include "export/curlrt.h"
 #include "export/push.h"
 
 /* One try's bounds: a server that accepts the connection and never answers does not hold the
@@ -40,13 +40,16 @@ struct pusher {
 
 int push_url_check(const char *url, char **ingest)
 {
-	CURLU *u = curl_url();
+	CURLU *u;
 	char *scheme = NULL, *host = NULL, *path = NULL, *query = NULL, *frag = NULL;
 	const char *why = NULL;
 	size_t len;
 	int err = -EINVAL;
 
 	*ingest = NULL;
+	if (curl_rt_load())
+		return -EINVAL;
+	u = curl_url();
 	if (!u)
 		return -ENOMEM;
 	if (curl_url_set(u, CURLUPART_URL, url, 0))
@@ -307,7 +310,7 @@ int pusher_new(const char *ingest, struct pusher **out)
 		return -ENOMEM;
 	}
 	/* before any thread: libcurl's global state is not thread-safe to set up */
-	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
+	if (curl_rt_load() || curl_global_init(CURL_GLOBAL_DEFAULT)) {
 		free(p->ingest);
 		free(p);
 		p_err("cannot set up --push: libcurl's initialization failed");
