@@ -465,14 +465,30 @@ static int offcpu_tick(struct runner *r)
 	return stack_run_tick(&env.sr);
 }
 
+/* The switch and wakeup programs go first, and what they counted ends then: the others' links
+ * (exec, exit, fork, mmap) take their time going, and threads still blocked at the end would be
+ * charged it.  The mmap() tracepoint's (tens of ms of RCU grace periods) goes on a thread. */
+static void offcpu_detach(struct runner *r)
+{
+	struct offcpu_bpf *skel = r->skel;
+	struct bpf_link **counting[] = { &skel->links.switch_btf, &skel->links.switch_raw,
+					 &skel->links.waking_btf, &skel->links.waking_raw };
+
+	for (size_t i = 0; i < sizeof(counting) / sizeof(counting[0]); i++) {
+		bpf_link__destroy(*counting[i]);
+		*counting[i] = NULL;
+	}
+	env.bounds.end = now_ns();
+	runner_detach_later(r, &skel->links.unwind_mmap);
+	offcpu_bpf__detach(skel);
+}
+
 static int offcpu_collect(struct runner *r)
 {
 	struct offcpu_bpf *skel = r->skel;
 	struct run_bounds *b = &env.bounds;
 	int err;
 
-	/* the programs are detached: what they counted ends now */
-	b->end = now_ns();
 	b->counts_fd = bpf_map__fd(skel->maps.counts);
 	/* threads still blocked: counted up to the end */
 	if (env.use_task_storage)
@@ -518,6 +534,7 @@ const struct command offcpu_cmd = {
 	.started = offcpu_started,
 	.tick = offcpu_tick,
 	.period = offcpu_period,
+	.detach = offcpu_detach,
 	.collect = offcpu_collect,
 	.write = offcpu_write,
 	.teardown = offcpu_teardown,

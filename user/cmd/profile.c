@@ -397,8 +397,12 @@ int profile_tick(struct runner *r)
 /* Sampling stops first, so that the report describes exactly the run. */
 void profile_detach(struct runner *r)
 {
+	struct profile_bpf *skel = r->skel;
+
 	close_sampling(&env.sampling);
-	profile_bpf__detach(r->skel);
+	/* it only prepares mappings, and its release waits out RCU grace periods */
+	runner_detach_later(r, &skel->links.unwind_mmap);
+	profile_bpf__detach(skel);
 }
 
 struct row_rank {

@@ -723,6 +723,50 @@ static int run_loop(struct runner *r)
 	return 0;
 }
 
+static void *destroy_late_links(void *arg)
+{
+	struct runner *r = arg;
+
+	for (int i = 0; i < RUNNER_LATE_LINKS; i++)
+		bpf_link__destroy(r->late_links[i]);
+	return NULL;
+}
+
+void runner_detach_later(struct runner *r, struct bpf_link **link)
+{
+	for (int i = 0; *link && i < RUNNER_LATE_LINKS; i++) {
+		if (!r->late_links[i]) {
+			r->late_links[i] = *link;
+			*link = NULL;
+		}
+	}
+	bpf_link__destroy(*link);
+	*link = NULL;
+}
+
+/* After the command's detach: the links it left for later go on a thread of their own. */
+static void start_late_detach(struct runner *r)
+{
+	bool any = false;
+
+	for (int i = 0; i < RUNNER_LATE_LINKS; i++)
+		any |= r->late_links[i] != NULL;
+	if (any && !pthread_create(&r->late_thread, NULL, destroy_late_links, r)) {
+		r->late_started = true;
+		return;
+	}
+	destroy_late_links(r); /* no thread: here, then */
+	memset(r->late_links, 0, sizeof(r->late_links));
+}
+
+static void join_late_detach(struct runner *r)
+{
+	if (r->late_started)
+		pthread_join(r->late_thread, NULL);
+	r->late_started = false;
+	memset(r->late_links, 0, sizeof(r->late_links));
+}
+
 static void detach(struct runner *r)
 {
 	if (r->cmd->detach)
@@ -732,6 +776,7 @@ static void detach(struct runner *r)
 	probe_links_destroy(&r->links);
 	follow_stop(r->follow);
 	r->follow = NULL;
+	start_late_detach(r);
 }
 
 __u64 runner_missed_runs(const struct runner *r)
@@ -901,6 +946,7 @@ static void teardown(struct runner *r)
 	ring_buffer__free(r->rb);
 	probe_links_destroy(&r->links);
 	follow_stop(r->follow);
+	join_late_detach(r);
 	if (r->skel)
 		r->cmd->skel->destroy(r->skel);
 	if (stats_fd >= 0)

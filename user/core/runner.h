@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <linux/types.h>
+#include <pthread.h>
 #include <bpf/libbpf.h>
 #include "core/child.h"
 #include "core/options.h"
@@ -140,6 +141,8 @@ struct command {
 	int (*main)(int argc, char **argv);
 };
 
+#define RUNNER_LATE_LINKS 4
+
 struct runner {
 	const struct command *cmd;
 	void *skel;                /* the command's skeleton */
@@ -153,6 +156,9 @@ struct runner {
 	__u64 start_ns, end_ns;    /* CLOCK_MONOTONIC: attach, and the end of the traced run */
 	__u64 reports;             /* interval reports printed */
 	unsigned run, runs;        /* this run of cmd->runs(), from 0 */
+	struct bpf_link *late_links[RUNNER_LATE_LINKS]; /* runner_detach_later() */
+	pthread_t late_thread;
+	bool late_started;
 };
 
 /* Runs a command on argv (argv[0] is its name); returns the process exit status: 0, 1 for a
@@ -162,6 +168,12 @@ int runner_main(const struct command *cmd, int argc, char **argv);
 /* The skeleton's own attach, for a command's attach hook that adds to it; explains a failure.
  * 0 or -errno. */
 int runner_attach_skeleton(struct runner *r);
+
+/* For a command's detach: *link, whose program counts nothing the report shows (it prepares, as
+ * the unwinder's mmap() tracepoint does), is destroyed on a thread while the run is collected
+ * and written (a perf tracepoint's release waits out RCU grace periods: tens of ms), and *link
+ * cleared.  At most RUNNER_LATE_LINKS; the rest at once. */
+void runner_detach_later(struct runner *r, struct bpf_link **link);
 
 /* Adds a ring buffer the run loop polls (and drains once more after detach).  0 or -errno
  * (message printed). */
