@@ -1112,33 +1112,12 @@ int unwinder__preload_process(struct unwinder *u, __u32 tgid)
 	return syms_cache__for_each_mapping(u->sc, tgid, preload_mapping, u);
 }
 
-/* The mmap() exit tracepoint exists where the kernel traces syscalls (CONFIG_FTRACE_SYSCALLS). */
+/* The mmap() exit tracepoint exists where the kernel traces syscalls (CONFIG_FTRACE_SYSCALLS):
+ * mappings found ahead of the first sample need it. */
 static bool mmap_exit_traced(void)
 {
 	return !access("/sys/kernel/tracing/events/syscalls/sys_exit_mmap", F_OK) ||
 	       !access("/sys/kernel/debug/tracing/events/syscalls/sys_exit_mmap", F_OK);
-}
-
-/* The fields the exec, mmap() and fork programs read besides the walk's; false when one is
- * missing. */
-static bool prefill_settings(struct unwind_vma_settings *v)
-{
-	struct btf_field f[] = {
-		{ "vm_area_struct", "vm_flags" }, { "task_struct", "mm" },
-		{ "mm_struct", "start_code" },    { "task_struct", "pid" },
-		{ "task_struct", "tgid" },
-	};
-	__u32 *out[] = { &v->vma_flags, &v->task_mm, &v->mm_start_code, &v->task_pid,
-			 &v->task_tgid };
-
-	if (!mmap_exit_traced() || btf_field_offsets(NULL, f, sizeof(f) / sizeof(f[0])))
-		return false;
-	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
-		if (f[i].offset < 0)
-			return false;
-		*out[i] = f[i].offset;
-	}
-	return true;
 }
 
 const struct unwind_vma_settings *unwind_vma_settings(const char **why)
@@ -1146,14 +1125,21 @@ const struct unwind_vma_settings *unwind_vma_settings(const char **why)
 	static struct unwind_vma_settings v;
 	static const char *reason;
 	static bool probed;
+	/* one pass over the BTF: the walk's fields, then those the exec, mmap() and fork programs
+	 * read besides (PREFILL_FIELDS, optional: without them mappings are only searched by walks) */
 	struct btf_field f[] = {
 		{ "vm_area_struct", "vm_start" }, { "vm_area_struct", "vm_end" },
 		{ "vm_area_struct", "vm_pgoff" }, { "vm_area_struct", "vm_file" },
 		{ "file", "f_inode" },            { "inode", "i_ino" },
 		{ "inode", "i_sb" },              { "super_block", "s_dev" },
+		{ "vm_area_struct", "vm_flags" }, { "task_struct", "mm" },
+		{ "mm_struct", "start_code" },    { "task_struct", "pid" },
+		{ "task_struct", "tgid" },
 	};
-	__u32 *out[] = { &v.vma_start, &v.vma_end,   &v.vma_pgoff, &v.vma_file,
-			 &v.file_inode, &v.inode_ino, &v.inode_sb, &v.sb_dev };
+	__u32 *out[] = { &v.vma_start,  &v.vma_end,   &v.vma_pgoff,     &v.vma_file, &v.file_inode,
+			 &v.inode_ino,  &v.inode_sb,  &v.sb_dev,        &v.vma_flags, &v.task_mm,
+			 &v.mm_start_code, &v.task_pid, &v.task_tgid };
+	const size_t nr = sizeof(f) / sizeof(f[0]), prefill_fields = 5;
 
 	if (probed)
 		goto done;
@@ -1162,19 +1148,20 @@ const struct unwind_vma_settings *unwind_vma_settings(const char **why)
 		reason = "no bpf_find_vma() (Linux 5.17)";
 		goto done;
 	}
-	if (btf_field_offsets(NULL, f, sizeof(f) / sizeof(f[0]))) {
+	if (btf_field_offsets(NULL, f, nr)) {
 		reason = "no kernel BTF";
 		goto done;
 	}
-	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
-		if (f[i].offset < 0) {
+	v.prefill = mmap_exit_traced();
+	for (size_t i = 0; i < nr; i++) {
+		if (f[i].offset < 0 && i < nr - prefill_fields) {
 			reason = "a kernel struct field not found in the BTF";
 			goto done;
 		}
-		*out[i] = f[i].offset;
+		v.prefill &= f[i].offset >= 0;
+		*out[i] = f[i].offset < 0 ? 0 : f[i].offset;
 	}
 	v.on = true;
-	v.prefill = prefill_settings(&v);
 done:
 	if (why)
 		*why = reason;
