@@ -223,8 +223,9 @@ if set_max_stack 512; then
 			if (n == 300) s += $NF } END { print s + 0 }' "$TMP/deep.$u")
 		all=$(folded_sum "$TMP/deep.$u" ';bottom[; ]')
 		echo "# --unwind $u: $full of $all samples in bottom() under all 300 frames"
+		# ~199 samples on an idle CPU; the point is the share with every frame
 		check "--max-stack 512, --unwind $u: a 300-deep recursion shows all 300 frames" \
-			test "$all" -ge 100 -a "$full" -ge $((all * 9 / 10))
+			test "$all" -ge 30 -a "$full" -ge $((all * 9 / 10))
 	done
 	set_max_stack "$old_max_stack" || echo "# could not restore kernel.perf_event_max_stack=$old_max_stack"
 else
