@@ -210,3 +210,12 @@ check "no COMMAND: results on stdout" grep -q "Performance counter stats for 'sy
 cs=$(value "$TMP/o.out" cs); sw=$(value "$TMP/o.out" sched:sched_switch)
 echo "# -a 1 s beside a sleeper: cs $cs, sched:sched_switch $sw"
 check "perf's cs and the sched_switch tracepoint agree system-wide (within 5%)" within "$cs" "$sw" 0.05
+
+# 10. The default set system-wide without a PMU: an unsupported hardware event stops at its first
+# CPU, and the other CPUs' slots once held no fd at all ("cannot read the cycles counter: Bad file
+# descriptor", exit 1, no table).
+"$BPFPROF" stat -a 0.3 >"$TMP/dflt.out" 2>"$TMP/dflt.err"; rc=$?
+check "stat -a DURATION, the default set: exits 0" test "$rc" -eq 0
+check "stat -a DURATION: no read error" test -z "$(grep 'cannot read' "$TMP/dflt.err")"
+check "stat -a DURATION: the cpu-clock row of 2 CPUs' time" \
+	test "$(value "$TMP/dflt.out" cpu-clock | cut -d. -f1)" -ge 250

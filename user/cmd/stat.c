@@ -525,6 +525,9 @@ static int open_counters(struct stat_ev *e, unsigned flags)
 	e->fds = malloc(env.nr_slots * sizeof(*e->fds));
 	if (!e->fds)
 		return -ENOMEM;
+	/* An unsupported event stops at its first slot: the others must read as unopened. */
+	for (int s = 0; s < env.nr_slots; s++)
+		e->fds[s] = -1;
 	for (int s = 0; s < env.nr_slots; s++) {
 		int fd = perfev_open_counter(&e->pe, &env.slots[s], flags);
 
