@@ -12,6 +12,13 @@ expect_one_error "sched: pid that does not exist" "pid $nopid does not exist" --
 expect_one_error "sched: duration abc" "invalid duration 'abc'" -- sched abc
 expect_one_error "sched: duration 0" "invalid duration '0'" -- sched 0
 expect_one_error "sched: negative duration" "invalid duration '-1'" -- sched -1
+# perf's subcommand words, typed as perf users do: what to type instead, not "expected seconds"
+expect_one_error "sched latency: perf's table has no subcommand here" \
+	"'latency' is not a duration: bpfprof sched prints perf sched latency's table" -- sched latency
+expect_one_error "sched timehist: points to --timehist" "perf sched timehist is bpfprof sched --timehist" \
+	-- sched timehist
+expect_one_error "sched record: nothing recorded" "'record' is not a duration: .*nothing is recorded" \
+	-- sched record ls
 expect_one_error "sched: bad --sort" "invalid --sort 'bogus'" -- sched --sort bogus 1
 expect_one_error "sched: --max-tasks 0" "invalid --max-tasks" -- sched --max-tasks 0 1
 expect_one_error "sched: extra argument" "unexpected argument" -- sched 1 2

@@ -51,6 +51,30 @@ static int opt_event(const char *arg)
 	return 0;
 }
 
+/* A DURATION that is not one.  perf's subcommand words ("perf sched latency") get what to
+ * type here: one command per job, no subcommands. */
+static void duration_error(const char *cmd, const char *arg)
+{
+	static const struct { const char *cmd, *word, *hint; } words[] = {
+		{ "sched", "latency", "bpfprof sched prints perf sched latency's table: no subcommand" },
+		{ "sched", "lat", "bpfprof sched prints perf sched latency's table: no subcommand" },
+		{ "sched", "timehist", "perf sched timehist is bpfprof sched --timehist" },
+		{ "sched", "record", "bpfprof sched counts in the kernel as it runs: nothing is "
+				     "recorded to replay (perf sched latency's table, or --timehist)" },
+	};
+	double d;
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (cmd && !strcmp(cmd, words[i].cmd) && !strcmp(arg, words[i].word)) {
+			p_err("'%s' is not a duration: %s", arg, words[i].hint);
+			return;
+		}
+	if (parse_seconds(arg, &d) == -ERANGE && strtod(arg, NULL) > 0)
+		p_err("invalid duration '%s' (seconds, at most a year: %.0f)", arg, 365.0 * 24 * 3600);
+	else
+		p_err("invalid duration '%s' (expected seconds > 0)", arg);
+}
+
 /* -d: BCC's biolatency spells its disk option -d; in bpfprof's grammar -d is the duration
  * everywhere, so a disk name here gets a pointer to --disk. */
 static int opt_duration(const char *arg)
@@ -64,7 +88,7 @@ static int opt_duration(const char *arg)
 		p_err("invalid duration '%s' (expected seconds > 0; -d is the duration in every "
 		      "command: biolat's disk is --disk %s)", arg, arg);
 	else
-		p_err("invalid duration '%s' (expected seconds > 0)", arg);
+		duration_error(NULL, arg);
 	return -EINVAL;
 }
 
@@ -242,7 +266,7 @@ static int take_positional(const struct command *cmd, char **pos, int n)
 			return -EINVAL;
 		}
 		if (parse_seconds(pos[0], &run_opts.duration)) {
-			p_err("invalid duration '%s' (expected seconds > 0)", pos[0]);
+			duration_error(cmd->name, pos[0]);
 			return -EINVAL;
 		}
 		i++;
