@@ -219,3 +219,12 @@ check "stat -a DURATION, the default set: exits 0" test "$rc" -eq 0
 check "stat -a DURATION: no read error" test -z "$(grep 'cannot read' "$TMP/dflt.err")"
 check "stat -a DURATION: the cpu-clock row of 2 CPUs' time" \
 	test "$(value "$TMP/dflt.out" cpu-clock | cut -d. -f1)" -ge 250
+
+# 11. Counts that cannot be written (a full disk) say so in one line, at the end and per interval
+# (both once exited 1 without a word).
+"$BPFPROF" stat -a -e cs -o /dev/full 0.2 >/dev/null 2>"$TMP/full.err"; rc=$?
+check "-o /dev/full: exit 1, the file named" \
+	test "$rc" -eq 1 -a "$(grep -c '^bpfprof: cannot write /dev/full: No space left on device' "$TMP/full.err")" -eq 1
+"$BPFPROF" stat -a -e cs -I 100 -o /dev/full 0.3 >/dev/null 2>"$TMP/fulli.err"; rc=$?
+check "-I 100 -o /dev/full: exit 1, the file named" \
+	test "$rc" -eq 1 -a "$(grep -c '^bpfprof: cannot write /dev/full' "$TMP/fulli.err")" -eq 1

@@ -1480,6 +1480,16 @@ static int print_totals(__u64 elapsed_ns)
 	return 0;
 }
 
+/* The counts out now, or one line saying where they could not go (a full disk, a closed pipe). */
+static int flush_out(void)
+{
+	int err = stream_flush_check(env.out);
+
+	if (err)
+		p_err("cannot write %s: %s", run_opts.out.path ?: "the counts", strerror(-err));
+	return err;
+}
+
 /* Each interval's counts; at the end (of the last of -r runs) the totals, as perf stat. */
 static int stat_report(struct runner *r, bool last)
 {
@@ -1491,7 +1501,7 @@ static int stat_report(struct runner *r, bool last)
 	if (!last || run_opts.interval) {
 		err = print_interval(r, now);
 		if (err || !last)
-			return err;
+			return err ?: flush_out();
 	}
 	err = add_run(now - env.t0);
 	if (err)
@@ -1504,9 +1514,7 @@ static int stat_report(struct runner *r, bool last)
 		err = print_breakdown(r->skel, now - env.t0);
 	if (!err && env.ef.nr_by && r->skel)
 		err = print_by(r->skel);
-	if (!err && fflush(env.out) == EOF)
-		err = -errno;
-	return err;
+	return err ?: flush_out();
 }
 
 static unsigned stat_runs(void)
