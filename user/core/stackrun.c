@@ -766,6 +766,9 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 	stack_files_write(o, s, n);
 	if (o->folded) {
 		err = folded_write(out, s, n, &o->folded_opts);
+		/* folded lines have no room for a header: an empty run is said here, not left silent */
+		if (!n)
+			fprintf(stderr, "bpfprof: no %s: the folded output is empty\n", o->lost_what);
 		if (o->header.lost)
 			fprintf(stderr, "bpfprof: lost %s: %llu (%s)\n", o->lost_what,
 				(unsigned long long)o->header.lost,
