@@ -318,3 +318,34 @@ if command -v perf >/dev/null && perf stat -e syscalls:sys_enter_read -- /bin/tr
 else
 	skip "count -- /bin/true against perf stat" "perf cannot count tracepoints here"
 fi
+
+# ---- a zombie target: refused at once; one that becomes a zombie ends the run ----
+# (a zombie keeps /proc/PID until its parent reaps it: profile -p ZOMBIE once ran until Ctrl-C
+# with nothing to sample)
+sh -c 'sleep 0.1 & exec sleep 30' & zparent=$!
+sleep 0.5
+zombie=$(pgrep -P "$zparent")
+expect_one_error "-p a zombie: refused, said to have exited" "pid $zombie has exited \\(a zombie" \
+	-- profile -p "$zombie"
+kill "$zparent" 2>/dev/null; wait "$zparent" 2>/dev/null
+for c in profile offcpu; do
+	sh -c 'sleep 1 & exec sleep 30' & zparent=$!
+	sleep 0.3
+	target=$(pgrep -P "$zparent")
+	timeout 20 "$BPFPROF" $c -p "$target" >/dev/null 2>&1; rc=$?
+	check "$c -p PID: the run ends when PID becomes a zombie (exit $rc)" test "$rc" -eq 0
+	kill "$zparent" 2>/dev/null; wait "$zparent" 2>/dev/null
+done
+# a leader that called pthread_exit() shows as a zombie while its threads run: still a target
+python3 -c '
+import threading, time, ctypes
+def spin():
+    t = time.time()
+    while time.time() - t < 2: pass
+threading.Thread(target=spin).start()
+ctypes.CDLL(None).pthread_exit(None)' & leader=$!
+sleep 0.5
+timeout 20 "$BPFPROF" profile -p "$leader" -f >"$TMP/leader.folded" 2>/dev/null; rc=$?
+wait "$leader" 2>/dev/null
+check "-p a process whose leader exited: its threads' samples (exit $rc)" \
+	test "$rc" -eq 0 -a "$(folded_sum "$TMP/leader.folded" .)" -ge 50
