@@ -26,6 +26,14 @@ expect_one_error "runqlat --heatmap in a missing directory" "cannot write /nonex
 expect_one_error "profile --svg in a missing directory" "cannot write /nonexistent/x.svg" -- \
 	profile --svg /nonexistent/x.svg 1
 expect_one_error "an empty output file name" "-o needs a file name|--output needs a file name" -- profile -o '' 1
+# two outputs into one file: the second rename silently replaced the report (exit 0)
+rm -f "$TMP/same.out"
+expect_one_error "-o and --svg into one file: refused, usage" "--svg and --output both write $TMP/same.out" -- \
+	profile -o "$TMP/same.out" --svg "$TMP/same.out" 1
+check "-o and --svg into one file: nothing written" test ! -e "$TMP/same.out"
+out=$(timeout 10 "$BPFPROF" report -o "$TMP/same.out" --pprof "$TMP/same.out" "$ROOT/tests/fuzz/corpus/pprof/offcpu.pb.gz" 2>&1); rc=$?
+check "report -o and --pprof into one file: exit 2, one line" \
+	test "$rc" -eq 2 -a "$(grep -c 'both write' <<<"$out")" -eq 1
 
 # ---- perf's spellings, and old ones refused with what to type instead ----
 expect_one_error "--call-graph lbr refused" "use --call-graph fp or dwarf" -- profile --call-graph lbr 1

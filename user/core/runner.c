@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include "core/child.h"
 #include "core/common.h"
@@ -339,6 +340,7 @@ int runner_parse(const struct command *cmd, int argc, char **argv)
 	err = err ?: (cmd->caps & CAP_STACKS ? stack_opts_check(&stack_opts) : 0);
 	err = err ?: (cmd->caps & CAP_HEATMAP ? heatmap_opts_check(&heatmap_opts) : 0);
 	err = err ?: (cmd->caps & CAP_PERIODS ? period_opts_check() : 0);
+	err = err ?: outputs_distinct(groups, n, cmd->caps);
 	return err ? -EINVAL : 0;
 }
 
@@ -416,7 +418,38 @@ static void install_signals(void)
 
 struct outputs_ctx {
 	int err;
+	const struct opt *seen[16]; /* outputs given so far, for a path given twice */
+	int nr_seen;
 };
+
+/* Two outputs into one regular file: the second rename would silently replace the first. */
+static void distinct_output(const struct opt *o, void *ctx)
+{
+	struct outputs_ctx *oc = ctx;
+	const char *path = o->type == OPT_OUTPUT ? ((struct output *)o->dest)->path : NULL;
+	char a[64], b[64];
+	struct stat st;
+
+	if (!path || oc->err || (!stat(path, &st) && !S_ISREG(st.st_mode)))
+		return; /* /dev/null, a pipe: written through, nothing replaced */
+	for (int i = 0; i < oc->nr_seen; i++)
+		if (!strcmp(((struct output *)oc->seen[i]->dest)->path, path)) {
+			p_err("%s and %s both write %s: give each its own file",
+			      opt_name(oc->seen[i], a, sizeof(a)), opt_name(o, b, sizeof(b)), path);
+			oc->err = -EINVAL;
+			return;
+		}
+	if (oc->nr_seen < (int)(sizeof(oc->seen) / sizeof(oc->seen[0])))
+		oc->seen[oc->nr_seen++] = o;
+}
+
+int outputs_distinct(const struct opt_group *groups, int n, unsigned int caps)
+{
+	struct outputs_ctx oc = {};
+
+	opts_for_each(groups, n, caps, distinct_output, &oc);
+	return oc.err;
+}
 
 static void open_output(const struct opt *o, void *ctx)
 {
