@@ -316,6 +316,16 @@ static bool begins_command(const char *arg)
 	return parse_seconds(arg, &seconds) && !child_program_path(arg, path, sizeof(path));
 }
 
+/* A parse starts without the output paths of an earlier one (the commands' own outputs are
+ * not in run_opts), unless that output is open: -r's runs share it. */
+static void forget_output(const struct opt *o, void *ctx)
+{
+	struct output *out = o->dest;
+
+	if (o->type == OPT_OUTPUT && !out->of.f)
+		out->path = NULL;
+}
+
 int runner_parse(const struct command *cmd, int argc, char **argv)
 {
 	struct opt_group groups[RUNNER_GROUPS_MAX];
@@ -325,6 +335,7 @@ int runner_parse(const struct command *cmd, int argc, char **argv)
 
 	runner_reset_options();
 	n = runner_option_groups(cmd, groups, RUNNER_GROUPS_MAX);
+	opts_for_each(groups, n, cmd->caps, forget_output, NULL);
 	usage_line(cmd, argv[0], line, sizeof(line));
 	err = opts_parse_cmd(argc, argv, groups, n, cmd->caps, line,
 			     cmd->positional == POS_DURATION || cmd->positional == POS_INTERVAL ?
