@@ -33,6 +33,9 @@ expect_one_error "a program where an event goes: perf's 'stat ls'" "'ls' is a pr
 expect_one_error "-r needs a COMMAND" "-r 3 repeats a COMMAND" -- stat -r 3 -e cs
 
 need_root "stat integration" || exit 0
+# the tutorials' "perf stat -e r0 ls": a raw PMU event, said to be one, not only "not found"
+expect_one_error "perf's raw event r0: said what it is" \
+	"kernel function 'r0' not found; perf's raw PMU events \\(rNNN\\) are not taken" -- stat -e r0 -- true
 W=$WL/statwork
 S=$WL/syscalls
 EV=context-switches,cpu-migrations,page-faults,task-clock
