@@ -41,6 +41,8 @@ out=$("$BPFPROF" profile --call-graph-lim 1 1 2>&1); rc=$?
 check "no abbreviation: --call-graph-lim is unknown, then the usage" \
 	bash -c "[ $rc -eq 2 ] && head -n 1 <<<\"\$0\" | grep -q \"^bpfprof: unknown option '--call-graph-lim'\"" "$out"
 expect_one_error "profile -I says where the idle task went" "--include-idle" -- profile -I 1
+expect_one_error "offcpu --stack-storage-size (BCC's) points to --max-stacks" "is --max-stacks N here" \
+	-- offcpu --stack-storage-size 1024 1
 disk=$(ls /sys/block | grep -v '^loop\|^ram' | head -n 1)
 if [ -n "$disk" ]; then
 	expect_one_error "biolat -d DISK points to --disk" "biolat's disk is --disk $disk" -- biolat -d "$disk" 1 1

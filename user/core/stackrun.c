@@ -122,6 +122,8 @@ const struct opt stack_opts_table[] = {
 	  &stack_opts.max_stack, 1, MAX_STACK_DEPTH, .needs = CAP_STACKS },
 	{ 0, "max-stacks", "N", "distinct stacks kept in the kernel (default 16384)", OPT_U64,
 	  &stack_opts.max_stacks, 1, 1 << 22, .needs = CAP_STACKS },
+	{ 0, "stack-storage-size", NULL, "BCC's --stack-storage-size is --max-stacks N here "
+	  "(distinct stacks kept in the kernel)", OPT_RETIRED, .needs = CAP_STACKS },
 	{ 0, "unwind", "METHOD", "user stacks: fp (frame pointers), eh (.eh_frame tables in\n"
 	  "the kernel), auto (default: tables where the code has them)", OPT_FN, .fn = opt_unwind,
 	  .needs = CAP_STACKS },
