@@ -359,3 +359,10 @@ timeout 20 "$BPFPROF" profile -p "$leader" -f >"$TMP/leader.folded" 2>/dev/null;
 wait "$leader" 2>/dev/null
 check "-p a process whose leader exited: its threads' samples (exit $rc)" \
 	test "$rc" -eq 0 -a "$(folded_sum "$TMP/leader.folded" .)" -ge 50
+
+# ---- an output that fails as it is written (a full disk): one line naming the file, exit 1 ----
+for c in "${CMDS[@]}"; do
+	out=$(timeout 20 "$BPFPROF" $c -o /dev/full 0.3 2>&1 >/dev/null); rc=$?
+	check "${c%% *} -o /dev/full: exit 1, one line naming /dev/full (rc $rc)" \
+		test "$rc" -eq 1 -a "$(grep -c '^bpfprof: cannot write /dev/full: No space left on device' <<<"$out")" -eq 1
+done

@@ -332,7 +332,7 @@ static int biolat_report(struct runner *r, bool last)
 		err = print_entry(r->out, &set.e[i]);
 	}
 	if (err)
-		p_err("cannot write the histograms: %s", strerror(-err));
+		p_err("cannot write %s: %s", run_opts.out.path ?: "the histograms", strerror(-err));
 out:
 	hist_set_free(&set);
 	return err;

@@ -251,7 +251,7 @@ static int write_table(FILE *out, struct sched_row *rows, size_t n)
 	sched_rows_sort(rows, n, env.sort);
 	err = sched_table_write(out, rows, n, &o);
 	if (err)
-		p_err("cannot write the table: %s", strerror(-err));
+		p_err("cannot write %s: %s", run_opts.out.path ?: "the table", strerror(-err));
 	return err;
 }
 

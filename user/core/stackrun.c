@@ -781,7 +781,7 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 		err = report_write(out, &o->header, s, n, &o->report);
 	}
 	if (err)
-		p_err("cannot write the output: %s", strerror(-err));
+		p_err("cannot write %s: %s", run_opts.out.path ?: "the output", strerror(-err));
 	return err;
 }
 
