@@ -75,6 +75,14 @@ check "annotate -i: kernel samples counted, not annotated, and said why" \
 	grep -q '^# [0-9]* samples in the kernel are not annotated: its code is read in a live run only' "$TMP/kfile.txt"
 expect_one_error "annotate -i: a kernel function named: why it is not annotated" \
 	"no samples in $kfn \(a file's kernel samples are not annotated\)" -- annotate -i "$TMP/k.pb.gz" "$kfn"
+# a function whose time is all in its callees (main calls driver): said so, not "no samples";
+# a name in no stack: said so, not blamed on the kernel samples
+"$BPFPROF" profile --pprof "$TMP/hc.pb.gz" -o /dev/null -- "$WL/hotcold" 2>/dev/null
+expect_one_error "annotate -i: a caller's time is in its callees, said with its count" \
+	"no samples in main itself: its [0-9]+ samples \([0-9.]+%\) are in the functions it calls" \
+	-- annotate -i "$TMP/hc.pb.gz" main
+expect_one_error "annotate -i: a function in no stack is named as such" \
+	"no function named no_such_fn in the [0-9]+ samples" -- annotate -i "$TMP/hc.pb.gz" no_such_fn
 
 # ---- kernel source lines: only with the running kernel's vmlinux with debug info ----
 if grep -q 'no vmlinux with debug info' "$TMP/k.txt"; then

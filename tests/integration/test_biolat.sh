@@ -6,6 +6,9 @@
 
 # ---- bad input: one clear line, non-zero exit, no output file, before any tracing ----
 expect_one_error "biolat: unknown disk" "disk 'nosuchdisk' not found" -- biolat --disk nosuchdisk 1 1
+first_disk=$(ls /sys/block | sort | head -1)
+expect_one_error "biolat: unknown disk, the disks here listed" \
+	"disk 'sda0x' not found \\(disks here: ${first_disk:-none}[,)]" -- biolat --disk sda0x 1 1
 expect_one_error "biolat: disk name with a slash" "not found" -- biolat --disk ../../etc 1 1
 expect_one_error "biolat: interval 0" "invalid interval '0'" -- biolat 0
 expect_one_error "biolat: interval abc" "invalid interval 'abc'" -- biolat abc

@@ -31,6 +31,11 @@ expect_error "profile: -F 0" "invalid frequency" -- profile -F 0 1
 expect_error "profile: -F abc" "invalid frequency" -- profile -F abc 1
 expect_error "profile: negative duration" "invalid duration '-1'" -- profile -F 99 -1
 expect_error "profile: duration abc" "invalid duration" -- profile abc
+# a year at most: a longer one is said to be too long, not "expected seconds > 0"
+expect_error "profile: -d over a year" "invalid duration '999999999' \\(seconds, at most a year" \
+	-- profile -d 999999999
+expect_error "profile: DURATION over a year" "invalid duration '1e99' \\(seconds, at most a year" \
+	-- profile 1e99
 expect_error "profile: unknown option" "unknown option" -- profile --bogus
 expect_error "profile: unknown event" "unsupported event 'bogus'" -- profile -e bogus 1
 expect_error "profile: unknown CPU" "CPU" -- profile -C 9999 1

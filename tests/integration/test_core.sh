@@ -26,6 +26,14 @@ expect_one_error "runqlat --heatmap in a missing directory" "cannot write /nonex
 expect_one_error "profile --svg in a missing directory" "cannot write /nonexistent/x.svg" -- \
 	profile --svg /nonexistent/x.svg 1
 expect_one_error "an empty output file name" "-o needs a file name|--output needs a file name" -- profile -o '' 1
+# two outputs into one file: the second rename silently replaced the report (exit 0)
+rm -f "$TMP/same.out"
+expect_one_error "-o and --svg into one file: refused, usage" "--svg and --output both write $TMP/same.out" -- \
+	profile -o "$TMP/same.out" --svg "$TMP/same.out" 1
+check "-o and --svg into one file: nothing written" test ! -e "$TMP/same.out"
+out=$(timeout 10 "$BPFPROF" report -o "$TMP/same.out" --pprof "$TMP/same.out" "$ROOT/tests/fuzz/corpus/pprof/offcpu.pb.gz" 2>&1); rc=$?
+check "report -o and --pprof into one file: exit 2, one line" \
+	test "$rc" -eq 2 -a "$(grep -c 'both write' <<<"$out")" -eq 1
 
 # ---- perf's spellings, and old ones refused with what to type instead ----
 expect_one_error "--call-graph lbr refused" "use --call-graph fp or dwarf" -- profile --call-graph lbr 1
@@ -33,6 +41,8 @@ out=$("$BPFPROF" profile --call-graph-lim 1 1 2>&1); rc=$?
 check "no abbreviation: --call-graph-lim is unknown, then the usage" \
 	bash -c "[ $rc -eq 2 ] && head -n 1 <<<\"\$0\" | grep -q \"^bpfprof: unknown option '--call-graph-lim'\"" "$out"
 expect_one_error "profile -I says where the idle task went" "--include-idle" -- profile -I 1
+expect_one_error "offcpu --stack-storage-size (BCC's) points to --max-stacks" "is --max-stacks N here" \
+	-- offcpu --stack-storage-size 1024 1
 disk=$(ls /sys/block | grep -v '^loop\|^ram' | head -n 1)
 if [ -n "$disk" ]; then
 	expect_one_error "biolat -d DISK points to --disk" "biolat's disk is --disk $disk" -- biolat -d "$disk" 1 1
@@ -318,3 +328,41 @@ if command -v perf >/dev/null && perf stat -e syscalls:sys_enter_read -- /bin/tr
 else
 	skip "count -- /bin/true against perf stat" "perf cannot count tracepoints here"
 fi
+
+# ---- a zombie target: refused at once; one that becomes a zombie ends the run ----
+# (a zombie keeps /proc/PID until its parent reaps it: profile -p ZOMBIE once ran until Ctrl-C
+# with nothing to sample)
+sh -c 'sleep 0.1 & exec sleep 30' & zparent=$!
+sleep 0.5
+zombie=$(pgrep -P "$zparent")
+expect_one_error "-p a zombie: refused, said to have exited" "pid $zombie has exited \\(a zombie" \
+	-- profile -p "$zombie"
+kill "$zparent" 2>/dev/null; wait "$zparent" 2>/dev/null
+for c in profile offcpu; do
+	sh -c 'sleep 1 & exec sleep 30' & zparent=$!
+	sleep 0.3
+	target=$(pgrep -P "$zparent")
+	timeout 20 "$BPFPROF" $c -p "$target" >/dev/null 2>&1; rc=$?
+	check "$c -p PID: the run ends when PID becomes a zombie (exit $rc)" test "$rc" -eq 0
+	kill "$zparent" 2>/dev/null; wait "$zparent" 2>/dev/null
+done
+# a leader that called pthread_exit() shows as a zombie while its threads run: still a target
+python3 -c '
+import threading, time, ctypes
+def spin():
+    t = time.time()
+    while time.time() - t < 2: pass
+threading.Thread(target=spin).start()
+ctypes.CDLL(None).pthread_exit(None)' & leader=$!
+sleep 0.5
+timeout 20 "$BPFPROF" profile -p "$leader" -f >"$TMP/leader.folded" 2>/dev/null; rc=$?
+wait "$leader" 2>/dev/null
+check "-p a process whose leader exited: its threads' samples (exit $rc)" \
+	test "$rc" -eq 0 -a "$(folded_sum "$TMP/leader.folded" .)" -ge 50
+
+# ---- an output that fails as it is written (a full disk): one line naming the file, exit 1 ----
+for c in "${CMDS[@]}"; do
+	out=$(timeout 20 "$BPFPROF" $c -o /dev/full 0.3 2>&1 >/dev/null); rc=$?
+	check "${c%% *} -o /dev/full: exit 1, one line naming /dev/full (rc $rc)" \
+		test "$rc" -eq 1 -a "$(grep -c '^bpfprof: cannot write /dev/full: No space left on device' <<<"$out")" -eq 1
+done

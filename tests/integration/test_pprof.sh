@@ -26,6 +26,12 @@ expect_one_error "diff of a count and a time profile is refused" "do not compare
 expect_one_error "report without a file is usage" "takes FILE" -- report
 "$BPFPROF" report "$TMP/ok.folded" >"$TMP/ok.txt" 2>&1
 check "report reads a folded file without a profile run" grep -q 'hot_a' "$TMP/ok.txt"
+# perf report's spellings: -i FILE and --stdio; the report of -i is the report of the FILE
+"$BPFPROF" report --stdio -i "$TMP/ok.folded" >"$TMP/ok_i.txt" 2>&1; rc=$?
+check "report --stdio -i FILE (perf's spelling): exit 0, the FILE's report" \
+	test "$rc" -eq 0 -a -z "$(diff "$TMP/ok.txt" "$TMP/ok_i.txt")"
+"$BPFPROF" report -i "$TMP/ok.folded" "$TMP/ok.folded" -f >"$TMP/ok2.folded" 2>&1
+check "report -i FILE FILE: both read, merged" grep -qx 'hot_a;spin 6' "$TMP/ok2.folded"
 
 need_root "pprof integration" || { echo "# the rest needs root"; exit 0; }
 

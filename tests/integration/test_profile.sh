@@ -150,3 +150,12 @@ fi
 out=$(timeout 20 "$BPFPROF" profile -f -- /nonexistent/cmd 2>&1 >/dev/null); rc=$?
 check "-- missing command: non-zero exit" test "$rc" -ne 0 -a "$rc" -lt 124
 check "-- missing command: clear error" grep -q "^bpfprof: cannot run '/nonexistent/cmd'" <<<"$out"
+
+# 12. Folded stacks of a run with no samples (a process asleep throughout): the output stays
+# empty for flamegraph.pl, and stderr says why instead of leaving an empty result unexplained.
+sleep 30 & sleeper=$!
+timeout 20 "$BPFPROF" profile -p "$sleeper" -f 0.5 >"$TMP/empty.folded" 2>"$TMP/empty.err"; rc=$?
+kill "$sleeper" 2>/dev/null; wait "$sleeper" 2>/dev/null
+check "-f with no samples: exit 0, no folded line" test "$rc" -eq 0 -a ! -s "$TMP/empty.folded"
+check "-f with no samples: said on stderr" \
+	grep -q "^bpfprof: no samples: the folded output is empty" "$TMP/empty.err"

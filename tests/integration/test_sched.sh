@@ -12,6 +12,15 @@ expect_one_error "sched: pid that does not exist" "pid $nopid does not exist" --
 expect_one_error "sched: duration abc" "invalid duration 'abc'" -- sched abc
 expect_one_error "sched: duration 0" "invalid duration '0'" -- sched 0
 expect_one_error "sched: negative duration" "invalid duration '-1'" -- sched -1
+# perf's subcommand words, typed as perf users do: what to type instead, not "expected seconds"
+expect_one_error "sched latency: perf's table has no subcommand here" \
+	"'latency' is not a duration: bpfprof sched prints perf sched latency's table" -- sched latency
+expect_one_error "sched timehist: points to --timehist" "perf sched timehist is bpfprof sched --timehist" \
+	-- sched timehist
+expect_one_error "sched -s with perf's key list: one key here" "invalid --sort 'max,avg' \\(one key: ties" \
+	-- sched -s max,avg 1
+expect_one_error "sched record: nothing recorded" "'record' is not a duration: .*nothing is recorded" \
+	-- sched record ls
 expect_one_error "sched: bad --sort" "invalid --sort 'bogus'" -- sched --sort bogus 1
 expect_one_error "sched: --max-tasks 0" "invalid --max-tasks" -- sched --max-tasks 0 1
 expect_one_error "sched: extra argument" "unexpected argument" -- sched 1 2
@@ -149,6 +158,13 @@ kill "$wpid2"
 "$BPFPROF" sched -p "$wpid" -o "$TMP/out.txt" 0.5 >"$TMP/stdout.txt" 2>&1
 check "sched -o: table in the file" test "$(parse_table "$TMP/out.txt" | wc -l)" -eq 5
 check "sched -o: not on stdout" test "$(grep -c '|' "$TMP/stdout.txt")" -eq 0
+
+# perf sched latency -s switch: perf's name of the key, rows by switches, most first
+"$BPFPROF" sched -s switch 0.5 >"$TMP/sw.out" 2>/dev/null; rc=$?
+check "sched -s switch (perf's key name): exit 0" test "$rc" -eq 0
+check "sched -s switch: rows by switches, most first" awk -F'|' '
+	$1 ~ /:[0-9]+ *$/ { v = $3 + 0; if (n++ && v > last) bad = 1; last = v }
+	END { exit bad || n < 2 }' "$TMP/sw.out"
 
 kill "$wpid"
 # started in start_runq's subshell: not this shell's child to wait for

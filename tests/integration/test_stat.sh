@@ -33,6 +33,9 @@ expect_one_error "a program where an event goes: perf's 'stat ls'" "'ls' is a pr
 expect_one_error "-r needs a COMMAND" "-r 3 repeats a COMMAND" -- stat -r 3 -e cs
 
 need_root "stat integration" || exit 0
+# the tutorials' "perf stat -e r0 ls": a raw PMU event, said to be one, not only "not found"
+expect_one_error "perf's raw event r0: said what it is" \
+	"kernel function 'r0' not found; perf's raw PMU events \\(rNNN\\) are not taken" -- stat -e r0 -- true
 W=$WL/statwork
 S=$WL/syscalls
 EV=context-switches,cpu-migrations,page-faults,task-clock
@@ -210,3 +213,21 @@ check "no COMMAND: results on stdout" grep -q "Performance counter stats for 'sy
 cs=$(value "$TMP/o.out" cs); sw=$(value "$TMP/o.out" sched:sched_switch)
 echo "# -a 1 s beside a sleeper: cs $cs, sched:sched_switch $sw"
 check "perf's cs and the sched_switch tracepoint agree system-wide (within 5%)" within "$cs" "$sw" 0.05
+
+# 10. The default set system-wide without a PMU: an unsupported hardware event stops at its first
+# CPU, and the other CPUs' slots once held no fd at all ("cannot read the cycles counter: Bad file
+# descriptor", exit 1, no table).
+"$BPFPROF" stat -a 0.3 >"$TMP/dflt.out" 2>"$TMP/dflt.err"; rc=$?
+check "stat -a DURATION, the default set: exits 0" test "$rc" -eq 0
+check "stat -a DURATION: no read error" test -z "$(grep 'cannot read' "$TMP/dflt.err")"
+check "stat -a DURATION: the cpu-clock row of 2 CPUs' time" \
+	test "$(value "$TMP/dflt.out" cpu-clock | cut -d. -f1)" -ge 250
+
+# 11. Counts that cannot be written (a full disk) say so in one line, at the end and per interval
+# (both once exited 1 without a word).
+"$BPFPROF" stat -a -e cs -o /dev/full 0.2 >/dev/null 2>"$TMP/full.err"; rc=$?
+check "-o /dev/full: exit 1, the file named" \
+	test "$rc" -eq 1 -a "$(grep -c '^bpfprof: cannot write /dev/full: No space left on device' "$TMP/full.err")" -eq 1
+"$BPFPROF" stat -a -e cs -I 100 -o /dev/full 0.3 >/dev/null 2>"$TMP/fulli.err"; rc=$?
+check "-I 100 -o /dev/full: exit 1, the file named" \
+	test "$rc" -eq 1 -a "$(grep -c '^bpfprof: cannot write /dev/full' "$TMP/fulli.err")" -eq 1

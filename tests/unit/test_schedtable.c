@@ -96,6 +96,10 @@ static void test_sort_key_parse(void)
 	CHECK_INT(k, SCHED_SORT_RUNTIME);
 	CHECK_INT(sched_sort_key_parse("switches", &k), 0);
 	CHECK_INT(k, SCHED_SORT_SWITCHES);
+	k = SCHED_SORT_MAX;
+	CHECK_INT(sched_sort_key_parse("switch", &k), 0); /* perf's spelling */
+	CHECK_INT(k, SCHED_SORT_SWITCHES);
+	CHECK_INT(sched_sort_key_parse("max,avg", &k), -EINVAL);
 	CHECK_INT(sched_sort_key_parse("Max", &k), -EINVAL);
 	CHECK_INT(sched_sort_key_parse("", &k), -EINVAL);
 	CHECK_INT(sched_sort_key_parse("maxx", &k), -EINVAL);

@@ -519,6 +519,36 @@ cleanup:
 	return err;
 }
 
+/* The samples with a function named glob on their stack; with leaf false, not at its leaf:
+ * time spent in what the function calls, which an annotation of its own code cannot show. */
+static __u64 samples_named(const struct stack_sample *s, size_t n, const char *glob, bool leaf)
+{
+	__u64 v = 0;
+
+	for (size_t i = 0; i < n; i++)
+		for (__u32 k = 0; k + !leaf < s[i].nr_frames; k++) {
+			const struct frame *f = stack_sample_frame(&s[i], k);
+
+			if (f->name && !fnmatch(glob, f->name, 0)) {
+				v += s[i].value;
+				break;
+			}
+		}
+	return v;
+}
+
+static bool kernel_leaf_named(const struct stack_sample *s, size_t n, const char *glob)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct frame *f = s[i].nr_frames ?
+					stack_sample_frame(&s[i], s[i].nr_frames - 1) : NULL;
+
+		if (f && f->kernel && f->name && !fnmatch(glob, f->name, 0))
+			return true;
+	}
+	return false;
+}
+
 /* Writes the annotation of the samples' hot functions: those named symbol (a glob) when given,
  * else those at or above percent_limit of all samples.  0 or -errno (printed). */
 static int annotate_write(FILE *out, const struct stack_sample *s, size_t n, const char *event,
@@ -557,7 +587,16 @@ static int annotate_write(FILE *out, const struct stack_sample *s, size_t n, con
 	if (!shown && fn_err) {
 		err = fn_err; /* each function that could not be shown said why */
 	} else if (!shown) {
-		if (symbol)
+		__u64 below = symbol ? samples_named(s, n, symbol, false) : 0;
+
+		if (symbol && !samples_named(s, n, symbol, true))
+			p_err("no function named %s in the %llu samples", symbol,
+			      (unsigned long long)a.total);
+		else if (below && !(a.kernel && !live && kernel_leaf_named(s, n, symbol)))
+			p_err("no samples in %s itself: its %llu samples (%.1f%%) are in the functions "
+			      "it calls (annotate shows where samples land; 'report' shows the callees)",
+			      symbol, (unsigned long long)below, 100.0 * below / (a.total ?: 1));
+		else if (symbol)
 			p_err("no samples in %s%s", symbol, a.total ? (a.kernel && !live ?
 			      " (a file's kernel samples are not annotated)" : "") :
 			      " (no samples at all)");

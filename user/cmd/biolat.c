@@ -1,4 +1,5 @@
 /* bpfprof biolat: block I/O latency histograms, percentiles and heat maps, counted in the kernel. */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -124,9 +125,28 @@ static int opt_loglin(const char *arg)
 	return 0;
 }
 
+/* The disks /sys/block lists, for a --disk that names none: "vda, vdb", or "none". */
+static const char *disk_names(char *buf, size_t size)
+{
+	struct dirent **names;
+	int n = scandir("/sys/block", &names, NULL, alphasort);
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		if (names[i]->d_name[0] != '.' && len < size)
+			len += snprintf(buf + len, size - len, "%s%s", len ? ", " : "",
+					names[i]->d_name);
+		free(names[i]);
+	}
+	if (n >= 0)
+		free(names);
+	return buf[0] ? buf : "none";
+}
+
 static int resolve_disk(void)
 {
-	char parent[64];
+	char parent[64], list[256];
 	int err = blk_disk_dev(env.disk, &env.dev, parent, sizeof(parent));
 
 	if (err == -ENOTBLK) {
@@ -135,7 +155,7 @@ static int resolve_disk(void)
 		return err;
 	}
 	if (err) {
-		p_err("disk '%s' not found (the disks are in /sys/block)", env.disk);
+		p_err("disk '%s' not found (disks here: %s)", env.disk, disk_names(list, sizeof(list)));
 		return err;
 	}
 	return 0;
@@ -327,7 +347,7 @@ static int biolat_report(struct runner *r, bool last)
 		err = print_entry(r->out, &set.e[i]);
 	}
 	if (err)
-		p_err("cannot write the histograms: %s", strerror(-err));
+		p_err("cannot write %s: %s", run_opts.out.path ?: "the histograms", strerror(-err));
 out:
 	hist_set_free(&set);
 	return err;

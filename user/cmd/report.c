@@ -16,7 +16,20 @@ static struct {
 	int nr_pids;
 	char *comms[MAX_FILTERS];
 	int nr_comms;
+	char *inputs[MAX_FILTERS]; /* -i FILE: perf report's spelling of a FILE */
+	int nr_inputs;
+	bool stdio;
 } env;
+
+static int opt_input(const char *arg)
+{
+	if (env.nr_inputs == MAX_FILTERS) {
+		p_err("too many -i files (at most %d)", MAX_FILTERS);
+		return -EINVAL;
+	}
+	env.inputs[env.nr_inputs++] = (char *)arg;
+	return 0;
+}
 
 static int opt_pid(const char *arg)
 {
@@ -57,6 +70,10 @@ static const struct opt report_opts[] = {
 	  "repeatable", OPT_FN, .fn = opt_pid },
 	{ 0, "comm", "NAME[,NAME...]", "only the samples of these commands (comm label, or the\n"
 	  "first frame of folded stacks); repeatable", OPT_FN, .fn = opt_comm },
+	{ 'i', "input", "FILE", "a file to read, as a FILE argument (perf report -i);\n"
+	  "repeatable", OPT_FN, .fn = opt_input },
+	{ 0, "stdio", NULL, "accepted: the report is text (perf report --stdio)", OPT_FLAG,
+	  &env.stdio },
 	{},
 };
 
@@ -149,7 +166,30 @@ static int drop_inlined(struct stack_sample *s, size_t n, struct frame **frames)
 	return 0;
 }
 
-static int report_run(FILE *out, char **files, int nr_files)
+static int report_files(FILE *out, char **files, int nr_files);
+
+/* FILE arguments and -i FILEs, in that order. */
+static int report_run(FILE *out, char **args, int nr_args)
+{
+	char **files;
+	int err;
+
+	if (!nr_args && !env.nr_inputs) {
+		p_err("report takes FILE... : a pprof or folded file a run wrote (profile --pprof "
+		      "FILE, -f); nothing is recorded to a perf.data");
+		return -EINVAL;
+	}
+	files = calloc(nr_args + env.nr_inputs, sizeof(*files));
+	if (!files)
+		return -ENOMEM;
+	memcpy(files, args, nr_args * sizeof(*files));
+	memcpy(files + nr_args, env.inputs, env.nr_inputs * sizeof(*files));
+	err = report_files(out, files, nr_args + env.nr_inputs);
+	free(files);
+	return err;
+}
+
+static int report_files(FILE *out, char **files, int nr_files)
 {
 	struct profile_in *in = profile_in__new();
 	struct stack_run sr = {};
@@ -217,7 +257,6 @@ const struct file_command report_cmd = {
 	.notes =
 		"FILE: a pprof or folded file, told apart by content; - reads stdin.  Several files\n"
 		"are merged: they must count the same thing (samples with samples, time with time).\n",
-	.min_files = 1,
 	.opts = report_opts,
 	.caps = CAP_STACKS | CAP_STACK_OUTPUTS | CAP_STACK_FILES,
 	.run = report_run,

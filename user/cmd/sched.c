@@ -40,7 +40,8 @@ static struct sched_env {
 static const struct opt sched_opts[] = {
 	{ 0, "by-comm", NULL, "one row per command name, like perf's comm:(N tasks)", OPT_FLAG,
 	  &env.by_comm },
-	{ 's', "sort", "KEY", "max (default), avg, runtime or switches", OPT_FN, .fn = opt_sort },
+	{ 's', "sort", "KEY", "max (default), avg, runtime or switches (perf's switch)",
+	  OPT_FN, .fn = opt_sort },
 	{ 0, "max-tasks", "N", "tasks kept (default 16384)", OPT_U64, &env.max_tasks, 1, 1 << 22 },
 	{ 0, "timehist", NULL, "one line per switch-out, like perf sched timehist: wait time,\n"
 	  "scheduling delay and run time, computed in the kernel", OPT_FLAG, &env.timehist },
@@ -68,6 +69,15 @@ static const struct opt sched_opts[] = {
 
 static int opt_sort(const char *arg)
 {
+	char first[16];
+
+	/* perf's -s takes a list; here the other keys always break ties, in their fixed order */
+	snprintf(first, sizeof(first), "%.*s", (int)strcspn(arg, ","), arg);
+	if (strchr(arg, ',') && !sched_sort_key_parse(first, &env.sort)) {
+		p_err("invalid --sort '%s' (one key: ties are ordered by the others, max, avg, "
+		      "runtime, switches)", arg);
+		return -EINVAL;
+	}
 	if (sched_sort_key_parse(arg, &env.sort)) {
 		p_err("invalid --sort '%s' (expected max, avg, runtime or switches)", arg);
 		return -EINVAL;
@@ -277,7 +287,7 @@ static int write_table(FILE *out, struct sched_row *rows, size_t n)
 	sched_rows_sort(rows, n, env.sort);
 	err = sched_table_write(out, rows, n, &o);
 	if (err)
-		p_err("cannot write the table: %s", strerror(-err));
+		p_err("cannot write %s: %s", run_opts.out.path ?: "the table", strerror(-err));
 	return err;
 }
 

@@ -516,6 +516,9 @@ static int open_counters(struct stat_ev *e, unsigned flags)
 	e->fds = malloc(env.nr_slots * sizeof(*e->fds));
 	if (!e->fds)
 		return -ENOMEM;
+	/* An unsupported event stops at its first slot: the others must read as unopened. */
+	for (int s = 0; s < env.nr_slots; s++)
+		e->fds[s] = -1;
 	for (int s = 0; s < env.nr_slots; s++) {
 		int fd = perfev_open_counter(&e->pe, &env.slots[s], flags);
 
@@ -1446,6 +1449,16 @@ static int print_totals(__u64 elapsed_ns)
 	return 0;
 }
 
+/* The counts out now, or one line saying where they could not go (a full disk, a closed pipe). */
+static int flush_out(void)
+{
+	int err = stream_flush_check(env.out);
+
+	if (err)
+		p_err("cannot write %s: %s", run_opts.out.path ?: "the counts", strerror(-err));
+	return err;
+}
+
 /* Each interval's counts; at the end (of the last of -r runs) the totals, as perf stat. */
 static int stat_report(struct runner *r, bool last)
 {
@@ -1457,7 +1470,7 @@ static int stat_report(struct runner *r, bool last)
 	if (!last || run_opts.interval) {
 		err = print_interval(r, now);
 		if (err || !last)
-			return err;
+			return err ?: flush_out();
 	}
 	err = add_run(now - env.t0);
 	if (err)
@@ -1470,9 +1483,7 @@ static int stat_report(struct runner *r, bool last)
 		err = print_breakdown(r->skel, now - env.t0);
 	if (!err && env.ef.nr_by && r->skel)
 		err = print_by(r->skel);
-	if (!err && fflush(env.out) == EOF)
-		err = -errno;
-	return err;
+	return err ?: flush_out();
 }
 
 static unsigned stat_runs(void)

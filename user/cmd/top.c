@@ -224,7 +224,7 @@ static int print_refresh(FILE *out)
 	if (!err && fflush(out) == EOF)
 		err = -errno;
 	if (err)
-		p_err("cannot write the output: %s", strerror(-err));
+		p_err("cannot write %s: %s", run_opts.out.path ?: "the output", strerror(-err));
 	return err;
 }
 

@@ -160,6 +160,29 @@ bool process_exists(__u32 pid)
 	return stat(path, &st) == 0;
 }
 
+bool process_exited(__u32 pid)
+{
+	char path[64], line[256];
+	bool zombie = false;
+	int threads = 0;
+	FILE *f;
+
+	/* a zombie keeps its /proc entry until its parent reaps it; a leader that called
+	 * pthread_exit() is a zombie too, but its other threads still run: Threads says so */
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return true;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "State:", 6))
+			zombie = strchr(line, 'Z') || strchr(line, 'X');
+		else
+			sscanf(line, "Threads: %d", &threads);
+	}
+	fclose(f);
+	return zombie && threads <= 1;
+}
+
 int thread_group_of(__u32 tid, __u32 *tgid)
 {
 	char path[64], line[256];

@@ -33,6 +33,8 @@ int parse_cpu_list(const char *s, bool *cpus, int nr_cpus);
 
 /* Whether a process known to be one still exists (a thread's id passes too). */
 bool process_exists(__u32 pid);
+/* pid has exited: gone, or a zombie its parent has not reaped (its threads all gone) */
+bool process_exited(__u32 pid);
 bool thread_exists(__u32 tid);
 /* The process (thread group) a thread belongs to, from /proc/TID/status: 0 or -errno. */
 int thread_group_of(__u32 tid, __u32 *tgid);

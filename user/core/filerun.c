@@ -73,6 +73,8 @@ int file_command_main(const struct file_command *cmd, int argc, char **argv)
 		p_err("%s takes %s (see bpfprof %s --help)", cmd->name, cmd->args, cmd->name);
 		return 2;
 	}
+	if (outputs_distinct(groups, n, cmd->caps))
+		return 2;
 	/* a closed output pipe is a write error, not a silent death */
 	signal(SIGPIPE, SIG_IGN);
 	err = outputs_open(groups, n, cmd->caps);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include "core/child.h"
 #include "core/common.h"
@@ -53,6 +54,30 @@ static int opt_event(const char *arg)
 	return 0;
 }
 
+/* A DURATION that is not one.  perf's subcommand words ("perf sched latency") get what to
+ * type here: one command per job, no subcommands. */
+static void duration_error(const char *cmd, const char *arg)
+{
+	static const struct { const char *cmd, *word, *hint; } words[] = {
+		{ "sched", "latency", "bpfprof sched prints perf sched latency's table: no subcommand" },
+		{ "sched", "lat", "bpfprof sched prints perf sched latency's table: no subcommand" },
+		{ "sched", "timehist", "perf sched timehist is bpfprof sched --timehist" },
+		{ "sched", "record", "bpfprof sched counts in the kernel as it runs: nothing is "
+				     "recorded to replay (perf sched latency's table, or --timehist)" },
+	};
+	double d;
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (cmd && !strcmp(cmd, words[i].cmd) && !strcmp(arg, words[i].word)) {
+			p_err("'%s' is not a duration: %s", arg, words[i].hint);
+			return;
+		}
+	if (parse_seconds(arg, &d) == -ERANGE && strtod(arg, NULL) > 0)
+		p_err("invalid duration '%s' (seconds, at most a year: %.0f)", arg, 365.0 * 24 * 3600);
+	else
+		p_err("invalid duration '%s' (expected seconds > 0)", arg);
+}
+
 /* -d: BCC's biolatency spells its disk option -d; in bpfprof's grammar -d is the duration
  * everywhere, so a disk name here gets a pointer to --disk. */
 static int opt_duration(const char *arg)
@@ -66,7 +91,7 @@ static int opt_duration(const char *arg)
 		p_err("invalid duration '%s' (expected seconds > 0; -d is the duration in every "
 		      "command: biolat's disk is --disk %s)", arg, arg);
 	else
-		p_err("invalid duration '%s' (expected seconds > 0)", arg);
+		duration_error(NULL, arg);
 	return -EINVAL;
 }
 
@@ -244,7 +269,7 @@ static int take_positional(const struct command *cmd, char **pos, int n)
 			return -EINVAL;
 		}
 		if (parse_seconds(pos[0], &run_opts.duration)) {
-			p_err("invalid duration '%s' (expected seconds > 0)", pos[0]);
+			duration_error(cmd->name, pos[0]);
 			return -EINVAL;
 		}
 		i++;
@@ -293,6 +318,16 @@ static bool begins_command(const char *arg)
 	return parse_seconds(arg, &seconds) && !child_program_path(arg, path, sizeof(path));
 }
 
+/* A parse starts without the output paths of an earlier one (the commands' own outputs are
+ * not in run_opts), unless that output is open: -r's runs share it. */
+static void forget_output(const struct opt *o, void *ctx)
+{
+	struct output *out = o->dest;
+
+	if (o->type == OPT_OUTPUT && !out->of.f)
+		out->path = NULL;
+}
+
 int runner_parse(const struct command *cmd, int argc, char **argv)
 {
 	struct opt_group groups[RUNNER_GROUPS_MAX];
@@ -302,6 +337,7 @@ int runner_parse(const struct command *cmd, int argc, char **argv)
 
 	runner_reset_options();
 	n = runner_option_groups(cmd, groups, RUNNER_GROUPS_MAX);
+	opts_for_each(groups, n, cmd->caps, forget_output, NULL);
 	usage_line(cmd, argv[0], line, sizeof(line));
 	err = opts_parse_cmd(argc, argv, groups, n, cmd->caps, line,
 			     cmd->positional == POS_DURATION || cmd->positional == POS_INTERVAL ?
@@ -317,6 +353,7 @@ int runner_parse(const struct command *cmd, int argc, char **argv)
 	err = err ?: (cmd->caps & CAP_STACKS ? stack_opts_check(&stack_opts) : 0);
 	err = err ?: (cmd->caps & CAP_HEATMAP ? heatmap_opts_check(&heatmap_opts) : 0);
 	err = err ?: (cmd->caps & CAP_PERIODS ? period_opts_check() : 0);
+	err = err ?: outputs_distinct(groups, n, cmd->caps);
 	return err ? -EINVAL : 0;
 }
 
@@ -394,7 +431,38 @@ static void install_signals(void)
 
 struct outputs_ctx {
 	int err;
+	const struct opt *seen[16]; /* outputs given so far, for a path given twice */
+	int nr_seen;
 };
+
+/* Two outputs into one regular file: the second rename would silently replace the first. */
+static void distinct_output(const struct opt *o, void *ctx)
+{
+	struct outputs_ctx *oc = ctx;
+	const char *path = o->type == OPT_OUTPUT ? ((struct output *)o->dest)->path : NULL;
+	char a[64], b[64];
+	struct stat st;
+
+	if (!path || oc->err || (!stat(path, &st) && !S_ISREG(st.st_mode)))
+		return; /* /dev/null, a pipe: written through, nothing replaced */
+	for (int i = 0; i < oc->nr_seen; i++)
+		if (!strcmp(((struct output *)oc->seen[i]->dest)->path, path)) {
+			p_err("%s and %s both write %s: give each its own file",
+			      opt_name(oc->seen[i], a, sizeof(a)), opt_name(o, b, sizeof(b)), path);
+			oc->err = -EINVAL;
+			return;
+		}
+	if (oc->nr_seen < (int)(sizeof(oc->seen) / sizeof(oc->seen[0])))
+		oc->seen[oc->nr_seen++] = o;
+}
+
+int outputs_distinct(const struct opt_group *groups, int n, unsigned int caps)
+{
+	struct outputs_ctx oc = {};
+
+	opts_for_each(groups, n, caps, distinct_output, &oc);
+	return oc.err;
+}
 
 static void open_output(const struct opt *o, void *ctx)
 {

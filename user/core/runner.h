@@ -221,6 +221,8 @@ void runner_abort_outputs(const struct command *cmd);
 /* The same for any option groups (bpfprof report and diff, which trace nothing): open every
  * output named (0 or -errno, printed, the others removed); commit them all (0 or the first
  * -errno, each failure printed); remove those not committed. */
+/* -EINVAL (printed) when two output options name one regular file */
+int outputs_distinct(const struct opt_group *groups, int n, unsigned int caps);
 int outputs_open(const struct opt_group *groups, int n, unsigned int caps);
 int outputs_commit(const struct opt_group *groups, int n, unsigned int caps);
 void outputs_abort(const struct opt_group *groups, int n, unsigned int caps);

@@ -125,6 +125,8 @@ const struct opt stack_opts_table[] = {
 	  &stack_opts.max_stack, 1, MAX_STACK_DEPTH, .needs = CAP_STACKS },
 	{ 0, "max-stacks", "N", "distinct stacks kept in the kernel (default 16384)", OPT_U64,
 	  &stack_opts.max_stacks, 1, 1 << 22, .needs = CAP_STACKS },
+	{ 0, "stack-storage-size", NULL, "BCC's --stack-storage-size is --max-stacks N here "
+	  "(distinct stacks kept in the kernel)", OPT_RETIRED, .needs = CAP_STACKS },
 	{ 0, "unwind", "METHOD", "user stacks: fp (frame pointers), eh (.eh_frame tables in\n"
 	  "the kernel), auto (default: tables where the code has them)", OPT_FN, .fn = opt_unwind,
 	  .needs = CAP_STACKS },
@@ -771,6 +773,9 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 	stack_files_write(o, s, n);
 	if (o->folded) {
 		err = folded_write(out, s, n, &o->folded_opts);
+		/* folded lines have no room for a header: an empty run is said here, not left silent */
+		if (!n)
+			fprintf(stderr, "bpfprof: no %s: the folded output is empty\n", o->lost_what);
 		if (o->header.lost)
 			fprintf(stderr, "bpfprof: lost %s: %llu (%s)\n", o->lost_what,
 				(unsigned long long)o->header.lost,
@@ -781,7 +786,7 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 		err = report_write(out, &o->header, s, n, &o->report);
 	}
 	if (err)
-		p_err("cannot write the output: %s", strerror(-err));
+		p_err("cannot write %s: %s", run_opts.out.path ?: "the output", strerror(-err));
 	return err;
 }
 

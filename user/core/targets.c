@@ -55,6 +55,10 @@ static int add_ids(const char *arg, __u32 **ids, int *nr, bool threads)
 			p_err("%s %u does not exist", threads ? "thread" : "pid", grown[i]);
 			return -EINVAL;
 		}
+		if (!threads && process_exited(tgid)) {
+			p_err("pid %u has exited (a zombie, not yet reaped by its parent)", tgid);
+			return -EINVAL;
+		}
 		/* /proc/TID exists for every thread; perf record -p TID takes the thread's process */
 		if (tgid != grown[i]) {
 			fprintf(stderr, "bpfprof: %u is a thread of process %u: tracing the whole process, "
@@ -308,7 +312,7 @@ bool targets_gone(const struct targets *t)
 	if (!t->nr_pids && !t->nr_tids)
 		return false;
 	for (int i = 0; i < t->nr_pids; i++)
-		if (process_exists(t->pids[i]))
+		if (process_exists(t->pids[i]) && !process_exited(t->pids[i]))
 			return false;
 	for (int i = 0; i < t->nr_tids; i++)
 		if (thread_exists(t->tids[i]))

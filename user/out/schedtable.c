@@ -27,6 +27,11 @@ int sched_sort_key_parse(const char *name, enum sched_sort_key *key)
 			return 0;
 		}
 	}
+	/* perf sched latency's name of the key */
+	if (!strcmp(name, "switch")) {
+		*key = SCHED_SORT_SWITCHES;
+		return 0;
+	}
 	return -EINVAL;
 }
 

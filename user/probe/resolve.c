@@ -441,6 +441,13 @@ static int resolve_kfunc(const struct probe_spec *spec, int idx, struct probe_ev
 		err = add_kfunc(spec->name, addr, &m);
 		return err ?: 1;
 	}
+	/* perf's raw PMU events: r then the event's hex code (perf stat -e r0) */
+	if (spec->name[0] == 'r' && spec->name[1] &&
+	    strspn(spec->name + 1, "0123456789abcdefABCDEF") == strlen(spec->name + 1)) {
+		p_err("kernel function '%s' not found; perf's raw PMU events (rNNN) are not taken: "
+		      "bpfprof list hw names the hardware events", spec->name);
+		return -ENOENT;
+	}
 	snprintf(msg, sizeof(msg), "kernel function '%s' not found", spec->name);
 	ksyms__for_each_name(ks, name_kfunc, &m);
 	err_with_near(msg, spec->name, (const char *const *)m.names.v, m.names.n);
