@@ -73,6 +73,11 @@ check "trace: a failed call's errno, 3 times" test "$(grep -cF "filename: \"$pat
 "$BPFPROF" stat -x, -e sys:openat,sys:close,sys:read -- "$WL/opener" "$path" 20 7 1 \
 	>/dev/null 2>"$TMP/stat.csv"
 "$BPFPROF" trace -s sys:openat sys:close sys:read -- "$WL/opener" "$path" 20 7 1 >"$TMP/sum.txt" 2>&1
+# as perf trace: beside a COMMAND, the summary goes to stderr, not into the command's stdout
+"$BPFPROF" trace -s sys:openat -- "$WL/opener" "$path" 2 0 1 >"$TMP/sumout.txt" 2>"$TMP/sumerr.txt"
+check "trace -s -- COMMAND: the summary on stderr, not mixed with the command's stdout" \
+	test -n "$(grep -E '^ +opener \([0-9]+\), [0-9]+ events' "$TMP/sumerr.txt")" -a \
+	-z "$(grep 'Summary of events' "$TMP/sumout.txt")"
 for sc in openat close read; do
 	s=$(awk -F, -v e="sys:$sc" '$3 == e { print $1 }' "$TMP/stat.csv")
 	t=$(awk -v s="$sc" '$1 == s { print $2 }' "$TMP/sum.txt")
@@ -92,7 +97,7 @@ check "trace -s: min <= avg <= max, total = calls x avg" awk '
 	$1 == "openat" { ok = ($4 + 0 > 0 && $5 <= $6 && $6 <= $7 && ($4 - $2 * $6) ^ 2 < (0.001 * $2) ^ 2 + 1e-6); exit !ok }' "$TMP/sum.txt"
 
 # ---- --filter, in the kernel: on a syscall's string argument, on -s, on a tracepoint ----
-"$BPFPROF" trace --filter 'filename ~ "*.missing"' sys:openat -- "$WL/opener" "$path" 4 3 1 >"$TMP/f.txt" 2>"$TMP/f.err"
+"$BPFPROF" trace --filter 'filename ~ "*.missing"' sys:openat -o "$TMP/f.txt" -- "$WL/opener" "$path" 4 3 1 2>"$TMP/f.err"
 check "trace --filter on a string argument: exactly the 3 matching calls" \
 	test "$(grep -c 'openat(' "$TMP/f.txt")" -eq 3 -a "$(grep -c "filename: \"$path.missing\"" "$TMP/f.txt")" -eq 3
 "$BPFPROF" trace -s --filter 'filename ~ "*.missing"' sys:openat -- "$WL/opener" "$path" 4 5 1 >"$TMP/fs.txt" 2>&1
@@ -115,18 +120,18 @@ check "trace: a kernel function pointer field named (hrtimer_start function=hrti
 
 # ---- functions, event by event (perf probe's events in perf script's layout) ----
 FW=$WL/fieldwork
-"$BPFPROF" trace "u:$FW:work" -- "$FW" 0 >"$TMP/fn.txt" 2>"$TMP/fn.err"
+"$BPFPROF" trace "u:$FW:work" -o "$TMP/fn.txt" -- "$FW" 0 2>"$TMP/fn.err"
 check "trace u:BIN:FUNC: a line per call, arg0=0x7 x100 and 0x9 x50 (x64 by default)" \
 	test "$(grep -Ec '^ +fieldwork +[0-9]+ \[[0-9]{3}\] +[0-9]+\.[0-9]{6}: fieldwork:work: arg0=0x7 arg1=' "$TMP/fn.txt")" = 100 \
 	-a "$(grep -c 'fieldwork:work: arg0=0x9 ' "$TMP/fn.txt")" = 50
-"$BPFPROF" trace "u:$FW:work%return" --fields retval:s32 -- "$FW" 0 >"$TMP/fr.txt" 2>"$TMP/fn.err"
+"$BPFPROF" trace "u:$FW:work%return" --fields retval:s32 -o "$TMP/fr.txt" -- "$FW" 0 2>"$TMP/fn.err"
 check "trace u:BIN:FUNC%return --fields retval:s32: retval=71 x100, 91 x50" \
 	test "$(grep -c 'fieldwork:work%return: retval=71$' "$TMP/fr.txt")" = 100 \
 	-a "$(grep -c 'fieldwork:work%return: retval=91$' "$TMP/fr.txt")" = 50
-"$BPFPROF" trace "u:$FW:work" --fields arg0:u32 --filter 'arg0 == 9' -- "$FW" 0 >"$TMP/ff.txt" 2>"$TMP/fn.err"
+"$BPFPROF" trace "u:$FW:work" --fields arg0:u32 --filter 'arg0 == 9' -o "$TMP/ff.txt" -- "$FW" 0 2>"$TMP/fn.err"
 check "trace u:BIN:FUNC --filter 'arg0 == 9' --fields arg0:u32: 50 lines, arg0=9 each" \
 	test "$(grep -c 'fieldwork:work: arg0=9$' "$TMP/ff.txt")" = 50 -a "$(grep -c 'fieldwork:work:' "$TMP/ff.txt")" = 50
-"$BPFPROF" trace c:getenv --fields arg0:string -- ls /nonexist >"$TMP/fs.txt" 2>"$TMP/fn.err"
+"$BPFPROF" trace c:getenv --fields arg0:string -o "$TMP/fs.txt" -- ls /nonexist 2>"$TMP/fn.err"
 check "trace c:getenv --fields arg0:string: the name read in the kernel (ls asks QUOTING_STYLE)" \
 	grep -Eq ' +ls +[0-9]+ .*libc.so.6:getenv: arg0="QUOTING_STYLE"$' "$TMP/fs.txt"
 out=$("$BPFPROF" trace k:vfs_read -a 0.5 2>&1 >/dev/null); rc=$?
@@ -143,7 +148,7 @@ expect_exit2 "trace --fields with more strings than the kernel reads" "at most 2
 	-- trace "u:$FW:work" --fields arg0:string,arg1:string,arg2:string 1
 
 # ---- --filter on a syscall's ret, decided at its exit ----
-"$BPFPROF" trace sys:openat --filter 'ret < 0' -- cat /etc/hostname /nonexist/f >"$TMP/fret.txt" 2>"$TMP/fn.err"
+"$BPFPROF" trace sys:openat --filter 'ret < 0' -o "$TMP/fret.txt" -- cat /etc/hostname /nonexist/f 2>"$TMP/fn.err"
 check "trace sys:openat --filter 'ret < 0': the failed open, not the good one, every line failed" \
 	test "$(grep -c 'filename: "/nonexist/f") *= -1 ENOENT' "$TMP/fret.txt")" = 1 \
 	-a "$(grep -c '"/etc/hostname"' "$TMP/fret.txt")" = 0 \

@@ -248,6 +248,10 @@ static int trace_prepare(struct runner *r)
 	struct trace_bpf *skel = r->skel;
 	int err = 0;
 
+	/* as perf trace: beside a COMMAND's own output, the lines and the summary go to stderr */
+	if (targets.command && !run_opts.out.of.f)
+		r->out = stderr;
+
 	for (__u32 i = 0; i < (__u32)env.evs.nr && !err; i++) {
 		err = bpf_map__update_elem(skel->maps.evcfg, &i, sizeof(i), &env.tev[i].cfg,
 					   sizeof(env.tev[i].cfg), 0);
@@ -535,7 +539,9 @@ const struct command trace_cmd = {
 		"  comm  tid [cpu] seconds: bin:func: arg0=0x7 arg1=\"str\"\n"
 		"--filter on a syscall is decided at its exit: its arguments and its ret.\n"
 		"-s prints perf trace -s's per-process summary instead (every syscall when no\n"
-		"EVENT is named), counted in the kernel.",
+		"EVENT is named), counted in the kernel.\n"
+		"Output goes to stderr when a COMMAND runs (as perf trace), to stdout otherwise\n"
+		"(or -o FILE).",
 	.notes =
 		"EVENT:  CAT:NAME, t:CAT:NAME   tracepoint, e.g. sched:sched_switch (globs welcome)\n"
 		"        sys:NAME               syscall, e.g. sys:openat, sys:'*'\n"

@@ -637,12 +637,15 @@ static int attach(struct runner *r)
 	return r->cmd->attach ? r->cmd->attach(r) : runner_attach_skeleton(r);
 }
 
-static int print_banner(const struct command *cmd)
+/* On stdout, as BCC's tools print it; with the output, when a command sends it to stderr. */
+static int print_banner(const struct runner *r)
 {
-	if (!cmd->banner)
+	FILE *f = r->out == stderr ? stderr : stdout;
+
+	if (!r->cmd->banner)
 		return 0;
-	printf("%s\n", cmd->banner);
-	return fflush(stdout) == EOF ? -errno : 0;
+	fprintf(f, "%s\n", r->cmd->banner);
+	return fflush(f) == EOF ? -errno : 0;
 }
 
 /* COMMAND, held at its gate; as the target, the follower adds it at its exec. */
@@ -998,7 +1001,7 @@ static int setup(struct runner *r)
 	/* Ctrl-C during setup: COMMAND stays at its gate, where teardown kills it */
 	if (!err && targets.command && !exiting)
 		err = child_release(&r->child, targets.command[0]);
-	return err ?: print_banner(r->cmd);
+	return err ?: print_banner(r);
 }
 
 static void teardown(struct runner *r)
