@@ -80,7 +80,8 @@ static int describe_func(const struct probe_event *e, struct trace_event *t)
 	for (int i = 0; !p && i < t->fields.nr && t->nr_shown <= TRACE_ARGS; i++) {
 		struct field *f = &t->fields.v[i];
 
-		if (f->src != FSRC_ARG && f->src != FSRC_RET)
+		/* arg0..arg5 once: a parameter's name is another name of one of them */
+		if ((f->src != FSRC_ARG && f->src != FSRC_RET) || f->alias)
 			continue;
 		t->shown[t->nr_shown] = *f;
 		t->shown[t->nr_shown++].kind = FIELD_HEX;
@@ -100,8 +101,9 @@ static int describe_func(const struct probe_event *e, struct trace_event *t)
 		}
 		err = fields_lookup(&t->fields, name, user, f, why, sizeof(why));
 		if (err == -ENOENT) {
-			p_err("%s has no field '%s'; its fields: %s", e->name, name,
-			      fields_names(&t->fields, names, sizeof(names)));
+			p_err("%s has no field '%s'; its fields: %s%s", e->name, name,
+			      fields_names(&t->fields, names, sizeof(names)),
+			      fields_func_hint(e, name, why, sizeof(why)));
 			return -EINVAL;
 		}
 		if (err) {
