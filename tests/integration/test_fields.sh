@@ -148,6 +148,15 @@ check "funclat u:BIN:work --by x --filter 'x != 9': one key, 100 calls" \
 "$BPFPROF" trace "u:$W:work" --fields x,arg0 -- "$W" 0 >"$TMP/trname" 2>&1
 check "trace u:BIN:work --fields x,arg0: 50 lines 'x=9 arg0=9'" \
 	test "$(grep -c 'fieldwork:work: x=9 arg0=9$' "$TMP/trname")" = 50
+# From a separate debug file: libc's, where the distribution's debug package installed it
+# (/usr/lib/debug/.build-id/); malloc is an alias of __libc_malloc(size_t bytes), found by address.
+out=$("$BPFPROF" stat c:malloc --by nope -a 1 2>&1 >/dev/null)
+if grep -q "no prototype known" <<<"$out"; then
+	skip "libc's argument names from its debug file" "no debug file for libc here (libc6-dbg)"
+else
+	check "libc's argument names from its debug file: malloc's bytes (alias of __libc_malloc)" \
+		grep -q "its fields: arg0, arg1, arg2, arg3, arg4, arg5, bytes, comm" <<<"$out"
+fi
 # k:FUNC's names come from the kernel's BTF: the field is known, whether or not the kernel
 # lets a kprobe or fentry program attach here.
 out=$("$BPFPROF" stat k:vfs_read --by count -a 0.5 2>&1 >/dev/null); rc=$?

@@ -25,7 +25,7 @@ static void test_dwarf_names(void)
 
 	if (!find_fixture())
 		SKIP("fixture not built (make unit builds it)");
-	CHECK_INT(func_params_dwarf(fixture, "three", &p), 0);
+	CHECK_INT(func_params_dwarf(fixture, "three", ~0ULL, &p), 0);
 	CHECK_INT(p.nr, 3);
 	CHECK_STR(p.p[0].name, "count");
 	CHECK_STR(p.p[0].type, "int");
@@ -46,19 +46,52 @@ static void test_dwarf_stops(void)
 	if (!find_fixture())
 		SKIP("fixture not built (make unit builds it)");
 	/* mixed(int first, double scale, int after): only first */
-	CHECK_INT(func_params_dwarf(fixture, "mixed", &p), 0);
+	CHECK_INT(func_params_dwarf(fixture, "mixed", ~0ULL, &p), 0);
 	CHECK_INT(p.nr, 1);
 	CHECK_STR(p.p[0].name, "first");
 	CHECK(strstr(p.stop, "scale (double)") != NULL);
 	/* a struct by value first: nothing */
-	CHECK_INT(func_params_dwarf(fixture, "bystruct", &p), 0);
+	CHECK_INT(func_params_dwarf(fixture, "bystruct", ~0ULL, &p), 0);
 	CHECK_INT(p.nr, 0);
 	CHECK(strstr(p.stop, "t (triple)") != NULL);
 	/* eight longs: six registers */
-	CHECK_INT(func_params_dwarf(fixture, "many", &p), 0);
+	CHECK_INT(func_params_dwarf(fixture, "many", ~0ULL, &p), 0);
 	CHECK_INT(p.nr, 6);
 	CHECK_STR(p.p[5].name, "f");
-	CHECK_INT(func_params_dwarf(fixture, "no_such_function", &p), -ENOENT);
+	CHECK_INT(func_params_dwarf(fixture, "no_such_function", ~0ULL, &p), -ENOENT);
+}
+
+static int offset_cb(const char *name, __u64 vaddr, __u64 file_off, void *ctx)
+{
+	(void)name;
+	(void)vaddr;
+	*(__u64 *)ctx = file_off;
+	return 0;
+}
+
+/* By the code's address, as an alias symbol's probe finds its function (glibc's malloc is
+ * __libc_malloc): the name given is then only the fallback. */
+static void test_dwarf_by_address(void)
+{
+	struct elf_syms *es;
+	struct func_params p;
+	__u64 off = 0;
+
+	if (!find_fixture())
+		SKIP("fixture not built (make unit builds it)");
+	es = elf_syms__open(fixture);
+	CHECK(es != NULL);
+	if (!es)
+		return;
+	CHECK_INT(elf_syms__for_each_match(es, "mixed", offset_cb, &off), 0);
+	elf_syms__free(es);
+	CHECK(off != 0);
+	CHECK_INT(func_params_dwarf(fixture, "an_alias_of_mixed", off, &p), 0);
+	CHECK_INT(p.nr, 1);
+	CHECK_STR(p.p[0].name, "first");
+	/* an address no function starts at: the name decides */
+	CHECK_INT(func_params_dwarf(fixture, "three", off + 1, &p), 0);
+	CHECK_STR(p.p[0].name, "count");
 }
 
 static void test_dwarf_debug_file(void)
@@ -71,7 +104,7 @@ static void test_dwarf_debug_file(void)
 	snprintf(stripped, sizeof(stripped), "%s.stripped", fixture);
 	syms_set_debuginfod(false);
 	syms_set_debug_root("/nonexistent");
-	CHECK_INT(func_params_dwarf(stripped, "three", &p), -ENOENT);
+	CHECK_INT(func_params_dwarf(stripped, "three", ~0ULL, &p), -ENOENT);
 	CHECK_INT(p.nr, 0);
 	syms_set_debug_root(NULL);
 }
@@ -85,7 +118,7 @@ static void test_as_fields(void)
 
 	if (!find_fixture())
 		SKIP("fixture not built (make unit builds it)");
-	CHECK_INT(func_params_dwarf(fixture, "three", &p), 0);
+	CHECK_INT(func_params_dwarf(fixture, "three", ~0ULL, &p), 0);
 	CHECK_INT(fields_add_func_args(&l), 0);
 	CHECK_INT(fields_add_func_params(&l, &p), 0);
 	CHECK_INT(l.nr, 9);
@@ -143,6 +176,7 @@ int main(void)
 {
 	RUN(test_dwarf_names);
 	RUN(test_dwarf_stops);
+	RUN(test_dwarf_by_address);
 	RUN(test_dwarf_debug_file);
 	RUN(test_as_fields);
 	RUN(test_btf_names);

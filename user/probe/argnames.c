@@ -117,9 +117,11 @@ static void dwarf_param(Dwarf_Die *param, struct func_params *p, bool *more)
 
 struct dw_find {
 	const char *func;
-	Dwarf_Die found;
-	bool ok;
+	__u64 addr;      /* the function's ELF virtual address, or NO_ADDR */
+	Dwarf_Die found; /* at addr, else the first definition named func */
+	bool by_addr, by_name;
 };
+#define NO_ADDR (~0ULL)
 
 static int dw_func_cb(Dwarf_Die *d, void *arg)
 {
@@ -128,16 +130,41 @@ static int dw_func_cb(Dwarf_Die *d, void *arg)
 	const char *name = dwarf_diename(d), *link = NULL;
 	Dwarf_Addr lo;
 
+	/* the definition (code at an address), not a declaration */
+	if (dwarf_lowpc(d, &lo))
+		return DWARF_CB_OK;
+	/* by address first: an alias symbol (glibc's malloc is __libc_malloc's) or one of two
+	 * static functions of the same name is the code the probe is on */
+	if (f->addr != NO_ADDR && lo == f->addr) {
+		f->found = *d;
+		f->by_addr = true;
+		return DWARF_CB_ABORT;
+	}
+	if (f->by_name)
+		return DWARF_CB_OK;
 	if (dwarf_attr_integrate(d, DW_AT_linkage_name, &a))
 		link = dwarf_formstring(&a);
 	if ((!name || strcmp(name, f->func)) && (!link || strcmp(link, f->func)))
 		return DWARF_CB_OK;
-	/* the definition (code at an address), not a declaration */
-	if (dwarf_lowpc(d, &lo) && !dwarf_hasattr(d, DW_AT_ranges))
-		return DWARF_CB_OK;
 	f->found = *d;
-	f->ok = true;
-	return DWARF_CB_ABORT;
+	f->by_name = true;
+	return f->addr == NO_ADDR ? DWARF_CB_ABORT : DWARF_CB_OK;
+}
+
+/* The ELF virtual address of file offset off, through the PT_LOAD that maps it; NO_ADDR when
+ * none does. */
+static __u64 offset_to_vaddr(Elf *elf, __u64 off)
+{
+	size_t n;
+	GElf_Phdr ph;
+
+	if (off == NO_ADDR || elf_getphdrnum(elf, &n))
+		return NO_ADDR;
+	for (size_t i = 0; i < n; i++)
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && off >= ph.p_offset &&
+		    off < ph.p_offset + ph.p_filesz)
+			return off - ph.p_offset + ph.p_vaddr;
+	return NO_ADDR;
 }
 
 /* The parameters of the subprogram DIE d (its declaration's, through DW_AT_specification). */
@@ -177,7 +204,8 @@ static Dwarf *open_dwarf(Elf *elf, const char *path, uid_t owner, int *dfd, Elf 
 						       NULL;
 }
 
-int func_params_dwarf(const char *path, const char *func, struct func_params *out)
+int func_params_dwarf(const char *path, const char *func, __u64 file_off,
+		      struct func_params *out)
 {
 	static const struct file_rules named = { .follow = true };
 	struct dw_find find = { .func = func };
@@ -196,16 +224,18 @@ int func_params_dwarf(const char *path, const char *func, struct func_params *ou
 	if (fd < 0)
 		return fd;
 	elf = untrusted_elf(fd);
-	if (elf && elf_kind(elf) == ELF_K_ELF)
+	if (elf && elf_kind(elf) == ELF_K_ELF) {
+		find.addr = offset_to_vaddr(elf, file_off);
 		dw = open_dwarf(elf, path, st.st_uid, &dfd, &delf);
-	while (dw && !find.ok && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+	}
+	while (dw && !find.by_addr && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		Dwarf_Die cu;
 
 		if (dwarf_offdie(dw, off + hsize, &cu))
 			dwarf_getfuncs(&cu, dw_func_cb, &find, 0);
 		off = next;
 	}
-	if (find.ok) {
+	if (find.by_addr || find.by_name) {
 		dwarf_params(&find.found, out);
 		err = 0;
 	}

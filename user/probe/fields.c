@@ -417,7 +417,7 @@ int func_params_of_event(const struct probe_event *e, struct func_params *out)
 	func = e->name + len + 1;
 	len = strcspn(func, "%");
 	snprintf(name, sizeof(name), "%.*s", (int)len, func);
-	return func_params_dwarf(e->path, name, out);
+	return func_params_dwarf(e->path, name, e->offset, out);
 }
 
 char *fields_func_hint(const struct probe_event *e, const char *want, char *buf, size_t size)

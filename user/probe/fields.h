@@ -106,11 +106,13 @@ struct func_params {
 							  * prototype's end, or "" */
 };
 /* Function func's parameters from the DWARF of the ELF file path (its own, else its separate
- * debug file, as the symbolizer finds it): the definition named func (DW_AT_name or its
- * linkage name).  A float, a struct or union by value or a value wider than 8 bytes ends the
+ * debug file, as the symbolizer finds it): the definition whose code starts at file offset
+ * file_off (an alias symbol's function: glibc's malloc is __libc_malloc), else the first
+ * named func (DW_AT_name or its linkage name); file_off ~0ULL: by name only.  A float, a struct or union by value or a value wider than 8 bytes ends the
  * mapping (stop says so): the registers after it are no longer the integer sequence arg0..arg5
  * number.  0, or -ENOENT (no debug info, or no such function in it), or another -errno. */
-int func_params_dwarf(const char *path, const char *func, struct func_params *out);
+int func_params_dwarf(const char *path, const char *func, __u64 file_off,
+		      struct func_params *out);
 /* The same from the kernel's BTF: FUNC func_id's FUNC_PROTO.  0 or -ENOENT. */
 int func_params_btf(const struct btf *btf, int func_id, struct func_params *out);
 /* Adds p's names as fields (alias set), each reading its argument register with its type's
