@@ -58,7 +58,8 @@ static const struct opt trace_opts[] = {
 	  "anything is copied (perf's syntax: 'filename ~ \"/etc/*\" && comm == ls';\n"
 	  "syscalls: their arguments by name)", OPT_STR, &env.filter },
 	{ 0, "fields", "FIELD[,FIELD...]", "functions: the fields each line shows, perf probe's\n"
-	  "casts applied (e.g. arg0:s32,arg1:string; retval:string on\n"
+	  "casts applied (e.g. arg0:s32,arg1:string, a parameter's\n"
+	  "name from DWARF or BTF: name:string; retval:string on\n"
 	  "FUNC%return); default every argument, or retval, in hex (x64)", OPT_STR, &env.fields },
 	{ 0, "buffer-size", "MB", "ring buffer size (default 16); events that find it full\n"
 	  "are counted and reported", OPT_U64, &env.buffer_mb, 1, 4096 },
