@@ -157,6 +157,9 @@ else
 	check "libc's argument names from its debug file: malloc's bytes (alias of __libc_malloc)" \
 		grep -q "its fields: arg0, arg1, arg2, arg3, arg4, arg5, bytes, comm" <<<"$out"
 fi
+"$BPFPROF" list -v -x "$W" work >"$TMP/listx" 2>&1
+check "list -v -x BIN: a function's arguments from its DWARF ('work  (int x)')" \
+	grep -q "^u:.*/fieldwork:work  *(int x)$" "$TMP/listx"
 # k:FUNC's names come from the kernel's BTF: the field is known, whether or not the kernel
 # lets a kprobe or fentry program attach here.
 out=$("$BPFPROF" stat k:vfs_read --by count -a 0.5 2>&1 >/dev/null); rc=$?

@@ -22,6 +22,7 @@ static bool find_fixture(void)
 static void test_dwarf_names(void)
 {
 	struct func_params p;
+	char text[256];
 
 	if (!find_fixture())
 		SKIP("fixture not built (make unit builds it)");
@@ -37,11 +38,13 @@ static void test_dwarf_names(void)
 	CHECK_STR(p.p[2].name, "out");
 	CHECK_STR(p.p[2].type, "counter_t *");
 	CHECK_STR(p.stop, "");
+	CHECK_STR(func_params_text(&p, text, sizeof(text)), "(int count, char *label, counter_t *out)");
 }
 
 static void test_dwarf_stops(void)
 {
 	struct func_params p;
+	char text[256];
 
 	if (!find_fixture())
 		SKIP("fixture not built (make unit builds it)");
@@ -50,10 +53,12 @@ static void test_dwarf_stops(void)
 	CHECK_INT(p.nr, 1);
 	CHECK_STR(p.p[0].name, "first");
 	CHECK(strstr(p.stop, "scale (double)") != NULL);
+	CHECK_STR(func_params_text(&p, text, sizeof(text)), "(int first, ...)");
 	/* a struct by value first: nothing */
 	CHECK_INT(func_params_dwarf(fixture, "bystruct", ~0ULL, &p), 0);
 	CHECK_INT(p.nr, 0);
 	CHECK(strstr(p.stop, "t (triple)") != NULL);
+	CHECK_STR(func_params_text(&p, text, sizeof(text)), "(...)");
 	/* eight longs: six registers */
 	CHECK_INT(func_params_dwarf(fixture, "many", ~0ULL, &p), 0);
 	CHECK_INT(p.nr, 6);
@@ -92,6 +97,24 @@ static void test_dwarf_by_address(void)
 	/* an address no function starts at: the name decides */
 	CHECK_INT(func_params_dwarf(fixture, "three", off + 1, &p), 0);
 	CHECK_STR(p.p[0].name, "count");
+}
+
+static int count_sig(__u64 vaddr, const struct func_params *p, void *ctx)
+{
+	(void)vaddr;
+	((int *)ctx)[0] += !strcmp(p->p[0].name, "count") + 2 * !strcmp(p->p[0].name, "first");
+	return 0;
+}
+
+/* One pass over every function (bpfprof list -x BIN): three's and mixed's among them. */
+static void test_dwarf_each(void)
+{
+	int seen = 0;
+
+	if (!find_fixture())
+		SKIP("fixture not built (make unit builds it)");
+	CHECK_INT(func_params_dwarf_each(fixture, count_sig, &seen), 0);
+	CHECK_INT(seen, 3);
 }
 
 static void test_dwarf_debug_file(void)
@@ -177,6 +200,7 @@ int main(void)
 	RUN(test_dwarf_names);
 	RUN(test_dwarf_stops);
 	RUN(test_dwarf_by_address);
+	RUN(test_dwarf_each);
 	RUN(test_dwarf_debug_file);
 	RUN(test_as_fields);
 	RUN(test_btf_names);

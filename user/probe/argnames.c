@@ -204,20 +204,22 @@ static Dwarf *open_dwarf(Elf *elf, const char *path, uid_t owner, int *dfd, Elf 
 						       NULL;
 }
 
-int func_params_dwarf(const char *path, const char *func, __u64 file_off,
-		      struct func_params *out)
+/* Calls fn on every function definition of path's DWARF (dwarf_getfuncs()'s callback) until
+ * *stop, then finish(ctx) while the DWARF is still open; *vaddr gets file_off's ELF virtual
+ * address.  0, -ENOENT without debug info, or another -errno. */
+static int walk_dwarf(const char *path, __u64 file_off, __u64 *vaddr,
+		      int (*fn)(Dwarf_Die *d, void *ctx), void (*finish)(void *ctx), void *ctx,
+		      const bool *stop)
 {
 	static const struct file_rules named = { .follow = true };
-	struct dw_find find = { .func = func };
 	enum file_refusal why;
 	Elf *elf = NULL, *delf = NULL;
 	Dwarf *dw = NULL;
 	Dwarf_Off off = 0, next;
 	size_t hsize;
 	struct stat st;
-	int fd, dfd = -1, err = -ENOENT;
+	int fd, dfd = -1;
 
-	memset(out, 0, sizeof(*out));
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
 	fd = untrusted_open(AT_FDCWD, path, FILE_MAPPED, &named, &st, &why);
@@ -225,20 +227,18 @@ int func_params_dwarf(const char *path, const char *func, __u64 file_off,
 		return fd;
 	elf = untrusted_elf(fd);
 	if (elf && elf_kind(elf) == ELF_K_ELF) {
-		find.addr = offset_to_vaddr(elf, file_off);
+		*vaddr = offset_to_vaddr(elf, file_off);
 		dw = open_dwarf(elf, path, st.st_uid, &dfd, &delf);
 	}
-	while (dw && !find.by_addr && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+	while (dw && !*stop && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		Dwarf_Die cu;
 
 		if (dwarf_offdie(dw, off + hsize, &cu))
-			dwarf_getfuncs(&cu, dw_func_cb, &find, 0);
+			dwarf_getfuncs(&cu, fn, ctx, 0);
 		off = next;
 	}
-	if (find.by_addr || find.by_name) {
-		dwarf_params(&find.found, out);
-		err = 0;
-	}
+	if (dw)
+		finish(ctx);
 	if (dw)
 		dwarf_end(dw);
 	elf_end(delf);
@@ -246,7 +246,73 @@ int func_params_dwarf(const char *path, const char *func, __u64 file_off,
 	if (dfd >= 0)
 		close(dfd);
 	close(fd);
-	return err;
+	return dw ? 0 : -ENOENT;
+}
+
+struct find_ctx {
+	struct dw_find find;
+	struct func_params *out;
+};
+
+static void find_finish(void *ctx)
+{
+	struct find_ctx *c = ctx;
+
+	if (c->find.by_addr || c->find.by_name)
+		dwarf_params(&c->find.found, c->out);
+}
+
+static int find_cb(Dwarf_Die *d, void *ctx)
+{
+	return dw_func_cb(d, &((struct find_ctx *)ctx)->find);
+}
+
+int func_params_dwarf(const char *path, const char *func, __u64 file_off,
+		      struct func_params *out)
+{
+	struct find_ctx c = { .find = { .func = func, .addr = NO_ADDR }, .out = out };
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = walk_dwarf(path, file_off, &c.find.addr, find_cb, find_finish, &c, &c.find.by_addr);
+	return err ?: (c.find.by_addr || c.find.by_name ? 0 : -ENOENT);
+}
+
+struct each_ctx {
+	int (*fn)(__u64 vaddr, const struct func_params *p, void *ctx);
+	void *ctx;
+	int err;
+	bool stop;
+};
+
+static int each_cb(Dwarf_Die *d, void *ctx)
+{
+	struct each_ctx *c = ctx;
+	struct func_params p = {};
+	Dwarf_Addr lo;
+
+	if (dwarf_lowpc(d, &lo))
+		return DWARF_CB_OK;
+	dwarf_params(d, &p);
+	c->err = c->fn(lo, &p, c->ctx);
+	c->stop = c->err != 0;
+	return c->stop ? DWARF_CB_ABORT : DWARF_CB_OK;
+}
+
+static void each_finish(void *ctx)
+{
+	(void)ctx;
+}
+
+int func_params_dwarf_each(const char *path,
+			   int (*fn)(__u64 vaddr, const struct func_params *p, void *ctx),
+			   void *ctx)
+{
+	struct each_ctx c = { .fn = fn, .ctx = ctx };
+	__u64 vaddr;
+	int err = walk_dwarf(path, NO_ADDR, &vaddr, each_cb, each_finish, &c, &c.stop);
+
+	return err ?: c.err;
 }
 
 /* ---- BTF ---- */
@@ -298,6 +364,25 @@ int func_params_btf(const struct btf *btf, int func_id, struct func_params *out)
 			break;
 	}
 	return 0;
+}
+
+/* ---- as text ---- */
+
+char *func_params_text(const struct func_params *p, char *buf, size_t size)
+{
+	size_t off = 0;
+
+	off += snprintf(buf, size, "(");
+	for (int i = 0; i < p->nr && off < size; i++) {
+		const struct func_param *q = &p->p[i];
+		size_t tl = strlen(q->type);
+
+		off += snprintf(buf + off, size - off, "%s%s%s%s", i ? ", " : "", q->type,
+				tl && q->type[tl - 1] == '*' ? "" : " ", q->name[0] ? q->name : "?");
+	}
+	if (off < size)
+		snprintf(buf + off, size - off, "%s)", p->stop[0] ? (p->nr ? ", ..." : "...") : "");
+	return buf;
 }
 
 /* ---- as fields ---- */

@@ -113,8 +113,17 @@ struct func_params {
  * number.  0, or -ENOENT (no debug info, or no such function in it), or another -errno. */
 int func_params_dwarf(const char *path, const char *func, __u64 file_off,
 		      struct func_params *out);
+/* Calls fn with the parameters of every function definition in path's DWARF (by the ELF virtual
+ * address its code starts at), in one pass, until fn returns non-zero.  0, -ENOENT (no debug
+ * info), fn's value, or another -errno. */
+int func_params_dwarf_each(const char *path,
+			   int (*fn)(__u64 vaddr, const struct func_params *p, void *ctx),
+			   void *ctx);
 /* The same from the kernel's BTF: FUNC func_id's FUNC_PROTO.  0 or -ENOENT. */
 int func_params_btf(const struct btf *btf, int func_id, struct func_params *out);
+/* "(int x, char *label)": the parameters named, ", ...)" after them when the names stop
+ * before the prototype's end.  Returns buf. */
+char *func_params_text(const struct func_params *p, char *buf, size_t size);
 /* Adds p's names as fields (alias set), each reading its argument register with its type's
  * width and signedness (pointers as FIELD_PTR: NAME:string reads the string).  0 or -ENOMEM. */
 int fields_add_func_params(struct field_list *l, const struct func_params *p);
