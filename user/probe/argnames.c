@@ -115,57 +115,8 @@ static void dwarf_param(Dwarf_Die *param, struct func_params *p, bool *more)
 	*more = add_param(p, name, type, size > 0 ? (unsigned)size : 0, is_signed, is_ptr, scalar);
 }
 
-struct dw_find {
-	const char *func;
-	__u64 addr;      /* the function's ELF virtual address, or NO_ADDR */
-	Dwarf_Die found; /* at addr, else the first definition named func */
-	bool by_addr, by_name;
-};
 #define NO_ADDR (~0ULL)
-
-static int dw_func_cb(Dwarf_Die *d, void *arg)
-{
-	struct dw_find *f = arg;
-	Dwarf_Attribute a;
-	const char *name = dwarf_diename(d), *link = NULL;
-	Dwarf_Addr lo;
-
-	/* the definition (code at an address), not a declaration */
-	if (dwarf_lowpc(d, &lo))
-		return DWARF_CB_OK;
-	/* by address first: an alias symbol (glibc's malloc is __libc_malloc's) or one of two
-	 * static functions of the same name is the code the probe is on */
-	if (f->addr != NO_ADDR && lo == f->addr) {
-		f->found = *d;
-		f->by_addr = true;
-		return DWARF_CB_ABORT;
-	}
-	if (f->by_name)
-		return DWARF_CB_OK;
-	if (dwarf_attr_integrate(d, DW_AT_linkage_name, &a))
-		link = dwarf_formstring(&a);
-	if ((!name || strcmp(name, f->func)) && (!link || strcmp(link, f->func)))
-		return DWARF_CB_OK;
-	f->found = *d;
-	f->by_name = true;
-	return f->addr == NO_ADDR ? DWARF_CB_ABORT : DWARF_CB_OK;
-}
-
-/* The ELF virtual address of file offset off, through the PT_LOAD that maps it; NO_ADDR when
- * none does. */
-static __u64 offset_to_vaddr(Elf *elf, __u64 off)
-{
-	size_t n;
-	GElf_Phdr ph;
-
-	if (off == NO_ADDR || elf_getphdrnum(elf, &n))
-		return NO_ADDR;
-	for (size_t i = 0; i < n; i++)
-		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && off >= ph.p_offset &&
-		    off < ph.p_offset + ph.p_filesz)
-			return off - ph.p_offset + ph.p_vaddr;
-	return NO_ADDR;
-}
+#define LOADS_MAX 16
 
 /* The parameters of the subprogram DIE d (its declaration's, through DW_AT_specification). */
 static void dwarf_params(Dwarf_Die *d, struct func_params *p)
@@ -205,21 +156,21 @@ static Dwarf *open_dwarf(Elf *elf, const char *path, uid_t owner, int *dfd, Elf 
 }
 
 /* Calls fn on every function definition of path's DWARF (dwarf_getfuncs()'s callback) until
- * *stop, then finish(ctx) while the DWARF is still open; *vaddr gets file_off's ELF virtual
- * address.  0, -ENOENT without debug info, or another -errno. */
-static int walk_dwarf(const char *path, __u64 file_off, __u64 *vaddr,
-		      int (*fn)(Dwarf_Die *d, void *ctx), void (*finish)(void *ctx), void *ctx,
-		      const bool *stop)
+ * *stop; loads gets the file's PT_LOAD headers (at most LOADS_MAX).  0, -ENOENT without debug
+ * info, or another -errno. */
+static int walk_dwarf(const char *path, GElf_Phdr *loads, int *nr_loads,
+		      int (*fn)(Dwarf_Die *d, void *ctx), void *ctx, const bool *stop)
 {
 	static const struct file_rules named = { .follow = true };
 	enum file_refusal why;
 	Elf *elf = NULL, *delf = NULL;
 	Dwarf *dw = NULL;
 	Dwarf_Off off = 0, next;
-	size_t hsize;
+	size_t hsize, n;
 	struct stat st;
 	int fd, dfd = -1;
 
+	*nr_loads = 0;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
 	fd = untrusted_open(AT_FDCWD, path, FILE_MAPPED, &named, &st, &why);
@@ -227,7 +178,10 @@ static int walk_dwarf(const char *path, __u64 file_off, __u64 *vaddr,
 		return fd;
 	elf = untrusted_elf(fd);
 	if (elf && elf_kind(elf) == ELF_K_ELF) {
-		*vaddr = offset_to_vaddr(elf, file_off);
+		for (size_t i = 0; !elf_getphdrnum(elf, &n) && i < n && *nr_loads < LOADS_MAX; i++)
+			if (gelf_getphdr(elf, i, &loads[*nr_loads]) &&
+			    loads[*nr_loads].p_type == PT_LOAD)
+				++*nr_loads;
 		dw = open_dwarf(elf, path, st.st_uid, &dfd, &delf);
 	}
 	while (dw && !*stop && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
@@ -238,8 +192,6 @@ static int walk_dwarf(const char *path, __u64 file_off, __u64 *vaddr,
 		off = next;
 	}
 	if (dw)
-		finish(ctx);
-	if (dw)
 		dwarf_end(dw);
 	elf_end(delf);
 	elf_end(elf);
@@ -249,33 +201,115 @@ static int walk_dwarf(const char *path, __u64 file_off, __u64 *vaddr,
 	return dw ? 0 : -ENOENT;
 }
 
-struct find_ctx {
-	struct dw_find find;
-	struct func_params *out;
+/* One file's functions, read in one pass and kept for the next lookups: a glob's matches
+ * (u:libc:str*) are many functions of one file. */
+struct dw_entry {
+	__u64 lo;         /* where its code starts (ELF virtual address) */
+	char *name, *link; /* DW_AT_name, DW_AT_linkage_name (either may be NULL) */
+	struct func_params p;
 };
+static struct dw_index {
+	char *path;
+	int err;
+	GElf_Phdr loads[LOADS_MAX];
+	int nr_loads;
+	struct dw_entry *v;
+	size_t n, cap;
+	bool stop; /* ENOMEM */
+} dwi;
 
-static void find_finish(void *ctx)
+static int index_cb(Dwarf_Die *d, void *ctx)
 {
-	struct find_ctx *c = ctx;
+	struct dw_index *x = ctx;
+	struct dw_entry *e;
+	Dwarf_Attribute a;
+	const char *link = NULL;
+	Dwarf_Addr lo;
 
-	if (c->find.by_addr || c->find.by_name)
-		dwarf_params(&c->find.found, c->out);
+	/* the definition (code at an address), not a declaration */
+	if (dwarf_lowpc(d, &lo))
+		return DWARF_CB_OK;
+	if (x->n == x->cap) {
+		size_t cap = x->cap ? 2 * x->cap : 256;
+		struct dw_entry *v = realloc(x->v, cap * sizeof(*v));
+
+		if (!v) {
+			x->stop = true;
+			return DWARF_CB_ABORT;
+		}
+		x->v = v;
+		x->cap = cap;
+	}
+	e = &x->v[x->n++];
+	memset(e, 0, sizeof(*e));
+	e->lo = lo;
+	if (dwarf_attr_integrate(d, DW_AT_linkage_name, &a))
+		link = dwarf_formstring(&a);
+	e->name = dwarf_diename(d) ? strdup(dwarf_diename(d)) : NULL;
+	e->link = link ? strdup(link) : NULL;
+	dwarf_params(d, &e->p);
+	return DWARF_CB_OK;
 }
 
-static int find_cb(Dwarf_Die *d, void *ctx)
+static void index_free(struct dw_index *x)
 {
-	return dw_func_cb(d, &((struct find_ctx *)ctx)->find);
+	for (size_t i = 0; i < x->n; i++) {
+		free(x->v[i].name);
+		free(x->v[i].link);
+	}
+	free(x->v);
+	free(x->path);
+	memset(x, 0, sizeof(*x));
+}
+
+static int index_file(const char *path)
+{
+	if (dwi.path && !strcmp(dwi.path, path))
+		return dwi.err;
+	index_free(&dwi);
+	dwi.path = strdup(path);
+	if (!dwi.path)
+		return -ENOMEM;
+	dwi.err = walk_dwarf(path, dwi.loads, &dwi.nr_loads, index_cb, &dwi, &dwi.stop);
+	if (!dwi.err && dwi.stop)
+		dwi.err = -ENOMEM;
+	return dwi.err;
 }
 
 int func_params_dwarf(const char *path, const char *func, __u64 file_off,
 		      struct func_params *out)
 {
-	struct find_ctx c = { .find = { .func = func, .addr = NO_ADDR }, .out = out };
+	__u64 addr = NO_ADDR;
+	const struct dw_entry *by_name = NULL;
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	err = walk_dwarf(path, file_off, &c.find.addr, find_cb, find_finish, &c, &c.find.by_addr);
-	return err ?: (c.find.by_addr || c.find.by_name ? 0 : -ENOENT);
+	err = index_file(path);
+	if (err)
+		return err;
+	for (int i = 0; file_off != NO_ADDR && i < dwi.nr_loads; i++) {
+		const GElf_Phdr *ph = &dwi.loads[i];
+
+		if (file_off >= ph->p_offset && file_off < ph->p_offset + ph->p_filesz)
+			addr = file_off - ph->p_offset + ph->p_vaddr;
+	}
+	/* by address first: an alias symbol (glibc's malloc is __libc_malloc's) or one of two
+	 * static functions of the same name is the code the probe is on */
+	for (size_t i = 0; i < dwi.n; i++) {
+		const struct dw_entry *e = &dwi.v[i];
+
+		if (addr != NO_ADDR && e->lo == addr) {
+			*out = e->p;
+			return 0;
+		}
+		if (!by_name && ((e->name && !strcmp(e->name, func)) ||
+				 (e->link && !strcmp(e->link, func))))
+			by_name = e;
+	}
+	if (!by_name)
+		return -ENOENT;
+	*out = by_name->p;
+	return 0;
 }
 
 struct each_ctx {
@@ -299,18 +333,13 @@ static int each_cb(Dwarf_Die *d, void *ctx)
 	return c->stop ? DWARF_CB_ABORT : DWARF_CB_OK;
 }
 
-static void each_finish(void *ctx)
-{
-	(void)ctx;
-}
-
 int func_params_dwarf_each(const char *path,
 			   int (*fn)(__u64 vaddr, const struct func_params *p, void *ctx),
 			   void *ctx)
 {
 	struct each_ctx c = { .fn = fn, .ctx = ctx };
-	__u64 vaddr;
-	int err = walk_dwarf(path, NO_ADDR, &vaddr, each_cb, each_finish, &c, &c.stop);
+	GElf_Phdr loads[LOADS_MAX];
+	int nr_loads, err = walk_dwarf(path, loads, &nr_loads, each_cb, &c, &c.stop);
 
 	return err ?: c.err;
 }
