@@ -417,21 +417,34 @@ int func_params_of_event(const struct probe_event *e, struct func_params *out)
 	func = e->name + len + 1;
 	len = strcspn(func, "%");
 	snprintf(name, sizeof(name), "%.*s", (int)len, func);
+	/* gcc's clones (foo.isra.0, foo.constprop.0, foo.part.0, foo.cold) may have lost or
+	 * reordered the parameters their DWARF still lists: no names rather than wrong ones */
+	if (strchr(name, '.'))
+		return -EOPNOTSUPP;
 	return func_params_dwarf(e->path, name, e->offset, out);
 }
 
 char *fields_func_hint(const struct probe_event *e, const char *want, char *buf, size_t size)
 {
 	struct func_params p;
+	int err;
 
 	buf[0] = '\0';
 	if (e->kind != PROBE_UFUNC && e->kind != PROBE_KFUNC)
 		return buf;
-	if (!e->ret && !strncmp(want, "retval", 6))
+	if (!e->ret && !strncmp(want, "retval", 6)) {
 		snprintf(buf, size, " (retval is the return's: FUNC%%return)");
-	else if (e->ret)
+		return buf;
+	}
+	if (e->ret) {
 		snprintf(buf, size, " (arguments are the entry's: FUNC without %%return)");
-	else if (func_params_of_event(e, &p))
+		return buf;
+	}
+	err = func_params_of_event(e, &p);
+	if (err == -EOPNOTSUPP)
+		snprintf(buf, size, " (a compiler's clone of a function: its registers may not be its "
+			 "prototype's, so arguments by position only)");
+	else if (err)
 		snprintf(buf, size, " (no prototype known: %s, so arguments by position only)",
 			 e->kind == PROBE_UFUNC ? "no DWARF for the function in its file or a debug "
 			 "file" : "the kernel's BTF does not describe it");

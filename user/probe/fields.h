@@ -73,8 +73,9 @@ int fields_of_tracepoint(const char *cat, const char *name, struct field_list *o
  * arg0..arg5 and its parameters' names where its DWARF (user) or the kernel's BTF gives them,
  * or retval alone for FUNC%return (e->ret).  0 or a negative errno. */
 int fields_of_event(const struct probe_event *e, struct field_list *out);
-/* The prototype fields_of_event() names a function event's arguments from: 0, or -ENOENT (none
- * known). */
+/* The prototype fields_of_event() names a function event's arguments from: 0, -ENOENT (none
+ * known), or -EOPNOTSUPP for a compiler's clone (foo.isra.0, foo.cold), whose DWARF may list
+ * parameters it no longer takes. */
 int func_params_of_event(const struct probe_event *e, struct func_params *out);
 /* For an "unknown field" message on a function event: why a name may be missing (the
  * prototype unknown, its names stopped at a parameter not in an integer register, arguments
