@@ -96,6 +96,7 @@ $(OUT)/tests/fixtures/%: tests/unit/fixtures/%.c
 	objcopy --only-keep-debug $@ $@.debug
 	objcopy --strip-debug $@ $@.stripped
 $(OUT)/tests/test_srcline: $(UNIT_FIXTURES)
+$(OUT)/tests/test_argnames: $(UNIT_FIXTURES)
 
 # Workloads keep frame pointers and are not optimised (gcc 12 drops the frame of a leaf such as
 # spin() at -O1 whatever the flags), so their call structure is the one in the source: tests assert

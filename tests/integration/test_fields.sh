@@ -133,6 +133,44 @@ check "profile -e u:BIN:work --by arg0 -f: the key as the root frame, 100 and 50
 check "profile -e sched:sched_process_exec --by filename: /bin/true 3 times" \
 	test "$(awk '/^sched:sched_process_exec filename=(\/usr)?\/bin\/true;/ { n += $NF } END { print n + 0 }' "$TMP/pbe")" = 3
 
+# 6b. Arguments by name: fieldwork's work(int x), from its DWARF, is arg0 by another name.
+"$BPFPROF" stat "u:$W:work" --by x -- "$W" 0 >"$TMP/byname" 2>&1
+check "stat u:BIN:work --by x (work's parameter, from DWARF): 7 x100, 9 x50, no other value" \
+	test "$(by_count "$TMP/byname" 7)" = 100 -a "$(by_count "$TMP/byname" 9)" = 50 \
+	-a "$(awk '/by x/ { on = 1; next } on && $1 ~ /^[0-9]+$/' "$TMP/byname" | wc -l)" = 2
+"$BPFPROF" stat "u:$W:work" --filter 'x == 9' -- "$W" 0 >"$TMP/filtname" 2>&1
+check "stat u:BIN:work --filter 'x == 9' counts 50" \
+	test "$(event_count "$TMP/filtname" 'fieldwork:work')" = 50
+"$BPFPROF" funclat "u:$W:work" --by x --filter 'x != 9' -- "$W" 0 >"$TMP/flname" 2>&1
+check "funclat u:BIN:work --by x --filter 'x != 9': one key, 100 calls" \
+	test "$(hist_count "$TMP/flname" 'fieldwork:work x=7')" = 100 \
+	-a "$(grep -c '^fieldwork:work' "$TMP/flname")" = 1
+"$BPFPROF" trace "u:$W:work" --fields x,arg0 -- "$W" 0 >"$TMP/trname" 2>&1
+check "trace u:BIN:work --fields x,arg0: 50 lines 'x=9 arg0=9'" \
+	test "$(grep -c 'fieldwork:work: x=9 arg0=9$' "$TMP/trname")" = 50
+# From a separate debug file: libc's, where the distribution's debug package installed it
+# (/usr/lib/debug/.build-id/); malloc is an alias of __libc_malloc(size_t bytes), found by address.
+out=$("$BPFPROF" stat c:malloc --by nope -a 1 2>&1 >/dev/null)
+if grep -q "no prototype known" <<<"$out"; then
+	skip "libc's argument names from its debug file" "no debug file for libc here (libc6-dbg)"
+else
+	check "libc's argument names from its debug file: malloc's bytes (alias of __libc_malloc)" \
+		grep -q "its fields: arg0, arg1, arg2, arg3, arg4, arg5, bytes, comm" <<<"$out"
+fi
+"$BPFPROF" list -v -x "$W" work >"$TMP/listx" 2>&1
+check "list -v -x BIN: a function's arguments from its DWARF ('work  (int x)')" \
+	grep -q "^u:.*/fieldwork:work  *(int x)$" "$TMP/listx"
+# k:FUNC's names come from the kernel's BTF: the field is known, whether or not the kernel
+# lets a kprobe or fentry program attach here.
+out=$("$BPFPROF" stat k:vfs_read --by count -a 0.5 2>&1 >/dev/null); rc=$?
+if [ "$rc" = 0 ]; then
+	ok "stat k:vfs_read --by count (vfs_read's parameter, from BTF)"
+elif [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] && grep -q "^bpfprof: cannot trace kernel function 'vfs_read'" <<<"$out"; then
+	ok "stat k:vfs_read --by count: the field is known; one line refuses the attach ($(sed 's/^bpfprof: //' <<<"$out" | cut -c1-60)...)"
+else
+	fail "stat k:vfs_read --by count" "$out"
+fi
+
 # 7. Kernel functions' return values: kprobes / fentry where the kernel has them.
 out=$("$BPFPROF" stat 'k:vfs_read%return' --by retval -a 0.5 2>&1 >/dev/null); rc=$?
 if [ "$rc" = 0 ]; then
@@ -175,6 +213,14 @@ expect_two "--by on an event with no fields" "event 'cpu-clock' is counted by pe
 expect_two "--filter on an event with no fields" "event 'page-faults' is counted by perf and has no fields" \
 	stat page-faults --filter 'pid == 1' -a 1
 expect_two "--by retval without %return" "no field 'retval'.*FUNC%return" stat "u:$W:work" --by retval -a 1
+expect_two "--by an unknown name on a user function names its arguments" \
+	"has no field 'y'; its fields: arg0, arg1, arg2, arg3, arg4, arg5, x, comm" stat "u:$W:work" --by y -a 1
+expect_two "--by an unknown name on a kernel function names its arguments (BTF)" \
+	"has no field 'nope'; its fields: arg0, arg1, arg2, arg3, arg4, arg5, file, buf, count, pos, comm" \
+	stat k:vfs_read --by nope -a 1
+expect_two "--by a parameter name on a return" "no field 'x'.*arguments are the entry's" \
+	stat "u:$W:work%return" --by x -a 1
+expect_two "--by x:string on an int" "field 'x' is no pointer" stat "u:$W:work" --by x:string -a 1
 expect_two "--by a bad cast" "unknown cast ':q9'" stat "u:$W:work" --by arg0:q9 -a 1
 expect_two "%return on a tracepoint" "%return applies to functions" stat 't:sched:sched_switch%return' -a 1
 expect_two "funclat --filter unknown field" "unknown field 'nope'; the event's fields: arg0" \

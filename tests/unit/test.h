@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static int test_failed_now;
 static int test_skipped_now;
@@ -61,6 +62,24 @@ static int tests_failed_total;
 	} while (0)
 
 #define TESTS_DONE() return tests_failed_total ? 1 : 0
+
+/* The fixture object NAME the Makefile builds next to the test program (build/tests/fixtures/,
+ * or build/asan/tests/fixtures/) into path; whether it is there. */
+static inline int test_fixture(const char *name, char *path, size_t size)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return 0;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (slash)
+		*slash = '\0';
+	n = snprintf(path, size, "%s/fixtures/%s", slash ? self : ".", name);
+	return n > 0 && (size_t)n < size && access(path, R_OK) == 0;
+}
 
 /* Reads a whole stream (e.g. an open_memstream or tmpfile) into a malloc'd string. */
 static inline char *test_slurp(FILE *f)

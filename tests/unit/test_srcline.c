@@ -2,7 +2,6 @@
  * function inlined twice at different call sites, two levels of inlining, a function not
  * inlined, the separate debug file found by build-id, and a stripped file with none. */
 #include <errno.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -21,15 +20,8 @@ static unsigned line_twice, line_inner, line_middle_call, line_call_a, line_call
 /* The fixture next to this test program (build/tests/fixtures/, or build/asan/...). */
 static bool find_fixture(void)
 {
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-	if (n <= 0)
-		return false;
-	self[n] = '\0';
-	snprintf(fixture, sizeof(fixture), "%s/fixtures/srcline_fixture", dirname(self));
 	snprintf(source, sizeof(source), "tests/unit/fixtures/srcline_fixture.c");
-	return access(fixture, R_OK) == 0;
+	return test_fixture("srcline_fixture", fixture, sizeof(fixture));
 }
 
 /* The line of each marker comment in the fixture's source. */

@@ -288,8 +288,9 @@ const struct command funclat_cmd = {
 		"        sys:NAME               syscall, e.g. sys:read (sys_enter/sys_exit)\n"
 		"        FUNC may be a glob: u:libc:str* times every match.  EVENTs are given with -e\n"
 		"        or as arguments, several at once or comma-separated.\n"
-		"FIELD:  a function's arg0..arg5 (casts as perf probe's: arg1:string, arg0:u32), a\n"
-		"        syscall's arguments by name, comm, pid, tid, cpu, cgroup.\n",
+		"FIELD:  a function's arg0..arg5, or its parameters' names from its DWARF or the\n"
+		"        kernel's BTF (casts as perf probe's: arg1:string, arg0:u32), a syscall's\n"
+		"        arguments by name, comm, pid, tid, cpu, cgroup.\n",
 	.caps = CAP_SYMBOLS | CAP_CPUS | CAP_THREAD_KIND | CAP_INTERVALS | CAP_HEATMAP | CAP_EVENTS,
 	.positional = POS_EVENTS,
 	.no_events = "no function to time (e.g. bpfprof funclat c:malloc)",

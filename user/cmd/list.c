@@ -16,6 +16,7 @@
 #include "core/common.h"
 #include "core/features.h"
 #include "out/listing.h"
+#include "probe/fields.h"
 #include "probe/perfevent.h"
 #include "probe/probe.h"
 #include "probe/usdt.h"
@@ -77,7 +78,8 @@ static const struct opt list_opts[] = {
 	{ 'p', "pid", "PID", "the same for PID's executable and every library it maps",
 	  OPT_FN, .fn = opt_pid },
 	{ 0, "json", NULL, "one JSON document instead of text", OPT_FLAG, &env.json },
-	{ 'v', "verbose", NULL, "say how long each source took", OPT_FLAG, &verbose },
+	{ 'v', "verbose", NULL, "say how long each source took; with -x or -p, each\n"
+	  "function's arguments where DWARF names them: (int x)", OPT_FLAG, &verbose },
 	{ 'h', "help", NULL, "this help", OPT_FLAG, NULL },
 	{},
 };
@@ -546,11 +548,74 @@ static int add_kfuncs(struct listing *l)
 
 /* ---- a binary's functions and USDT probes ---- */
 
+/* A function's arguments as its DWARF names them, by the address its code starts at. */
+struct func_sig {
+	__u64 vaddr;
+	char *text; /* "(int x, char *label)" */
+};
+
 struct binary_ctx {
 	struct listing *l;
 	int sec;
 	const char *path;
+	struct func_sig *sigs; /* sorted by vaddr */
+	size_t nr_sigs, cap_sigs;
 };
+
+static int add_sig(__u64 vaddr, const struct func_params *p, void *ctx)
+{
+	struct binary_ctx *c = ctx;
+	char text[512];
+
+	if (c->nr_sigs == c->cap_sigs) {
+		size_t cap = c->cap_sigs ? 2 * c->cap_sigs : 256;
+		struct func_sig *v = realloc(c->sigs, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		c->sigs = v;
+		c->cap_sigs = cap;
+	}
+	c->sigs[c->nr_sigs].vaddr = vaddr;
+	c->sigs[c->nr_sigs].text = strdup(func_params_text(p, text, sizeof(text)));
+	return c->sigs[c->nr_sigs++].text ? 0 : -ENOMEM;
+}
+
+static int cmp_sig(const void *a, const void *b)
+{
+	const struct func_sig *x = a, *y = b;
+
+	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+static const char *find_sig(const struct binary_ctx *c, __u64 vaddr)
+{
+	struct func_sig key = { .vaddr = vaddr };
+	const struct func_sig *s = c->nr_sigs ? bsearch(&key, c->sigs, c->nr_sigs,
+							 sizeof(key), cmp_sig) : NULL;
+
+	return s ? s->text : NULL;
+}
+
+/* The arguments of the binary's functions, where its DWARF (or its debug file's) gives them:
+ * one pass over it, so a function's line can show them.  0, or -ENOMEM. */
+static int read_sigs(struct binary_ctx *c)
+{
+	int err = func_params_dwarf_each(c->path, add_sig, c);
+
+	if (err == -ENOMEM)
+		return err;
+	if (c->nr_sigs)
+		qsort(c->sigs, c->nr_sigs, sizeof(*c->sigs), cmp_sig);
+	return 0;
+}
+
+static void free_sigs(struct binary_ctx *c)
+{
+	for (size_t i = 0; i < c->nr_sigs; i++)
+		free(c->sigs[i].text);
+	free(c->sigs);
+}
 
 static int binary_func(const char *name, __u64 vaddr, __u64 file_off, void *ctx)
 {
@@ -564,7 +629,8 @@ static int binary_func(const char *name, __u64 vaddr, __u64 file_off, void *ctx)
 		return -ENOMEM;
 	}
 	err = listing_add(c->l, &(struct listing_entry){
-		.section = c->sec, .spec = spec, .name = (char *)name, .alias = pretty });
+		.section = c->sec, .spec = spec, .name = (char *)name, .alias = pretty,
+		.note = find_sig(c, vaddr) });
 	free(spec);
 	free(pretty);
 	return err;
@@ -609,7 +675,12 @@ static int add_binary(struct listing *l, unsigned int kinds, int fd, const char 
 			p_err("cannot read the symbols of '%s': %s", path, strerror(-err));
 			goto cleanup;
 		}
-		snprintf(source, sizeof(source), "%s (.symtab, .dynsym)", path);
+		/* the arguments after the name break "one spec a line": asked for with -v */
+		err = verbose ? read_sigs(&c) : 0;
+		if (err)
+			goto cleanup;
+		snprintf(source, sizeof(source), "%s (.symtab, .dynsym%s)", path,
+			 c.nr_sigs ? "; arguments from DWARF" : "");
 		c.sec = listing_add_section(l, "function", "Functions", source, "u:PATH:NAME", NULL);
 		err = c.sec < 0 ? c.sec : elf_syms__for_each_match(es, "*", binary_func, &c);
 		if (err)
@@ -627,6 +698,7 @@ static int add_binary(struct listing *l, unsigned int kinds, int fd, const char 
 		err = err < 0 ? err : 0;
 	}
 cleanup:
+	free_sigs(&c);
 	elf_end(elf);
 	elf_syms__free(es);
 	return err;

@@ -58,7 +58,8 @@ static const struct opt trace_opts[] = {
 	  "anything is copied (perf's syntax: 'filename ~ \"/etc/*\" && comm == ls';\n"
 	  "syscalls: their arguments by name)", OPT_STR, &env.filter },
 	{ 0, "fields", "FIELD[,FIELD...]", "functions: the fields each line shows, perf probe's\n"
-	  "casts applied (e.g. arg0:s32,arg1:string; retval:string on\n"
+	  "casts applied (e.g. arg0:s32,arg1:string, a parameter's\n"
+	  "name from DWARF or BTF: name:string; retval:string on\n"
 	  "FUNC%return); default every argument, or retval, in hex (x64)", OPT_STR, &env.fields },
 	{ 0, "buffer-size", "MB", "ring buffer size (default 16); events that find it full\n"
 	  "are counted and reported", OPT_U64, &env.buffer_mb, 1, 4096 },
@@ -80,7 +81,8 @@ static int describe_func(const struct probe_event *e, struct trace_event *t)
 	for (int i = 0; !p && i < t->fields.nr && t->nr_shown <= TRACE_ARGS; i++) {
 		struct field *f = &t->fields.v[i];
 
-		if (f->src != FSRC_ARG && f->src != FSRC_RET)
+		/* arg0..arg5 once: a parameter's name is another name of one of them */
+		if ((f->src != FSRC_ARG && f->src != FSRC_RET) || f->alias)
 			continue;
 		t->shown[t->nr_shown] = *f;
 		t->shown[t->nr_shown++].kind = FIELD_HEX;
@@ -100,8 +102,9 @@ static int describe_func(const struct probe_event *e, struct trace_event *t)
 		}
 		err = fields_lookup(&t->fields, name, user, f, why, sizeof(why));
 		if (err == -ENOENT) {
-			p_err("%s has no field '%s'; its fields: %s", e->name, name,
-			      fields_names(&t->fields, names, sizeof(names)));
+			p_err("%s has no field '%s'; its fields: %s%s", e->name, name,
+			      fields_names(&t->fields, names, sizeof(names)),
+			      fields_func_hint(e, name, why, sizeof(why)));
 			return -EINVAL;
 		}
 		if (err) {

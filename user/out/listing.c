@@ -45,6 +45,7 @@ static void entry_free(struct listing_entry *e)
 	free(e->name);
 	free(e->alias);
 	free(e->match);
+	free((char *)e->note);
 }
 
 int listing_add(struct listing *l, const struct listing_entry *e)
@@ -67,6 +68,7 @@ int listing_add(struct listing *l, const struct listing_entry *e)
 	d->name = dup_or_null(e->name ?: e->spec, &failed);
 	d->alias = dup_or_null(e->alias, &failed);
 	d->match = dup_or_null(e->match, &failed);
+	d->note = dup_or_null(e->note, &failed);
 	if (failed || !d->spec) {
 		entry_free(d);
 		return -ENOMEM;

@@ -12,7 +12,7 @@ struct listing_entry {
 	char *name;       /* the bare name, which globs also match ("sched_switch", "read") */
 	char *alias;      /* printed after the spec, matched too (perf's "cs", a demangled name) */
 	char *match;      /* one more name globs match, not printed ("t:sched:sched_switch") */
-	const char *note; /* a static string printed after it ("<not supported>"), or NULL */
+	const char *note; /* printed after it ("<not supported>", a function's arguments), or NULL */
 	bool unsupported; /* this machine cannot trace or count it (--json "supported": false) */
 };
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/features.h"
 #include "probe/fields.h"
 #include "probe/probe.h"
 
@@ -397,8 +398,64 @@ int fields_add_func_ret(struct field_list *l)
 	return field_list_add(l, &f);
 }
 
+int func_params_of_event(const struct probe_event *e, struct func_params *out)
+{
+	const char *base, *func;
+	char name[PROBE_NAME_MAX];
+	size_t len;
+
+	memset(out, 0, sizeof(*out));
+	if (e->kind == PROBE_KFUNC)
+		return e->btf_id > 0 ? func_params_btf(feat_btf(), e->btf_id, out) : -ENOENT;
+	if (e->kind != PROBE_UFUNC || !e->path)
+		return -ENOENT;
+	/* the name is "FILE:SYMBOL" (resolve.c), "%return" after it at a return */
+	base = strrchr(e->path, '/') ? strrchr(e->path, '/') + 1 : e->path;
+	len = strlen(base);
+	if (strncmp(e->name, base, len) || e->name[len] != ':')
+		return -ENOENT;
+	func = e->name + len + 1;
+	len = strcspn(func, "%");
+	snprintf(name, sizeof(name), "%.*s", (int)len, func);
+	/* gcc's clones (foo.isra.0, foo.constprop.0, foo.part.0, foo.cold) may have lost or
+	 * reordered the parameters their DWARF still lists: no names rather than wrong ones */
+	if (strchr(name, '.'))
+		return -EOPNOTSUPP;
+	return func_params_dwarf(e->path, name, e->offset, out);
+}
+
+char *fields_func_hint(const struct probe_event *e, const char *want, char *buf, size_t size)
+{
+	struct func_params p;
+	int err;
+
+	buf[0] = '\0';
+	if (e->kind != PROBE_UFUNC && e->kind != PROBE_KFUNC)
+		return buf;
+	if (!e->ret && !strncmp(want, "retval", 6)) {
+		snprintf(buf, size, " (retval is the return's: FUNC%%return)");
+		return buf;
+	}
+	if (e->ret) {
+		snprintf(buf, size, " (arguments are the entry's: FUNC without %%return)");
+		return buf;
+	}
+	err = func_params_of_event(e, &p);
+	if (err == -EOPNOTSUPP)
+		snprintf(buf, size, " (a compiler's clone of a function: its registers may not be its "
+			 "prototype's, so arguments by position only)");
+	else if (err)
+		snprintf(buf, size, " (no prototype known: %s, so arguments by position only)",
+			 e->kind == PROBE_UFUNC ? "no DWARF for the function in its file or a debug "
+			 "file" : "the kernel's BTF does not describe it");
+	else if (p.stop[0])
+		snprintf(buf, size, " (%s)", p.stop);
+	return buf;
+}
+
 int fields_of_event(const struct probe_event *e, struct field_list *out)
 {
+	struct func_params params;
 	char cat[PROBE_NAME_MAX], name[PROBE_NAME_MAX + 16];
 	const char *colon;
 	int err;
@@ -408,6 +465,8 @@ int fields_of_event(const struct probe_event *e, struct field_list *out)
 	case PROBE_UFUNC:
 		/* at a return the argument registers hold whatever the function left there */
 		err = e->ret ? fields_add_func_ret(out) : fields_add_func_args(out);
+		if (!err && !e->ret && !func_params_of_event(e, &params))
+			err = fields_add_func_params(out, &params);
 		break;
 	case PROBE_SYSCALL: /* "sys:NAME": its entry's arguments */
 		snprintf(name, sizeof(name), "sys_enter_%s", e->name + 4);

@@ -13,6 +13,8 @@
 #include "evfields.h"
 
 struct probe_event;
+struct btf;
+struct func_params;
 
 #define FIELD_NAME_MAX 64
 #define FIELD_TYPE_MAX 64
@@ -40,6 +42,7 @@ struct field {
 	bool in_record;             /* in a tracepoint record (syscall arguments are, too) */
 	bool is_signed;
 	bool common;                /* the common_* header fields every tracepoint record has */
+	bool alias;                 /* a function argument's name from its prototype: argN too */
 };
 
 struct field_list {
@@ -67,8 +70,18 @@ int fields_of_tracepoint(const char *cat, const char *name, struct field_list *o
 
 /* Every field of a resolved event (the pseudo fields last): a tracepoint's record, a syscall's
  * arguments (sys:NAME and syscalls:sys_enter_NAME) or its ret (sys_exit_NAME), a function's
- * arg0..arg5, or retval alone for FUNC%return (e->ret).  0 or a negative errno. */
+ * arg0..arg5 and its parameters' names where its DWARF (user) or the kernel's BTF gives them,
+ * or retval alone for FUNC%return (e->ret).  0 or a negative errno. */
 int fields_of_event(const struct probe_event *e, struct field_list *out);
+/* The prototype fields_of_event() names a function event's arguments from: 0, -ENOENT (none
+ * known), or -EOPNOTSUPP for a compiler's clone (foo.isra.0, foo.cold), whose DWARF may list
+ * parameters it no longer takes. */
+int func_params_of_event(const struct probe_event *e, struct func_params *out);
+/* For an "unknown field" message on a function event: why a name may be missing (the
+ * prototype unknown, its names stopped at a parameter not in an integer register, arguments
+ * asked of a return or retval of an entry), as " (...)" in buf, or "" for other events.
+ * Returns buf. */
+char *fields_func_hint(const struct probe_event *e, const char *want, char *buf, size_t size);
 
 /* Adds comm, pid, tid, cpu and cgroup, but for names the event's own fields have already.  0
  * or -ENOMEM. */
@@ -77,6 +90,45 @@ int fields_add_pseudo(struct field_list *l);
 /* Adds arg0..arg5 (FIELD_INT, 64-bit signed; :string reads kernel memory for kernel functions,
  * user memory for user functions).  0 or -ENOMEM. */
 int fields_add_func_args(struct field_list *l);
+/* ---- argument names (user/probe/argnames.c) ---- */
+
+#define FUNC_PARAMS_MAX 6
+/* A function's first parameters, as far as each is one integer register: argN's other name. */
+struct func_param {
+	char name[FIELD_NAME_MAX]; /* "" for an unnamed parameter */
+	char type[FIELD_TYPE_MAX]; /* "int", "char *", "size_t" */
+	unsigned size;             /* bytes: the register's low ones hold it */
+	bool is_signed, is_ptr;
+};
+struct func_params {
+	int nr;                    /* p[0..nr) are arg0..arg(nr-1) */
+	struct func_param p[FUNC_PARAMS_MAX];
+	char stop[FIELD_NAME_MAX + FIELD_TYPE_MAX + 96]; /* why the names stop before the
+							  * prototype's end, or "" */
+};
+/* Function func's parameters from the DWARF of the ELF file path (its own, else its separate
+ * debug file, as the symbolizer finds it): the definition whose code starts at file offset
+ * file_off (an alias symbol's function: glibc's malloc is __libc_malloc), else the first
+ * named func (DW_AT_name or its linkage name); file_off ~0ULL: by name only.  A float, a struct or union by value or a value wider than 8 bytes ends the
+ * mapping (stop says so): the registers after it are no longer the integer sequence arg0..arg5
+ * number.  0, or -ENOENT (no debug info, or no such function in it), or another -errno. */
+int func_params_dwarf(const char *path, const char *func, __u64 file_off,
+		      struct func_params *out);
+/* Calls fn with the parameters of every function definition in path's DWARF (by the ELF virtual
+ * address its code starts at), in one pass, until fn returns non-zero.  0, -ENOENT (no debug
+ * info), fn's value, or another -errno. */
+int func_params_dwarf_each(const char *path,
+			   int (*fn)(__u64 vaddr, const struct func_params *p, void *ctx),
+			   void *ctx);
+/* The same from the kernel's BTF: FUNC func_id's FUNC_PROTO.  0 or -ENOENT. */
+int func_params_btf(const struct btf *btf, int func_id, struct func_params *out);
+/* "(int x, char *label)": the parameters named, ", ...)" after them when the names stop
+ * before the prototype's end.  Returns buf. */
+char *func_params_text(const struct func_params *p, char *buf, size_t size);
+/* Adds p's names as fields (alias set), each reading its argument register with its type's
+ * width and signedness (pointers as FIELD_PTR: NAME:string reads the string).  0 or -ENOMEM. */
+int fields_add_func_params(struct field_list *l, const struct func_params *p);
+
 /* Adds retval (FSRC_RET, 64-bit signed).  0 or -ENOMEM. */
 int fields_add_func_ret(struct field_list *l);
 

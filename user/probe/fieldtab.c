@@ -112,12 +112,9 @@ static int build(const struct probe_events *evs, const char *by, const char *fil
 
 			err = fields_lookup(&l, ef->by_names[k], user, f, why, sizeof(why));
 			if (err == -ENOENT) {
-				bool func = e->kind == PROBE_UFUNC || e->kind == PROBE_KFUNC;
-
 				p_err("%s has no field '%s'; its fields: %s%s", e->name, ef->by_names[k],
 				      fields_names(&l, names, sizeof(names)),
-				      func && !e->ret && !strncmp(ef->by_names[k], "retval", 6) ?
-				      " (retval is the return's: FUNC%return)" : "");
+				      fields_func_hint(e, ef->by_names[k], why, sizeof(why)));
 				break;
 			} else if (err) {
 				p_err("--by %s on %s: %s", ef->by_names[k], e->name, why);
@@ -130,7 +127,8 @@ static int build(const struct probe_events *evs, const char *by, const char *fil
 		if (!err && filter) {
 			err = filter_compile_sym(filter, &l, user, ksym_addr, &ks, t, why, sizeof(why));
 			if (err) {
-				p_err("%s: %s", e->name, why);
+				p_err("%s: %s%s", e->name, why, strstr(why, "unknown field") ?
+				      fields_func_hint(e, "", names, sizeof(names)) : "");
 				break;
 			}
 		}
