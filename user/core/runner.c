@@ -679,8 +679,11 @@ static int report(struct runner *r, bool last)
 	if (run_opts.timestamp)
 		print_timestamp(r->out);
 	err = r->cmd->report(r, last);
-	if (!err && fflush(r->out) == EOF)
+	/* what the command left in the buffer (its last lines) fails here, on a full disk */
+	if (!err && fflush(r->out) == EOF) {
 		err = -errno;
+		p_err("cannot write %s: %s", run_opts.out.path ?: "the output", strerror(-err));
+	}
 	r->reports++;
 	return err;
 }
