@@ -244,11 +244,33 @@ static __always_inline int unwind_use_kmap(struct unw_walk *s, const struct unw_
  * a dlopen since), from the mappings found in the kernel before, or by searching the kernel's
  * now; into the walk state.  Returns 0, 1 when no mapping holds pc, 2 when the kernel could not
  * be searched again in this sample (counted). */
+/* Process tgid's kernel-found mappings, created empty at first use; NULL if that fails. */
+static __always_inline struct unw_kmaps *unwind_kmaps_get(__u32 tgid)
+{
+	struct unw_kmaps *km = bpf_map_lookup_elem(&unwind_kmaps, &tgid);
+
+	if (km)
+		return km;
+	bpf_map_update_elem(&unwind_kmaps, &tgid, &unwind_kmaps_empty, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&unwind_kmaps, &tgid);
+}
+
+/* Keeps a mapping found in the kernel; when all UNWIND_KMAPS are taken, the oldest goes. */
+static __always_inline void unwind_kmaps_add(struct unw_kmaps *km, const struct unw_vma_found *f)
+{
+	struct unw_kmap *slot = &km->maps[km->nr % UNWIND_KMAPS];
+
+	slot->start = f->start;
+	slot->end = f->end;
+	slot->pgoff = f->pgoff;
+	slot->file = f->file;
+	km->nr++;
+}
+
 static __always_inline int unwind_vma_mapping(struct unw_walk *s, __u64 pc)
 {
 	struct unw_vma_found f = {};
 	struct unw_kmaps *km = bpf_map_lookup_elem(&unwind_kmaps, &s->tgid);
-	struct unw_kmap *slot;
 	long err;
 
 	if (km) {
@@ -264,18 +286,9 @@ static __always_inline int unwind_vma_mapping(struct unw_walk *s, __u64 pc)
 		unwind_count(s, UNW_STAT_END_VMA_BUSY);
 	if (err || f.end <= pc || f.start > pc)
 		return err == -EBUSY ? 2 : 1;
-	if (!km) {
-		bpf_map_update_elem(&unwind_kmaps, &s->tgid, &unwind_kmaps_empty, BPF_NOEXIST);
-		km = bpf_map_lookup_elem(&unwind_kmaps, &s->tgid);
-	}
-	if (km) {
-		slot = &km->maps[km->nr % UNWIND_KMAPS];
-		slot->start = f.start;
-		slot->end = f.end;
-		slot->pgoff = f.pgoff;
-		slot->file = f.file;
-		km->nr++;
-	}
+	km = km ?: unwind_kmaps_get(s->tgid);
+	if (km)
+		unwind_kmaps_add(km, &f);
 	s->map.start = f.start;
 	s->map.end = f.end;
 	s->map.bias = f.start - (f.pgoff << 12);
@@ -770,7 +783,6 @@ static __always_inline void unwind_prefill(__u32 tgid, __u64 addr)
 {
 	struct unw_kmaps *km;
 	struct unw_vma_found f = {};
-	struct unw_kmap *slot;
 	bool lost = false;
 
 	if (!addr || addr >= UNWIND_USER_MAX)
@@ -782,22 +794,14 @@ static __always_inline void unwind_prefill(__u32 tgid, __u64 addr)
 	if (bpf_find_vma(bpf_get_current_task_btf(), addr, unwind_vma_cb, &f, 0) ||
 	    !(f.flags & UNW_VM_EXEC) || !f.file.ino)
 		return;
-	if (!km) {
-		bpf_map_update_elem(&unwind_kmaps, &tgid, &unwind_kmaps_empty, BPF_NOEXIST);
-		km = bpf_map_lookup_elem(&unwind_kmaps, &tgid);
-	}
+	km = km ?: unwind_kmaps_get(tgid);
 	if (!km || km->nr >= UNWIND_KMAPS)
 		return;
 #pragma unroll
 	for (int i = 0; i < UNWIND_KMAPS; i++)
 		if (i < km->nr && km->maps[i].start == f.start)
 			return;
-	slot = &km->maps[km->nr & (UNWIND_KMAPS - 1)];
-	slot->start = f.start;
-	slot->end = f.end;
-	slot->pgoff = f.pgoff;
-	slot->file = f.file;
-	km->nr++;
+	unwind_kmaps_add(km, &f);
 	unwind_ask_table(bpf_ktime_get_ns(), tgid, &f.file, addr, &lost);
 }
 

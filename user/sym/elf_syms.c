@@ -110,13 +110,15 @@ static int bind_rank(int bind)
  * be [ld-linux-x86-64.so.2] at the root of every stack a process takes before main. */
 static bool is_code_label(Elf *elf, const GElf_Sym *sym, const char *strtab)
 {
-	Elf_Scn *scn = elf_getscn(elf, sym->st_shndx);
 	const char *name = strtab + sym->st_name;
+	Elf_Scn *scn;
 	GElf_Shdr sh;
 
+	/* the section is looked up last: most symbols are data, typed as such */
 	if (GELF_ST_TYPE(sym->st_info) != STT_NOTYPE ||
 	    GELF_ST_VISIBILITY(sym->st_other) != STV_DEFAULT || name[0] == '.' || name[0] == '$')
 		return false;
+	scn = elf_getscn(elf, sym->st_shndx);
 	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
 }
 
