@@ -672,7 +672,7 @@ static int stat_started(struct runner *r)
 	unsigned flags;
 	int err;
 
-	env.out = run_opts.out.of.f ?: targets.command ? stderr : stdout;
+	env.out = r->out;
 	/* the elapsed time is the counters': from here (a COMMAND's from its release) */
 	env.t0 = now_ns();
 	err = make_slots(r, &flags);
@@ -1547,6 +1547,7 @@ const struct command stat_cmd = {
 		"insn per cycle.  -r N: means, and the error of the mean as ( +- x.xx% ).\n",
 	.caps = CAP_SYMBOLS | CAP_CPUS | CAP_THREAD_KIND | CAP_INTERVALS | CAP_EVENTS,
 	.positional = POS_EVENTS,
+	.stderr_beside_command = true, /* as perf stat */
 	.opts = stat_opts,
 	.skel = &stat_skel,
 	.check = stat_check,

@@ -251,10 +251,6 @@ static int trace_prepare(struct runner *r)
 	struct trace_bpf *skel = r->skel;
 	int err = 0;
 
-	/* as perf trace: beside a COMMAND's own output, the lines and the summary go to stderr */
-	if (targets.command && !run_opts.out.of.f)
-		r->out = stderr;
-
 	for (__u32 i = 0; i < (__u32)env.evs.nr && !err; i++) {
 		err = bpf_map__update_elem(skel->maps.evcfg, &i, sizeof(i), &env.tev[i].cfg,
 					   sizeof(env.tev[i].cfg), 0);
@@ -563,6 +559,7 @@ const struct command trace_cmd = {
 	.prepare = trace_prepare,
 	.attach = trace_attach,
 	.banner = "Tracing... Hit Ctrl-C to end.",
+	.stderr_beside_command = true, /* as perf trace */
 	.tick = trace_tick,
 	.collect = trace_collect,
 	.write = trace_write,

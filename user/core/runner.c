@@ -1060,7 +1060,7 @@ static int run_once(const struct command *cmd, int argc, char **argv, unsigned r
 	err = err ?: (period_opts.every ? period_open(cmd->name) : 0);
 	if (err)
 		goto cleanup;
-	r.out = run_opts.out.of.f ?: stdout;
+	r.out = run_opts.out.of.f ?: cmd->stderr_beside_command && targets.command ? stderr : stdout;
 	err = setup(&r);
 	err = err ?: run_loop(&r);
 	if (r.start_ns) {

@@ -90,6 +90,8 @@ struct command {
 	const char *no_events;   /* POS_EVENTS: the error when none is given */
 	const char *banner;      /* printed on stdout once tracing has started (BCC's "Tracing...");
 				  * scripts wait for it */
+	bool stderr_beside_command; /* with a COMMAND and no -o, the output goes to stderr, apart
+				     * from the command's own (perf stat, perf trace) */
 	unsigned int caps;       /* enum cmd_caps */
 	enum run_positional positional;
 	const struct opt *opts;  /* the command's own options */
