@@ -28,25 +28,28 @@ static const struct file_command *const file_cmds[] = {
 	&report_cmd, &diff_cmd,
 };
 
-static int cmd_help(void)
+/* The command list: on stdout when asked for, on stderr with exit 2 when no command was given
+ * (a script that forgot its command must not read as a success). */
+static int cmd_help(FILE *f)
 {
-	printf("Usage: bpfprof COMMAND [options]\n\nCommands:\n");
+	fprintf(f, "Usage: bpfprof COMMAND [options]\n\nCommands:\n");
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		printf("  %-10s %s%s%s%s\n", cmds[i]->name, cmds[i]->summary,
-		       cmds[i]->alias ? " (also '" : "", cmds[i]->alias ?: "",
-		       cmds[i]->alias ? "')" : "");
+		fprintf(f, "  %-10s %s%s%s%s\n", cmds[i]->name, cmds[i]->summary,
+			cmds[i]->alias ? " (also '" : "", cmds[i]->alias ?: "",
+			cmds[i]->alias ? "')" : "");
 	for (size_t i = 0; i < sizeof(file_cmds) / sizeof(file_cmds[0]); i++)
-		printf("  %-10s %s\n", file_cmds[i]->name, file_cmds[i]->summary);
-	printf("  %-10s %s\n", "help", "list the commands");
-	printf("\n'bpfprof COMMAND --help' shows a command's options.\n");
-	return 0;
+		fprintf(f, "  %-10s %s\n", file_cmds[i]->name, file_cmds[i]->summary);
+	fprintf(f, "  %-10s %s\n", "help", "list the commands");
+	fprintf(f, "\n'bpfprof COMMAND --help' shows a command's options.\n");
+	return f == stdout ? 0 : 2;
 }
 
 int main(int argc, char **argv)
 {
-	if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
-	    !strcmp(argv[1], "-h"))
-		return cmd_help();
+	if (argc < 2)
+		return cmd_help(stderr);
+	if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+		return cmd_help(stdout);
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
 		printf("bpfprof %s\n", BPFPROF_VERSION);
 		return 0;

@@ -18,12 +18,31 @@ expect_error() {
 }
 
 out=$("$BPFPROF" help); check "help lists profile" grep -q "profile" <<<"$out"
-out=$("$BPFPROF"); check "bare command lists commands" grep -q "Commands:" <<<"$out"
+out=$("$BPFPROF" 2>&1); check "bare command lists commands" grep -q "Commands:" <<<"$out"
 "$BPFPROF" profile --help >"$TMP/h" 2>&1; rc=$?
 check "profile --help exits 0" test "$rc" -eq 0
 check "profile --help shows usage" grep -q "Usage: bpfprof profile" "$TMP/h"
 "$BPFPROF" nosuchcmd >/dev/null 2>&1; rc=$?
 check "unknown command exits 2" test "$rc" -eq 2
+"$BPFPROF" >"$TMP/none.out" 2>"$TMP/none.err"; rc=$?
+check "no command: exit 2, the commands listed on stderr" \
+	sh -c "test $rc -eq 2 && test ! -s '$TMP/none.out' && grep -q '^Usage: bpfprof COMMAND' '$TMP/none.err'"
+"$BPFPROF" help >"$TMP/help.out" 2>&1; rc=$?
+check "help: exit 0 on stdout" sh -c "test $rc -eq 0 && grep -q '^Usage:' '$TMP/help.out'"
+
+# Exit status as perf's: COMMAND's own, 1 for what is not found, 2 for the grammar.
+for argv in "stat -- false" "stat -r 2 -- sh -c 'exit 3'" "profile -F 99 -- sh -c 'exit 4'"; do
+	eval "\"\$BPFPROF\" $argv" >/dev/null 2>&1; rc=$?
+	want=$(printf '%s\n' "$argv" | sed -n "s/.*exit \([0-9]\)'\$/\1/p"); want=${want:-1}
+	check "exit status is COMMAND's: $argv ($rc)" test "$rc" -eq "$want"
+done
+"$BPFPROF" profile -F 99 -d 1 -- sleep 5 >/dev/null 2>&1; rc=$?
+check "a COMMAND ended by the run's end: exit 0 ($rc)" test "$rc" -eq 0
+for argv in "profile -e bogus 1" "profile -e t:nosuch:x 1" "stat -e nosuch -- true" \
+	"trace -e sys:nosuch -- true" "funclat nosuchfn -- true" "top --stdio -e bogus 1"; do
+	"$BPFPROF" $argv >/dev/null 2>&1; rc=$?
+	check "an event not found exits 1: $argv ($rc)" test "$rc" -eq 1
+done
 
 dead=$(unused_pid)
 expect_error "profile: pid that does not exist" "pid $dead does not exist" -- profile -p "$dead" 1

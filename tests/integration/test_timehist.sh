@@ -123,6 +123,19 @@ if [ "$(nproc)" -ge 2 ]; then
 else
 	skip "timehist -M" "one CPU: nowhere to migrate"
 fi
+# ---- -MVw, the tutorials' spelling: -V's column, one character per CPU (s, i, m at the row's CPU) ----
+ncpu=$(getconf _NPROCESSORS_CONF)
+"$BPFPROF" sched --timehist -MVw 0.3 >"$TMP/v.txt" 2>"$TMP/v.err"
+check "timehist -V: the header's CPU digits" \
+	grep -Eq "^ +time +cpu  $(seq 0 $((ncpu - 1)) | awk '{ printf "%x", $1 % 16 }')  task name" "$TMP/v.txt"
+bad=$(awk -v n="$ncpu" 'match($0, /^ *[0-9]+\.[0-9]+ \[([0-9]+)\]/) {
+	cpu = substr($0, 18, 4) + 0; vis = substr($0, 25, n); rows++
+	mark = substr(vis, cpu + 1, 1); rest = vis; sub(/[^ ]/, " ", rest)
+	want = /awakened:/ ? " " : /migrated:/ ? "m" : ($0 ~ /<idle>/ ? "i" : "s")
+	if (mark != want || rest !~ /^ *$/) { print "row: " $0; exit }
+} END { if (!rows) print "no rows" }' "$TMP/v.txt")
+check "timehist -MVw: s/i/m at the row's CPU, blank elsewhere${bad:+: $bad}" test -z "$bad"
+
 # ---- -S / --summary / --task-state: processes that all exit (fieldwork's three execs of true) ----
 FW=$WL/fieldwork
 "$BPFPROF" sched --timehist -S --task-state -- "$FW" 3 >"$TMP/sum.txt" 2>"$TMP/sum.err"

@@ -256,12 +256,22 @@ static void test_runqlat_percentiles(void)
 	CHECK(s.pct_open[0]);
 }
 
+/* timehist_header()'s text, to be freed */
+static char *header_text(bool state, unsigned visual_cpus)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	timehist_header(f, state, visual_cpus);
+	fclose(f);
+	return out;
+}
+
 /* perf sched timehist's names and header, byte for byte */
 static void test_timehist_layout(void)
 {
-	char buf[64], *out = NULL;
-	size_t len = 0;
-	FILE *f;
+	char buf[64], *out;
 
 	timehist_task_name(buf, sizeof(buf), "sleep", 7802, 7802);
 	CHECK_STR(buf, "sleep[7802]");
@@ -272,21 +282,31 @@ static void test_timehist_layout(void)
 	CHECK_STR(buf, "0123456789abcdef[1]");
 	timehist_task_name(buf, sizeof(buf), "swapper/1", 0, 0);
 	CHECK_STR(buf, "<idle>");
-	f = open_memstream(&out, &len);
-	timehist_header(f, false);
-	fclose(f);
+	out = header_text(false, 0);
 	CHECK_STR(out,
 		  "           time    cpu  task name                       wait time  sch delay   run time\n"
 		  "                        [tid/pid]                          (msec)     (msec)     (msec)\n"
 		  "--------------- ------  ------------------------------  ---------  ---------  ---------\n");
 	free(out);
-	f = open_memstream(&out, &len);
-	timehist_header(f, true);
-	fclose(f);
+	out = header_text(true, 0);
 	CHECK_STR(out,
 		  "           time    cpu  task name                       wait time  sch delay   run time  state\n"
 		  "                        [tid/pid]                          (msec)     (msec)     (msec)\n"
 		  "--------------- ------  ------------------------------  ---------  ---------  ---------  -----\n");
+	free(out);
+	/* -V: perf's column of CPU digits over three CPUs, and a switch's mark on CPU 1 */
+	out = header_text(false, 3);
+	CHECK_STR(out,
+		  "           time    cpu  012  task name                       wait time  sch delay   run time\n"
+		  "                             [tid/pid]                          (msec)     (msec)     (msec)\n"
+		  "--------------- ------  ---  ------------------------------  ---------  ---------  ---------\n");
+	free(out);
+	timehist_cpu_visual(buf, 3, 1, 's');
+	CHECK_STR(buf, " s ");
+	timehist_cpu_visual(buf, 18, 17, 'm');
+	CHECK_STR(buf, "                 m");
+	out = header_text(false, 18);
+	CHECK(strstr(out, "0123456789abcdef01  task name") != NULL);
 	free(out);
 	/* perf's letters for prev_state: preempted, sleeping, TASK_IDLE, a task's exit */
 	CHECK(timehist_state_char(0) == 'R');

@@ -102,7 +102,7 @@ static int max_sample_rate(void)
 	return rate;
 }
 
-/* -e: perf event names and event specs (anything with a ':').  -EINVAL (printed) for neither. */
+/* -e: perf event names and event specs (anything with a ':').  -ENOENT (printed) for neither. */
 static int sort_events(void)
 {
 	static char *dflt[] = { "cpu-clock" };
@@ -125,7 +125,8 @@ static int sort_events(void)
 			      "instructions, cache-misses, branch-misses, perf's other software and "
 			      "hardware events (bpfprof list sw hw), or a spec such as "
 			      "t:CAT:NAME, u:LIB:FUNC, k:FUNC, sys:NAME)", ev[i]);
-			return -EINVAL;
+			/* not found, as an unknown spec is: exit 1 (2 is for the grammar) */
+			return -ENOENT;
 		}
 		/* the same spelling once; "cycles" and "cpu-cycles" stay two events, as before */
 		for (int k = 0; !rc && k < env.nr_sampled; k++)

@@ -20,7 +20,8 @@ static int opt_sort(const char *arg);
 
 static struct sched_env {
 	bool by_comm, force_raw;
-	bool timehist, wakeups, migrations;
+	bool timehist, wakeups, migrations, cpu_visual;
+	unsigned visual_cpus;    /* -V: the width of its column, 0 without it */
 	bool summary, with_summary, state, idle_hist; /* --summary -S --task-state --idle-hist */
 	bool idle;               /* <idle> rows: system-wide, as perf shows them */
 	__u64 *idle_ns;          /* --summary: each CPU's idle time */
@@ -49,6 +50,8 @@ static const struct opt sched_opts[] = {
 	  &env.wakeups },
 	{ 'M', "migrations", NULL, "--timehist: also a line per migration of a traced task",
 	  OPT_FLAG, &env.migrations },
+	{ 'V', "cpu-visual", NULL, "--timehist: perf's CPU column, one character per CPU: s a\n"
+	  "switch there, i the idle task's, m a migration", OPT_FLAG, &env.cpu_visual },
 	{ 0, "summary", NULL, "--timehist: only perf sched timehist -s's runtime summary per\n"
 	  "task (switches, run time, min/avg/max run, stddev), counted in\n"
 	  "the kernel, and each CPU's idle time", OPT_FLAG, &env.summary },
@@ -87,14 +90,22 @@ static int opt_sort(const char *arg)
 
 static int sched_check(struct runner *r)
 {
-	if ((env.wakeups || env.migrations || env.buffer_mb || env.summary || env.with_summary ||
-	     env.state || env.idle_hist) && !env.timehist) {
-		p_err("-w, -M, --summary, -S, --task-state, --idle-hist and --buffer-size need --timehist");
+	if ((env.wakeups || env.migrations || env.cpu_visual || env.buffer_mb || env.summary ||
+	     env.with_summary || env.state || env.idle_hist) && !env.timehist) {
+		p_err("-w, -M, -V, --summary, -S, --task-state, --idle-hist and --buffer-size need "
+		      "--timehist");
 		return -EINVAL;
 	}
-	if (env.summary && (env.with_summary || env.wakeups || env.migrations || env.state)) {
-		p_err("--summary prints the summary only: -S, -w, -M and --task-state are rows' options");
+	if (env.summary && (env.with_summary || env.wakeups || env.migrations || env.cpu_visual ||
+			    env.state)) {
+		p_err("--summary prints the summary only: -S, -w, -M, -V and --task-state are rows' "
+		      "options");
 		return -EINVAL;
+	}
+	if (env.cpu_visual) {
+		int n = nr_cpus_possible();
+
+		env.visual_cpus = n < TIMEHIST_VISUAL_MAX ? n : TIMEHIST_VISUAL_MAX;
 	}
 	/* perf shows every CPU's idle task when it sees every CPU's switches */
 	env.idle = env.timehist && !targets_by_id(&targets) && !targets.cgroup &&
@@ -152,17 +163,31 @@ static int sched_configure(struct runner *r)
 	return err;
 }
 
+/* -V's column for a row: the CPU's mark, blank for a wakeup (as perf prints them) */
+static const char *visual_column(const struct timehist_row *row, char *buf)
+{
+	char mark = row->kind == TIMEHIST_SWITCH ? (row->pid ? 's' : 'i') :
+		    row->kind == TIMEHIST_MIGRATE ? 'm' : ' ';
+
+	if (!env.visual_cpus)
+		return "";
+	timehist_cpu_visual(buf, env.visual_cpus, row->cpu, mark);
+	strcat(buf, "  ");
+	return buf;
+}
+
 /* Writes one --timehist row in perf sched timehist's layout. */
 static int on_row(void *ctx, void *data, size_t size)
 {
 	const struct timehist_row *row = data;
 	struct runner *r = ctx;
-	char task[64], other[64];
+	char task[64], other[64], visual[TIMEHIST_VISUAL_MAX + 3];
 
 	if (size < sizeof(*row))
 		return 0;
 	timehist_task_name(task, sizeof(task), row->comm, row->pid, row->tgid);
-	fprintf(r->out, "%15.6f [%04u]  %-30s", row->ts / 1e9, row->cpu, task);
+	fprintf(r->out, "%15.6f [%04u]  %s%-30s", row->ts / 1e9, row->cpu,
+		visual_column(row, visual), task);
 	switch (row->kind) {
 	case TIMEHIST_SWITCH:
 		fprintf(r->out, "  %9.3f  %9.3f  %9.3f", row->wait_ns / 1e6, row->delay_ns / 1e6,
@@ -225,7 +250,7 @@ static int sched_tick(struct runner *r)
 static int sched_started(struct runner *r)
 {
 	if (env.timehist && !env.summary)
-		timehist_header(r->out, env.state);
+		timehist_header(r->out, env.state, env.visual_cpus);
 	return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include "core/child.h"
@@ -1029,9 +1030,17 @@ static void teardown(struct runner *r)
 	features_release();
 }
 
-/* One pass of the lifecycle; *runs is set after the first parse. */
+/* The traced COMMAND's exit status, which perf stat and perf record pass on (scripts test it);
+ * 0 when there was none or a signal ended it (ours, at the end of the run, or the user's). */
+static int command_status(const struct child *c)
+{
+	return c->pid > 0 && c->exited && WIFEXITED(c->status) ? WEXITSTATUS(c->status) : 0;
+}
+
+/* One pass of the lifecycle; *runs is set after the first parse.  Returns bpfprof's own failure
+ * (1, or 2 for usage); *status is COMMAND's exit status. */
 static int run_once(const struct command *cmd, int argc, char **argv, unsigned run,
-		    unsigned *runs)
+		    unsigned *runs, int *status)
 {
 	struct runner r = { .cmd = cmd, .child = { .pid = -1, .gate_fd = -1, .err_fd = -1 },
 			    .run = run };
@@ -1073,13 +1082,14 @@ static int run_once(const struct command *cmd, int argc, char **argv, unsigned r
 		err = finish(&r);
 cleanup:
 	teardown(&r);
+	*status = command_status(&r.child);
 	return err ? 1 : 0;
 }
 
 int runner_main(const struct command *cmd, int argc, char **argv)
 {
 	unsigned runs = 1;
-	int rc = 0;
+	int rc = 0, status = 0;
 
 	launch_ns = now_ns();
 	for (unsigned run = 0; run < runs && !rc && !exiting; run++) {
@@ -1092,8 +1102,8 @@ int runner_main(const struct command *cmd, int argc, char **argv)
 			return 1;
 		}
 		memcpy(args, argv, argc * sizeof(*args));
-		rc = run_once(cmd, argc, args, run, &runs);
+		rc = run_once(cmd, argc, args, run, &runs, &status);
 		free(args);
 	}
-	return rc;
+	return rc ?: status;
 }

@@ -203,14 +203,36 @@ void timehist_task_name(char *buf, size_t size, const char *comm, __u32 tid, __u
 		snprintf(buf, size, "%.*s[%u/%u]", len, comm, tid, pid);
 }
 
-void timehist_header(FILE *f, bool state)
+void timehist_cpu_visual(char *buf, unsigned ncpu, unsigned cpu, char mark)
 {
-	fprintf(f, "%15s %6s  %-30s  %9s  %9s  %9s%s\n", "time", "cpu", "task name", "wait time",
-		"sch delay", "run time", state ? "  state" : "");
-	fprintf(f, "%15s %6s  %-30s  %9s  %9s  %9s\n", "", "", "[tid/pid]", "(msec)", "(msec)",
+	for (unsigned i = 0; i < ncpu; i++)
+		buf[i] = i == cpu ? mark : ' ';
+	buf[ncpu] = '\0';
+}
+
+void timehist_header(FILE *f, bool state, unsigned visual_cpus)
+{
+	char digits[TIMEHIST_VISUAL_MAX + 3] = "", pad[TIMEHIST_VISUAL_MAX + 3] = "";
+	char dashes[TIMEHIST_VISUAL_MAX + 3] = "";
+	unsigned n = visual_cpus < TIMEHIST_VISUAL_MAX ? visual_cpus : TIMEHIST_VISUAL_MAX;
+
+	/* -V: perf's CPU digits, in hex and wrapping after f, then two spaces */
+	if (n) {
+		for (unsigned i = 0; i < n; i++) {
+			digits[i] = "0123456789abcdef"[i % 16];
+			pad[i] = ' ';
+			dashes[i] = '-';
+		}
+		strcpy(digits + n, "  ");
+		strcpy(pad + n, "  ");
+		strcpy(dashes + n, "  ");
+	}
+	fprintf(f, "%15s %6s  %s%-30s  %9s  %9s  %9s%s\n", "time", "cpu", digits, "task name",
+		"wait time", "sch delay", "run time", state ? "  state" : "");
+	fprintf(f, "%15s %6s  %s%-30s  %9s  %9s  %9s\n", "", "", pad, "[tid/pid]", "(msec)", "(msec)",
 		"(msec)");
-	fprintf(f, "--------------- ------  ------------------------------  ---------  ---------  "
-		"---------%s\n", state ? "  -----" : "");
+	fprintf(f, "--------------- ------  %s------------------------------  ---------  ---------  "
+		"---------%s\n", dashes, state ? "  -----" : "");
 }
 
 char timehist_state_char(__u32 state)

@@ -59,8 +59,14 @@ int sched_table_write(FILE *f, const struct sched_row *rows, size_t n,
  * NUL-terminated). */
 void timehist_task_name(char *buf, size_t size, const char *comm, __u32 tid, __u32 pid);
 
-/* --timehist: perf sched timehist's three header lines (with --state's column). */
-void timehist_header(FILE *f, bool state);
+/* --timehist: perf sched timehist's three header lines (with --task-state's column, and -V's
+ * column of CPU digits when visual_cpus is not 0). */
+void timehist_header(FILE *f, bool state, unsigned visual_cpus);
+
+/* -V (perf's --cpu-visual): one character per CPU, capped at TIMEHIST_VISUAL_MAX, all blank
+ * but MARK at CPU ('s' a switch, 'i' the idle task's, 'm' a migration); buf holds ncpu + 1. */
+#define TIMEHIST_VISUAL_MAX 256
+void timehist_cpu_visual(char *buf, unsigned ncpu, unsigned cpu, char mark);
 
 /* --timehist --state: the letter perf prints for a task state at switch-out (prev_state):
  * R (preempted), S, D, T, t, X, Z, P, I (TASK_IDLE), as the kernel's task_state_array. */
