@@ -24,7 +24,12 @@ expect_exit2() {
 expect_exit2 "trace: no event" "no event to trace" -- trace
 expect_exit2 "trace: -s on a tracepoint" "-s summarizes syscalls" -- trace -s sched:sched_switch
 expect_exit2 "trace: -s with -g" "-g has no events" -- trace -s -g
-expect_exit2 "trace: syscalls:sys_enter_* tracepoint" "as sys:NAME" -- trace syscalls:sys_enter_openat
+# perf trace's spellings of a syscall are sys:NAME's lines
+for spelling in openat syscalls:sys_enter_openat 'syscalls:sys_exit_opena*'; do
+	"$BPFPROF" trace "$spelling" -- cat /etc/hostname >/dev/null 2>"$TMP/spell.err"
+	check "trace $spelling: perf trace's openat lines" \
+		grep -Eq '\): cat/[0-9]+ openat\(dfd: CWD, filename: "/etc/hostname"(, flags: [A-Z|]+)?\) += 3$' "$TMP/spell.err"
+done
 expect_exit2 "trace: --buffer-size 0" "invalid --buffer-size" -- trace --buffer-size 0 sys:openat
 expect_one_error "trace: unknown syscall" "no syscall named 'nosuchcall'" -- trace sys:nosuchcall 1
 expect_one_error "trace: unknown tracepoint" "sched_nosuch" -- trace sched:sched_nosuch 1

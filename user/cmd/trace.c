@@ -46,6 +46,8 @@ static struct trace_env {
 	int write_err;
 	struct trace_sum_row *rows;
 	size_t nr_rows;
+	char **specs;                  /* the events as resolved: perf trace's spellings made sys: */
+	int nr_specs;
 } env;
 
 static const struct opt trace_opts[] = {
@@ -175,6 +177,49 @@ static int describe_event(const struct probe_event *e, struct trace_event *t)
 	return 0;
 }
 
+/* perf trace's spellings of a syscall: a bare name that is a syscall ("openat"; perf trace
+ * tries syscalls first, and a kernel function of that name would be a syscall's too), and the
+ * syscall tracepoints ("syscalls:sys_enter_openat", globs too), which perf trace prints with the
+ * arguments decoded.  Both become sys:NAME, which prints that and the return value and duration.
+ * NULL: the spec as given; "" when out of memory. */
+static char *perf_trace_spelling(const char *spec)
+{
+	static const char *const tps[] = { "syscalls:sys_enter_", "syscalls:sys_exit_" };
+	char *out = NULL;
+
+	if (!strchr(spec, ':') && probe_syscall_nr(spec) >= 0) {
+		if (asprintf(&out, "sys:%s", spec) < 0)
+			return "";
+		return out;
+	}
+	for (size_t i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
+		if (strncmp(spec, tps[i], strlen(tps[i])))
+			continue;
+		if (asprintf(&out, "sys:%s", spec + strlen(tps[i])) < 0)
+			return "";
+		return out;
+	}
+	return NULL;
+}
+
+static int respell_specs(char **specs, int n)
+{
+	env.specs = calloc(n, sizeof(*env.specs));
+	if (!env.specs)
+		return -ENOMEM;
+	env.nr_specs = n;
+	for (int i = 0; i < n; i++) {
+		char *s = perf_trace_spelling(specs[i]);
+
+		if (s && !*s)
+			return -ENOMEM;
+		env.specs[i] = s ?: strdup(specs[i]);
+		if (!env.specs[i])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int trace_check(struct runner *r)
 {
 	char **specs = run_opts.events;
@@ -193,7 +238,9 @@ static int trace_check(struct runner *r)
 		specs = default_specs;
 		n = 1;
 	}
-	err = probe_resolve_specs(specs, n, targets.nr_pids ? targets.pids[0] : 0, &env.evs);
+	err = respell_specs(specs, n);
+	err = err ?: probe_resolve_specs(env.specs, n, targets.nr_pids ? targets.pids[0] : 0,
+					 &env.evs);
 	if (err)
 		return err;
 	env.tev = calloc(env.evs.nr, sizeof(*env.tev));
@@ -521,6 +568,9 @@ static void trace_teardown(struct runner *r)
 	if (env.syms)
 		syms_cache__free(env.syms);
 	free(env.rows);
+	for (int i = 0; env.specs && i < env.nr_specs; i++)
+		free(env.specs[i]);
+	free(env.specs);
 	memset(&env, 0, sizeof(env));
 }
 
