@@ -48,7 +48,7 @@ static struct cfi_rows make_rows(size_t n)
 
 static void path_of(const char *key, char *buf, size_t size)
 {
-	snprintf(buf, size, "%s/%s.unw", dir, key);
+	snprintf(buf, size, "%s/%s" UNW_CACHE_SUFFIX, dir, key);
 }
 
 static void flip(const char *key, long off)

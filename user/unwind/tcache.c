@@ -27,9 +27,13 @@
 #include "unwind/tcache.h"
 
 #define CACHE_MAGIC   "BPFPUNW"
-/* Bump on any change of struct cache_hdr, struct unw_row or what cfi.c puts in rows. */
-#define CACHE_VERSION 1
-#define CACHE_SUFFIX  ".unw"
+/* UNW_CACHE_VERSION (tcache.h) is bumped on any change of struct cache_hdr, struct unw_row or
+ * what cfi.c puts in rows.  It is in the file names too: two bpfprof versions sharing the
+ * directory (a fleet agent and a newer one run by hand) would otherwise each reject and rewrite
+ * the other's tables, building every table at every start; this way each keeps its own, and the
+ * other's age out by the size bound. */
+#define CACHE_VERSION UNW_CACHE_VERSION
+#define CACHE_SUFFIX  UNW_CACHE_SUFFIX
 
 struct cache_hdr {
 	char magic[8];
