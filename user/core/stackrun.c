@@ -235,10 +235,16 @@ void stack_maps_configure(struct bpf_map *stacks, struct bpf_map *counts, __u32 
 	bpf_map__set_max_entries(counts, stack_opts.max_stacks);
 	bpf_map__set_max_entries(stacks, stack_opts.max_stacks * stacks_per_key);
 	bpf_map__set_value_size(stacks, offsetof(struct stack_trace, ips) + slots * sizeof(__u64));
-	/* a deep stack's value is up to 8 KiB: allocated as stacks come, where the kernel can
-	 * allocate in NMI, rather than max-stacks of them up front */
-	if (slots > STACK_DEPTH_DEFAULT + 1 && feat_nmi_alloc())
+	/* Allocated as stacks and keys come, where the kernel can allocate in NMI (6.1), rather
+	 * than max-stacks of them up front: preallocated, the default 128 slots are 35 MB of kernel
+	 * memory cleared at every start (11-12 ms of it, and 3 ms for the counts), for the few
+	 * hundred stacks of a short run; a deep stack's value is up to 8 KiB.  A sample adds a key and
+	 * a few stacks at most, fewer than the allocator keeps ready per CPU (it refills them as
+	 * soon as the program returns); a failed insert is counted as a table full. */
+	if (feat_nmi_alloc()) {
 		bpf_map__set_map_flags(stacks, bpf_map__map_flags(stacks) | BPF_F_NO_PREALLOC);
+		bpf_map__set_map_flags(counts, bpf_map__map_flags(counts) | BPF_F_NO_PREALLOC);
+	}
 	p_info("stacks: up to %u frames, %u slots a stack, %s", *targ_max_stack, slots,
 	       bpf_map__map_flags(stacks) & BPF_F_NO_PREALLOC ? "allocated as they come" :
 	       "preallocated");
@@ -403,7 +409,9 @@ static void wait_for_programs(void)
 	nanosleep(&(struct timespec){ .tv_nsec = 20000000 }, NULL);
 }
 
-static int drain_once(struct stack_run *s)
+/* wait: for the programs that may still write the old generation (none at the run's end, see
+ * stack_run_finish()). */
+static int drain_gen(struct stack_run *s, bool wait)
 {
 	struct stack_drain *d = s->drain;
 	__u32 old = __atomic_load_n(d->gen, __ATOMIC_RELAXED) & 1;
@@ -414,7 +422,8 @@ static int drain_once(struct stack_run *s)
 	/* from here on programs write the other generation (the count's next value: records that
 	 * span flips tell them apart by it) */
 	__atomic_fetch_add(d->gen, 1, __ATOMIC_SEQ_CST);
-	wait_for_programs();
+	if (wait)
+		wait_for_programs();
 	/* every mapping made before a sample of the old generation was recorded before it */
 	mmaprec__consume(d->records);
 	/* what outlives the old generation moves to the new one before it is deleted (failed,
@@ -445,6 +454,11 @@ static int drain_once(struct stack_run *s)
 	if (err)
 		p_err("cannot read the samples: %s", strerror(-err));
 	return err;
+}
+
+static int drain_once(struct stack_run *s)
+{
+	return drain_gen(s, true);
 }
 
 /* Due: the interval is over, or a map is a quarter full (inserts and deletes since the start):
@@ -654,9 +668,12 @@ int stack_run_finish(struct stack_run *s)
 		unwinder__print_usage(s->unwinder, stderr);
 	if (!d)
 		return 0;
-	/* both generations: the one written last, and the other in case a drain failed */
-	err = drain_once(s);
-	err = err ?: drain_once(s);
+	/* both generations: the one written last, and the other in case a drain failed.  The
+	 * programs are detached: every run that could still write began before the first flip and
+	 * has ended once its wait is over, so the second drain waits for nothing (a grace period,
+	 * 5-20 ms of the time from the run's end to the report) */
+	err = drain_gen(s, true);
+	err = err ?: drain_gen(s, false);
 	p_info("drained %llu times: %llu in %zu KB of distinct stacks; %llu stack ids gone before "
 	       "read; %zu processes and %zu files held (%zu files freed)",
 	       (unsigned long long)d->drains, (unsigned long long)d->drained,
