@@ -363,6 +363,50 @@ static void test_ksyms_fixture(void)
 	CHECK(ksyms__load_file("/nonexistent/kallsyms") == NULL && errno == ENOENT);
 }
 
+/* Function padding (__pfx_NAME just before NAME) is kept as a size on NAME's entry, not as an
+ * entry: lookups still name the padding, and the function before ends where it begins. */
+static void test_ksyms_pfx(void)
+{
+	char path[4096];
+	const struct ksym *k;
+	struct ksyms *ks;
+
+	fx(path, sizeof(path), "kallsyms_pfx");
+	CHECK_INT(write_file(path,
+			     "ffffffff81000000 T first\n"
+			     "ffffffff810000f0 T __pfx_second\n"
+			     "ffffffff81000100 T second\n"
+			     "ffffffff810001f0 t __pfx_orphan\n"   /* not followed by its function */
+			     "ffffffff81000200 T other\n"
+			     "ffffffffc0000ff0 t __pfx_mod_fn\t[m]\n"
+			     "ffffffffc0001000 t mod_fn\t[m]\n"
+			     "ffffffffc0001ff0 t __pfx_last\t[m]\n"), 0);
+	ks = ksyms__load_file(path);
+	CHECK(ks != NULL);
+	if (!ks)
+		return;
+	k = ksyms__find(ks, 0xffffffff810000efULL);
+	CHECK_STR(k ? k->name : NULL, "first");
+	k = ksyms__find(ks, 0xffffffff810000f4ULL);
+	CHECK(k && !strcmp(k->name, "__pfx_second") && k->addr == 0xffffffff810000f0ULL);
+	k = ksyms__find(ks, 0xffffffff81000100ULL);
+	CHECK(k && !strcmp(k->name, "second") && k->addr == 0xffffffff81000100ULL);
+	k = ksyms__find(ks, 0xffffffff810001f8ULL);
+	CHECK_STR(k ? k->name : NULL, "__pfx_orphan");
+	k = ksyms__find(ks, 0xffffffffc0000ff8ULL);
+	CHECK(k && !strcmp(k->name, "__pfx_mod_fn") && !strcmp(k->module, "[m]"));
+	k = ksyms__find(ks, 0xffffffffc0001004ULL);
+	CHECK(k && !strcmp(k->name, "mod_fn") && !strcmp(k->module, "[m]"));
+	k = ksyms__find(ks, 0xffffffffc0001ff1ULL);
+	CHECK_STR(k ? k->name : NULL, "__pfx_last");
+	CHECK_INT(ksyms__end(ks, 0xffffffff81000000ULL), 0xffffffff810000f0ULL);
+	CHECK_INT(ksyms__end(ks, 0xffffffff810000f0ULL), 0xffffffff81000100ULL);
+	CHECK_INT(ksyms__end(ks, 0xffffffffc0001000ULL), 0xffffffffc0001ff0ULL);
+	CHECK_INT(ksyms__addr(ks, "second"), 0xffffffff81000100ULL);
+	CHECK_INT(ksyms__addr(ks, "__pfx_second"), 0);
+	ksyms__free(ks);
+}
+
 static void test_ksyms_proc(void)
 {
 	double ms, best = 1e9;
@@ -1242,6 +1286,7 @@ int main(void)
 		printf("    # could not build fixtures in %s\n", dir);
 	RUN(test_demangle);
 	RUN(test_ksyms_fixture);
+	RUN(test_ksyms_pfx);
 	RUN(test_ksyms_proc);
 	RUN(test_perf_map);
 	RUN(test_perf_map_open);

@@ -1,7 +1,10 @@
 /* Kernel symbols from /proc/kallsyms, kept compact: a system-wide profile must stay within a few
  * MB of RSS, and the file is 5 MB of text with 120k+ lines.  Only code symbols are kept (frames
  * never point into data), as 16-byte entries plus one arena of names; the file is streamed, never
- * held whole.  Sorted once; lookups are a binary search. */
+ * held whole.  Sorted once; lookups are a binary search.  A kernel built with function padding
+ * (CONFIG_FUNCTION_PADDING_BYTES: IBT, call depth tracking) lists a __pfx_NAME before almost every
+ * NAME, nearly half the lines (57,846 of 122,183 here): such a prefix is no entry of its own but
+ * a size on the function's, and its name is made when an address falls in it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -16,7 +19,7 @@ struct kent {
 	__u32 name;   /* offset in names */
 	__u16 module; /* index in modules; 0 is the core kernel */
 	__u8 rank;    /* 2 global, 1 local, 0 weak: which alias to show at a shared address */
-	__u8 pad;
+	__u8 pfx;     /* bytes of its __pfx_ symbol just before it (0: none) */
 };
 
 struct ksyms {
@@ -27,6 +30,7 @@ struct ksyms {
 	char **modules; /* "[kernel.kallsyms]", "[ext4]", ... */
 	size_t nr_modules;
 	struct ksym found; /* what ksyms__find hands out */
+	char pfx_name[600]; /* the found name of a __pfx_ symbol (KSYM_NAME_LEN is 512) */
 	__u32 *by_name;    /* entry indexes in name order, one per name; built on first use */
 	size_t nr_names;
 };
@@ -228,7 +232,10 @@ static int module_index(struct ksyms *ks, const char *mod, __u16 *idx)
 	return 0;
 }
 
-static int add_line(struct ksyms *ks, const struct kline *l)
+static const char pfx_prefix[] = "__pfx_";
+#define PFX_LEN (sizeof(pfx_prefix) - 1)
+
+static int add_line(struct ksyms *ks, const struct kline *l, __u8 pfx)
 {
 	size_t len = strlen(l->name) + 1;
 	struct kent *e;
@@ -247,10 +254,58 @@ static int add_line(struct ksyms *ks, const struct kline *l)
 	e->addr = l->addr;
 	e->name = ks->names_len;
 	e->rank = type_rank(l->type);
+	e->pfx = pfx;
 	memcpy(ks->names + ks->names_len, l->name, len);
 	ks->names_len += len;
 	ks->nr++;
 	return 0;
+}
+
+static bool same_module(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* A parsed line: a __pfx_NAME waits for the next line, which is NAME in the same module a few
+ * bytes on (the padding's size, at most 64); when it is not, the prefix is an entry after all.
+ * held: storage for the waiting line's strings. */
+static int take_line(struct ksyms *ks, const struct kline *l, struct kline *held, char *held_name,
+		     char *held_mod, bool *have)
+{
+	int err = 0;
+
+	if (*have) {
+		if (!strcmp(l->name, held->name + PFX_LEN) && same_module(l->module, held->module) &&
+		    l->addr > held->addr && l->addr - held->addr <= 255) {
+			*have = false;
+			return add_line(ks, l, l->addr - held->addr);
+		}
+		*have = false;
+		err = add_line(ks, held, 0);
+		if (err)
+			return err;
+	}
+	if (strncmp(l->name, pfx_prefix, PFX_LEN) || strlen(l->name) >= 512 ||
+	    (l->module && strlen(l->module) >= 256))
+		return add_line(ks, l, 0);
+	*held = *l;
+	held->name = strcpy(held_name, l->name);
+	held->module = l->module ? strcpy(held_mod, l->module) : NULL;
+	*have = true;
+	return 0;
+}
+
+/* Among aliases at one address, the prefix size is the group's: the first of it (where a lookup
+ * lands) carries it whichever alias the sort put first. */
+static void spread_pfx(struct ksyms *ks)
+{
+	for (size_t i = 0, j; i < ks->nr; i = j) {
+		__u8 pfx = 0;
+
+		for (j = i; j < ks->nr && ks->ents[j].addr == ks->ents[i].addr; j++)
+			pfx = ks->ents[j].pfx > pfx ? ks->ents[j].pfx : pfx;
+		ks->ents[i].pfx = pfx;
+	}
 }
 
 struct ksyms *ksyms__load_file(const char *path)
@@ -258,8 +313,9 @@ struct ksyms *ksyms__load_file(const char *path)
 	struct ksyms *ks = NULL;
 	char *line = NULL;
 	size_t line_cap = 0;
-	bool zero = false;
-	struct kline l;
+	bool zero = false, have = false;
+	struct kline l, held;
+	char held_name[512], held_mod[256];
 	FILE *f = NULL;
 	ssize_t len;
 	int err = 0;
@@ -281,10 +337,13 @@ struct ksyms *ksyms__load_file(const char *path)
 			line[len - 1] = '\0';
 		if (!parse_line(line, &l, &zero))
 			continue;
-		err = add_line(ks, &l);
+		err = take_line(ks, &l, &held, held_name, held_mod, &have);
 		if (err)
 			goto cleanup;
 	}
+	err = have ? add_line(ks, &held, 0) : 0;
+	if (err)
+		goto cleanup;
 	if (ferror(f)) {
 		err = -EIO;
 		goto cleanup;
@@ -296,6 +355,7 @@ struct ksyms *ksyms__load_file(const char *path)
 		goto cleanup;
 	}
 	sort_ents(ks);
+	spread_pfx(ks);
 cleanup:
 	free(line);
 	if (f)
@@ -337,6 +397,15 @@ const struct ksym *ksyms__find(const struct ksyms *ks, __u64 addr)
 	if (!ks)
 		return NULL;
 	lo = entries_up_to(ks, addr);
+	/* in the padding before the next function: its __pfx_ symbol */
+	if (lo < ks->nr && ks->ents[lo].pfx && addr >= ks->ents[lo].addr - ks->ents[lo].pfx) {
+		e = &ks->ents[lo];
+		snprintf(mut->pfx_name, sizeof(mut->pfx_name), "%s%s", pfx_prefix, ent_name(ks, e));
+		mut->found.addr = e->addr - e->pfx;
+		mut->found.name = mut->pfx_name;
+		mut->found.module = e->module ? ks->modules[e->module] : kernel_module;
+		return &mut->found;
+	}
 	if (!lo)
 		return NULL;
 	/* the best-ranked alias sorts first among equal addresses */
@@ -352,8 +421,12 @@ const struct ksym *ksyms__find(const struct ksyms *ks, __u64 addr)
 __u64 ksyms__end(const struct ksyms *ks, __u64 addr)
 {
 	size_t lo = ks ? entries_up_to(ks, addr) : 0;
+	const struct kent *e = ks && lo < ks->nr ? &ks->ents[lo] : NULL;
 
-	return ks && lo < ks->nr ? ks->ents[lo].addr : 0;
+	/* a function ends where the next one's __pfx_ symbol begins */
+	if (e && e->pfx && addr < e->addr - e->pfx)
+		return e->addr - e->pfx;
+	return e ? e->addr : 0;
 }
 
 /* Name order; among entries of one name (static functions of several files), the lowest
