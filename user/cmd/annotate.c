@@ -8,6 +8,7 @@
  * read from its file and decoded in process, at the addresses the samples name, instead of
  * running objdump and parsing its text (whose layout changes between binutils versions, and
  * which perf annotate needs installed to work at all). */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -410,6 +411,46 @@ static __u64 insn_count(const struct ann_fn *fn, __u64 start_off, __u64 addr, __
 	return n;
 }
 
+/* capstone, loaded by the runs that disassemble: linked, its 80,000 relocations cost every run of
+ * every command ~3 ms of CPU before main() and 3 MB of RSS (its relocation table and relocated
+ * data), for annotate alone. */
+static struct {
+	__typeof__(cs_open) *open;
+	__typeof__(cs_option) *option;
+	__typeof__(cs_disasm) *disasm;
+	__typeof__(cs_free) *free;
+	__typeof__(cs_close) *close;
+} cs_rt;
+
+/* 0, or -ENOENT (printed) when the library or one of its functions is missing. */
+static int capstone_load(void)
+{
+	static int state; /* 0 not tried, 1 loaded, -1 missing */
+	char name[32];
+	void *h;
+
+	if (state)
+		return state > 0 ? 0 : -ENOENT;
+	state = -1;
+	/* the soname follows the API's major version (libcapstone.so.4, .so.5) */
+	snprintf(name, sizeof(name), "libcapstone.so.%d", CS_API_MAJOR);
+	h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+	if (h) {
+		cs_rt.open = (__typeof__(cs_rt.open))dlsym(h, "cs_open");
+		cs_rt.option = (__typeof__(cs_rt.option))dlsym(h, "cs_option");
+		cs_rt.disasm = (__typeof__(cs_rt.disasm))dlsym(h, "cs_disasm");
+		cs_rt.free = (__typeof__(cs_rt.free))dlsym(h, "cs_free");
+		cs_rt.close = (__typeof__(cs_rt.close))dlsym(h, "cs_close");
+	}
+	if (!h || !cs_rt.open || !cs_rt.option || !cs_rt.disasm || !cs_rt.free || !cs_rt.close) {
+		p_err("cannot disassemble: %s (install capstone, Debian's libcapstone%d)",
+		      h ? "a capstone function is missing" : dlerror(), CS_API_MAJOR);
+		return -ENOENT;
+	}
+	state = 1;
+	return 0;
+}
+
 static int annotate_fn(struct printer *p, const struct ann_fn *fn)
 {
 	__u64 start = 0, start_off, vaddr, hottest = 0;
@@ -435,13 +476,16 @@ static int annotate_fn(struct printer *p, const struct ann_fn *fn)
 		srclines__file_offset_to_vaddr(p->lines, fn->module, fn->addrs[0].offset, &vaddr);
 		start_off = fn->addrs[0].offset - (vaddr - start);
 	}
+	err = capstone_load();
+	if (err)
+		goto cleanup;
 #if defined(__x86_64__)
-	err = cs_open(CS_ARCH_X86, CS_MODE_64, &cs) == CS_ERR_OK ? 0 : -EINVAL;
+	err = cs_rt.open(CS_ARCH_X86, CS_MODE_64, &cs) == CS_ERR_OK ? 0 : -EINVAL;
 	/* AT&T, as objdump and perf annotate print x86 */
 	if (!err)
-		cs_option(cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
+		cs_rt.option(cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
 #elif defined(__aarch64__)
-	err = cs_open(CS_ARCH_ARM64, CS_MODE_ARM, &cs) == CS_ERR_OK ? 0 : -EINVAL;
+	err = cs_rt.open(CS_ARCH_ARM64, CS_MODE_ARM, &cs) == CS_ERR_OK ? 0 : -EINVAL;
 #else
 	err = -EOPNOTSUPP;
 #endif
@@ -450,7 +494,7 @@ static int annotate_fn(struct printer *p, const struct ann_fn *fn)
 		goto cleanup;
 	}
 	/* capstone stops at the first byte it cannot decode: what it gave is shown */
-	n = cs_disasm(cs, code, len, start, 0, &insn);
+	n = cs_rt.disasm(cs, code, len, start, 0, &insn);
 	for (size_t i = 0; i < n; i++) {
 		__u64 c = insn_count(fn, start_off, insn[i].address, start, insn[i].size);
 
@@ -512,9 +556,9 @@ static int annotate_fn(struct printer *p, const struct ann_fn *fn)
 	fputc('\n', p->out);
 cleanup:
 	if (insn)
-		cs_free(insn, n);
+		cs_rt.free(insn, n);
 	if (cs)
-		cs_close(&cs);
+		cs_rt.close(&cs);
 	free(code);
 	return err;
 }
