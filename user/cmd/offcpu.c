@@ -433,6 +433,7 @@ static int offcpu_attach(struct runner *r)
 	/* blocks are clipped to [run start, run end]: the start is before the first switch-out
 	 * the probes can see */
 	skel->bss->run_start = r->start_ns;
+	STACK_MAPS_WARM(skel);
 	err = runner_attach_skeleton(r);
 	if (err)
 		return err;

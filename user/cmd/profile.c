@@ -371,6 +371,7 @@ int profile_attach(struct runner *r)
 	struct probe_progs p = event_progs(skel);
 	int err;
 
+	STACK_MAPS_WARM(skel);
 	err = runner_attach_skeleton(r);
 	if (err)
 		return err;

@@ -60,6 +60,11 @@ void stack_maps_configure(struct bpf_map *stacks, struct bpf_map *counts, __u32 
 			     (__u32 *)&(skel)->rodata->targ_max_stack,                          \
 			     (__u32 *)&(skel)->rodata->targ_stack_mask)
 
+/* After load, before attach: the allocator of maps made without preallocation holds elements
+ * ready on every CPU (see stackrun.c). */
+void stack_maps_warm(struct bpf_map *stacks, struct bpf_map *counts);
+#define STACK_MAPS_WARM(skel) stack_maps_warm((skel)->maps.stacks, (skel)->maps.counts)
+
 struct stack_drain;
 struct stack_agg;
 
