@@ -151,7 +151,7 @@ static int add_table(struct elf_syms *es, Elf *elf, Elf_Scn *scn, const GElf_Shd
 	struct esym *tmp, *e;
 	const char *strtab;
 	char *names = NULL;
-	size_t n, i, nsec, names_len = 0, len;
+	size_t n, i, nsec, names_len = 0, len, nr_fn = 0;
 	GElf_Sym sym;
 	int err = 0, added = 0;
 	bool label;
@@ -171,14 +171,18 @@ static int add_table(struct elf_syms *es, Elf *elf, Elf_Scn *scn, const GElf_Shd
 		if (!gelf_getsym(data, i, &sym))
 			break;
 		if (is_function(elf, &sym, nsec, strtab, strdata->d_size, &label) &&
-		    strtab[sym.st_name])
+		    strtab[sym.st_name]) {
 			names_len += strnlen(strtab + sym.st_name, strdata->d_size - sym.st_name) + 1;
+			nr_fn++;
+		}
 	}
 	if (!names_len)
 		return 0;
 	sec_end = section_ends(elf, nsec);
 	names = malloc(names_len);
-	tmp = realloc(es->syms, (es->nr_syms + n) * sizeof(*tmp));
+	/* room for the functions counted, not for every symbol: this is while libelf holds the
+	 * whole table and its strings, the peak of a load */
+	tmp = realloc(es->syms, (es->nr_syms + nr_fn) * sizeof(*tmp));
 	if (!sec_end || !names || !tmp) {
 		if (tmp)
 			es->syms = tmp;
@@ -187,7 +191,7 @@ static int add_table(struct elf_syms *es, Elf *elf, Elf_Scn *scn, const GElf_Shd
 	}
 	es->syms = tmp;
 	names_len = 0;
-	for (i = 1; i < n; i++) {
+	for (i = 1; i < n && added < (int)nr_fn; i++) {
 		if (!gelf_getsym(data, i, &sym))
 			break;
 		if (!is_function(elf, &sym, nsec, strtab, strdata->d_size, &label) ||
@@ -206,10 +210,6 @@ static int add_table(struct elf_syms *es, Elf *elf, Elf_Scn *scn, const GElf_Shd
 		names_len += len + 1;
 		added++;
 	}
-	/* Shrink to what was kept: room for every entry of the table was reserved above. */
-	tmp = realloc(es->syms, (es->nr_syms ? es->nr_syms : 1) * sizeof(*tmp));
-	if (tmp)
-		es->syms = tmp;
 	es->strtabs[es->nr_strtabs++] = names;
 	names = NULL;
 cleanup:
@@ -326,6 +326,17 @@ static void compute_ends(struct esym *s, size_t n)
 	}
 }
 
+/* Address order, one entry per (address, name), each with its end. */
+static void sort_syms(struct elf_syms *es)
+{
+	/* a file without function symbols leaves syms NULL, which qsort may not be given */
+	if (es->nr_syms)
+		qsort(es->syms, es->nr_syms, sizeof(*es->syms), cmp_esym);
+	es->nr_syms = drop_inner_labels(es->syms, es->nr_syms);
+	es->nr_syms = dedupe(es->syms, es->nr_syms);
+	compute_ends(es->syms, es->nr_syms);
+}
+
 static int load_elf(struct elf_syms *es, Elf *elf, const char *path, uid_t owner)
 {
 	Elf *delf = NULL;
@@ -353,12 +364,6 @@ static int load_elf(struct elf_syms *es, Elf *elf, const char *path, uid_t owner
 	if (err < 0)
 		goto cleanup;
 	err = 0;
-	/* a file without function symbols leaves syms NULL, which qsort may not be given */
-	if (es->nr_syms)
-		qsort(es->syms, es->nr_syms, sizeof(*es->syms), cmp_esym);
-	es->nr_syms = drop_inner_labels(es->syms, es->nr_syms);
-	es->nr_syms = dedupe(es->syms, es->nr_syms);
-	compute_ends(es->syms, es->nr_syms);
 cleanup:
 	elf_end(delf);
 	if (dfd >= 0)
@@ -384,7 +389,10 @@ static struct elf_syms *open_elf(Elf *elf, const char *path, uid_t owner)
 	}
 	err = load_elf(es, elf, path, owner);
 cleanup:
+	/* libelf's copies of the tables go before the sort, which takes as much again */
 	elf_end(elf);
+	if (!err)
+		sort_syms(es);
 	if (err) {
 		elf_syms__free(es);
 		errno = -err;
