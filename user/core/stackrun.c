@@ -32,6 +32,10 @@
 /* How often the maps are drained when they are not filling up faster: often enough that short
  * processes are symbolized soon after they exit, rarely enough to cost nothing. */
 #define DRAIN_INTERVAL_NS 1000000000ULL
+/* The last drain before a planned end comes this long before it: the end then drains only the
+ * run's last moments, and the report waits for their symbols alone (profile -a 1 symbolized
+ * what 0.25-1 s had sampled after the run).  A tick and a half: ticks are 100 ms apart. */
+#define END_DRAIN_NS 150000000ULL
 /* The first drain comes sooner: it loads the symbols of the programs running then while the
  * run goes on, not at its end, where a short run (profile -a 1) waited for them. */
 #define FIRST_DRAIN_NS 250000000ULL
@@ -519,6 +523,14 @@ static bool drain_due(const struct stack_drain *d)
 	       stacks * 4 >= d->stacks_max;
 }
 
+/* The run ends within END_DRAIN_NS and was not drained in that window yet. */
+static bool end_near(const struct stack_run *s)
+{
+	__u64 end = s->planned_end_ns;
+
+	return end && now_ns() + END_DRAIN_NS >= end && s->drain->last_ns + END_DRAIN_NS < end;
+}
+
 static void drain_free(struct stack_drain *d)
 {
 	if (!d)
@@ -625,6 +637,8 @@ int stack_run_start(struct stack_run *s, struct runner *r, const struct unwind_b
 	}
 	err = err ?: runner_add_ringbuf(r, proc_events, proc_event, s);
 	s->period_start_ns = r->start_ns;
+	if (run_opts.duration)
+		s->planned_end_ns = r->start_ns + (__u64)(run_opts.duration * 1e9);
 	/* kernel symbols load while the run goes on, not after it (none with -U) */
 	if (!err && !stack_opts.user_only)
 		stack_resolver__prefetch(s->resolver);
@@ -637,7 +651,7 @@ int stack_run_tick(struct stack_run *s)
 	read_records(s);
 	syms_cache__revisit(stack_resolver__syms(s->resolver), REVISIT_AFTER_NS);
 	unwinder__tick(s->unwinder);
-	return s->drain && drain_due(s->drain) ? drain_once(s) : 0;
+	return s->drain && (drain_due(s->drain) || end_near(s)) ? drain_once(s) : 0;
 }
 
 struct stack_agg *stack_run_take_period(struct stack_run *s)

@@ -80,6 +80,7 @@ struct stack_run {
 	struct stack_sample *samples;   /* the drained aggregation's */
 	size_t nr_samples;
 	__u64 period_start_ns, period_end_ns; /* --every: the period written (monotonic) */
+	__u64 planned_end_ns;           /* the run's end by DURATION (0: none) */
 };
 
 struct runner;
