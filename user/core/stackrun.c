@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stddef.h>
@@ -21,6 +22,7 @@
 #include "core/targets.h"
 #include "probe/probe.h"
 #include "stacks.h"
+#include "unwind.h"
 #include "sym/mmaprec.h"
 #include "sym/stackagg.h"
 #include "sym/syms.h"
@@ -310,9 +312,62 @@ bool stack_run_fallback(struct runner *r, int err)
 	return true;
 }
 
+/* Work of the start that needs no skeleton, done on a thread while the main one opens and
+ * configures it: the unwinder's row array (32 MB that the kernel clears page by page as it makes
+ * it: 4-10 ms) and the kernel struct fields its programs read (a 5 MB stream of the BTF: 3-6 ms),
+ * each of which made the load wait. */
+static struct {
+	pthread_t thread;
+	bool started;
+	__u32 rows;
+	int rows_fd;
+} early = { .rows_fd = -1 };
+
+static void *early_work(void *arg)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
+
+	early.rows_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", sizeof(__u32),
+				       sizeof(struct unw_row), early.rows, &opts);
+	unwind_vma_settings(NULL);
+	return NULL;
+}
+
+static void early_start(void)
+{
+	__u64 rows = (stack_opts.unwind_mem_mb << 20) / sizeof(struct unw_row);
+
+	if (early.started || stack_opts.unwind == UNWIND_FP || rows < 1024 || rows > UINT32_MAX)
+		return;
+	early.rows = rows;
+	early.started = !pthread_create(&early.thread, NULL, early_work, NULL);
+}
+
+static void early_join(void)
+{
+	if (early.started)
+		pthread_join(early.thread, NULL);
+	early.started = false;
+}
+
+void stack_run_adopt_early(struct bpf_map *rows)
+{
+	early_join();
+	/* the row array UNWIND_CONFIGURE sizes next, as --unwind-mem says (none after the fallback
+	 * to frame pointers) */
+	if (rows && early.rows_fd >= 0 && stack_opts.unwind != UNWIND_FP &&
+	    bpf_map__map_flags(rows) == BPF_F_MMAPABLE &&
+	    bpf_map__value_size(rows) == sizeof(struct unw_row) && bpf_map__reuse_fd(rows, early.rows_fd))
+		p_info("unwind: the row array made early is not used: %s", strerror(errno));
+	if (early.rows_fd >= 0)
+		close(early.rows_fd); /* libbpf holds its own descriptor of it */
+	early.rows_fd = -1;
+}
+
 int stack_run_init(struct stack_run *s)
 {
 	memset(s, 0, sizeof(*s));
+	early_start();
 	s->resolver = stack_resolver__new();
 	if (!s->resolver || (stack_opts_lines() &&
 			     stack_resolver__set_lines(s->resolver, stack_opts_inline()))) {
@@ -764,6 +819,7 @@ int stack_run_finish(struct stack_run *s)
 
 void stack_run_free(struct stack_run *s)
 {
+	stack_run_adopt_early(NULL);
 	unwinder__free(s->unwinder);
 	s->unwinder = NULL;
 	if (!s->drain)

@@ -65,6 +65,10 @@ void stack_maps_configure(struct bpf_map *stacks, struct bpf_map *counts, __u32 
 void stack_maps_warm(struct bpf_map *stacks, struct bpf_map *counts);
 #define STACK_MAPS_WARM(skel) stack_maps_warm((skel)->maps.stacks, (skel)->maps.counts)
 
+/* Before load, before UNWIND_CONFIGURE: what stack_run_init() started on a thread (the row
+ * array, the kernel fields) is waited for, and the row array handed to libbpf. */
+void stack_run_adopt_early(struct bpf_map *rows);
+
 struct stack_drain;
 struct stack_agg;
 
