@@ -6,10 +6,12 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include "core/child.h"
@@ -600,6 +602,19 @@ static int open_skeleton(struct runner *r)
 	return err ?: (cmd->configure ? cmd->configure(r) : 0);
 }
 
+/* The object embedded in the binary is read by libbpf at open and load only: its pages (up to a
+ * megabyte) leave the RSS once it is loaded.  Read again, they would come back from the file, as
+ * any page of the binary does. */
+static void drop_object_pages(const struct skel_ops *ops)
+{
+	size_t size = 0, page = sysconf(_SC_PAGESIZE);
+	uintptr_t p = (uintptr_t)(ops->elf ? ops->elf(&size) : NULL);
+	uintptr_t start = (p + page - 1) & ~(page - 1), end = (p + size) & ~(page - 1);
+
+	if (p && end > start)
+		madvise((void *)start, end - start, MADV_DONTNEED);
+}
+
 /* Open, configure and load, with one fallback policy: a command may change its configuration
  * once when the load fails for another reason than permissions. */
 static int load(struct runner *r)
@@ -620,6 +635,8 @@ static int load(struct runner *r)
 	}
 	if (err)
 		explain_bpf_error("cannot load the BPF programs", err);
+	else
+		drop_object_pages(r->cmd->skel);
 	mark(PH_LOADED);
 	return err;
 }

@@ -31,6 +31,7 @@ struct skel_ops {
 	void (*destroy)(void *skel);
 	struct bpf_object *(*obj)(void *skel);
 	void (*target)(void *skel, struct target_bpf *out);
+	const void *(*elf)(size_t *size); /* the object embedded in the binary */
 };
 
 #define RUNNER_SKELETON(name)                                                                   \
@@ -54,7 +55,7 @@ struct skel_ops {
 	}                                                                                       \
 	static const struct skel_ops name##_skel = {                                            \
 		name##_skel_open, name##_skel_load, name##_skel_attach, name##_skel_detach,     \
-		name##_skel_destroy, name##_skel_obj, name##_skel_target,                       \
+		name##_skel_destroy, name##_skel_obj, name##_skel_target, name##_bpf__elf_bytes, \
 	}
 
 /* What the positional arguments before "--" are. */
