@@ -403,6 +403,11 @@ void profile_detach(struct runner *r)
 	struct profile_bpf *skel = r->skel;
 
 	close_sampling(&env.sampling);
+	/* Perf events were the only writers (no -e SPEC): closing one removes it from its CPU by a
+	 * function call there that waits (perf_remove_from_context(), an IPI), which cannot run
+	 * while that CPU is inside the overflow handler, hrtimer or NMI, that runs the program; so
+	 * once closed, no run of it is under way and the last drain needs no grace period. */
+	env.sr.stopped_in_sync = env.nr_specs == 0;
 	/* it only prepares mappings, and its release waits out RCU grace periods */
 	runner_detach_later(r, &skel->links.unwind_mmap);
 	profile_bpf__detach(skel);

@@ -786,8 +786,9 @@ int stack_run_finish(struct stack_run *s)
 	/* both generations: the one written last, and the other in case a drain failed.  The
 	 * programs are detached: every run that could still write began before the first flip and
 	 * has ended once its wait is over, so the second drain waits for nothing (a grace period,
-	 * 5-20 ms of the time from the run's end to the report) */
-	err = drain_gen(s, true);
+	 * 5-20 ms of the time from the run's end to the report); nor does the first where the
+	 * command stopped its writers in sync */
+	err = drain_gen(s, !s->stopped_in_sync);
 	err = err ?: drain_gen(s, false);
 	p_info("drained %llu times: %llu in %zu KB of distinct stacks; %llu stack ids gone before "
 	       "read; %zu processes and %zu files held (%zu files freed)",

@@ -85,6 +85,8 @@ struct stack_run {
 	size_t nr_samples;
 	__u64 period_start_ns, period_end_ns; /* --every: the period written (monotonic) */
 	__u64 planned_end_ns;           /* the run's end by DURATION (0: none) */
+	bool stopped_in_sync;           /* set at detach: no program run that writes the maps can
+					 * still be under way (see stack_run_finish()) */
 };
 
 struct runner;
