@@ -394,6 +394,13 @@ int profile_started(struct runner *r)
 
 int profile_tick(struct runner *r)
 {
+	struct profile_bpf *skel = r->skel;
+
+	/* The mmap program only prepares mappings for samples to come (the walk finds them in
+	 * the kernel's list without it), and its release waits out RCU grace periods: near a
+	 * planned end it starts, to be over by the report. */
+	if (skel->links.unwind_mmap && stack_run_ending(&env.sr))
+		runner_detach_early(r, &skel->links.unwind_mmap);
 	return stack_run_tick(&env.sr);
 }
 

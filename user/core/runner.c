@@ -842,6 +842,9 @@ static void start_late_detach(struct runner *r)
 {
 	bool any = false;
 
+	if (r->late_started)
+		return; /* runner_detach_early() started it, with every late link there is */
+
 	for (int i = 0; i < RUNNER_LATE_LINKS; i++)
 		any |= r->late_links[i] != NULL;
 	if (any && !pthread_create(&r->late_thread, NULL, destroy_late_links, r)) {
@@ -850,6 +853,14 @@ static void start_late_detach(struct runner *r)
 	}
 	destroy_late_links(r); /* no thread: here, then */
 	memset(r->late_links, 0, sizeof(r->late_links));
+}
+
+void runner_detach_early(struct runner *r, struct bpf_link **link)
+{
+	if (r->late_started)
+		return;
+	runner_detach_later(r, link);
+	start_late_detach(r);
 }
 
 static void join_late_detach(struct runner *r)
@@ -1028,6 +1039,8 @@ static int setup(struct runner *r)
 
 static void teardown(struct runner *r)
 {
+	__u64 t0 = now_ns(), join_ns;
+
 	/* a command still held at its gate dies there: it must not run untraced */
 	child_stop(&r->child);
 	/* files not committed go, before the command's teardown forgets its own */
@@ -1039,13 +1052,18 @@ static void teardown(struct runner *r)
 	ring_buffer__free(r->rb);
 	probe_links_destroy(&r->links);
 	follow_stop(r->follow);
+	join_ns = now_ns();
 	join_late_detach(r);
+	join_ns = now_ns() - join_ns;
 	if (r->skel)
 		r->cmd->skel->destroy(r->skel);
 	if (stats_fd >= 0)
 		close(stats_fd);
 	stats_fd = -1;
 	features_release();
+	if (r->start_ns)
+		p_info("exit: %.1f ms to tear down, %.1f of them waiting for the links detached late",
+		       (now_ns() - t0) / 1e6, join_ns / 1e6);
 }
 
 /* The traced COMMAND's exit status, which perf stat and perf record pass on (scripts test it);

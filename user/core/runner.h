@@ -177,6 +177,9 @@ int runner_attach_skeleton(struct runner *r);
  * and written (a perf tracepoint's release waits out RCU grace periods: tens of ms), and *link
  * cleared.  At most RUNNER_LATE_LINKS; the rest at once. */
 void runner_detach_later(struct runner *r, struct bpf_link **link);
+/* The same before the run ends, for a command's tick as a planned end nears: that thread starts
+ * now, and the release is over before the report (the exit waited 15-45 ms for it). */
+void runner_detach_early(struct runner *r, struct bpf_link **link);
 
 /* Adds a ring buffer the run loop polls (and drains once more after detach).  0 or -errno
  * (message printed). */

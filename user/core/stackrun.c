@@ -578,12 +578,15 @@ static bool drain_due(const struct stack_drain *d)
 	       stacks * 4 >= d->stacks_max;
 }
 
+bool stack_run_ending(const struct stack_run *s)
+{
+	return s->planned_end_ns && now_ns() + END_DRAIN_NS >= s->planned_end_ns;
+}
+
 /* The run ends within END_DRAIN_NS and was not drained in that window yet. */
 static bool end_near(const struct stack_run *s)
 {
-	__u64 end = s->planned_end_ns;
-
-	return end && now_ns() + END_DRAIN_NS >= end && s->drain->last_ns + END_DRAIN_NS < end;
+	return stack_run_ending(s) && s->drain->last_ns + END_DRAIN_NS < s->planned_end_ns;
 }
 
 static void drain_free(struct stack_drain *d)

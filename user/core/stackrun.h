@@ -125,6 +125,8 @@ void stack_run_drain_keys(struct stack_run *s, stack_fill_fn fill, void *fill_ct
 /* While the run goes on (the runner's `tick`): second snapshots of new processes; draining.
  * 0 or -errno (printed). */
 int stack_run_tick(struct stack_run *s);
+/* The run's planned end (DURATION) is at most a tick and a half away. */
+bool stack_run_ending(const struct stack_run *s);
 /* A period ends (top's refresh, --every): the samples the kernel holds are drained, and the
  * aggregation so far is handed over (the caller frees it with stack_agg__free()); the next
  * period starts empty.  A sample belongs to the period in which the generation it was written
