@@ -317,37 +317,47 @@ bool stack_run_fallback(struct runner *r, int err)
  * it: 4-10 ms) and the kernel struct fields its programs read (a 5 MB stream of the BTF: 3-6 ms),
  * each of which made the load wait. */
 static struct {
-	pthread_t thread;
-	bool started;
+	pthread_t rows_thread, fields_thread;
+	bool rows_started, fields_started;
 	__u32 rows;
 	int rows_fd;
 } early = { .rows_fd = -1 };
 
-static void *early_work(void *arg)
+static void *make_rows(void *arg)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
 
 	early.rows_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", sizeof(__u32),
 				       sizeof(struct unw_row), early.rows, &opts);
+	return NULL;
+}
+
+static void *read_fields(void *arg)
+{
 	unwind_vma_settings(NULL);
 	return NULL;
 }
 
+/* Two threads: the main one has less to do before it waits for them than either takes. */
 static void early_start(void)
 {
 	__u64 rows = (stack_opts.unwind_mem_mb << 20) / sizeof(struct unw_row);
 
-	if (early.started || stack_opts.unwind == UNWIND_FP || rows < 1024 || rows > UINT32_MAX)
+	if (early.rows_started || stack_opts.unwind == UNWIND_FP || rows < 1024 ||
+	    rows > UINT32_MAX)
 		return;
 	early.rows = rows;
-	early.started = !pthread_create(&early.thread, NULL, early_work, NULL);
+	early.rows_started = !pthread_create(&early.rows_thread, NULL, make_rows, NULL);
+	early.fields_started = !pthread_create(&early.fields_thread, NULL, read_fields, NULL);
 }
 
 static void early_join(void)
 {
-	if (early.started)
-		pthread_join(early.thread, NULL);
-	early.started = false;
+	if (early.rows_started)
+		pthread_join(early.rows_thread, NULL);
+	if (early.fields_started)
+		pthread_join(early.fields_thread, NULL);
+	early.rows_started = early.fields_started = false;
 }
 
 void stack_run_adopt_early(struct bpf_map *rows)
