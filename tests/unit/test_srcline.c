@@ -193,6 +193,69 @@ static void test_file_offset(void)
 	srclines__free(s);
 }
 
+/* The debug info as distributions ship it and as other compilers write it: compressed sections
+ * (Debian's libc6-dbg), no .debug_aranges (clang), both.  Each is read as the fixture itself:
+ * every address of caller() gets the same chain, also after the parsed debug info is given
+ * back between lookups (srclines__release(), as after each drain). */
+static void test_copies(void)
+{
+	static const char *const how[] = {
+		"--compress-debug-sections=zlib", "--remove-section=.debug_aranges",
+		"--compress-debug-sections=zlib --remove-section=.debug_aranges",
+	};
+	char dir[] = "/tmp/srcline-copies-XXXXXX", path[PATH_MAX + 64], cmd[3 * PATH_MAX];
+	struct srclines *ref, *s;
+	struct span sp;
+
+	if (!find_fixture())
+		SKIP("fixture not built (make unit builds it)");
+	find_lines();
+	CHECK(mkdtemp(dir) != NULL);
+	ref = srclines__new();
+	sp = function_span(fixture, "caller");
+	CHECK(sp.end > sp.start);
+	for (size_t i = 0; i < sizeof(how) / sizeof(how[0]); i++) {
+		struct seen seen;
+		int same = 0, total = 0;
+
+		snprintf(path, sizeof(path), "%s/copy%zu", dir, i);
+		snprintf(cmd, sizeof(cmd), "objcopy %s '%s' '%s'", how[i], fixture, path);
+		if (system(cmd)) {
+			CHECK(!"objcopy failed");
+			continue;
+		}
+		s = srclines__new();
+		check_chains(s, path, &seen);
+		CHECK(seen.twice_at_a && seen.twice_at_b && seen.inner_via_middle && !seen.bad);
+		srclines__free(s);
+		/* address by address, half of them after a release */
+		s = srclines__new();
+		for (__u64 a = sp.start; a < sp.end; a++) {
+			const struct srcline_chain *x = NULL, *y = NULL;
+			int ex = srclines__lookup(ref, fixture, a, &x);
+			int ey = srclines__lookup(s, path, a, &y);
+			bool eq = ex == ey;
+
+			if (a == (sp.start + sp.end) / 2)
+				srclines__release(s);
+			for (__u32 k = 0; eq && !ex && k < x->nr; k++)
+				eq = x->nr == y->nr && x->f[k].line == y->f[k].line &&
+				     !strcmp(x->f[k].func ?: "", y->f[k].func ?: "") &&
+				     !strcmp(x->f[k].file ?: "", y->f[k].file ?: "");
+			same += eq;
+			total++;
+		}
+		if (same != total)
+			fprintf(stderr, "    %s: %d of %d addresses as the fixture's\n", how[i], same,
+				total);
+		CHECK_INT(same, total);
+		srclines__free(s);
+		unlink(path);
+	}
+	srclines__free(ref);
+	rmdir(dir);
+}
+
 /* Stripped of its debug info: none until the debug file is under the debug root by build-id. */
 static void test_debug_file(void)
 {
@@ -429,6 +492,7 @@ int main(void)
 	RUN(test_not_inlined);
 	RUN(test_file_offset);
 	RUN(test_debug_file);
+	RUN(test_copies);
 	RUN(test_kernel_vmlinux);
 	RUN(test_kernel_vmlinux_debuginfod);
 	RUN(test_many_files);

@@ -564,7 +564,9 @@ static int drain_gen(struct stack_run *s, bool wait)
 		d->files_freed += syms_cache__sweep_files(stack_resolver__syms(s->resolver));
 	}
 	/* what the drain, the forgotten processes and the unwinder's table builds freed goes back
-	 * to the system: a long run's RSS is what it holds, not its high-water mark */
+	 * to the system: a long run's RSS is what it holds, not its high-water mark (and what
+	 * the drain's source lines parsed of the debug info, first) */
+	stack_resolver__release_lines(s->resolver);
 	malloc_trim(0);
 	if (err)
 		p_err("cannot read the samples: %s", strerror(-err));

@@ -16,15 +16,25 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <gelf.h>
+#include <zlib.h>
+#include <sys/mman.h>
 #include "core/hashtab.h"
 #include "out/stack.h"
 #include "sym/srcline.h"
 #include "sym/syms.h"
 
+/* Where a sparse copy's .debug_info is: the section libdw reads (only the units looked up are
+ * written there, padding units of nothing between them), and the whole section after the ELF
+ * image, which libdw never reads, from which units are copied into it. */
+struct info_copy {
+	__u64 sparse, full, size;
+};
+
 struct sfile {
 	char *path;
 	int fd, dfd;         /* the file, its separate debug file (-1: none) */
-	Elf *elf, *delf;
+	int mfd;             /* the debug sections' copy (debug_copy()), or -1 */
+	Elf *elf, *delf, *melf;
 	Dwarf *dw;           /* NULL: no debug info */
 	int err;             /* why the file could not be read, 0 when it was */
 	GElf_Phdr *loads;    /* PT_LOAD segments, for file offsets */
@@ -33,6 +43,13 @@ struct sfile {
 	size_t nr_cus;
 	bool cus_read;
 	struct hashtab fn_indexes; /* CU DIE offset -> struct fn_index, made on first lookup */
+	bool sparse;         /* its .debug_info copied unit by unit (debug_copy()) */
+	bool stale;          /* a unit was copied since dw began: begun again before a lookup */
+	struct info_copy info;
+	struct cu_range *present; /* the units copied, sorted ([lo, hi) in .debug_info) */
+	size_t nr_present;
+	void *map;           /* the copy's ELF image, mapped */
+	size_t map_size;
 	bool closed;         /* evicted (srclines.max_open): opened again when next asked */
 	__u64 last_use;
 };
@@ -63,12 +80,16 @@ struct srclines {
 	__u64 lookups, hits;
 	__u64 clock;                 /* file uses, for the least recently used */
 	size_t nr_open;              /* files held open */
+	__u64 misses;                /* lookups of addresses of copies not cached */
 };
 
 /* Files with debug info held open at most, their DWARF parsed: a long run over many programs
  * keeps the ones in use, not every one it met (each holds descriptors and its parsed debug
  * info; a file without is closed at once). */
 #define SRCLINE_MAX_OPEN 48
+
+/* Lookups of new addresses in copies between two unmappings of the pages they read. */
+#define SRCLINE_UNMAP_EVERY 8
 
 /* Cached for addresses the debug info does not cover. */
 static struct srcline_chain no_chain;
@@ -112,10 +133,501 @@ static int read_loads(struct sfile *f)
 	return 0;
 }
 
+/* The sections a lookup reads: not .debug_loclists, .debug_frame, .debug_macro (a fifth of
+ * libc's debug info), nor the code and symbols. */
+static bool wanted_section(const char *name)
+{
+	static const char *const names[] = {
+		".debug_info", ".debug_abbrev", ".debug_line", ".debug_line_str", ".debug_str",
+		".debug_str_offsets", ".debug_aranges", ".debug_ranges", ".debug_rnglists",
+		".debug_addr",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
+
+#define COPY_CHUNK (64 << 10)
+
+/* Appends size bytes of fd at off to out at *pos, inflated when zlib is set (an ELF compressed
+ * section's data past its header): a chunk at a time, so nothing the size of the section is
+ * ever held.  0 or -errno. */
+static int copy_out(int fd, __u64 off, __u64 size, bool zlib, __u64 want, int out, __u64 *pos)
+{
+	unsigned char *in = malloc(COPY_CHUNK), *buf = zlib ? malloc(COPY_CHUNK) : NULL;
+	z_stream z = { 0 };
+	__u64 done = 0, start = *pos;
+	int err = -ENOMEM, zret = Z_OK;
+
+	if (!in || (zlib && !buf) || (zlib && inflateInit(&z) != Z_OK))
+		goto cleanup;
+	err = 0;
+	while (!err && done < size) {
+		ssize_t n = pread(fd, in, size - done < COPY_CHUNK ? size - done : COPY_CHUNK,
+				  off + done);
+
+		if (n <= 0) {
+			err = n < 0 ? -errno : -EIO;
+			break;
+		}
+		done += n;
+		if (!zlib) {
+			if (pwrite(out, in, n, *pos) != n)
+				err = -EIO;
+			*pos += n;
+			continue;
+		}
+		z.next_in = in;
+		z.avail_in = n;
+		do {
+			ssize_t w;
+
+			z.next_out = buf;
+			z.avail_out = COPY_CHUNK;
+			zret = inflate(&z, Z_NO_FLUSH);
+			if (zret != Z_OK && zret != Z_STREAM_END && zret != Z_BUF_ERROR) {
+				err = -EINVAL;
+				break;
+			}
+			w = COPY_CHUNK - z.avail_out;
+			if (w && pwrite(out, buf, w, *pos) != w)
+				err = -EIO;
+			*pos += w;
+			/* a section inflating past the size its header gave is not one */
+			if (*pos - start > want)
+				err = -EINVAL;
+		} while (!err && z.avail_out == 0);
+	}
+	/* and one inflating short of it neither */
+	if (!err && zlib && (zret != Z_STREAM_END || *pos - start != want))
+		err = -EINVAL;
+cleanup:
+	if (zlib)
+		inflateEnd(&z);
+	free(in);
+	free(buf);
+	return err;
+}
+
+/* Section sh of the ELF file fd, inflated, appended to out at *pos (8-aligned), sh made its
+ * header there.  0, -EOPNOTSUPP for a compression other than zlib, or -errno. */
+static int copy_section(int fd, int out, __u64 *pos, GElf_Shdr *sh)
+{
+	Elf64_Chdr ch;
+	__u64 start = (*pos + 7) & ~7ULL;
+	int err;
+
+	*pos = start;
+	if (!(sh->sh_flags & SHF_COMPRESSED)) {
+		err = sh->sh_type == SHT_NOBITS ? 0 : copy_out(fd, sh->sh_offset, sh->sh_size, false,
+								 sh->sh_size, out, pos);
+	} else {
+		if (sh->sh_size < sizeof(ch) ||
+		    pread(fd, &ch, sizeof(ch), sh->sh_offset) != sizeof(ch))
+			return -EINVAL;
+		if (ch.ch_type != ELFCOMPRESS_ZLIB)
+			return -EOPNOTSUPP;
+		err = copy_out(fd, sh->sh_offset + sizeof(ch), sh->sh_size - sizeof(ch), true,
+			       ch.ch_size, out, pos);
+	}
+	sh->sh_offset = start;
+	sh->sh_size = *pos - start;
+	sh->sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
+	sh->sh_addralign = 1;
+	return err;
+}
+
+static int cmp_range(const void *a, const void *b);
+
+/* Parses .debug_aranges (size bytes at off in fd) into f->cus: each range's unit by its header
+ * offset.  0, or -EINVAL for a table this does not read (then the copy is not sparse). */
+static int read_aranges(struct sfile *f, int fd, __u64 off, __u64 size)
+{
+	unsigned char *buf = malloc(size ?: 1), *p, *end = NULL;
+	size_t cap = 0;
+	int err = -EINVAL;
+
+	if (!buf)
+		return -ENOMEM;
+	if (pread(fd, buf, size, off) != (ssize_t)size)
+		goto cleanup;
+	for (p = buf; p < buf + size; p = end) {
+		__u64 len, cu;
+		__u32 l32;
+		bool dw64;
+		unsigned char *set = p;
+		__u16 version;
+
+		if (buf + size - p < 4)
+			goto cleanup;
+		memcpy(&l32, p, 4);
+		dw64 = l32 == 0xffffffff;
+		if (dw64 && buf + size - p < 12)
+			goto cleanup;
+		if (dw64)
+			memcpy(&len, p + 4, 8);
+		else
+			len = l32;
+		p += dw64 ? 12 : 4;
+		if (len > (__u64)(buf + size - p) || len < (dw64 ? 12u : 8u))
+			goto cleanup;
+		end = p + len;
+		memcpy(&version, p, 2);
+		cu = 0;
+		memcpy(&cu, p + 2, dw64 ? 8 : 4);
+		p += 2 + (dw64 ? 8 : 4);
+		/* 8-byte addresses, no segments: what x86-64 and arm64 write */
+		if (version != 2 || p[0] != 8 || p[1] != 0)
+			goto cleanup;
+		p = set + ((p + 2 - set + 15) & ~15);
+		for (; p + 16 <= end; p += 16) {
+			__u64 lo, n;
+
+			memcpy(&lo, p, 8);
+			memcpy(&n, p + 8, 8);
+			if (!lo && !n)
+				break;
+			if (!n)
+				continue;
+			if (f->nr_cus == cap) {
+				struct cu_range *r;
+
+				cap = cap ? cap * 2 : 256;
+				r = realloc(f->cus, cap * sizeof(*r));
+				if (!r) {
+					err = -ENOMEM;
+					goto cleanup;
+				}
+				f->cus = r;
+			}
+			f->cus[f->nr_cus++] = (struct cu_range){ lo, lo + n, cu };
+		}
+	}
+	if (f->nr_cus)
+		qsort(f->cus, f->nr_cus, sizeof(*f->cus), cmp_range);
+	err = f->nr_cus ? 0 : -EINVAL;
+cleanup:
+	free(buf);
+	if (err) {
+		free(f->cus);
+		f->cus = NULL;
+		f->nr_cus = 0;
+	}
+	return err;
+}
+
+/* Writes at off of the copy a unit of len bytes in all that holds nothing (a version 4 unit
+ * header and no DIE): what libdw steps over, by its length, between the units looked up. */
+static int write_padding(int out, __u64 off, __u64 len)
+{
+	unsigned char h[23] = { 0 };
+	size_t n;
+
+	if (len < 0xfffffff0ULL) {
+		__u32 l = len - 4;
+
+		memcpy(h, &l, 4);
+		h[4] = 4;      /* version */
+		h[10] = 8;     /* address size, after the 4-byte abbreviation offset */
+		n = 11;
+	} else {
+		__u64 l = len - 12;
+
+		memset(h, 0xff, 4);
+		memcpy(h + 4, &l, 8);
+		h[12] = 4;
+		h[22] = 8;
+		n = 23;
+	}
+	return len < n || pwrite(out, h, n, off) != (ssize_t)n ? -EIO : 0;
+}
+
+/* The size of section sh once inflated, or 0 when it cannot be read. */
+static __u64 inflated_size(int fd, const GElf_Shdr *sh)
+{
+	Elf64_Chdr ch;
+
+	if (!(sh->sh_flags & SHF_COMPRESSED))
+		return sh->sh_size;
+	if (sh->sh_size < sizeof(ch) || pread(fd, &ch, sizeof(ch), sh->sh_offset) != sizeof(ch))
+		return 0;
+	return ch.ch_size;
+}
+
+/* The debug sections of a 64-bit little-endian ELF (its own or a debug file) written out,
+ * inflated, into a memfd, which libdw then reads through a mapping: only the pages it touches
+ * count in bpfprof's memory, where reading the file in (libelf's ELF_C_READ) allocates every
+ * debug section whole and inflates the compressed ones (10 MB for libc6-dbg's libc).  Where
+ * the file has .debug_aranges, .debug_info is sparse (struct info_copy): libdw finds a unit by
+ * stepping over every unit header before it, which touches each page of the section (6 MB of
+ * libc's), and here steps over a few padding units instead.  The memfd's pages are the
+ * kernel's (shmem), freed when the file is closed, and no one else can truncate it under the
+ * mapping (a mapped file of another user's could be, and a read past its end kills the
+ * reader).  Returns the memfd, with *image the size of the ELF image at its start, or -errno
+ * when the file is not one to copy (another class or byte order, an object file whose
+ * relocations libdw would not apply, compression other than zlib): read in then. */
+static int debug_copy(struct sfile *f, Elf *elf, int fd, __u64 *image)
+{
+	GElf_Ehdr eh;
+	Elf64_Ehdr oh = { 0 };
+	GElf_Shdr *shs = NULL, info = { 0 }, aranges = { 0 };
+	char *names = NULL;
+	size_t shstrndx, nr = 1, names_len = 1, names_cap = 256;
+	__u64 pos = sizeof(oh), info_size;
+	Elf_Scn *scn = NULL;
+	int out = -1, err;
+
+	if (!gelf_getehdr(elf, &eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_type == ET_REL ||
+	    elf_getshdrstrndx(elf, &shstrndx))
+		return -EOPNOTSUPP;
+	out = memfd_create("bpfprof-debug", MFD_CLOEXEC);
+	names = malloc(names_cap);
+	if (out < 0 || !names) {
+		err = out < 0 ? -errno : -ENOMEM;
+		goto cleanup;
+	}
+	names[0] = 0;
+	err = 0;
+	while (!err && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh, *n;
+		const char *name;
+		size_t len;
+
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    !wanted_section(name) || sh.sh_type == SHT_NOBITS)
+			continue;
+		len = strlen(name) + 1;
+		if (names_len + len + 16 > names_cap) {
+			char *m = realloc(names, names_cap * 2 + len);
+
+			if (!m) {
+				err = -ENOMEM;
+				break;
+			}
+			names = m;
+			names_cap = names_cap * 2 + len;
+		}
+		n = realloc(shs, (nr + 3) * sizeof(*shs));
+		if (!n) {
+			err = -ENOMEM;
+			break;
+		}
+		shs = n;
+		/* .debug_info last (below); .debug_aranges given to libdw only where the copy
+		 * is not sparse (it would read the header of every unit they name) */
+		memcpy(names + names_len, name, len);
+		sh.sh_name = names_len;
+		names_len += len;
+		if (!strcmp(name, ".debug_info")) {
+			info = sh;
+			continue;
+		}
+		err = copy_section(fd, out, &pos, &sh);
+		sh.sh_link = sh.sh_info = 0;
+		if (!strcmp(name, ".debug_aranges"))
+			aranges = sh;
+		else
+			shs[nr++] = sh;
+	}
+	if (err)
+		goto cleanup;
+	info_size = inflated_size(fd, &info);
+	if (!info_size) {
+		err = info.sh_size ? -EINVAL : -ENOENT;
+		goto cleanup;
+	}
+	/* without aranges, every unit is read as it is: the sections are copied whole */
+	f->sparse = aranges.sh_size && !read_aranges(f, out, aranges.sh_offset, aranges.sh_size);
+	if (aranges.sh_size && !f->sparse)
+		shs[nr++] = aranges;
+	if (f->sparse) {
+		GElf_Shdr full = info;
+		__u64 at;
+
+		pos = (pos + 7) & ~7ULL;
+		f->info.sparse = pos;
+		f->info.size = info_size;
+		/* the whole section past the image (whose end is counted here) */
+		at = f->info.full = (pos + info_size + names_len + 64 +
+				     (nr + 2) * sizeof(Elf64_Shdr) + 4095) & ~4095ULL;
+		err = copy_section(fd, out, &at, &full);
+		err = err ?: write_padding(out, pos, info_size);
+		info.sh_offset = pos;
+		info.sh_size = info_size;
+		info.sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
+		info.sh_addralign = 1;
+		pos += info_size;
+	} else {
+		err = copy_section(fd, out, &pos, &info);
+	}
+	if (err)
+		goto cleanup;
+	info.sh_link = info.sh_info = 0;
+	shs[nr++] = info;
+	/* .shstrtab, then the section headers */
+	memcpy(names + names_len, ".shstrtab", 10);
+	shs[0] = (GElf_Shdr){ 0 };
+	shs[nr] = (GElf_Shdr){ .sh_name = names_len, .sh_type = SHT_STRTAB, .sh_offset = pos,
+			       .sh_size = names_len + 10, .sh_addralign = 1 };
+	names_len += 10;
+	if (pwrite(out, names, names_len, pos) != (ssize_t)names_len) {
+		err = -EIO;
+		goto cleanup;
+	}
+	pos = (pos + names_len + 7) & ~7ULL;
+	for (size_t i = 0; i <= nr; i++) {
+		Elf64_Shdr o = {
+			.sh_name = shs[i].sh_name, .sh_type = shs[i].sh_type,
+			.sh_flags = shs[i].sh_flags, .sh_offset = shs[i].sh_offset,
+			.sh_size = shs[i].sh_size, .sh_addralign = shs[i].sh_addralign,
+		};
+
+		if (pwrite(out, &o, sizeof(o), pos + i * sizeof(o)) != sizeof(o)) {
+			err = -EIO;
+			goto cleanup;
+		}
+	}
+	*image = pos + (nr + 1) * sizeof(Elf64_Shdr);
+	if (f->sparse && *image > f->info.full) {
+		err = -EINVAL; /* (cannot be: the room was counted) */
+		goto cleanup;
+	}
+	memcpy(oh.e_ident, eh.e_ident, EI_NIDENT);
+	oh.e_type = eh.e_type;
+	oh.e_machine = eh.e_machine;
+	oh.e_version = eh.e_version;
+	oh.e_flags = eh.e_flags;
+	oh.e_ehsize = sizeof(oh);
+	oh.e_shentsize = sizeof(Elf64_Shdr);
+	oh.e_shoff = pos;
+	oh.e_shnum = nr + 1;
+	oh.e_shstrndx = nr;
+	if (pwrite(out, &oh, sizeof(oh), 0) != sizeof(oh))
+		err = -EIO;
+cleanup:
+	free(shs);
+	free(names);
+	if (err && out >= 0)
+		close(out);
+	if (err) {
+		free(f->cus);
+		f->cus = NULL;
+		f->nr_cus = 0;
+		f->sparse = false;
+	}
+	return err ? err : out;
+}
+
+/* A unit of a sparse copy, copied into its section if it is not there yet (a fresh libdw
+ * handle then sees it: the old one knows the padding unit that was there).  Returns its first
+ * DIE's offset, or 0 when it cannot be read. */
+static Dwarf_Off unit_die(struct sfile *f, Dwarf_Off unit)
+{
+	unsigned char h[12], buf[16 << 10];
+	__u64 len, end, gap_lo = 0, gap_hi = f->info.size, hsize;
+	__u32 l32;
+	__u16 version;
+	size_t at = 0;
+
+	if (unit + sizeof(h) > f->info.size ||
+	    pread(f->mfd, h, sizeof(h), f->info.full + unit) != sizeof(h))
+		return 0;
+	memcpy(&l32, h, 4);
+	if (l32 == 0xffffffff) {
+		unsigned char v[2];
+
+		memcpy(&len, h + 4, 8);
+		len += 12;
+		if (pread(f->mfd, v, 2, f->info.full + unit + 12) != 2)
+			return 0;
+		memcpy(&version, v, 2);
+		hsize = version >= 5 ? 24 : 23;
+	} else {
+		len = (__u64)l32 + 4;
+		memcpy(&version, h + 4, 2);
+		hsize = version >= 5 ? 12 : 11;
+	}
+	if (len > f->info.size - unit || len < hsize)
+		return 0;
+	end = unit + len;
+	/* the present units, sorted: the gap this one is in */
+	for (at = 0; at < f->nr_present && f->present[at].lo <= unit; at++)
+		gap_lo = f->present[at].hi;
+	if (at > 0 && unit < f->present[at - 1].hi)
+		return f->present[at - 1].lo == unit ? unit + hsize : 0;
+	if (at < f->nr_present)
+		gap_hi = f->present[at].lo;
+	if (end > gap_hi)
+		return 0;
+	{
+		struct cu_range *n = realloc(f->present, (f->nr_present + 1) * sizeof(*n));
+
+		if (!n)
+			return 0;
+		f->present = n;
+	}
+	for (__u64 done = 0; done < len;) {
+		size_t chunk = len - done < sizeof(buf) ? len - done : sizeof(buf);
+
+		if (pread(f->mfd, buf, chunk, f->info.full + unit + done) != (ssize_t)chunk ||
+		    pwrite(f->mfd, buf, chunk, f->info.sparse + unit + done) != (ssize_t)chunk)
+			return 0;
+		done += chunk;
+	}
+	if ((gap_lo < unit && write_padding(f->mfd, f->info.sparse + gap_lo, unit - gap_lo)) ||
+	    (end < gap_hi && write_padding(f->mfd, f->info.sparse + end, gap_hi - end)))
+		return 0;
+	memmove(f->present + at + 1, f->present + at, (f->nr_present - at) * sizeof(*f->present));
+	f->present[at] = (struct cu_range){ unit, end, 0 };
+	f->nr_present++;
+	f->stale = true;
+	return unit + hsize;
+}
+
+/* Debug info of an ELF (the file's or its debug file's) through its copy (debug_copy()), or
+ * read in where it cannot be copied. */
+static Dwarf *begin_dwarf(struct sfile *f, Elf *elf, int fd)
+{
+	__u64 image = 0;
+	int mfd = debug_copy(f, elf, fd, &image);
+	Dwarf *dw = NULL;
+
+	if (mfd == -ENOENT)
+		return NULL; /* no debug sections */
+	if (mfd < 0)
+		return dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	/* the image only: the whole .debug_info past it is read with pread() */
+	f->map = mmap(NULL, image, PROT_READ, MAP_SHARED, mfd, 0);
+	if (f->map == MAP_FAILED)
+		f->map = NULL;
+	f->map_size = image;
+	f->melf = f->map ? elf_memory(f->map, image) : NULL;
+	dw = f->melf ? dwarf_begin_elf(f->melf, DWARF_C_READ, NULL) : NULL;
+	if (!dw) {
+		elf_end(f->melf);
+		if (f->map)
+			munmap(f->map, f->map_size);
+		f->melf = NULL;
+		f->map = NULL;
+		free(f->cus);
+		f->cus = NULL;
+		f->nr_cus = 0;
+		f->sparse = false;
+		close(mfd);
+		return NULL;
+	}
+	f->cus_read = f->sparse;
+	f->mfd = mfd;
+	return dw;
+}
+
 /* Debug info of an open ELF: its own .debug_info, else its separate debug file's. */
 static void open_dwarf(struct sfile *f, uid_t owner)
 {
-	f->dw = dwarf_begin_elf(f->elf, DWARF_C_READ, NULL);
+	f->dw = begin_dwarf(f, f->elf, f->fd);
 	if (f->dw)
 		return;
 	f->dfd = debuginfo_open(f->elf, f->path, owner);
@@ -123,7 +635,7 @@ static void open_dwarf(struct sfile *f, uid_t owner)
 		return;
 	f->delf = untrusted_elf(f->dfd);
 	if (f->delf && elf_kind(f->delf) == ELF_K_ELF)
-		f->dw = dwarf_begin_elf(f->delf, DWARF_C_READ, NULL);
+		f->dw = begin_dwarf(f, f->delf, f->dfd);
 }
 
 static void open_file(struct sfile *f)
@@ -133,7 +645,7 @@ static void open_file(struct sfile *f)
 	enum file_refusal why;
 	struct stat st;
 
-	f->fd = f->dfd = -1;
+	f->fd = f->dfd = f->mfd = -1;
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		f->err = -EINVAL;
 		return;
@@ -151,8 +663,13 @@ static void open_file(struct sfile *f)
 	f->err = read_loads(f);
 	if (!f->err)
 		open_dwarf(f, st.st_uid);
-	/* without debug info nothing more is read from it: its segments are kept, not the file */
-	if (!f->dw) {
+	/* without debug info, or with its copy mapped, nothing more is read from the file (nor
+	 * the copy's descriptor: libelf reads the mapping): its segments are kept, not the file */
+	if (f->melf && !f->sparse) {
+		close(f->mfd);
+		f->mfd = -1;
+	}
+	if (!f->dw || f->melf) {
 		elf_end(f->delf);
 		elf_end(f->elf);
 		f->elf = f->delf = NULL;
@@ -177,18 +694,28 @@ static void close_file(struct sfile *f)
 {
 	if (f->dw)
 		dwarf_end(f->dw);
+	elf_end(f->melf);
 	elf_end(f->delf);
 	elf_end(f->elf);
+	if (f->mfd >= 0)
+		close(f->mfd);
 	if (f->dfd >= 0)
 		close(f->dfd);
 	if (f->fd >= 0)
 		close(f->fd);
+	if (f->map)
+		munmap(f->map, f->map_size);
 	free(f->loads);
 	free(f->cus);
+	free(f->present);
+	f->present = NULL;
+	f->nr_present = 0;
+	f->map = NULL;
+	f->sparse = f->stale = false;
 	hashtab_clear(&f->fn_indexes, free_fn_index);
 	f->dw = NULL;
-	f->elf = f->delf = NULL;
-	f->fd = f->dfd = -1;
+	f->elf = f->delf = f->melf = NULL;
+	f->fd = f->dfd = f->mfd = -1;
 	f->loads = NULL;
 	f->cus = NULL;
 	f->nr_loads = f->nr_cus = 0;
@@ -205,7 +732,7 @@ static void evict(struct srclines *s, size_t keep)
 	for (size_t i = 0; i < s->nr_files; i++) {
 		struct sfile *f = &s->files[i];
 
-		if (i != keep && !f->closed && f->fd >= 0 && (!lru || f->last_use < lru->last_use)) {
+		if (i != keep && !f->closed && f->dw && (!lru || f->last_use < lru->last_use)) {
 			lru = f;
 			idx = i;
 		}
@@ -236,7 +763,7 @@ static void use_file(struct srclines *s, struct sfile *f, size_t idx, bool fresh
 	f->closed = false;
 	f->err = 0;
 	open_file(f);
-	if (f->fd >= 0 && ++s->nr_open > SRCLINE_MAX_OPEN)
+	if (f->dw && ++s->nr_open > SRCLINE_MAX_OPEN)
 		evict(s, idx);
 }
 
@@ -474,7 +1001,7 @@ static bool cu_at(struct sfile *f, __u64 vaddr, Dwarf_Die *cu)
 {
 	size_t lo = 0, hi;
 
-	if (dwarf_addrdie(f->dw, vaddr, cu))
+	if (!f->sparse && dwarf_addrdie(f->dw, vaddr, cu))
 		return true;
 	if (!f->cus_read)
 		read_cu_ranges(f);
@@ -487,9 +1014,27 @@ static bool cu_at(struct sfile *f, __u64 vaddr, Dwarf_Die *cu)
 		else
 			hi = mid;
 	}
-	for (size_t i = lo; i > 0; i--)
-		if (vaddr >= f->cus[i - 1].lo && vaddr < f->cus[i - 1].hi)
-			return dwarf_offdie(f->dw, f->cus[i - 1].die, cu) != NULL;
+	for (size_t i = lo; i > 0; i--) {
+		Dwarf_Off die = f->cus[i - 1].die;
+
+		if (vaddr < f->cus[i - 1].lo || vaddr >= f->cus[i - 1].hi)
+			continue;
+		/* a sparse copy's ranges name their unit's header: copied in when first met */
+		if (f->sparse && !(die = unit_die(f, die)))
+			return false;
+		if (f->stale) {
+			/* the old handle took the unit's place for padding; what it parsed of
+			 * the other units goes, the functions' index by offset stays true */
+			dwarf_end(f->dw);
+			f->dw = dwarf_begin_elf(f->melf, DWARF_C_READ, NULL);
+			f->stale = false;
+			if (!f->dw) {
+				f->err = -EINVAL;
+				return false;
+			}
+		}
+		return dwarf_offdie(f->dw, die, cu) != NULL;
+	}
 	return false;
 }
 
@@ -540,6 +1085,8 @@ static struct srcline_chain *chain_at(struct srclines *s, struct sfile *f, __u64
 	return c;
 }
 
+static void unmap_copies(struct srclines *s);
+
 int srclines__lookup(struct srclines *s, const char *path, __u64 vaddr,
 		     const struct srcline_chain **chain)
 {
@@ -561,6 +1108,10 @@ int srclines__lookup(struct srclines *s, const char *path, __u64 vaddr,
 		return c->nr ? 0 : -ENXIO;
 	}
 	c = chain_at(s, f, vaddr, &err);
+	/* the copy's pages read stay in the page cache, not in bpfprof's memory: the next
+	 * lookups map again what they need (a minor fault a page; a unit is a few pages) */
+	if (f->map && ++s->misses % SRCLINE_UNMAP_EVERY == 0)
+		unmap_copies(s);
 	if (err)
 		return err;
 	if (hashtab_put(&s->chains, vaddr, idx, c ?: &no_chain)) {
@@ -599,6 +1150,32 @@ bool srclines__has_dwarf(struct srclines *s, const char *path)
 	struct sfile *f = file_of(s, path, &idx);
 
 	return f && f->dw;
+}
+
+/* The pages of the copies that lookups read, out of bpfprof's memory (they stay the kernel's,
+ * mapped again when read again). */
+static void unmap_copies(struct srclines *s)
+{
+	for (size_t i = 0; i < s->nr_files; i++)
+		if (s->files[i].map)
+			madvise(s->files[i].map, s->files[i].map_size, MADV_DONTNEED);
+}
+
+void srclines__release(struct srclines *s)
+{
+	for (size_t i = 0; i < s->nr_files; i++) {
+		struct sfile *f = &s->files[i];
+
+		/* begun again (stale) at the next lookup: its offsets into the copy stay true */
+		if (!f->melf || !f->dw)
+			continue;
+		dwarf_end(f->dw);
+		f->dw = dwarf_begin_elf(f->melf, DWARF_C_READ, NULL);
+		f->stale = false;
+		if (!f->dw)
+			f->err = -EINVAL;
+	}
+	unmap_copies(s);
 }
 
 void srclines__stats(const struct srclines *s, __u64 *lookups, __u64 *hits)

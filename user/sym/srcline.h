@@ -38,6 +38,10 @@ int srclines__file_offset_to_vaddr(struct srclines *s, const char *path, __u64 o
 				   __u64 *vaddr);
 /* Whether the file has debug info (opening it if needed). */
 bool srclines__has_dwarf(struct srclines *s, const char *path);
+/* What the lookups so far parsed of the debug info (line tables, abbreviations), and the
+ * pages of it they mapped, given back; the chains found stay.  After a batch of lookups (a
+ * drain of the samples): a long run holds what it found, not what it read to find it. */
+void srclines__release(struct srclines *s);
 /* Distinct addresses looked up, and lookups answered from the cache: for -v. */
 void srclines__stats(const struct srclines *s, __u64 *lookups, __u64 *hits);
 void srclines__free(struct srclines *s);

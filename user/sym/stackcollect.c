@@ -173,6 +173,12 @@ int stack_resolver__set_lines(struct stack_resolver *r, bool inline_frames)
 	return r->lines ? 0 : -ENOMEM;
 }
 
+void stack_resolver__release_lines(struct stack_resolver *r)
+{
+	if (r->lines)
+		srclines__release(r->lines);
+}
+
 /* Names a file whose frames have no lines, once, for the report's header (the first few). */
 static void note_no_lines(struct stack_resolver *r, const char *module)
 {

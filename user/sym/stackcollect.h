@@ -25,6 +25,9 @@ void stack_resolver__free(struct stack_resolver *r);
  * inline_frames, a frame for each function inlined at their address (after it, marked
  * inlined).  0 or -ENOMEM. */
 int stack_resolver__set_lines(struct stack_resolver *r, bool inline_frames);
+/* After a batch of frames (a drain): what reading their lines parsed is given back
+ * (srclines__release()). */
+void stack_resolver__release_lines(struct stack_resolver *r);
 /* What stack_resolver__set_lines() does, on a malloc'd array of *nr frames (reallocated):
  * 0 or -ENOMEM (the frames left as they were). */
 int stack_frames_add_lines(struct stack_resolver *r, struct frame **frames, __u32 *nr);
