@@ -160,3 +160,11 @@ kill "$sleeper" 2>/dev/null; wait "$sleeper" 2>/dev/null
 check "-f with no samples: exit 0, no folded line" test "$rc" -eq 0 -a ! -s "$TMP/empty.folded"
 check "-f with no samples: said on stderr" \
 	grep -q "^bpfprof: no samples: the folded output is empty" "$TMP/empty.err"
+# PLT stubs are named as objdump and perf name them: a loop calling labs() through the PLT has
+# samples in its stub, labs@plt under caller, not [pltcall] (the file, unnamed)
+"$BPFPROF" profile -F $F -U -f -- "$WL/pltcall" 1.5 >"$TMP/plt.folded" 2>/dev/null
+plt=$(folded_sum "$TMP/plt.folded" ';caller;labs@plt ')
+libc=$(folded_sum "$TMP/plt.folded" ';caller;labs ')
+echo "# labs@plt=$plt labs=$libc"
+check "profile: samples in a PLT stub are labs@plt ($plt of them)" test "$plt" -gt 0
+check "profile: no unnamed frames of the program in the PLT" bash -c "! grep -q ';caller;\[pltcall\]' '$TMP/plt.folded'"

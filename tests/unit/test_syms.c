@@ -624,6 +624,87 @@ static void test_untrusted_open(void)
 	unlink(other);
 }
 
+/* Each "<NAME@plt>" objdump labels in file's PLT (.plt, .plt.sec) is what elf_syms__find()
+ * names that address; objdump's "*ABS*+0x...@plt" (an IRELATIVE entry) is some NAME@plt.
+ * Returns how many labels were checked, -1 when objdump is missing. */
+static int check_plt(const char *file)
+{
+	char cmd[4200], line[1024], name[512];
+	unsigned long long addr;
+	struct elf_syms *es = elf_syms__open(file);
+	int n = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec -- '%s' 2>/dev/null", file);
+	p = es ? popen(cmd, "r") : NULL;
+	if (!p) {
+		elf_syms__free(es);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), p)) {
+		const char *got;
+		__u64 off = 1;
+
+		/* (the header, "<puts@plt-0x10>", is no entry) */
+		if (sscanf(line, "%llx <%511[^>]>:", &addr, name) != 2 ||
+		    strlen(name) < 4 || strcmp(name + strlen(name) - 4, "@plt"))
+			continue;
+		got = elf_syms__find(es, addr, &off);
+		if (!strncmp(name, "*ABS*", 5)) {
+			if (!got || !strstr(got, "@plt") || strstr(got, "*ABS*"))
+				fprintf(stderr, "    %s: %llx is %s, objdump says %s\n", file, addr,
+					got ?: "(none)", name);
+			CHECK(got && strstr(got, "@plt") && !strstr(got, "*ABS*"));
+		} else if (!got || strcmp(got, name)) {
+			fprintf(stderr, "    %s: %llx is %s, objdump says %s\n", file, addr,
+				got ?: "(none)", name);
+			CHECK(!"a PLT entry named as objdump names it");
+		}
+		CHECK_INT(off, 0);
+		/* the whole entry, not past it */
+		got = elf_syms__find(es, addr + 15, &off);
+		CHECK(got && strstr(got, "@plt"));
+		n++;
+	}
+	pclose(p);
+	elf_syms__free(es);
+	return n;
+}
+
+/* PLT entries get perf's and objdump's names: a program's (lazy .plt), one split for IBT
+ * (.plt.sec after -fcf-protection), and libc's, whose .rela.plt mixes IRELATIVE entries in. */
+static void test_elf_plt(void)
+{
+	char prog[4096], ibt[4096], cmd[9000], libc[4096] = "";
+	FILE *p;
+	int n;
+
+	if (!fixtures_ok)
+		SKIP("fixtures failed to build");
+	fx(prog, sizeof(prog), "prog");
+	n = check_plt(prog);
+	if (n < 0)
+		SKIP("objdump not found");
+	CHECK(n > 0);
+	fx(ibt, sizeof(ibt), "ibtprog");
+	snprintf(cmd, sizeof(cmd), "printf '#include <stdio.h>\n#include <stdlib.h>\n"
+		 "int main(int c, char **v) { puts(v[0]); return abs(c) + atoi(v[0]); }\n' | "
+		 "cc -O1 -fno-builtin -fcf-protection=full -Wl,-z,ibtplt -x c -o '%s' - 2>/dev/null",
+		 ibt);
+	if (system(cmd) == 0) {
+		CHECK(check_plt(ibt) >= 3);
+		unlink(ibt);
+	}
+	/* the libc this test runs with */
+	p = popen("ldd /bin/true 2>/dev/null | awk '/libc\\.so/ {print $3}'", "r");
+	if (p && fgets(libc, sizeof(libc), p))
+		libc[strcspn(libc, "\n")] = '\0';
+	if (p)
+		pclose(p);
+	if (libc[0])
+		CHECK(check_plt(libc) > 0);
+}
+
 static void test_elf_find(void)
 {
 	char prog[4096], lib[4096], junk[4096];
@@ -1292,6 +1373,7 @@ int main(void)
 	RUN(test_perf_map_open);
 	RUN(test_untrusted_open);
 	RUN(test_elf_find);
+	RUN(test_elf_plt);
 	RUN(test_elf_file_offset_to_vaddr);
 	RUN(test_elf_for_each_match);
 	RUN(test_debuglink);

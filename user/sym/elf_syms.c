@@ -37,7 +37,8 @@ struct elf_syms {
 	size_t nr_syms;
 	struct eseg *segs; /* PT_LOAD, always from the real file */
 	size_t nr_segs;
-	char *strtabs[3];  /* arenas of the function names the entries point into */
+	char *strtabs[4];  /* arenas of the function names the entries point into (.symtab,
+			    * the debug file's, .dynsym, the PLT's) */
 	size_t nr_strtabs;
 	char build_id[2 * 64 + 1]; /* hex, "" when the file has none */
 };
@@ -230,6 +231,232 @@ static int add_symbols(struct elf_syms *es, Elf *elf, Elf64_Word type)
 	return 0;
 }
 
+/* An ELF section by name, or NULL. */
+static Elf_Scn *section_named(Elf *elf, size_t shstrndx, const char *name, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+	const char *n;
+
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, sh) && (n = elf_strptr(elf, shstrndx, sh->sh_name)) &&
+		    !strcmp(n, name))
+			return scn;
+	return NULL;
+}
+
+/* The PLT's layout: the size of its header (the lazy resolver's stub) and of each entry. */
+static bool plt_layout(Elf *elf, size_t *header, size_t *entry, bool *rela)
+{
+	GElf_Ehdr eh;
+
+	if (!gelf_getehdr(elf, &eh))
+		return false;
+	*entry = 16;
+	*rela = eh.e_machine != EM_386;
+	switch (eh.e_machine) {
+	case EM_X86_64:
+	case EM_386:
+		*header = 16;
+		return true;
+	case EM_AARCH64:
+		*header = 32;
+		return true;
+	default:
+		return false;
+	}
+}
+
+static int leading_underscores(const char *s);
+
+/* The name of the function at addr, among the symbols loaded so far (not sorted yet), or NULL:
+ * of aliases, the one a caller wrote (strnlen, not __strnlen_ifunc, its resolver's own name):
+ * fewest leading underscores, then the shortest. */
+static const char *ifunc_at(const struct elf_syms *es, __u64 addr)
+{
+	const struct esym *best = NULL;
+
+	for (size_t i = 0; i < es->nr_syms; i++) {
+		const struct esym *e = &es->syms[i];
+		int u, bu;
+
+		if (e->addr != addr)
+			continue;
+		u = leading_underscores(e->name);
+		bu = best ? leading_underscores(best->name) : 0;
+		if (!best || u < bu || (u == bu && strlen(e->name) < strlen(best->name)))
+			best = e;
+	}
+	return best ? best->name : NULL;
+}
+
+struct plt_slot {
+	__u64 got;     /* the GOT slot a relocation fills */
+	size_t index;  /* the relocation's index */
+};
+
+static int cmp_slot(const void *a, const void *b)
+{
+	const struct plt_slot *x = a, *y = b;
+
+	return x->got < y->got ? -1 : x->got > y->got;
+}
+
+/* The relocation an x86 PLT entry jumps through: its `jmp *disp(%rip)` (ff 25, after an
+ * endbr64 and a bnd prefix in an IBT entry) names the GOT slot, which one relocation fills.
+ * libc's .rela.plt mixes IRELATIVE relocations in, so the Nth entry is not always the Nth
+ * relocation, as objdump's names show.  Returns the index, or n when it is not found. */
+static size_t x86_plt_reloc(const unsigned char *code, size_t len, __u64 addr,
+			    const struct plt_slot *slots, size_t n)
+{
+	for (size_t i = 0; i + 6 <= len; i++) {
+		__s32 disp;
+		__u64 got;
+		size_t lo = 0, hi = n;
+
+		if (code[i] != 0xff || code[i + 1] != 0x25)
+			continue;
+		memcpy(&disp, code + i + 2, 4);
+		got = addr + i + 6 + (__s64)disp;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (slots[mid].got < got)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return lo < n && slots[lo].got == got ? slots[lo].index : n;
+	}
+	return n;
+}
+
+/* Symbols for the PLT's entries, which have none: "puts@plt", as perf and objdump synthesize
+ * them (a program calling a small libc function in a loop has samples there).  The entries are
+ * those of .plt after its header, or of .plt.sec where the linker split the PLT for IBT (the
+ * entries there are the ones called).  On x86 each entry's relocation is the one for the GOT
+ * slot it jumps through (x86_plt_reloc()); elsewhere the Nth relocation of .rela.plt is the
+ * Nth entry.  Returns how many were added, or -ENOMEM. */
+static int add_plt(struct elf_syms *es, Elf *elf)
+{
+	Elf_Scn *rel_scn, *plt_scn, *sym_scn, *str_scn;
+	Elf_Data *rel, *syms, *strs, *code;
+	struct plt_slot *slots = NULL;
+	GElf_Ehdr eh;
+	GElf_Shdr rel_sh, plt_sh, sym_sh, str_sh;
+	size_t shstrndx, header, entry, n, nrel, names_len = 0, added = 0;
+	struct esym *tmp;
+	char *names;
+	bool rela;
+
+	if (es->nr_strtabs == sizeof(es->strtabs) / sizeof(es->strtabs[0]) ||
+	    !plt_layout(elf, &header, &entry, &rela) || elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	rel_scn = section_named(elf, shstrndx, rela ? ".rela.plt" : ".rel.plt", &rel_sh);
+	if ((plt_scn = section_named(elf, shstrndx, ".plt.sec", &plt_sh)))
+		header = 0;
+	else
+		plt_scn = section_named(elf, shstrndx, ".plt", &plt_sh);
+	if (!rel_scn || !plt_scn || !rel_sh.sh_entsize || plt_sh.sh_type != SHT_PROGBITS ||
+	    !(sym_scn = elf_getscn(elf, rel_sh.sh_link)) || !gelf_getshdr(sym_scn, &sym_sh) ||
+	    !(str_scn = elf_getscn(elf, sym_sh.sh_link)) || !gelf_getshdr(str_scn, &str_sh))
+		return 0;
+	rel = elf_getdata(rel_scn, NULL);
+	syms = elf_getdata(sym_scn, NULL);
+	strs = elf_getdata(str_scn, NULL);
+	code = elf_getdata(plt_scn, NULL);
+	/* a debug file's copies are NOBITS */
+	if (!rel || !rel->d_buf || !syms || !syms->d_buf || !strs || !strs->d_buf ||
+	    !gelf_getehdr(elf, &eh) || plt_sh.sh_size < header)
+		return 0;
+	nrel = rel_sh.sh_size / rel_sh.sh_entsize;
+	n = (plt_sh.sh_size - header) / entry;
+	/* (i386's PIC entries jump through %ebx, not %rip: by order there) */
+	if (eh.e_machine == EM_X86_64) {
+		/* the relocations by the GOT slot they fill */
+		slots = calloc(nrel ?: 1, sizeof(*slots));
+		if (!slots)
+			return -ENOMEM;
+		for (size_t i = 0; i < nrel; i++) {
+			GElf_Rela r;
+			GElf_Rel rl;
+
+			if (rela ? !gelf_getrela(rel, i, &r) : !gelf_getrel(rel, i, &rl))
+				break;
+			slots[i] = (struct plt_slot){ rela ? r.r_offset : rl.r_offset, i };
+		}
+		qsort(slots, nrel, sizeof(*slots), cmp_slot);
+	}
+	if (!slots && n > nrel)
+		n = nrel;
+	/* first pass: the room the names take; second: the entries */
+	names = NULL;
+	tmp = NULL;
+	for (int pass = 0; pass < 2; pass++) {
+		size_t at = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			GElf_Rela r;
+			GElf_Rel rl;
+			GElf_Sym sym;
+			const char *name;
+			size_t len, at_code = header + i * entry, ri = i;
+			__u64 addr = plt_sh.sh_addr + at_code;
+
+			if (slots)
+				ri = code && code->d_buf && at_code + entry <= code->d_size ?
+				     x86_plt_reloc((const unsigned char *)code->d_buf + at_code, entry,
+						   addr, slots, nrel) : nrel;
+			if (ri >= nrel ||
+			    (rela ? !gelf_getrela(rel, ri, &r) : !gelf_getrel(rel, ri, &rl)))
+				continue;
+			if (!rela)
+				r.r_info = rl.r_info;
+			if (!GELF_R_SYM(r.r_info)) {
+				/* IRELATIVE (libc calling its own memcpy): named after the ifunc
+				 * whose resolver the addend is, as objdump's *ABS*+0x9f550 is */
+				name = rela ? ifunc_at(es, r.r_addend) : NULL;
+				if (!name)
+					continue;
+				len = strlen(name);
+			} else {
+				if (!gelf_getsym(syms, GELF_R_SYM(r.r_info), &sym) || !sym.st_name ||
+				    sym.st_name >= strs->d_size)
+					continue;
+				name = (const char *)strs->d_buf + sym.st_name;
+				len = strnlen(name, strs->d_size - sym.st_name);
+			}
+			if (!len)
+				continue;
+			if (pass == 1) {
+				struct esym *e = &es->syms[es->nr_syms++];
+
+				memcpy(names + at, name, len);
+				memcpy(names + at + len, "@plt", 5);
+				*e = (struct esym){ .addr = addr, .end = addr + entry,
+						    .name = names + at, .rank = 1, .sized = true };
+				added++;
+			}
+			at += len + 5;
+		}
+		if (pass == 1 || !at)
+			break;
+		names_len = at;
+		names = malloc(names_len);
+		tmp = realloc(es->syms, (es->nr_syms + n) * sizeof(*tmp));
+		if (tmp)
+			es->syms = tmp;
+		if (!names || !tmp) {
+			free(names);
+			free(slots);
+			return -ENOMEM;
+		}
+	}
+	if (names)
+		es->strtabs[es->nr_strtabs++] = names;
+	free(slots);
+	return added;
+}
+
 static int leading_underscores(const char *s)
 {
 	int n = 0;
@@ -361,6 +588,7 @@ static int load_elf(struct elf_syms *es, Elf *elf, const char *path, uid_t owner
 			goto cleanup;
 	}
 	err = add_symbols(es, elf, SHT_DYNSYM);
+	err = err < 0 ? err : add_plt(es, elf);
 	if (err < 0)
 		goto cleanup;
 	err = 0;
