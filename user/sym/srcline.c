@@ -28,6 +28,7 @@
  * image, which libdw never reads, from which units are copied into it. */
 struct info_copy {
 	__u64 sparse, full, size;
+	int fd;      /* where the whole section is: the copy, or the file itself (-1: the copy) */
 };
 
 struct sfile {
@@ -453,7 +454,12 @@ static int debug_copy(struct sfile *f, Elf *elf, int fd, __u64 *image)
 		/* the whole section past the image (whose end is counted here) */
 		at = f->info.full = (pos + info_size + names_len + 64 +
 				     (nr + 2) * sizeof(Elf64_Shdr) + 4095) & ~4095ULL;
-		err = copy_section(fd, out, &at, &full);
+		/* an uncompressed section is read from the file as it is (with pread(), which a
+		 * file truncated under it only makes fail): no copy of a vmlinux's 500 MB */
+		if (!(info.sh_flags & SHF_COMPRESSED) && (f->info.fd = dup(fd)) >= 0)
+			f->info.full = info.sh_offset;
+		else
+			err = copy_section(fd, out, &at, &full);
 		err = err ?: write_padding(out, pos, info_size);
 		info.sh_offset = pos;
 		info.sh_size = info_size;
@@ -491,7 +497,7 @@ static int debug_copy(struct sfile *f, Elf *elf, int fd, __u64 *image)
 		}
 	}
 	*image = pos + (nr + 1) * sizeof(Elf64_Shdr);
-	if (f->sparse && *image > f->info.full) {
+	if (f->sparse && f->info.fd < 0 && *image > f->info.full) {
 		err = -EINVAL; /* (cannot be: the room was counted) */
 		goto cleanup;
 	}
@@ -517,6 +523,9 @@ cleanup:
 		f->cus = NULL;
 		f->nr_cus = 0;
 		f->sparse = false;
+		if (f->info.fd >= 0)
+			close(f->info.fd);
+		f->info.fd = -1;
 	}
 	return err ? err : out;
 }
@@ -531,9 +540,10 @@ static Dwarf_Off unit_die(struct sfile *f, Dwarf_Off unit)
 	__u32 l32;
 	__u16 version;
 	size_t at = 0;
+	int src = f->info.fd >= 0 ? f->info.fd : f->mfd;
 
 	if (unit + sizeof(h) > f->info.size ||
-	    pread(f->mfd, h, sizeof(h), f->info.full + unit) != sizeof(h))
+	    pread(src, h, sizeof(h), f->info.full + unit) != sizeof(h))
 		return 0;
 	memcpy(&l32, h, 4);
 	if (l32 == 0xffffffff) {
@@ -541,7 +551,7 @@ static Dwarf_Off unit_die(struct sfile *f, Dwarf_Off unit)
 
 		memcpy(&len, h + 4, 8);
 		len += 12;
-		if (pread(f->mfd, v, 2, f->info.full + unit + 12) != 2)
+		if (pread(src, v, 2, f->info.full + unit + 12) != 2)
 			return 0;
 		memcpy(&version, v, 2);
 		hsize = version >= 5 ? 24 : 23;
@@ -572,7 +582,7 @@ static Dwarf_Off unit_die(struct sfile *f, Dwarf_Off unit)
 	for (__u64 done = 0; done < len;) {
 		size_t chunk = len - done < sizeof(buf) ? len - done : sizeof(buf);
 
-		if (pread(f->mfd, buf, chunk, f->info.full + unit + done) != (ssize_t)chunk ||
+		if (pread(src, buf, chunk, f->info.full + unit + done) != (ssize_t)chunk ||
 		    pwrite(f->mfd, buf, chunk, f->info.sparse + unit + done) != (ssize_t)chunk)
 			return 0;
 		done += chunk;
@@ -616,6 +626,9 @@ static Dwarf *begin_dwarf(struct sfile *f, Elf *elf, int fd)
 		f->cus = NULL;
 		f->nr_cus = 0;
 		f->sparse = false;
+		if (f->info.fd >= 0)
+			close(f->info.fd);
+		f->info.fd = -1;
 		close(mfd);
 		return NULL;
 	}
@@ -645,7 +658,7 @@ static void open_file(struct sfile *f)
 	enum file_refusal why;
 	struct stat st;
 
-	f->fd = f->dfd = f->mfd = -1;
+	f->fd = f->dfd = f->mfd = f->info.fd = -1;
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		f->err = -EINVAL;
 		return;
@@ -712,6 +725,9 @@ static void close_file(struct sfile *f)
 	f->nr_present = 0;
 	f->map = NULL;
 	f->sparse = f->stale = false;
+	if (f->info.fd >= 0)
+		close(f->info.fd);
+	f->info.fd = -1;
 	hashtab_clear(&f->fn_indexes, free_fn_index);
 	f->dw = NULL;
 	f->elf = f->delf = f->melf = NULL;
