@@ -368,7 +368,8 @@ static __u64 inflated_size(int fd, const GElf_Shdr *sh)
  * mapping (a mapped file of another user's could be, and a read past its end kills the
  * reader).  Returns the memfd, with *image the size of the ELF image at its start, or -errno
  * when the file is not one to copy (another class or byte order, an object file whose
- * relocations libdw would not apply, compression other than zlib): read in then. */
+ * relocations libdw would not apply, compression other than zlib, a dwz'd file): read in
+ * then, as before. */
 static int debug_copy(struct sfile *f, Elf *elf, int fd, __u64 *image)
 {
 	GElf_Ehdr eh;
@@ -397,8 +398,15 @@ static int debug_copy(struct sfile *f, Elf *elf, int fd, __u64 *image)
 		const char *name;
 		size_t len;
 
-		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
-		    !wanted_section(name) || sh.sh_type == SHT_NOBITS)
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		/* dwz's shared file (Fedora's debuginfo): libdw finds it from the file's own
+		 * path and section, which a copy has not */
+		if (!strcmp(name, ".gnu_debugaltlink") || !strcmp(name, ".debug_sup")) {
+			err = -EOPNOTSUPP;
+			break;
+		}
+		if (!wanted_section(name) || sh.sh_type == SHT_NOBITS)
 			continue;
 		len = strlen(name) + 1;
 		if (names_len + len + 16 > names_cap) {
