@@ -624,7 +624,7 @@ static void test_untrusted_open(void)
 	unlink(other);
 }
 
-/* Each "<NAME@plt>" objdump labels in file's PLT (.plt, .plt.sec) is what elf_syms__find()
+/* Each "<NAME@plt>" objdump labels in file's PLT (.plt, .plt.sec, .plt.got) is what elf_syms__find()
  * names that address; objdump's "*ABS*+0x...@plt" (an IRELATIVE entry) is some NAME@plt.
  * Returns how many labels were checked, -1 when objdump is missing. */
 static int check_plt(const char *file)
@@ -635,7 +635,7 @@ static int check_plt(const char *file)
 	int n = 0;
 	FILE *p;
 
-	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec -- '%s' 2>/dev/null", file);
+	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec -j .plt.got -- '%s' 2>/dev/null", file);
 	p = es ? popen(cmd, "r") : NULL;
 	if (!p) {
 		elf_syms__free(es);

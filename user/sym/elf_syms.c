@@ -330,131 +330,180 @@ static size_t x86_plt_reloc(const unsigned char *code, size_t len, __u64 addr,
 	return n;
 }
 
+/* A table of PLT entries and the relocations that name them. */
+struct plt_table {
+	const unsigned char *code; /* the first entry's bytes */
+	__u64 addr;              /* the first entry's address */
+	size_t entry, n;         /* entry size, how many */
+	Elf_Data *rel, *syms, *strs;
+	size_t nrel;
+	bool rela;
+	struct plt_slot *slots;  /* x86-64: the relocations by GOT slot; NULL: by rank */
+};
+
+/* The entries of section code_name (after header bytes) named by the relocations of rel_name,
+ * by the GOT slot each jumps through where by_slot, else by rank.  false when the file has no
+ * such table, or on ENOMEM (*err set). */
+static bool plt_table(Elf *elf, size_t shstrndx, const char *code_name, size_t header,
+		      size_t entry, const char *rel_name, bool rela, bool by_slot,
+		      struct plt_table *t, int *err)
+{
+	Elf_Scn *code_scn, *rel_scn, *sym_scn, *str_scn;
+	GElf_Shdr code_sh, rel_sh, sym_sh, str_sh;
+	Elf_Data *code;
+
+	memset(t, 0, sizeof(*t));
+	code_scn = section_named(elf, shstrndx, code_name, &code_sh);
+	rel_scn = section_named(elf, shstrndx, rel_name, &rel_sh);
+	if (!code_scn || !rel_scn || !rel_sh.sh_entsize || code_sh.sh_type != SHT_PROGBITS ||
+	    code_sh.sh_size < header || !(sym_scn = elf_getscn(elf, rel_sh.sh_link)) ||
+	    !gelf_getshdr(sym_scn, &sym_sh) || !(str_scn = elf_getscn(elf, sym_sh.sh_link)) ||
+	    !gelf_getshdr(str_scn, &str_sh))
+		return false;
+	code = elf_getdata(code_scn, NULL);
+	t->rel = elf_getdata(rel_scn, NULL);
+	t->syms = elf_getdata(sym_scn, NULL);
+	t->strs = elf_getdata(str_scn, NULL);
+	/* a debug file's copies are NOBITS */
+	if (!t->rel || !t->rel->d_buf || !t->syms || !t->syms->d_buf || !t->strs ||
+	    !t->strs->d_buf || !code || !code->d_buf || code->d_size < code_sh.sh_size)
+		return false;
+	t->rela = rela;
+	t->addr = code_sh.sh_addr + header;
+	t->entry = entry;
+	t->n = (code_sh.sh_size - header) / entry;
+	t->nrel = rel_sh.sh_size / rel_sh.sh_entsize;
+	t->code = (const unsigned char *)code->d_buf + header;
+	if (!by_slot) {
+		if (t->n > t->nrel)
+			t->n = t->nrel;
+		return true;
+	}
+	t->slots = calloc(t->nrel ?: 1, sizeof(*t->slots));
+	if (!t->slots) {
+		*err = -ENOMEM;
+		return false;
+	}
+	for (size_t i = 0; i < t->nrel; i++) {
+		GElf_Rela r;
+		GElf_Rel rl;
+
+		if (rela ? !gelf_getrela(t->rel, i, &r) : !gelf_getrel(t->rel, i, &rl))
+			break;
+		t->slots[i] = (struct plt_slot){ rela ? r.r_offset : rl.r_offset, i };
+	}
+	qsort(t->slots, t->nrel, sizeof(*t->slots), cmp_slot);
+	return true;
+}
+
+/* The name of entry i of t, without "@plt", and its length; NULL for an entry without one. */
+static const char *plt_entry_name(const struct elf_syms *es, const struct plt_table *t, size_t i,
+				  size_t *len)
+{
+	size_t ri = i;
+	GElf_Rela r;
+	GElf_Rel rl;
+	GElf_Sym sym;
+	const char *name;
+
+	if (t->slots)
+		ri = x86_plt_reloc(t->code + i * t->entry, t->entry,
+				   t->addr + i * t->entry, t->slots, t->nrel);
+	if (ri >= t->nrel || (t->rela ? !gelf_getrela(t->rel, ri, &r) :
+					!gelf_getrel(t->rel, ri, &rl)))
+		return NULL;
+	if (!t->rela)
+		r.r_info = rl.r_info;
+	if (!GELF_R_SYM(r.r_info)) {
+		/* IRELATIVE (libc calling its own memcpy): named after the ifunc whose resolver
+		 * the addend is, as objdump's *ABS*+0x9f550 is */
+		name = t->rela ? ifunc_at(es, r.r_addend) : NULL;
+		*len = name ? strlen(name) : 0;
+		return *len ? name : NULL;
+	}
+	if (!gelf_getsym(t->syms, GELF_R_SYM(r.r_info), &sym) || !sym.st_name ||
+	    sym.st_name >= t->strs->d_size)
+		return NULL;
+	name = (const char *)t->strs->d_buf + sym.st_name;
+	*len = strnlen(name, t->strs->d_size - sym.st_name);
+	return *len ? name : NULL;
+}
+
 /* Symbols for the PLT's entries, which have none: "puts@plt", as perf and objdump synthesize
  * them (a program calling a small libc function in a loop has samples there).  The entries are
  * those of .plt after its header, or of .plt.sec where the linker split the PLT for IBT (the
- * entries there are the ones called).  On x86 each entry's relocation is the one for the GOT
- * slot it jumps through (x86_plt_reloc()); elsewhere the Nth relocation of .rela.plt is the
- * Nth entry.  Returns how many were added, or -ENOMEM. */
+ * entries there are the ones called), and on x86-64 those of .plt.got, for functions whose
+ * address is also taken (ls calls malloc, free and strcmp there).  On x86-64 each entry's
+ * relocation is the one for the GOT slot it jumps through (x86_plt_reloc()); elsewhere the
+ * Nth relocation of .rela.plt is the Nth entry.  Returns how many were added, or -ENOMEM. */
 static int add_plt(struct elf_syms *es, Elf *elf)
 {
-	Elf_Scn *rel_scn, *plt_scn, *sym_scn, *str_scn;
-	Elf_Data *rel, *syms, *strs, *code;
-	struct plt_slot *slots = NULL;
+	struct plt_table t[2];
+	size_t shstrndx, header, entry, nr = 0, names_len = 0, room = 0, at = 0;
 	GElf_Ehdr eh;
-	GElf_Shdr rel_sh, plt_sh, sym_sh, str_sh;
-	size_t shstrndx, header, entry, n, nrel, names_len = 0, added = 0;
+	GElf_Shdr sh;
 	struct esym *tmp;
-	char *names;
-	bool rela;
+	char *names = NULL;
+	bool rela, x86_64, ibt;
+	int err = 0, added = 0;
 
 	if (es->nr_strtabs == sizeof(es->strtabs) / sizeof(es->strtabs[0]) ||
-	    !plt_layout(elf, &header, &entry, &rela) || elf_getshdrstrndx(elf, &shstrndx))
+	    !plt_layout(elf, &header, &entry, &rela) || elf_getshdrstrndx(elf, &shstrndx) ||
+	    !gelf_getehdr(elf, &eh))
 		return 0;
-	rel_scn = section_named(elf, shstrndx, rela ? ".rela.plt" : ".rel.plt", &rel_sh);
-	if ((plt_scn = section_named(elf, shstrndx, ".plt.sec", &plt_sh)))
-		header = 0;
-	else
-		plt_scn = section_named(elf, shstrndx, ".plt", &plt_sh);
-	if (!rel_scn || !plt_scn || !rel_sh.sh_entsize || plt_sh.sh_type != SHT_PROGBITS ||
-	    !(sym_scn = elf_getscn(elf, rel_sh.sh_link)) || !gelf_getshdr(sym_scn, &sym_sh) ||
-	    !(str_scn = elf_getscn(elf, sym_sh.sh_link)) || !gelf_getshdr(str_scn, &str_sh))
-		return 0;
-	rel = elf_getdata(rel_scn, NULL);
-	syms = elf_getdata(sym_scn, NULL);
-	strs = elf_getdata(str_scn, NULL);
-	code = elf_getdata(plt_scn, NULL);
-	/* a debug file's copies are NOBITS */
-	if (!rel || !rel->d_buf || !syms || !syms->d_buf || !strs || !strs->d_buf ||
-	    !gelf_getehdr(elf, &eh) || plt_sh.sh_size < header)
-		return 0;
-	nrel = rel_sh.sh_size / rel_sh.sh_entsize;
-	n = (plt_sh.sh_size - header) / entry;
-	/* (i386's PIC entries jump through %ebx, not %rip: by order there) */
-	if (eh.e_machine == EM_X86_64) {
-		/* the relocations by the GOT slot they fill */
-		slots = calloc(nrel ?: 1, sizeof(*slots));
-		if (!slots)
-			return -ENOMEM;
-		for (size_t i = 0; i < nrel; i++) {
-			GElf_Rela r;
-			GElf_Rel rl;
+	/* (i386's PIC entries jump through %ebx, not %rip: by rank there) */
+	x86_64 = eh.e_machine == EM_X86_64;
+	ibt = section_named(elf, shstrndx, ".plt.sec", &sh) != NULL;
+	if (plt_table(elf, shstrndx, ibt ? ".plt.sec" : ".plt", ibt ? 0 : header, entry,
+		      rela ? ".rela.plt" : ".rel.plt", rela, x86_64, &t[nr], &err))
+		nr++;
+	/* .plt.got's entries are 8 bytes, 16 with IBT's endbr64 */
+	if (!err && x86_64 &&
+	    plt_table(elf, shstrndx, ".plt.got", 0, ibt ? 16 : 8, ".rela.dyn", true, true, &t[nr],
+		      &err))
+		nr++;
+	/* first the room the names take, then the entries */
+	for (size_t k = 0; k < nr; k++)
+		for (size_t i = 0; i < t[k].n; i++) {
+			size_t len;
 
-			if (rela ? !gelf_getrela(rel, i, &r) : !gelf_getrel(rel, i, &rl))
-				break;
-			slots[i] = (struct plt_slot){ rela ? r.r_offset : rl.r_offset, i };
+			if (plt_entry_name(es, &t[k], i, &len)) {
+				names_len += len + 5;
+				room++;
+			}
 		}
-		qsort(slots, nrel, sizeof(*slots), cmp_slot);
+	if (err || !room)
+		goto cleanup;
+	names = malloc(names_len);
+	tmp = realloc(es->syms, (es->nr_syms + room) * sizeof(*tmp));
+	if (tmp)
+		es->syms = tmp;
+	if (!names || !tmp) {
+		err = -ENOMEM;
+		goto cleanup;
 	}
-	if (!slots && n > nrel)
-		n = nrel;
-	/* first pass: the room the names take; second: the entries */
-	names = NULL;
-	tmp = NULL;
-	for (int pass = 0; pass < 2; pass++) {
-		size_t at = 0;
+	for (size_t k = 0; k < nr; k++)
+		for (size_t i = 0; i < t[k].n && added < (int)room; i++) {
+			size_t len;
+			const char *name = plt_entry_name(es, &t[k], i, &len);
+			__u64 addr = t[k].addr + i * t[k].entry;
 
-		for (size_t i = 0; i < n; i++) {
-			GElf_Rela r;
-			GElf_Rel rl;
-			GElf_Sym sym;
-			const char *name;
-			size_t len, at_code = header + i * entry, ri = i;
-			__u64 addr = plt_sh.sh_addr + at_code;
-
-			if (slots)
-				ri = code && code->d_buf && at_code + entry <= code->d_size ?
-				     x86_plt_reloc((const unsigned char *)code->d_buf + at_code, entry,
-						   addr, slots, nrel) : nrel;
-			if (ri >= nrel ||
-			    (rela ? !gelf_getrela(rel, ri, &r) : !gelf_getrel(rel, ri, &rl)))
+			if (!name || at + len + 5 > names_len)
 				continue;
-			if (!rela)
-				r.r_info = rl.r_info;
-			if (!GELF_R_SYM(r.r_info)) {
-				/* IRELATIVE (libc calling its own memcpy): named after the ifunc
-				 * whose resolver the addend is, as objdump's *ABS*+0x9f550 is */
-				name = rela ? ifunc_at(es, r.r_addend) : NULL;
-				if (!name)
-					continue;
-				len = strlen(name);
-			} else {
-				if (!gelf_getsym(syms, GELF_R_SYM(r.r_info), &sym) || !sym.st_name ||
-				    sym.st_name >= strs->d_size)
-					continue;
-				name = (const char *)strs->d_buf + sym.st_name;
-				len = strnlen(name, strs->d_size - sym.st_name);
-			}
-			if (!len)
-				continue;
-			if (pass == 1) {
-				struct esym *e = &es->syms[es->nr_syms++];
-
-				memcpy(names + at, name, len);
-				memcpy(names + at + len, "@plt", 5);
-				*e = (struct esym){ .addr = addr, .end = addr + entry,
-						    .name = names + at, .rank = 1, .sized = true };
-				added++;
-			}
+			memcpy(names + at, name, len);
+			memcpy(names + at + len, "@plt", 5);
+			es->syms[es->nr_syms++] = (struct esym){ .addr = addr,
+				.end = addr + t[k].entry, .name = names + at, .rank = 1, .sized = true };
 			at += len + 5;
+			added++;
 		}
-		if (pass == 1 || !at)
-			break;
-		names_len = at;
-		names = malloc(names_len);
-		tmp = realloc(es->syms, (es->nr_syms + n) * sizeof(*tmp));
-		if (tmp)
-			es->syms = tmp;
-		if (!names || !tmp) {
-			free(names);
-			free(slots);
-			return -ENOMEM;
-		}
-	}
-	if (names)
-		es->strtabs[es->nr_strtabs++] = names;
-	free(slots);
-	return added;
+	es->strtabs[es->nr_strtabs++] = names;
+	names = NULL;
+cleanup:
+	for (size_t k = 0; k < nr; k++)
+		free(t[k].slots);
+	free(names);
+	return err ? err : added;
 }
 
 static int leading_underscores(const char *s)
