@@ -625,7 +625,8 @@ static void test_untrusted_open(void)
 }
 
 /* Each "<NAME@plt>" objdump labels in file's PLT (.plt, .plt.sec, .plt.got) is what
- * elf_syms__find() names that address; objdump's "*ABS*+0x...@plt" (an IRELATIVE entry) is some NAME@plt.
+ * elf_syms__find() names that address; objdump's "*ABS*+0x...@plt" (an IRELATIVE entry) is
+ * some NAME@plt.
  * Returns how many labels were checked, -1 when objdump is missing. */
 static int check_plt(const char *file)
 {

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Inline chains and source lines from DWARF (libdw), cached per file and address.
  *
+ * libdw reads a file's debug info through a copy of it that holds only the units looked up
+ * (debug_copy()): what a profile of the whole machine costs in memory is what its addresses
+ * need, not every debug file read whole.
+ *
  * For an address, dwarf_getscopes() gives the DIEs that contain it, innermost first: lexical
  * blocks, DW_TAG_inlined_subroutine for each level of inlining, then the DW_TAG_subprogram the
  * code was compiled in.  The innermost frame's line is the line table's for the address; each
@@ -543,30 +547,35 @@ cleanup:
  * DIE's offset, or 0 when it cannot be read. */
 static Dwarf_Off unit_die(struct sfile *f, Dwarf_Off unit)
 {
-	unsigned char h[12], buf[16 << 10];
+	unsigned char h[16], buf[16 << 10];
 	__u64 len, end, gap_lo = 0, gap_hi = f->info.size, hsize;
 	__u32 l32;
 	__u16 version;
-	size_t at = 0;
+	size_t at = 0, off = 4;
 	int src = f->info.fd >= 0 ? f->info.fd : f->mfd;
 
-	if (unit + sizeof(h) > f->info.size ||
-	    pread(src, h, sizeof(h), f->info.full + unit) != sizeof(h))
+	if (unit + 12 > f->info.size || pread(src, h, 12, f->info.full + unit) != 12)
 		return 0;
 	memcpy(&l32, h, 4);
+	len = (__u64)l32 + 4;
 	if (l32 == 0xffffffff) {
-		unsigned char v[2];
-
 		memcpy(&len, h + 4, 8);
 		len += 12;
-		if (pread(src, v, 2, f->info.full + unit + 12) != 2)
-			return 0;
-		memcpy(&version, v, 2);
-		hsize = version >= 5 ? 24 : 23;
-	} else {
-		len = (__u64)l32 + 4;
-		memcpy(&version, h + 4, 2);
-		hsize = version >= 5 ? 12 : 11;
+		off = 12;
+	}
+	/* the header after the length: version, unit type (DWARF 5), address size and the
+	 * abbreviations' offset, then a skeleton's or split unit's id, a type unit's signature
+	 * and type offset */
+	if (unit + off + 3 > f->info.size || pread(src, h, 3, f->info.full + unit + off) != 3)
+		return 0;
+	memcpy(&version, h, 2);
+	hsize = off + 2 + 1 + (off == 12 ? 8 : 4);
+	if (version >= 5) {
+		hsize++;
+		if (h[2] == DW_UT_skeleton || h[2] == DW_UT_split_compile)
+			hsize += 8;
+		else if (h[2] == DW_UT_type || h[2] == DW_UT_split_type)
+			hsize += 8 + (off == 12 ? 8 : 4);
 	}
 	if (len > f->info.size - unit || len < hsize)
 		return 0;
