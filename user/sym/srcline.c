@@ -94,7 +94,7 @@ struct srclines {
 #define SRCLINE_MAX_OPEN 48
 
 /* Lookups of new addresses in copies between two unmappings of the pages they read. */
-#define SRCLINE_UNMAP_EVERY 8
+#define SRCLINE_UNMAP_EVERY 32
 
 /* Cached for addresses the debug info does not cover. */
 static struct srcline_chain no_chain;
@@ -630,6 +630,9 @@ static Dwarf *begin_dwarf(struct sfile *f, Elf *elf, int fd)
 	f->map = mmap(NULL, image, PROT_READ, MAP_SHARED, mfd, 0);
 	if (f->map == MAP_FAILED)
 		f->map = NULL;
+	/* a fault maps its page only, not the 15 around it: libdw reads a unit here and there */
+	if (f->map)
+		madvise(f->map, image, MADV_RANDOM);
 	f->map_size = image;
 	f->melf = f->map ? elf_memory(f->map, image) : NULL;
 	dw = f->melf ? dwarf_begin_elf(f->melf, DWARF_C_READ, NULL) : NULL;
