@@ -106,18 +106,17 @@ if [ "$(uname -m)" = x86_64 ] && command -v script >/dev/null; then
 	check "srcline: annotate on a terminal: the hottest instruction in bold red" \
 		grep -q $'\e\\[1;31m *[0-9.]\+' "$TMP/tty.txt"
 fi
-# system-wide: inlined frames by default too (only the debug info holding the samples is read),
-# none with --no-inline
+# system-wide: inlined frames only when asked (--inline), reading every program's DWARF
 "$WL/inlined" inline 20 >/dev/null &
 wl=$!
 sleep 0.3
-"$BPFPROF" profile -a -U -F 499 --no-children -o "$TMP/sys.txt" 1.5 2>/dev/null
-"$BPFPROF" profile -a -U -F 499 --no-inline --no-children -o "$TMP/sys_none.txt" 1 2>/dev/null
+"$BPFPROF" profile -a -U -F 499 --no-children -o "$TMP/sys_default.txt" 1 2>/dev/null
+"$BPFPROF" profile -a -U -F 499 --inline --no-children -o "$TMP/sys.txt" 1.5 2>/dev/null
 kill $wl 2>/dev/null
 wait $wl 2>/dev/null
-check "srcline: -a has the inlined rows by default" grep -qE '\[\.\] mix_a \(inlined\)  inlined\.c:' "$TMP/sys.txt"
-check "srcline: -a --no-inline has none (work holds them)" \
-	bash -c "! grep -q '(inlined)' '$TMP/sys_none.txt' && grep -qE '\[\.\] work$' '$TMP/sys_none.txt'"
+check "srcline: -a --inline has the inlined rows" grep -qE '\[\.\] mix_a \(inlined\)  inlined\.c:' "$TMP/sys.txt"
+check "srcline: -a without --inline has none (work holds them)" \
+	bash -c "! grep -q '(inlined)' '$TMP/sys_default.txt' && grep -qE '\[\.\] work$' '$TMP/sys_default.txt'"
 # annotate of a program without debug info: the instructions, and why there are no lines
 "$BPFPROF" annotate --stdio -F 999 -s asm_loop --no-debuginfod -o "$TMP/ann_stripped.txt" \
 	-- "$TMP/inl_stripped" loop 1 2>/dev/null
