@@ -1123,19 +1123,13 @@ static struct srcline_chain *chain_at(struct srclines *s, struct sfile *f, __u64
 
 static void unmap_copies(struct srclines *s);
 
-int srclines__lookup(struct srclines *s, const char *path, __u64 vaddr,
+/* The chain at vaddr of file f (index idx), which has debug info. */
+static int lookup_in(struct srclines *s, struct sfile *f, size_t idx, __u64 vaddr,
 		     const struct srcline_chain **chain)
 {
 	struct srcline_chain *c;
-	struct sfile *f;
-	size_t idx;
 	int err;
 
-	f = file_of(s, path, &idx);
-	if (!f)
-		return -ENOMEM;
-	if (f->err || !f->dw)
-		return f->err && f->err != -ENOEXEC ? f->err : -ENOENT;
 	s->lookups++;
 	c = hashtab_get(&s->chains, vaddr, idx);
 	if (c) {
@@ -1156,6 +1150,40 @@ int srclines__lookup(struct srclines *s, const char *path, __u64 vaddr,
 	}
 	*chain = c ?: &no_chain;
 	return c ? 0 : -ENXIO;
+}
+
+int srclines__lookup(struct srclines *s, const char *path, __u64 vaddr,
+		     const struct srcline_chain **chain)
+{
+	struct sfile *f;
+	size_t idx;
+
+	f = file_of(s, path, &idx);
+	if (!f)
+		return -ENOMEM;
+	if (f->err || !f->dw)
+		return f->err && f->err != -ENOEXEC ? f->err : -ENOENT;
+	return lookup_in(s, f, idx, vaddr, chain);
+}
+
+int srclines__lookup_offset(struct srclines *s, const char *path, __u64 off,
+			    const struct srcline_chain **chain)
+{
+	struct sfile *f;
+	size_t idx;
+
+	f = file_of(s, path, &idx);
+	if (!f)
+		return -ENOMEM;
+	if (f->err || !f->dw)
+		return f->err && f->err != -ENOEXEC ? f->err : -ENOENT;
+	for (size_t i = 0; i < f->nr_loads; i++) {
+		const GElf_Phdr *ph = &f->loads[i];
+
+		if (off >= ph->p_offset && off < ph->p_offset + ph->p_filesz)
+			return lookup_in(s, f, idx, off - ph->p_offset + ph->p_vaddr, chain);
+	}
+	return -ENXIO;
 }
 
 int srclines__file_offset_to_vaddr(struct srclines *s, const char *path, __u64 off,

@@ -32,6 +32,11 @@ struct srclines *srclines__new(void);
  * strings stay valid until srclines__free(). */
 int srclines__lookup(struct srclines *s, const char *path, __u64 vaddr,
 		     const struct srcline_chain **chain);
+/* srclines__lookup() of the address of file offset off (srclines__file_offset_to_vaddr()), the
+ * file found once: what a frame, known by its file offset, asks.  -ENXIO also for an offset
+ * no segment maps. */
+int srclines__lookup_offset(struct srclines *s, const char *path, __u64 off,
+			    const struct srcline_chain **chain);
 /* The ELF virtual address of file offset off of the file at path (through the PT_LOAD that maps
  * it), as mapped code's addresses are known.  0 or -errno (-ENOENT: no segment maps it). */
 int srclines__file_offset_to_vaddr(struct srclines *s, const char *path, __u64 off,

@@ -26,6 +26,7 @@ struct stack_resolver {
 	struct srclines *lines; /* NULL: frames get no source lines */
 	bool inline_frames;
 	char *no_lines;         /* files with frames but no debug info, ", "-separated */
+	char *last_noted;       /* the last file note_no_lines() was asked about */
 	size_t nr_no_lines;
 	__u64 lines_ns, lines_frames; /* spent in stack_frames_add_lines(), frames it saw */
 	bool vmlinux_tried;
@@ -186,8 +187,13 @@ static void note_no_lines(struct stack_resolver *r, const char *module)
 	size_t len = r->no_lines ? strlen(r->no_lines) : 0, add = strlen(name);
 	char *n;
 
-	if (r->nr_no_lines > 8 || srclines__has_dwarf(r->lines, module))
+	/* frames of one file come together (a stack's, the next stack's): the file just
+	 * noted is not looked for again */
+	if (r->nr_no_lines > 8 || (r->last_noted && !strcmp(r->last_noted, module)) ||
+	    srclines__has_dwarf(r->lines, module))
 		return;
+	free(r->last_noted);
+	r->last_noted = strdup(module);
 	for (const char *p = r->no_lines; p && (p = strstr(p, name)); p += add)
 		if ((p == r->no_lines || p[-1] == ' ') && (p[add] == ',' || !p[add]))
 			return;
@@ -251,7 +257,6 @@ static const struct srcline_chain *frame_chain(struct stack_resolver *r, const s
 					       bool leaf)
 {
 	const struct srcline_chain *c;
-	__u64 vaddr;
 	int err;
 
 	if (f->kernel && f->name && f->module && !strcmp(f->module, "[kernel.kallsyms]")) {
@@ -266,8 +271,7 @@ static const struct srcline_chain *frame_chain(struct stack_resolver *r, const s
 	}
 	if (f->kernel || !f->name || !f->module || f->module[0] != '/')
 		return NULL;
-	err = srclines__file_offset_to_vaddr(r->lines, f->module, f->offset, &vaddr);
-	err = err ?: srclines__lookup(r->lines, f->module, vaddr, &c);
+	err = srclines__lookup_offset(r->lines, f->module, f->offset, &c);
 	if (err == -ENOENT)
 		note_no_lines(r, f->module);
 	return err ? NULL : c;
@@ -780,6 +784,7 @@ void stack_resolver__free(struct stack_resolver *r)
 	syms_cache__free(r->syms);
 	srclines__free(r->lines);
 	free(r->no_lines);
+	free(r->last_noted);
 	free(r->vmlinux);
 	free(r);
 }
