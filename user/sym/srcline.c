@@ -154,6 +154,14 @@ static bool wanted_section(const char *name)
 	return false;
 }
 
+/* A section of strings libdw reads (terminate_strings() says why it matters). */
+static bool string_section(const char *name, const GElf_Shdr *sh)
+{
+	/* libdw finds its sections by name, whatever their flags say */
+	return !strcmp(name, ".debug_str") || !strcmp(name, ".debug_line_str") ||
+	       ((sh->sh_flags & SHF_STRINGS) && !strncmp(name, ".debug_", 7));
+}
+
 #define COPY_CHUNK (64 << 10)
 
 /* Appends size bytes of fd at off to out at *pos, inflated when zlib is set (an ELF compressed
@@ -423,7 +431,8 @@ static int debug_copy(struct sfile *f, Elf *elf, int fd, __u64 *image)
 			names = m;
 			names_cap = names_cap * 2 + len;
 		}
-		n = realloc(shs, (nr + 3) * sizeof(*shs));
+		/* this section, and after the loop .debug_aranges, .debug_info and .shstrtab */
+		n = realloc(shs, (nr + 4) * sizeof(*shs));
 		if (!n) {
 			err = -ENOMEM;
 			break;
@@ -439,6 +448,11 @@ static int debug_copy(struct sfile *f, Elf *elf, int fd, __u64 *image)
 			continue;
 		}
 		err = copy_section(fd, out, &pos, &sh);
+		/* a string section's last byte is a NUL, whatever the file says
+		 * (terminate_strings()) */
+		if (!err && sh.sh_size && string_section(name, &sh) &&
+		    pwrite(out, "", 1, sh.sh_offset + sh.sh_size - 1) != 1)
+			err = -EIO;
 		sh.sh_link = sh.sh_info = 0;
 		if (!strcmp(name, ".debug_aranges"))
 			aranges = sh;
@@ -614,6 +628,34 @@ static Dwarf_Off unit_die(struct sfile *f, Dwarf_Off unit)
 	return unit + hsize;
 }
 
+/* libdw (0.188) takes a string of .debug_str or .debug_line_str as ending within its section: a
+ * file whose last string has no NUL made it read past the section (found by
+ * tests/fuzz/fuzz_srcline.c).  Where the debug info is read in rather than copied, each such
+ * section's last byte is made a NUL in libelf's copy (the file is read in, ELF_C_READ: the
+ * buffers are ours to write), decompressed first as libdw would. */
+static void terminate_strings(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+		Elf_Data *d;
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) || !string_section(name, &sh))
+			continue;
+		if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (d && d->d_buf && d->d_size)
+			((char *)d->d_buf)[d->d_size - 1] = '\0';
+	}
+}
+
 /* Debug info of an ELF (the file's or its debug file's) through its copy (debug_copy()), or
  * read in where it cannot be copied. */
 static Dwarf *begin_dwarf(struct sfile *f, Elf *elf, int fd)
@@ -624,8 +666,10 @@ static Dwarf *begin_dwarf(struct sfile *f, Elf *elf, int fd)
 
 	if (mfd == -ENOENT)
 		return NULL; /* no debug sections */
-	if (mfd < 0)
+	if (mfd < 0) {
+		terminate_strings(elf);
 		return dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	}
 	/* the image only: the whole .debug_info past it is read with pread() */
 	f->map = mmap(NULL, image, PROT_READ, MAP_SHARED, mfd, 0);
 	if (f->map == MAP_FAILED)
