@@ -31,8 +31,9 @@ struct stack_resolver {
 	bool vmlinux_tried;
 	char *vmlinux;          /* the running kernel's image with debug info, or NULL */
 	__u64 kaslr;            /* what KASLR added to its addresses */
-	/* a drain's memo, emptied after each: (looked-up address, tgid + 1 or 0 for the kernel)
-	 * -> frame id + 1 in the aggregation drained into */
+	/* a drain's memo, emptied after each, -> frame id + 1 in the aggregation drained into:
+	 * (address, 0) for the kernel; (file offset, file) where the mapped file alone decides
+	 * (syms_cache__file_at(): processes of one program share it); else (address, tgid | 1 << 63) */
 	struct hashtab memo;
 	__u32 *ids;             /* a sample's frame ids, reused from key to key */
 	size_t ids_cap;
@@ -550,13 +551,18 @@ static int fill_sample_key(struct stack_resolver *r, int stacks_fd, const void *
 static int memo_frames(struct stack_resolver *r, struct stack_agg *agg, __u32 tgid, bool kernel,
 		       const __u64 *ips, __u32 nr, __u32 *n)
 {
-	__u64 who = kernel ? 0 : (__u64)tgid + 1;
-
 	for (__u32 i = nr; i-- > 0;) {
-		__u64 lookup = i ? ips[i] - 1 : ips[i];
-		void *hit = hashtab_get(&r->memo, lookup, who);
+		__u64 lookup = i ? ips[i] - 1 : ips[i], k1 = lookup, k2 = 0;
+		const void *file = kernel ? NULL : syms_cache__file_at(r->syms, tgid, lookup, &k1);
 		struct frame f = {};
+		void *hit;
 		long id;
+
+		if (file)
+			k2 = (uintptr_t)file;
+		else if (!kernel)
+			k2 = (__u64)tgid | 1ULL << 63; /* above any user-space pointer */
+		hit = hashtab_get(&r->memo, k1, k2);
 
 		if (hit) {
 			r->ids[(*n)++] = (uintptr_t)hit - 1;
@@ -566,7 +572,7 @@ static int memo_frames(struct stack_resolver *r, struct stack_agg *agg, __u32 tg
 		id = stack_agg__frame_id(agg, &f);
 		if (id < 0)
 			return id;
-		if (hashtab_put(&r->memo, lookup, who, (void *)(uintptr_t)(id + 1)))
+		if (hashtab_put(&r->memo, k1, k2, (void *)(uintptr_t)(id + 1)))
 			return -ENOMEM;
 		r->ids[(*n)++] = id;
 	}
