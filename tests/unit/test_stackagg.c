@@ -96,6 +96,59 @@ static void test_agg_by_tid(void)
 }
 
 /* Deletions against a plain array as the reference, with keys that collide in the table. */
+/* The drain's memo path: frames given as ids of the aggregation's own table (from
+ * stack_agg__frame_id()) make the same entries as the frames themselves. */
+static void test_agg_own_ids(void)
+{
+	struct stack_agg *a = stack_agg__new(false), *b = stack_agg__new(false);
+	char main_name[] = "main", work[] = "work", mod[] = "/usr/bin/cc1", k[] = "[kernel.kallsyms]";
+	struct frame f[] = { { .name = main_name, .module = mod, .addr = 0x1000 },
+			     { .name = work, .module = mod, .addr = 0x2000 },
+			     { .module = mod, .offset = 0x30, .addr = 0x3030 },
+			     { .name = work, .module = k, .kernel = true, .addr = 0xffff1000 } };
+	const struct stack_sample *oa, *ob;
+	size_t na, nb;
+	__u32 ids[4];
+
+	CHECK(a && b);
+	for (int round = 0; round < 3; round++) {
+		struct stack_sample s = sample(round == 2 ? "as" : "cc1", 10 + round, f, 4, 1 + round);
+
+		/* a: frames; b: ids, looked up afresh each round as a new drain would */
+		CHECK_INT(stack_agg__add(a, &s), 0);
+		for (int i = 0; i < 4; i++) {
+			long id = stack_agg__frame_id(b, &f[i]);
+
+			CHECK(id >= 0);
+			ids[i] = id;
+		}
+		s.frames = NULL;
+		s.frame_ids = s.waker_frame_ids = ids;
+		s.frame_table = stack_agg__frames(b);
+		CHECK_INT(stack_agg__add_own(b, &s), 0);
+	}
+	oa = stack_agg__samples(a, &na);
+	ob = stack_agg__samples(b, &nb);
+	CHECK_INT(na, 2);
+	CHECK_INT(nb, na);
+	for (size_t i = 0; i < na && i < nb; i++) {
+		CHECK_STR(oa[i].comm, ob[i].comm);
+		CHECK_INT(oa[i].value, ob[i].value);
+		CHECK_INT(oa[i].nr_frames, ob[i].nr_frames);
+		for (__u32 j = 0; j < oa[i].nr_frames && j < ob[i].nr_frames; j++) {
+			const struct frame *x = stack_sample_frame(&oa[i], j), *y = stack_sample_frame(&ob[i], j);
+
+			CHECK(x->kernel == y->kernel && x->offset == y->offset && x->addr == y->addr);
+			CHECK_STR(x->module, y->module);
+			CHECK(x->name ? y->name && !strcmp(x->name, y->name) : !y->name);
+		}
+	}
+	CHECK_INT(oa[0].value, 3); /* cc1: rounds 0 and 1 */
+	CHECK(!stack_agg__exact_leaves(b));
+	stack_agg__free(a);
+	stack_agg__free(b);
+}
+
 static void test_hashtab_del(void)
 {
 	enum { N = 2000 };
@@ -126,6 +179,7 @@ int main(void)
 {
 	RUN(test_agg_merges_by_command_and_stack);
 	RUN(test_agg_by_tid);
+	RUN(test_agg_own_ids);
 	RUN(test_hashtab_del);
 	TESTS_DONE();
 }

@@ -162,7 +162,7 @@ static long frame_id(struct stack_agg *a, const struct frame *f, bool exact)
 /* Appends the ids of s's frames (its waker's when waker) to the arena, frames given inline or
  * as ids into another aggregation's table; a sample's own last frame is its leaf.  0 or -ENOMEM
  * (the arena is left as it was). */
-static int add_ids(struct stack_agg *a, const struct stack_sample *s, bool waker)
+static int add_ids(struct stack_agg *a, const struct stack_sample *s, bool waker, bool own)
 {
 	__u32 n = waker ? s->nr_waker_frames : s->nr_frames;
 	size_t start = a->nr_ids;
@@ -180,6 +180,14 @@ static int add_ids(struct stack_agg *a, const struct stack_sample *s, bool waker
 			return -ENOMEM;
 		a->ids = ids;
 		a->ids_cap = cap;
+	}
+	/* ids of this aggregation's own table (stack_agg__add_own()): nothing to look up */
+	if (own) {
+		if (n)
+			memcpy(&a->ids[a->nr_ids], waker ? s->waker_frame_ids : s->frame_ids,
+			       n * sizeof(*a->ids));
+		a->nr_ids += n;
+		return 0;
 	}
 	/* the leaf and the frames it is inlined into: all at the leaf's address */
 	if (leaf && a->leaf_addrs && n)
@@ -232,7 +240,7 @@ static void drop_output(struct stack_agg *a)
 	a->nr_out = 0;
 }
 
-int stack_agg__add(struct stack_agg *a, const struct stack_sample *s)
+static int add_sample(struct stack_agg *a, const struct stack_sample *s, bool own)
 {
 	struct agg_entry e = { .pid = s->pid, .tid = s->tid, .event = s->event, .value = s->value,
 			       .nr_frames = s->nr_frames, .nr_waker_frames = s->nr_waker_frames,
@@ -244,8 +252,8 @@ int stack_agg__add(struct stack_agg *a, const struct stack_sample *s)
 	drop_output(a);
 	memcpy(e.comm, s->comm, TASK_COMM_LEN - 1);
 	memcpy(e.waker_comm, s->waker_comm, TASK_COMM_LEN - 1);
-	err = add_ids(a, s, false);
-	if (!err && (err = add_ids(a, s, true)))
+	err = add_ids(a, s, false, own);
+	if (!err && (err = add_ids(a, s, true, own)))
 		a->nr_ids = e.ids;
 	if (err)
 		return err;
@@ -276,6 +284,32 @@ int stack_agg__add(struct stack_agg *a, const struct stack_sample *s)
 nomem:
 	a->nr_ids = e.ids;
 	return -ENOMEM;
+}
+
+int stack_agg__add(struct stack_agg *a, const struct stack_sample *s)
+{
+	return add_sample(a, s, false);
+}
+
+int stack_agg__add_own(struct stack_agg *a, const struct stack_sample *s)
+{
+	return add_sample(a, s, true);
+}
+
+bool stack_agg__exact_leaves(const struct stack_agg *a)
+{
+	return a->leaf_addrs;
+}
+
+long stack_agg__frame_id(struct stack_agg *a, const struct frame *f)
+{
+	drop_output(a); /* the table may move */
+	return frame_id(a, f, false);
+}
+
+const struct frame *stack_agg__frames(const struct stack_agg *a)
+{
+	return a->frames;
 }
 
 const struct stack_sample *stack_agg__samples(struct stack_agg *a, size_t *nr)

@@ -20,6 +20,19 @@ void stack_agg__keep_leaf_addrs(struct stack_agg *a);
  * stays the caller's; its frames inline or ids, as another aggregation's samples have them).
  * 0 or -ENOMEM. */
 int stack_agg__add(struct stack_agg *a, const struct stack_sample *s);
+/* The id in a's frame table of frame f (added on first sight, copying its strings), as
+ * stack_agg__add() would find it: for callers that memoize the frames they meet again.  -ENOMEM
+ * or the id. */
+long stack_agg__frame_id(struct stack_agg *a, const struct frame *f);
+/* The frame table the ids index; valid until the next add. */
+const struct frame *stack_agg__frames(const struct stack_agg *a);
+/* stack_agg__add() for a sample whose frame_ids (and waker_frame_ids) are ids of a's own table
+ * (stack_agg__frame_id(); frame_table stack_agg__frames(a)): the ids are taken as they are, no
+ * frame hashed again.  Not where leaves are exact (stack_agg__exact_leaves()): an id keeps the
+ * first address seen, not the sample's.  0 or -ENOMEM. */
+int stack_agg__add_own(struct stack_agg *a, const struct stack_sample *s);
+/* Whether stack_agg__keep_leaf_addrs() was asked. */
+bool stack_agg__exact_leaves(const struct stack_agg *a);
 /* The entries so far as samples for the writers, their frames as ids into the aggregation's
  * frame table (stack_sample_frame()); valid until the next add or free.  NULL with *nr 0 when
  * there is none, or on ENOMEM. */

@@ -1214,6 +1214,18 @@ static bool resolve_in_proc(struct syms_cache *sc, struct proc *p, __u64 addr,
 	return false;
 }
 
+const void *syms_cache__file_at(struct syms_cache *sc, __u32 tgid, __u64 addr, __u64 *file_off)
+{
+	struct proc *p = proc_get(sc, tgid);
+	const struct mapping *m = p ? find_mapping(p->maps, p->nr_maps, addr) : NULL;
+
+	/* a JIT's perf map may name what the file does not: the process decides then */
+	if (!m || m->kind != MAP_FILE || p->pm)
+		return NULL;
+	*file_off = addr - m->start + m->pgoff;
+	return m->dso;
+}
+
 void syms_cache__resolve(struct syms_cache *sc, __u32 tgid, __u64 addr, struct user_sym *out)
 {
 	struct proc *p;
