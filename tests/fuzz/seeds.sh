@@ -107,3 +107,27 @@ int main(int argc, char **argv) { DTRACE_PROBE(app, start); DTRACE_PROBE2(app, t
 C
 gcc -O1 -s -o usdt/sdt "$tmp/sdt.c"
 objcopy --dump-section .note.stapsdt=usdt/note.stapsdt usdt/sdt "$tmp/sdt.out"
+# DWARF for inlined frames and lines: a -O2 -g program whose loop is two inlined functions deep,
+# as DWARF 5, compressed (the copy inflates it), compressed without .debug_aranges (copied whole),
+# and DWARF 4.  fuzz_srcline reads its address from bytes 8-15 (EI_PAD): aimed at work().
+mkdir -p srcline
+cat > "$tmp/inl.c" <<'C'
+static inline int sq(int x) { return x * x; }
+static inline int add3(int x) { return sq(x) + 3; }
+__attribute__((noinline)) int work(int n) { int s = 0; for (int i = 0; i < n; i++) s += add3(i); return s; }
+int main(int argc, char **argv) { return work(argc) & 1; }
+C
+gcc -O2 -g -Wl,--build-id -Wl,-z,noseparate-code -o srcline/inline-dwarf5 "$tmp/inl.c"
+gcc -O2 -gdwarf-4 -Wl,-z,noseparate-code -o "$tmp/inl4" "$tmp/inl.c"
+objcopy --compress-debug-sections=zlib "$tmp/inl4" srcline/inline-dwarf4-zlib
+objcopy --compress-debug-sections=zlib srcline/inline-dwarf5 srcline/inline-dwarf5-zlib
+objcopy --compress-debug-sections=zlib --remove-section=.debug_aranges srcline/inline-dwarf5 \
+	srcline/inline-zlib-no-aranges
+for f in srcline/inline-*; do
+	python3 - "$f" "0x$(nm "$f" | awk '$3 == "work" { print $1 }')" <<'PY'
+import struct, sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+b[8:16] = struct.pack('<Q', int(sys.argv[2], 16) + 4)
+open(sys.argv[1], 'wb').write(bytes(b))
+PY
+done
