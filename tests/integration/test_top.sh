@@ -139,6 +139,23 @@ check "--stdio: no terminal escapes" bash -c "! grep -q $'\\x1b' '$TMP/stdio.txt
 "$BPFPROF" top -d 1 -p "$HC" 1.5 | cat >"$TMP/piped.txt"
 check "piped without --stdio: plain refreshes" grep -q '^   bpfprof top:' "$TMP/piped.txt"
 
+# 6b. The reader gone (| head -1, | true): top ends at once, exit status 0 and not a word, rather
+# than at its next refresh's write (EPIPE).  Bounds far from the refreshes it would wait for.
+elapsed_since() { awk -v s="$1" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f\n", e - s }'; }
+t0=$(date +%s.%N)
+{ "$BPFPROF" top --stdio -d 30 -a 60 2>"$TMP/gone.err"; echo $? >"$TMP/gone.rc"; } | true
+took=$(elapsed_since "$t0")
+echo "# | true: top ended after ${took} s (its first refresh is due at 30 s)"
+check "| true: top ends long before its first refresh" awk -v t="$took" 'BEGIN { exit !(t < 20) }'
+check "| true: exit status 0, nothing said" test "$(cat "$TMP/gone.rc")" = 0 -a ! -s "$TMP/gone.err"
+{ "$BPFPROF" top --stdio -d 8 -a 60 2>"$TMP/head.err"; echo $? >"$TMP/head.rc"; } |
+	{ head -1 >"$TMP/head.txt"; date +%s.%N >"$TMP/head.t"; }
+took=$(elapsed_since "$(cat "$TMP/head.t")")
+echo "# | head -1: top ended ${took} s after head did (its next refresh is due 8 s after the first)"
+check "| head -1: the first refresh's header line" grep -q '^   bpfprof top:' "$TMP/head.txt"
+check "| head -1: top ends at once, not at its next refresh" awk -v t="$took" 'BEGIN { exit !(t < 4) }'
+check "| head -1: exit status 0, nothing said" test "$(cat "$TMP/head.rc")" = 0 -a ! -s "$TMP/head.err"
+
 # 7. --sort, -E, -v (own CPU), and an event: every sched_switch a sample.
 "$BPFPROF" top --stdio -d 1 -p "$HC" -s comm,pid,sym -E 5 -v 1.2 >"$TMP/sort.txt" 2>/dev/null
 check "--sort comm,pid,sym: columns" grep -Eq '^  Children      Self  Command +Pid  Symbol' "$TMP/sort.txt"

@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <unistd.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <bpf/libbpf.h>
 #include "cmd/cmds.h"
@@ -26,6 +28,10 @@ RUNNER_SKELETON(profile);
 #define DELAY_MIN_S 0.1
 #define STDIO_ROWS 40     /* rows a --stdio refresh prints when stdout is no terminal */
 #define SCREEN_CHROME 2   /* screen lines besides the status: table header and key line */
+/* Ticks while nothing happens (no new process, no key): the refresh's work is all a quiet
+ * machine needs, and each wake-up costs as much (the runner's 100 ms otherwise). */
+#define IDLE_TICK_NS 500000000ULL
+#define IDLE_SLACK_NS 2000000ULL
 
 static struct top_env {
 	/* options */
@@ -36,10 +42,13 @@ static struct top_env {
 	__u64 entries;         /* -E */
 	/* the run */
 	bool screen;           /* full-screen and keys, else plain-text refreshes */
+	bool keys_wake;        /* keys typed wake the run loop: its ticks may be far apart */
+	bool out_gone;         /* the output's reader left (| head): end, and write no more */
 	struct top_table *table;
 	struct top_ui ui;
 	struct top_keyreader keys;
 	struct stack_agg *all; /* --svg, --pprof: every period's samples, for the files at the end */
+	struct stack_run *sr;  /* profile's (profile_state() costs syscalls: not at each tick) */
 	struct top_row *rows;
 	size_t nr_rows;
 	double total;          /* the rows' 100% */
@@ -223,6 +232,11 @@ static int print_refresh(FILE *out)
 	stack_buf_free(&b);
 	if (!err && fflush(out) == EOF)
 		err = -errno;
+	if (err == -EPIPE) {
+		/* nobody reads any more: the run ends as it would on q, without a word */
+		env.out_gone = true;
+		return 1;
+	}
 	if (err)
 		p_err("cannot write %s: %s", run_opts.out.path ?: "the output", strerror(-err));
 	return err;
@@ -230,13 +244,11 @@ static int print_refresh(FILE *out)
 
 /* A period's samples made final (event specs' BPF frames trimmed, once) and kept for the files
  * written at the end. */
-static int keep_period(struct runner *r, const struct stack_sample *s, size_t n)
+static int keep_period(const struct profile_state *st, const struct stack_sample *s, size_t n)
 {
-	struct profile_state st;
 	int err = 0;
 
-	profile_state(r, &st);
-	if (st.trim_bpf_frames)
+	if (st->trim_bpf_frames)
 		for (size_t i = 0; i < n; i++)
 			stack_sample_trim_bpf((struct stack_sample *)&s[i]);
 	for (size_t i = 0; env.all && i < n && !err; i++)
@@ -246,17 +258,17 @@ static int keep_period(struct runner *r, const struct stack_sample *s, size_t n)
 	return err;
 }
 
-/* One period's samples into the table, and on the screen or out. */
-static int show_period(struct runner *r, const struct stack_sample *s, size_t n, __u64 now)
+/* One period's samples into the table, and on the screen or out; st read after the period's
+ * end (its lost samples). */
+static int show_period(struct runner *r, const struct profile_state *st,
+		       const struct stack_sample *s, size_t n, __u64 now)
 {
-	struct profile_state st;
 	__u64 cpu = own_cpu_us();
 	double seconds = (now - env.last_ns) / 1e9;
-	int err = keep_period(r, s, n);
+	int err = keep_period(st, s, n);
 
 	if (err)
 		return err;
-	profile_state(r, &st);
 	err = top_table__refresh(env.table, env.ui.mode, s, n, &env.status.period);
 	if (err) {
 		p_err("cannot update the table: %s", strerror(-err));
@@ -264,12 +276,12 @@ static int show_period(struct runner *r, const struct stack_sample *s, size_t n,
 	}
 	env.refreshes++;
 	env.status.seconds = seconds;
-	env.status.lost = st.lost - env.lost_before;
-	env.status.lost_total = st.lost;
+	env.status.lost = st->lost - env.lost_before;
+	env.status.lost_total = st->lost;
 	env.status.mode = env.ui.mode;
 	env.status.cpu_ms = (cpu - env.cpu_before_us) / 1000.0;
 	env.status.cpu_ms_per_s = seconds > 0 ? env.status.cpu_ms / seconds : 0;
-	env.lost_before = st.lost;
+	env.lost_before = st->lost;
 	env.cpu_before_us = cpu;
 	env.last_ns = now;
 	if (env.screen && env.ui.paused)
@@ -291,12 +303,12 @@ static int refresh(struct runner *r)
 	size_t n = 0;
 	int err;
 
-	profile_state(r, &st);
-	period = stack_run_take_period(st.sr);
+	period = stack_run_take_period(env.sr);
 	if (!period)
 		return -errno;
+	profile_state(r, &st);
 	s = stack_agg__samples(period, &n);
-	err = show_period(r, s, n, now_ns());
+	err = show_period(r, &st, s, n, now_ns());
 	stack_agg__free(period);
 	return err;
 }
@@ -345,6 +357,25 @@ static int read_keys(void)
 
 /* ---- the command's hooks ---- */
 
+/* --max-stacks by default: room for eight refreshes' samples at most (the clocks and hardware
+ * events sample at most HZ a CPU), 1024 to profile's 16384.  Draining walks every bucket of both
+ * maps, full or not: at 99 Hz on 2 CPUs, 16384 keys (32768 stacks) made the walk most of a
+ * refresh's cost.  More samples than that (an event spec, a burst) drain the maps early, as
+ * profile's do once a quarter full. */
+static void size_maps(const struct profile_state *st)
+{
+	int cpus = targets.cpus ? targets.nr_cpus : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	double want = 8.0 * st->freq * (cpus > 0 ? cpus : 1) * env.delay;
+	__u64 n = 1024;
+
+	/* event specs count every hit; more than one event samples each at HZ */
+	if (!stack_opts.max_stacks_auto || !st->freq || strchr(st->event, ','))
+		return;
+	while (n < want && n < stack_opts.max_stacks)
+		n *= 2;
+	stack_opts.max_stacks = n;
+}
+
 static int top_check(struct runner *r)
 {
 	struct profile_state st;
@@ -364,8 +395,13 @@ static int top_check(struct runner *r)
 	if (err)
 		return err;
 	profile_state(r, &st);
+	env.sr = st.sr;
+	size_maps(&st);
 	/* samples keep their process, for 'P' and --sort pid */
 	st.sr->by_tid = true;
+	/* the kernel's maps are read at each refresh, not in between as well (twice the reads for
+	 * nothing): only where a refresh is late, or the maps fill up */
+	st.sr->drain_every_ns = 2 * env.delay * 1e9;
 	env.table = top_table__new(&env.sort);
 	if (stack_files_wanted())
 		env.all = stack_agg__new(true);
@@ -393,14 +429,28 @@ static int top_started(struct runner *r)
 	env.last_ns = now_ns();
 	env.next_ns = env.last_ns + (__u64)(env.delay * 1e9);
 	env.cpu_before_us = own_cpu_us();
-	if (!env.screen)
+	if (!env.screen) {
+		/* a pipe whose reader left (| head) ends the run at once, not at the next refresh
+		 * (a file cannot be polled, and has no reader to lose) */
+		runner_wake_on(r, fileno(r->out), 0);
 		return 0;
+	}
 	err = term_enter(isatty(STDIN_FILENO) ? STDIN_FILENO : -1, STDOUT_FILENO);
 	if (err) {
 		p_err("cannot set up the terminal: %s", strerror(-err));
 		return err;
 	}
+	env.keys_wake = isatty(STDIN_FILENO) && !runner_wake_on(r, STDIN_FILENO, EPOLLIN);
 	return draw_screen();
+}
+
+/* Whether plain text's reader is gone: a pipe's read end closed (POLLERR), a terminal hung
+ * up.  A file says neither. */
+static bool output_gone(FILE *out)
+{
+	struct pollfd p = { .fd = fileno(out) };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP));
 }
 
 static int top_tick(struct runner *r)
@@ -410,16 +460,31 @@ static int top_tick(struct runner *r)
 
 	if (!err && env.screen)
 		err = read_keys();
+	if (!err && !env.screen && output_gone(r->out)) {
+		env.out_gone = true;
+		return 1;
+	}
+	now = now_ns();
+	if (!err && now >= env.next_ns) {
+		/* a late tick does not bunch the refreshes that follow */
+		env.next_ns += (__u64)(env.delay * 1e9);
+		if (env.next_ns <= now)
+			env.next_ns = now + (__u64)(env.delay * 1e9);
+		err = refresh(r);
+	}
 	if (err)
 		return err;
-	now = now_ns();
-	if (now < env.next_ns)
-		return 0;
-	/* a late tick does not bunch the refreshes that follow */
-	env.next_ns += (__u64)(env.delay * 1e9);
-	if (env.next_ns <= now)
-		env.next_ns = now + (__u64)(env.delay * 1e9);
-	return refresh(r);
+	/* the next tick: soon while processes come and go, or where keys are read only at ticks;
+	 * else at most IDLE_TICK_NS on, and not past the refresh (the runner counts from the
+	 * tick's start: SLACK keeps it from waking a moment early) */
+	r->idle_tick_ns = 0;
+	if (!env.screen || env.keys_wake) {
+		__u64 idle = env.next_ns - now + IDLE_SLACK_NS;
+
+		idle = idle < IDLE_TICK_NS ? idle : IDLE_TICK_NS;
+		r->idle_tick_ns = idle < env.sr->quiet_ns ? idle : env.sr->quiet_ns;
+	}
+	return 0;
 }
 
 /* The screen goes first: whatever is said from here on is said on the user's terminal. */
@@ -452,10 +517,13 @@ static int top_write(struct runner *r)
 	int err;
 
 	profile_state(r, &st);
-	if (!env.screen && (!env.refreshes || (end - env.last_ns) / 1e9 >= env.delay / 2))
-		err = show_period(r, st.sr->samples, st.sr->nr_samples, end);
+	if (!env.screen && !env.out_gone &&
+	    (!env.refreshes || (end - env.last_ns) / 1e9 >= env.delay / 2))
+		err = show_period(r, &st, st.sr->samples, st.sr->nr_samples, end);
 	else
-		err = keep_period(r, st.sr->samples, st.sr->nr_samples);
+		err = keep_period(&st, st.sr->samples, st.sr->nr_samples);
+	/* > 0: the reader left as the last refresh went out; the files are still written */
+	err = err > 0 ? 0 : err;
 	if (!err && env.all)
 		write_files(r);
 	return err;
@@ -488,7 +556,8 @@ const struct command top_cmd = {
 		"all); / zoom into a PID or command typed; h or ? help.  The header says samples per\n"
 		"second, the share taken in the kernel, samples lost (this refresh/all) and, with\n"
 		"-v, bpfprof's own CPU time per refresh and per second.  User stacks are walked by\n"
-		"frame pointers unless --unwind says otherwise (as perf top -g does).\n",
+		"frame pointers unless --unwind says otherwise (as perf top -g does).  --max-stacks\n"
+		"defaults to room for eight refreshes' samples at -F HZ (1024 to 16384).\n",
 	.caps = CAP_SYMBOLS | CAP_CPUS | CAP_THREAD_KIND | CAP_STACKS | CAP_STACK_FILES | CAP_EVENTS,
 	.positional = POS_DURATION,
 	.opts = top_opts,

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/epoll.h>
 #include <sys/wait.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -390,6 +391,29 @@ int runner_add_ringbuf(struct runner *r, struct bpf_map *map, ring_buffer_sample
 	return err;
 }
 
+/* epoll data of the rings' own epoll fd in wake_epfd; the other fds carry their number */
+#define WAKE_RINGS (-1)
+
+int runner_wake_on(struct runner *r, int fd, __u32 events)
+{
+	struct epoll_event ev = { .events = events, .data.fd = fd };
+
+	if (!r->wake_epfd) {
+		struct epoll_event rings = { .events = EPOLLIN, .data.fd = WAKE_RINGS };
+		int epfd = epoll_create1(EPOLL_CLOEXEC);
+
+		if (epfd < 0)
+			return -errno;
+		/* the rings' epoll fd is readable while any ring holds data: one wait for both */
+		if (r->rb && epoll_ctl(epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(r->rb), &rings)) {
+			close(epfd);
+			return -errno;
+		}
+		r->wake_epfd = epfd;
+	}
+	return epoll_ctl(r->wake_epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
 int runner_resolve_events(struct probe_events *evs)
 {
 	return probe_resolve_specs(run_opts.events, run_opts.nr_events,
@@ -707,6 +731,33 @@ static int report(struct runner *r, bool last)
 	return err;
 }
 
+/* Polls the rings and the runner_wake_on() fds for up to ms: the ring records read, or <= 0.
+ * A fd that hung up or failed is told once (r->woken) and then left out: the command's tick
+ * sees why, and the loop does not spin on it. */
+static int wait_events(struct runner *r, int ms)
+{
+	struct epoll_event ev[4];
+	bool rings = false;
+	int n;
+
+	if (!r->wake_epfd)
+		return ring_buffer__poll(r->rb, ms);
+	n = epoll_wait(r->wake_epfd, ev, 4, ms);
+	/* a signal (a terminal resized) is looked at by the tick, now */
+	if (n < 0 && errno == EINTR)
+		r->woken = true;
+	for (int i = 0; i < n; i++) {
+		if (ev[i].data.fd == WAKE_RINGS) {
+			rings = true;
+			continue;
+		}
+		r->woken = true;
+		if (ev[i].events & (EPOLLERR | EPOLLHUP))
+			epoll_ctl(r->wake_epfd, EPOLL_CTL_DEL, ev[i].data.fd, NULL);
+	}
+	return rings ? ring_buffer__consume(r->rb) : 0;
+}
+
 static void wait_for(struct runner *r, __u64 until)
 {
 	__u64 now = now_ns();
@@ -714,9 +765,10 @@ static void wait_for(struct runner *r, __u64 until)
 
 	if (until <= now)
 		return;
-	if (r->rb) {
-		if (ring_buffer__poll(r->rb, (until - now + 999999) / 1000000) <= 0)
+	if (r->wake_epfd || r->rb) {
+		if (wait_events(r, (until - now + 999999) / 1000000) <= 0 || r->woken)
 			return;
+		r->ring_activity = true;
 		/* Events came: the next ones gather for a moment before the loop polls again.
 		 * Woken for each, the run loop woke 440 times a second under process churn (a
 		 * process's first sample, its exit, a table request each), a context switch and
@@ -747,7 +799,7 @@ static int run_loop(struct runner *r)
 	__u64 interval_ns = run_opts.interval * 1e9;
 	__u64 deadline = run_opts.duration ? r->start_ns + (__u64)(run_opts.duration * 1e9) : 0;
 	__u64 next = interval_ns ? r->start_ns + interval_ns : 0;
-	__u64 next_tick = r->start_ns + TICK_NS, now;
+	__u64 last_tick = r->start_ns, next_tick, now;
 	__u64 every_ns = period_opts.every * 1e9;
 	__u64 next_period = every_ns ? r->start_ns + every_ns : 0;
 	__u64 heatmap_full = heatmap_run_full_at(&heatmap_opts);
@@ -756,6 +808,12 @@ static int run_loop(struct runner *r)
 
 	for (;;) {
 		now = now_ns();
+		/* 100 ms while the rings bring something (a new process to read, an exit), or where
+		 * the command keeps it; its idle tick otherwise */
+		next_tick = last_tick + (r->idle_tick_ns > TICK_NS && !r->ring_activity ?
+					 r->idle_tick_ns : TICK_NS);
+		if (r->woken)
+			next_tick = now;
 		if (exiting)
 			break;
 		if (deadline && now >= deadline) {
@@ -792,10 +850,14 @@ static int run_loop(struct runner *r)
 				break;
 		}
 		if (now >= next_tick) {
-			next_tick = now + TICK_NS;
+			int records = 0;
+
+			last_tick = now;
+			r->woken = false;
 			/* records submitted without a wakeup (a process's exit) are read here */
 			if (r->rb)
-				ring_buffer__consume(r->rb);
+				records = ring_buffer__consume(r->rb);
+			r->ring_activity = records > 0;
 			if (targets_gone(&targets)) {
 				p_info("every target has exited");
 				break;
@@ -1049,6 +1111,8 @@ static void teardown(struct runner *r)
 	/* the command's workers use the skeleton's maps: they stop first */
 	if (r->cmd->teardown)
 		r->cmd->teardown(r);
+	if (r->wake_epfd)
+		close(r->wake_epfd);
 	ring_buffer__free(r->rb);
 	probe_links_destroy(&r->links);
 	follow_stop(r->follow);

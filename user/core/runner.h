@@ -162,6 +162,13 @@ struct runner {
 	struct bpf_link *late_links[RUNNER_LATE_LINKS]; /* runner_detach_later() */
 	pthread_t late_thread;
 	bool late_started;
+	/* Set by the command (at any hook): while the rings bring nothing, its tick may wait this
+	 * long instead of the runner's 100 ms (less, or 0, keeps 100 ms).  Each wake-up costs a live view
+	 * such as top as much as the work it finds on a quiet machine. */
+	__u64 idle_tick_ns;
+	bool ring_activity;        /* the rings brought something since the last tick */
+	int wake_epfd;             /* runner_wake_on(): the rings and those fds; 0 until then */
+	bool woken;                /* a runner_wake_on() fd is ready: the tick runs now */
 };
 
 /* Runs a command on argv (argv[0] is its name); returns the process exit status: 0, 1 for a
@@ -180,6 +187,12 @@ void runner_detach_later(struct runner *r, struct bpf_link **link);
 /* The same before the run ends, for a command's tick as a planned end nears: that thread starts
  * now, and the release is over before the report (the exit waited 15-45 ms for it). */
 void runner_detach_early(struct runner *r, struct bpf_link **link);
+
+/* The command's tick runs as soon as fd has one of events (EPOLLIN for keys typed; 0 for
+ * EPOLLERR/EPOLLHUP alone: a pipe whose reader is gone), not at the next tick.  After the ring
+ * buffers are added.  0, or -errno where fd cannot be polled (a regular file: nothing to wait
+ * for). */
+int runner_wake_on(struct runner *r, int fd, __u32 events);
 
 /* Adds a ring buffer the run loop polls (and drains once more after detach).  0 or -errno
  * (message printed). */

@@ -41,6 +41,13 @@
 /* The first drain comes sooner: it loads the symbols of the programs running then while the
  * run goes on, not at its end, where a short run (profile -a 1) waited for them. */
 #define FIRST_DRAIN_NS 250000000ULL
+/* --max-stacks by default */
+#define STACKS_DEFAULT 16384
+/* The bytes of an mmap record, about (a mapping and its path): how fast the rings fill. */
+#define RECORD_BYTES 160
+/* A drain that forgot no process gives memory back at most this often: malloc_trim() walks the
+ * whole heap (a tenth of a ms), and what it returns the next drain faults back in. */
+#define TRIM_INTERVAL_NS 10000000000ULL
 
 struct stack_drain {
 	struct stack_drain_maps maps;
@@ -49,7 +56,7 @@ struct stack_drain {
 	const __u64 *counts_stored, *stacks_stored; /* inserted by the BPF side, ever */
 	__u64 counts_max, stacks_max;
 	__u64 counts_deleted, stacks_deleted;      /* by user space, ever */
-	__u64 last_ns;
+	__u64 last_ns, trimmed_ns;
 	__u64 drains, drained;
 	__u64 held;                                /* of drained: in the aggregation held now (a
 						    * period handed the rest over) */
@@ -188,7 +195,7 @@ void stack_opts_reset(struct stack_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->max_stack = 0; /* STACK_DEPTH_DEFAULT, or the kernel's limit when lower */
-	o->max_stacks = 16384;
+	o->max_stacks = 0; /* STACKS_DEFAULT, where not given */
 	o->unwind = UNWIND_DEFAULT_METHOD;
 	o->unwind_mem_mb = UNWIND_DEFAULT_MEM_MB;
 	o->unwind_cache_mb = UNW_CACHE_DEFAULT_MB;
@@ -216,6 +223,9 @@ int stack_opts_check(struct stack_opts *o)
 		p_err("-U and -K exclude each other");
 		return -EINVAL;
 	}
+	o->max_stacks_auto = !o->max_stacks;
+	if (!o->max_stacks)
+		o->max_stacks = STACKS_DEFAULT;
 	if (!o->max_stack) {
 		o->max_stack = limit < STACK_DEPTH_DEFAULT ? limit : STACK_DEPTH_DEFAULT;
 	} else if (o->max_stack > limit) {
@@ -566,9 +576,13 @@ static int drain_gen(struct stack_run *s, bool wait)
 	}
 	/* what the drain, the forgotten processes and the unwinder's table builds freed goes back
 	 * to the system: a long run's RSS is what it holds, not its high-water mark (and what
-	 * the drain's source lines parsed of the debug info, first) */
+	 * the drain's source lines parsed of the debug info, first); without either, at most every
+	 * TRIM_INTERVAL_NS */
 	stack_resolver__release_lines(s->resolver);
-	malloc_trim(0);
+	if (exits || stack_opts_lines() || d->last_ns - d->trimmed_ns >= TRIM_INTERVAL_NS) {
+		malloc_trim(0);
+		d->trimmed_ns = d->last_ns;
+	}
 	if (err)
 		p_err("cannot read the samples: %s", strerror(-err));
 	return err;
@@ -581,11 +595,12 @@ static int drain_once(struct stack_run *s)
 
 /* Due: the interval is over, or a map is a quarter full (inserts and deletes since the start):
  * both generations share the maps, and the new one fills while the old one is read. */
-static bool drain_due(const struct stack_drain *d)
+static bool drain_due(const struct stack_run *s)
 {
+	const struct stack_drain *d = s->drain;
 	__u64 counts = __atomic_load_n(d->counts_stored, __ATOMIC_RELAXED) - d->counts_deleted;
 	__u64 stacks = __atomic_load_n(d->stacks_stored, __ATOMIC_RELAXED) - d->stacks_deleted;
-	__u64 interval = d->drains ? DRAIN_INTERVAL_NS : FIRST_DRAIN_NS;
+	__u64 interval = !d->drains ? FIRST_DRAIN_NS : s->drain_every_ns ?: DRAIN_INTERVAL_NS;
 
 	return now_ns() - d->last_ns >= interval || counts * 4 >= d->counts_max ||
 	       stacks * 4 >= d->stacks_max;
@@ -607,6 +622,7 @@ static void drain_free(struct stack_drain *d)
 	if (!d)
 		return;
 	mmaprec__free(d->records);
+	stack_drain_maps_free(&d->maps);
 	stack_agg__free(d->agg);
 	free(d->exited);
 	free(d);
@@ -716,13 +732,35 @@ int stack_run_start(struct stack_run *s, struct runner *r, const struct unwind_b
 	return err;
 }
 
+/* How long the next tick may wait: until the mmap record rings would be a quarter full at the
+ * pace records came since the last tick, all on one CPU; not while a second snapshot is due, nor
+ * with the unwinder (its table builds and retries keep their pace). */
+static __u64 quiet_for(struct stack_run *s, size_t records, __u64 now)
+{
+	struct mmaprec_stats ms;
+	__u64 dt = now - s->last_tick_ns;
+
+	if (s->unwinder || syms_cache__revisits_pending(stack_resolver__syms(s->resolver)))
+		return 0;
+	if (!records)
+		return UINT64_MAX;
+	mmaprec__stats(s->drain->records, &ms);
+	return ms.ring_bytes / 4 * dt / (records * RECORD_BYTES);
+}
+
 int stack_run_tick(struct stack_run *s)
 {
+	size_t records = 0;
+	__u64 now = now_ns();
+
 	/* often enough that the rings do not fill under churn */
-	read_records(s);
+	if (s->drain)
+		records = mmaprec__consume(s->drain->records);
 	syms_cache__revisit(stack_resolver__syms(s->resolver), REVISIT_AFTER_NS);
 	unwinder__tick(s->unwinder);
-	return s->drain && (drain_due(s->drain) || end_near(s)) ? drain_once(s) : 0;
+	s->quiet_ns = s->last_tick_ns ? quiet_for(s, records, now) : 0;
+	s->last_tick_ns = now;
+	return s->drain && (drain_due(s) || end_near(s)) ? drain_once(s) : 0;
 }
 
 struct stack_agg *stack_run_take_period(struct stack_run *s)

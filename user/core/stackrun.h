@@ -19,6 +19,8 @@ struct stack_opts {
 	bool call_graph;                 /* -g: accepted; stacks are always captured */
 	bool user_only, kernel_only;     /* -U, -K */
 	__u64 max_stack, max_stacks;     /* --max-stack, --max-stacks */
+	bool max_stacks_auto;            /* --max-stacks not given: the default, which a command
+					  * may size to what it drains (top) */
 	enum unwind_method unwind;       /* --unwind, --call-graph */
 	bool unwind_given;               /* --unwind or --call-graph was given (top's default differs) */
 	__u64 unwind_mem_mb;             /* --unwind-mem */
@@ -87,6 +89,12 @@ struct stack_run {
 	__u64 planned_end_ns;           /* the run's end by DURATION (0: none) */
 	bool stopped_in_sync;           /* set at detach: no program run that writes the maps can
 					 * still be under way (see stack_run_finish()) */
+	__u64 drain_every_ns;           /* drains between periods at most this often (0: each
+					 * second); top drains at its refreshes */
+	__u64 quiet_ns;                 /* how long the next tick may wait (runner.idle_tick_ns):
+					 * 0 while a process waits for its second snapshot, or
+					 * processes come as fast as the mmap record rings hold */
+	__u64 last_tick_ns;
 };
 
 struct runner;

@@ -487,11 +487,31 @@ static int keep_trace(struct stack_resolver *r, __u64 id, const struct stack_tra
 	return 0;
 }
 
+/* m's buffer for a batch, of at least size bytes: kept from drain to drain (a fresh one of
+ * 256 KB was an mmap() and its page faults at every drain).  NULL on ENOMEM. */
+static void *batch_buf(struct stack_drain_maps *m, size_t size)
+{
+	if (size > m->buf_size) {
+		free(m->buf);
+		m->buf = malloc(size);
+		m->buf_size = m->buf ? size : 0;
+	}
+	return m->buf;
+}
+
+void stack_drain_maps_free(struct stack_drain_maps *m)
+{
+	free(m->buf);
+	m->buf = NULL;
+	m->buf_size = 0;
+}
+
 /* Every stack of generation gen in the stacks map, read in batches (5.6+) into the traces cache,
  * and their ids into *ids (for deletion): two syscalls a few hundred stacks instead of two a
  * stack (a key walk, then a lookup per id: 4,000 syscalls a second under process churn).
  * -ENOTSUP where the kernel has no batches for the map, or another -errno. */
-static int stacks_of_gen(struct stack_resolver *r, int fd, __u32 gen, char **ids, size_t *nr)
+static int stacks_of_gen(struct stack_resolver *r, struct stack_drain_maps *m, int fd, __u32 gen,
+			 char **ids, size_t *nr)
 {
 	enum { CHUNK = 256 };
 	struct bpf_map_info info = {};
@@ -506,7 +526,7 @@ static int stacks_of_gen(struct stack_resolver *r, int fd, __u32 gen, char **ids
 		return -errno;
 	if (info.key_size != sizeof(__u64) || info.value_size < offsetof(struct stack_trace, ips))
 		return -ENOTSUP;
-	vbuf = malloc((size_t)CHUNK * info.value_size);
+	vbuf = batch_buf(m, (size_t)CHUNK * info.value_size);
 	if (!vbuf)
 		return -ENOMEM;
 	err = 0;
@@ -539,7 +559,6 @@ static int stacks_of_gen(struct stack_resolver *r, int fd, __u32 gen, char **ids
 					 info.value_size);
 		}
 	}
-	free(vbuf);
 	if (err) {
 		free(out);
 		/* the traces cached stay valid: each is the map's value for its id */
@@ -699,12 +718,14 @@ static void delete_keys(int fd, const char *keys, size_t key_size, size_t n)
 /* Every (key, value) of counts map fd whose key holds generation gen at gen_off, read in batches
  * (hash maps, 5.6+): *keys and *values malloc'd, *nr entries.  -ENOTSUP where the kernel has no
  * batches, or another -errno. */
-static int counts_of_gen(int fd, size_t key_size, size_t gen_off, __u32 gen, char **keys,
-			 __u64 **values, size_t *nr)
+static int counts_of_gen(struct stack_drain_maps *m, int fd, size_t key_size, size_t gen_off,
+			 __u32 gen, char **keys, __u64 **values, size_t *nr)
 {
 	enum { CHUNK = 4096 };
-	char *kbuf = malloc(CHUNK * key_size), *ks = NULL, *tk;
-	__u64 *vbuf = malloc(CHUNK * sizeof(*vbuf)), *vs = NULL, *tv, token = 0;
+	/* the keys, then the values (8-byte aligned) */
+	size_t vals_off = (CHUNK * key_size + 7) & ~(size_t)7;
+	char *kbuf = batch_buf(m, vals_off + CHUNK * sizeof(__u64)), *ks = NULL, *tk;
+	__u64 *vbuf = kbuf ? (__u64 *)(kbuf + vals_off) : NULL, *vs = NULL, *tv, token = 0;
 	size_t n = 0, cap = 0;
 	bool first = true, done = false;
 	int err = 0;
@@ -751,8 +772,6 @@ static int counts_of_gen(int fd, size_t key_size, size_t gen_off, __u32 gen, cha
 	ks = NULL;
 	vs = NULL;
 cleanup:
-	free(kbuf);
-	free(vbuf);
 	free(ks);
 	free(vs);
 	return err == -EINVAL || err == -EOPNOTSUPP ? -ENOTSUP : err;
@@ -785,7 +804,7 @@ static bool stack_id_of_gen(const void *key, void *ctx)
 	return STACK_ID_GEN(id) == f->gen;
 }
 
-int stacks_drain_gen(struct stack_resolver *r, const struct stack_drain_maps *m, __u32 gen,
+int stacks_drain_gen(struct stack_resolver *r, struct stack_drain_maps *m, __u32 gen,
 		     struct stack_agg *agg, struct stack_drain_result *res)
 {
 	stack_fill_fn fill = m->fill ? m->fill : fill_sample_key;
@@ -802,11 +821,11 @@ int stacks_drain_gen(struct stack_resolver *r, const struct stack_drain_maps *m,
 
 	memset(res, 0, sizeof(*res));
 	/* the generation's stacks first, in batches: the samples below find them cached */
-	err = stacks_of_gen(r, m->stacks_fd, gen, &ids, &nr_ids);
+	err = stacks_of_gen(r, m, m->stacks_fd, gen, &ids, &nr_ids);
 	if (err && err != -ENOTSUP)
 		return err;
 	listed = !err;
-	err = counts_of_gen(m->counts_fd, m->key_size, m->gen_off, gen, &keys, &values, &nr_keys);
+	err = counts_of_gen(m, m->counts_fd, m->key_size, m->gen_off, gen, &keys, &values, &nr_keys);
 	if (err == -ENOTSUP)
 		err = counts_of_gen_slow(m->counts_fd, m->key_size, &f, &keys, &values, &nr_keys);
 	for (size_t i = 0; !err && i < nr_keys; i++) {

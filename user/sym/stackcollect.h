@@ -73,7 +73,11 @@ struct stack_drain_maps {
 	size_t gen_off;   /* offset of its __u32 generation */
 	stack_fill_fn fill; /* NULL for a struct sample_key */
 	void *fill_ctx;
+	void *buf;          /* the batches' buffer, kept from drain to drain */
+	size_t buf_size;
 };
+/* Frees m's buffer. */
+void stack_drain_maps_free(struct stack_drain_maps *m);
 struct stack_drain_result {
 	__u64 value;          /* what the drained keys held (samples, time) */
 	__u64 counts_deleted; /* keys deleted from the counts map */
@@ -82,7 +86,7 @@ struct stack_drain_result {
 /* Reads every key of generation gen, which no program may still be writing, into agg
  * (symbolized now), and deletes those keys and the stacks of that generation.  0 or -errno;
  * keys read are deleted even then, so that nothing is counted twice. */
-int stacks_drain_gen(struct stack_resolver *r, const struct stack_drain_maps *m, __u32 gen,
+int stacks_drain_gen(struct stack_resolver *r, struct stack_drain_maps *m, __u32 gen,
 		     struct stack_agg *agg, struct stack_drain_result *res);
 /* The running kernel's vmlinux with DWARF (kernel_debuginfo_find()) into path, and KASLR's
  * offset (running address less the file's, from _stext in ks and in the file).  0 or -ENOENT. */

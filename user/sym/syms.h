@@ -148,6 +148,8 @@ int syms_cache__snapshot(struct syms_cache *sc, __u32 tgid);
  * libraries, and a short-lived one is gone before a report could refresh it.  Call it while the
  * run goes on, and with 0 when it ends. */
 void syms_cache__revisit(struct syms_cache *sc, __u64 min_age_ns);
+/* Whether a process waits for its second snapshot. */
+bool syms_cache__revisits_pending(const struct syms_cache *sc);
 /* Drops process tgid (it exited and its samples are symbolized): its mappings, its JIT map and
  * the strings they handed out.  The files it mapped stay, shared and parsed, for the next
  * process that maps them. */

@@ -732,6 +732,11 @@ void syms_cache__revisit(struct syms_cache *sc, __u64 min_age_ns)
 	}
 }
 
+bool syms_cache__revisits_pending(const struct syms_cache *sc)
+{
+	return sc->revisit_head < sc->nr_revisits;
+}
+
 /* A name handed out by a JIT map about to be freed may be a key of the demangled names: those
  * are keyed by pointer, and the memory will come back as another name. */
 static void forget_demangled(struct syms_cache *sc)
