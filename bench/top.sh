@@ -3,19 +3,25 @@
 # top's: plain (no call graphs) and with -g (call graphs, which bpfprof top always takes for its
 # Children column).  Two loads: CPU-bound (one hotcold per CPU) and a compiler loop (a new cc1
 # every few hundred ms: mappings, symbols and unwind tables to read for every process).  CPU time
-# is read from /proc/PID/stat (every thread) over SECS seconds after a WARM-up that includes
-# loading kernel symbols; bpfprof's -v line per refresh (getrusage) is shown beside it.
-# bpfprof top runs with its default unwinding (frame pointers, as perf top -g) and once more with
-# --unwind auto.  Target: bpfprof top <= 1/5 of perf top's CPU.  SECS=20 WARM=6 REPS=3 (lib.sh) by default:
-# about 8 minutes.
+# is the sum of every thread's run time in /proc/PID/task/*/schedstat (nanoseconds: the clock
+# ticks of /proc/PID/stat, 10 ms, were 0.67 ms/s over 15 s, as much as bpfprof top spends) over
+# SECS seconds after a WARM-up that includes loading kernel symbols; bpfprof's -v line per
+# refresh (getrusage) is shown beside it.  bpfprof top runs with its default unwinding (frame
+# pointers, as perf top -g) and once more with --unwind auto.  BEFORE=BINARY measures another
+# bpfprof too, in the same rounds (before/after a change).  Target: bpfprof top <= 1/5 of perf
+# top's CPU.  SECS=20 WARM=6 REPS=3 (lib.sh) by default: about 8 minutes.
 source "$(dirname "$0")/lib.sh"
 SECS=${SECS:-20}
 WARM=${WARM:-6}
+BEFORE=${BEFORE:-}
 DELAY=2
-TCK=$(getconf CLK_TCK)
 NCPU=$(nproc)
 
-cpu_ms() { awk -v t="$TCK" '{ printf "%.1f\n", ($14 + $15) * 1000 / t }' "/proc/$1/stat"; }
+# Every live thread's run time, ms (a thread that ended is not counted: bpfprof's and perf's
+# threads live as long as they do, after the warm-up).
+cpu_ms() {
+	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ ns += $1 } END { printf "%.3f\n", ns / 1e6 }'
+}
 
 # Keys are read from stdin by perf top --stdio: a FIFO held open gives it one that never ends.
 mkfifo "$BTMP/keys"
@@ -32,7 +38,12 @@ steady() {
 	sleep "$SECS"
 	c1=$(cpu_ms "$pid"); t1=$(date +%s.%N)
 	kill -INT "$pid"; wait "$pid" 2>/dev/null
-	awk -v a="$c0" -v b="$c1" -v s="$t0" -v e="$t1" 'BEGIN { printf "%.2f\n", (b - a) / (e - s) }'
+	awk -v a="$c0" -v b="$c1" -v s="$t0" -v e="$t1" 'BEGIN { printf "%.3f\n", (b - a) / (e - s) }'
+}
+
+# per_refresh NAME: bpfprof's own view, the median CPU ms of a refresh after the warm-up
+per_refresh() {
+	awk -v skip=$((WARM / DELAY + 1)) '/own CPU:/ && ++n > skip { print $3 }' "$BTMP/$1.out" | median
 }
 
 # The load: hotcold on every CPU, or a loop compiling bpfprof's sources.
@@ -51,15 +62,18 @@ start_load() {
 stop_load() { kill $(jobs -p) 2>/dev/null; pkill -P $$ hotcold 2>/dev/null; wait 2>/dev/null; }
 
 echo "bpfprof top vs perf top: $NCPU CPUs, 99 Hz, -d $DELAY, ${SECS}s measured after ${WARM}s, $REPS round(s)"
+[ -n "$BEFORE" ] && echo "before: $BEFORE; after: $BPFPROF"
 for load in cpu churn; do
-	: >"$BTMP/bp" >"$BTMP/bpa" >"$BTMP/pt" >"$BTMP/ptg" >"$BTMP/refresh"
+	: >"$BTMP/bp" >"$BTMP/bpa" >"$BTMP/pt" >"$BTMP/ptg" >"$BTMP/refresh" >"$BTMP/bb" >"$BTMP/brefresh"
 	for ((rep = 0; rep < REPS; rep++)); do
 		start_load "$load"
 		sleep 1
+		if [ -n "$BEFORE" ]; then
+			steady before "$BEFORE" top --stdio -a -F 99 -d "$DELAY" -v >>"$BTMP/bb"
+			per_refresh before >>"$BTMP/brefresh"
+		fi
 		steady bpfprof "$BPFPROF" top --stdio -a -F 99 -d "$DELAY" -v >>"$BTMP/bp"
-		# bpfprof's own view: CPU per refresh, refreshes after the warm-up
-		awk -v skip=$((WARM / DELAY + 1)) '/own CPU:/ && ++n > skip { print $3 }' \
-			"$BTMP/bpfprof.out" >>"$BTMP/refresh"
+		per_refresh bpfprof >>"$BTMP/refresh"
 		# with unwind tables built for code without frame pointers (top's default is fp)
 		steady bpfprofauto "$BPFPROF" top --stdio -a -F 99 -d "$DELAY" --unwind auto >>"$BTMP/bpa"
 		if have perf; then
@@ -69,9 +83,13 @@ for load in cpu churn; do
 		stop_load
 	done
 	bp=$(median <"$BTMP/bp"); bpa=$(median <"$BTMP/bpa"); pt=$(median <"$BTMP/pt"); ptg=$(median <"$BTMP/ptg")
-	per_refresh=$(median <"$BTMP/refresh")
-	printf "load %-5s  bpfprof top %7.2f ms/s (%s ms a refresh, its -v)   perf top %7s ms/s   perf top -g %7s ms/s\n" \
-		"$load" "$bp" "$per_refresh" "$pt" "$ptg"
+	printf "load %-5s  bpfprof top %7.3f ms/s (%s ms a refresh, its -v)   perf top %7s ms/s   perf top -g %7s ms/s\n" \
+		"$load" "$bp" "$(median <"$BTMP/refresh")" "$pt" "$ptg"
 	printf "load %-5s  ratio bpfprof/perf top %s (target <= 0.2)   bpfprof/perf top -g %s   bpfprof --unwind auto %s ms/s\n" \
 		"$load" "$(ratio "$bp" "$pt")" "$(ratio "$bp" "$ptg")" "$bpa"
+	if [ -n "$BEFORE" ]; then
+		bb=$(median <"$BTMP/bb")
+		printf "load %-5s  before: bpfprof top %7.3f ms/s (%s ms a refresh), ratio to perf top %s; after/before %s\n" \
+			"$load" "$bb" "$(median <"$BTMP/brefresh")" "$(ratio "$bb" "$pt")" "$(ratio "$bp" "$bb")"
+	fi
 done

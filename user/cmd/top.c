@@ -429,6 +429,10 @@ static int top_started(struct runner *r)
 	env.last_ns = now_ns();
 	env.next_ns = env.last_ns + (__u64)(env.delay * 1e9);
 	env.cpu_before_us = own_cpu_us();
+	/* processes seen and gone are read at the ticks (each wake-up for them cost as much as
+	 * reading them: 30 a second under a compiler loop), but the unwinder's table requests
+	 * as they come */
+	r->lazy_rings = !env.sr->unwinder;
 	if (!env.screen) {
 		/* a pipe whose reader left (| head) ends the run at once, not at the next refresh
 		 * (a file cannot be polled, and has no reader to lose) */

@@ -405,7 +405,7 @@ int runner_wake_on(struct runner *r, int fd, __u32 events)
 		if (epfd < 0)
 			return -errno;
 		/* the rings' epoll fd is readable while any ring holds data: one wait for both */
-		if (r->rb && epoll_ctl(epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(r->rb), &rings)) {
+		if (r->rb && !r->lazy_rings && epoll_ctl(epfd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(r->rb), &rings)) {
 			close(epfd);
 			return -errno;
 		}
@@ -765,7 +765,7 @@ static void wait_for(struct runner *r, __u64 until)
 
 	if (until <= now)
 		return;
-	if (r->wake_epfd || r->rb) {
+	if (r->wake_epfd || (r->rb && !r->lazy_rings)) {
 		if (wait_events(r, (until - now + 999999) / 1000000) <= 0 || r->woken)
 			return;
 		r->ring_activity = true;
@@ -808,10 +808,10 @@ static int run_loop(struct runner *r)
 
 	for (;;) {
 		now = now_ns();
-		/* 100 ms while the rings bring something (a new process to read, an exit), or where
-		 * the command keeps it; its idle tick otherwise */
-		next_tick = last_tick + (r->idle_tick_ns > TICK_NS && !r->ring_activity ?
-					 r->idle_tick_ns : TICK_NS);
+		/* 100 ms while the rings bring something (a new process to read, an exit) unless they
+		 * can wait, or where the command keeps it; its idle tick otherwise */
+		next_tick = last_tick + (r->idle_tick_ns > TICK_NS &&
+					 (!r->ring_activity || r->lazy_rings) ? r->idle_tick_ns : TICK_NS);
 		if (r->woken)
 			next_tick = now;
 		if (exiting)

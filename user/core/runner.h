@@ -167,6 +167,8 @@ struct runner {
 	 * such as top as much as the work it finds on a quiet machine. */
 	__u64 idle_tick_ns;
 	bool ring_activity;        /* the rings brought something since the last tick */
+	bool lazy_rings;           /* set by the command: the rings are read at its ticks, not as
+				    * they fill (nothing in them is urgent: no wake-up for each) */
 	int wake_epfd;             /* runner_wake_on(): the rings and those fds; 0 until then */
 	bool woken;                /* a runner_wake_on() fd is ready: the tick runs now */
 };
