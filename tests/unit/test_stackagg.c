@@ -175,11 +175,36 @@ static void test_hashtab_del(void)
 	hashtab_clear(&h, NULL);
 }
 
+/* Reset empties a table and keeps its room (top's tables are filled again to about their size
+ * each refresh); one that held far less than its room is freed. */
+static void test_hashtab_reset(void)
+{
+	struct hashtab h = {};
+	size_t cap;
+
+	for (__u64 k = 0; k < 1000; k++)
+		CHECK_INT(hashtab_put(&h, k, 1, (void *)(uintptr_t)(k + 1)), 0);
+	cap = h.cap;
+	hashtab_reset(&h);
+	CHECK(h.len == 0 && h.cap == cap);
+	for (__u64 k = 0; k < 1000; k++)
+		CHECK(hashtab_get(&h, k, 1) == NULL);
+	for (__u64 k = 0; k < 100; k++)
+		CHECK_INT(hashtab_put(&h, k, 2, (void *)(uintptr_t)(k + 7)), 0);
+	CHECK(h.cap == cap && hashtab_get(&h, 5, 2) == (void *)(uintptr_t)12);
+	hashtab_reset(&h);
+	CHECK(h.len == 0 && h.cap == 0 && h.slots == NULL);
+	CHECK_INT(hashtab_put(&h, 1, 1, (void *)1), 0);
+	CHECK(hashtab_get(&h, 1, 1) == (void *)1);
+	hashtab_clear(&h, NULL);
+}
+
 int main(void)
 {
 	RUN(test_agg_merges_by_command_and_stack);
 	RUN(test_agg_by_tid);
 	RUN(test_agg_own_ids);
 	RUN(test_hashtab_del);
+	RUN(test_hashtab_reset);
 	TESTS_DONE();
 }

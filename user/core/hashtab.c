@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include "core/hashtab.h"
 
 static size_t slot_of(__u64 k1, __u64 k2, size_t cap)
@@ -93,6 +94,16 @@ void *hashtab_del(struct hashtab *h, __u64 k1, __u64 k2)
 	h->slots[hole].val = NULL;
 	h->len--;
 	return val;
+}
+
+void hashtab_reset(struct hashtab *h)
+{
+	/* far more room than it held (after a burst): freed, to grow again to what is needed */
+	if (h->cap > 1024 && h->len * 8 < h->cap)
+		hashtab_clear(h, NULL);
+	if (h->slots)
+		memset(h->slots, 0, h->cap * sizeof(*h->slots));
+	h->len = 0;
 }
 
 void hashtab_clear(struct hashtab *h, void (*free_val)(void *))

@@ -21,6 +21,9 @@ void *hashtab_get(const struct hashtab *h, __u64 k1, __u64 k2);
 int hashtab_put(struct hashtab *h, __u64 k1, __u64 k2, void *val);
 /* Removes the entry under (k1, k2); returns its value, or NULL when there was none. */
 void *hashtab_del(struct hashtab *h, __u64 k1, __u64 k2);
+/* Empties the table but keeps its room, unless it held less than an eighth of it: one filled
+ * again to its size need not grow (values are not freed). */
+void hashtab_reset(struct hashtab *h);
 /* Frees the table, calling free_val (if not NULL) on each value. */
 void hashtab_clear(struct hashtab *h, void (*free_val)(void *));
 #endif

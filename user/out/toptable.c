@@ -72,6 +72,10 @@ struct top_table {
 	struct top_entry *entries;
 	size_t nr, cap;
 	struct hashtab index;       /* (pid << 32 | comm, func) -> entry index + 1 */
+	/* kept from refresh to refresh, emptied but not freed: filled again to about their size,
+	 * they need not grow (rebuilt from nothing, growing was a tenth of a refresh) */
+	struct hashtab seen;        /* a fold's frames: address -> func id + 1 */
+	struct hashtab groups;      /* the rows' grouping: (pid << 32 | comm + 1, func) -> row + 1 */
 	struct stack_buf key;
 	__u64 samples_seen;
 };
@@ -98,6 +102,8 @@ void top_table__free(struct top_table *t)
 	if (!t)
 		return;
 	hashtab_clear(&t->index, NULL);
+	hashtab_clear(&t->seen, NULL);
+	hashtab_clear(&t->groups, NULL);
 	stack_names__free(t->names);
 	stack_buf_free(&t->key);
 	free(t->funcs);
@@ -195,24 +201,20 @@ static struct top_entry *entry_of(struct top_table *t, __u32 pid, __u32 comm, __
 }
 
 /* Per fold: frames already looked up, by address (a drained period's frames are one table). */
-struct fold {
-	struct hashtab seen; /* frame address -> func id + 1 */
-};
-
-static long cached_func(struct top_table *t, struct fold *fo, const struct frame *f)
+static long cached_func(struct top_table *t, const struct frame *f)
 {
-	void *slot = hashtab_get(&fo->seen, (uintptr_t)f, 0);
+	void *slot = hashtab_get(&t->seen, (uintptr_t)f, 0);
 	long id;
 
 	if (slot)
 		return (long)((uintptr_t)slot - 1);
 	id = func_id(t, f);
-	if (id >= 0 && hashtab_put(&fo->seen, (uintptr_t)f, 0, (void *)(uintptr_t)(id + 1)))
+	if (id >= 0 && hashtab_put(&t->seen, (uintptr_t)f, 0, (void *)(uintptr_t)(id + 1)))
 		return -ENOMEM;
 	return id;
 }
 
-static int fold_sample(struct top_table *t, struct fold *fo, const struct stack_sample *s)
+static int fold_sample(struct top_table *t, const struct stack_sample *s)
 {
 	__u32 nf = s->nr_frames ? s->nr_frames : 1;
 	int comm = stack_names__intern(t->names, s->comm, strnlen(s->comm, sizeof(s->comm)));
@@ -222,7 +224,7 @@ static int fold_sample(struct top_table *t, struct fold *fo, const struct stack_
 	t->samples_seen++;
 	for (__u32 i = 0; i < nf; i++) {
 		const struct frame *f = s->nr_frames ? stack_sample_frame(s, i) : &unknown_frame;
-		long func = cached_func(t, fo, f);
+		long func = cached_func(t, f);
 		struct top_entry *e;
 
 		if (func < 0)
@@ -248,7 +250,7 @@ static int compact(struct top_table *t)
 {
 	size_t k = 0;
 
-	hashtab_clear(&t->index, NULL);
+	hashtab_reset(&t->index);
 	for (size_t i = 0; i < t->nr; i++) {
 		struct top_entry *e = &t->entries[i];
 
@@ -282,7 +284,6 @@ void top_table__clear(struct top_table *t)
 int top_table__refresh(struct top_table *t, enum top_mode mode, const struct stack_sample *s,
 		       size_t n, struct top_period_stats *stats)
 {
-	struct fold fo = {};
 	int err = 0;
 
 	memset(stats, 0, sizeof(*stats));
@@ -297,13 +298,14 @@ int top_table__refresh(struct top_table *t, enum top_mode mode, const struct sta
 
 		if (!s[i].value)
 			continue;
-		err = fold_sample(t, &fo, &s[i]);
+		err = fold_sample(t, &s[i]);
 		leaf = s[i].nr_frames ? stack_sample_frame(&s[i], s[i].nr_frames - 1) : NULL;
 		stats->samples += s[i].value;
 		if (leaf && leaf->kernel)
 			stats->kernel_samples += s[i].value;
 	}
-	hashtab_clear(&fo.seen, NULL);
+	/* the frames' addresses are the period's, freed after it */
+	hashtab_reset(&t->seen);
 	return err;
 }
 
@@ -315,7 +317,7 @@ struct grouping {
 	struct top_row *rows;
 	double *main_count; /* per row: the count of its main process */
 	size_t nr;
-	struct hashtab index; /* (pid << 32 | comm + 1, func) -> row index + 1 */
+	struct hashtab *index; /* the table's groups */
 };
 
 static bool zoomed_out(const struct top_table *t, const struct top_zoom *z,
@@ -334,7 +336,7 @@ static int group_entry(struct grouping *g, const struct top_entry *e)
 	bool by_pid = top_sort_has(&t->sort, TOP_KEY_PID);
 	bool by_comm = by_pid || top_sort_has(&t->sort, TOP_KEY_COMM);
 	__u64 k1 = (__u64)(by_pid ? e->pid : 0) << 32 | (by_comm ? e->comm + 1 : 0);
-	void *slot = hashtab_get(&g->index, k1, e->func);
+	void *slot = hashtab_get(g->index, k1, e->func);
 	double count = g->children ? e->children : e->self;
 	struct top_row *r;
 
@@ -343,7 +345,7 @@ static int group_entry(struct grouping *g, const struct top_entry *e)
 	} else {
 		const struct top_func *f = e->func == NO_FUNC ? NULL : &t->funcs[e->func];
 
-		if (hashtab_put(&g->index, k1, e->func, (void *)(uintptr_t)(g->nr + 1)))
+		if (hashtab_put(g->index, k1, e->func, (void *)(uintptr_t)(g->nr + 1)))
 			return -ENOMEM;
 		r = &g->rows[g->nr++];
 		*r = (struct top_row){
@@ -389,7 +391,7 @@ static int cmp_row(const void *a, const void *b, void *ctx)
 int top_table__rows(struct top_table *t, const struct top_zoom *zoom, bool children,
 		    double percent_limit, struct top_row **rows, size_t *nr, double *total)
 {
-	struct grouping g = { .t = t, .children = children };
+	struct grouping g = { .t = t, .children = children, .index = &t->groups };
 	size_t k = 0;
 	int err = 0;
 
@@ -408,7 +410,7 @@ int top_table__rows(struct top_table *t, const struct top_zoom *zoom, bool child
 		*total += t->entries[i].self;
 		err = group_entry(&g, &t->entries[i]);
 	}
-	hashtab_clear(&g.index, NULL);
+	hashtab_reset(&t->groups);
 	free(g.main_count);
 	if (err) {
 		free(g.rows);
