@@ -1196,31 +1196,42 @@ static int lookup_in(struct srclines *s, struct sfile *f, size_t idx, __u64 vadd
 	return c ? 0 : -ENXIO;
 }
 
+/* The file at path with debug info, opened if needed; NULL with *err set otherwise (-ENOENT: no
+ * debug info). */
+static struct sfile *file_with_dwarf(struct srclines *s, const char *path, size_t *idx, int *err)
+{
+	struct sfile *f = file_of(s, path, idx);
+
+	if (!f) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	if (f->err || !f->dw) {
+		*err = f->err && f->err != -ENOEXEC ? f->err : -ENOENT;
+		return NULL;
+	}
+	return f;
+}
+
 int srclines__lookup(struct srclines *s, const char *path, __u64 vaddr,
 		     const struct srcline_chain **chain)
 {
-	struct sfile *f;
 	size_t idx;
+	int err;
+	struct sfile *f = file_with_dwarf(s, path, &idx, &err);
 
-	f = file_of(s, path, &idx);
-	if (!f)
-		return -ENOMEM;
-	if (f->err || !f->dw)
-		return f->err && f->err != -ENOEXEC ? f->err : -ENOENT;
-	return lookup_in(s, f, idx, vaddr, chain);
+	return f ? lookup_in(s, f, idx, vaddr, chain) : err;
 }
 
 int srclines__lookup_offset(struct srclines *s, const char *path, __u64 off,
 			    const struct srcline_chain **chain)
 {
-	struct sfile *f;
 	size_t idx;
+	int err;
+	struct sfile *f = file_with_dwarf(s, path, &idx, &err);
 
-	f = file_of(s, path, &idx);
 	if (!f)
-		return -ENOMEM;
-	if (f->err || !f->dw)
-		return f->err && f->err != -ENOEXEC ? f->err : -ENOENT;
+		return err;
 	for (size_t i = 0; i < f->nr_loads; i++) {
 		const GElf_Phdr *ph = &f->loads[i];
 
