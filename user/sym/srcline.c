@@ -369,6 +369,19 @@ static __u64 inflated_size(int fd, const GElf_Shdr *sh)
 	return ch.ch_size;
 }
 
+/* The units found in .debug_aranges and the fd .debug_info is read from: a copy that failed, or
+ * that libdw refused, leaves the file read in as it is. */
+static void forget_units(struct sfile *f)
+{
+	free(f->cus);
+	f->cus = NULL;
+	f->nr_cus = 0;
+	f->sparse = false;
+	if (f->info.fd >= 0)
+		close(f->info.fd);
+	f->info.fd = -1;
+}
+
 /* The debug sections of a 64-bit little-endian ELF (its own or a debug file) written out,
  * inflated, into a memfd, which libdw then reads through a mapping: only the pages it touches
  * count in bpfprof's memory, where reading the file in (libelf's ELF_C_READ) allocates every
@@ -544,15 +557,8 @@ cleanup:
 	free(names);
 	if (err && out >= 0)
 		close(out);
-	if (err) {
-		free(f->cus);
-		f->cus = NULL;
-		f->nr_cus = 0;
-		f->sparse = false;
-		if (f->info.fd >= 0)
-			close(f->info.fd);
-		f->info.fd = -1;
-	}
+	if (err)
+		forget_units(f);
 	return err ? err : out;
 }
 
@@ -686,13 +692,7 @@ static Dwarf *begin_dwarf(struct sfile *f, Elf *elf, int fd)
 			munmap(f->map, f->map_size);
 		f->melf = NULL;
 		f->map = NULL;
-		free(f->cus);
-		f->cus = NULL;
-		f->nr_cus = 0;
-		f->sparse = false;
-		if (f->info.fd >= 0)
-			close(f->info.fd);
-		f->info.fd = -1;
+		forget_units(f);
 		close(mfd);
 		return NULL;
 	}
