@@ -181,24 +181,16 @@ static int describe_event(const struct probe_event *e, struct trace_event *t)
  * tries syscalls first, and a kernel function of that name would be a syscall's too), and the
  * syscall tracepoints ("syscalls:sys_enter_openat", globs too), which perf trace prints with the
  * arguments decoded.  Both become sys:NAME, which prints that and the return value and duration.
- * NULL: the spec as given; "" when out of memory. */
-static char *perf_trace_spelling(const char *spec)
+ * The NAME such a spec names, or NULL for any other spec. */
+static const char *perf_trace_syscall(const char *spec)
 {
 	static const char *const tps[] = { "syscalls:sys_enter_", "syscalls:sys_exit_" };
-	char *out = NULL;
 
-	if (!strchr(spec, ':') && probe_syscall_nr(spec) >= 0) {
-		if (asprintf(&out, "sys:%s", spec) < 0)
-			return "";
-		return out;
-	}
-	for (size_t i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
-		if (strncmp(spec, tps[i], strlen(tps[i])))
-			continue;
-		if (asprintf(&out, "sys:%s", spec + strlen(tps[i])) < 0)
-			return "";
-		return out;
-	}
+	if (!strchr(spec, ':') && probe_syscall_nr(spec) >= 0)
+		return spec;
+	for (size_t i = 0; i < sizeof(tps) / sizeof(tps[0]); i++)
+		if (!strncmp(spec, tps[i], strlen(tps[i])))
+			return spec + strlen(tps[i]);
 	return NULL;
 }
 
@@ -209,13 +201,13 @@ static int respell_specs(char **specs, int n)
 		return -ENOMEM;
 	env.nr_specs = n;
 	for (int i = 0; i < n; i++) {
-		char *s = perf_trace_spelling(specs[i]);
+		const char *sys = perf_trace_syscall(specs[i]);
 
-		if (s && !*s)
+		if (sys ? asprintf(&env.specs[i], "sys:%s", sys) < 0 :
+			  !(env.specs[i] = strdup(specs[i]))) {
+			env.specs[i] = NULL;
 			return -ENOMEM;
-		env.specs[i] = s ?: strdup(specs[i]);
-		if (!env.specs[i])
-			return -ENOMEM;
+		}
 	}
 	return 0;
 }
