@@ -207,6 +207,48 @@ if [ "$have_go" = 1 ]; then
 	check "profile -e --pprof: the event names the sample type" grep -q '^syscalls:sys_enter_nanosleep/count' "$TMP/evraw.txt"
 fi
 
+# ---- 7b. system-wide: each sample's cgroup v2 is its cgroup label ----
+CGROOT=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+if [ -z "$CGROOT" ] || ! mkdir "$CGROOT/bpfprof-pprof.$$" 2>/dev/null; then
+	skip "profile -a --pprof: cgroup labels" "no cgroup v2 hierarchy to make a group in"
+else
+	CG=$CGROOT/bpfprof-pprof.$$
+	(echo $BASHPID >"$CG/cgroup.procs"; exec "$WL/hotcold" 4 >/dev/null 2>&1) &
+	in=$!
+	"$WL/hotcold_nofp" 4 >/dev/null 2>&1 &
+	out=$!
+	sleep 0.3
+	"$BPFPROF" profile -a -F 499 --pprof "$TMP/cgall.pb.gz" -o /dev/null 2 2>"$TMP/cgall.err"
+	kill "$in" "$out" 2>/dev/null
+	wait "$in" "$out" 2>/dev/null
+	rmdir "$CG"
+	label=${CG#$CGROOT}
+	if [ "$have_go" = 1 ]; then
+		gopprof -tags '-tagfocus=comm=^hotcold$' "$TMP/cgall.pb.gz" >"$TMP/cgin.tags"
+		gopprof -tags '-tagfocus=comm=^hotcold_nofp$' "$TMP/cgall.pb.gz" >"$TMP/cgout.tags"
+		check "profile -a --pprof: go tool pprof -tags gives the workload's samples its cgroup ($label)" \
+			grep -Eq "\( *100%\): $label\$" "$TMP/cgin.tags"
+		check "profile -a --pprof: the one beside it is not in that cgroup" \
+			sh -c "grep -q '^ *cgroup: Total' '$TMP/cgout.tags' && ! grep -q ': $label\$' '$TMP/cgout.tags'"
+	fi
+	# report --cgroup keeps the samples of that cgroup (the path as the label has it, as
+	# --cgroup takes it, or under this machine's mount), and of no other
+	"$BPFPROF" report --comm hotcold "$TMP/cgall.pb.gz" >"$TMP/cgcomm.txt" 2>&1
+	in_samples=$(sed -n "s/^# Samples: \([0-9]*\) .*/\1/p" "$TMP/cgcomm.txt")
+	for g in "$label" "${label#/}" "$CG"; do
+		"$BPFPROF" report --cgroup "$g" "$TMP/cgall.pb.gz" >"$TMP/cgrep.txt" 2>&1
+		check "report --cgroup $g: the workload's $in_samples samples, no other command" \
+			sh -c "test '$in_samples' -gt 0 && grep -q '^# Samples: $in_samples of' '$TMP/cgrep.txt' && ! grep -q 'hotcold_nofp' '$TMP/cgrep.txt'"
+	done
+	"$BPFPROF" report -G "$label/nosuch" "$TMP/cgall.pb.gz" >"$TMP/cgnone.txt" 2>&1
+	check "report -G: a cgroup below it has none of them" grep -q '^# Samples: 0' "$TMP/cgnone.txt"
+	# report --pprof keeps the labels: the filtered file holds that cgroup only
+	"$BPFPROF" report -G "$label" --pprof "$TMP/cgonly.pb.gz" "$TMP/cgall.pb.gz" >/dev/null 2>&1
+	"$BPFPROF" report -G / "$TMP/cgonly.pb.gz" >"$TMP/cgonly.txt" 2>&1
+	check "report -G --pprof: the labels go into the file it writes" \
+		grep -q "^# Samples: $in_samples of" "$TMP/cgonly.txt"
+fi
+
 # ---- 8. top --pprof and --svg: every refresh's samples, in one file at the end ----
 "$BPFPROF" top --stdio -v -d 0.5 -F 499 --pprof "$TMP/topall.pb.gz" --svg "$TMP/topall.svg" \
 	-- "$WL/hotcold" 2 >"$TMP/topview.txt" 2>"$TMP/topall.err"; rc=$?

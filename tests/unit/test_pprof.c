@@ -321,6 +321,50 @@ static void test_pprof_events_round_trip(void)
 	profile_in__free(in);
 }
 
+/* A sample's cgroup is its "cgroup" label, where it has one, and is read back; samples of two
+ * cgroups stay apart in the aggregation the reader makes. */
+static void test_pprof_cgroup_labels(void)
+{
+	struct frame f[] = { { .name = "spin", .module = "/usr/bin/app", .offset = 0x10 } };
+	struct stack_sample s[3] = {
+		{ .comm = "app", .pid = 1, .tid = 1, .value = 3, .frames = f, .nr_frames = 1,
+		  .cgroup = "/system.slice/app.service" },
+		{ .comm = "app", .pid = 1, .tid = 1, .value = 5, .frames = f, .nr_frames = 1,
+		  .cgroup = "4242" },
+		{ .comm = "app", .pid = 1, .tid = 1, .value = 7, .frames = f, .nr_frames = 1 },
+	};
+	struct pprof_meta m = { .nr_values = 1, .labels = 7 };
+	struct profile_in *in = profile_in__new();
+	const struct stack_sample *r;
+	void *buf;
+	size_t size, n;
+	Profile *p;
+
+	m.values[0] = (struct pprof_value){ "samples", "count", 1, PPROF_ANY_EVENT };
+	CHECK_INT(pprof_encode(s, 3, &m, &buf, &size), 0);
+	p = unpack_gz(buf, size);
+	CHECK(p && p->n_sample == 3);
+	if (p && p->n_sample == 3) {
+		CHECK_STR(label_str(p, p->sample[0], "cgroup"), "/system.slice/app.service");
+		CHECK_STR(label_str(p, p->sample[1], "cgroup"), "4242");
+		CHECK(!label_str(p, p->sample[2], "cgroup"));
+	}
+	if (p)
+		perftools__profiles__profile__free_unpacked(p, NULL);
+	r = read_back(in, buf, size, &n);
+	CHECK_INT(n, 3);
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].value == 3)
+			CHECK_STR(r[i].cgroup, "/system.slice/app.service");
+		else if (r[i].value == 5)
+			CHECK_STR(r[i].cgroup, "4242");
+		else
+			CHECK(!r[i].cgroup);
+	}
+	free(buf);
+	profile_in__free(in);
+}
+
 /* Folded stacks: comm first, "_[k]" kernel frames, "[file]" unresolved ones, the waker after
  * "--" innermost first; a bad line named by its number. */
 static void test_folded_read(void)
@@ -493,6 +537,7 @@ int main(void)
 	RUN(test_pprof_events_and_wakers);
 	RUN(test_pprof_round_trip);
 	RUN(test_pprof_events_round_trip);
+	RUN(test_pprof_cgroup_labels);
 	RUN(test_folded_read);
 	RUN(test_pprof_bad_input);
 	RUN(test_pprof_deep_separators);

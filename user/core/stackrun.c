@@ -23,6 +23,7 @@
 #include "probe/probe.h"
 #include "stacks.h"
 #include "unwind.h"
+#include "sym/cgroups.h"
 #include "sym/mmaprec.h"
 #include "sym/stackagg.h"
 #include "sym/syms.h"
@@ -241,11 +242,16 @@ int stack_opts_check(struct stack_opts *o)
 	return 0;
 }
 
+/* Samples keep their cgroup v2 (sample_key.cgroup) for a pprof's cgroup label, named through
+ * the hierarchy's directories; not otherwise, since it keeps apart what the report merges. */
+static bool cgroup_key;
+
 void stack_maps_configure(struct bpf_map *stacks, struct bpf_map *counts, __u32 stacks_per_key,
-			  __u32 *targ_max_stack, __u32 *targ_stack_mask)
+			  __u32 *targ_max_stack, __u32 *targ_stack_mask, bool *targ_cgroup_key)
 {
 	__u32 slots = STACK_DEPTH_DEFAULT + 1;
 
+	*targ_cgroup_key = cgroup_key;
 	while (slots <= stack_opts.max_stack)
 		slots *= 2;
 	*targ_max_stack = stack_opts.max_stack;
@@ -384,8 +390,24 @@ void stack_run_adopt_early(struct bpf_map *rows)
 	early.rows_fd = -1;
 }
 
+/* pprof's pid and tid labels need the threads apart; everything else merges processes of one
+ * command, which keeps a fork storm's memory to its distinct stacks. */
+static bool keep_threads(void)
+{
+	return stack_opts.pprof.path || period_pprof();
+}
+
+/* Samples at different instructions of a function kept apart: for annotate, and in a pprof
+ * (its locations' addresses are the instructions sampled: bpfprof annotate -i reads them). */
+static bool keep_leaf_addrs(void)
+{
+	return stack_opts.leaf_addrs || keep_threads();
+}
+
 int stack_run_init(struct stack_run *s)
 {
+	struct cgroup_names *cgroups = NULL;
+
 	memset(s, 0, sizeof(*s));
 	early_start();
 	s->resolver = stack_resolver__new();
@@ -393,6 +415,18 @@ int stack_run_init(struct stack_run *s)
 			     stack_resolver__set_lines(s->resolver, stack_opts_inline()))) {
 		p_err("cannot set up the symbolizer: %s", strerror(ENOMEM));
 		return -ENOMEM;
+	}
+	cgroup_key = false;
+	if (keep_threads()) {
+		cgroups = cgroup_names__new();
+		if (!cgroups && errno == ENOMEM) {
+			p_err("cannot set up the symbolizer: %s", strerror(ENOMEM));
+			return -ENOMEM;
+		}
+		if (!cgroups)
+			p_info("no cgroup v2 hierarchy is mounted: the pprof has no cgroup labels");
+		stack_resolver__set_cgroups(s->resolver, cgroups);
+		cgroup_key = cgroups != NULL;
 	}
 	return 0;
 }
@@ -470,20 +504,6 @@ static int proc_event(void *ctx, void *data, size_t size)
 		return unwinder__proc_event(s->unwinder, data, size);
 	syms_cache__snapshot(stack_resolver__syms(s->resolver), e->tgid);
 	return 0;
-}
-
-/* pprof's pid and tid labels need the threads apart; everything else merges processes of one
- * command, which keeps a fork storm's memory to its distinct stacks. */
-static bool keep_threads(void)
-{
-	return stack_opts.pprof.path || period_pprof();
-}
-
-/* Samples at different instructions of a function kept apart: for annotate, and in a pprof
- * (its locations' addresses are the instructions sampled: bpfprof annotate -i reads them). */
-static bool keep_leaf_addrs(void)
-{
-	return stack_opts.leaf_addrs || keep_threads();
 }
 
 int stack_run_drain_init(struct stack_run *s, struct bpf_map *counts, struct bpf_map *stacks,
@@ -989,7 +1009,5 @@ void stack_pprof_meta(struct stack_outputs *o, const struct runner *r, const cha
 			      (r->start_ns && mono > r->start_ns ? (__s64)(mono - r->start_ns) : 0);
 	o->pprof.duration_nanos = runner_elapsed(r) * 1e9;
 	o->pprof.labels = PPROF_LABEL_PID | PPROF_LABEL_TID | PPROF_LABEL_COMM;
-	/* the one cgroup bpfprof knows a sample's: the run's own target */
-	o->pprof.cgroup = targets.cgroup;
 	o->pprof.comment = comment;
 }

@@ -285,7 +285,8 @@ static int sample_fill(struct pp *r, const Sample *s, struct stack_sample *out)
 		return err;
 	out->tid = err ? num : out->pid;
 	if ((err = label_value(r, s, "comm", NULL, &comm)) < 0 ||
-	    (err = label_value(r, s, "waker", NULL, &waker)) < 0)
+	    (err = label_value(r, s, "waker", NULL, &waker)) < 0 ||
+	    (err = label_value(r, s, "cgroup", NULL, &out->cgroup)) < 0)
 		return err;
 	set_comm(out->comm, comm);
 	if (out->nr_waker_frames)

@@ -22,7 +22,7 @@ typedef Perftools__Profiles__ValueType ValueType;
 /* Lines a location holds at most: its function and the functions inlined into it. */
 #define MAX_INLINE_LINES 64
 
-/* Labels a sample gets at most: pid, tid, comm, waker. */
+/* Labels a sample gets at most: pid, tid, comm, cgroup, waker. */
 #define MAX_LABELS 5
 
 /* A location being built: its frame's identity and where it is. */
@@ -341,9 +341,9 @@ static int sample_labels(struct enc *e, const struct stack_sample *s, const stru
 			return -ENOMEM;
 		l[n++].str = k;
 	}
-	if (m->cgroup) {
+	if (s->cgroup) {
 		perftools__profiles__label__init(&l[n]);
-		if ((l[n].key = str_id(e, "cgroup")) < 0 || (l[n].str = str_id(e, m->cgroup)) < 0)
+		if ((l[n].key = str_id(e, "cgroup")) < 0 || (l[n].str = str_id(e, s->cgroup)) < 0)
 			return -ENOMEM;
 		n++;
 	}

@@ -38,8 +38,7 @@ struct pprof_meta {
 	__s64 period;              /* events between samples, in period_unit */
 	__s64 time_nanos;          /* when the run started, ns since the epoch (UTC) */
 	__s64 duration_nanos;      /* how long it ran */
-	unsigned labels;           /* enum pprof_labels */
-	const char *cgroup;        /* every sample's "cgroup" label (the run's --cgroup), or NULL */
+	unsigned labels;           /* enum pprof_labels; and "cgroup" where a sample has one */
 	const char *comment;       /* one line pprof prints with the profile ("bpfprof profile
 				    * -F 99"), or NULL */
 };
