@@ -67,6 +67,9 @@ else
 	check "go tool pprof -tags: comm label hotcold" grep -Eq '^ *comm: Total' "$TMP/tags.txt"
 	check "go tool pprof -tags: hotcold under comm" grep -Eq '\(100%\): hotcold$|: hotcold$' "$TMP/tags.txt"
 	check "go tool pprof -tags: pid and tid labels" sh -c "grep -Eq '^ *pid: Total' '$TMP/tags.txt' && grep -Eq '^ *tid: Total' '$TMP/tags.txt'"
+	gopprof -comments "$TMP/a.pb.gz" >"$TMP/comments.txt"
+	check "go tool pprof -comments: the run's header lines (event, losses, call graph)" sh -c \
+		"grep -qx '# Event: cpu-clock' '$TMP/comments.txt' && grep -q '^# Lost samples: [0-9]' '$TMP/comments.txt' && grep -q '^# Call graph: ' '$TMP/comments.txt'"
 	# build-ids: the mappings' ("ID: START/LIMIT/OFFSET FILE BUILDID [FN]") are readelf -n's
 	sed -n '/^Mappings/,$p' "$TMP/raw.txt" >"$TMP/maps.txt"
 	for f in "$WL/hotcold" "$(awk '$3 ~ /libc\.so\.6$/ { print $3; exit }' "$TMP/maps.txt")"; do
@@ -85,8 +88,11 @@ fi
 # ---- 2. report reads it back ----
 "$BPFPROF" report "$TMP/a.pb.gz" >"$TMP/rep.txt" 2>"$TMP/rep.err"; rc=$?
 check "report on bpfprof's pprof exits 0" test "$rc" -eq 0
-check "report prints the live run's report (from '# Children' on)" \
-	cmp -s <(sed -n '/^# Children/,$p' "$TMP/live.txt") <(sed -n '/^# Children/,$p' "$TMP/rep.txt")
+check "report prints the live run's report, header included (the event, the unwinder's line)" \
+	cmp -s "$TMP/live.txt" <(grep -v '^# 1 file: ' "$TMP/rep.txt")
+check "report's header names the file" grep -q "^# 1 file: $TMP/a.pb.gz\$" "$TMP/rep.txt"
+check "report's header: the event is the live run's cpu-clock, not pprof's cpu" \
+	grep -q "^# Samples: $live_samples of event 'cpu-clock'\$" "$TMP/rep.txt"
 check "report says the samples and frequency" sh -c "grep -q '^# Samples: $live_samples of' '$TMP/rep.txt' && grep -q '^# Event frequency: $F Hz' '$TMP/rep.txt'"
 "$BPFPROF" report --no-children --percent-limit 20 "$TMP/a.pb.gz" >"$TMP/nc.txt" 2>&1
 check "report --no-children --percent-limit 20: only spin as a row" sh -c \
@@ -199,8 +205,8 @@ if [ "$have_go" = 1 ]; then
 	check "offcpu --pprof: go tool pprof -top shows sleep_20ms" grep -q 'sleep_20ms' "$TMP/offtop.txt"
 fi
 "$BPFPROF" report "$TMP/off.pb.gz" >"$TMP/offrep.txt" 2>&1
-check "report on offcpu's pprof is the live run's" \
-	cmp -s <(sed -n '/^# Children/,$p' "$TMP/off.txt") <(sed -n '/^# Children/,$p' "$TMP/offrep.txt")
+check "report on offcpu's pprof is the live run's, header included" \
+	cmp -s "$TMP/off.txt" <(grep -v '^# 1 file: ' "$TMP/offrep.txt")
 "$BPFPROF" profile -e t:syscalls:sys_enter_nanosleep --pprof "$TMP/ev.pb.gz" -o /dev/null -- "$WL/blocker" 5 2>/dev/null
 if [ "$have_go" = 1 ]; then
 	gopprof -raw "$TMP/ev.pb.gz" >"$TMP/evraw.txt"

@@ -154,16 +154,23 @@ static bool wanted(const struct stack_sample *s)
 	return pid && comm && cgroup;
 }
 
-/* The header of a report of files: what the first file says of its run. */
+/* The header of a report of files: the run's own where bpfprof wrote it in the file (one file;
+ * of several, the first one's event, and every file's losses summed), else what the first file
+ * says of its run; then the files. */
 static void describe(const struct profile_in *in, char **files, int nr, char *what, size_t size,
 		     struct stack_outputs *o)
 {
 	snprintf(what, size, "%d file%s: %s%s", nr, nr > 1 ? "s" : "", files[0],
 		 nr > 1 ? ", ..." : "");
-	o->header.event = in->event_names[0] ? in->event_names[0] : in->value_type;
-	o->header.frequency = in->frequency;
+	if (nr == 1)
+		o->header = in->header;
+	o->header.event = in->header.event ?: in->event_names[0] ?: in->value_type;
+	/* a clock sampled every N ns (-c N) was no frequency, whatever pprof's period says */
+	if (!o->header.period)
+		o->header.frequency = o->header.frequency ?: in->frequency;
 	o->header.duration_s = in->duration_s;
-	o->header.extra = what;
+	o->header.lost = in->lost;
+	o->header.source = what;
 	o->report.unit = in->unit;
 	o->flamegraph.count_name = in->unit == REPORT_TIME_US ? "us" : "samples";
 	o->flamegraph.palette = in->unit == REPORT_TIME_US ? PALETTE_COOL : PALETTE_HOT;

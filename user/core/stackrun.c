@@ -945,7 +945,12 @@ void stack_files_write(const struct stack_outputs *o, const struct stack_sample 
 			runner_output_failed(&stack_opts.svg, err);
 	}
 	if (stack_opts.pprof.of.f) {
-		int err = pprof_write(stack_opts.pprof.of.f, s, n, &o->pprof);
+		struct pprof_meta meta = o->pprof;
+		int err;
+
+		/* the report's header as comments, for bpfprof report to print again */
+		meta.header = &o->header;
+		err = pprof_write(stack_opts.pprof.of.f, s, n, &meta);
 
 		if (err)
 			runner_output_failed(&stack_opts.pprof, err);
@@ -974,9 +979,11 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 	    syms_cache__refusals(stack_resolver__syms(sr->resolver), refused, sizeof(refused)))
 		o->header.symbols = refused;
 	/* --every: a period, to --pprof-dir and --push; printed as below when neither is given */
-	if (period_pprof())
+	if (period_pprof()) {
+		o->pprof.header = &o->header;
 		return period_send(s, n, &o->pprof, sr->period_start_ns,
 				   sr->period_end_ns ?: now_ns(), o->header.frequency);
+	}
 
 	stack_files_write(o, s, n);
 	if (o->folded) {
