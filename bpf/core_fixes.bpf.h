@@ -89,6 +89,15 @@ static __always_inline __u32 task_pidns_inum(struct task_struct *t)
 	return BPF_CORE_READ(upid.ns, ns.inum);
 }
 
+/* The id of task t's cgroup v2 (its kernfs node's, as bpf_get_current_cgroup_id() gives the
+ * current task's), for a task that may not be the current one.  5.5, commit 67c0496e87d1
+ * ("kernfs: convert kernfs_node->id from union kernfs_node_id to u64"): before it the id is a
+ * union whose 64-bit member is what the helper returned, read the same way. */
+static __always_inline __u64 task_cgroup_id(struct task_struct *t)
+{
+	return BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
+}
+
 /* 6.1, commit 7f203bc89eb6 ("cgroup: Replace cgroup->ancestor_ids[] with ->ancestors[]"):
  * before it a cgroup kept its ancestors' ids, since it keeps pointers to them. */
 struct cgroup___pre61 {

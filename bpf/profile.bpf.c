@@ -76,6 +76,8 @@ static __always_inline int take_sample(void *ctx, bool kern_stack, bool ctx_regs
 	key.user_stack = ustack;
 	key.kern_stack = kstack;
 	key.event = event;
+	if (targ_cgroup_key)
+		key.cgroup = bpf_get_current_cgroup_id();
 	bpf_get_current_comm(key.comm, sizeof(key.comm));
 	add_to_counts(&counts, &key, 1);
 	if (tgid)

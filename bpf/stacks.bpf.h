@@ -54,6 +54,8 @@ __u32 drain_gen;
 __u64 stacks_stored, counts_stored;
 /* Where the maps are drained: exits of processes seen are told to user space. */
 const volatile bool targ_exit_events = false;
+/* Samples are kept apart by the task's cgroup v2 (sample_key.cgroup): pprof's cgroup label. */
+const volatile bool targ_cgroup_key = false;
 
 /* The drain count this program run writes under, read once: user space adds one at every
  * flip, and its low bit is the generation, which the run's stacks and its count go to.  Kept in

@@ -27,6 +27,8 @@ struct sample_key {
 	char comm[TASK_COMM_LEN];
 	__u32 event; /* which of the run's events took the sample (profile -e A,B); 0 otherwise */
 	__u32 gen;   /* the drain generation it was counted in (profile; 0 where nothing drains) */
+	__u64 cgroup; /* the task's cgroup v2 id where a pprof asks for its cgroup label
+		       * (targ_cgroup_key); 0 otherwise, not to split the aggregation */
 };
 
 /* Why a sample could not be stored; indexes the `lost` counters. */

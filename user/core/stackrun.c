@@ -23,6 +23,7 @@
 #include "probe/probe.h"
 #include "stacks.h"
 #include "unwind.h"
+#include "sym/cgroups.h"
 #include "sym/mmaprec.h"
 #include "sym/stackagg.h"
 #include "sym/syms.h"
@@ -241,11 +242,16 @@ int stack_opts_check(struct stack_opts *o)
 	return 0;
 }
 
+/* Samples keep their cgroup v2 (sample_key.cgroup) for a pprof's cgroup label, named through
+ * the hierarchy's directories; not otherwise, since it keeps apart what the report merges. */
+static bool cgroup_key;
+
 void stack_maps_configure(struct bpf_map *stacks, struct bpf_map *counts, __u32 stacks_per_key,
-			  __u32 *targ_max_stack, __u32 *targ_stack_mask)
+			  __u32 *targ_max_stack, __u32 *targ_stack_mask, bool *targ_cgroup_key)
 {
 	__u32 slots = STACK_DEPTH_DEFAULT + 1;
 
+	*targ_cgroup_key = cgroup_key;
 	while (slots <= stack_opts.max_stack)
 		slots *= 2;
 	*targ_max_stack = stack_opts.max_stack;
@@ -384,8 +390,24 @@ void stack_run_adopt_early(struct bpf_map *rows)
 	early.rows_fd = -1;
 }
 
+/* pprof's pid and tid labels need the threads apart; everything else merges processes of one
+ * command, which keeps a fork storm's memory to its distinct stacks. */
+static bool keep_threads(void)
+{
+	return stack_opts.pprof.path || period_pprof();
+}
+
+/* Samples at different instructions of a function kept apart: for annotate, and in a pprof
+ * (its locations' addresses are the instructions sampled: bpfprof annotate -i reads them). */
+static bool keep_leaf_addrs(void)
+{
+	return stack_opts.leaf_addrs || keep_threads();
+}
+
 int stack_run_init(struct stack_run *s)
 {
+	struct cgroup_names *cgroups = NULL;
+
 	memset(s, 0, sizeof(*s));
 	early_start();
 	s->resolver = stack_resolver__new();
@@ -393,6 +415,18 @@ int stack_run_init(struct stack_run *s)
 			     stack_resolver__set_lines(s->resolver, stack_opts_inline()))) {
 		p_err("cannot set up the symbolizer: %s", strerror(ENOMEM));
 		return -ENOMEM;
+	}
+	cgroup_key = false;
+	if (keep_threads()) {
+		cgroups = cgroup_names__new();
+		if (!cgroups && errno == ENOMEM) {
+			p_err("cannot set up the symbolizer: %s", strerror(ENOMEM));
+			return -ENOMEM;
+		}
+		if (!cgroups)
+			p_info("no cgroup v2 hierarchy is mounted: the pprof has no cgroup labels");
+		stack_resolver__set_cgroups(s->resolver, cgroups);
+		cgroup_key = cgroups != NULL;
 	}
 	return 0;
 }
@@ -470,20 +504,6 @@ static int proc_event(void *ctx, void *data, size_t size)
 		return unwinder__proc_event(s->unwinder, data, size);
 	syms_cache__snapshot(stack_resolver__syms(s->resolver), e->tgid);
 	return 0;
-}
-
-/* pprof's pid and tid labels need the threads apart; everything else merges processes of one
- * command, which keeps a fork storm's memory to its distinct stacks. */
-static bool keep_threads(void)
-{
-	return stack_opts.pprof.path || period_pprof();
-}
-
-/* Samples at different instructions of a function kept apart: for annotate, and in a pprof
- * (its locations' addresses are the instructions sampled: bpfprof annotate -i reads them). */
-static bool keep_leaf_addrs(void)
-{
-	return stack_opts.leaf_addrs || keep_threads();
 }
 
 int stack_run_drain_init(struct stack_run *s, struct bpf_map *counts, struct bpf_map *stacks,
@@ -925,7 +945,12 @@ void stack_files_write(const struct stack_outputs *o, const struct stack_sample 
 			runner_output_failed(&stack_opts.svg, err);
 	}
 	if (stack_opts.pprof.of.f) {
-		int err = pprof_write(stack_opts.pprof.of.f, s, n, &o->pprof);
+		struct pprof_meta meta = o->pprof;
+		int err;
+
+		/* the report's header as comments, for bpfprof report to print again */
+		meta.header = &o->header;
+		err = pprof_write(stack_opts.pprof.of.f, s, n, &meta);
 
 		if (err)
 			runner_output_failed(&stack_opts.pprof, err);
@@ -954,9 +979,11 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 	    syms_cache__refusals(stack_resolver__syms(sr->resolver), refused, sizeof(refused)))
 		o->header.symbols = refused;
 	/* --every: a period, to --pprof-dir and --push; printed as below when neither is given */
-	if (period_pprof())
+	if (period_pprof()) {
+		o->pprof.header = &o->header;
 		return period_send(s, n, &o->pprof, sr->period_start_ns,
 				   sr->period_end_ns ?: now_ns(), o->header.frequency);
+	}
 
 	stack_files_write(o, s, n);
 	if (o->folded) {
@@ -989,7 +1016,5 @@ void stack_pprof_meta(struct stack_outputs *o, const struct runner *r, const cha
 			      (r->start_ns && mono > r->start_ns ? (__s64)(mono - r->start_ns) : 0);
 	o->pprof.duration_nanos = runner_elapsed(r) * 1e9;
 	o->pprof.labels = PPROF_LABEL_PID | PPROF_LABEL_TID | PPROF_LABEL_COMM;
-	/* the one cgroup bpfprof knows a sample's: the run's own target */
-	o->pprof.cgroup = targets.cgroup;
 	o->pprof.comment = comment;
 }

@@ -53,14 +53,16 @@ bool stack_opts_lines(void);
  * lower of 127 and that).  0 or -EINVAL (printed). */
 int stack_opts_check(struct stack_opts *o);
 
-/* Before load: the stack settings and the sizes of the `stacks` (stacks_per_key stacks for each of
+/* Before load, after stack_run_init(): the stack settings (samples keyed by cgroup too where a
+ * pprof names them) and the sizes of the `stacks` (stacks_per_key stacks for each of
  * --max-stacks keys, each sized to --max-stack) and `counts` maps. */
 void stack_maps_configure(struct bpf_map *stacks, struct bpf_map *counts, __u32 stacks_per_key,
-			  __u32 *targ_max_stack, __u32 *targ_stack_mask);
+			  __u32 *targ_max_stack, __u32 *targ_stack_mask, bool *targ_cgroup_key);
 #define STACK_MAPS_CONFIGURE(skel, stacks_per_key)                                            \
 	stack_maps_configure((skel)->maps.stacks, (skel)->maps.counts, (stacks_per_key),       \
 			     (__u32 *)&(skel)->rodata->targ_max_stack,                          \
-			     (__u32 *)&(skel)->rodata->targ_stack_mask)
+			     (__u32 *)&(skel)->rodata->targ_stack_mask,                         \
+			     (bool *)&(skel)->rodata->targ_cgroup_key)
 
 /* After load, before attach: the allocator of maps made without preallocation holds elements
  * ready on every CPU (see stackrun.c). */

@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 #include "core/common.h"
 #include "core/hashtab.h"
+#include "sym/cgroups.h"
 #include "sym/stackagg.h"
 #include "sym/srcline.h"
 #include "sym/stackcollect.h"
@@ -38,6 +39,7 @@ struct stack_resolver {
 	struct hashtab memo;
 	__u32 *ids;             /* a sample's frame ids, reused from key to key */
 	size_t ids_cap;
+	struct cgroup_names *cgroups; /* names of keys' cgroups; NULL: samples get none */
 };
 
 struct stack_resolver *stack_resolver__new(void)
@@ -444,6 +446,18 @@ bool stack_waker_from_irq(struct stack_sample *s)
 	return true;
 }
 
+void stack_resolver__set_cgroups(struct stack_resolver *r, struct cgroup_names *c)
+{
+	cgroup_names__free(r->cgroups);
+	r->cgroups = c;
+}
+
+/* A key's cgroup by name, NULL when it has none (sample_key.cgroup 0: not asked) */
+static const char *key_cgroup(struct stack_resolver *r, const struct sample_key *key)
+{
+	return key->cgroup && r->cgroups ? cgroup_names__get(r->cgroups, key->cgroup) : NULL;
+}
+
 int stack_sample_fill(struct stack_resolver *r, int stacks_fd, const struct sample_key *key,
 		      __u64 value, struct stack_sample *out)
 {
@@ -454,6 +468,7 @@ int stack_sample_fill(struct stack_resolver *r, int stacks_fd, const struct samp
 	out->tid = key->pid;
 	out->event = key->event;
 	out->value = value;
+	out->cgroup = key_cgroup(r, key);
 	return stack_frames_fill(r, stacks_fd, key->tgid, key->user_stack, key->kern_stack,
 				 &out->frames, &out->nr_frames);
 }
@@ -648,6 +663,7 @@ static int add_key_memo(struct stack_resolver *r, struct stack_agg *agg, int sta
 	s.tid = key->pid;
 	s.event = key->event;
 	s.value = value;
+	s.cgroup = key_cgroup(r, key);
 	s.nr_frames = n;
 	s.frame_ids = s.waker_frame_ids = n ? r->ids : NULL;
 	s.frame_table = stack_agg__frames(agg);
@@ -905,5 +921,6 @@ void stack_resolver__free(struct stack_resolver *r)
 	free(r->no_lines);
 	free(r->last_noted);
 	free(r->vmlinux);
+	cgroup_names__free(r->cgroups);
 	free(r);
 }

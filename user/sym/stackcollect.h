@@ -21,6 +21,10 @@ const __u64 *stack_resolver__trace(struct stack_resolver *r, int stacks_fd, __u6
 __u32 stack_resolver__symbolize(struct stack_resolver *r, __u32 tgid, bool kernel, const __u64 *ips,
 				__u32 nr, struct frame *frames);
 void stack_resolver__free(struct stack_resolver *r);
+/* From here on samples are named their key's cgroup (sample_key.cgroup) through c, which the
+ * resolver owns (NULL: none). */
+struct cgroup_names;
+void stack_resolver__set_cgroups(struct stack_resolver *r, struct cgroup_names *c);
 /* From here on, user frames get their source lines from DWARF (sym/srcline.h) and, with
  * inline_frames, a frame for each function inlined at their address (after it, marked
  * inlined).  0 or -ENOMEM. */
