@@ -448,11 +448,13 @@ static void free_row_names(void)
 static int name_rows(struct profile_bpf *skel, struct stack_sample *samples, size_t n)
 {
 	__u32 base = skel->rodata->targ_by_base, nr = skel->bss->field_rows_next, *rank = NULL;
-	struct ksyms *ks = event_fields_have_ksym(&env.ef) ? ksyms__load() : NULL;
+	struct field_namer nm;
 	struct row_rank *rows;
 	const char **keys = NULL;
 	char *store = NULL, label[512], **names = NULL;
 	int err = 0, used = 0;
+
+	field_namer_open(&nm, &env.ef);
 
 	nr = nr < PROFILE_BY_ROWS ? nr : PROFILE_BY_ROWS;
 	rows = calloc(nr ?: 1, sizeof(*rows));
@@ -478,7 +480,7 @@ static int name_rows(struct profile_bpf *skel, struct stack_sample *samples, siz
 
 		rank[rows[i].row] = i;
 		names[i] = strdup(key ? event_fields_label(&env.ef, &env.evs, key, true,
-							   event_fields_ksym, ks, label,
+							   field_namer_name, &nm, label,
 							   sizeof(label)) : "?");
 		if (!names[i])
 			err = -ENOMEM;
@@ -504,7 +506,7 @@ static int name_rows(struct profile_bpf *skel, struct stack_sample *samples, siz
 		fprintf(stderr, "bpfprof: %llu hits not sampled: more than %d keys of --by %s\n",
 			(unsigned long long)skel->bss->field_rows_lost, PROFILE_BY_ROWS, env.by);
 cleanup:
-	ksyms__free(ks);
+	field_namer_close(&nm);
 	free(keys);
 	free(store);
 	free(rows);
