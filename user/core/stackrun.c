@@ -42,6 +42,8 @@
 /* The first drain comes sooner: it loads the symbols of the programs running then while the
  * run goes on, not at its end, where a short run (profile -a 1) waited for them. */
 #define FIRST_DRAIN_NS 250000000ULL
+/* A run across processes this long or longer preallocates its maps (maps_churn()). */
+#define PREALLOC_AFTER_S 10
 /* --max-stacks by default */
 #define STACKS_DEFAULT 16384
 /* The bytes of an mmap record, about (a mapping and its path): how fast the rings fill. */
@@ -246,6 +248,20 @@ int stack_opts_check(struct stack_opts *o)
  * the hierarchy's directories; not otherwise, since it keeps apart what the report merges. */
 static bool cgroup_key;
 
+/* A run that may last (no DURATION, or one of PREALLOC_AFTER_S or more) across processes (-a,
+ * -C, --cgroup: not -p, -t, COMMAND) drains thousands of keys and stacks a second under
+ * process churn, each new process's samples being new keys: every one is deleted after it is
+ * read, and the kernel frees an element of a map made without preallocation through its
+ * allocator (an irq_work every few frees, an RCU callback), 2.3 us a stack and 0.9 us a key
+ * here, where a preallocated element goes back on a free list in 0.34 us.  Those deletes were
+ * a fifth of bpfprof's own CPU in bench/soak.sh; preallocating costs 7-8 ms once (the default
+ * sizes) and the kernel memory the maps may fill anyway. */
+static bool maps_churn(void)
+{
+	return !targets_by_id(&targets) &&
+	       (!run_opts.duration || run_opts.duration >= PREALLOC_AFTER_S);
+}
+
 void stack_maps_configure(struct bpf_map *stacks, struct bpf_map *counts, __u32 stacks_per_key,
 			  __u32 *targ_max_stack, __u32 *targ_stack_mask, bool *targ_cgroup_key)
 {
@@ -264,8 +280,9 @@ void stack_maps_configure(struct bpf_map *stacks, struct bpf_map *counts, __u32 
 	 * memory cleared at every start (11-12 ms of it, and 3 ms for the counts), for the few
 	 * hundred stacks of a short run; a deep stack's value is up to 8 KiB.  A sample adds a key and
 	 * a few stacks at most, fewer than the allocator keeps ready per CPU (it refills them as
-	 * soon as the program returns); a failed insert is counted as a table full. */
-	if (feat_nmi_alloc()) {
+	 * soon as the program returns); a failed insert is counted as a table full.  Not for a
+	 * long run across processes (maps_churn()), which deletes what it drains. */
+	if (feat_nmi_alloc() && !maps_churn()) {
 		bpf_map__set_map_flags(stacks, bpf_map__map_flags(stacks) | BPF_F_NO_PREALLOC);
 		bpf_map__set_map_flags(counts, bpf_map__map_flags(counts) | BPF_F_NO_PREALLOC);
 	}
@@ -864,10 +881,11 @@ int stack_run_finish(struct stack_run *s)
 	 * command stopped its writers in sync */
 	err = drain_gen(s, !s->stopped_in_sync);
 	err = err ?: drain_gen(s, false);
-	p_info("drained %llu times: %llu in %zu KB of distinct stacks; %llu stack ids gone before "
-	       "read; %zu processes and %zu files held (%zu files freed)",
-	       (unsigned long long)d->drains, (unsigned long long)d->drained,
-	       stack_agg__bytes(d->agg) >> 10,
+	p_info("drained %llu times: %llu in %zu KB of distinct stacks (%llu keys and %llu stacks "
+	       "read); %llu stack ids gone before read; %zu processes and %zu files held (%zu files "
+	       "freed)", (unsigned long long)d->drains, (unsigned long long)d->drained,
+	       stack_agg__bytes(d->agg) >> 10, (unsigned long long)d->counts_deleted,
+	       (unsigned long long)d->stacks_deleted,
 	       (unsigned long long)stack_resolver__missing(s->resolver),
 	       syms_cache__nr_procs(stack_resolver__syms(s->resolver)),
 	       syms_cache__nr_files(stack_resolver__syms(s->resolver)), d->files_freed);
