@@ -890,6 +890,7 @@ int stack_run_finish(struct stack_run *s)
 	       syms_cache__nr_procs(stack_resolver__syms(s->resolver)),
 	       syms_cache__nr_files(stack_resolver__syms(s->resolver)), d->files_freed);
 	stack_resolver__print_lines_cost(s->resolver);
+	stack_resolver__print_memo(s->resolver);
 	if (d->records) {
 		struct mmaprec_stats ms;
 

@@ -178,9 +178,10 @@ size_t syms_cache__nr_files(const struct syms_cache *sc);
 void syms_cache__resolve(struct syms_cache *sc, __u32 tgid, __u64 addr, struct user_sym *out);
 /* The file mapped at addr in process tgid (as of its snapshot), with addr's offset in it in
  * *file_off, where the two alone decide what syms_cache__resolve() gives for addr (no JIT map
- * to consult): a key that processes of one program share, for callers memoizing frames.  Valid
- * until the next syms_cache__sweep_files().  NULL when there is none. */
-const void *syms_cache__file_at(struct syms_cache *sc, __u32 tgid, __u64 addr, __u64 *file_off);
+ * to consult): a key that processes of one program share, for callers memoizing frames.  A
+ * number that no other file of this cache ever has, also once this one is freed (a file
+ * opened again is another number).  0 when there is none. */
+__u64 syms_cache__file_at(struct syms_cache *sc, __u32 tgid, __u64 addr, __u64 *file_off);
 /* Files refused so far: JIT maps, debug files and mapped files, each named on stderr when met
  * (untrusted_refusals: counted for the whole process, as the unwinder's worker opens files too);
  * in buf the report header's text, "JIT maps not read: N reason, N reason; debug files...". */

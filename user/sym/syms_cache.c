@@ -43,6 +43,7 @@ struct dso {
 	bool mapped;         /* syms_cache__sweep_files(): some process still maps it */
 	unsigned idle;       /* sweeps in a row that found no process mapping it */
 	struct dso *next;    /* next dso with the same inode number */
+	__u64 serial;        /* syms_cache__file_at(): never another dso's, even once freed */
 };
 
 enum map_kind { MAP_FILE, MAP_VDSO, MAP_ANON, MAP_SPECIAL };
@@ -90,6 +91,7 @@ struct syms_cache {
 	bool exits_told;          /* syms_cache__forget() follows every exit: no pid is reused under us */
 	bool records;             /* mmap records tell of new processes (syms_cache__records_on) */
 	bool records_lost;        /* some were lost: a new program under a pid may have gone untold */
+	__u64 dsos_made;          /* the last dso's serial */
 	/* processes to snapshot once more, in the order they were first seen */
 	__u32 *revisits;
 	size_t revisit_head, nr_revisits, revisits_cap;
@@ -222,6 +224,7 @@ static struct dso *dso_get(struct syms_cache *sc, __u32 tgid, const struct mappi
 		return NULL;
 	d->dev = dev;
 	d->ino = ino;
+	d->serial = ++sc->dsos_made;
 	d->path = strndup(path, deleted ? len - slen : len);
 	if (!d->path || hashtab_put(&sc->dsos, ino, 0, d)) {
 		d->fd = -1;
@@ -1219,16 +1222,16 @@ static bool resolve_in_proc(struct syms_cache *sc, struct proc *p, __u64 addr,
 	return false;
 }
 
-const void *syms_cache__file_at(struct syms_cache *sc, __u32 tgid, __u64 addr, __u64 *file_off)
+__u64 syms_cache__file_at(struct syms_cache *sc, __u32 tgid, __u64 addr, __u64 *file_off)
 {
 	struct proc *p = proc_get(sc, tgid);
 	const struct mapping *m = p ? find_mapping(p->maps, p->nr_maps, addr) : NULL;
 
 	/* a JIT's perf map may name what the file does not: the process decides then */
 	if (!m || m->kind != MAP_FILE || p->pm)
-		return NULL;
+		return 0;
 	*file_off = addr - m->start + m->pgoff;
-	return m->dso;
+	return m->dso->serial;
 }
 
 void syms_cache__resolve(struct syms_cache *sc, __u32 tgid, __u64 addr, struct user_sym *out)
