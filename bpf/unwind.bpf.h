@@ -899,10 +899,13 @@ int forget_exec(void *ctx)
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	__u8 *seen = bpf_map_lookup_elem(&seen_procs, &tgid);
 
+	/* the list first: the announcement that follows (note_process) always comes after it is
+	 * gone, so the list user space writes for it stays (user space does not write a list
+	 * again that it believes the map holds unchanged) */
+	unwind_forget_process(tgid);
 	/* known still (its exit will be told), to be captured again */
 	if (seen)
 		*seen = 0;
-	unwind_forget_process(tgid);
 	if (targ_find_vma)
 		bpf_map_delete_elem(&unwind_kmaps, &tgid);
 	if (unwind_prefill_wanted())

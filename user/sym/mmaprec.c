@@ -86,6 +86,9 @@ struct mmaprec {
 	struct mmaprec_stats st;
 };
 
+/* open_event(): whether the records' times are CLOCK_MONOTONIC's (4.1). */
+static bool clock_monotonic = true;
+
 static int open_event(int cpu)
 {
 	struct perf_event_attr attr = {
@@ -112,6 +115,7 @@ static int open_event(int cpu)
 		/* before 4.1: perf's own clock, close enough across CPUs for the order needed */
 		attr.use_clockid = 0;
 		attr.clockid = 0;
+		clock_monotonic = false;
 		fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	}
 	return fd < 0 ? -errno : fd;
@@ -186,7 +190,7 @@ struct mmaprec *mmaprec__open(struct syms_cache *sc, void (*exited)(void *ctx, _
 	}
 	mr->st.cpus = mr->nr_rings;
 	mr->st.ring_bytes = mr->nr_rings ? mr->rings[0].size : 0;
-	syms_cache__records_on(sc);
+	syms_cache__records_on(sc, clock_monotonic);
 	return mr;
 cleanup:
 	mmaprec__free(mr);

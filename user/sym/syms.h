@@ -210,8 +210,12 @@ struct syms_mmap {
 	const char *path; /* "//anon", "[vdso]", or the file's path as the process saw it */
 };
 /* Records are read from now on: a process told of is not read from /proc again, nor one whose
- * exit was told (syms_cache__snapshot() returns -ESRCH for it). */
-void syms_cache__records_on(struct syms_cache *sc);
+ * exit was told (syms_cache__snapshot() returns -ESRCH for it).  monotonic: their times are
+ * CLOCK_MONOTONIC's (syms_cache__execed_after()). */
+void syms_cache__records_on(struct syms_cache *sc, bool monotonic);
+/* Whether records told an exec of tgid after time (CLOCK_MONOTONIC ns), which replaced what was
+ * announced at that time; false where records cannot tell (lost, another clock). */
+bool syms_cache__execed_after(const struct syms_cache *sc, __u32 tgid, __u64 time);
 /* Process tgid forked from parent_tgid: a copy of its parent's mappings when the parent is held
  * (a thread, tgid == parent_tgid, is nothing).  0 or -ENOMEM. */
 int syms_cache__record_fork(struct syms_cache *sc, __u32 tgid, __u32 parent_tgid, __u64 time);

@@ -77,6 +77,7 @@ struct proc {
 	 * complete without a /proc read, and stay known after it exits (sym/mmaprec.h). */
 	bool tracked;
 	__u64 born_ns;             /* the record (fork, exec) that made it this program */
+	bool execed;               /* born_ns is an exec's */
 	char jit_module[32];  /* "[JIT] tid N" */
 };
 
@@ -90,6 +91,7 @@ struct syms_cache {
 	bool nofile_raised;
 	bool exits_told;          /* syms_cache__forget() follows every exit: no pid is reused under us */
 	bool records;             /* mmap records tell of new processes (syms_cache__records_on) */
+	bool records_monotonic;   /* their times are CLOCK_MONOTONIC's */
 	bool records_lost;        /* some were lost: a new program under a pid may have gone untold */
 	__u64 dsos_made;          /* the last dso's serial */
 	/* processes to snapshot once more, in the order they were first seen */
@@ -784,9 +786,18 @@ void syms_cache__forget(struct syms_cache *sc, __u32 tgid)
 
 /* ---- processes told by mmap records (sym/mmaprec.c) ---- */
 
-void syms_cache__records_on(struct syms_cache *sc)
+void syms_cache__records_on(struct syms_cache *sc, bool monotonic)
 {
 	sc->records = true;
+	sc->records_monotonic = monotonic;
+}
+
+bool syms_cache__execed_after(const struct syms_cache *sc, __u32 tgid, __u64 time)
+{
+	const struct proc *p = hashtab_get(&sc->procs, tgid, 0);
+
+	return sc->records && sc->records_monotonic && !sc->records_lost && p && p->tracked &&
+	       p->execed && p->born_ns > time;
 }
 
 /* A new program under tgid: whatever was held under the pid goes (its exit was told, or missed). */
@@ -908,6 +919,7 @@ int syms_cache__record_exec(struct syms_cache *sc, __u32 tgid, __u64 time)
 		p->born_ns = time;
 	}
 	p->tracked = true;
+	p->execed = true;
 	p->gone = false;
 	p->revisit = false; /* a /proc snapshot queued before: not needed any more */
 	return 0;

@@ -159,6 +159,9 @@ struct unwind_usage {
 	__u64 deferrals;            /* loads put off: no room but by evicting tables in use */
 	__u64 loads_cached; /* of loads: read back from the persistent cache */
 	__u32 procs;
+	__u64 procs_written;        /* mapping lists written */
+	__u64 refreshes_same;       /* refreshes asked that changed no list: not written */
+	__u64 announcements_stale;  /* announcements from before an exec told since: none written */
 	__u64 stats[UNW_STAT_NR];   /* the BPF side's counters, summed over CPUs */
 };
 void unwinder__usage(const struct unwinder *u, struct unwind_usage *out);
