@@ -15,8 +15,8 @@
 #include "sym/stackcollect.h"
 #include "sym/syms.h"
 
-/* Entries of the memo of frames (below) at which it starts afresh: 1.5 MB of table. */
-#define MEMO_MAX 32768
+/* Slots of the memo of frames (below) at most, half of them used: 1.5 MB of table. */
+#define MEMO_SLOTS 65536
 
 struct stack_resolver {
 	__u64 missing_stacks;  /* stack ids no longer in the map when their sample was read */
@@ -39,7 +39,7 @@ struct stack_resolver {
 	/* Frames symbolized so far, by what decides them, -> id + 1 in `known`: (address, 0) in
 	 * the kernel; (file offset, file) where the mapped file alone decides
 	 * (syms_cache__file_at(): the processes of one program share it, and it outlives them).
-	 * Kept from drain to drain, emptied once it holds MEMO_MAX. */
+	 * Kept from drain to drain, started afresh once it is full (MEMO_SLOTS). */
 	struct hashtab memo;
 	/* this drain's frames that their process decides (anonymous code, a JIT's map, no
 	 * mapping known): (address, tgid) -> id + 1 in known */
@@ -626,7 +626,9 @@ static long known_id(struct stack_resolver *r, __u32 tgid, bool kernel, const __
 	r->memo_misses++;
 	resolve_frame(r, tgid, kernel, ips[i], i == 0, &f);
 	id = stack_agg__frame_id(r->known, &f);
-	if (id >= 0 && hashtab_put(memo, k1, k2, (void *)(uintptr_t)(id + 1)))
+	/* full, it does not grow: the next drain starts it afresh */
+	if (id >= 0 && (memo->len + 1) * 2 <= MEMO_SLOTS &&
+	    hashtab_put(memo, k1, k2, (void *)(uintptr_t)(id + 1)))
 		id = -ENOMEM;
 	return id;
 }
@@ -675,14 +677,13 @@ static int memo_frames(struct stack_resolver *r, struct stack_agg *agg, __u32 tg
 }
 
 /* Before a drain into agg through the memo: known's ids in agg start afresh when agg is another
- * aggregation than the last drain's (a period's), and the memo once it has grown to MEMO_MAX
- * entries (a run through ever new programs; the programs running now are symbolized again).
- * 0 or -ENOMEM. */
+ * aggregation than the last drain's (a period's), and the memo once it is full (a run through
+ * ever new programs; the programs running now are symbolized again).  0 or -ENOMEM. */
 static int memo_begin(struct stack_resolver *r, struct stack_agg *agg)
 {
-	if (r->memo.len >= MEMO_MAX || !r->known) {
+	if ((r->memo.len + 2) * 2 > MEMO_SLOTS || !r->known) {
 		r->memo_resets += !!r->known;
-		hashtab_reset(&r->memo);
+		hashtab_clear(&r->memo, NULL);
 		stack_agg__free(r->known);
 		r->known = stack_agg__new(false);
 		r->xlat_agg = 0;
