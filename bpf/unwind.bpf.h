@@ -658,10 +658,12 @@ int unwind_exit(void *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 
-	/* the thread group leader: its exit is the one that frees the pid */
+	/* the thread group leader: its exit is the one that frees the pid.  Told first: a list
+	 * user space wrote before the exit's time is the one deleted here, and needs no delete
+	 * of its own (unwinder__forget_process()) */
 	if ((__u32)id == id >> 32) {
-		unwind_forget_process(id >> 32);
 		note_process_exit(id >> 32);
+		unwind_forget_process(id >> 32);
 	}
 	return 0;
 }

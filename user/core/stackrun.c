@@ -510,7 +510,7 @@ static int proc_event(void *ctx, void *data, size_t size)
 	if (e->exited) {
 		/* the unwinder is done with it now; the symbolizer after the next drain */
 		if (s->unwinder)
-			unwinder__forget_process(s->unwinder, e->tgid);
+			unwinder__forget_process(s->unwinder, e->tgid, e->time);
 		if (s->drain) {
 			syms_cache__exited(stack_resolver__syms(s->resolver), e->tgid);
 			queue_exit(s->drain, e->tgid);

@@ -121,6 +121,7 @@ struct uw_proc_rec {
 	__u32 tgid;
 	bool in_map;
 	__u64 hash;            /* of the list stored last (record_hash()) */
+	__u64 written_ns;      /* when that write was done (mono_ns()) */
 	struct unw_proc *copy; /* in-memory unwinders */
 };
 
@@ -974,6 +975,7 @@ static int store_proc(struct unwinder *u, struct uw_proc_rec *r, const struct un
 	if (!r->in_map)
 		u->nr_procs++;
 	r->in_map = true;
+	r->written_ns = mono_ns();
 	u->procs_stored++;
 	return 0;
 }
@@ -1039,16 +1041,17 @@ int unwinder__add_process(struct unwinder *u, __u32 tgid)
 	return add_process(u, tgid, false);
 }
 
-void unwinder__forget_process(struct unwinder *u, __u32 tgid)
+void unwinder__forget_process(struct unwinder *u, __u32 tgid, __u64 gone_ns)
 {
 	struct uw_proc_rec *r;
 
 	pthread_mutex_lock(&u->lock);
 	r = hashtab_del(&u->procs, tgid, 0);
 	if (r && r->in_map) {
-		/* the BPF side deleted its entry at the exit already; this one is for a pid
-		 * that exited some other way (exec of a new program keeps the pid) */
-		if (u->procs_fd >= 0)
+		/* the BPF side deleted its entry after gone_ns: only a list written since (a
+		 * request read after the exit) is left for this delete, which otherwise is a
+		 * syscall that finds nothing */
+		if (u->procs_fd >= 0 && r->written_ns >= gone_ns)
 			bpf_map_delete_elem(u->procs_fd, &tgid);
 		u->nr_procs--;
 	}
