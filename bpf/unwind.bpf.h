@@ -141,7 +141,11 @@ static __always_inline int unwind_request(struct unw_walk *s, __u32 type, __u32 
 	e->pad = 0;
 	e->addr = 0;
 	e->file.dev = e->file.ino = 0;
-	bpf_ringbuf_submit(e, 0);
+	/* A refresh waits for user space's next look at the ring (100 ms at most; the walks have
+	 * the kernel's mappings meanwhile): under process churn one a new process, each a
+	 * wake-up.  A table is needed now; forced, since a refresh before it left the ring
+	 * unread, when an unforced record wakes no one. */
+	bpf_ringbuf_submit(e, type == UNW_EV_REFRESH_PROC ? BPF_RB_NO_WAKEUP : BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
 
@@ -216,7 +220,8 @@ static __always_inline __u32 unwind_ask_table(__u64 now, __u32 tgid,
 	e->pad = 0;
 	e->addr = pc;
 	e->file = *file;
-	bpf_ringbuf_submit(e, 0);
+	/* forced: a refresh before it may have left the ring unread (unwind_request()) */
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	return UNW_TABLE_ASKED;
 }
 

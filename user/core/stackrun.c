@@ -759,7 +759,14 @@ int stack_run_start(struct stack_run *s, struct runner *r, const struct unwind_b
 	} else {
 		err = 0;
 	}
-	err = err ?: runner_add_ringbuf(r, proc_events, proc_event, s);
+	/* Processes seen and gone: with mmap records, which tell what a new process maps, nothing
+	 * waits for them but the unwinder's mapping list, which the walks do without meanwhile
+	 * (the kernel's mappings, found ahead at exec and mmap): read at the next tick, not woken
+	 * for each (a new process every few ms under churn) */
+	if (s->drain && s->drain->records)
+		err = err ?: runner_add_ringbuf_ticks(r, proc_events, proc_event, s);
+	else
+		err = err ?: runner_add_ringbuf(r, proc_events, proc_event, s);
 	s->period_start_ns = r->start_ns;
 	if (run_opts.duration)
 		s->planned_end_ns = r->start_ns + (__u64)(run_opts.duration * 1e9);

@@ -121,7 +121,7 @@ struct uw_proc_rec {
 	__u32 tgid;
 	bool in_map;
 	__u64 hash;            /* of the list stored last (record_hash()) */
-	__u64 written_ns;      /* when that write was done (mono_ns()) */
+	__u64 write_ns, written_ns; /* when that write began and was done (mono_ns()) */
 	struct unw_proc *copy; /* in-memory unwinders */
 };
 
@@ -154,7 +154,7 @@ struct unwinder {
 	size_t nr_free, cap_free;
 	struct hashtab procs; /* tgid -> uw_proc_rec */
 	__u32 nr_procs;
-	__u64 procs_stored, refreshes_same; /* mapping lists written; refreshes that changed none */
+	__u64 procs_stored, refreshes_same; /* mapping lists written; asked, the same as held */
 	__u64 announcements_stale;         /* announcements made before an exec told since */
 	__u64 rows_used, loads, evictions;
 	__u64 loads_cached;   /* of loads, tables read back from the cache */
@@ -957,6 +957,7 @@ static __u64 record_hash(const struct unw_proc *p)
 
 static int store_proc(struct unwinder *u, struct uw_proc_rec *r, const struct unw_proc *p)
 {
+	__u64 start = mono_ns();
 	int err;
 
 	if (u->procs_fd < 0) {
@@ -975,18 +976,23 @@ static int store_proc(struct unwinder *u, struct uw_proc_rec *r, const struct un
 	if (!r->in_map)
 		u->nr_procs++;
 	r->in_map = true;
+	r->write_ns = start;
 	r->written_ns = mono_ns();
 	u->procs_stored++;
 	return 0;
 }
 
-/* refresh: asked by the BPF side's walk for a pc outside every mapping it holds, which is most
- * often a garbage return address, not new code: the list is not written again when it is the
- * one the map holds (an 8 KB element replaced, a third of the lists written under process
- * churn; and writing it restarts the walk's one-a-second limit on asking).  Not after an exec,
- * whose list the BPF side dropped: the exec's next sample announces the process again
- * (note_process), and an announcement is always written. */
-static int add_process_locked(struct unwinder *u, __u32 tgid, struct proc_build *b, bool refresh)
+/* The list is not written again when it is the one the map holds (an 8 KB element replaced:
+ * under process churn half of the lists were written twice or more), as known from a write
+ * begun after held_since (CLOCK_MONOTONIC ns; 0: any).  A refresh (held_since 0) is asked by
+ * the BPF side's walk for a pc outside every mapping it holds, most often a garbage return
+ * address, or for a process it holds no list of (announced, its list not read yet); an exec
+ * drops the list the BPF side held, and then asks for the next one (note_process()), so
+ * that an announcement (held_since: its sample's time) finds a list held only if it was
+ * written after that.  Not writing it again also keeps the walk's one-a-second limit on
+ * asking, which a write starts afresh. */
+static int add_process_locked(struct unwinder *u, __u32 tgid, struct proc_build *b,
+			      __u64 held_since)
 {
 	struct uw_proc_rec *r;
 	__u64 hash;
@@ -1013,7 +1019,7 @@ static int add_process_locked(struct unwinder *u, __u32 tgid, struct proc_build 
 		r->tgid = tgid;
 	}
 	hash = record_hash(b->p);
-	if (refresh && r->in_map && r->hash == hash) {
+	if (r->in_map && r->hash == hash && r->write_ns > held_since) {
 		u->refreshes_same++;
 		return b->err;
 	}
@@ -1025,20 +1031,20 @@ static int add_process_locked(struct unwinder *u, __u32 tgid, struct proc_build 
 	return err ?: b->err;
 }
 
-static int add_process(struct unwinder *u, __u32 tgid, bool refresh)
+static int add_process(struct unwinder *u, __u32 tgid, __u64 held_since)
 {
 	struct proc_build b = { .u = u, .p = &u->scratch, .tgid = tgid };
 	int err;
 
 	pthread_mutex_lock(&u->lock);
-	err = add_process_locked(u, tgid, &b, refresh);
+	err = add_process_locked(u, tgid, &b, held_since);
 	pthread_mutex_unlock(&u->lock);
 	return err;
 }
 
 int unwinder__add_process(struct unwinder *u, __u32 tgid)
 {
-	return add_process(u, tgid, false);
+	return add_process(u, tgid, UINT64_MAX);
 }
 
 void unwinder__forget_process(struct unwinder *u, __u32 tgid, __u64 gone_ns)
@@ -1217,7 +1223,7 @@ int unwinder__handle_event(void *ctx, void *data, size_t size)
 		queue_load(u, e->table);
 	} else if (e->type == UNW_EV_REFRESH_PROC) {
 		if (!syms_cache__snapshot(u->sc, e->tgid))
-			add_process(u, e->tgid, true);
+			add_process(u, e->tgid, 0);
 	} else if (e->type == UNW_EV_FILE) {
 		name_file(u, e);
 	}
@@ -1240,7 +1246,7 @@ int unwinder__proc_event(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	if (!syms_cache__snapshot(u->sc, e->tgid))
-		unwinder__add_process(u, e->tgid);
+		add_process(u, e->tgid, e->time);
 	return 0;
 }
 
@@ -1417,8 +1423,8 @@ void unwinder__print_usage(const struct unwinder *u, FILE *out)
 	usage_locked(u, &us);
 	fprintf(out, "bpfprof: unwind tables: %llu of %llu KB used by %u tables (%u files seen, %u "
 		"without usable CFI); %llu loads, %llu evictions, %llu loads put off (no room but tables "
-		"in use); %u processes (%u KB of mappings; %llu lists written, not: %llu refreshes "
-		"that changed nothing, %llu announcements from before an exec)\n",
+		"in use); %u processes (%u KB of mappings; %llu lists written, not: %llu the same as "
+		"held, %llu announced before an exec)\n",
 		(unsigned long long)(us.rows_used * sizeof(struct unw_row) >> 10),
 		(unsigned long long)(us.rows_cap * sizeof(struct unw_row) >> 10), us.tables_loaded,
 		us.files, us.tables_no_cfi, (unsigned long long)us.loads,

@@ -162,7 +162,7 @@ struct unwind_usage {
 	__u64 loads_cached; /* of loads: read back from the persistent cache */
 	__u32 procs;
 	__u64 procs_written;        /* mapping lists written */
-	__u64 refreshes_same;       /* refreshes asked that changed no list: not written */
+	__u64 refreshes_same;       /* lists asked for the same as held: not written */
 	__u64 announcements_stale;  /* announcements from before an exec told since: none written */
 	__u64 stats[UNW_STAT_NR];   /* the BPF side's counters, summed over CPUs */
 };
