@@ -22,7 +22,7 @@ printf 'int f(int x) { return x * 3; }\nint main(void) { return f(2); }\n' > "$t
 started=$(awk '/^processes/ {print $2}' /proc/stat)
 
 # Every live thread's run time of process $1, ns.
-cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ ns += $1 } END { printf "%d\n", ns }'; }
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ ns += $1 } END { printf "%.0f\n", ns }'; }
 
 names=(after)
 bins=(./bpfprof)
