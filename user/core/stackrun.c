@@ -263,7 +263,8 @@ static bool maps_churn(void)
 }
 
 void stack_maps_configure(struct bpf_map *stacks, struct bpf_map *counts, __u32 stacks_per_key,
-			  __u32 *targ_max_stack, __u32 *targ_stack_mask, bool *targ_cgroup_key)
+			  bool reads_old_gen, __u32 *targ_max_stack, __u32 *targ_stack_mask,
+			  bool *targ_cgroup_key)
 {
 	__u32 slots = STACK_DEPTH_DEFAULT + 1;
 
@@ -281,8 +282,9 @@ void stack_maps_configure(struct bpf_map *stacks, struct bpf_map *counts, __u32 
 	 * hundred stacks of a short run; a deep stack's value is up to 8 KiB.  A sample adds a key and
 	 * a few stacks at most, fewer than the allocator keeps ready per CPU (it refills them as
 	 * soon as the program returns); a failed insert is counted as a table full.  Not for a
-	 * long run across processes (maps_churn()), which deletes what it drains. */
-	if (feat_nmi_alloc() && !maps_churn()) {
+	 * long run across processes (maps_churn()), which deletes what it drains, unless its
+	 * programs read what a drain deletes (an element freed so waits out their RCU sections). */
+	if (feat_nmi_alloc() && (reads_old_gen || !maps_churn())) {
 		bpf_map__set_map_flags(stacks, bpf_map__map_flags(stacks) | BPF_F_NO_PREALLOC);
 		bpf_map__set_map_flags(counts, bpf_map__map_flags(counts) | BPF_F_NO_PREALLOC);
 	}
