@@ -248,6 +248,7 @@ static __always_inline void note_process(__u32 tgid)
 	}
 	e->tgid = tgid;
 	e->exited = 0;
+	e->time = bpf_ktime_get_ns();
 	bpf_ringbuf_submit(e, 0);
 }
 
@@ -277,6 +278,7 @@ static __always_inline void note_process_exit(__u32 tgid)
 		return;
 	e->tgid = tgid;
 	e->exited = 1;
+	e->time = bpf_ktime_get_ns();
 	/* No wakeup: user space reads the ring at its next tick (it holds 16k exits); waking it
 	 * costs a self-IPI per exit, ~6 us of the exit in a VM.  Woken when a quarter full. */
 	bpf_ringbuf_submit(e, bpf_ringbuf_query(&proc_events, BPF_RB_AVAIL_DATA) >=

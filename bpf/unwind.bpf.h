@@ -141,7 +141,11 @@ static __always_inline int unwind_request(struct unw_walk *s, __u32 type, __u32 
 	e->pad = 0;
 	e->addr = 0;
 	e->file.dev = e->file.ino = 0;
-	bpf_ringbuf_submit(e, 0);
+	/* A refresh waits for user space's next look at the ring (100 ms at most; the walks have
+	 * the kernel's mappings meanwhile): under process churn one a new process, each a
+	 * wake-up.  A table is needed now; forced, since a refresh before it left the ring
+	 * unread, when an unforced record wakes no one. */
+	bpf_ringbuf_submit(e, type == UNW_EV_REFRESH_PROC ? BPF_RB_NO_WAKEUP : BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
 
@@ -216,7 +220,8 @@ static __always_inline __u32 unwind_ask_table(__u64 now, __u32 tgid,
 	e->pad = 0;
 	e->addr = pc;
 	e->file = *file;
-	bpf_ringbuf_submit(e, 0);
+	/* forced: a refresh before it may have left the ring unread (unwind_request()) */
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	return UNW_TABLE_ASKED;
 }
 
@@ -658,10 +663,12 @@ int unwind_exit(void *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 
-	/* the thread group leader: its exit is the one that frees the pid */
+	/* the thread group leader: its exit is the one that frees the pid.  Told first: a list
+	 * user space wrote before the exit's time is the one deleted here, and needs no delete
+	 * of its own (unwinder__forget_process()) */
 	if ((__u32)id == id >> 32) {
-		unwind_forget_process(id >> 32);
 		note_process_exit(id >> 32);
+		unwind_forget_process(id >> 32);
 	}
 	return 0;
 }
@@ -899,10 +906,13 @@ int forget_exec(void *ctx)
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	__u8 *seen = bpf_map_lookup_elem(&seen_procs, &tgid);
 
+	/* the list first: the announcement that follows (note_process) always comes after it is
+	 * gone, so the list user space writes for it stays (user space does not write a list
+	 * again that it believes the map holds unchanged) */
+	unwind_forget_process(tgid);
 	/* known still (its exit will be told), to be captured again */
 	if (seen)
 		*seen = 0;
-	unwind_forget_process(tgid);
 	if (targ_find_vma)
 		bpf_map_delete_elem(&unwind_kmaps, &tgid);
 	if (unwind_prefill_wanted())

@@ -48,6 +48,7 @@ enum lost_reason {
 struct proc_seen_event {
 	__u32 tgid;
 	__u32 exited;
+	__u64 time; /* of the sample that announced it (bpf_ktime_get_ns(): CLOCK_MONOTONIC) */
 };
 
 /* Draining: kernel maps are a cache that user space empties while the run goes on.  A stack's

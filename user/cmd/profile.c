@@ -332,7 +332,7 @@ int profile_configure(struct runner *r)
 	/* the maps are drained during the run: exits tell when a process's symbols can go */
 	skel->rodata->targ_exit_events = true;
 	/* user and kernel stacks are stored apart: room for both of every sample key */
-	STACK_MAPS_CONFIGURE(skel, 2);
+	STACK_MAPS_CONFIGURE(skel, 2, false);
 	stack_run_adopt_early(skel->maps.unwind_rows);
 	UNWIND_CONFIGURE(skel, stack_opts.unwind, stack_opts.unwind_mem_mb);
 	return configure_events(skel);

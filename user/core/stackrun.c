@@ -42,6 +42,8 @@
 /* The first drain comes sooner: it loads the symbols of the programs running then while the
  * run goes on, not at its end, where a short run (profile -a 1) waited for them. */
 #define FIRST_DRAIN_NS 250000000ULL
+/* A run across processes this long or longer preallocates its maps (maps_churn()). */
+#define PREALLOC_AFTER_S 10
 /* --max-stacks by default */
 #define STACKS_DEFAULT 16384
 /* The bytes of an mmap record, about (a mapping and its path): how fast the rings fill. */
@@ -246,8 +248,23 @@ int stack_opts_check(struct stack_opts *o)
  * the hierarchy's directories; not otherwise, since it keeps apart what the report merges. */
 static bool cgroup_key;
 
+/* A run that may last (no DURATION, or one of PREALLOC_AFTER_S or more) across processes (-a,
+ * -C, --cgroup: not -p, -t, COMMAND) drains thousands of keys and stacks a second under
+ * process churn, each new process's samples being new keys: every one is deleted after it is
+ * read, and the kernel frees an element of a map made without preallocation through its
+ * allocator (an irq_work every few frees, an RCU callback), 2.3 us a stack and 0.9 us a key
+ * here, where a preallocated element goes back on a free list in 0.34 us.  Those deletes were
+ * a fifth of bpfprof's own CPU in bench/soak.sh; preallocating costs 7-8 ms once (the default
+ * sizes) and the kernel memory the maps may fill anyway. */
+static bool maps_churn(void)
+{
+	return !targets_by_id(&targets) &&
+	       (!run_opts.duration || run_opts.duration >= PREALLOC_AFTER_S);
+}
+
 void stack_maps_configure(struct bpf_map *stacks, struct bpf_map *counts, __u32 stacks_per_key,
-			  __u32 *targ_max_stack, __u32 *targ_stack_mask, bool *targ_cgroup_key)
+			  bool reads_old_gen, __u32 *targ_max_stack, __u32 *targ_stack_mask,
+			  bool *targ_cgroup_key)
 {
 	__u32 slots = STACK_DEPTH_DEFAULT + 1;
 
@@ -264,8 +281,10 @@ void stack_maps_configure(struct bpf_map *stacks, struct bpf_map *counts, __u32 
 	 * memory cleared at every start (11-12 ms of it, and 3 ms for the counts), for the few
 	 * hundred stacks of a short run; a deep stack's value is up to 8 KiB.  A sample adds a key and
 	 * a few stacks at most, fewer than the allocator keeps ready per CPU (it refills them as
-	 * soon as the program returns); a failed insert is counted as a table full. */
-	if (feat_nmi_alloc()) {
+	 * soon as the program returns); a failed insert is counted as a table full.  Not for a
+	 * long run across processes (maps_churn()), which deletes what it drains, unless its
+	 * programs read what a drain deletes (an element freed so waits out their RCU sections). */
+	if (feat_nmi_alloc() && (reads_old_gen || !maps_churn())) {
 		bpf_map__set_map_flags(stacks, bpf_map__map_flags(stacks) | BPF_F_NO_PREALLOC);
 		bpf_map__set_map_flags(counts, bpf_map__map_flags(counts) | BPF_F_NO_PREALLOC);
 	}
@@ -493,7 +512,7 @@ static int proc_event(void *ctx, void *data, size_t size)
 	if (e->exited) {
 		/* the unwinder is done with it now; the symbolizer after the next drain */
 		if (s->unwinder)
-			unwinder__forget_process(s->unwinder, e->tgid);
+			unwinder__forget_process(s->unwinder, e->tgid, e->time);
 		if (s->drain) {
 			syms_cache__exited(stack_resolver__syms(s->resolver), e->tgid);
 			queue_exit(s->drain, e->tgid);
@@ -742,7 +761,14 @@ int stack_run_start(struct stack_run *s, struct runner *r, const struct unwind_b
 	} else {
 		err = 0;
 	}
-	err = err ?: runner_add_ringbuf(r, proc_events, proc_event, s);
+	/* Processes seen and gone: with mmap records, which tell what a new process maps, nothing
+	 * waits for them but the unwinder's mapping list, which the walks do without meanwhile
+	 * (the kernel's mappings, found ahead at exec and mmap): read at the next tick, not woken
+	 * for each (a new process every few ms under churn) */
+	if (s->drain && s->drain->records)
+		err = err ?: runner_add_ringbuf_ticks(r, proc_events, proc_event, s);
+	else
+		err = err ?: runner_add_ringbuf(r, proc_events, proc_event, s);
 	s->period_start_ns = r->start_ns;
 	if (run_opts.duration)
 		s->planned_end_ns = r->start_ns + (__u64)(run_opts.duration * 1e9);
@@ -864,14 +890,16 @@ int stack_run_finish(struct stack_run *s)
 	 * command stopped its writers in sync */
 	err = drain_gen(s, !s->stopped_in_sync);
 	err = err ?: drain_gen(s, false);
-	p_info("drained %llu times: %llu in %zu KB of distinct stacks; %llu stack ids gone before "
-	       "read; %zu processes and %zu files held (%zu files freed)",
-	       (unsigned long long)d->drains, (unsigned long long)d->drained,
-	       stack_agg__bytes(d->agg) >> 10,
+	p_info("drained %llu times: %llu in %zu KB of distinct stacks (%llu keys and %llu stacks "
+	       "read); %llu stack ids gone before read; %zu processes and %zu files held (%zu files "
+	       "freed)", (unsigned long long)d->drains, (unsigned long long)d->drained,
+	       stack_agg__bytes(d->agg) >> 10, (unsigned long long)d->counts_deleted,
+	       (unsigned long long)d->stacks_deleted,
 	       (unsigned long long)stack_resolver__missing(s->resolver),
 	       syms_cache__nr_procs(stack_resolver__syms(s->resolver)),
 	       syms_cache__nr_files(stack_resolver__syms(s->resolver)), d->files_freed);
 	stack_resolver__print_lines_cost(s->resolver);
+	stack_resolver__print_memo(s->resolver);
 	if (d->records) {
 		struct mmaprec_stats ms;
 

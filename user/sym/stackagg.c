@@ -19,6 +19,7 @@ struct agg_entry {
 };
 
 struct stack_agg {
+	__u64 serial;              /* stack_agg__serial() */
 	bool by_tid;
 	bool leaf_addrs;           /* stack_agg__keep_leaf_addrs() */
 	struct stack_names *strs;  /* every name and module, stored once */
@@ -45,6 +46,9 @@ struct stack_agg *stack_agg__new(bool by_tid)
 
 	if (!a)
 		return NULL;
+	static __u64 made;
+
+	a->serial = __atomic_add_fetch(&made, 1, __ATOMIC_RELAXED);
 	a->by_tid = by_tid;
 	a->strs = stack_names__new();
 	if (!a->strs) {
@@ -314,6 +318,16 @@ long stack_agg__frame_id(struct stack_agg *a, const struct frame *f)
 const struct frame *stack_agg__frames(const struct stack_agg *a)
 {
 	return a->frames;
+}
+
+size_t stack_agg__nr_frames(const struct stack_agg *a)
+{
+	return a->nr_frames;
+}
+
+__u64 stack_agg__serial(const struct stack_agg *a)
+{
+	return a->serial;
 }
 
 const struct stack_sample *stack_agg__samples(struct stack_agg *a, size_t *nr)

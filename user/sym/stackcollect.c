@@ -15,6 +15,9 @@
 #include "sym/stackcollect.h"
 #include "sym/syms.h"
 
+/* Slots of the memo of frames (below) at most, half of them used: 1.5 MB of table. */
+#define MEMO_SLOTS 65536
+
 struct stack_resolver {
 	__u64 missing_stacks;  /* stack ids no longer in the map when their sample was read */
 	struct ksyms *ksyms;
@@ -33,10 +36,20 @@ struct stack_resolver {
 	bool vmlinux_tried;
 	char *vmlinux;          /* the running kernel's image with debug info, or NULL */
 	__u64 kaslr;            /* what KASLR added to its addresses */
-	/* a drain's memo, emptied after each, -> frame id + 1 in the aggregation drained into:
-	 * (address, 0) for the kernel; (file offset, file) where the mapped file alone decides
-	 * (syms_cache__file_at(): processes of one program share it); else (address, tgid | 1 << 63) */
+	/* Frames symbolized so far, by what decides them, -> id + 1 in `known`: (address, 0) in
+	 * the kernel; (file offset, file) where the mapped file alone decides
+	 * (syms_cache__file_at(): the processes of one program share it, and it outlives them).
+	 * Kept from drain to drain, started afresh once it is full (MEMO_SLOTS). */
 	struct hashtab memo;
+	/* this drain's frames that their process decides (anonymous code, a JIT's map, no
+	 * mapping known): (address, tgid) -> id + 1 in known */
+	struct hashtab memo_proc;
+	struct stack_agg *known;  /* each memoized frame once, with its own copies of the strings
+				   * (the files that named them may be freed) */
+	__u32 *xlat;            /* known's ids in the aggregation xlat_agg: id + 1, 0 not yet */
+	size_t xlat_cap;
+	__u64 xlat_agg;         /* stack_agg__serial() */
+	__u64 memo_hits, memo_misses, memo_resets;
 	__u32 *ids;             /* a sample's frame ids, reused from key to key */
 	size_t ids_cap;
 	struct cgroup_names *cgroups; /* names of keys' cgroups; NULL: samples get none */
@@ -590,44 +603,107 @@ static int fill_sample_key(struct stack_resolver *r, int stacks_fd, const void *
 	return stack_sample_fill(r, stacks_fd, key, value, out);
 }
 
+/* The id in r->known of frame i of ips (innermost first), symbolized on first sight.  -ENOMEM
+ * or the id. */
+static long known_id(struct stack_resolver *r, __u32 tgid, bool kernel, const __u64 *ips, __u32 i)
+{
+	__u64 lookup = i ? ips[i] - 1 : ips[i], k1 = lookup, k2 = 0;
+	struct hashtab *memo = &r->memo;
+	struct frame f = {};
+	void *hit;
+	long id;
+
+	if (!kernel && !(k2 = syms_cache__file_at(r->syms, tgid, lookup, &k1))) {
+		memo = &r->memo_proc;
+		k1 = lookup;
+		k2 = tgid;
+	}
+	hit = hashtab_get(memo, k1, k2);
+	if (hit) {
+		r->memo_hits++;
+		return (uintptr_t)hit - 1;
+	}
+	r->memo_misses++;
+	resolve_frame(r, tgid, kernel, ips[i], i == 0, &f);
+	id = stack_agg__frame_id(r->known, &f);
+	/* full, it does not grow: the next drain starts it afresh */
+	if (id >= 0 && (memo->len + 1) * 2 <= MEMO_SLOTS &&
+	    hashtab_put(memo, k1, k2, (void *)(uintptr_t)(id + 1)))
+		id = -ENOMEM;
+	return id;
+}
+
+/* The id in agg of r->known's frame kid: looked up there once per aggregation.  -ENOMEM or the
+ * id. */
+static long agg_id(struct stack_resolver *r, struct stack_agg *agg, long kid)
+{
+	long id;
+
+	if ((size_t)kid >= r->xlat_cap) {
+		size_t cap = r->xlat_cap ? r->xlat_cap : 1024;
+		__u32 *x;
+
+		while (cap <= (size_t)kid)
+			cap *= 2;
+		x = realloc(r->xlat, cap * sizeof(*x));
+		if (!x)
+			return -ENOMEM;
+		memset(x + r->xlat_cap, 0, (cap - r->xlat_cap) * sizeof(*x));
+		r->xlat = x;
+		r->xlat_cap = cap;
+	}
+	if (r->xlat[kid])
+		return r->xlat[kid] - 1;
+	id = stack_agg__frame_id(agg, &stack_agg__frames(r->known)[kid]);
+	if (id >= 0)
+		r->xlat[kid] = id + 1;
+	return id;
+}
+
 /* Appends to r->ids the ids in agg of the nr frames of ips (innermost first), outermost first,
- * through the drain's memo.  0 or -ENOMEM. */
+ * through the memo.  0 or -ENOMEM. */
 static int memo_frames(struct stack_resolver *r, struct stack_agg *agg, __u32 tgid, bool kernel,
 		       const __u64 *ips, __u32 nr, __u32 *n)
 {
 	for (__u32 i = nr; i-- > 0;) {
-		__u64 lookup = i ? ips[i] - 1 : ips[i], k1 = lookup, k2 = 0;
-		const void *file = kernel ? NULL : syms_cache__file_at(r->syms, tgid, lookup, &k1);
-		struct frame f = {};
-		void *hit;
-		long id;
+		long id = known_id(r, tgid, kernel, ips, i);
 
-		if (file)
-			k2 = (uintptr_t)file;
-		else if (!kernel)
-			k2 = (__u64)tgid | 1ULL << 63; /* above any user-space pointer */
-		hit = hashtab_get(&r->memo, k1, k2);
-
-		if (hit) {
-			r->ids[(*n)++] = (uintptr_t)hit - 1;
-			continue;
-		}
-		resolve_frame(r, tgid, kernel, ips[i], i == 0, &f);
-		id = stack_agg__frame_id(agg, &f);
+		id = id < 0 ? id : agg_id(r, agg, id);
 		if (id < 0)
 			return id;
-		if (hashtab_put(&r->memo, k1, k2, (void *)(uintptr_t)(id + 1)))
-			return -ENOMEM;
 		r->ids[(*n)++] = id;
 	}
 	return 0;
 }
 
-/* A struct sample_key into agg, its frames symbolized through the drain's memo: each distinct
- * address of a drain is symbolized and its frame hashed once (under process churn the outer
- * frames of a process's stacks and the kernel's paths recur in most keys: measured, this was a
- * third of bpfprof's CPU in a system-wide run at 999 Hz).  Frames as stack_frames_fill() makes
- * them, without source lines.  0 or -errno. */
+/* Before a drain into agg through the memo: known's ids in agg start afresh when agg is another
+ * aggregation than the last drain's (a period's), and the memo once it is full (a run through
+ * ever new programs; the programs running now are symbolized again).  0 or -ENOMEM. */
+static int memo_begin(struct stack_resolver *r, struct stack_agg *agg)
+{
+	if ((r->memo.len + 2) * 2 > MEMO_SLOTS || !r->known) {
+		r->memo_resets += !!r->known;
+		hashtab_clear(&r->memo, NULL);
+		stack_agg__free(r->known);
+		r->known = stack_agg__new(false);
+		r->xlat_agg = 0;
+		if (!r->known)
+			return -ENOMEM;
+	}
+	if (r->xlat_agg != stack_agg__serial(agg)) {
+		if (r->xlat)
+			memset(r->xlat, 0, r->xlat_cap * sizeof(*r->xlat));
+		r->xlat_agg = stack_agg__serial(agg);
+	}
+	return 0;
+}
+
+/* A struct sample_key into agg, its frames symbolized through the memo: each distinct address
+ * is symbolized once while its file is held, and its frame hashed once per aggregation (under
+ * process churn the outer frames of a process's stacks and the kernel's paths recur in most
+ * keys: measured, this was a third of bpfprof's CPU in a system-wide run at 999 Hz, and the
+ * next drains, the next processes of the same programs, meet the same addresses again).
+ * Frames as stack_frames_fill() makes them, without source lines.  0 or -errno. */
 static int add_key_memo(struct stack_resolver *r, struct stack_agg *agg, int stacks_fd,
 			const struct sample_key *key, __u64 value)
 {
@@ -836,6 +912,8 @@ int stacks_drain_gen(struct stack_resolver *r, struct stack_drain_maps *m, __u32
 	int err;
 
 	memset(res, 0, sizeof(*res));
+	if (memo && (err = memo_begin(r, agg)))
+		return err;
 	/* the generation's stacks first, in batches: the samples below find them cached */
 	err = stacks_of_gen(r, m, m->stacks_fd, gen, &ids, &nr_ids);
 	if (err && err != -ENOTSUP)
@@ -870,8 +948,8 @@ int stacks_drain_gen(struct stack_resolver *r, struct stack_drain_maps *m, __u32
 	res->stacks_deleted = nr_ids;
 	/* the frames cached were read for these samples; the ids may come back with others */
 	hashtab_clear(&r->traces, free);
-	/* the next drain may go to another aggregation, and processes' mappings change */
-	hashtab_clear(&r->memo, NULL);
+	/* processes' mappings change, and their pids come back as other programs */
+	hashtab_reset(&r->memo_proc);
 	free(keys);
 	free(values);
 	free(ids);
@@ -897,6 +975,16 @@ __u64 stack_resolver__missing(const struct stack_resolver *r)
 	return r->missing_stacks;
 }
 
+void stack_resolver__print_memo(const struct stack_resolver *r)
+{
+	if (r->memo_hits + r->memo_misses)
+		p_info("frames: %llu symbolized, %llu found symbolized before (%zu addresses and %zu "
+		       "frames held; started afresh %llu times)",
+		       (unsigned long long)r->memo_misses, (unsigned long long)r->memo_hits,
+		       r->memo.len, r->known ? stack_agg__nr_frames(r->known) : 0,
+		       (unsigned long long)r->memo_resets);
+}
+
 void stack_samples_free(struct stack_sample *s, size_t n)
 {
 	for (size_t i = 0; s && i < n; i++) {
@@ -914,6 +1002,9 @@ void stack_resolver__free(struct stack_resolver *r)
 		pthread_join(r->prefetcher, NULL);
 	hashtab_clear(&r->traces, free);
 	hashtab_clear(&r->memo, NULL);
+	hashtab_clear(&r->memo_proc, NULL);
+	stack_agg__free(r->known);
+	free(r->xlat);
 	free(r->ids);
 	ksyms__free(r->ksyms);
 	syms_cache__free(r->syms);

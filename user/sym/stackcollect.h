@@ -98,4 +98,6 @@ struct ksyms;
 int kernel_vmlinux_find(const struct ksyms *ks, char *path, size_t size, __u64 *kaslr);
 /* Stack ids whose frames were gone when their sample was read. */
 __u64 stack_resolver__missing(const struct stack_resolver *r);
+/* With -v: how many frames the drains symbolized, and found symbolized before. */
+void stack_resolver__print_memo(const struct stack_resolver *r);
 #endif

@@ -120,6 +120,8 @@ struct uw_file {
 struct uw_proc_rec {
 	__u32 tgid;
 	bool in_map;
+	__u64 hash;            /* of the list stored last (record_hash()) */
+	__u64 write_ns, written_ns; /* when that write began and was done (mono_ns()) */
 	struct unw_proc *copy; /* in-memory unwinders */
 };
 
@@ -152,6 +154,8 @@ struct unwinder {
 	size_t nr_free, cap_free;
 	struct hashtab procs; /* tgid -> uw_proc_rec */
 	__u32 nr_procs;
+	__u64 procs_stored, refreshes_same; /* mapping lists written; asked, the same as held */
+	__u64 announcements_stale;         /* announcements made before an exec told since */
 	__u64 rows_used, loads, evictions;
 	__u64 loads_cached;   /* of loads, tables read back from the cache */
 	__u64 deferrals;      /* loads put off for want of room */
@@ -939,8 +943,21 @@ static void purge_dead(struct unwinder *u)
 	}
 }
 
+/* FNV-1a of a mapping list as far as it is used. */
+static __u64 record_hash(const struct unw_proc *p)
+{
+	const unsigned char *c = (const void *)p->maps;
+	size_t len = (size_t)p->nr * sizeof(p->maps[0]);
+	__u64 h = 0xcbf29ce484222325ULL ^ p->nr;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ c[i]) * 0x100000001b3ULL;
+	return h;
+}
+
 static int store_proc(struct unwinder *u, struct uw_proc_rec *r, const struct unw_proc *p)
 {
+	__u64 start = mono_ns();
 	int err;
 
 	if (u->procs_fd < 0) {
@@ -959,12 +976,26 @@ static int store_proc(struct unwinder *u, struct uw_proc_rec *r, const struct un
 	if (!r->in_map)
 		u->nr_procs++;
 	r->in_map = true;
+	r->write_ns = start;
+	r->written_ns = mono_ns();
+	u->procs_stored++;
 	return 0;
 }
 
-static int add_process_locked(struct unwinder *u, __u32 tgid, struct proc_build *b)
+/* The list is not written again when it is the one the map holds (an 8 KB element replaced:
+ * under process churn half of the lists were written twice or more), as known from a write
+ * begun after held_since (CLOCK_MONOTONIC ns; 0: any).  A refresh (held_since 0) is asked by
+ * the BPF side's walk for a pc outside every mapping it holds, most often a garbage return
+ * address, or for a process it holds no list of (announced, its list not read yet); an exec
+ * drops the list the BPF side held, and then asks for the next one (note_process()), so
+ * that an announcement (held_since: its sample's time) finds a list held only if it was
+ * written after that.  Not writing it again also keeps the walk's one-a-second limit on
+ * asking, which a write starts afresh. */
+static int add_process_locked(struct unwinder *u, __u32 tgid, struct proc_build *b,
+			      __u64 held_since)
 {
 	struct uw_proc_rec *r;
+	__u64 hash;
 	int err;
 
 	memset(&u->scratch, 0, offsetof(struct unw_proc, maps));
@@ -987,6 +1018,12 @@ static int add_process_locked(struct unwinder *u, __u32 tgid, struct proc_build 
 		}
 		r->tgid = tgid;
 	}
+	hash = record_hash(b->p);
+	if (r->in_map && r->hash == hash && r->write_ns > held_since) {
+		u->refreshes_same++;
+		return b->err;
+	}
+	r->hash = hash;
 	err = store_proc(u, r, b->p);
 	if (err)
 		p_info("unwind: cannot load the mappings of pid %u: %s; its stacks use frame pointers",
@@ -994,27 +1031,33 @@ static int add_process_locked(struct unwinder *u, __u32 tgid, struct proc_build 
 	return err ?: b->err;
 }
 
-int unwinder__add_process(struct unwinder *u, __u32 tgid)
+static int add_process(struct unwinder *u, __u32 tgid, __u64 held_since)
 {
 	struct proc_build b = { .u = u, .p = &u->scratch, .tgid = tgid };
 	int err;
 
 	pthread_mutex_lock(&u->lock);
-	err = add_process_locked(u, tgid, &b);
+	err = add_process_locked(u, tgid, &b, held_since);
 	pthread_mutex_unlock(&u->lock);
 	return err;
 }
 
-void unwinder__forget_process(struct unwinder *u, __u32 tgid)
+int unwinder__add_process(struct unwinder *u, __u32 tgid)
+{
+	return add_process(u, tgid, UINT64_MAX);
+}
+
+void unwinder__forget_process(struct unwinder *u, __u32 tgid, __u64 gone_ns)
 {
 	struct uw_proc_rec *r;
 
 	pthread_mutex_lock(&u->lock);
 	r = hashtab_del(&u->procs, tgid, 0);
 	if (r && r->in_map) {
-		/* the BPF side deleted its entry at the exit already; this one is for a pid
-		 * that exited some other way (exec of a new program keeps the pid) */
-		if (u->procs_fd >= 0)
+		/* the BPF side deleted its entry after gone_ns: only a list written since (a
+		 * request read after the exit) is left for this delete, which otherwise is a
+		 * syscall that finds nothing */
+		if (u->procs_fd >= 0 && r->written_ns >= gone_ns)
 			bpf_map_delete_elem(u->procs_fd, &tgid);
 		u->nr_procs--;
 	}
@@ -1180,7 +1223,7 @@ int unwinder__handle_event(void *ctx, void *data, size_t size)
 		queue_load(u, e->table);
 	} else if (e->type == UNW_EV_REFRESH_PROC) {
 		if (!syms_cache__snapshot(u->sc, e->tgid))
-			unwinder__add_process(u, e->tgid);
+			add_process(u, e->tgid, 0);
 	} else if (e->type == UNW_EV_FILE) {
 		name_file(u, e);
 	}
@@ -1192,8 +1235,18 @@ int unwinder__proc_event(void *ctx, void *data, size_t size)
 	struct unwinder *u = ctx;
 	const struct proc_seen_event *e = data;
 
-	if (size >= sizeof(*e) && !syms_cache__snapshot(u->sc, e->tgid))
-		unwinder__add_process(u, e->tgid);
+	if (size < sizeof(*e))
+		return 0;
+	/* announced by a sample before an exec told since (a shell's child, read after it ran
+	 * ls): the exec dropped the list the BPF side held, and the exec's next sample announces
+	 * the process again, for the list written then to stay.  Written now, it would be
+	 * written twice (under process churn, half of the announcements). */
+	if (syms_cache__execed_after(u->sc, e->tgid, e->time)) {
+		u->announcements_stale++;
+		return 0;
+	}
+	if (!syms_cache__snapshot(u->sc, e->tgid))
+		add_process(u, e->tgid, e->time);
 	return 0;
 }
 
@@ -1249,6 +1302,9 @@ static void usage_locked(const struct unwinder *u, struct unwind_usage *out)
 	out->evictions = u->evictions;
 	out->deferrals = u->deferrals;
 	out->procs = u->nr_procs;
+	out->procs_written = u->procs_stored;
+	out->refreshes_same = u->refreshes_same;
+	out->announcements_stale = u->announcements_stale;
 	for (__u32 i = 0; i < u->nr_files; i++) {
 		out->tables_loaded += u->files[i]->loaded;
 		out->tables_no_cfi += u->files[i]->no_cfi;
@@ -1367,12 +1423,15 @@ void unwinder__print_usage(const struct unwinder *u, FILE *out)
 	usage_locked(u, &us);
 	fprintf(out, "bpfprof: unwind tables: %llu of %llu KB used by %u tables (%u files seen, %u "
 		"without usable CFI); %llu loads, %llu evictions, %llu loads put off (no room but tables "
-		"in use); %u processes (%u KB of mappings)\n",
+		"in use); %u processes (%u KB of mappings; %llu lists written, not: %llu the same as "
+		"held, %llu announced before an exec)\n",
 		(unsigned long long)(us.rows_used * sizeof(struct unw_row) >> 10),
 		(unsigned long long)(us.rows_cap * sizeof(struct unw_row) >> 10), us.tables_loaded,
 		us.files, us.tables_no_cfi, (unsigned long long)us.loads,
 		(unsigned long long)us.evictions, (unsigned long long)us.deferrals, us.procs,
-		(unsigned)(us.procs * sizeof(struct unw_proc) >> 10));
+		(unsigned)(us.procs * sizeof(struct unw_proc) >> 10),
+		(unsigned long long)us.procs_written, (unsigned long long)us.refreshes_same,
+		(unsigned long long)us.announcements_stale);
 	if (u->cache) {
 		struct unw_cache_stats cs;
 

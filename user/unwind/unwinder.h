@@ -115,8 +115,10 @@ int unwinder__preload_file(struct unwinder *u, const char *path, bool wait);
 /* The same for every file process tgid maps (snapshotted now), and its mapping list. */
 int unwinder__preload_process(struct unwinder *u, __u32 tgid);
 
-/* Forgets process tgid, which exited: its record, and its mapping list in the BPF map. */
-void unwinder__forget_process(struct unwinder *u, __u32 tgid);
+/* Forgets process tgid, which exited: its record, and its mapping list in the BPF map where
+ * the BPF side, which deleted it just after gone_ns (CLOCK_MONOTONIC ns; 0: not known), may not
+ * have: a list written since then. */
+void unwinder__forget_process(struct unwinder *u, __u32 tgid, __u64 gone_ns);
 
 /* Handles one request from the BPF side (struct unw_event): builds and loads a table, or
  * refreshes a process's mappings.  A ring_buffer_sample_fn; ctx is the unwinder. */
@@ -159,6 +161,9 @@ struct unwind_usage {
 	__u64 deferrals;            /* loads put off: no room but by evicting tables in use */
 	__u64 loads_cached; /* of loads: read back from the persistent cache */
 	__u32 procs;
+	__u64 procs_written;        /* mapping lists written */
+	__u64 refreshes_same;       /* lists asked for the same as held: not written */
+	__u64 announcements_stale;  /* announcements from before an exec told since: none written */
 	__u64 stats[UNW_STAT_NR];   /* the BPF side's counters, summed over CPUs */
 };
 void unwinder__usage(const struct unwinder *u, struct unwind_usage *out);
