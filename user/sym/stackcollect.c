@@ -340,16 +340,27 @@ int stack_frames_add_lines(struct stack_resolver *r, struct frame **frames, __u3
 	return 0;
 }
 
+void stack_resolver__lines_done(struct stack_resolver *r)
+{
+	if (r->lines)
+		srclines__close_files(r->lines);
+}
+
 void stack_resolver__print_lines_cost(const struct stack_resolver *r)
 {
-	__u64 lookups = 0, hits = 0;
+	struct srcline_stats st;
 
 	if (!r->lines)
 		return;
-	srclines__stats(r->lines, &lookups, &hits);
+	srclines__stats(r->lines, &st);
 	p_info("source lines: %llu frames, %llu addresses looked up in DWARF (%llu from the cache) "
-	       "in %.1f ms", (unsigned long long)r->lines_frames, (unsigned long long)lookups,
-	       (unsigned long long)hits, r->lines_ns / 1e6);
+	       "in %.1f ms; %llu units and %llu functions indexed in %llu KB (%llu files opened, "
+	       "%llu indexes dropped, libdw's state given back %llu times)",
+	       (unsigned long long)r->lines_frames, (unsigned long long)st.lookups,
+	       (unsigned long long)st.hits, r->lines_ns / 1e6, (unsigned long long)st.units,
+	       (unsigned long long)st.functions, (unsigned long long)st.index_bytes >> 10,
+	       (unsigned long long)st.opened, (unsigned long long)st.drops,
+	       (unsigned long long)st.releases);
 }
 
 int stack_frames_fill(struct stack_resolver *r, int stacks_fd, __u32 tgid, __u64 user_stack,
