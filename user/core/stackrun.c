@@ -411,8 +411,11 @@ int stack_run_init(struct stack_run *s)
 	memset(s, 0, sizeof(*s));
 	early_start();
 	s->resolver = stack_resolver__new();
-	if (!s->resolver || (stack_opts_lines() &&
-			     stack_resolver__set_lines(s->resolver, stack_opts_inline()))) {
+	/* every frame's line where a report row or a pprof location shows it; else only the
+	 * inlined frames', and a function's samples at different lines stay one stack */
+	if (!s->resolver ||
+	    (stack_opts_lines() && stack_resolver__set_lines(s->resolver, stack_opts_inline(),
+							     stack_opts.srcline || keep_threads()))) {
 		p_err("cannot set up the symbolizer: %s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
@@ -595,11 +598,10 @@ static int drain_gen(struct stack_run *s, bool wait)
 		d->files_freed += syms_cache__sweep_files(stack_resolver__syms(s->resolver));
 	}
 	/* what the drain, the forgotten processes and the unwinder's table builds freed goes back
-	 * to the system: a long run's RSS is what it holds, not its high-water mark (and what
-	 * the drain's source lines parsed of the debug info, first); without either, at most every
-	 * TRIM_INTERVAL_NS */
-	stack_resolver__release_lines(s->resolver);
-	if (exits || stack_opts_lines() || d->last_ns - d->trimmed_ns >= TRIM_INTERVAL_NS) {
+	 * to the system: a long run's RSS is what it holds, not its high-water mark; without
+	 * either, at most every TRIM_INTERVAL_NS (source lines bound what they parse themselves:
+	 * sym/srcline.c) */
+	if (exits || d->last_ns - d->trimmed_ns >= TRIM_INTERVAL_NS) {
 		malloc_trim(0);
 		d->trimmed_ns = d->last_ns;
 	}
@@ -872,6 +874,7 @@ int stack_run_finish(struct stack_run *s)
 	       syms_cache__nr_procs(stack_resolver__syms(s->resolver)),
 	       syms_cache__nr_files(stack_resolver__syms(s->resolver)), d->files_freed);
 	stack_resolver__print_lines_cost(s->resolver);
+	stack_resolver__lines_done(s->resolver);
 	if (d->records) {
 		struct mmaprec_stats ms;
 

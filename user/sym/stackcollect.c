@@ -26,6 +26,7 @@ struct stack_resolver {
 	struct hashtab traces; /* stack id -> struct stack_trace */
 	struct srclines *lines; /* NULL: frames get no source lines */
 	bool inline_frames;
+	bool every_line;        /* false: only inlined frames get theirs */
 	char *no_lines;         /* files with frames but no debug info, ", "-separated */
 	char *last_noted;       /* the last file note_no_lines() was asked about */
 	size_t nr_no_lines;
@@ -33,13 +34,17 @@ struct stack_resolver {
 	bool vmlinux_tried;
 	char *vmlinux;          /* the running kernel's image with debug info, or NULL */
 	__u64 kaslr;            /* what KASLR added to its addresses */
-	/* a drain's memo, emptied after each, -> frame id + 1 in the aggregation drained into:
+	/* a drain's memo, emptied after each, -> the index + 1 in runs of the address's frame ids
+	 * in the aggregation drained into:
 	 * (address, 0) for the kernel; (file offset, file) where the mapped file alone decides
-	 * (syms_cache__file_at(): processes of one program share it); else (address, tgid | 1 << 63) */
+	 * (syms_cache__file_at(): processes of one program share it); else (address, tgid | 1 << 63).
+	 * With source lines, an address's frames are its function's and each inlined there's. */
 	struct hashtab memo;
 	__u32 *ids;             /* a sample's frame ids, reused from key to key */
 	size_t ids_cap;
 	struct cgroup_names *cgroups; /* names of keys' cgroups; NULL: samples get none */
+	__u32 *runs;            /* the memo's frames: a count, then that many frame ids */
+	size_t nr_runs, runs_cap;
 };
 
 struct stack_resolver *stack_resolver__new(void)
@@ -179,17 +184,12 @@ __u32 stack_resolver__symbolize(struct stack_resolver *r, __u32 tgid, bool kerne
 	return nr;
 }
 
-int stack_resolver__set_lines(struct stack_resolver *r, bool inline_frames)
+int stack_resolver__set_lines(struct stack_resolver *r, bool inline_frames, bool every_line)
 {
 	r->lines = r->lines ?: srclines__new();
 	r->inline_frames = inline_frames;
+	r->every_line = every_line || !inline_frames;
 	return r->lines ? 0 : -ENOMEM;
-}
-
-void stack_resolver__release_lines(struct stack_resolver *r)
-{
-	if (r->lines)
-		srclines__release(r->lines);
 }
 
 /* Names a file whose frames have no lines, once, for the report's header (the first few). */
@@ -289,6 +289,34 @@ static const struct srcline_chain *frame_chain(struct stack_resolver *r, const s
 	return err ? NULL : c;
 }
 
+/* How many frames a frame with chain c (frame_chain(), NULL for none) becomes. */
+static __u32 frames_of_chain(const struct stack_resolver *r, const struct srcline_chain *c)
+{
+	return c && r->inline_frames ? c->nr : 1;
+}
+
+/* The j-th of the frames_of_chain() frames f becomes: f itself with the line of its compiled
+ * function, then (inline_frames) a frame for each function inlined at its address. */
+static void frame_of_chain(const struct stack_resolver *r, const struct frame *f,
+			   const struct srcline_chain *c, __u32 j, struct frame *out)
+{
+	*out = *f;
+	if (!c || (!j && !r->every_line))
+		return;
+	if (!j) {
+		/* the compiled function keeps its symbol's name (foo.cold, a clone's) */
+		const struct srcline_frame *at = &c->f[r->inline_frames ? 0 : c->nr - 1];
+
+		out->srcfile = at->file;
+		out->line = at->line;
+		return;
+	}
+	out->name = c->f[j].func ?: "[inlined]";
+	out->inlined = true;
+	out->srcfile = c->f[j].file;
+	out->line = c->f[j].line;
+}
+
 int stack_frames_add_lines(struct stack_resolver *r, struct frame **frames, __u32 *nr)
 {
 	struct frame *in = *frames, *out = NULL;
@@ -302,7 +330,7 @@ int stack_frames_add_lines(struct stack_resolver *r, struct frame **frames, __u3
 		return -ENOMEM;
 	for (__u32 i = 0; i < *nr; i++) {
 		const struct srcline_chain *c = frame_chain(r, &in[i], i == *nr - 1);
-		__u32 k = c && r->inline_frames ? c->nr : 1;
+		__u32 k = frames_of_chain(r, c);
 
 		if (n + k > cap) {
 			struct frame *t;
@@ -315,21 +343,8 @@ int stack_frames_add_lines(struct stack_resolver *r, struct frame **frames, __u3
 			}
 			out = t;
 		}
-		out[n] = in[i];
-		if (c) {
-			/* the compiled function keeps its symbol's name (foo.cold, a clone's) */
-			const struct srcline_frame *at = &c->f[r->inline_frames ? 0 : c->nr - 1];
-
-			out[n].srcfile = at->file;
-			out[n].line = at->line;
-		}
-		for (__u32 j = 1; j < k; j++) {
-			out[n + j] = in[i];
-			out[n + j].name = c->f[j].func ?: "[inlined]";
-			out[n + j].inlined = true;
-			out[n + j].srcfile = c->f[j].file;
-			out[n + j].line = c->f[j].line;
-		}
+		for (__u32 j = 0; j < k; j++)
+			frame_of_chain(r, &in[i], c, j, &out[n + j]);
 		n += k;
 	}
 	free(in);
@@ -601,6 +616,67 @@ static int fill_sample_key(struct stack_resolver *r, int stacks_fd, const void *
 	return stack_sample_fill(r, stacks_fd, key, value, out);
 }
 
+/* Room in r->ids for n more ids than *used.  0 or -ENOMEM. */
+static int ids_room(struct stack_resolver *r, size_t used, size_t n)
+{
+	__u32 *ids;
+	size_t cap;
+
+	if (used + n <= r->ids_cap)
+		return 0;
+	cap = (used + n) * 2;
+	ids = realloc(r->ids, cap * sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	r->ids = ids;
+	r->ids_cap = cap;
+	return 0;
+}
+
+/* The frame of address addr symbolized, with its source lines where the run asks for them,
+ * into agg: its ids (one, or one for each function inlined there) appended to the drain's runs
+ * (r->runs: a count, then the ids).  Returns the run's index + 1 (what the memo holds), or
+ * -ENOMEM. */
+static long memo_run(struct stack_resolver *r, struct stack_agg *agg, __u32 tgid, bool kernel,
+		     __u64 addr, bool leaf)
+{
+	const struct srcline_chain *c = NULL;
+	struct frame f = {}, x;
+	size_t at = r->nr_runs;
+	__u64 start = 0;
+	__u32 k;
+
+	resolve_frame(r, tgid, kernel, addr, leaf, &f);
+	if (r->lines) {
+		start = now_ns();
+		c = frame_chain(r, &f, leaf);
+		r->lines_frames++;
+	}
+	k = frames_of_chain(r, c);
+	if (r->nr_runs + k + 1 > r->runs_cap) {
+		size_t cap = (r->nr_runs + k + 1) * 2;
+		__u32 *runs = realloc(r->runs, cap * sizeof(*runs));
+
+		if (!runs)
+			return -ENOMEM;
+		r->runs = runs;
+		r->runs_cap = cap;
+	}
+	r->runs[r->nr_runs++] = k;
+	for (__u32 j = 0; j < k; j++) {
+		long id;
+
+		frame_of_chain(r, &f, c, j, &x);
+		id = stack_agg__frame_id(agg, &x);
+		if (id < 0)
+			return id;
+		r->runs[r->nr_runs++] = id;
+	}
+	if (r->lines)
+		r->lines_ns += now_ns() - start;
+	return at + 1;
+}
+
 /* Appends to r->ids the ids in agg of the nr frames of ips (innermost first), outermost first,
  * through the drain's memo.  0 or -ENOMEM. */
 static int memo_frames(struct stack_resolver *r, struct stack_agg *agg, __u32 tgid, bool kernel,
@@ -609,27 +685,26 @@ static int memo_frames(struct stack_resolver *r, struct stack_agg *agg, __u32 tg
 	for (__u32 i = nr; i-- > 0;) {
 		__u64 lookup = i ? ips[i] - 1 : ips[i], k1 = lookup, k2 = 0;
 		const void *file = kernel ? NULL : syms_cache__file_at(r->syms, tgid, lookup, &k1);
-		struct frame f = {};
-		void *hit;
-		long id;
+		long run;
+		const __u32 *ids;
 
 		if (file)
 			k2 = (uintptr_t)file;
 		else if (!kernel)
 			k2 = (__u64)tgid | 1ULL << 63; /* above any user-space pointer */
-		hit = hashtab_get(&r->memo, k1, k2);
-
-		if (hit) {
-			r->ids[(*n)++] = (uintptr_t)hit - 1;
-			continue;
+		run = (uintptr_t)hashtab_get(&r->memo, k1, k2);
+		if (!run) {
+			run = memo_run(r, agg, tgid, kernel, ips[i], i == 0);
+			if (run < 0)
+				return run;
+			if (hashtab_put(&r->memo, k1, k2, (void *)(uintptr_t)run))
+				return -ENOMEM;
 		}
-		resolve_frame(r, tgid, kernel, ips[i], i == 0, &f);
-		id = stack_agg__frame_id(agg, &f);
-		if (id < 0)
-			return id;
-		if (hashtab_put(&r->memo, k1, k2, (void *)(uintptr_t)(id + 1)))
+		ids = r->runs + run - 1;
+		if (ids_room(r, *n, ids[0]))
 			return -ENOMEM;
-		r->ids[(*n)++] = id;
+		memcpy(r->ids + *n, ids + 1, ids[0] * sizeof(*ids));
+		*n += ids[0];
 	}
 	return 0;
 }
@@ -638,7 +713,7 @@ static int memo_frames(struct stack_resolver *r, struct stack_agg *agg, __u32 tg
  * address of a drain is symbolized and its frame hashed once (under process churn the outer
  * frames of a process's stacks and the kernel's paths recur in most keys: measured, this was a
  * third of bpfprof's CPU in a system-wide run at 999 Hz).  Frames as stack_frames_fill() makes
- * them, without source lines.  0 or -errno. */
+ * them, source lines and inlined frames included.  0 or -errno. */
 static int add_key_memo(struct stack_resolver *r, struct stack_agg *agg, int stacks_fd,
 			const struct sample_key *key, __u64 value)
 {
@@ -655,15 +730,6 @@ static int add_key_memo(struct stack_resolver *r, struct stack_agg *agg, int sta
 		unr = 0;
 	if (!kips)
 		knr = 0;
-	if (unr + knr > r->ids_cap) {
-		size_t cap = (unr + knr) * 2;
-		__u32 *ids = realloc(r->ids, cap * sizeof(*ids));
-
-		if (!ids)
-			return -ENOMEM;
-		r->ids = ids;
-		r->ids_cap = cap;
-	}
 	err = memo_frames(r, agg, key->tgid, false, uips, unr, &n);
 	err = err ?: memo_frames(r, agg, key->tgid, true, kips, knr, &n);
 	if (err)
@@ -835,9 +901,9 @@ int stacks_drain_gen(struct stack_resolver *r, struct stack_drain_maps *m, __u32
 		     struct stack_agg *agg, struct stack_drain_result *res)
 {
 	stack_fill_fn fill = m->fill ? m->fill : fill_sample_key;
-	/* sample keys' frames through the memo, unless lines or exact leaves make frames of one
-	 * address differ */
-	bool memo = !m->fill && !r->lines && !stack_agg__exact_leaves(agg);
+	/* sample keys' frames through the memo, unless exact leaves make frames of one address
+	 * differ */
+	bool memo = !m->fill && !stack_agg__exact_leaves(agg);
 	struct gen_filter f = { .gen_off = m->gen_off, .gen = gen };
 	char *keys = NULL, *ids = NULL;
 	size_t nr_keys = 0, nr_ids = 0;
@@ -883,6 +949,7 @@ int stacks_drain_gen(struct stack_resolver *r, struct stack_drain_maps *m, __u32
 	hashtab_clear(&r->traces, free);
 	/* the next drain may go to another aggregation, and processes' mappings change */
 	hashtab_clear(&r->memo, NULL);
+	r->nr_runs = 0;
 	free(keys);
 	free(values);
 	free(ids);
@@ -926,6 +993,7 @@ void stack_resolver__free(struct stack_resolver *r)
 	hashtab_clear(&r->traces, free);
 	hashtab_clear(&r->memo, NULL);
 	free(r->ids);
+	free(r->runs);
 	ksyms__free(r->ksyms);
 	syms_cache__free(r->syms);
 	srclines__free(r->lines);
