@@ -144,6 +144,7 @@ struct srclines {
 	__u64 clock;                 /* file uses, for the least recently used */
 	size_t nr_open;              /* files held open */
 	__u32 built;                 /* indexes made since libdw's state was given back */
+	__u32 unmapped;              /* built when the copies were last unmapped */
 	size_t parsed;               /* line table rows libdw read for them */
 	size_t nr_chains;
 	size_t index_bytes;          /* the files' */
@@ -163,8 +164,12 @@ struct srclines {
  * tables (about 48 bytes each in libdw): libdw is read only to index, and a lookup in a
  * function indexed before reads none of it.  (Given back after every few, libdw steps over
  * every unit copied again each time: more CPU, no less memory.) */
-#define SRCLINE_RELEASE_EVERY 256
-#define SRCLINE_RELEASE_ROWS (32 << 10)
+#define SRCLINE_RELEASE_EVERY 64
+#define SRCLINE_RELEASE_ROWS (8 << 10)
+
+/* Indexes made between two unmappings of the pages of the copies libdw read to make them (the
+ * kernel's page cache: mapped again, a minor fault a page, if read again). */
+#define SRCLINE_UNMAP_EVERY 8
 
 /* The indexes' memory at most: past it, the least recently used files' indexes go (their
  * units are indexed again if looked up again).  Those of a system-wide profile under process
@@ -174,7 +179,7 @@ struct srclines {
 /* The units' line tables held at most (each 16 bytes a row kept, about a row in three of
  * libdw's): past it the least recently used go, read again if a function of theirs not seen
  * before is looked up. */
-#define SRCLINE_CU_LINES_MAX (2 << 20)
+#define SRCLINE_CU_LINES_MAX (1 << 20)
 
 /* Chains cached at most: past it they all go (looked up again, from the indexes, when asked). */
 #define SRCLINE_MAX_CHAINS (64 << 10)
@@ -1756,6 +1761,8 @@ static struct srcline_chain *chain_at(struct srclines *s, struct sfile *f, __u64
 }
 
 
+static void unmap_copies(struct srclines *s);
+
 /* The least recently used files' indexes dropped, but keep's, until they take at most half of
  * SRCLINE_INDEX_MAX; keep's too if that is not enough. */
 static void drop_indexes(struct srclines *s, size_t keep)
@@ -1794,6 +1801,8 @@ static int lookup_in(struct srclines *s, struct sfile *f, size_t idx, __u64 vadd
 	/* (the chain's strings are interned: nothing of libdw's is kept) */
 	if (s->built >= SRCLINE_RELEASE_EVERY || s->parsed >= SRCLINE_RELEASE_ROWS)
 		srclines__release(s);
+	else if (s->built - s->unmapped >= SRCLINE_UNMAP_EVERY)
+		unmap_copies(s);
 	if (s->index_bytes > SRCLINE_INDEX_MAX)
 		drop_indexes(s, idx);
 	if (err)
@@ -1886,13 +1895,19 @@ bool srclines__has_dwarf(struct srclines *s, const char *path)
 	return f && f->dw;
 }
 
-/* What libdw parsed of file f and the pages of its copy it read given back (they stay the
- * kernel's, mapped again when read again); its offsets into the copy stay true. */
+/* The pages of the copies libdw read since, out of bpfprof's memory. */
+static void unmap_copies(struct srclines *s)
+{
+	s->unmapped = s->built;
+	for (size_t i = 0; i < s->nr_files; i++)
+		if (s->files[i].dirty && s->files[i].map)
+			madvise(s->files[i].map, s->files[i].map_size, MADV_DONTNEED);
+}
+
+/* What libdw parsed of file f given back; its offsets into the copy stay true. */
 static void release_file(struct sfile *f)
 {
 	f->dirty = false;
-	if (f->map)
-		madvise(f->map, f->map_size, MADV_DONTNEED);
 	if (!f->melf || !f->dw)
 		return;
 	dwarf_end(f->dw);
@@ -1903,7 +1918,8 @@ static void release_file(struct sfile *f)
 
 void srclines__release(struct srclines *s)
 {
-	s->built = 0;
+	unmap_copies(s);
+	s->built = s->unmapped = 0;
 	s->parsed = 0;
 	s->releases++;
 	for (size_t i = 0; i < s->nr_files; i++)
