@@ -172,8 +172,9 @@ struct srclines {
 #define SRCLINE_UNMAP_EVERY 8
 
 /* The indexes' memory at most: past it, the least recently used files' indexes go (their
- * units are indexed again if looked up again).  Those of a system-wide profile under process
- * churn (libc's, ld.so's, bpfprof's own) take 1-2 MB. */
+ * units are indexed again if looked up again).  A 40 s system-wide profile under process churn
+ * held 2.5-3.5 MB of them (libc's, ld.so's, and those of the other programs with debug info
+ * that a shared machine ran: several bpfprof builds, CPython). */
 #define SRCLINE_INDEX_MAX (4 << 20)
 
 /* The units' line tables held at most (each 16 bytes a row kept, about a row in three of
