@@ -175,8 +175,8 @@ const struct opt stack_output_opts_table[] = {
 	  "dso, sym (default all three; sym always); srcline: as --srcline", OPT_FN,
 	  .fn = opt_sort, .needs = CAP_STACKS },
 	{ 0, "inline", NULL, "inlined functions as frames of their own, from DWARF\n"
-	  "(the default with -p, -t or a COMMAND, but not with -f;\n"
-	  "folded frames get _[i] with --annotate)", OPT_FLAG,
+	  "(the default where the code has it, -a included, but not\n"
+	  "with -f; folded frames get _[i] with --annotate)", OPT_FLAG,
 	  &stack_opts.inline_frames, .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
 	{ 0, "no-inline", NULL, "no inlined frames", OPT_FLAG, &stack_opts.no_inline,
 	  .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
@@ -430,8 +430,11 @@ int stack_run_init(struct stack_run *s)
 	memset(s, 0, sizeof(*s));
 	early_start();
 	s->resolver = stack_resolver__new();
-	if (!s->resolver || (stack_opts_lines() &&
-			     stack_resolver__set_lines(s->resolver, stack_opts_inline()))) {
+	/* every frame's line where a report row or a pprof location shows it; else only the
+	 * inlined frames', and a function's samples at different lines stay one stack */
+	if (!s->resolver ||
+	    (stack_opts_lines() && stack_resolver__set_lines(s->resolver, stack_opts_inline(),
+							     stack_opts.srcline || keep_threads()))) {
 		p_err("cannot set up the symbolizer: %s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
@@ -450,17 +453,13 @@ int stack_run_init(struct stack_run *s)
 	return 0;
 }
 
-/* By default where the run targets processes (-p, -t, -- COMMAND) and writes a report, a
- * flame graph or a pprof.  A system-wide run (-a) reads the debug info of every program it
- * samples: only the units holding the samples' addresses (sym/srcline.c), +2-4 MB of peak RSS
- * for `-a -F 99 5` beside a compiler loop (it was +25-30 MB when each debug file was read
- * whole), but +5 MB and +1.5-2.5 points of CPU in bench/soak.sh (-F 999 under churn), whose
- * target (issue 17: peak RSS <= 40 MB) even a run without is above today: --inline asks for
- * it there until that target is met.  Folded stacks keep their format unless --inline. */
+/* By default where the run writes a report, a flame graph or a pprof, as perf report does, a
+ * system-wide run's too: the debug info of the programs sampled is read only for the
+ * functions sampled, once each (sym/srcline.c).  Folded stacks keep their format unless
+ * --inline. */
 bool stack_opts_inline(void)
 {
-	return !stack_opts.no_inline &&
-	       (stack_opts.inline_frames || (!stack_opts.folded && targets_by_id(&targets)));
+	return !stack_opts.no_inline && (stack_opts.inline_frames || !stack_opts.folded);
 }
 
 bool stack_opts_lines(void)
@@ -614,11 +613,10 @@ static int drain_gen(struct stack_run *s, bool wait)
 		d->files_freed += syms_cache__sweep_files(stack_resolver__syms(s->resolver));
 	}
 	/* what the drain, the forgotten processes and the unwinder's table builds freed goes back
-	 * to the system: a long run's RSS is what it holds, not its high-water mark (and what
-	 * the drain's source lines parsed of the debug info, first); without either, at most every
-	 * TRIM_INTERVAL_NS */
-	stack_resolver__release_lines(s->resolver);
-	if (exits || stack_opts_lines() || d->last_ns - d->trimmed_ns >= TRIM_INTERVAL_NS) {
+	 * to the system: a long run's RSS is what it holds, not its high-water mark; without
+	 * either, at most every TRIM_INTERVAL_NS (source lines bound what they parse themselves:
+	 * sym/srcline.c) */
+	if (exits || d->last_ns - d->trimmed_ns >= TRIM_INTERVAL_NS) {
 		malloc_trim(0);
 		d->trimmed_ns = d->last_ns;
 	}
@@ -900,6 +898,7 @@ int stack_run_finish(struct stack_run *s)
 	       syms_cache__nr_files(stack_resolver__syms(s->resolver)), d->files_freed);
 	stack_resolver__print_lines_cost(s->resolver);
 	stack_resolver__print_memo(s->resolver);
+	stack_resolver__lines_done(s->resolver);
 	if (d->records) {
 		struct mmaprec_stats ms;
 
