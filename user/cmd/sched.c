@@ -151,7 +151,7 @@ static int sched_configure(struct runner *r)
 	skel->rodata->targ_prev_state_arg = schedtp_switch_has_prev_state();
 	skel->rodata->targ_task_storage = use_btf;
 	/* tp_btf + task storage where the kernel has both, raw_tp + hash otherwise */
-	err = schedtp_configure(skel->obj, use_btf, skel->maps.tasks, skel->maps.tasks_hash,
+	err = schedtp_configure(skel->obj, use_btf, false, skel->maps.tasks, skel->maps.tasks_hash,
 				env.max_tasks, skel->progs.prefill);
 	if (err)
 		return err;
