@@ -49,6 +49,15 @@ thread_stats() {
 	done | sort -n
 }
 
+# steal_irq_ms: milliseconds of steal, irq and softirq time of all CPUs so far (/proc/stat, in
+# ticks): what a task's on-CPU time leaves out of the wall-clock time of its runs (the kernel
+# counts it with rq_clock_task(), without the time the hypervisor ran something else on the CPU,
+# CONFIG_PARAVIRT_TIME_ACCOUNTING, nor the time of interrupts where it accounts them,
+# CONFIG_IRQ_TIME_ACCOUNTING).
+steal_irq_ms() {
+	awk -v hz="$(getconf CLK_TCK)" '/^cpu[0-9]/ { t += $7 + $8 + $9 } END { print t * 1000 / hz }' /proc/stat
+}
+
 # stats_delta BEFORE AFTER: per thread present in both, "TID COMM EXEC RUN_DELAY PCOUNT SWITCHES"
 # as differences.
 stats_delta() {
