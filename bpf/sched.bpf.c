@@ -278,14 +278,17 @@ static __always_inline int on_switch(unsigned long long *ctx, struct task_struct
 	if (want_prev && (st = task_get(prev, btf))) {
 		run = run_ended(prev, st, now, btf);
 		st->s.runtime_ns += run;
-		st->offcpu_ts = now;
 		st->s.switches++;
-		q = run >> SCHED_SUMSQ_SHIFT;
-		st->s.run_sumsq += q * q;
-		if (run > st->s.max_run_ns)
-			st->s.max_run_ns = run;
-		if (run < st->s.min_run_ns || st->s.switches == 1)
-			st->s.min_run_ns = run;
+		/* --timehist's summary: the runs one by one, and the CPUs' idle time */
+		if (targ_run_wall) {
+			st->offcpu_ts = now;
+			q = run >> SCHED_SUMSQ_SHIFT;
+			st->s.run_sumsq += q * q;
+			if (run > st->s.max_run_ns)
+				st->s.max_run_ns = run;
+			if (run < st->s.min_run_ns || st->s.switches == 1)
+				st->s.min_run_ns = run;
+		}
 		if (idle_prev && (idle = bpf_map_lookup_elem(&idle_ns, &zero)))
 			*idle += run;
 		state = sched_prev_state(ctx, prev);
@@ -324,7 +327,8 @@ static __always_inline int on_switch(unsigned long long *ctx, struct task_struct
 		/* a task first seen switching in: its on-CPU time counts from here (raw_tp) */
 		if (!targ_run_wall && !st->exec_known)
 			run_ended(next, st, now, btf);
-		st->wait_ns = st->offcpu_ts && now > st->offcpu_ts ? now - st->offcpu_ts : 0;
+		if (targ_run_wall)
+			st->wait_ns = st->offcpu_ts && now > st->offcpu_ts ? now - st->offcpu_ts : 0;
 		st->delay_ns = 0;
 		if (wait_ended(next, st, lq, now, &d, btf)) {
 			st->delay_ns = d;
