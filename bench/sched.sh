@@ -12,7 +12,7 @@
 # CPU-second of the benchmark's tasks (their user + system time, which includes the BPF programs
 # run in their context).  The second moves less when something else shares the CPU.  bpfprof runs
 # without -v: -v turns on the kernel's BPF run-time statistics, two clock reads per program run
-# (75 ns a run in this VM), which are not the tracer's cost.  The last column is what each tool
+# (an empty program shows 75 ns of run time in this VM), which are not the tracer's cost.  The last column is what each tool
 # moves out of the kernel: bytes of BPF maps bpfprof reads (-v, from one more run of each), the
 # size of perf.data, bpftrace's printed histogram.
 REPS=${REPS:-5}
@@ -55,11 +55,11 @@ under() {
 	"$@" >"$BTMP/$name.out" 2>&1 & pid=$!
 	if ! wait_ready "$BTMP/$name.out" "$ready"; then
 		echo "# $name did not start: $(head -n 1 "$BTMP/$name.out")" >&2
-		kill -INT $pid 2>/dev/null; wait $pid 2>/dev/null
+		end_tracer $pid
 		return
 	fi
 	traced=$(pipe_run)
-	kill -INT $pid; wait $pid 2>/dev/null
+	end_tracer $pid
 	base=$(pipe_run)
 	case $name in
 	bpftrace) bytes=$(stat -c %s "$BTMP/$name.out") ;;
@@ -74,7 +74,7 @@ bytes() {
 	local name=$1 pid; shift 2
 	"$@" -v >"$BTMP/$name.v" 2>&1 & pid=$!
 	wait_ready "$BTMP/$name.v" '^Tracing' && pipe_run >/dev/null
-	kill -INT $pid; wait $pid 2>/dev/null
+	end_tracer $pid
 	awk '/read [0-9]+ bytes/ { print $3 }' "$BTMP/$name.v" >"$BTMP/$name.bytes"
 }
 
