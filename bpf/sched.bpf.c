@@ -334,7 +334,8 @@ static __always_inline int on_switch(unsigned long long *ctx, struct task_struct
 			st->delay_ns = d;
 			st->s.delay_ns += d;
 			st->s.delays++;
-			if (d > st->s.max_delay_ns) {
+			/* the first too: by a clock not refreshed since its wakeup, a wait can be 0 */
+			if (d > st->s.max_delay_ns || !st->s.max_delay_at) {
 				st->s.max_delay_ns = d;
 				st->s.max_delay_at = now ?: bpf_ktime_get_ns();
 			}
