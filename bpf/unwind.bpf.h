@@ -26,20 +26,25 @@
 const volatile __u32 targ_unwind = UNWIND_FP;
 const volatile bool targ_unwind_task_regs = true; /* bpf_task_pt_regs() exists (5.15+) */
 /* A process whose mapping list user space has not loaded yet (its first samples) is walked with
- * the kernel's mappings: bpf_find_vma() (5.17), and these offsets of the fields it needs, which
- * user space reads from the kernel's BTF (user/core/btffields.c) rather than have libbpf load all
- * of it for a CO-RE relocation.  Off: such stacks take the frame-pointer walk (auto). */
+ * the kernel's mappings: bpf_find_vma() (5.17), and the offsets of the fields it needs
+ * (unwind_kfields), which user space reads from the kernel's BTF (user/core/btffields.c) rather
+ * than have libbpf load all of it for a CO-RE relocation.  Off (or the fields not found): such
+ * stacks take the frame-pointer walk (auto). */
 const volatile bool targ_find_vma = false;
-const volatile __u32 targ_vma_start_off, targ_vma_end_off, targ_vma_pgoff_off, targ_vma_file_off;
-const volatile __u32 targ_file_inode_off, targ_inode_ino_off, targ_inode_sb_off, targ_sb_dev_off;
 /* Mappings found ahead of the first sample (targ_prefill): at exec, the program's text and its
  * interpreter's; at each mmap() of code, that code's (what ld.so maps next).  A timer sample may
  * search the kernel's mappings only once (below), so a stack across files, walked before user
  * space has read the process's list, stopped short at its second file; these searches run in
  * process context, where one mmap lock is released before the next is taken. */
 const volatile bool targ_prefill = false;
-const volatile __u32 targ_vma_flags_off, targ_task_mm_off, targ_mm_start_code_off;
-const volatile __u32 targ_task_pid_off, targ_task_tgid_off;
+/* Written by user space after load, before anything is attached (include/unwind.h). */
+struct unw_kfields unwind_kfields;
+
+/* The kernel's mappings can be searched: the helper exists and its fields were found. */
+static __always_inline bool unwind_vma_on(void)
+{
+	return targ_find_vma && unwind_kfields.ok;
+}
 
 /* Rows of every loaded table; user space writes them through mmap. */
 struct {
@@ -170,18 +175,18 @@ static long unwind_vma_cb(struct task_struct *task, struct vm_area_struct *vma, 
 	__u64 vma_addr = (__u64)vma, file, inode, sb;
 	__u32 dev = 0;
 
-	f->start = unwind_read_kernel(vma_addr + targ_vma_start_off);
-	f->end = unwind_read_kernel(vma_addr + targ_vma_end_off);
-	f->pgoff = unwind_read_kernel(vma_addr + targ_vma_pgoff_off);
+	f->start = unwind_read_kernel(vma_addr + unwind_kfields.vma_start);
+	f->end = unwind_read_kernel(vma_addr + unwind_kfields.vma_end);
+	f->pgoff = unwind_read_kernel(vma_addr + unwind_kfields.vma_pgoff);
 	if (targ_prefill)
-		f->flags = unwind_read_kernel(vma_addr + targ_vma_flags_off);
+		f->flags = unwind_read_kernel(vma_addr + unwind_kfields.vma_flags);
 	/* no branch on a missing file: a read at (NULL + offset) fails and leaves 0, so anonymous
 	 * code gets inode 0 all the same, and the verifier walks this callback once per call */
-	file = unwind_read_kernel(vma_addr + targ_vma_file_off);
-	inode = unwind_read_kernel(file + targ_file_inode_off);
-	f->file.ino = unwind_read_kernel(inode + targ_inode_ino_off);
-	sb = unwind_read_kernel(inode + targ_inode_sb_off);
-	bpf_probe_read_kernel(&dev, sizeof(dev), (void *)(sb + targ_sb_dev_off));
+	file = unwind_read_kernel(vma_addr + unwind_kfields.vma_file);
+	inode = unwind_read_kernel(file + unwind_kfields.file_inode);
+	f->file.ino = unwind_read_kernel(inode + unwind_kfields.inode_ino);
+	sb = unwind_read_kernel(inode + unwind_kfields.inode_sb);
+	bpf_probe_read_kernel(&dev, sizeof(dev), (void *)(sb + unwind_kfields.sb_dev));
 	/* the kernel's dev_t: 12 bits of major above 20 of minor (include/linux/kdev_t.h) */
 	f->file.dev = (__u64)(dev >> 20) << 32 | (dev & 0xfffff);
 	return 0;
@@ -359,7 +364,7 @@ __noinline int unwind_find_mapping(__u64 pc)
 	}
 	/* not loaded yet; or, until the fresh list arrives, the kernel's own mappings (a list
 	 * read in the middle of an exec or before a dlopen lacks libraries) */
-	return targ_find_vma ? unwind_vma_mapping(pc) : 1;
+	return unwind_vma_on() ? unwind_vma_mapping(pc) : 1;
 }
 
 /* Index in `unwind_rows` of the row describing file offset off in rows[first .. first + count)
@@ -707,7 +712,7 @@ static __always_inline long unwind_fill(void *ctx, struct stack_trace *st, __u32
 	if (!s)
 		return -ENOENT;
 	known = ip && unwind_proc_of(s, tgid);
-	if (known || (ip && targ_find_vma)) {
+	if (known || (ip && unwind_vma_on())) {
 		s->ip = ip;
 		s->sp = sp;
 		s->bp = bp;
@@ -840,7 +845,8 @@ static __always_inline bool unwind_prefill_wanted(void)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 
-	return targ_prefill && target_ids_wanted(id >> 32, id) && target_current_cgroup_wanted();
+	return targ_prefill && unwind_kfields.prefill && target_ids_wanted(id >> 32, id) &&
+	       target_current_cgroup_wanted();
 }
 
 /* The new program's text and the interpreter's entry (where the saved registers point after
@@ -848,11 +854,11 @@ static __always_inline bool unwind_prefill_wanted(void)
 static __always_inline void unwind_prefill_exec(__u32 tgid)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 mm = unwind_read_kernel((__u64)task + targ_task_mm_off);
+	__u64 mm = unwind_read_kernel((__u64)task + unwind_kfields.task_mm);
 	__u64 task_regs;
 
 	if (mm)
-		unwind_prefill(tgid, unwind_read_kernel(mm + targ_mm_start_code_off));
+		unwind_prefill(tgid, unwind_read_kernel(mm + unwind_kfields.mm_start_code));
 	task_regs = targ_unwind_task_regs ? (__u64)bpf_task_pt_regs(task) : 0;
 	if (task_regs)
 		unwind_prefill(tgid, unwind_read_kernel(task_regs +
@@ -904,8 +910,8 @@ int unwind_fork(__u64 *ctx)
 	/* the parent a target: the child is one too (-- COMMAND follows it) */
 	if (!unwind_prefill_wanted())
 		return 0;
-	bpf_probe_read_kernel(&pid, sizeof(pid), (void *)(child + targ_task_pid_off));
-	bpf_probe_read_kernel(&tgid, sizeof(tgid), (void *)(child + targ_task_tgid_off));
+	bpf_probe_read_kernel(&pid, sizeof(pid), (void *)(child + unwind_kfields.task_pid));
+	bpf_probe_read_kernel(&tgid, sizeof(tgid), (void *)(child + unwind_kfields.task_tgid));
 	if (!pid || pid != tgid) /* a thread: its process's mappings are its own */
 		return 0;
 	proc = bpf_map_lookup_elem(&unwind_procs, &parent);

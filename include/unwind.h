@@ -119,6 +119,17 @@ struct unw_kmaps {
 	struct unw_kmap maps[UNWIND_KMAPS];
 };
 
+/* Offsets of the kernel struct fields the walks through the kernel's mappings and the programs
+ * that find mappings ahead of the first sample read (`unwind_kfields`, in the object's .bss),
+ * from the kernel's BTF.  Streaming it takes milliseconds, so user space writes them after load,
+ * before attach, and the object loads meanwhile: no setting fixed before load depends on them. */
+struct unw_kfields {
+	__u32 ok;      /* the walk's fields were found: the kernel's mappings can be searched */
+	__u32 prefill; /* and those of the exec, mmap() and fork programs */
+	__u32 vma_start, vma_end, vma_pgoff, vma_file, file_inode, inode_ino, inode_sb, sb_dev;
+	__u32 vma_flags, task_mm, mm_start_code, task_pid, task_tgid;
+};
+
 /* BPF -> user space requests, on the `unwind_events` ring buffer. */
 enum unw_event_type {
 	UNW_EV_LOAD_TABLE,   /* build and load table `table` (a file `tgid` maps) */
