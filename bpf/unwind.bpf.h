@@ -493,6 +493,17 @@ static __always_inline int unwind_eh_step(struct unw_walk *s, const struct unw_r
 		return unwind_no_cfi(s);
 	case UNW_CFA_SIGNAL:
 		return unwind_signal_step(s);
+	case UNW_CFA_SP_RA_RDI:
+		/* the return address popped into RDI, as it was where the sample was taken; the
+		 * CFA may be SP itself, the caller's frame begins where this one's return
+		 * address was */
+		if (s->nr != 1 || s->sp + off > UNWIND_USER_MAX) {
+			unwind_count(s, UNW_STAT_END_UNSUPPORTED);
+			return 1;
+		}
+		cfa = s->sp + off;
+		ra = s->rdi;
+		goto moved;
 	default:
 		unwind_count(s, UNW_STAT_END_UNSUPPORTED);
 		return 1;
@@ -709,7 +720,7 @@ int unwind_exit(void *ctx)
  * registers; a process not known yet gets the frame-pointer walk (auto) or just its leaf (eh).
  * Returns the length of the stack in bytes, or a negative errno, as bpf_get_stack() does. */
 static __always_inline long unwind_fill(void *ctx, struct stack_trace *st, __u32 tgid, __u64 ip,
-					__u64 sp, __u64 bp)
+					__u64 sp, __u64 bp, __u64 rdi)
 {
 	struct unw_walk *s;
 	__u32 zero = 0;
@@ -724,6 +735,7 @@ static __always_inline long unwind_fill(void *ctx, struct stack_trace *st, __u32
 		s->ip = ip;
 		s->sp = sp;
 		s->bp = bp;
+		s->rdi = rdi;
 		s->tgid = tgid;
 		s->nr = 0;
 		s->exact_ip = 0;
@@ -765,7 +777,7 @@ static __always_inline int unwind_user_stack(void *ctx, __u32 tgid, struct unwin
 					     __u64 *id)
 {
 	struct unwind_regs saved = {};
-	__u64 ip = 0, sp = 0, bp = 0;
+	__u64 ip = 0, sp = 0, bp = 0, rdi = 0;
 	struct stack_trace *st;
 	__u32 zero = 0;
 	void *task_regs;
@@ -781,18 +793,21 @@ static __always_inline int unwind_user_stack(void *ctx, __u32 tgid, struct unwin
 		ip = regs->ip;
 		sp = regs->sp;
 		bp = regs->bp;
+		rdi = regs->di;
 		barrier_var(ip);
 		barrier_var(sp);
 		barrier_var(bp);
+		barrier_var(rdi);
 	} else if (targ_unwind_task_regs) {
 		task_regs = (void *)bpf_task_pt_regs(bpf_get_current_task_btf());
 		if (task_regs && !bpf_probe_read_kernel(&saved, sizeof(saved), task_regs)) {
 			ip = saved.ip;
 			sp = saved.sp;
 			bp = saved.bp;
+			rdi = saved.di;
 		}
 	}
-	return store_stack(st, unwind_fill(ctx, st, tgid, ip, sp, bp), id);
+	return store_stack(st, unwind_fill(ctx, st, tgid, ip, sp, bp, rdi), id);
 }
 
 /* The user stack of the current task from the registers it saved on entering the kernel

@@ -21,6 +21,10 @@ enum unw_cfa {
 	UNW_CFA_UNSUPPORTED, /* a rule the BPF unwinder does not evaluate: the walk stops there */
 	UNW_CFA_SIGNAL,      /* a signal trampoline (libc's __restore_rt, a CIE with the 'S'
 			      * augmentation): the interrupted registers are in the ucontext at SP */
+	UNW_CFA_SP_RA_RDI,   /* CFA = SP + 8 * off, the return address in RDI: glibc's __vfork,
+			      * which pops it there across the syscall (the child returns on the
+			      * parent's stack).  Only where the sample was taken, whose RDI the
+			      * walk has; a caller's RDI is lost */
 };
 
 /* Where the caller's frame pointer (RBP) is. */
@@ -188,6 +192,7 @@ struct unw_walk {
 	__u32 tgid;
 	__u32 nr;               /* frames recorded in stack_scratch */
 	__u32 exact_ip;         /* ip is where a signal interrupted the code, not a return address */
+	__u64 rdi;              /* the sampled frame's RDI (UNW_CFA_SP_RA_RDI) */
 	struct unw_mapping map; /* the mapping of the last frame: the next is often in it too */
 	__u64 stats[UNW_STAT_NR];
 };
