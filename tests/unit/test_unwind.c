@@ -580,6 +580,29 @@ static void test_signal_frame(void)
 	signal(SIGUSR2, SIG_DFL);
 }
 
+/* glibc's vfork pops its return address into RDI before the syscall and keeps it there (its CFI:
+ * DW_CFA_register rip, rdi): after the pop, the return address is in RDI, and the CFA is SP. */
+static void test_vfork_rdi(void)
+{
+	struct cfi_rows r = {};
+	char why[256];
+	Dl_info info;
+	void *vf = dlsym(RTLD_DEFAULT, "vfork");
+	const unsigned char *code = vf;
+	__u64 off;
+
+	if (!vf || !dladdr(vf, &info) || !info.dli_fname || strstr(info.dli_fname, "libc.so") == NULL)
+		SKIP("no glibc vfork");
+	/* pop %rdi: the first instruction of glibc's x86-64 vfork */
+	if (code[0] != 0x5f)
+		SKIP("vfork does not begin with pop %rdi");
+	off = (uintptr_t)vf - (uintptr_t)info.dli_fbase;
+	CHECK_INT(cfi_build_file(info.dli_fname, -1, NULL, &r, why, sizeof(why)), 0);
+	CHECK_STR(rule_at(&r, off), "cfa=sp+8 fp=same");
+	CHECK_STR(rule_at(&r, off + 1), "cfa=sp+0 ra=rdi fp=same");
+	cfi_rows_free(&r);
+}
+
 /* ---- eviction ---- */
 
 static void test_eviction(void)
@@ -846,6 +869,7 @@ int main(void)
 	RUN(test_process_mappings);
 	RUN(test_process_rewrites);
 	RUN(test_signal_frame);
+	RUN(test_vfork_rdi);
 	RUN(test_eviction);
 	RUN(test_walk_through_libc);
 	sh("rm -rf %s", dir);

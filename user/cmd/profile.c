@@ -333,7 +333,8 @@ int profile_configure(struct runner *r)
 	skel->rodata->targ_exit_events = true;
 	/* user and kernel stacks are stored apart: room for both of every sample key */
 	STACK_MAPS_CONFIGURE(skel, 2, false);
-	stack_run_adopt_early(skel->maps.unwind_rows);
+	/* event specs' programs read the rows too, and are none of perf_event's */
+	stack_run_adopt_early(skel->maps.unwind_rows, env.nr_specs == 0);
 	UNWIND_CONFIGURE(skel, stack_opts.unwind, stack_opts.unwind_mem_mb);
 	return configure_events(skel);
 }
@@ -373,6 +374,7 @@ int profile_attach(struct runner *r)
 	int err;
 
 	STACK_MAPS_WARM(skel);
+	STACK_RUN_KFIELDS(skel);
 	err = runner_attach_skeleton(r);
 	if (err)
 		return err;

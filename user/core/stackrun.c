@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -347,30 +348,112 @@ bool stack_run_fallback(struct runner *r, int err)
 	return true;
 }
 
-/* Work of the start that needs no skeleton, done on a thread while the main one opens and
- * configures it: the unwinder's row array (32 MB that the kernel clears page by page as it makes
- * it: 4-10 ms) and the kernel struct fields its programs read (a 5 MB stream of the BTF: 3-6 ms),
- * each of which made the load wait. */
+/* Work of the start that needs no skeleton, done on threads while the main one opens, configures
+ * and loads it: the unwinder's row array (32 MB that the kernel clears page by page as it makes
+ * it: 4-10 ms), and the kernel struct fields its programs read (a 5 MB stream of the BTF: 5-6
+ * ms), written to the loaded object before attach.  Where only the sampling programs read the
+ * rows (profile without event specs), libbpf is handed a one-row stand-in at configure and the
+ * array replaces it behind the same descriptor just before the first of them loads
+ * (swap_rows()): the maps and the other programs load meanwhile, and the load no longer waits
+ * for the array before it starts. */
 static struct {
 	pthread_t rows_thread, fields_thread;
 	bool rows_started, fields_started;
 	__u32 rows;
 	int rows_fd;
+	struct bpf_map *stand_in; /* libbpf's map, its descriptor a one-row stand-in so far */
+	struct unw_kfields kfields;
 } early = { .rows_fd = -1 };
+
+static int make_row_array(__u32 rows);
 
 static void *make_rows(void *arg)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
-
-	early.rows_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", sizeof(__u32),
-				       sizeof(struct unw_row), early.rows, &opts);
+	early.rows_fd = make_row_array(early.rows);
 	return NULL;
 }
 
 static void *read_fields(void *arg)
 {
-	unwind_vma_settings(NULL);
+	unwind_kernel_fields(&early.kfields);
 	return NULL;
+}
+
+static void join_fields(void)
+{
+	if (early.fields_started)
+		pthread_join(early.fields_thread, NULL);
+	early.fields_started = false;
+}
+
+void stack_run_adopt_kfields(struct unw_kfields *out)
+{
+	join_fields();
+	*out = early.kfields;
+	if (stack_opts.unwind != UNWIND_FP)
+		p_info("unwind: kernel mappings %s", !unwind_vma_support()->on ?
+		       "not searched: no bpf_find_vma() (Linux 5.17)" : !out->ok ?
+		       "not searched: a kernel struct field not found in the BTF" : out->prefill ?
+		       "searched, and found ahead of the first sample" : "searched by the walks");
+}
+
+static void join_rows(void)
+{
+	if (early.rows_started)
+		pthread_join(early.rows_thread, NULL);
+	early.rows_started = false;
+}
+
+/* A row array as --unwind-mem sizes it, or a stand-in of one row, like the object's. */
+static int make_row_array(__u32 rows)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", sizeof(__u32),
+				sizeof(struct unw_row), rows, &opts);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* The row array made early behind the descriptor libbpf holds for the stand-in, where a program
+ * that reads it is about to load.  0 or -errno (the load fails with it). */
+static int swap_rows(void)
+{
+	int map_fd, err = 0;
+
+	if (!early.stand_in)
+		return 0;
+	join_rows();
+	map_fd = bpf_map__fd(early.stand_in);
+	early.stand_in = NULL;
+	if (early.rows_fd < 0)
+		early.rows_fd = make_row_array(early.rows); /* the thread failed: here, then */
+	if (early.rows_fd < 0)
+		err = early.rows_fd;
+	else if (dup3(early.rows_fd, map_fd, O_CLOEXEC) < 0)
+		err = -errno;
+	if (early.rows_fd >= 0)
+		close(early.rows_fd);
+	early.rows_fd = -1;
+	if (err)
+		p_err("cannot make the unwind row array: %s", strerror(-err));
+	return err;
+}
+
+/* libbpf's handler of SEC("perf_event") (which has no other step), with the swap before load. */
+static int before_sampling_load(struct bpf_program *prog, struct bpf_prog_load_opts *opts,
+				long cookie)
+{
+	return swap_rows();
+}
+
+static void register_sampling_handler(void)
+{
+	LIBBPF_OPTS(libbpf_prog_handler_opts, opts, .prog_prepare_load_fn = before_sampling_load);
+	static bool registered;
+
+	if (!registered)
+		registered = libbpf_register_prog_handler("perf_event", BPF_PROG_TYPE_PERF_EVENT, 0,
+							  &opts) >= 0;
 }
 
 /* Two threads: the main one has less to do before it waits for them than either takes. */
@@ -384,20 +467,27 @@ static void early_start(void)
 	early.rows = rows;
 	early.rows_started = !pthread_create(&early.rows_thread, NULL, make_rows, NULL);
 	early.fields_started = !pthread_create(&early.fields_thread, NULL, read_fields, NULL);
+	register_sampling_handler();
 }
 
-static void early_join(void)
+void stack_run_adopt_early(struct bpf_map *rows, bool only_sampling)
 {
-	if (early.rows_started)
-		pthread_join(early.rows_thread, NULL);
-	if (early.fields_started)
-		pthread_join(early.fields_thread, NULL);
-	early.rows_started = early.fields_started = false;
-}
+	int stand_in;
 
-void stack_run_adopt_early(struct bpf_map *rows)
-{
-	early_join();
+	/* a stand-in left by a load that failed before its sampling programs */
+	early.stand_in = NULL;
+	if (rows && only_sampling && early.rows_started && stack_opts.unwind != UNWIND_FP &&
+	    bpf_map__map_flags(rows) == BPF_F_MMAPABLE &&
+	    bpf_map__value_size(rows) == sizeof(struct unw_row)) {
+		stand_in = make_row_array(1);
+		if (stand_in >= 0 && !bpf_map__reuse_fd(rows, stand_in))
+			early.stand_in = rows;
+		if (stand_in >= 0)
+			close(stand_in); /* libbpf holds its own descriptor of it */
+		if (early.stand_in)
+			return;
+	}
+	join_rows();
 	/* the row array UNWIND_CONFIGURE sizes next, as --unwind-mem says (none after the fallback
 	 * to frame pointers) */
 	if (rows && early.rows_fd >= 0 && stack_opts.unwind != UNWIND_FP &&
@@ -921,7 +1011,8 @@ int stack_run_finish(struct stack_run *s)
 
 void stack_run_free(struct stack_run *s)
 {
-	stack_run_adopt_early(NULL);
+	stack_run_adopt_early(NULL, false);
+	join_fields();
 	unwinder__free(s->unwinder);
 	s->unwinder = NULL;
 	if (!s->drain)

@@ -72,9 +72,15 @@ void stack_maps_configure(struct bpf_map *stacks, struct bpf_map *counts, __u32 
 void stack_maps_warm(struct bpf_map *stacks, struct bpf_map *counts);
 #define STACK_MAPS_WARM(skel) stack_maps_warm((skel)->maps.stacks, (skel)->maps.counts)
 
-/* Before load, before UNWIND_CONFIGURE: what stack_run_init() started on a thread (the row
- * array, the kernel fields) is waited for, and the row array handed to libbpf. */
-void stack_run_adopt_early(struct bpf_map *rows);
+/* Before load, before UNWIND_CONFIGURE: the row array stack_run_init() started making on a
+ * thread is handed to libbpf: waited for now, or, where only SEC("perf_event") programs read
+ * it (only_sampling), just before the first of them loads. */
+void stack_run_adopt_early(struct bpf_map *rows, bool only_sampling);
+/* After load, before attach: the kernel struct fields stack_run_init() started reading on a
+ * thread are waited for, and written to the object's unwind_kfields (zero where they were not
+ * read: frame pointers, or no BTF). */
+void stack_run_adopt_kfields(struct unw_kfields *out);
+#define STACK_RUN_KFIELDS(skel) stack_run_adopt_kfields(&(skel)->bss->unwind_kfields)
 
 struct stack_drain;
 struct stack_agg;
