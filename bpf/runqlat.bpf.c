@@ -285,11 +285,15 @@ SEC("iter/task")
 int prefill(struct bpf_iter__task *ctx)
 {
 	struct task_struct *t = ctx->task;
+	struct rq_start *s;
 
 	if (!t || !wanted(t, true))
 		return 0;
-	if (!bpf_task_storage_get(&start, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE))
+	s = bpf_task_storage_get(&start, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!s)
 		count_lost(RUNQLAT_LOST_PREFILL);
+	else if (targ_sched_info)
+		sched_wait_seed(t, &s->w);
 	return 0;
 }
 

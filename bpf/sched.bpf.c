@@ -229,6 +229,19 @@ static __always_inline __u64 run_ended(struct task_struct *t, struct sched_task 
 	return run;
 }
 
+/* The kernel's run_delay and pcount since the task's last switch-in seen, less what it noted
+ * then (see sched_wait_settle()): the totals corrected, the switch-ins no event showed counted. */
+static __always_inline void settle_waits(struct task_struct *t, struct sched_task *st, bool btf)
+{
+	__s64 d_ns, d_n;
+
+	sched_wait_settle(t, &st->w, &d_ns, &d_n, btf);
+	st->s.delay_ns += d_ns;
+	st->s.delays += d_n;
+	if (d_n > 0)
+		__sync_fetch_and_add(&unseen, d_n);
+}
+
 /* The wait that ends as next switches in, into *d; false when it did not wait on a run queue.
  * lq: with sched_info, next's sched_info.last_queued.  The waits of switch-ins no sched_switch
  * event showed go to the task's totals (not to its maximum). */
@@ -276,6 +289,8 @@ static __always_inline int on_switch(unsigned long long *ctx, struct task_struct
 	if (targ_run_wall || !targ_sched_info)
 		now = bpf_ktime_get_ns();
 	if (want_prev && (st = task_get(prev, btf))) {
+		if (targ_sched_info)
+			settle_waits(prev, st, btf);
 		run = run_ended(prev, st, now, btf);
 		st->s.runtime_ns += run;
 		st->s.switches++;
@@ -357,6 +372,21 @@ int BPF_PROG(migrate_raw, struct task_struct *p, int dest_cpu)
 	return 0;
 }
 
+/* A task's state before attaching (st, or NULL: counted): its on-CPU time counted from here (for
+ * the tasks running now too), its waits from its sched_info now. */
+static __always_inline int prefill_task(struct task_struct *t, struct sched_task *st)
+{
+	if (!st) {
+		count_lost(SCHED_LOST_PREFILL);
+		return 0;
+	}
+	if (!targ_run_wall)
+		run_ended(t, st, 0, true);
+	if (targ_sched_info)
+		sched_wait_seed(t, &st->w);
+	return 0;
+}
+
 /* Run by user space before attaching: every task of interest gets its storage in process
  * context, not on the hot path where a burst of first events (a signal waking all threads of a
  * process, with interrupts off) can outrun the allocator's per-CPU cache and lose events. */
@@ -364,19 +394,22 @@ SEC("iter/task")
 int prefill(struct bpf_iter__task *ctx)
 {
 	struct task_struct *t = ctx->task;
-	struct sched_task *st;
 
 	if (!t || !wanted(t, true))
 		return 0;
-	st = bpf_task_storage_get(&tasks, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!st) {
-		count_lost(SCHED_LOST_PREFILL);
+	return prefill_task(t, bpf_task_storage_get(&tasks, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE));
+}
+
+/* The same for the raw_tp flavour's hash, where the kernel has task iterators (dump_tasks needs
+ * them too). */
+SEC("iter/task")
+int prefill_hash(struct bpf_iter__task *ctx)
+{
+	struct task_struct *t = ctx->task;
+
+	if (!t || !wanted(t, true))
 		return 0;
-	}
-	/* on-CPU time counted from here, for the tasks running now too */
-	if (!targ_run_wall)
-		run_ended(t, st, 0, true);
-	return 0;
+	return prefill_task(t, task_get(t, false));
 }
 
 /* Run by user space at the end: copies every live task's statistics into `stats`. */
@@ -398,6 +431,8 @@ int dump_tasks(struct bpf_iter__task *ctx)
 	}
 	if (!st)
 		return 0;
+	if (targ_sched_info)
+		settle_waits(t, st, true);
 	now = bpf_ktime_get_ns();
 	/* the run in progress: to now, or to the kernel's last update of its on-CPU time */
 	if (targ_run_wall ? st->oncpu_ts && task_on_cpu(t, true) : st->exec_known)

@@ -59,6 +59,39 @@ static __always_inline __u64 sched_wait_end(struct task_struct *next, __u64 lq, 
 	return before + (now > lq ? now - lq : 0);
 }
 
+/* With targ_sched_info, before attaching (a task iterator): t's run_delay and pcount now, the
+ * baseline of its first wait seen: without it, that wait's part before a move to another CPU
+ * (a thread woken onto a busy CPU and pulled to an idle one) would be missed. */
+static __always_inline void sched_wait_seed(struct task_struct *t, struct sched_wait *w)
+{
+	if (!bpf_core_field_exists(t->sched_info))
+		return;
+	w->run_delay = t->sched_info.run_delay;
+	w->pcount = t->sched_info.pcount;
+}
+
+/* With targ_sched_info, as t switches out (or its row is read): what the kernel added to t's
+ * run_delay and pcount since w, w's own prediction included, into *d_ns (signed) and *d_n; w is
+ * brought to the kernel's values.  Nonzero where the prediction at the switch-in missed the
+ * kernel's accounting (a switch-in no sched_switch event showed; the clock read differing from
+ * the one sched_info_arrive() took): the totals then stay delta(run_delay) and delta(pcount)
+ * exactly, the per-wait figures (maximum, histogram) keep the prediction. */
+static __always_inline void sched_wait_settle(struct task_struct *t, struct sched_wait *w,
+					      __s64 *d_ns, __s64 *d_n, bool btf)
+{
+	__u64 rd, pc;
+
+	*d_ns = *d_n = 0;
+	if (!bpf_core_field_exists(t->sched_info) || !w->pcount)
+		return;
+	rd = TASK_READ(btf, t, sched_info.run_delay);
+	pc = TASK_READ(btf, t, sched_info.pcount);
+	*d_ns = (__s64)(rd - w->run_delay);
+	*d_n = (__s64)(pc - w->pcount);
+	w->run_delay = rd;
+	w->pcount = pc;
+}
+
 static __always_inline __u32 task_tgid(struct task_struct *t, bool btf)
 {
 	return TASK_READ(btf, t, tgid);

@@ -157,6 +157,8 @@ static int sched_configure(struct runner *r)
 	/* tp_btf + task storage where the kernel has both, raw_tp + hash otherwise */
 	err = schedtp_configure(skel->obj, use_btf, skel->rodata->targ_sched_info, skel->maps.tasks,
 				skel->maps.tasks_hash, env.max_tasks, skel->progs.prefill);
+	/* the raw_tp flavour's hash gets the same start where the kernel has task iterators */
+	err = err ?: bpf_program__set_autoload(skel->progs.prefill_hash, !use_btf);
 	if (err)
 		return err;
 	/* read at the end by a task iterator, run on demand */
@@ -227,7 +229,9 @@ static int sched_attach(struct runner *r)
 	struct sched_bpf *skel = r->skel;
 	int err;
 
-	err = schedtp_start(skel->obj, skel->progs.prefill, &env.links);
+	err = schedtp_start(skel->obj,
+			    skel->rodata->targ_task_storage ? skel->progs.prefill : skel->progs.prefill_hash,
+			    &env.links);
 	if (!err && env.migrations) {
 		env.migrate_link = bpf_program__attach(skel->progs.migrate_raw);
 		if (!env.migrate_link) {
