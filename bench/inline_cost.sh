@@ -1,12 +1,13 @@
 #!/bin/bash
-# What inlined frames and source lines cost a system-wide profile (issue 16): the default run
+# What inlined frames and source lines cost a system-wide profile (issue 16): a run with --inline
 # (inlined frames from the DWARF of every program sampled that has some) and the same run with
-# --no-inline, side by side in each round, under the same load (each samples the other too).
+# --no-inline (a system-wide run's default), side by side in each round, under the same load
+# (each samples the other too).
 # (1) bench/soak.sh's load (an ls loop and a compiler loop), profile -F 999 -a for SECS seconds;
 # (2) bench/profile.sh's compiler-loop row, profile -F 99 -a 5 beside a cc -O2 -c loop.
 # Own CPU (user + sys, the whole process) and peak RSS of each, medians of REPS rounds.
 # BEFORE=BINARY runs another bpfprof with --inline beside them (the cost before a change).
-# Target: the default within ~10% of --no-inline's CPU and a few MB of its RSS.
+# Target: --inline within ~10% of --no-inline's CPU and a few MB of its RSS.
 # SECS=60 REPS=3 by default: about 4 minutes.
 source "$(dirname "$0")/lib.sh"
 SECS=${SECS:-60}
@@ -40,7 +41,7 @@ rounds() {
 	shift 3
 	for ((i = 0; i < REPS; i++)); do
 		RUNS=()
-		run "$prefix.on" "$BPFPROF" profile "$@"
+		run "$prefix.on" "$BPFPROF" profile --inline "$@"
 		run "$prefix.off" "$BPFPROF" profile --no-inline "$@"
 		[ -n "$BEFORE" ] && run "$prefix.before" "$BEFORE" profile --inline "$@"
 		wait "${RUNS[@]}"
@@ -52,8 +53,8 @@ rounds() {
 
 report() { # report PREFIX UNIT
 	printf '%-34s %10s %10s\n' "" "CPU ($2)" "RSS (MB)"
-	row "default (inlined frames, lines)" "$1.on"
-	row "--no-inline" "$1.off"
+	row "--inline (inlined frames, lines)" "$1.on"
+	row "--no-inline (the default)" "$1.off"
 	[ -n "$BEFORE" ] && row "BEFORE --inline" "$1.before"
 	echo "CPU ratio $(ratio "$(cut -d' ' -f1 "$BTMP/$1.on" | median)" \
 		"$(cut -d' ' -f1 "$BTMP/$1.off" | median)"), RSS $(awk -v a="$(cut -d' ' -f2 "$BTMP/$1.on" | median)" \
