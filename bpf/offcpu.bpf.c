@@ -15,6 +15,7 @@
 #include "errno.bpf.h"
 #include "offcpu.h"
 #include "stacks.bpf.h"
+#include "kstack.bpf.h"
 #include "target.bpf.h"
 #include "unwind.bpf.h"
 
@@ -132,7 +133,8 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 	/* Kernel threads have no user stack; asking would only cost a failed walk. */
 	if (targ_user_stacks && !kthread && capture_user_stack(ctx, tgid, &ustack, btf))
 		return;
-	if (targ_kern_stacks && capture_stack(ctx, 0, &kstack))
+	if (targ_kern_stacks && (btf ? capture_kernel_stack(ctx, KSTACK_SITE_SWITCH, &kstack) :
+					capture_stack(ctx, 0, &kstack)))
 		return;
 	r->key.base.tgid = tgid;
 	r->key.base.pid = pid;
@@ -240,7 +242,9 @@ static __always_inline void on_waking(void *ctx, struct task_struct *p, bool btf
 	drain_seq_begin();
 	if (targ_user_stacks && !(BPF_CORE_READ(cur, flags) & OFFCPU_PF_KTHREAD))
 		capture_user_stack(ctx, id >> 32, &ustack, btf);
-	if (targ_kern_stacks)
+	if (targ_kern_stacks && btf)
+		capture_kernel_stack(ctx, KSTACK_SITE_WAKING, &kstack);
+	else if (targ_kern_stacks)
 		capture_stack(ctx, 0, &kstack);
 	r->key.waker_user_stack = ustack;
 	r->key.waker_kern_stack = kstack;

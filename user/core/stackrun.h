@@ -71,6 +71,7 @@ void stack_maps_warm(struct bpf_map *stacks, struct bpf_map *counts);
  * array, the kernel fields) is waited for, and the row array handed to libbpf. */
 void stack_run_adopt_early(struct bpf_map *rows);
 
+struct kstack_cfg;
 struct stack_drain;
 struct stack_agg;
 
@@ -95,6 +96,9 @@ struct stack_run {
 					 * 0 while a process waits for its second snapshot, or
 					 * processes come as fast as the mmap record rings hold */
 	__u64 last_tick_ns;
+	struct kstack_cfg *kstack;      /* the BPF object's kernel-stack walker (bpf/kstack.bpf.h),
+					 * told where the kernel's ORC tables are once the kernel
+					 * symbols are loaded; NULL: none */
 };
 
 struct runner;

@@ -20,6 +20,9 @@ struct stack_resolver {
 	int ksyms_errno;
 	bool ksyms_tried;
 	bool prefetching;
+	/* called on the prefetching thread once the symbols are loaded (NULL if they could not be) */
+	void (*loaded)(const struct ksyms *ks, void *ctx);
+	void *loaded_ctx;
 	pthread_t prefetcher;
 	struct syms_cache *syms;
 	struct hashtab traces; /* stack id -> struct stack_trace */
@@ -93,15 +96,20 @@ static void *load_ksyms(void *arg)
 
 	r->ksyms = ksyms__load();
 	r->ksyms_errno = r->ksyms ? 0 : errno;
+	if (r->loaded)
+		r->loaded(r->ksyms, r->loaded_ctx);
 	return NULL;
 }
 
-int stack_resolver__prefetch(struct stack_resolver *r)
+int stack_resolver__prefetch(struct stack_resolver *r,
+			     void (*loaded)(const struct ksyms *ks, void *ctx), void *ctx)
 {
 	int err;
 
 	if (r->prefetching || r->ksyms_tried)
 		return 0;
+	r->loaded = loaded;
+	r->loaded_ctx = ctx;
 	err = pthread_create(&r->prefetcher, NULL, load_ksyms, r);
 	if (err)
 		return -err;
