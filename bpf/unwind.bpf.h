@@ -322,6 +322,7 @@ __noinline int unwind_find_mapping(__u64 pc)
 	s = bpf_map_lookup_elem(&walks, &zero);
 	if (!s)
 		return 1;
+	s->map_listed = 0;
 	proc = bpf_map_lookup_elem(&unwind_procs, &s->tgid);
 	if (!proc)
 		return targ_find_vma ? unwind_vma_mapping(s, pc) : 1;
@@ -339,6 +340,7 @@ __noinline int unwind_find_mapping(__u64 pc)
 		return targ_find_vma ? unwind_vma_mapping(s, pc) : 1;
 	}
 	s->map = proc->maps[(idx - 1) & (UNWIND_MAX_MAPPINGS - 1)];
+	s->map_listed = 1;
 	return 0;
 }
 
@@ -507,6 +509,20 @@ moved:
 	return 0;
 }
 
+/* The mapping of pc among those the process's last walks found (unwind_fill() empties them
+ * when the process or its list changes): into the walk state. */
+static __always_inline bool unwind_mru_find(struct unw_walk *s, __u64 pc)
+{
+#pragma unroll
+	for (int i = 0; i < UNWIND_MRU; i++) {
+		if (s->mru[i].start <= pc && pc < s->mru[i].end) {
+			s->map = s->mru[i];
+			return true;
+		}
+	}
+	return false;
+}
+
 /* Records the current frame and moves to its caller.  Returns 0 to go on, 1 when the walk ended
  * (the reason counted).  Global, hence verified once, whatever the number of frames. */
 __noinline int unwind_step(__u32 depth)
@@ -537,7 +553,7 @@ __noinline int unwind_step(__u32 depth)
 	s->exact_ip = 0;
 
 	m = &s->map;
-	if (lookup < m->start || lookup >= m->end) {
+	if ((lookup < m->start || lookup >= m->end) && !unwind_mru_find(s, lookup)) {
 		int missed = unwind_find_mapping(lookup);
 
 		if (missed) {
@@ -545,6 +561,10 @@ __noinline int unwind_step(__u32 depth)
 			if (missed == 1)
 				unwind_count(s, UNW_STAT_END_UNMAPPED);
 			return 1;
+		}
+		if (s->map_listed) {
+			s->mru[s->mru_next & (UNWIND_MRU - 1)] = s->map;
+			s->mru_next++;
 		}
 	}
 	if (m->table == UNW_NO_TABLE)
@@ -670,8 +690,9 @@ int unwind_exit(void *ctx)
  * registers; a process not known yet gets the frame-pointer walk (auto) or just its leaf (eh).
  * Returns the length of the stack in bytes, or a negative errno, as bpf_get_stack() does. */
 static __always_inline long unwind_fill(void *ctx, struct stack_trace *st, __u32 tgid, __u64 ip,
-					__u64 sp, __u64 bp)
+					__u64 sp, __u64 bp, __u64 now)
 {
+	struct unw_proc *proc;
 	struct unw_walk *s;
 	__u32 zero = 0;
 	bool known;
@@ -680,7 +701,16 @@ static __always_inline long unwind_fill(void *ctx, struct stack_trace *st, __u32
 	s = bpf_map_lookup_elem(&walks, &zero);
 	if (!s)
 		return -ENOENT;
-	known = ip && unwind_proc_of(s, tgid);
+	proc = ip ? unwind_proc_of(s, tgid) : NULL;
+	known = proc != NULL;
+	s->proc_known = known;
+	if (proc && (s->mru_tgid != tgid || s->mru_gen != proc->gen)) {
+#pragma unroll
+		for (int i = 0; i < UNWIND_MRU; i++)
+			s->mru[i].start = s->mru[i].end = 0;
+		s->mru_tgid = tgid;
+		s->mru_gen = proc->gen;
+	}
 	if (known || (ip && targ_find_vma)) {
 		s->ip = ip;
 		s->sp = sp;
@@ -689,7 +719,7 @@ static __always_inline long unwind_fill(void *ctx, struct stack_trace *st, __u32
 		s->nr = 0;
 		s->exact_ip = 0;
 		s->map.start = s->map.end = 0;
-		s->now = bpf_ktime_get_ns();
+		s->now = now ?: bpf_ktime_get_ns();
 		s->stats[UNW_STAT_STACKS]++;
 		if (!known)
 			s->stats[UNW_STAT_EARLY]++;
@@ -719,48 +749,63 @@ struct unwind_regs {
 		flags, sp, ss;
 };
 
-/* Walks the current task's user stack from the given user registers (NULL: the registers it
- * saved on entering the kernel) and stores it in `stacks`; *id gets its key.  Returns 0 or a
- * negative errno (loss counted). */
-static __always_inline int unwind_user_stack(void *ctx, __u32 tgid, struct unwind_regs *regs,
-					     __u64 *id)
+/* The registers a walk starts from.  Each caller's loads are pinned in registers: one load
+ * instruction may not serve two kinds of pointer (context, kernel), and the compiler would
+ * merge the two callers' otherwise. */
+static __always_inline void unwind_regs_load(const struct unwind_regs *r, __u64 *ip, __u64 *sp,
+					     __u64 *bp)
 {
-	struct unwind_regs saved = {};
+	__u64 i = r->ip, s = r->sp, b = r->bp;
+
+	barrier_var(i);
+	barrier_var(s);
+	barrier_var(b);
+	*ip = i;
+	*sp = s;
+	*bp = b;
+}
+
+/* Walks the current task's user stack from the given user registers (NULL: the registers it
+ * saved on entering the kernel) and stores it in `stacks`; *id gets its key.  now: the time, if
+ * the caller has read it (0: read here).  Returns 0 or a negative errno (loss counted). */
+static __always_inline int unwind_user_stack(void *ctx, __u32 tgid, struct unwind_regs *regs,
+					     __u64 now, __u64 *id)
+{
 	__u64 ip = 0, sp = 0, bp = 0;
 	struct stack_trace *st;
 	__u32 zero = 0;
-	void *task_regs;
 
 	if (targ_unwind == UNWIND_FP)
 		return capture_stack(ctx, BPF_F_USER_STACK, id);
 	st = bpf_map_lookup_elem(&stack_scratch, &zero);
 	if (!st)
 		return -ENOENT;
-	/* Each source read apart, its values pinned in registers: one load instruction may not
-	 * serve two kinds of pointer (context, kernel, stack), and the compiler would merge them. */
-	if (regs) {
-		ip = regs->ip;
-		sp = regs->sp;
-		bp = regs->bp;
-		barrier_var(ip);
-		barrier_var(sp);
-		barrier_var(bp);
-	} else if (targ_unwind_task_regs) {
-		task_regs = (void *)bpf_task_pt_regs(bpf_get_current_task_btf());
-		if (task_regs && !bpf_probe_read_kernel(&saved, sizeof(saved), task_regs)) {
-			ip = saved.ip;
-			sp = saved.sp;
-			bp = saved.bp;
-		}
-	}
-	return store_stack(st, unwind_fill(ctx, st, tgid, ip, sp, bp), id);
+	if (regs)
+		unwind_regs_load(regs, &ip, &sp, &bp);
+	else if (targ_unwind_task_regs)
+		/* typed (struct pt_regs): plain loads, which the verifier makes fault-safe */
+		unwind_regs_load((void *)bpf_task_pt_regs(bpf_get_current_task_btf()), &ip, &sp, &bp);
+	return store_stack(st, unwind_fill(ctx, st, tgid, ip, sp, bp, now), id);
 }
 
 /* The user stack of the current task from the registers it saved on entering the kernel
- * (syscall, interrupt, fault): for off-CPU stacks at sched_switch. */
-static __always_inline int unwind_current_user_stack(void *ctx, __u32 tgid, __u64 *id)
+ * (syscall, interrupt, fault): for off-CPU stacks at sched_switch.  now as above. */
+static __always_inline int unwind_current_user_stack(void *ctx, __u32 tgid, __u64 now, __u64 *id)
 {
-	return unwind_user_stack(ctx, tgid, NULL, id);
+	return unwind_user_stack(ctx, tgid, NULL, now, id);
+}
+
+/* Whether the last walk's process had its mapping list loaded, which user space builds only for
+ * the processes it knows: note_process() need not ask again. */
+static __always_inline bool unwind_proc_known(void)
+{
+	struct unw_walk *s;
+	__u32 zero = 0;
+
+	if (targ_unwind == UNWIND_FP)
+		return false;
+	s = bpf_map_lookup_elem(&walks, &zero);
+	return s && s->proc_known;
 }
 
 /* For programs whose context starts with the interrupted registers (ctx_regs: perf_event,
@@ -772,8 +817,8 @@ static __always_inline int unwind_ctx_user_stack(void *ctx, bool ctx_regs, __u32
 	struct unwind_regs *regs = ctx;
 
 	if (ctx_regs && (regs->cs & 3))
-		return unwind_user_stack(ctx, tgid, regs, id);
-	return unwind_user_stack(ctx, tgid, NULL, id);
+		return unwind_user_stack(ctx, tgid, regs, 0, id);
+	return unwind_user_stack(ctx, tgid, NULL, 0, id);
 }
 /* The code mapping holding addr in the current process, kept with the mappings its walks find
  * (unwind_vma_mapping) and its file's table asked for now: ahead of the first sample, which

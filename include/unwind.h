@@ -85,7 +85,7 @@ struct unw_mapping {
 #define UNWIND_MAX_MAPPINGS 256
 struct unw_proc {
 	__u32 nr;
-	__u32 pad;
+	__u32 gen;        /* user space's count of the lists it stored, when it stored this one */
 	__u64 refresh_ns; /* when BPF last asked for a fresh snapshot (a PC outside every mapping) */
 	struct unw_mapping maps[UNWIND_MAX_MAPPINGS];
 };
@@ -171,6 +171,7 @@ enum unw_stat {
 };
 
 /* The walk in progress and the counters, per CPU (the `walks` map): no atomics per frame. */
+#define UNWIND_MRU 4
 struct unw_walk {
 	__u64 ip, sp, bp;
 	__u64 now;
@@ -179,5 +180,12 @@ struct unw_walk {
 	__u32 exact_ip;         /* ip is where a signal interrupted the code, not a return address */
 	struct unw_mapping map; /* the mapping of the last frame: the next is often in it too */
 	__u64 stats[UNW_STAT_NR];
+	__u32 proc_known;       /* the walk's process had a mapping list: user space knows it */
+	__u32 map_listed;       /* map came from that list (not from the kernel's mappings) */
+	/* The mappings the last walks of process mru_tgid found in its list version mru_gen (unw_proc
+	 * gen): a stack crosses the same few files switch after switch (a program, libc). */
+	__u32 mru_tgid, mru_gen;
+	__u32 mru_next, pad;
+	struct unw_mapping mru[UNWIND_MRU];
 };
 #endif

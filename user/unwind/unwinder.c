@@ -152,6 +152,7 @@ struct unwinder {
 	size_t nr_free, cap_free;
 	struct hashtab procs; /* tgid -> uw_proc_rec */
 	__u32 nr_procs;
+	__u32 proc_gen;       /* mapping lists stored (struct unw_proc gen) */
 	__u64 rows_used, loads, evictions;
 	__u64 loads_cached;   /* of loads, tables read back from the cache */
 	__u64 deferrals;      /* loads put off for want of room */
@@ -978,6 +979,8 @@ static int add_process_locked(struct unwinder *u, __u32 tgid, struct proc_build 
 		       tgid, UNWIND_MAX_MAPPINGS - 1);
 	if (b->p->nr == 0)
 		return 0; /* a kernel thread, or already gone: the frame-pointer walk handles it */
+	/* the BPF walks' cached mappings of the process hold while it is the same list */
+	b->p->gen = ++u->proc_gen;
 	r = hashtab_get(&u->procs, tgid, 0);
 	if (!r) {
 		r = calloc(1, sizeof(*r));
