@@ -567,19 +567,99 @@ __noinline int kstack_learn(__u32 site, __u64 ctx_addr, long len)
 	return 0;
 }
 
+enum { KSTACK_TRY_WALKED, KSTACK_TRY_CHECK, KSTACK_TRY_LEARN, KSTACK_TRY_KERNEL };
+
+/* The walk of the current task's kernel stack from the slot site learned below ctx (at
+ * ctx_addr): KSTACK_TRY_WALKED (the frames in stack_scratch), KSTACK_TRY_CHECK (walked, to be
+ * compared with bpf_get_stack()), KSTACK_TRY_LEARN (no slot learned that holds a return address
+ * seen before: calibrate) or KSTACK_TRY_KERNEL.  Global: the program has one path past it per
+ * answer, not one per way through it. */
+__noinline int kstack_try(__u32 site, __u64 ctx_addr)
+{
+	struct kstack_site_state *s = kstack_site(site);
+	struct task_struct *task;
+	struct kstack_walk *w;
+	__u32 zero = 0;
+	__u64 ret;
+
+	w = bpf_map_lookup_elem(&kstack_walks, &zero);
+	if (!w)
+		return KSTACK_TRY_KERNEL;
+	if (s->stopped)
+		goto kernel;
+	/* pointers as numbers (a program with CAP_PERFMON may store them) */
+	task = bpf_get_current_task_btf();
+	w->launder = (__u64)bpf_task_pt_regs(task);
+	w->hi = *(volatile __u64 *)&w->launder + KSTACK_REGS_SIZE;
+	w->launder = (__u64)task->stack;
+	w->lo = *(volatile __u64 *)&w->launder;
+	/* A wake-up from an interrupt runs on the interrupt's stack; and the boot CPU's idle task
+	 * has a task_pt_regs() far from its task->stack. */
+	if (w->hi <= w->lo || w->hi - w->lo > KSTACK_MAX_SIZE || ctx_addr < w->lo ||
+	    ctx_addr >= w->hi)
+		goto kernel;
+	if (s->off && !kstack_start(w, ctx_addr + s->off, &ret) && kstack_known_ret(s, ret)) {
+		if (kstack_walk(0) != KSTACK_END) {
+			w->counts.n[KSTACK_LEFT]++;
+			goto kernel;
+		}
+		if (w->until_check) {
+			w->until_check--;
+			w->counts.n[KSTACK_WALKED]++;
+			return KSTACK_TRY_WALKED;
+		}
+		w->until_check = targ_kstack_check_every - 1;
+		w->counts.n[KSTACK_CHECKED]++;
+		return KSTACK_TRY_CHECK;
+	}
+	if (s->tries < KSTACK_MAX_TRIES)
+		return KSTACK_TRY_LEARN;
+kernel:
+	w->counts.n[KSTACK_KERNEL]++;
+	return KSTACK_TRY_KERNEL;
+}
+
+/* After kstack_try()'s KSTACK_TRY_CHECK or KSTACK_TRY_LEARN (asked), with bpf_get_stack()'s
+ * frames in kstack_check (len bytes): 1 when the walk in stack_scratch stands, 0 when the stack is
+ * to be bpf_get_stack()'s (a check that differed stops the walker for the run).  Global. */
+__noinline int kstack_judge(__u32 site, __u64 ctx_addr, long len, int asked)
+{
+	struct kstack_site_state *s = kstack_site(site);
+	struct kstack_walk *w;
+	__u32 zero = 0;
+
+	w = bpf_map_lookup_elem(&kstack_walks, &zero);
+	if (!w)
+		return 0;
+	if (asked == KSTACK_TRY_CHECK) {
+		if (kstack_same(len)) {
+			w->counts.n[KSTACK_WALKED]++;
+			return 1;
+		}
+		w->counts.n[KSTACK_DIFFERED]++;
+		s->stopped = 1;
+	} else if (kstack_learn(site, ctx_addr, len)) {
+		w->counts.n[KSTACK_LEARNED]++;
+		return 1;
+	} else {
+		__sync_fetch_and_add(&s->tries, 1);
+		w->counts.n[KSTACK_UNLEARNED]++;
+	}
+	w->counts.n[KSTACK_KERNEL]++;
+	return 0;
+}
+
 /* Captures the current task's kernel stack at tracepoint `site` into `stacks`, as
  * capture_stack(ctx, 0, id) does (and with the same frames after the program's own). */
 static __always_inline int capture_kernel_stack(void *ctx, __u32 site, __u64 *id)
 {
-	struct task_struct *task;
-	struct kstack_site_state *s;
 	struct stack_trace *st, *ck;
 	struct kstack_walk *w;
-	__u64 ctx_addr, ret;
 	__u32 zero = 0;
-	long len;
+	__u64 ctx_addr;
+	int r;
 
-	if (!targ_kstack || site >= KSTACK_SITES || !bpf_core_field_exists(struct orc_entry, signal) ||
+	if (!targ_kstack || !bpf_core_field_exists(struct orc_entry, signal) ||
 	    !*(volatile __u32 *)&kstack_cfg.ready)
 		return capture_stack(ctx, 0, id);
 	w = bpf_map_lookup_elem(&kstack_walks, &zero);
@@ -587,55 +667,15 @@ static __always_inline int capture_kernel_stack(void *ctx, __u32 site, __u64 *id
 	ck = bpf_map_lookup_elem(&kstack_check, &zero);
 	if (!w || !st || !ck)
 		return capture_stack(ctx, 0, id);
-	s = kstack_site(site);
-	if (s->stopped) {
-		w->counts.n[KSTACK_KERNEL]++;
-		return capture_stack(ctx, 0, id);
-	}
-	/* pointers as numbers (a program with CAP_PERFMON may store them) */
-	task = bpf_get_current_task_btf();
-	w->launder = (__u64)bpf_task_pt_regs(task);
-	w->hi = *(volatile __u64 *)&w->launder + KSTACK_REGS_SIZE;
-	w->launder = (__u64)task->stack;
-	w->lo = *(volatile __u64 *)&w->launder;
 	w->launder = (__u64)ctx;
 	ctx_addr = *(volatile __u64 *)&w->launder;
-
-	/* A wake-up from an interrupt runs on the interrupt's stack; and the boot CPU's idle task
-	 * has a task_pt_regs() far from its task->stack. */
-	if (w->hi <= w->lo || w->hi - w->lo > KSTACK_MAX_SIZE || ctx_addr < w->lo ||
-	    ctx_addr >= w->hi)
-		goto kernel;
-	if (s->off && !kstack_start(w, ctx_addr + s->off, &ret) && kstack_known_ret(s, ret)) {
-		if (kstack_walk(0) == KSTACK_END) {
-			if (w->until_check) {
-				w->until_check--;
-				w->counts.n[KSTACK_WALKED]++;
-				return store_stack(st, (w->nr & MAX_STACK_DEPTH) * sizeof(__u64), id);
-			}
-			w->until_check = targ_kstack_check_every - 1;
-			w->counts.n[KSTACK_CHECKED]++;
-			len = bpf_get_stack(ctx, ck->ips, targ_max_stack * sizeof(__u64), 0);
-			if (kstack_same(len)) {
-				w->counts.n[KSTACK_WALKED]++;
-				return store_stack(st, (w->nr & MAX_STACK_DEPTH) * sizeof(__u64), id);
-			}
-			w->counts.n[KSTACK_DIFFERED]++;
-			s->stopped = 1;
-		} else {
-			w->counts.n[KSTACK_LEFT]++;
-		}
-	} else if (s->tries < KSTACK_MAX_TRIES) {
-		len = bpf_get_stack(ctx, ck->ips, targ_max_stack * sizeof(__u64), 0);
-		if (kstack_learn(site, ctx_addr, len)) {
-			w->counts.n[KSTACK_LEARNED]++;
-			return store_stack(st, (w->nr & MAX_STACK_DEPTH) * sizeof(__u64), id);
-		}
-		__sync_fetch_and_add(&s->tries, 1);
-		w->counts.n[KSTACK_UNLEARNED]++;
-	}
-kernel:
-	w->counts.n[KSTACK_KERNEL]++;
+	r = kstack_try(site, ctx_addr);
+	if (r == KSTACK_TRY_CHECK || r == KSTACK_TRY_LEARN)
+		r = kstack_judge(site, ctx_addr,
+				 bpf_get_stack(ctx, ck->ips, targ_max_stack * sizeof(__u64), 0), r) ?
+			    KSTACK_TRY_WALKED : KSTACK_TRY_KERNEL;
+	if (r == KSTACK_TRY_WALKED)
+		return store_stack(st, (w->nr & MAX_STACK_DEPTH) * sizeof(__u64), id);
 	return capture_stack(ctx, 0, id);
 }
 #else

@@ -102,7 +102,8 @@ static __always_inline int capture_user_stack(void *ctx, __u32 tgid, __u64 now, 
 	return capture_stack(ctx, BPF_F_USER_STACK, id);
 }
 
-/* The clock is read once per switch, and only when a block starts or ends. */
+/* The clock is read once per switch, and only when a block starts (switch_out(), before its
+ * stacks) or ends. */
 static __always_inline __u64 switch_time(__u64 *now)
 {
 	if (!*now)
@@ -131,9 +132,10 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 	} else {
 		r = &tmp;
 	}
+	/* the block starts now (and the thread switching in stops waiting at the same instant) */
+	*now = bpf_ktime_get_ns();
 	/* Kernel threads have no user stack; asking would only cost a failed walk. */
-	if (targ_user_stacks && !kthread &&
-	    capture_user_stack(ctx, tgid, switch_time(now), &ustack, btf))
+	if (targ_user_stacks && !kthread && capture_user_stack(ctx, tgid, *now, &ustack, btf))
 		return;
 	if (targ_kern_stacks && (btf ? capture_kernel_stack(ctx, KSTACK_SITE_SWITCH, &kstack) :
 					capture_stack(ctx, 0, &kstack)))
@@ -148,7 +150,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 	r->key.waker_tgid = 0;
 	r->key.flags = 0;
 	__builtin_memset(r->key.waker_comm, 0, sizeof(r->key.waker_comm));
-	r->ts = switch_time(now);
+	r->ts = *now;
 	r->seq = seq;
 	if (!btf && bpf_map_update_elem(&pid_recs, &pid, r, BPF_ANY)) {
 		__sync_fetch_and_add(&recs_lost, 1);

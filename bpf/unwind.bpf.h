@@ -510,17 +510,30 @@ moved:
 }
 
 /* The mapping of pc among those the process's last walks found (unwind_fill() empties them
- * when the process or its list changes): into the walk state. */
-static __always_inline bool unwind_mru_find(struct unw_walk *s, __u64 pc)
+ * when the process or its list changes), into the walk state; else searched in the process's
+ * list, and kept.  0, or unwind_find_mapping()'s miss.  Global: a step has one path past it. */
+__noinline int unwind_mapping(__u64 pc)
 {
+	struct unw_walk *s;
+	__u32 zero = 0;
+	int missed;
+
+	s = bpf_map_lookup_elem(&walks, &zero);
+	if (!s)
+		return 1;
 #pragma unroll
 	for (int i = 0; i < UNWIND_MRU; i++) {
 		if (s->mru[i].start <= pc && pc < s->mru[i].end) {
 			s->map = s->mru[i];
-			return true;
+			return 0;
 		}
 	}
-	return false;
+	missed = unwind_find_mapping(pc);
+	if (!missed && s->map_listed) {
+		s->mru[s->mru_next & (UNWIND_MRU - 1)] = s->map;
+		s->mru_next++;
+	}
+	return missed;
 }
 
 /* Records the current frame and moves to its caller.  Returns 0 to go on, 1 when the walk ended
@@ -553,18 +566,14 @@ __noinline int unwind_step(__u32 depth)
 	s->exact_ip = 0;
 
 	m = &s->map;
-	if ((lookup < m->start || lookup >= m->end) && !unwind_mru_find(s, lookup)) {
-		int missed = unwind_find_mapping(lookup);
+	if (lookup < m->start || lookup >= m->end) {
+		int missed = unwind_mapping(lookup);
 
 		if (missed) {
 			/* 2: the kernel's mappings could not be searched again (counted) */
 			if (missed == 1)
 				unwind_count(s, UNW_STAT_END_UNMAPPED);
 			return 1;
-		}
-		if (s->map_listed) {
-			s->mru[s->mru_next & (UNWIND_MRU - 1)] = s->map;
-			s->mru_next++;
 		}
 	}
 	if (m->table == UNW_NO_TABLE)
