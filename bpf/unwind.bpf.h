@@ -509,9 +509,10 @@ moved:
 	return 0;
 }
 
-/* The mapping of pc among those the process's last walks found (unwind_fill() empties them
- * when the process or its list changes), into the walk state; else searched in the process's
- * list, and kept.  0, or unwind_find_mapping()'s miss.  Global: a step has one path past it. */
+/* The mapping of pc among those the last walks found in their processes' lists (entries of
+ * another version of this process's list do not match), into the walk state; else searched in
+ * the list, and kept.  0, or unwind_find_mapping()'s miss.  Global: a step has one path past
+ * it. */
 __noinline int unwind_mapping(__u64 pc)
 {
 	struct unw_walk *s;
@@ -523,14 +524,19 @@ __noinline int unwind_mapping(__u64 pc)
 		return 1;
 #pragma unroll
 	for (int i = 0; i < UNWIND_MRU; i++) {
-		if (s->mru[i].start <= pc && pc < s->mru[i].end) {
-			s->map = s->mru[i];
+		if (s->mru[i].tgid == s->tgid && s->mru[i].gen == s->gen &&
+		    s->mru[i].map.start <= pc && pc < s->mru[i].map.end) {
+			s->map = s->mru[i].map;
 			return 0;
 		}
 	}
 	missed = unwind_find_mapping(pc);
 	if (!missed && s->map_listed) {
-		s->mru[s->mru_next & (UNWIND_MRU - 1)] = s->map;
+		struct unw_mru *e = &s->mru[s->mru_next & (UNWIND_MRU - 1)];
+
+		e->tgid = s->tgid;
+		e->gen = s->gen;
+		e->map = s->map;
 		s->mru_next++;
 	}
 	return missed;
@@ -713,13 +719,8 @@ static __always_inline long unwind_fill(void *ctx, struct stack_trace *st, __u32
 	proc = ip ? unwind_proc_of(s, tgid) : NULL;
 	known = proc != NULL;
 	s->proc_known = known;
-	if (proc && (s->mru_tgid != tgid || s->mru_gen != proc->gen)) {
-#pragma unroll
-		for (int i = 0; i < UNWIND_MRU; i++)
-			s->mru[i].start = s->mru[i].end = 0;
-		s->mru_tgid = tgid;
-		s->mru_gen = proc->gen;
-	}
+	/* 0 never matches a cached mapping: user space numbers lists from 1 */
+	s->gen = proc ? proc->gen : 0;
 	if (known || (ip && targ_find_vma)) {
 		s->ip = ip;
 		s->sp = sp;

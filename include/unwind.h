@@ -171,7 +171,12 @@ enum unw_stat {
 };
 
 /* The walk in progress and the counters, per CPU (the `walks` map): no atomics per frame. */
-#define UNWIND_MRU 4
+#define UNWIND_MRU 8
+struct unw_mru {
+	__u32 tgid, gen; /* the process and the version of its list the mapping is from */
+	struct unw_mapping map;
+};
+
 struct unw_walk {
 	__u64 ip, sp, bp;
 	__u64 now;
@@ -182,10 +187,11 @@ struct unw_walk {
 	__u64 stats[UNW_STAT_NR];
 	__u32 proc_known;       /* the walk's process had a mapping list: user space knows it */
 	__u32 map_listed;       /* map came from that list (not from the kernel's mappings) */
-	/* The mappings the last walks of process mru_tgid found in its list version mru_gen (unw_proc
-	 * gen): a stack crosses the same few files switch after switch (a program, libc). */
-	__u32 mru_tgid, mru_gen;
-	__u32 mru_next, pad;
-	struct unw_mapping mru[UNWIND_MRU];
+	__u32 gen;              /* that list's version (unw_proc gen) */
+	__u32 mru_next;
+	/* The mappings the last walks found in their processes' lists: stacks cross the same few
+	 * files switch after switch (a program, libc), and two processes that take turns on a CPU
+	 * keep theirs. */
+	struct unw_mru mru[UNWIND_MRU];
 };
 #endif
