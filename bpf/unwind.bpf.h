@@ -372,6 +372,57 @@ __noinline int unwind_find_row(__u32 first, __u32 count, __u64 off)
 	return base;
 }
 
+/* Reads the window of the walked stack from addr on: up to UNWIND_WIN bytes, within addr's page
+ * and the next (a stack's last page may be the next one's end).  0, or -1 when addr cannot be
+ * read.  Global: each read of a step branches to it. */
+__noinline int unwind_fill_window(__u64 addr)
+{
+	__u64 base = addr & ~7ULL, page_end = (base | 4095) + 1, len;
+	struct unw_walk *s;
+	__u32 zero = 0;
+
+	s = bpf_map_lookup_elem(&walks, &zero);
+	if (!s)
+		return -1;
+	s->win_len = 0;
+	len = page_end + 4096 - base;
+	if (len > UNWIND_WIN)
+		len = UNWIND_WIN;
+	barrier_var(len);
+	if (len > UNWIND_WIN)
+		return -1;
+	if (bpf_probe_read_user(s->win, len, (void *)base)) {
+		/* the next page is not there (the stack's top), or addr's is not */
+		if (len <= page_end - base)
+			return -1;
+		len = page_end - base;
+		barrier_var(len);
+		if (len > UNWIND_WIN || bpf_probe_read_user(s->win, len, (void *)base))
+			return -1;
+	}
+	s->win_base = base;
+	s->win_len = len;
+	return 0;
+}
+
+/* size (8 or 16) bytes of the walked stack at addr, from the window: one copy of the stack for
+ * the walk's reads, where each was a bpf_probe_read_user() of its own (~35 ns each).  A read the
+ * window cannot hold fails as the read would have: its page is not mapped. */
+static __always_inline int unwind_read(struct unw_walk *s, __u64 addr, void *dst, __u32 size)
+{
+	__u64 off = addr - s->win_base;
+
+	if (addr < s->win_base || off + size > s->win_len) {
+		if (unwind_fill_window(addr))
+			return -1;
+		off = addr - s->win_base;
+		if (off + size > s->win_len)
+			return -1;
+	}
+	__builtin_memcpy(dst, &s->win[off & (UNWIND_WIN - 1)], size);
+	return 0;
+}
+
 /* Moves to the caller through the frame pointer: [FP] = caller's FP, [FP + 8] = return address. */
 static __always_inline int unwind_fp_step(struct unw_walk *s, enum unw_stat why)
 {
@@ -385,7 +436,7 @@ static __always_inline int unwind_fp_step(struct unw_walk *s, enum unw_stat why)
 		unwind_count(s, UNW_STAT_END_BAD_FRAME);
 		return 1;
 	}
-	if (bpf_probe_read_user(frame, sizeof(frame), (void *)s->bp)) {
+	if (unwind_read(s, s->bp, frame, sizeof(frame))) {
 		unwind_count(s, UNW_STAT_END_READ);
 		return 1;
 	}
@@ -449,7 +500,7 @@ static __always_inline int unwind_eh_step(struct unw_walk *s, const struct unw_r
 		cfa = s->sp + 8 + ((s->ip & 15) >= (__u64)row->cfa_off ? 8 : 0);
 		break;
 	case UNW_CFA_DEREF_FP:
-		if (bpf_probe_read_user(&cfa, sizeof(cfa), (void *)(s->bp + off))) {
+		if (unwind_read(s, s->bp + off, &cfa, sizeof(cfa))) {
 			unwind_count(s, UNW_STAT_END_READ);
 			return 1;
 		}
@@ -474,7 +525,7 @@ static __always_inline int unwind_eh_step(struct unw_walk *s, const struct unw_r
 	case UNW_FP_SAVED:
 		if (row->fp_off == -2) {
 			/* the common push %rbp right after the call: one read for both */
-			if (bpf_probe_read_user(saved, sizeof(saved), (void *)(cfa - 16))) {
+			if (unwind_read(s, cfa - 16, saved, sizeof(saved))) {
 				unwind_count(s, UNW_STAT_END_READ);
 				return 1;
 			}
@@ -482,7 +533,7 @@ static __always_inline int unwind_eh_step(struct unw_walk *s, const struct unw_r
 			ra = saved[1];
 			goto moved;
 		}
-		if (bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + (__s64)row->fp_off * 8))) {
+		if (unwind_read(s, cfa + (__s64)row->fp_off * 8, &bp, sizeof(bp))) {
 			unwind_count(s, UNW_STAT_END_READ);
 			return 1;
 		}
@@ -493,7 +544,7 @@ static __always_inline int unwind_eh_step(struct unw_walk *s, const struct unw_r
 	default:
 		break;
 	}
-	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8))) {
+	if (unwind_read(s, cfa - 8, &ra, sizeof(ra))) {
 		unwind_count(s, UNW_STAT_END_READ);
 		return 1;
 	}
@@ -729,6 +780,7 @@ static __always_inline long unwind_fill(void *ctx, struct stack_trace *st, __u32
 		s->nr = 0;
 		s->exact_ip = 0;
 		s->map.start = s->map.end = 0;
+		s->win_len = 0;
 		s->now = now ?: bpf_ktime_get_ns();
 		s->stats[UNW_STAT_STACKS]++;
 		if (!known)

@@ -172,6 +172,7 @@ enum unw_stat {
 
 /* The walk in progress and the counters, per CPU (the `walks` map): no atomics per frame. */
 #define UNWIND_MRU 8
+#define UNWIND_WIN 2048 /* bytes of the user stack read at once (a power of two) */
 struct unw_mru {
 	__u32 tgid, gen; /* the process and the version of its list the mapping is from */
 	struct unw_mapping map;
@@ -193,5 +194,10 @@ struct unw_walk {
 	 * files switch after switch (a program, libc), and two processes that take turns on a CPU
 	 * keep theirs. */
 	struct unw_mru mru[UNWIND_MRU];
+	/* The walked stack read in one piece (bpf/unwind.bpf.h: unwind_read()): win_len bytes from
+	 * win_base; 0 at each walk's start. */
+	__u64 win_base;
+	__u32 win_len, win_pad;
+	__u8 win[UNWIND_WIN + 16];
 };
 #endif
