@@ -5,7 +5,8 @@
 # programs of the same name are left out) are read before and after the storm.  Steady where pipe
 # throughput ratios are not: the other load on the machine does not run these programs.
 #   offcpu -a: ns per sched_switch (switch + waking programs' time / switches)
-#   runqlat, sched: ns per wakeup+switch pair (all programs' time / switches)
+#   runqlat, sched: ns per switch (all programs' time / switches: sched_switch's alone where the
+#   kernel keeps sched_info; rows "wakeup programs", BPFPROF_NO_SCHED_INFO=1, add each wakeup's)
 # Issue 15's cost targets are pipe ratios (offcpu -a >= 0.65, runqlat >= 0.93, sched >= 0.92):
 # bench/offcpu.sh and bench/sched.sh measure those; biolat's ns per I/O is bench/biolat.sh's.
 . "$(dirname "$0")/lib.sh"
@@ -61,7 +62,11 @@ run_all() {
 			cost offcpu switch_btf "$b" offcpu -a -f >>"$BTMP/offcpu$tag"
 			cost offcpu_m switch_btf "$b" offcpu -a -m 1000 -f >>"$BTMP/offcpu_m$tag"
 			cost runqlat switch_btf "$b" runqlat -a >>"$BTMP/runqlat$tag"
+			cost runqlat_wk switch_btf env BPFPROF_NO_SCHED_INFO=1 "$b" runqlat -a \
+				>>"$BTMP/runqlat_wk$tag"
 			cost sched switch_btf "$b" sched -a >>"$BTMP/sched$tag"
+			cost sched_wk switch_btf env BPFPROF_NO_SCHED_INFO=1 "$b" sched -a \
+				>>"$BTMP/sched_wk$tag"
 		done
 	done
 }
@@ -76,7 +81,9 @@ for tag in "" ${BASE:+.base}; do
 	[ -n "$tag" ] && echo "## BASE=$BASE"
 	row offcpu$tag "bpfprof offcpu -a, ns per switch"
 	row offcpu_m$tag "bpfprof offcpu -a -m 1000, ns per switch"
-	row runqlat$tag "bpfprof runqlat, ns per switch (+ its wakeup)"
-	row sched$tag "bpfprof sched, ns per switch (+ its wakeup)"
+	row runqlat$tag "bpfprof runqlat, ns per switch"
+	row runqlat_wk$tag "bpfprof runqlat, wakeup programs, ns per switch"
+	row sched$tag "bpfprof sched, ns per switch"
+	row sched_wk$tag "bpfprof sched, wakeup programs, ns per switch"
 done
 exit 0

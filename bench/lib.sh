@@ -34,6 +34,20 @@ wait_attached() {
 	done
 	return 1
 }
+# end_tracer PID: SIGINT (a tracer then reads its maps and prints), again after 10 s (bpftrace
+# has been seen to miss the first under load, and the benchmark waited for it forever), SIGKILL
+# after 20 s.
+end_tracer() {
+	local i
+	kill -INT "$1" 2>/dev/null
+	for ((i = 0; i < 200; i++)); do
+		kill -0 "$1" 2>/dev/null || break
+		[ "$i" = 100 ] && kill -INT "$1" 2>/dev/null
+		sleep 0.1
+	done
+	kill -KILL "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
 # record NAME "TRACED" "UNTRACED" EXTRA, for the paired throughput benchmarks (TRACED and
 # UNTRACED are "OPS_PER_SEC OPS_PER_CPU_SEC"): appends the two ratios and EXTRA to $BTMP/NAME,
 # and the untraced ops/s to $BTMP/untraced.

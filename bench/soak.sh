@@ -1,12 +1,17 @@
 #!/bin/bash
 # Soak: `profile -F 999 -a` for DURATION seconds (default 600; the target is stated for 3600)
 # under process churn (an `ls` loop and a compiler loop: thousands of new processes a minute,
-# each with new stack keys).  Every 30 s: bpfprof's RSS, open fds and own CPU; at the end the
-# samples kept and lost.  Targets (issue 17): loss < 0.1%, RSS <= 40 MB and flat, CPU <= 2%.
+# each with new stack keys).  Every 30 s (10 s in runs under 5 min): bpfprof's RSS, open fds and own CPU in that interval
+# (every thread's run time, /proc/PID/task/*/schedstat, ns); at the end the samples kept and
+# lost, the CPU of the whole run (getrusage: with the start and the report) and of the run
+# itself (schedstat from the first interval to the last).  BEFORE=BINARY runs another bpfprof
+# beside it, the same way at the same time (each samples the other: a symmetric cost), for an
+# A/B in one run.  Targets (issue 17): loss < 0.1%, RSS <= 40 MB and flat, CPU <= 2%.
 set -u
 cd "$(dirname "$0")/.."
 DURATION=${1:-600}
-EVERY=${SOAK_EVERY:-30}
+EVERY=${SOAK_EVERY:-$((DURATION >= 300 ? 30 : 10))}
+BEFORE=${BEFORE:-}
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 
@@ -16,33 +21,57 @@ printf 'int f(int x) { return x * 3; }\nint main(void) { return f(2); }\n' > "$t
 ( while :; do cc -O2 -c "$tmp/c.c" -o "$tmp/c.o" 2>/dev/null; done ) &
 started=$(awk '/^processes/ {print $2}' /proc/stat)
 
-/usr/bin/time -f "%M %U %S" -o "$tmp/time.txt" \
-	./bpfprof profile -F 999 -a -d "$DURATION" -o "$tmp/report.txt" 2> "$tmp/err.txt" &
-tpid=$!
-# the profiler itself, not the time(1) around it
-sleep 1
-pid=$(pgrep -P $tpid -x bpfprof)
-hz=$(getconf CLK_TCK)
-printf '%6s %8s %5s %12s\n' "t (s)" "RSS (MB)" "fds" "CPU (%/int)"
-prev_cpu=0
-for ((t = EVERY; t <= DURATION; t += EVERY)); do
-	sleep "$EVERY"
-	[ -d /proc/$pid ] || break
-	rss=$(awk '/^VmRSS/ {printf "%.1f", $2 / 1024}' /proc/$pid/status)
-	fds=$(ls /proc/$pid/fd | wc -l)
-	cpu=$(awk '{print $14 + $15}' /proc/$pid/stat)
-	printf '%6d %8s %5d %12.2f\n' "$t" "$rss" "$fds" \
-		"$(echo "($cpu - $prev_cpu) * 100 / $hz / $EVERY" | bc -l)"
-	prev_cpu=$cpu
+# Every live thread's run time of process $1, ns.
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ ns += $1 } END { printf "%.0f\n", ns }'; }
+
+names=(after)
+bins=(./bpfprof)
+[ -n "$BEFORE" ] && names+=(before) && bins+=("$BEFORE")
+declare -a tpid pid cpu0 cpu_prev
+for i in "${!bins[@]}"; do
+	/usr/bin/time -f "%M %U %S" -o "$tmp/time.$i" \
+		"${bins[$i]}" profile -F 999 -a -d "$DURATION" -o "$tmp/report.$i" 2> "$tmp/err.$i" &
+	tpid[$i]=$!
 done
-wait $tpid
-rc=$?
-read -r peak_kb user sys < "$tmp/time.txt"
+# the profilers themselves, not the time(1) around them
+sleep 1
+for i in "${!bins[@]}"; do
+	pid[$i]=$(pgrep -P "${tpid[$i]}" -x bpfprof)
+	cpu0[$i]=$(cpu_ns "${pid[$i]}")
+	cpu_prev[$i]=${cpu0[$i]}
+done
+[ -n "$BEFORE" ] && echo "after: ./bpfprof; before: $BEFORE (the same run, side by side)"
+for i in "${!bins[@]}"; do printf '%6s %8s %5s %8s  ' "t (s)" "RSS (MB)" "fds" "CPU (%)"; done
+echo
+last=0
+for ((t = EVERY; t < DURATION; t += EVERY)); do
+	sleep "$EVERY"
+	for i in "${!bins[@]}"; do
+		p=${pid[$i]}
+		[ -d /proc/$p ] || break 2
+		rss=$(awk '/^VmRSS/ {printf "%.1f", $2 / 1024}' /proc/$p/status)
+		fds=$(ls /proc/$p/fd | wc -l)
+		cpu=$(cpu_ns "$p")
+		printf '%6d %8s %5d %8.2f  ' "$t" "$rss" "$fds" \
+			"$(echo "($cpu - ${cpu_prev[$i]}) / 10000000 / $EVERY" | bc -l)"
+		cpu_prev[$i]=$cpu
+	done
+	echo
+	last=$t
+done
 forks=$(( $(awk '/^processes/ {print $2}' /proc/stat) - started ))
-kept=$(sed -n 's/^# Samples: \([0-9]*\).*/\1/p' "$tmp/report.txt" | head -1)
-lost=$(sed -n 's/^# Lost samples: \([0-9]*\).*/\1/p' "$tmp/report.txt" | head -1)
-echo "exit $rc; processes started: $forks; peak RSS $((peak_kb / 1024)) MB;" \
-	"own CPU $(echo "scale=2; ($user + $sys) * 100 / $DURATION" | bc)% of a CPU"
-grep -v '^libbpf' "$tmp/err.txt" | head -5
-echo "samples kept ${kept:-?}, lost ${lost:-?}: loss $(echo "scale=4; ${lost:-0} * 100 / (${kept:-0} + ${lost:-0} + 1)" | bc)%"
-sed -n 's/^# Lost samples: .*(\(.*\))/lost detail: \1/p' "$tmp/report.txt" | head -1
+echo "processes started: $forks in ${DURATION}s"
+for i in "${!bins[@]}"; do
+	wait "${tpid[$i]}"
+	rc=$?
+	read -r peak_kb user sys < "$tmp/time.$i"
+	kept=$(sed -n 's/^# Samples: \([0-9]*\).*/\1/p' "$tmp/report.$i" | head -1)
+	lost=$(sed -n 's/^# Lost samples: \([0-9]*\).*/\1/p' "$tmp/report.$i" | head -1)
+	run=n/a
+	[ "$last" -gt 0 ] && run=$(echo "scale=2; (${cpu_prev[$i]} - ${cpu0[$i]}) / 10000000 / $last" | bc)
+	echo "${names[$i]}: exit $rc; peak RSS $((peak_kb / 1024)) MB; own CPU $(echo "scale=2; ($user + $sys) * 100 / $DURATION" | bc)% of a CPU" \
+		"(${run}% from 1 s to ${last} s, without the start and the report)"
+	grep -v '^libbpf' "$tmp/err.$i" | head -5
+	echo "${names[$i]}: samples kept ${kept:-?}, lost ${lost:-?}: loss $(echo "scale=4; ${lost:-0} * 100 / (${kept:-0} + ${lost:-0} + 1)" | bc)%"
+	sed -n 's/^# Lost samples: .*(\(.*\))/lost detail: \1/p' "$tmp/report.$i" | head -1
+done

@@ -50,6 +50,41 @@ static __always_inline __u32 switch_prev_state(unsigned long long *ctx, struct t
 	return task_state(prev);
 }
 
+/* The kernel's own run-queue accounting (CONFIG_SCHED_INFO, kernel/sched/stats.h): enqueueing a
+ * task stamps sched_info.last_queued with its run queue's clock unless already stamped (a wakeup;
+ * a task preempted while runnable is stamped as it departs, after the sched_switch tracepoint),
+ * and sched_info_arrive(), called from prepare_task_switch() right after the tracepoint with the
+ * run-queue lock still held, adds rq->clock - last_queued to sched_info.run_delay.  A queued task
+ * moved to another CPU has its wait so far added to run_delay by sched_info_dequeue() and is
+ * stamped again on arrival there.  Collected whenever CONFIG_SCHED_INFO=y since 5.14, commit
+ * c5895d3f06cb ("sched: Simplify sched_info_on()"); before it, a kernel without CONFIG_SCHEDSTATS
+ * collected it only with delay accounting on, and pcount counted every switch-in (see
+ * sched_wait_end()): user space takes this path on 5.14 and later kernels that collect it
+ * (feat_sched_info(), user/core/features.c).
+ *
+ * When t was queued (its run queue's clock), or 0 when it is not waiting for a CPU. */
+static __always_inline __u64 task_last_queued(struct task_struct *t, bool btf)
+{
+	if (!bpf_core_field_exists(t->sched_info))
+		return 0;
+	return TASK_READ(btf, t, sched_info.last_queued);
+}
+
+/* The clock of the run queue of t's CPU, rq->clock: at sched_switch, for the task switched in,
+ * the value sched_info_arrive() reads (__schedule() updated it before picking).  A task's
+ * se.cfs_rq is its group's cfs_rq on its CPU, whose rq is that CPU's (set_task_rq()); both
+ * pointers exist with CONFIG_FAIR_GROUP_SCHED, which distributions enable (the cgroup cpu
+ * controller).  The per-CPU `runqueues` would need its address in kallsyms (CONFIG_KALLSYMS_ALL,
+ * which many kernels, this one too, lack).  0 without the pointers. */
+static __always_inline __u64 task_rq_clock(struct task_struct *t, bool btf)
+{
+	if (!bpf_core_field_exists(t->se.cfs_rq) || !bpf_core_field_exists(struct cfs_rq, rq))
+		return 0;
+	if (btf)
+		return t->se.cfs_rq->rq->clock;
+	return BPF_CORE_READ(t, se.cfs_rq, rq, clock);
+}
+
 /* 5.17, commit f3fa33acca9f ("block: remove the ->rq_disk field in struct request"): the disk
  * is rq->q->disk since. */
 struct request___pre517 {
@@ -87,6 +122,15 @@ static __always_inline __u32 task_pidns_inum(struct task_struct *t)
 	if (bpf_core_read(&upid, sizeof(upid), &pid->numbers[level]))
 		return 0;
 	return BPF_CORE_READ(upid.ns, ns.inum);
+}
+
+/* The id of task t's cgroup v2 (its kernfs node's, as bpf_get_current_cgroup_id() gives the
+ * current task's), for a task that may not be the current one.  5.5, commit 67c0496e87d1
+ * ("kernfs: convert kernfs_node->id from union kernfs_node_id to u64"): before it the id is a
+ * union whose 64-bit member is what the helper returned, read the same way. */
+static __always_inline __u64 task_cgroup_id(struct task_struct *t)
+{
+	return BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
 }
 
 /* 6.1, commit 7f203bc89eb6 ("cgroup: Replace cgroup->ancestor_ids[] with ->ancestors[]"):

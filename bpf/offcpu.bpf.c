@@ -144,6 +144,8 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 	r->key.base.pid = pid;
 	r->key.base.user_stack = ustack;
 	r->key.base.kern_stack = kstack;
+	/* prev is still the current task at sched_switch */
+	r->key.base.cgroup = targ_cgroup_key ? bpf_get_current_cgroup_id() : 0;
 	bpf_get_current_comm(r->key.base.comm, sizeof(r->key.base.comm));
 	r->key.waker_user_stack = 0;
 	r->key.waker_kern_stack = 0;
@@ -303,6 +305,8 @@ static __always_inline void seed_blocked(struct task_struct *t)
 	r->key.base.tgid = tgid;
 	r->key.base.pid = pid;
 	r->key.base.kern_stack = kstack;
+	if (targ_cgroup_key)
+		r->key.base.cgroup = task_cgroup_id(t);
 	bpf_probe_read_kernel_str(r->key.base.comm, sizeof(r->key.base.comm), t->comm);
 	r->key.flags = OFFCPU_BEFORE_RUN;
 	r->ts = run_start;

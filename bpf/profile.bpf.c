@@ -46,6 +46,30 @@ static __always_inline bool wanted(__u32 tgid, __u32 pid, bool timer)
 	return target_current_wanted(tgid, pid);
 }
 
+/* Counts a sample of the current task under its stacks (user and kernel stack ids, 0 for none),
+ * event and generation.  Global: the verifier walks it once, not once for each way the stack
+ * captures before it can end (twelve in do_sample). */
+__noinline int count_sample(__u64 ustack, __u64 kstack, __u32 event, __u32 gen)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct sample_key key = {};
+	__u32 tgid = id >> 32;
+
+	key.gen = gen;
+	key.tgid = tgid;
+	key.pid = id;
+	key.user_stack = ustack;
+	key.kern_stack = kstack;
+	key.event = event;
+	if (targ_cgroup_key)
+		key.cgroup = bpf_get_current_cgroup_id();
+	bpf_get_current_comm(key.comm, sizeof(key.comm));
+	add_to_counts(&counts, &key, 1);
+	if (tgid)
+		note_process(tgid);
+	return 0;
+}
+
 /* One sample of the current task's stacks: a perf event's overflow (timer: a clock's tick), or a hit of event
  * spec `event` (-e SPEC; a negative index: not one of ours).  ctx_regs: the context starts with
  * the interrupted registers (perf_event, kprobe, uprobe). */
@@ -53,14 +77,13 @@ static __always_inline int take_sample(void *ctx, bool kern_stack, bool ctx_regs
 				       int event)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct sample_key key = {};
-	__u32 tgid = id >> 32, pid = id;
+	__u32 tgid = id >> 32, pid = id, gen;
 	__u64 ustack = 0, kstack = 0;
 
 	if (event < 0 || !wanted(tgid, pid, timer))
 		return 0;
 	__sync_fetch_and_add(&samples_seen, 1);
-	key.gen = drain_gen_begin();
+	gen = drain_gen_begin();
 
 	/* Kernel threads have no user stack; asking would only cost a failed walk. */
 	if (targ_user_stacks && tgid != 0) {
@@ -71,16 +94,7 @@ static __always_inline int take_sample(void *ctx, bool kern_stack, bool ctx_regs
 		if (capture_stack(ctx, 0, &kstack))
 			return 0;
 	}
-	key.tgid = tgid;
-	key.pid = pid;
-	key.user_stack = ustack;
-	key.kern_stack = kstack;
-	key.event = event;
-	bpf_get_current_comm(key.comm, sizeof(key.comm));
-	add_to_counts(&counts, &key, 1);
-	if (tgid)
-		note_process(tgid);
-	return 0;
+	return count_sample(ustack, kstack, event, gen);
 }
 
 SEC("perf_event")

@@ -2,10 +2,12 @@
 /* Run-queue latency: the time from a task becoming runnable (woken, or preempted while still
  * runnable) until it runs on a CPU, counted into histograms in the kernel.
  *
- * Two flavours of the same three programs, chosen by the loader: tp_btf programs that keep each
- * task's enqueue time in task storage (a pointer away from the task_struct the tracepoint hands
- * over: no hash lookup on the hot path), and raw_tp programs that keep it in a hash keyed by TID
- * for kernels without tp_btf or task storage. */
+ * Two ways to time a wait, chosen by the loader: the kernel's own accounting (targ_sched_info:
+ * sched_switch alone reads when the task switched in was queued, schedtp.bpf.h), or a clock read
+ * by the wakeup programs and at sched_switch.  Two flavours of the programs: tp_btf ones that
+ * keep each task's state in task storage (a pointer away from the task_struct the tracepoint
+ * hands over: no hash lookup on the hot path), and raw_tp ones that keep it in a hash keyed by
+ * TID for kernels without tp_btf or task storage. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
@@ -19,7 +21,8 @@ const volatile __u32 targ_key = RUNQLAT_BY_NONE;
 const volatile bool targ_ms = false;
 
 struct rq_start {
-	__u64 ts; /* runnable since, or 0 */
+	__u64 ts;             /* wakeup programs: runnable since, or 0 */
+	struct sched_wait w;  /* targ_sched_info */
 };
 
 struct {
@@ -33,7 +36,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct rq_start);
 } start_hash SEC(".maps");
 
 /* The single histogram: one copy per CPU, so no atomics. */
@@ -55,6 +58,8 @@ struct {
 } hists SEC(".maps");
 
 __u64 lost[RUNQLAT_LOST_REASONS];
+/* the waits of RUNQLAT_LOST_UNSEEN, in all */
+__u64 unseen_ns;
 /* Copied into `hists` for a new key; never written. */
 struct runqlat_hist zero_hist;
 
@@ -127,9 +132,8 @@ static __always_inline void record(struct task_struct *t, __u64 delta_ns, __u64 
  * earlier time stands, as in the kernel's own run_delay) or is on a CPU. */
 static __always_inline int on_wakeup(struct task_struct *p, bool btf)
 {
-	struct rq_start *s;
+	struct rq_start *s, v = {};
 	__u32 pid;
-	__u64 ts;
 	int err;
 
 	if (!wanted(p, btf) || task_on_cpu(p, btf))
@@ -145,8 +149,8 @@ static __always_inline int on_wakeup(struct task_struct *p, bool btf)
 		return 0;
 	}
 	pid = task_pid(p, btf);
-	ts = bpf_ktime_get_ns();
-	err = bpf_map_update_elem(&start_hash, &pid, &ts, BPF_NOEXIST);
+	v.ts = bpf_ktime_get_ns();
+	err = bpf_map_update_elem(&start_hash, &pid, &v, BPF_NOEXIST);
 	if (err && err != -EEXIST)
 		count_lost(RUNQLAT_LOST_START);
 	return 0;
@@ -156,8 +160,8 @@ static __always_inline int on_wakeup(struct task_struct *p, bool btf)
 static __always_inline __u64 take_start(struct task_struct *t, bool btf)
 {
 	struct rq_start *s;
-	__u64 ts, *tsp;
 	__u32 pid;
+	__u64 ts;
 
 	if (btf) {
 		s = bpf_task_storage_get(&start, t, 0, 0);
@@ -168,10 +172,10 @@ static __always_inline __u64 take_start(struct task_struct *t, bool btf)
 		return ts;
 	}
 	pid = task_pid(t, btf);
-	tsp = bpf_map_lookup_elem(&start_hash, &pid);
-	if (!tsp)
+	s = bpf_map_lookup_elem(&start_hash, &pid);
+	if (!s)
 		return 0;
-	ts = *tsp;
+	ts = s->ts;
 	bpf_map_delete_elem(&start_hash, &pid);
 	return ts;
 }
@@ -179,7 +183,7 @@ static __always_inline __u64 take_start(struct task_struct *t, bool btf)
 /* A preempted task waits from now (it was running: no earlier time to keep). */
 static __always_inline void set_start(struct task_struct *t, __u64 now, bool btf)
 {
-	struct rq_start *s;
+	struct rq_start *s, v = { .ts = now };
 	__u32 pid;
 
 	if (btf) {
@@ -191,8 +195,62 @@ static __always_inline void set_start(struct task_struct *t, __u64 now, bool btf
 		return;
 	}
 	pid = task_pid(t, btf);
-	if (bpf_map_update_elem(&start_hash, &pid, &now, BPF_ANY))
+	if (bpf_map_update_elem(&start_hash, &pid, &v, BPF_ANY))
 		count_lost(RUNQLAT_LOST_START);
+}
+
+/* A task's state for targ_sched_info, created on first use (zeroed: see sched_wait_end()). */
+static __always_inline struct sched_wait *wait_state(struct task_struct *t, bool btf)
+{
+	struct rq_start *s, zero = {};
+	__u32 pid;
+	int err;
+
+	if (btf) {
+		s = bpf_task_storage_get(&start, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		return s ? &s->w : NULL;
+	}
+	pid = task_pid(t, btf);
+	s = bpf_map_lookup_elem(&start_hash, &pid);
+	if (s)
+		return &s->w;
+	err = bpf_map_update_elem(&start_hash, &pid, &zero, BPF_NOEXIST);
+	if (err && err != -EEXIST)
+		return NULL;
+	s = bpf_map_lookup_elem(&start_hash, &pid);
+	return s ? &s->w : NULL;
+}
+
+/* sched_switch with targ_sched_info: the wait of next, if it was queued, ends; prev's, if it
+ * stays runnable, is stamped by the kernel right after.  The raw flavour's hash forgets a task
+ * at its last switch-out (task storage goes with the task). */
+static __always_inline int switch_sched_info(unsigned long long *ctx, struct task_struct *prev,
+					     struct task_struct *next, bool btf)
+{
+	struct sched_wait *w;
+	__u64 lq, now, d, missed, missed_ns;
+	__u32 pid;
+
+	if (!btf && (sched_prev_state(ctx, prev) & TASK_DEAD) && wanted(prev, btf)) {
+		pid = task_pid(prev, btf);
+		bpf_map_delete_elem(&start_hash, &pid);
+	}
+	if (!wanted(next, btf) || !(lq = task_last_queued(next, btf)))
+		return 0;
+	now = task_rq_clock(next, btf);
+	w = wait_state(next, btf);
+	if (!w) {
+		count_lost(RUNQLAT_LOST_START);
+		return 0;
+	}
+	d = sched_wait_end(next, lq, now, w, &missed, &missed_ns, btf);
+	if (missed) {
+		__sync_fetch_and_add(&lost[RUNQLAT_LOST_UNSEEN], missed);
+		__sync_fetch_and_add(&unseen_ns, missed_ns);
+	}
+	/* the heat map's columns are CLOCK_MONOTONIC's, the clock's only reader here */
+	record(next, d, targ_heatmap ? bpf_ktime_get_ns() : 0, btf);
+	return 0;
 }
 
 /* sched_switch: a prev still TASK_RUNNING was preempted and waits from now; next's wait ends.
@@ -200,9 +258,13 @@ static __always_inline void set_start(struct task_struct *t, __u64 now, bool btf
 static __always_inline int on_switch(unsigned long long *ctx, struct task_struct *prev,
 				     struct task_struct *next, bool btf)
 {
-	bool enqueue_prev = sched_prev_state(ctx, prev) == TASK_RUNNING && wanted(prev, btf);
-	__u64 ts = wanted(next, btf) ? take_start(next, btf) : 0, now;
+	bool enqueue_prev;
+	__u64 ts, now;
 
+	if (targ_sched_info)
+		return switch_sched_info(ctx, prev, next, btf);
+	enqueue_prev = sched_prev_state(ctx, prev) == TASK_RUNNING && wanted(prev, btf);
+	ts = wanted(next, btf) ? take_start(next, btf) : 0;
 	if (!enqueue_prev && !ts)
 		return 0;
 	now = bpf_ktime_get_ns();
@@ -224,8 +286,9 @@ int prefill(struct bpf_iter__task *ctx)
 {
 	struct task_struct *t = ctx->task;
 
-	if (t && wanted(t, true) && !bpf_task_storage_get(&start, t, 0,
-							   BPF_LOCAL_STORAGE_GET_F_CREATE))
+	if (!t || !wanted(t, true))
+		return 0;
+	if (!bpf_task_storage_get(&start, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE))
 		count_lost(RUNQLAT_LOST_PREFILL);
 	return 0;
 }

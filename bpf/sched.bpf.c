@@ -2,6 +2,11 @@
 /* Per-task scheduler statistics, the table of `perf sched latency` computed in the kernel:
  * on-CPU time, switches, and run-queue delays (total, count, maximum and when it ended).
  *
+ * The table reads on-CPU time from the kernel (se.sum_exec_runtime) and, where it keeps them,
+ * the run-queue waits too (targ_sched_info, schedtp.bpf.h): sched_switch alone, no clock read
+ * but for a new maximum delay.  --timehist, perf sched timehist's rows, times everything with
+ * bpf_ktime_get_ns() and the wakeup programs, as perf's events are timed.
+ *
  * Each task's working state and statistics live in task storage (tp_btf flavour) or in a hash
  * keyed by TID (raw_tp flavour, for kernels without tp_btf or task storage).  A task that exits
  * is copied into `stats` at its final switch-out; the live ones are copied by the task iterator
@@ -16,6 +21,9 @@
 
 /* Which of `tasks` / `tasks_hash` the iterator reads: the flavour the loader chose. */
 const volatile bool targ_task_storage = true;
+/* --timehist (rows or summary): a run's time is switch-in to switch-out by bpf_ktime_get_ns(),
+ * perf sched timehist's run time; the table's is the kernel's on-CPU time, perf sched latency's */
+const volatile bool targ_run_wall = false;
 /* --timehist: a row per switch-out of a wanted task; -w: per wakeup; -M: per migration */
 const volatile bool targ_timehist = false;
 const volatile bool targ_wakeups = false;
@@ -43,6 +51,21 @@ struct {
 	__uint(max_entries, 4096);
 } rows SEC(".maps");
 
+/* Per-task working state: task storage (or a hash keyed by TID where the kernel has none). */
+struct sched_task {
+	__u64 queued_ts; /* wakeup programs: runnable since, or 0 */
+	__u64 oncpu_ts;  /* targ_run_wall: on a CPU since, or 0 */
+	__u64 exec_base; /* otherwise: se.sum_exec_runtime at its last switch-out seen (or at the
+			  * prefill), if exec_known */
+	__u64 exec_known;
+	struct sched_stats s;
+	/* --timehist: the durations of the run in progress, fixed at its switch-in */
+	__u64 offcpu_ts; /* switched out at, or 0 */
+	__u64 wait_ns;   /* off the CPU before this run: switch-out to switch-in */
+	__u64 delay_ns;  /* of which waiting on a run queue: wakeup (or preemption) to switch-in */
+	struct sched_wait w; /* targ_sched_info */
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -66,6 +89,8 @@ struct {
 } stats SEC(".maps");
 
 __u64 lost[SCHED_LOST_REASONS];
+/* waits the kernel counted at switches no sched_switch event showed (in the tasks' totals) */
+__u64 unseen;
 
 static __always_inline void count_lost(enum sched_lost why)
 {
@@ -182,6 +207,56 @@ static __always_inline int on_wakeup(struct task_struct *p, bool btf)
 	return 0;
 }
 
+/* The run of a task switched out: since its switch-in, now (targ_run_wall), or the on-CPU time
+ * the kernel counted since its last switch-out seen (se.sum_exec_runtime, brought up to date by
+ * __schedule() before the tracepoint: with the runs of switch-ins no event showed). */
+static __always_inline __u64 run_ended(struct task_struct *t, struct sched_task *st, __u64 now,
+				       bool btf)
+{
+	__u64 run = 0, exec;
+
+	if (targ_run_wall) {
+		if (st->oncpu_ts && now > st->oncpu_ts)
+			run = now - st->oncpu_ts;
+		st->oncpu_ts = 0;
+		return run;
+	}
+	exec = TASK_READ(btf, t, se.sum_exec_runtime);
+	if (st->exec_known && exec > st->exec_base)
+		run = exec - st->exec_base;
+	st->exec_base = exec;
+	st->exec_known = 1;
+	return run;
+}
+
+/* The wait that ends as next switches in, into *d; false when it did not wait on a run queue.
+ * lq: with sched_info, next's sched_info.last_queued.  The waits of switch-ins no sched_switch
+ * event showed go to the task's totals (not to its maximum). */
+static __always_inline bool wait_ended(struct task_struct *next, struct sched_task *st, __u64 lq,
+				       __u64 now, __u64 *d, bool btf)
+{
+	__u64 missed, missed_ns;
+
+	if (targ_sched_info) {
+		if (!lq)
+			return false;
+		*d = sched_wait_end(next, lq, task_rq_clock(next, btf), &st->w, &missed,
+				    &missed_ns, btf);
+		if (missed) {
+			st->s.delays += missed;
+			st->s.delay_ns += missed_ns;
+			__sync_fetch_and_add(&unseen, missed);
+		}
+		return true;
+	}
+	lq = st->queued_ts;
+	st->queued_ts = 0;
+	if (!lq || now <= lq)
+		return false;
+	*d = now - lq;
+	return true;
+}
+
 static __always_inline int on_switch(unsigned long long *ctx, struct task_struct *prev,
 				     struct task_struct *next, bool btf)
 {
@@ -191,25 +266,29 @@ static __always_inline int on_switch(unsigned long long *ctx, struct task_struct
 	struct timehist_row *row;
 	struct sched_task *st;
 	__u32 state, pid, zero = 0;
-	__u64 now, d, run, q, *idle;
+	__u64 now = 0, d, run, q, *idle, lq;
 
 	want_prev |= idle_prev;
 	want_next |= idle_next;
 	if (!want_prev && !want_next)
 		return 0;
-	now = bpf_ktime_get_ns();
+	/* the clock, the costliest part here, where something is timed by it */
+	if (targ_run_wall || !targ_sched_info)
+		now = bpf_ktime_get_ns();
 	if (want_prev && (st = task_get(prev, btf))) {
-		run = st->oncpu_ts && now > st->oncpu_ts ? now - st->oncpu_ts : 0;
+		run = run_ended(prev, st, now, btf);
 		st->s.runtime_ns += run;
-		st->oncpu_ts = 0;
-		st->offcpu_ts = now;
 		st->s.switches++;
-		q = run >> SCHED_SUMSQ_SHIFT;
-		st->s.run_sumsq += q * q;
-		if (run > st->s.max_run_ns)
-			st->s.max_run_ns = run;
-		if (run < st->s.min_run_ns || st->s.switches == 1)
-			st->s.min_run_ns = run;
+		/* --timehist's summary: the runs one by one, and the CPUs' idle time */
+		if (targ_run_wall) {
+			st->offcpu_ts = now;
+			q = run >> SCHED_SUMSQ_SHIFT;
+			st->s.run_sumsq += q * q;
+			if (run > st->s.max_run_ns)
+				st->s.max_run_ns = run;
+			if (run < st->s.min_run_ns || st->s.switches == 1)
+				st->s.min_run_ns = run;
+		}
 		if (idle_prev && (idle = bpf_map_lookup_elem(&idle_ns, &zero)))
 			*idle += run;
 		state = sched_prev_state(ctx, prev);
@@ -225,8 +304,10 @@ static __always_inline int on_switch(unsigned long long *ctx, struct task_struct
 		}
 		st->wait_ns = st->delay_ns = 0;
 		if (state == TASK_RUNNING) {
-			/* an idle task is never queued: its rows have no scheduling delay */
-			st->queued_ts = idle_prev ? 0 : now;
+			/* an idle task is never queued: its rows have no scheduling delay (with
+			 * sched_info, the kernel stamps a preempted task itself) */
+			if (!targ_sched_info)
+				st->queued_ts = idle_prev ? 0 : now;
 		} else if (state & TASK_DEAD) {
 			/* its last switch: keep the statistics of a task that exits */
 			save_row(prev, st, (__u64)-1);
@@ -236,21 +317,31 @@ static __always_inline int on_switch(unsigned long long *ctx, struct task_struct
 			}
 		}
 	}
-	if (want_next && (st = task_get(next, btf))) {
-		st->wait_ns = st->offcpu_ts && now > st->offcpu_ts ? now - st->offcpu_ts : 0;
+	if (!want_next)
+		return 0;
+	/* with sched_info, the table has nothing to note for a task that did not wait */
+	lq = targ_sched_info ? task_last_queued(next, btf) : 0;
+	if (targ_sched_info && !lq && !targ_run_wall)
+		return 0;
+	if ((st = task_get(next, btf))) {
+		/* a task first seen switching in: its on-CPU time counts from here (raw_tp) */
+		if (!targ_run_wall && !st->exec_known)
+			run_ended(next, st, now, btf);
+		if (targ_run_wall)
+			st->wait_ns = st->offcpu_ts && now > st->offcpu_ts ? now - st->offcpu_ts : 0;
 		st->delay_ns = 0;
-		if (st->queued_ts && now > st->queued_ts) {
-			d = now - st->queued_ts;
+		if (wait_ended(next, st, lq, now, &d, btf)) {
 			st->delay_ns = d;
 			st->s.delay_ns += d;
 			st->s.delays++;
-			if (d > st->s.max_delay_ns) {
+			/* the first too: by a clock not refreshed since its wakeup, a wait can be 0 */
+			if (d > st->s.max_delay_ns || !st->s.max_delay_at) {
 				st->s.max_delay_ns = d;
-				st->s.max_delay_at = now;
+				st->s.max_delay_at = now ?: bpf_ktime_get_ns();
 			}
 		}
-		st->queued_ts = 0;
-		st->oncpu_ts = now;
+		if (targ_run_wall)
+			st->oncpu_ts = now;
 	}
 	return 0;
 }
@@ -273,10 +364,18 @@ SEC("iter/task")
 int prefill(struct bpf_iter__task *ctx)
 {
 	struct task_struct *t = ctx->task;
+	struct sched_task *st;
 
-	if (t && wanted(t, true) && !bpf_task_storage_get(&tasks, t, 0,
-							   BPF_LOCAL_STORAGE_GET_F_CREATE))
+	if (!t || !wanted(t, true))
+		return 0;
+	st = bpf_task_storage_get(&tasks, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
 		count_lost(SCHED_LOST_PREFILL);
+		return 0;
+	}
+	/* on-CPU time counted from here, for the tasks running now too */
+	if (!targ_run_wall)
+		run_ended(t, st, 0, true);
 	return 0;
 }
 
@@ -300,8 +399,9 @@ int dump_tasks(struct bpf_iter__task *ctx)
 	if (!st)
 		return 0;
 	now = bpf_ktime_get_ns();
-	if (st->oncpu_ts && task_on_cpu(t, true) && now > st->oncpu_ts)
-		running = now - st->oncpu_ts;
+	/* the run in progress: to now, or to the kernel's last update of its on-CPU time */
+	if (targ_run_wall ? st->oncpu_ts && task_on_cpu(t, true) : st->exec_known)
+		running = run_ended(t, st, now, true);
 	save_row(t, st, running);
 	return 0;
 }

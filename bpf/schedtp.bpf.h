@@ -15,6 +15,49 @@
 
 /* sched_switch passes prev_state (core_fixes.bpf.h), read from the prototype by the loader */
 const volatile bool targ_prev_state_arg = false;
+/* Waits are the kernel's own (sched_info, core_fixes.bpf.h), read as each one ends at a
+ * sched_switch: no wakeup programs, no clock read.  Otherwise the wakeup programs stamp them with
+ * bpf_ktime_get_ns().  Chosen by the loader (user/cmd/schedtp.c). */
+const volatile bool targ_sched_info = false;
+
+/* With targ_sched_info: a task's sched_info at its last switch-in seen (pcount 0: none yet). */
+struct sched_wait {
+	__u64 run_delay; /* sched_info.run_delay after it */
+	__u64 pcount;    /* sched_info.pcount after it */
+};
+
+/* With targ_sched_info, the wait that ends as next, queued since lq (!= 0), switches in at its
+ * run queue's clock `now`: what sched_info_arrive() adds to run_delay right after, plus what a
+ * move to another CPU during the wait added before (sched_info_dequeue()), known from w when the
+ * kernel counted no run of next since its last switch-in seen (pcount counts the runs that
+ * ended a wait since 5.14, commit 90a0ff4ec9c6 ("sched,stats: Further simplify sched_info")).
+ * When it did count some, they are switch-ins no sched_switch event showed (some kernels make
+ * them), or made while next was not traced (a cgroup it left): their number and their waits go
+ * to *missed and *missed_ns, and the wait counts from its last move.  Updates w. */
+static __always_inline __u64 sched_wait_end(struct task_struct *next, __u64 lq, __u64 now,
+					    struct sched_wait *w, __u64 *missed, __u64 *missed_ns,
+					    bool btf)
+{
+	__u64 rd, pc, before = 0;
+
+	*missed = *missed_ns = 0;
+	if (!bpf_core_field_exists(next->sched_info))
+		return 0;
+	rd = TASK_READ(btf, next, sched_info.run_delay);
+	pc = TASK_READ(btf, next, sched_info.pcount);
+	if (w->pcount && rd >= w->run_delay) {
+		if (pc == w->pcount) {
+			before = rd - w->run_delay;
+		} else if (pc > w->pcount) {
+			*missed = pc - w->pcount;
+			*missed_ns = rd - w->run_delay;
+		}
+	}
+	w->pcount = pc + 1;
+	/* what run_delay becomes (the kernel subtracts without a check: its clock is monotonic) */
+	w->run_delay = rd + (now - lq);
+	return before + (now > lq ? now - lq : 0);
+}
 
 static __always_inline __u32 task_tgid(struct task_struct *t, bool btf)
 {

@@ -54,6 +54,8 @@ __u32 drain_gen;
 __u64 stacks_stored, counts_stored;
 /* Where the maps are drained: exits of processes seen are told to user space. */
 const volatile bool targ_exit_events = false;
+/* Samples are kept apart by the task's cgroup v2 (sample_key.cgroup): pprof's cgroup label. */
+const volatile bool targ_cgroup_key = false;
 
 /* The drain count this program run writes under, read once: user space adds one at every
  * flip, and its low bit is the generation, which the run's stacks and its count go to.  Kept in
@@ -84,21 +86,23 @@ static __always_inline void count_lost(enum lost_reason why)
 /* FNV-1a over the nr frames in stack_scratch, 64-bit words, with a final avalanche; never
  * returns 0, which means "no stack".  Global, so verified once, not at each of a program's
  * stack captures (three in profile's), and bounded by --max-stack, a constant to the verifier,
- * which walks the loop once per frame it could hold: 127 times by default, not
- * MAX_STACK_DEPTH's 1023.  No capture holds more frames. */
+ * which walks the loop once per round it could make: 64 rounds of two frames by default, not
+ * MAX_STACK_DEPTH's 1023 frames.  No capture holds more frames.  An odd count hashes a zero
+ * after its last frame (the scratch buffer has a spare slot). */
 __noinline __u64 stack_hash(__u32 nr)
 {
-	__u64 h = 0xcbf29ce484222325ULL ^ nr;
+	__u64 h = 0xcbf29ce484222325ULL ^ nr, max = targ_max_stack;
 	struct stack_trace *st;
 	__u32 zero = 0;
 
 	st = bpf_map_lookup_elem(&stack_scratch, &zero);
 	if (!st)
 		return 1;
-	for (__u32 i = 0; i < targ_max_stack && i < MAX_STACK_DEPTH; i++) {
+	st->ips[nr & MAX_STACK_DEPTH] = 0;
+	for (__u64 i = 0; i < max && i < MAX_STACK_DEPTH; i += 2) {
 		if (i >= nr)
 			break;
-		h = (h ^ st->ips[i]) * 0x100000001b3ULL;
+		h = (((h ^ st->ips[i]) * 0x100000001b3ULL) ^ st->ips[i + 1]) * 0x100000001b3ULL;
 	}
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdULL;
@@ -246,6 +250,7 @@ static __always_inline void note_process(__u32 tgid)
 	}
 	e->tgid = tgid;
 	e->exited = 0;
+	e->time = bpf_ktime_get_ns();
 	bpf_ringbuf_submit(e, 0);
 }
 
@@ -275,6 +280,7 @@ static __always_inline void note_process_exit(__u32 tgid)
 		return;
 	e->tgid = tgid;
 	e->exited = 1;
+	e->time = bpf_ktime_get_ns();
 	/* No wakeup: user space reads the ring at its next tick (it holds 16k exits); waking it
 	 * costs a self-IPI per exit, ~6 us of the exit in a VM.  Woken when a quarter full. */
 	bpf_ringbuf_submit(e, bpf_ringbuf_query(&proc_events, BPF_RB_AVAIL_DATA) >=

@@ -234,13 +234,35 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long nr)
 				continue;
 			n = bpf_probe_read_user_str(in->strs[slot], TRACE_STR_MAX,
 						    (void *)in->args[i]);
-			in->str_len[slot] = n > 0 ? n : 0;
+			in->str_len[slot] = n > 0 ? n : in->args[i] ? TRACE_STR_RETRY : 0;
 			slot++;
 		}
 	}
 	if (bpf_map_update_elem(&inflight, &tid, in, BPF_ANY))
 		count_lost(TRACE_LOST_INFLIGHT);
 	return 0;
+}
+
+/* The strings the entry could not read (their page not yet faulted in: this program cannot
+ * fault), read at the exit, once the kernel's own copy of them (getname()) has brought the page
+ * in.  Another thread may have changed them meanwhile, which strace's reading after the stop
+ * shares. */
+static __always_inline void reread_strs(struct trace_inflight *in, int idx)
+{
+	struct trace_ev_cfg *cfg = bpf_map_lookup_elem(&evcfg, &(__u32){ idx });
+	__u32 slot = 0;
+	int n;
+
+	for (int i = 0; i < TRACE_ARGS && cfg; i++) {
+		if (!(cfg->str_mask & (1u << i)) || slot >= TRACE_STRS)
+			continue;
+		if (in->str_len[slot] == TRACE_STR_RETRY) {
+			n = bpf_probe_read_user_str(in->strs[slot], TRACE_STR_MAX,
+						    (void *)in->args[i]);
+			in->str_len[slot] = n > 0 ? n : 0;
+		}
+		slot++;
+	}
 }
 
 /* -s: the call counted in its process's row */
@@ -305,6 +327,8 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 		sum_add(id >> 32, idx, now - in->ts, ret);
 		goto done;
 	}
+	if (in->str_len[0] == TRACE_STR_RETRY || in->str_len[1] == TRACE_STR_RETRY)
+		reread_strs(in, idx);
 	b = rec_begin(idx, id, in->ts);
 	if (!b)
 		goto done;
@@ -313,7 +337,7 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 	__builtin_memcpy(b->rec.args, in->args, sizeof(b->rec.args));
 	b->rec.str_len[0] = in->str_len[0];
 	b->rec.str_len[1] = in->str_len[1];
-	if (in->str_len[0]) {
+	if (in->str_len[0] || in->str_len[1]) {
 		__builtin_memcpy(b->data, in->strs, sizeof(in->strs));
 		b->rec.payload = sizeof(in->strs);
 	}

@@ -26,20 +26,25 @@
 const volatile __u32 targ_unwind = UNWIND_FP;
 const volatile bool targ_unwind_task_regs = true; /* bpf_task_pt_regs() exists (5.15+) */
 /* A process whose mapping list user space has not loaded yet (its first samples) is walked with
- * the kernel's mappings: bpf_find_vma() (5.17), and these offsets of the fields it needs, which
- * user space reads from the kernel's BTF (user/core/btffields.c) rather than have libbpf load all
- * of it for a CO-RE relocation.  Off: such stacks take the frame-pointer walk (auto). */
+ * the kernel's mappings: bpf_find_vma() (5.17), and the offsets of the fields it needs
+ * (unwind_kfields), which user space reads from the kernel's BTF (user/core/btffields.c) rather
+ * than have libbpf load all of it for a CO-RE relocation.  Off (or the fields not found): such
+ * stacks take the frame-pointer walk (auto). */
 const volatile bool targ_find_vma = false;
-const volatile __u32 targ_vma_start_off, targ_vma_end_off, targ_vma_pgoff_off, targ_vma_file_off;
-const volatile __u32 targ_file_inode_off, targ_inode_ino_off, targ_inode_sb_off, targ_sb_dev_off;
 /* Mappings found ahead of the first sample (targ_prefill): at exec, the program's text and its
  * interpreter's; at each mmap() of code, that code's (what ld.so maps next).  A timer sample may
  * search the kernel's mappings only once (below), so a stack across files, walked before user
  * space has read the process's list, stopped short at its second file; these searches run in
  * process context, where one mmap lock is released before the next is taken. */
 const volatile bool targ_prefill = false;
-const volatile __u32 targ_vma_flags_off, targ_task_mm_off, targ_mm_start_code_off;
-const volatile __u32 targ_task_pid_off, targ_task_tgid_off;
+/* Written by user space after load, before anything is attached (include/unwind.h). */
+struct unw_kfields unwind_kfields;
+
+/* The kernel's mappings can be searched: the helper exists and its fields were found. */
+static __always_inline bool unwind_vma_on(void)
+{
+	return targ_find_vma && unwind_kfields.ok;
+}
 
 /* Rows of every loaded table; user space writes them through mmap. */
 struct {
@@ -107,11 +112,17 @@ struct unw_cached_row {
 	struct unw_row row;
 };
 
+/* One value per CPU holding every slot: a per-CPU array of 1024 entries made 1024 per-CPU
+ * allocations at every start (0.6 ms). */
+struct unw_row_cache {
+	struct unw_cached_row slots[UNWIND_ROW_CACHE];
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, UNWIND_ROW_CACHE);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct unw_cached_row);
+	__type(value, struct unw_row_cache);
 } unwind_row_cache SEC(".maps");
 
 /* Ignore the table's last_used updates finer than this: they would bounce its cache line. */
@@ -141,7 +152,11 @@ static __always_inline int unwind_request(struct unw_walk *s, __u32 type, __u32 
 	e->pad = 0;
 	e->addr = 0;
 	e->file.dev = e->file.ino = 0;
-	bpf_ringbuf_submit(e, 0);
+	/* A refresh waits for user space's next look at the ring (100 ms at most; the walks have
+	 * the kernel's mappings meanwhile): under process churn one a new process, each a
+	 * wake-up.  A table is needed now; forced, since a refresh before it left the ring
+	 * unread, when an unforced record wakes no one. */
+	bpf_ringbuf_submit(e, type == UNW_EV_REFRESH_PROC ? BPF_RB_NO_WAKEUP : BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
 
@@ -170,19 +185,18 @@ static long unwind_vma_cb(struct task_struct *task, struct vm_area_struct *vma, 
 	__u64 vma_addr = (__u64)vma, file, inode, sb;
 	__u32 dev = 0;
 
-	f->start = unwind_read_kernel(vma_addr + targ_vma_start_off);
-	f->end = unwind_read_kernel(vma_addr + targ_vma_end_off);
-	f->pgoff = unwind_read_kernel(vma_addr + targ_vma_pgoff_off);
+	f->start = unwind_read_kernel(vma_addr + unwind_kfields.vma_start);
+	f->end = unwind_read_kernel(vma_addr + unwind_kfields.vma_end);
+	f->pgoff = unwind_read_kernel(vma_addr + unwind_kfields.vma_pgoff);
 	if (targ_prefill)
-		f->flags = unwind_read_kernel(vma_addr + targ_vma_flags_off);
-	file = unwind_read_kernel(vma_addr + targ_vma_file_off);
-	inode = file ? unwind_read_kernel(file + targ_file_inode_off) : 0;
-	if (!inode)
-		return 0;
-	f->file.ino = unwind_read_kernel(inode + targ_inode_ino_off);
-	sb = unwind_read_kernel(inode + targ_inode_sb_off);
-	if (sb)
-		bpf_probe_read_kernel(&dev, sizeof(dev), (void *)(sb + targ_sb_dev_off));
+		f->flags = unwind_read_kernel(vma_addr + unwind_kfields.vma_flags);
+	/* no branch on a missing file: a read at (NULL + offset) fails and leaves 0, so anonymous
+	 * code gets inode 0 all the same, and the verifier walks this callback once per call */
+	file = unwind_read_kernel(vma_addr + unwind_kfields.vma_file);
+	inode = unwind_read_kernel(file + unwind_kfields.file_inode);
+	f->file.ino = unwind_read_kernel(inode + unwind_kfields.inode_ino);
+	sb = unwind_read_kernel(inode + unwind_kfields.inode_sb);
+	bpf_probe_read_kernel(&dev, sizeof(dev), (void *)(sb + unwind_kfields.sb_dev));
 	/* the kernel's dev_t: 12 bits of major above 20 of minor (include/linux/kdev_t.h) */
 	f->file.dev = (__u64)(dev >> 20) << 32 | (dev & 0xfffff);
 	return 0;
@@ -216,7 +230,8 @@ static __always_inline __u32 unwind_ask_table(__u64 now, __u32 tgid,
 	e->pad = 0;
 	e->addr = pc;
 	e->file = *file;
-	bpf_ringbuf_submit(e, 0);
+	/* forced: a refresh before it may have left the ring unread (unwind_request()) */
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	return UNW_TABLE_ASKED;
 }
 
@@ -231,19 +246,18 @@ static __always_inline __u32 unwind_file_table(struct unw_walk *s, const struct 
 	return table;
 }
 
-static __always_inline int unwind_use_kmap(struct unw_walk *s, const struct unw_kmap *k, __u64 pc)
+/* 1 when a >= b (unsigned), 0 otherwise, with no branch: the borrow of a - b.  BPF has no
+ * set-on-condition instruction, and a branch per halving of a search doubles the verifier's
+ * paths: the index stays a constant on each, and the search's 8 halvings made 256 of them (a
+ * third of profile's verification).  Computed, the index is one bounded unknown on one path. */
+static __always_inline __u64 not_below(__u64 a, __u64 b)
 {
-	s->map.start = k->start;
-	s->map.end = k->end;
-	s->map.bias = k->start - (k->pgoff << 12); /* x86-64 pages: the walk is x86-64 only */
-	s->map.table = unwind_file_table(s, &k->file, pc);
-	return 0;
+	__u64 d = a - b, borrow = ((~a & b) | (~(a ^ b) & d)) >> 63;
+
+	barrier_var(borrow);
+	return borrow ^ 1;
 }
 
-/* The mapping of pc in a process user space has not loaded (or whose list lacks pc: an exec or
- * a dlopen since), from the mappings found in the kernel before, or by searching the kernel's
- * now; into the walk state.  Returns 0, 1 when no mapping holds pc, 2 when the kernel could not
- * be searched again in this sample (counted). */
 /* Process tgid's kernel-found mappings, created empty at first use; NULL if that fails. */
 static __always_inline struct unw_kmaps *unwind_kmaps_get(__u32 tgid)
 {
@@ -267,17 +281,49 @@ static __always_inline void unwind_kmaps_add(struct unw_kmaps *km, const struct 
 	km->nr++;
 }
 
-static __always_inline int unwind_vma_mapping(struct unw_walk *s, __u64 pc)
+/* The slot of km holding pc, or UNWIND_KMAPS for none.  Every slot is looked at, without a
+ * branch: a return from the loop made the verifier walk the rest of the lookup once per slot.
+ * Slots not written yet are zero, and hold no pc. */
+static __always_inline __u32 unwind_kmaps_find(const struct unw_kmaps *km, __u64 pc)
+{
+	__u64 hit = UNWIND_KMAPS, in;
+
+#pragma unroll
+	for (__u32 i = 0; i < UNWIND_KMAPS; i++) {
+		in = not_below(pc, km->maps[i].start) & not_below(km->maps[i].end, pc + 1);
+		hit ^= (hit ^ i) * in;
+	}
+	return hit;
+}
+
+/* The mapping of pc in a process user space has not loaded (or whose list lacks pc: an exec or
+ * a dlopen since), from the mappings found in the kernel before, or by searching the kernel's
+ * now; into the walk state.  Returns 0, 1 when no mapping holds pc, 2 when the kernel could not
+ * be searched again in this sample (counted).  Global: verified once, not once for each way
+ * unwind_find_mapping() comes to it. */
+__noinline int unwind_vma_mapping(__u64 pc)
 {
 	struct unw_vma_found f = {};
-	struct unw_kmaps *km = bpf_map_lookup_elem(&unwind_kmaps, &s->tgid);
+	struct unw_kmaps *km;
+	struct unw_kmap *k;
+	struct unw_walk *s;
+	__u32 zero = 0, hit;
 	long err;
 
+	s = bpf_map_lookup_elem(&walks, &zero);
+	if (!s)
+		return 1;
+	km = bpf_map_lookup_elem(&unwind_kmaps, &s->tgid);
 	if (km) {
-#pragma unroll
-		for (int i = 0; i < UNWIND_KMAPS; i++)
-			if (i < km->nr && km->maps[i].start <= pc && pc < km->maps[i].end)
-				return unwind_use_kmap(s, &km->maps[i], pc);
+		hit = unwind_kmaps_find(km, pc);
+		if (hit < UNWIND_KMAPS) {
+			k = &km->maps[hit & (UNWIND_KMAPS - 1)];
+			f.start = k->start;
+			f.end = k->end;
+			f.pgoff = k->pgoff;
+			f.file = k->file;
+			goto found;
+		}
 	}
 	err = bpf_find_vma(bpf_get_current_task_btf(), pc, unwind_vma_cb, &f, 0);
 	/* With interrupts off (timer samples, sched_switch) the mmap lock taken by one search is
@@ -289,23 +335,12 @@ static __always_inline int unwind_vma_mapping(struct unw_walk *s, __u64 pc)
 	km = km ?: unwind_kmaps_get(s->tgid);
 	if (km)
 		unwind_kmaps_add(km, &f);
+found:
 	s->map.start = f.start;
 	s->map.end = f.end;
-	s->map.bias = f.start - (f.pgoff << 12);
+	s->map.bias = f.start - (f.pgoff << 12); /* x86-64 pages: the walk is x86-64 only */
 	s->map.table = unwind_file_table(s, &f.file, pc);
 	return 0;
-}
-
-/* 1 when a >= b (unsigned), 0 otherwise, with no branch: the borrow of a - b.  BPF has no
- * set-on-condition instruction, and a branch per halving of a search doubles the verifier's
- * paths: the index stays a constant on each, and the search's 8 halvings made 256 of them (a
- * third of profile's verification).  Computed, the index is one bounded unknown on one path. */
-static __always_inline __u64 not_below(__u64 a, __u64 b)
-{
-	__u64 d = a - b, borrow = ((~a & b) | (~(a ^ b) & d)) >> 63;
-
-	barrier_var(borrow);
-	return borrow ^ 1;
 }
 
 /* Finds the mapping of the walked process holding pc (the last one starting at or below it, if
@@ -324,52 +359,56 @@ __noinline int unwind_find_mapping(__u64 pc)
 		return 1;
 	s->map_listed = 0;
 	proc = bpf_map_lookup_elem(&unwind_procs, &s->tgid);
-	if (!proc)
-		return targ_find_vma ? unwind_vma_mapping(s, pc) : 1;
+	if (proc) {
 #pragma unroll
-	for (__u32 step = UNWIND_MAX_MAPPINGS / 2; step; step /= 2)
-		idx += step * not_below(pc, proc->maps[(idx + step - 1) & (UNWIND_MAX_MAPPINGS - 1)].start);
-	if (idx == 0 || pc >= proc->maps[(idx - 1) & (UNWIND_MAX_MAPPINGS - 1)].end) {
+		for (__u32 step = UNWIND_MAX_MAPPINGS / 2; step; step /= 2)
+			idx += step * not_below(pc, proc->maps[(idx + step - 1) &
+							      (UNWIND_MAX_MAPPINGS - 1)].start);
+		if (idx && pc < proc->maps[(idx - 1) & (UNWIND_MAX_MAPPINGS - 1)].end) {
+			s->map = proc->maps[(idx - 1) & (UNWIND_MAX_MAPPINGS - 1)];
+			s->map_listed = 1;
+			return 0;
+		}
 		/* new code since the snapshot (dlopen), or a garbage return address */
 		if (s->now - proc->refresh_ns >= UNWIND_REFRESH_NS) {
 			proc->refresh_ns = s->now;
 			unwind_request(s, UNW_EV_REFRESH_PROC, 0);
 		}
-		/* until the fresh list arrives, the kernel's own mappings (a list read in the
-		 * middle of an exec or before a dlopen lacks libraries) */
-		return targ_find_vma ? unwind_vma_mapping(s, pc) : 1;
 	}
-	s->map = proc->maps[(idx - 1) & (UNWIND_MAX_MAPPINGS - 1)];
-	s->map_listed = 1;
-	return 0;
+	/* not loaded yet; or, until the fresh list arrives, the kernel's own mappings (a list
+	 * read in the middle of an exec or before a dlopen lacks libraries) */
+	return unwind_vma_on() ? unwind_vma_mapping(pc) : 1;
 }
 
 /* Index in `unwind_rows` of the row describing file offset off in rows[first .. first + count)
  * (the search cfi_find() does), or -1.  Global, like unwind_find_mapping(). */
 __noinline int unwind_find_row(__u32 first, __u32 count, __u64 off)
 {
-	__u32 base = first, len = count, half, idx;
+	/* 64-bit: no zero-extension at every step for the verifier to check */
+	__u64 base = first, len = count, half;
 	struct unw_row *r;
+	__u32 idx;
 
 	if (off > 0xffffffffULL || count == 0 || count > UNWIND_MAX_TABLE_ROWS)
 		return -1;
 	/* the lengths halve the same way whichever half is kept: the verifier's paths merge */
-	for (int i = 0; i < UNWIND_ROW_SEARCH; i++) {
+	for (__u64 i = 0; i < UNWIND_ROW_SEARCH; i++) {
 		if (len <= 1)
 			break;
-		half = len / 2;
+		half = len >> 1;
 		idx = base + half;
 		r = bpf_map_lookup_elem(&unwind_rows, &idx);
 		if (!r)
 			return -1;
-		if (r->pc <= off)
-			base = idx;
+		/* base = idx where r->pc <= off, without a branch: one path for the verifier */
+		base += half * not_below(off, r->pc);
 		len -= half;
 	}
-	r = bpf_map_lookup_elem(&unwind_rows, &base);
+	idx = base;
+	r = bpf_map_lookup_elem(&unwind_rows, &idx);
 	if (!r || r->pc > off)
 		return -1;
-	return base;
+	return idx;
 }
 
 /* Reads the window of the walked stack from addr on: up to UNWIND_WIN bytes, within addr's page
@@ -512,6 +551,17 @@ static __always_inline int unwind_eh_step(struct unw_walk *s, const struct unw_r
 		return unwind_no_cfi(s);
 	case UNW_CFA_SIGNAL:
 		return unwind_signal_step(s);
+	case UNW_CFA_SP_RA_RDI:
+		/* the return address popped into RDI, as it was where the sample was taken; the
+		 * CFA may be SP itself, the caller's frame begins where this one's return
+		 * address was */
+		if (s->nr != 1 || s->sp + off > UNWIND_USER_MAX) {
+			unwind_count(s, UNW_STAT_END_UNSUPPORTED);
+			return 1;
+		}
+		cfa = s->sp + off;
+		ra = s->rdi;
+		goto moved;
 	default:
 		unwind_count(s, UNW_STAT_END_UNSUPPORTED);
 		return 1;
@@ -595,9 +645,10 @@ __noinline int unwind_mapping(__u64 pc)
 
 /* Records the current frame and moves to its caller.  Returns 0 to go on, 1 when the walk ended
  * (the reason counted).  Global, hence verified once, whatever the number of frames. */
-__noinline int unwind_step(__u32 depth)
+__noinline long unwind_step(__u64 depth)
 {
 	__u32 zero = 0, first, count, idx, slot;
+	struct unw_row_cache *cache;
 	struct unw_cached_row *cached;
 	struct unw_mapping *m;
 	struct unw_walk *s;
@@ -660,7 +711,8 @@ __noinline int unwind_step(__u32 depth)
 	off = lookup - m->bias;
 	tag = ((__u64)m->table << 32 | (__u32)off) + 1;
 	slot = (tag * 0x9e3779b97f4a7c15ULL) >> 54; /* 10 bits: UNWIND_ROW_CACHE */
-	cached = bpf_map_lookup_elem(&unwind_row_cache, &slot);
+	cache = bpf_map_lookup_elem(&unwind_row_cache, &zero);
+	cached = cache ? &cache->slots[slot & (UNWIND_ROW_CACHE - 1)] : NULL;
 	if (cached && cached->tag == tag && off <= 0xffffffffULL)
 		return unwind_eh_step(s, &cached->row);
 	i = unwind_find_row(first, count, off);
@@ -698,8 +750,11 @@ __noinline int unwind_walk(__u32 start)
 	if (start)
 		return 0;
 	/* bounded by --max-stack, where unwind_step() ends every walk: the verifier goes round
-	 * the loop that many times (127 by default), not MAX_STACK_DEPTH's 1023 */
-	for (__u32 i = 0; i < targ_max_stack && i < MAX_STACK_DEPTH; i++) {
+	 * the loop that many times (127 by default), not MAX_STACK_DEPTH's 1023; the bound read
+	 * once and the counter 64-bit, a round is 5 instructions for it to check, not 15 */
+	__u64 max = targ_max_stack < MAX_STACK_DEPTH ? targ_max_stack : MAX_STACK_DEPTH;
+
+	for (__u64 i = 0; i < max; i++) {
 		if (unwind_step(i))
 			break;
 	}
@@ -744,10 +799,12 @@ int unwind_exit(void *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 
-	/* the thread group leader: its exit is the one that frees the pid */
+	/* the thread group leader: its exit is the one that frees the pid.  Told first: a list
+	 * user space wrote before the exit's time is the one deleted here, and needs no delete
+	 * of its own (unwinder__forget_process()) */
 	if ((__u32)id == id >> 32) {
-		unwind_forget_process(id >> 32);
 		note_process_exit(id >> 32);
+		unwind_forget_process(id >> 32);
 	}
 	return 0;
 }
@@ -756,7 +813,7 @@ int unwind_exit(void *ctx)
  * registers; a process not known yet gets the frame-pointer walk (auto) or just its leaf (eh).
  * Returns the length of the stack in bytes, or a negative errno, as bpf_get_stack() does. */
 static __always_inline long unwind_fill(void *ctx, struct stack_trace *st, __u32 tgid, __u64 ip,
-					__u64 sp, __u64 bp, __u64 now)
+					__u64 sp, __u64 bp, __u64 rdi, __u64 now)
 {
 	struct unw_proc *proc;
 	struct unw_walk *s;
@@ -772,10 +829,11 @@ static __always_inline long unwind_fill(void *ctx, struct stack_trace *st, __u32
 	s->proc_known = known;
 	/* 0 never matches a cached mapping: user space numbers lists from 1 */
 	s->gen = proc ? proc->gen : 0;
-	if (known || (ip && targ_find_vma)) {
+	if (known || (ip && unwind_vma_on())) {
 		s->ip = ip;
 		s->sp = sp;
 		s->bp = bp;
+		s->rdi = rdi;
 		s->tgid = tgid;
 		s->nr = 0;
 		s->exact_ip = 0;
@@ -815,16 +873,18 @@ struct unwind_regs {
  * instruction may not serve two kinds of pointer (context, kernel), and the compiler would
  * merge the two callers' otherwise. */
 static __always_inline void unwind_regs_load(const struct unwind_regs *r, __u64 *ip, __u64 *sp,
-					     __u64 *bp)
+					     __u64 *bp, __u64 *rdi)
 {
-	__u64 i = r->ip, s = r->sp, b = r->bp;
+	__u64 i = r->ip, s = r->sp, b = r->bp, d = r->di;
 
 	barrier_var(i);
 	barrier_var(s);
 	barrier_var(b);
+	barrier_var(d);
 	*ip = i;
 	*sp = s;
 	*bp = b;
+	*rdi = d;
 }
 
 /* Walks the current task's user stack from the given user registers (NULL: the registers it
@@ -833,7 +893,7 @@ static __always_inline void unwind_regs_load(const struct unwind_regs *r, __u64 
 static __always_inline int unwind_user_stack(void *ctx, __u32 tgid, struct unwind_regs *regs,
 					     __u64 now, __u64 *id)
 {
-	__u64 ip = 0, sp = 0, bp = 0;
+	__u64 ip = 0, sp = 0, bp = 0, rdi = 0;
 	struct stack_trace *st;
 	__u32 zero = 0;
 
@@ -843,11 +903,12 @@ static __always_inline int unwind_user_stack(void *ctx, __u32 tgid, struct unwin
 	if (!st)
 		return -ENOENT;
 	if (regs)
-		unwind_regs_load(regs, &ip, &sp, &bp);
+		unwind_regs_load(regs, &ip, &sp, &bp, &rdi);
 	else if (targ_unwind_task_regs)
 		/* typed (struct pt_regs): plain loads, which the verifier makes fault-safe */
-		unwind_regs_load((void *)bpf_task_pt_regs(bpf_get_current_task_btf()), &ip, &sp, &bp);
-	return store_stack(st, unwind_fill(ctx, st, tgid, ip, sp, bp, now), id);
+		unwind_regs_load((void *)bpf_task_pt_regs(bpf_get_current_task_btf()), &ip, &sp, &bp,
+				 &rdi);
+	return store_stack(st, unwind_fill(ctx, st, tgid, ip, sp, bp, rdi, now), id);
 }
 
 /* The user stack of the current task from the registers it saved on entering the kernel
@@ -885,31 +946,34 @@ static __always_inline int unwind_ctx_user_stack(void *ctx, bool ctx_regs, __u32
 /* The code mapping holding addr in the current process, kept with the mappings its walks find
  * (unwind_vma_mapping) and its file's table asked for now: ahead of the first sample, which
  * then needs no search of its own (targ_prefill).  Process context only: called from a timer
- * sample, the search would leave the mmap lock busy for the walk's own. */
-static __always_inline void unwind_prefill(__u32 tgid, __u64 addr)
+ * sample, the search would leave the mmap lock busy for the walk's own.  Global: verified once
+ * per program, not at each call (exec makes two). */
+__noinline int unwind_prefill(__u32 tgid, __u64 addr)
 {
 	struct unw_kmaps *km;
 	struct unw_vma_found f = {};
 	bool lost = false;
 
 	if (!addr || addr >= UNWIND_USER_MAX)
-		return;
+		return 0;
 	km = bpf_map_lookup_elem(&unwind_kmaps, &tgid);
 	/* full: the program and the first libraries stay, and the walk searches for the rest */
 	if (km && km->nr >= UNWIND_KMAPS)
-		return;
+		return 0;
 	if (bpf_find_vma(bpf_get_current_task_btf(), addr, unwind_vma_cb, &f, 0) ||
 	    !(f.flags & UNW_VM_EXEC) || !f.file.ino)
-		return;
+		return 0;
 	km = km ?: unwind_kmaps_get(tgid);
 	if (!km || km->nr >= UNWIND_KMAPS)
-		return;
+		return 0;
+	/* slots not written yet are zero, and f.start is not */
 #pragma unroll
 	for (int i = 0; i < UNWIND_KMAPS; i++)
-		if (i < km->nr && km->maps[i].start == f.start)
-			return;
+		if (km->maps[i].start == f.start)
+			return 0;
 	unwind_kmaps_add(km, &f);
 	unwind_ask_table(bpf_ktime_get_ns(), tgid, &f.file, addr, &lost);
+	return 0;
 }
 
 /* The searches are for the processes the run samples (-p, -t, COMMAND, --cgroup): others'
@@ -918,7 +982,8 @@ static __always_inline bool unwind_prefill_wanted(void)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 
-	return targ_prefill && target_ids_wanted(id >> 32, id) && target_current_cgroup_wanted();
+	return targ_prefill && unwind_kfields.prefill && target_ids_wanted(id >> 32, id) &&
+	       target_current_cgroup_wanted();
 }
 
 /* The new program's text and the interpreter's entry (where the saved registers point after
@@ -926,11 +991,11 @@ static __always_inline bool unwind_prefill_wanted(void)
 static __always_inline void unwind_prefill_exec(__u32 tgid)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 mm = unwind_read_kernel((__u64)task + targ_task_mm_off);
+	__u64 mm = unwind_read_kernel((__u64)task + unwind_kfields.task_mm);
 	__u64 task_regs;
 
 	if (mm)
-		unwind_prefill(tgid, unwind_read_kernel(mm + targ_mm_start_code_off));
+		unwind_prefill(tgid, unwind_read_kernel(mm + unwind_kfields.mm_start_code));
 	task_regs = targ_unwind_task_regs ? (__u64)bpf_task_pt_regs(task) : 0;
 	if (task_regs)
 		unwind_prefill(tgid, unwind_read_kernel(task_regs +
@@ -982,8 +1047,8 @@ int unwind_fork(__u64 *ctx)
 	/* the parent a target: the child is one too (-- COMMAND follows it) */
 	if (!unwind_prefill_wanted())
 		return 0;
-	bpf_probe_read_kernel(&pid, sizeof(pid), (void *)(child + targ_task_pid_off));
-	bpf_probe_read_kernel(&tgid, sizeof(tgid), (void *)(child + targ_task_tgid_off));
+	bpf_probe_read_kernel(&pid, sizeof(pid), (void *)(child + unwind_kfields.task_pid));
+	bpf_probe_read_kernel(&tgid, sizeof(tgid), (void *)(child + unwind_kfields.task_tgid));
 	if (!pid || pid != tgid) /* a thread: its process's mappings are its own */
 		return 0;
 	proc = bpf_map_lookup_elem(&unwind_procs, &parent);
@@ -1006,10 +1071,13 @@ int forget_exec(void *ctx)
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	__u8 *seen = bpf_map_lookup_elem(&seen_procs, &tgid);
 
+	/* the list first: the announcement that follows (note_process) always comes after it is
+	 * gone, so the list user space writes for it stays (user space does not write a list
+	 * again that it believes the map holds unchanged) */
+	unwind_forget_process(tgid);
 	/* known still (its exit will be told), to be captured again */
 	if (seen)
 		*seen = 0;
-	unwind_forget_process(tgid);
 	if (targ_find_vma)
 		bpf_map_delete_elem(&unwind_kmaps, &tgid);
 	if (unwind_prefill_wanted())

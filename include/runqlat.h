@@ -24,8 +24,9 @@ struct runqlat_hist {
 /* Events the BPF side could not count. */
 enum runqlat_lost {
 	RUNQLAT_LOST_HISTS_FULL,  /* -P/-L/--pidnss: no room for another histogram */
-	RUNQLAT_LOST_START,       /* could not remember when a task was enqueued */
+	RUNQLAT_LOST_START,       /* no per-task state (enqueue time, or run_delay so far) */
 	RUNQLAT_LOST_PREFILL,     /* tasks left without storage at the start (not delays) */
+	RUNQLAT_LOST_UNSEEN,      /* waits the kernel counted (sched_info) at switches not seen */
 	RUNQLAT_LOST_REASONS,
 };
 #endif

@@ -5,9 +5,12 @@
 
 #define SCHED_COMM_LEN 16
 
-/* A task's scheduler statistics over the run, all times from bpf_ktime_get_ns() (CLOCK_MONOTONIC). */
+/* A task's scheduler statistics over the run, in ns; max_delay_at from bpf_ktime_get_ns()
+ * (CLOCK_MONOTONIC). */
 struct sched_stats {
-	__u64 runtime_ns;   /* on-CPU time, switch-in to switch-out */
+	__u64 runtime_ns;   /* on-CPU time: se.sum_exec_runtime's growth (perf sched latency's, the
+			     * kernel's schedstat), or with --timehist the time from switch-in to
+			     * switch-out (perf sched timehist's run time: with steal time too) */
 	__u64 switches;     /* times switched out: nvcsw + nivcsw over the run */
 	__u64 delay_ns;     /* total time runnable on a run queue, waiting for a CPU */
 	__u64 delays;       /* number of such waits */
@@ -19,17 +22,6 @@ struct sched_stats {
 	__u64 run_sumsq;    /* sum of (run / 64 ns)^2, for perf's stddev (SCHED_SUMSQ_SHIFT) */
 };
 #define SCHED_SUMSQ_SHIFT 6
-
-/* Per-task working state: task storage (or a hash keyed by TID where the kernel has none). */
-struct sched_task {
-	__u64 queued_ts; /* runnable since, or 0 */
-	__u64 oncpu_ts;  /* on a CPU since, or 0 */
-	struct sched_stats s;
-	/* --timehist: the durations of the run in progress, fixed at its switch-in */
-	__u64 offcpu_ts; /* switched out at, or 0 */
-	__u64 wait_ns;   /* off the CPU before this run: switch-out to switch-in */
-	__u64 delay_ns;  /* of which waiting on a run queue: wakeup (or preemption) to switch-in */
-};
 
 /* --timehist: one finished row of perf sched timehist, sent through the `rows` ring buffer. */
 enum timehist_kind {

@@ -27,6 +27,8 @@ struct sample_key {
 	char comm[TASK_COMM_LEN];
 	__u32 event; /* which of the run's events took the sample (profile -e A,B); 0 otherwise */
 	__u32 gen;   /* the drain generation it was counted in (profile; 0 where nothing drains) */
+	__u64 cgroup; /* the task's cgroup v2 id where a pprof asks for its cgroup label
+		       * (targ_cgroup_key); 0 otherwise, not to split the aggregation */
 };
 
 /* Why a sample could not be stored; indexes the `lost` counters. */
@@ -46,6 +48,7 @@ enum lost_reason {
 struct proc_seen_event {
 	__u32 tgid;
 	__u32 exited;
+	__u64 time; /* of the sample that announced it (bpf_ktime_get_ns(): CLOCK_MONOTONIC) */
 };
 
 /* Draining: kernel maps are a cache that user space empties while the run goes on.  A stack's

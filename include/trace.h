@@ -9,6 +9,8 @@
 #define TRACE_ARGS 6
 #define TRACE_STRS 2          /* string arguments a syscall record carries (rename: 2) */
 #define TRACE_STR_MAX 256     /* each, with its NUL; longer ones are cut */
+/* trace_inflight.str_len: the entry could not read the string (its page not in memory yet) */
+#define TRACE_STR_RETRY 0xffff
 #define TRACE_PAYLOAD_MAX 1024 /* tracepoint record bytes copied (fixed fields + strings) */
 #define TRACE_STACK_DEPTH 127 /* frames of each stack with -g */
 #define TRACE_STACK_BYTES (TRACE_STACK_DEPTH * 8)

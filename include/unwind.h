@@ -21,6 +21,10 @@ enum unw_cfa {
 	UNW_CFA_UNSUPPORTED, /* a rule the BPF unwinder does not evaluate: the walk stops there */
 	UNW_CFA_SIGNAL,      /* a signal trampoline (libc's __restore_rt, a CIE with the 'S'
 			      * augmentation): the interrupted registers are in the ucontext at SP */
+	UNW_CFA_SP_RA_RDI,   /* CFA = SP + 8 * off, the return address in RDI: glibc's __vfork,
+			      * which pops it there across the syscall (the child returns on the
+			      * parent's stack).  Only where the sample was taken, whose RDI the
+			      * walk has; a caller's RDI is lost */
 };
 
 /* Where the caller's frame pointer (RBP) is. */
@@ -119,6 +123,17 @@ struct unw_kmaps {
 	struct unw_kmap maps[UNWIND_KMAPS];
 };
 
+/* Offsets of the kernel struct fields the walks through the kernel's mappings and the programs
+ * that find mappings ahead of the first sample read (`unwind_kfields`, in the object's .bss),
+ * from the kernel's BTF.  Streaming it takes milliseconds, so user space writes them after load,
+ * before attach, and the object loads meanwhile: no setting fixed before load depends on them. */
+struct unw_kfields {
+	__u32 ok;      /* the walk's fields were found: the kernel's mappings can be searched */
+	__u32 prefill; /* and those of the exec, mmap() and fork programs */
+	__u32 vma_start, vma_end, vma_pgoff, vma_file, file_inode, inode_ino, inode_sb, sb_dev;
+	__u32 vma_flags, task_mm, mm_start_code, task_pid, task_tgid;
+};
+
 /* BPF -> user space requests, on the `unwind_events` ring buffer. */
 enum unw_event_type {
 	UNW_EV_LOAD_TABLE,   /* build and load table `table` (a file `tgid` maps) */
@@ -184,6 +199,7 @@ struct unw_walk {
 	__u32 tgid;
 	__u32 nr;               /* frames recorded in stack_scratch */
 	__u32 exact_ip;         /* ip is where a signal interrupted the code, not a return address */
+	__u64 rdi;              /* the sampled frame's RDI (UNW_CFA_SP_RA_RDI) */
 	struct unw_mapping map; /* the mapping of the last frame: the next is often in it too */
 	__u64 stats[UNW_STAT_NR];
 	__u32 proc_known;       /* the walk's process had a mapping list: user space knows it */

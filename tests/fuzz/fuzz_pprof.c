@@ -27,11 +27,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s = profile_in__samples(in, &n);
 	pprof_meta_counted(&m, "cpu", "nanoseconds", 1000);
 	m.labels = PPROF_LABEL_PID | PPROF_LABEL_TID | PPROF_LABEL_COMM;
+	/* the header read from the comments is written back as comments */
+	m.header = &in->header;
 	if (!pprof_encode(s, n, &m, &buf, &len)) {
 		/* what we write, we read */
 		struct profile_in *again = profile_in__new();
 
 		if (again && profile_in__read_mem(again, buf, len, "again"))
+			abort();
+		/* and the header's event as it was */
+		if (again && in->header.event &&
+		    (!again->header.event || strcmp(again->header.event, in->header.event)))
 			abort();
 		profile_in__free(again);
 	}

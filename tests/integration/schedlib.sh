@@ -49,6 +49,15 @@ thread_stats() {
 	done | sort -n
 }
 
+# steal_irq_ms: milliseconds of steal, irq and softirq time of all CPUs so far (/proc/stat, in
+# ticks): what a task's on-CPU time leaves out of the wall-clock time of its runs (the kernel
+# counts it with rq_clock_task(), without the time the hypervisor ran something else on the CPU,
+# CONFIG_PARAVIRT_TIME_ACCOUNTING, nor the time of interrupts where it accounts them,
+# CONFIG_IRQ_TIME_ACCOUNTING).
+steal_irq_ms() {
+	awk -v hz="$(getconf CLK_TCK)" '/^cpu[0-9]/ { t += $7 + $8 + $9 } END { print t * 1000 / hz }' /proc/stat
+}
+
 # stats_delta BEFORE AFTER: per thread present in both, "TID COMM EXEC RUN_DELAY PCOUNT SWITCHES"
 # as differences.
 stats_delta() {
@@ -81,6 +90,43 @@ bracket() {
 	wait "$bp"; rc=$?
 	kill -CONT "$pid"
 	return $rc
+}
+
+# mover TID: moves thread TID to CPU 1, back to CPU 0, and so on every 20 ms until killed (a
+# waiting thread leaves its run queue for the other's), a line per move.
+mover() {
+	local cpu=1
+	while :; do
+		taskset -p -c "$cpu" "$1" >/dev/null 2>&1 && echo "$cpu"
+		cpu=$((1 - cpu))
+		sleep 0.02
+	done
+}
+
+# sched_info_why ARGS...: why `bpfprof ARGS -v` (runqlat or sched) times waits itself on this
+# kernel, empty where it reads the kernel's own accounting (sched_info), whatever
+# BPFPROF_NO_SCHED_INFO says.
+sched_info_why() {
+	env -u BPFPROF_NO_SCHED_INFO "$BPFPROF" "$@" -v 2>&1 >/dev/null |
+		sed -n 's/^bpfprof: waits timed by bpfprof at each wakeup and switch: //p'
+}
+
+# both_paths NAME PROBE-ARGS...: the caller's `ground_truth NAME' PATH [--raw-tp]` in the tp_btf
+# and raw_tp flavours, with the kernel's sched_info (PATH sched_info; where the kernel keeps it,
+# else a skip with the reason) and with the wakeup programs (PATH wakeups,
+# BPFPROF_NO_SCHED_INFO=1).  NAME' is NAME with the path and the flavour.
+both_paths() {
+	local name=$1 why; shift
+	why=$(sched_info_why "$@")
+	if [ -z "$why" ]; then
+		(unset BPFPROF_NO_SCHED_INFO
+		 ground_truth "$name (sched_info, tp_btf)" sched_info
+		 ground_truth "$name (sched_info, raw_tp)" sched_info --raw-tp)
+	else
+		skip "$name (sched_info)" "$why"
+	fi
+	BPFPROF_NO_SCHED_INFO=1 ground_truth "$name (wakeup programs, tp_btf)" wakeups
+	BPFPROF_NO_SCHED_INFO=1 ground_truth "$name (wakeup programs, raw_tp)" wakeups --raw-tp
 }
 
 # expect_usage_error NAME MESSAGE-REGEX -- ARGS...: like expect_one_error, for mistakes answered

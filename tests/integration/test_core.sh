@@ -207,8 +207,8 @@ if [ -n "$CGROOT" ] && mkdir "$CGROOT/bpfprof-test.$$" 2>/dev/null; then
 	if command -v go >/dev/null; then
 		HOME=$TMP GOCACHE=$TMP/gocache GOFLAGS=-mod=mod GOPROXY=off go tool pprof -tags \
 			"$TMP/cg.pb.gz" >"$TMP/cg.tags" 2>/dev/null
-		check "profile --cgroup --pprof: every sample's cgroup label is the target" \
-			grep -Eq "\( *100%\): $CG\$" "$TMP/cg.tags"
+		check "profile --cgroup --pprof: every sample's cgroup label is the target (under the mount)" \
+			grep -Eq "\( *100%\): ${CG#$CGROOT}\$" "$TMP/cg.tags"
 	fi
 	check "profile --cgroup: the workload inside" test "$(folded_sum "$TMP/cg.folded" '^hotcold;')" -ge 50
 	check "profile --cgroup: not the one beside it" test "$(folded_sum "$TMP/cg.folded" '^hotcold_nofp;')" -eq 0

@@ -83,6 +83,27 @@ fi
 check "--by rows busiest first" awk '/by function/ { on = 1; next }
 	on && $1 ~ /^[0-9]+$/ { if (prev != "" && $1 > prev) exit 1; prev = $1 }' "$TMP/wq.out"
 
+# 5b. The cgroup field: the cgroup v2 a task runs in, by its path under the mount (its id, the
+# directory's inode number, in --filter).
+CGROOT=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+if [ -z "$CGROOT" ] || ! mkdir "$CGROOT/bpfprof-fields.$$" 2>/dev/null; then
+	skip "stat --by cgroup" "no cgroup v2 hierarchy to make a group in"
+else
+	CG=$CGROOT/bpfprof-fields.$$
+	"$BPFPROF" stat "u:$W:work" --by cgroup -- sh -c "echo \$\$ >'$CG/cgroup.procs' && exec '$W' 0" \
+		>"$TMP/cg" 2>&1
+	check "stat --by cgroup: the workload's 150 calls under its cgroup's path" \
+		test "$(by_count "$TMP/cg" "/bpfprof-fields.$$")" = 150
+	"$BPFPROF" stat "u:$W:work" --filter "cgroup == $(stat -c %i "$CG")" \
+		-- sh -c "echo \$\$ >'$CG/cgroup.procs' && exec '$W' 0" >"$TMP/cgf" 2>&1
+	check "--filter 'cgroup == ID': the 150 calls in that cgroup" \
+		test "$(event_count "$TMP/cgf" fieldwork:work)" = 150
+	"$BPFPROF" stat "u:$W:work" --filter "cgroup == $(stat -c %i "$CG")" -- "$W" 0 >"$TMP/cgn" 2>&1
+	check "--filter 'cgroup == ID': none from outside it" \
+		test "$(event_count "$TMP/cgn" fieldwork:work)" = 0
+	rmdir "$CG" 2>/dev/null
+fi
+
 # 6. funclat and profile -e --filter: only the calls that pass are timed or sampled.
 "$BPFPROF" funclat "u:$W:work" --filter 'arg0 == 9' -- "$W" 0 >"$TMP/fl" 2>&1
 check "funclat u:BIN:work --filter 'arg0 == 9' times 50 calls" \

@@ -67,6 +67,9 @@ else
 	check "go tool pprof -tags: comm label hotcold" grep -Eq '^ *comm: Total' "$TMP/tags.txt"
 	check "go tool pprof -tags: hotcold under comm" grep -Eq '\(100%\): hotcold$|: hotcold$' "$TMP/tags.txt"
 	check "go tool pprof -tags: pid and tid labels" sh -c "grep -Eq '^ *pid: Total' '$TMP/tags.txt' && grep -Eq '^ *tid: Total' '$TMP/tags.txt'"
+	gopprof -comments "$TMP/a.pb.gz" >"$TMP/comments.txt"
+	check "go tool pprof -comments: the run's header lines (event, losses, call graph)" sh -c \
+		"grep -qx '# Event: cpu-clock' '$TMP/comments.txt' && grep -q '^# Lost samples: [0-9]' '$TMP/comments.txt' && grep -q '^# Call graph: ' '$TMP/comments.txt'"
 	# build-ids: the mappings' ("ID: START/LIMIT/OFFSET FILE BUILDID [FN]") are readelf -n's
 	sed -n '/^Mappings/,$p' "$TMP/raw.txt" >"$TMP/maps.txt"
 	for f in "$WL/hotcold" "$(awk '$3 ~ /libc\.so\.6$/ { print $3; exit }' "$TMP/maps.txt")"; do
@@ -85,8 +88,11 @@ fi
 # ---- 2. report reads it back ----
 "$BPFPROF" report "$TMP/a.pb.gz" >"$TMP/rep.txt" 2>"$TMP/rep.err"; rc=$?
 check "report on bpfprof's pprof exits 0" test "$rc" -eq 0
-check "report prints the live run's report (from '# Children' on)" \
-	cmp -s <(sed -n '/^# Children/,$p' "$TMP/live.txt") <(sed -n '/^# Children/,$p' "$TMP/rep.txt")
+check "report prints the live run's report, header included (the event, the unwinder's line)" \
+	cmp -s "$TMP/live.txt" <(grep -v '^# 1 file: ' "$TMP/rep.txt")
+check "report's header names the file" grep -q "^# 1 file: $TMP/a.pb.gz\$" "$TMP/rep.txt"
+check "report's header: the event is the live run's cpu-clock, not pprof's cpu" \
+	grep -q "^# Samples: $live_samples of event 'cpu-clock'\$" "$TMP/rep.txt"
 check "report says the samples and frequency" sh -c "grep -q '^# Samples: $live_samples of' '$TMP/rep.txt' && grep -q '^# Event frequency: $F Hz' '$TMP/rep.txt'"
 "$BPFPROF" report --no-children --percent-limit 20 "$TMP/a.pb.gz" >"$TMP/nc.txt" 2>&1
 check "report --no-children --percent-limit 20: only spin as a row" sh -c \
@@ -199,12 +205,54 @@ if [ "$have_go" = 1 ]; then
 	check "offcpu --pprof: go tool pprof -top shows sleep_20ms" grep -q 'sleep_20ms' "$TMP/offtop.txt"
 fi
 "$BPFPROF" report "$TMP/off.pb.gz" >"$TMP/offrep.txt" 2>&1
-check "report on offcpu's pprof is the live run's" \
-	cmp -s <(sed -n '/^# Children/,$p' "$TMP/off.txt") <(sed -n '/^# Children/,$p' "$TMP/offrep.txt")
+check "report on offcpu's pprof is the live run's, header included" \
+	cmp -s "$TMP/off.txt" <(grep -v '^# 1 file: ' "$TMP/offrep.txt")
 "$BPFPROF" profile -e t:syscalls:sys_enter_nanosleep --pprof "$TMP/ev.pb.gz" -o /dev/null -- "$WL/blocker" 5 2>/dev/null
 if [ "$have_go" = 1 ]; then
 	gopprof -raw "$TMP/ev.pb.gz" >"$TMP/evraw.txt"
 	check "profile -e --pprof: the event names the sample type" grep -q '^syscalls:sys_enter_nanosleep/count' "$TMP/evraw.txt"
+fi
+
+# ---- 7b. system-wide: each sample's cgroup v2 is its cgroup label ----
+CGROOT=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+if [ -z "$CGROOT" ] || ! mkdir "$CGROOT/bpfprof-pprof.$$" 2>/dev/null; then
+	skip "profile -a --pprof: cgroup labels" "no cgroup v2 hierarchy to make a group in"
+else
+	CG=$CGROOT/bpfprof-pprof.$$
+	(echo $BASHPID >"$CG/cgroup.procs"; exec "$WL/hotcold" 4 >/dev/null 2>&1) &
+	in=$!
+	"$WL/hotcold_nofp" 4 >/dev/null 2>&1 &
+	out=$!
+	sleep 0.3
+	"$BPFPROF" profile -a -F 499 --pprof "$TMP/cgall.pb.gz" -o /dev/null 2 2>"$TMP/cgall.err"
+	kill "$in" "$out" 2>/dev/null
+	wait "$in" "$out" 2>/dev/null
+	rmdir "$CG"
+	label=${CG#$CGROOT}
+	if [ "$have_go" = 1 ]; then
+		gopprof -tags '-tagfocus=comm=^hotcold$' "$TMP/cgall.pb.gz" >"$TMP/cgin.tags"
+		gopprof -tags '-tagfocus=comm=^hotcold_nofp$' "$TMP/cgall.pb.gz" >"$TMP/cgout.tags"
+		check "profile -a --pprof: go tool pprof -tags gives the workload's samples its cgroup ($label)" \
+			grep -Eq "\( *100%\): $label\$" "$TMP/cgin.tags"
+		check "profile -a --pprof: the one beside it is not in that cgroup" \
+			sh -c "grep -q '^ *cgroup: Total' '$TMP/cgout.tags' && ! grep -q ': $label\$' '$TMP/cgout.tags'"
+	fi
+	# report --cgroup keeps the samples of that cgroup (the path as the label has it, as
+	# --cgroup takes it, or under this machine's mount), and of no other
+	"$BPFPROF" report --comm hotcold "$TMP/cgall.pb.gz" >"$TMP/cgcomm.txt" 2>&1
+	in_samples=$(sed -n "s/^# Samples: \([0-9]*\) .*/\1/p" "$TMP/cgcomm.txt")
+	for g in "$label" "${label#/}" "$CG"; do
+		"$BPFPROF" report --cgroup "$g" "$TMP/cgall.pb.gz" >"$TMP/cgrep.txt" 2>&1
+		check "report --cgroup $g: the workload's $in_samples samples, no other command" \
+			sh -c "test '$in_samples' -gt 0 && grep -q '^# Samples: $in_samples of' '$TMP/cgrep.txt' && ! grep -q 'hotcold_nofp' '$TMP/cgrep.txt'"
+	done
+	"$BPFPROF" report -G "$label/nosuch" "$TMP/cgall.pb.gz" >"$TMP/cgnone.txt" 2>&1
+	check "report -G: a cgroup below it has none of them" grep -q '^# Samples: 0' "$TMP/cgnone.txt"
+	# report --pprof keeps the labels: the filtered file holds that cgroup only
+	"$BPFPROF" report -G "$label" --pprof "$TMP/cgonly.pb.gz" "$TMP/cgall.pb.gz" >/dev/null 2>&1
+	"$BPFPROF" report -G / "$TMP/cgonly.pb.gz" >"$TMP/cgonly.txt" 2>&1
+	check "report -G --pprof: the labels go into the file it writes" \
+		grep -q "^# Samples: $in_samples of" "$TMP/cgonly.txt"
 fi
 
 # ---- 8. top --pprof and --svg: every refresh's samples, in one file at the end ----

@@ -36,45 +36,95 @@ wpid=$(start_runq "$TMP/wl.out" -b 3 -c 0 -w 3 120) || { fail "runqlat: workload
 tids=" $(ls /proc/"$wpid"/task | tr '\n' ' ')"
 
 # ---- ground truth: total delay per thread = change of schedstat run_delay ----
-# For every thread pinned to the contended CPU (rq-busy-*, rq-waker), bpfprof's count x avg must
-# be within 10% of delta(run_delay), and the sum over all the workload's threads too.  The main
-# thread is not compared alone: it is not pinned and wakes on the other CPU, whose tasks may run
-# in the kernel (PREEMPT_NONE) for milliseconds before a wakeup preemption takes effect, and the
-# kernel's own accounting misses that time (the wakeup asks __schedule() to skip its run-queue
-# clock update, rq_clock_skip_update(), so run_delay measures up to the stale clock); bpfprof
-# measures the time it really waited.  Every thread must have one delay per run the kernel
-# counts (pcount, within 2%), and its highest non-empty bucket must reach
-# delta(run_delay) / delta(pcount): the kernel's own mean wait, which at least one wait reaches
-# (for a spinning thread, the other two's slices).
+# Where the kernel keeps sched_info, runqlat reads its waits from it (-v says so): every thread's
+# delays, the unpinned main thread's too, are then the kernel's own, one per run it counts:
+# count = delta(pcount) and count x avg = delta(run_delay), both exactly (to avg's printed
+# digits), but for the runs this kernel starts without a sched_switch event now and then (a
+# thread switched out twice with no switch-in between: bpftrace sees the same): runqlat cannot
+# put those in a histogram, and says how many and how long in all; with them the sums over the
+# threads are exact, and each thread has no more than the kernel's.  With the wakeup programs (BPFPROF_NO_SCHED_INFO=1, kernels without sched_info),
+# bpfprof times the waits with its own clock: for every thread pinned to the contended CPU
+# (rq-busy-*, rq-waker) count x avg within 10% of delta(run_delay), and the sum over all the
+# workload's threads too.  The main thread is not compared alone then: it is not pinned and
+# wakes on the other CPU, whose tasks may run in the kernel (PREEMPT_NONE) for milliseconds
+# before a wakeup preemption takes effect, and the kernel's own accounting misses that time
+# (the wakeup asks __schedule() to skip its run-queue clock update, rq_clock_skip_update(), so
+# run_delay measures up to the stale clock); its own clock measures the time it really waited.
+# Every thread must have one delay per run the kernel counts (pcount, within 2%), and its highest
+# non-empty bucket must reach delta(run_delay) / delta(pcount): the kernel's own mean wait, which
+# at least one wait reaches (for a spinning thread, the other two's slices).
+# ground_truth NAME sched_info|wakeups [RUNQLAT-ARGS...]
 ground_truth() {
-	local name=$1; shift
-	local rc bad=""
-	bracket "$wpid" 2 "$TMP/gt.txt" "$TMP/s0" "$TMP/s1" -- runqlat -L -p "$wpid" "$@"; rc=$?
+	local name=$1 path=$2; shift 2
+	local rc bad="" want_v
+	bracket "$wpid" 2 "$TMP/gt.txt" "$TMP/s0" "$TMP/s1" -- runqlat -v -L -p "$wpid" "$@"; rc=$?
 	if [ "$rc" -ne 0 ]; then
 		fail "$name: runs" "status $rc: $(cat "$TMP/gt.txt.err" 2>/dev/null)"
 		return
 	fi
+	want_v=$([ "$path" = sched_info ] && echo "waits read from the kernel's run-queue accounting" ||
+		echo "waits timed by bpfprof at each wakeup and switch")
+	grep -q "^bpfprof: $want_v" "$TMP/gt.txt.err" || bad="-v does not say '$want_v'; "
 	stats_delta "$TMP/s0" "$TMP/s1" >"$TMP/delta"
 	parse_hists "$TMP/gt.txt" | sort -n >"$TMP/hists"
-	bad=$(join "$TMP/delta" "$TMP/hists" | awk '
+	# "delays not counted: N (X ms in all) ended at switches no sched_switch event showed"
+	read -r unseen unseen_ms <<<"$(sed -n 's/^bpfprof: delays not counted: \([0-9]*\) (\([0-9.]*\) ms in all) ended at switches.*/\1 \2/p' "$TMP/gt.txt.err")"
+	bad+=$(join "$TMP/delta" "$TMP/hists" | awk -v exact="$([ "$path" = sched_info ] && echo 1)" \
+		-v unseen="${unseen:-0}" -v unseen_us="$(awk -v m="${unseen_ms:-0}" 'BEGIN { print m * 1000 }')" '
 		# TID COMM EXEC RUN_DELAY PCOUNT SWITCHES COMM COUNT TOTAL_US TOP
-		{ want = $4 / 1000; got = $9; sw += want; sg += got; n++
-		  if ($2 != "rq-main" && (got < 0.9 * want || got > 1.1 * want))
-			printf "%s(%s) total %.0f us, schedstat %.0f us; ", $2, $1, got, want
+		{ want = $4 / 1000; got = $9; sw += want; sg += got; n++; sc += $8; sp += $5
+		  # avg is printed with one decimal (three digits below 1)
+		  slack = 0.05 * $8 + 0.0005 * want + 1; tslack += slack
+		  if (exact) {
+			if (got > want + slack || $8 > $5)
+				printf "%s(%s) %d delays, %.1f us in all: schedstat %d, %.1f us; ", $2, $1, $8, got, $5, want
+		  } else {
+			if ($2 != "rq-main" && (got < 0.9 * want || got > 1.1 * want))
+				printf "%s(%s) total %.0f us, schedstat %.0f us; ", $2, $1, got, want
+			if ($8 < 0.98 * $5 - 2 || $8 > 1.02 * $5 + 2)
+				printf "%s(%s) %d delays, schedstat pcount %d; ", $2, $1, $8, $5
+		  }
 		  if ($5 > 0 && $10 < $4 / 1000 / $5)
-			printf "%s(%s) top bucket %s us below the mean wait %.0f us; ", $2, $1, $10, $4 / 1000 / $5
-		  if ($8 < 0.98 * $5 - 2 || $8 > 1.02 * $5 + 2)
-			printf "%s(%s) %d delays, schedstat pcount %d; ", $2, $1, $8, $5 }
+			printf "%s(%s) top bucket %s us below the mean wait %.0f us; ", $2, $1, $10, $4 / 1000 / $5 }
 		END { if (n < 5) printf "only %d workload threads reported; ", n
-		      if (sg < 0.9 * sw || sg > 1.1 * sw) printf "sum %.0f us, schedstat %.0f us", sg, sw }')
+		      d = sg + unseen_us - sw; if (d < 0) d = -d
+		      if (exact && (sc + unseen != sp || d > tslack + 1))
+			printf "in all %d delays + %d not seen, %.1f us + %.1f us: schedstat %d, %.1f us", sc, unseen, sg, unseen_us, sp, sw
+		      if (!exact && (sg < 0.9 * sw || sg > 1.1 * sw)) printf "sum %.0f us, schedstat %.0f us", sg, sw }')
 	if [ -z "$bad" ]; then
 		ok "$name"
 	else
 		fail "$name" "$bad"
 	fi
 }
-ground_truth "runqlat -L: per-thread total delay matches schedstat run_delay (tp_btf)"
-ground_truth "runqlat -L: per-thread total delay matches schedstat run_delay (raw_tp)" --raw-tp
+both_paths "runqlat -L: per-thread delays match schedstat's run_delay and pcount" runqlat 0.1 1
+
+# ---- a wait split by a move to another CPU counts whole ----
+# rq-busy-0 is moved between the two CPUs every 20 ms while it waits behind the other two most of
+# the time: the kernel adds the wait so far to run_delay when a queued task leaves its run queue
+# (sched_info_dequeue()) and stamps it again on the other; runqlat's waits must still add up to
+# run_delay and pcount, each counted once, at its switch-in.
+si_why=$(sched_info_why runqlat 0.1 1)
+if [ "$(nproc)" -ge 2 ] && [ -z "$si_why" ]; then
+	busy0=$(grep -lx rq-busy-0 /proc/"$wpid"/task/*/comm | cut -d/ -f5)
+	mover "$busy0" >"$TMP/moves" &
+	mpid=$!
+	(unset BPFPROF_NO_SCHED_INFO
+	 bracket "$wpid" 2 "$TMP/mv.txt" "$TMP/m0" "$TMP/m1" -- runqlat -L -t "$busy0"); rc=$?
+	kill "$mpid"; wait "$mpid" 2>/dev/null
+	taskset -p -c 0 "$busy0" >/dev/null
+	read -r count total <<<"$(parse_hists "$TMP/mv.txt" | awk '{ printf "%d %.1f\n", $3, $4 }')"
+	read -r rd pc <<<"$(stats_delta "$TMP/m0" "$TMP/m1" | awk -v t="$busy0" '$1 == t { printf "%.1f %d\n", $4 / 1000, $5 }')"
+	read -r unseen unseen_ms <<<"$(sed -n 's/^bpfprof: delays not counted: \([0-9]*\) (\([0-9.]*\) ms in all) ended at switches.*/\1 \2/p' "$TMP/mv.txt.err")"
+	moves=$(wc -l <"$TMP/moves")
+	check "runqlat: waits split by moves to another CPU ($moves moves) add up to run_delay ($total + ${unseen_ms:-0} ms not seen vs $rd us, $count + ${unseen:-0} vs $pc delays)" \
+		awk -v rc="$rc" -v c="$count" -v t="$total" -v rd="$rd" -v pc="$pc" -v moves="$moves" \
+			-v un="${unseen:-0}" -v unms="${unseen_ms:-0}" 'BEGIN {
+			d = t + unms * 1000 - rd; if (d < 0) d = -d
+			exit !(rc == 0 && moves >= 20 && c + un == pc && c > 0 && d <= 0.05 * c + 0.0005 * rd + 1) }'
+else
+	skip "runqlat: waits split by moves to another CPU" "${si_why:-one CPU}"
+fi
 
 # ---- -L and -p separate and filter: one histogram per workload thread, nothing else ----
 parse_hists "$TMP/gt.txt" >"$TMP/l"

@@ -71,6 +71,11 @@ kill "$wpid" 2>/dev/null; wait "$wpid" 2>/dev/null
 "$BPFPROF" trace sys:openat -- "$WL/opener" "$path" 0 3 1 >"$TMP/fail.txt" 2>&1
 check "trace: a failed call's errno, 3 times" test "$(grep -cF "filename: \"$path.missing\", flags: RDONLY|CLOEXEC) = -1 ENOENT (No such file or directory)" "$TMP/fail.txt")" -eq 3
 
+# ---- a name in a page the process never touched: unreadable at the entry, read at the exit ----
+WL_COLD_PATH=1 "$BPFPROF" trace sys:openat -- "$WL/opener" "$path" 20 0 1 >"$TMP/cold.txt" 2>&1
+check "trace: a path in a page not yet faulted in is still printed (20 of 20)" \
+	test "$(grep -cF "filename: \"$path\", flags: RDONLY|CLOEXEC) = " "$TMP/cold.txt")" -eq 20
+
 # ---- -s against stat for the same syscalls on the same (deterministic) command ----
 # The workload opens PATH 20 times (each closed) and a missing file 7 times: openat calls counted
 # by stat (the command's, from its exec, as perf stat counts) and by trace -s (its process's row)

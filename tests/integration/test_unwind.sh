@@ -149,6 +149,22 @@ done
 "$BPFPROF" profile -F $F -U --unwind eh -- "$WL/sighandler_nofp" 0.5 >"$TMP/sig.rep" 2>/dev/null
 check "report header: frames through signal frames counted" grep -Eq "^# .*\([0-9]+ through signal frames\)" "$TMP/sig.rep"
 
+# 10b. glibc's vfork pops its return address into RDI across the syscall: a sample there (the
+#     syscall's exit, in parent and child) is walked on from the registers of the sample, into
+#     the shell that called it and on to _start, not ended at an unsupported rule.
+for m in eh auto; do
+	"$BPFPROF" profile -f -U --unwind $m -e t:syscalls:sys_exit_vfork -- \
+		sh -c 'for i in $(seq 50); do /bin/true; done' >"$TMP/vfork.$m" 2>"$TMP/vfork.$m.err"
+	all=$(folded_sum "$TMP/vfork.$m" ';__vfork ')
+	through=$(folded_sum "$TMP/vfork.$m" '^sh;[^;]*;__libc_start_main[^;]*;__libc_start_call_main;.*;__vfork ')
+	echo "# vfork, $m: $through of $all samples in __vfork reach _start"
+	if [ "$all" -eq 0 ]; then
+		skip "--unwind $m through __vfork" "sh here does not vfork (not dash with glibc)"
+		continue
+	fi
+	check "--unwind $m: every sample in __vfork reaches _start" test "$through" -eq "$all"
+done
+
 # 11. Tables before the first sample: a program that does all its work in a burst right after
 #     exec (500 getppid() calls from ppid_caller(), through libc's wrapper without a frame
 #     pointer) is unwound by tables from its first sample, as COMMAND and as -p, whatever the

@@ -178,11 +178,15 @@ static void test_func_args_and_casts(void)
 	field_list_free(&l);
 }
 
-static const char *fake_ksym(__u64 addr, char *buf, size_t size, void *ctx)
+/* A namer that knows one function and one cgroup. */
+static const char *fake_name(const struct field *f, __u64 v, char *buf, size_t size, void *ctx)
 {
-	if (addr != 0xffffffff81234560ULL)
+	if (f->kind == FIELD_KSYM && v == 0xffffffff81234560ULL)
+		snprintf(buf, size, "vmstat_update");
+	else if (f->kind == FIELD_CGROUP && v == 4242)
+		snprintf(buf, size, "/system.slice/app.service");
+	else
 		return NULL;
-	snprintf(buf, size, "vmstat_update");
 	return buf;
 }
 
@@ -203,13 +207,13 @@ static void test_format_values(void)
 	memcpy(rec + 28, &req, 4);
 	memcpy(rec + 32, &cpu, 4);
 	memcpy(rec + 36, "mm_p", 5);
-	CHECK(fields_format_record(&l, rec, 41, fake_ksym, NULL, out, sizeof(out)) > 0);
+	CHECK(fields_format_record(&l, rec, 41, fake_name, NULL, out, sizeof(out)) > 0);
 	CHECK_STR(out, "work=0xffff888001234500 function=vmstat_update workqueue=mm_p req_cpu=-1 "
 		       "cpu=1");
-	CHECK_INT(fields_format_record(&l, rec, 30, fake_ksym, NULL, out, sizeof(out)), -EINVAL);
+	CHECK_INT(fields_format_record(&l, rec, 30, fake_name, NULL, out, sizeof(out)), -EINVAL);
 	fn = 0xffffffff81000000ULL;
 	memcpy(rec + 16, &fn, 8);
-	fields_format_record(&l, rec, 41, fake_ksym, NULL, out, sizeof(out));
+	fields_format_record(&l, rec, 41, fake_name, NULL, out, sizeof(out));
 	CHECK(strstr(out, "function=0xffffffff81000000") != NULL);
 	field_list_free(&l);
 
@@ -222,6 +226,11 @@ static void test_format_values(void)
 	f.kind = FIELD_DATALOC;
 	CHECK_STR(field_format_value(&f, 0, "/usr/bin/true", NULL, NULL, buf, sizeof(buf)),
 		  "/usr/bin/true");
+	/* the cgroup field: its path where it is known, else its id in decimal (not hex) */
+	f = (struct field){ .kind = FIELD_CGROUP, .size = 8 };
+	CHECK_STR(field_format_value(&f, 4242, NULL, fake_name, NULL, buf, sizeof(buf)),
+		  "/system.slice/app.service");
+	CHECK_STR(field_format_value(&f, 4243, NULL, fake_name, NULL, buf, sizeof(buf)), "4243");
 }
 
 /* Every format file of the running kernel parses (where tracefs is readable): a sample of

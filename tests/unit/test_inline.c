@@ -118,6 +118,52 @@ static void test_agg_lines_and_leaf_addrs(void)
 	stack_agg__free(a);
 }
 
+static struct stack_sample bare[3]; /* samples[], the compiled functions' lines left out */
+
+static int write_report_bare(FILE *f, const void *o)
+{
+	return report_write(f, NULL, bare, 3, o);
+}
+
+static int write_folded_bare(FILE *f, const void *o)
+{
+	return folded_write(f, bare, 3, o);
+}
+
+/* Whether the writers one and other write the same with options o. */
+static bool same_output(int (*one)(FILE *, const void *), int (*other)(FILE *, const void *),
+			const void *o)
+{
+	char *x = written(one, o), *y = written(other, o);
+	bool same = x && y && !strcmp(x, y);
+
+	free(x);
+	free(y);
+	return same;
+}
+
+/* Without --srcline (nor a pprof), the resolver gives only inlined frames their lines: the
+ * compiled functions' frames without theirs make the same report and folded stacks. */
+static void test_lines_of_inlined_only(void)
+{
+	static struct frame g[3][3];
+	struct report_opts ro = { .children = true, .sort = REPORT_SORT_SYM };
+	struct folded_opts fo = { .inline_frames = true, .annotate_kernel = true };
+
+	for (int i = 0; i < 3; i++) {
+		memcpy(g[i], samples[i].frames, sizeof(g[i]));
+		for (int j = 0; j < 3; j++)
+			if (!g[i][j].inlined) {
+				g[i][j].srcfile = NULL;
+				g[i][j].line = 0;
+			}
+		bare[i] = samples[i];
+		bare[i].frames = g[i];
+	}
+	CHECK(same_output(write_report, write_report_bare, &ro));
+	CHECK(same_output(write_folded, write_folded_bare, &fo));
+}
+
 /* pprof: work and mix are one location with two lines; read back, two frames again. */
 static void test_pprof_round_trip(void)
 {
@@ -158,6 +204,7 @@ int main(void)
 	RUN(test_report_inlined_rows);
 	RUN(test_folded_inline_srcline);
 	RUN(test_agg_lines_and_leaf_addrs);
+	RUN(test_lines_of_inlined_only);
 	RUN(test_pprof_round_trip);
 	TESTS_DONE();
 }

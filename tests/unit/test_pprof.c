@@ -321,6 +321,113 @@ static void test_pprof_events_round_trip(void)
 	profile_in__free(in);
 }
 
+/* A sample's cgroup is its "cgroup" label, where it has one, and is read back; samples of two
+ * cgroups stay apart in the aggregation the reader makes. */
+static void test_pprof_cgroup_labels(void)
+{
+	struct frame f[] = { { .name = "spin", .module = "/usr/bin/app", .offset = 0x10 } };
+	struct stack_sample s[3] = {
+		{ .comm = "app", .pid = 1, .tid = 1, .value = 3, .frames = f, .nr_frames = 1,
+		  .cgroup = "/system.slice/app.service" },
+		{ .comm = "app", .pid = 1, .tid = 1, .value = 5, .frames = f, .nr_frames = 1,
+		  .cgroup = "4242" },
+		{ .comm = "app", .pid = 1, .tid = 1, .value = 7, .frames = f, .nr_frames = 1 },
+	};
+	struct pprof_meta m = { .nr_values = 1, .labels = 7 };
+	struct profile_in *in = profile_in__new();
+	const struct stack_sample *r;
+	void *buf;
+	size_t size, n;
+	Profile *p;
+
+	m.values[0] = (struct pprof_value){ "samples", "count", 1, PPROF_ANY_EVENT };
+	CHECK_INT(pprof_encode(s, 3, &m, &buf, &size), 0);
+	p = unpack_gz(buf, size);
+	CHECK(p && p->n_sample == 3);
+	if (p && p->n_sample == 3) {
+		CHECK_STR(label_str(p, p->sample[0], "cgroup"), "/system.slice/app.service");
+		CHECK_STR(label_str(p, p->sample[1], "cgroup"), "4242");
+		CHECK(!label_str(p, p->sample[2], "cgroup"));
+	}
+	if (p)
+		perftools__profiles__profile__free_unpacked(p, NULL);
+	r = read_back(in, buf, size, &n);
+	CHECK_INT(n, 3);
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].value == 3)
+			CHECK_STR(r[i].cgroup, "/system.slice/app.service");
+		else if (r[i].value == 5)
+			CHECK_STR(r[i].cgroup, "4242");
+		else
+			CHECK(!r[i].cgroup);
+	}
+	free(buf);
+	profile_in__free(in);
+}
+
+/* The run's report header rides in the comments, as the report prints it, and is read back:
+ * what bpfprof report needs to print the live run's header again. */
+static void test_pprof_header_comments(void)
+{
+	struct frame f[] = { { .name = "spin", .module = "/usr/bin/app", .offset = 0x10 } };
+	struct stack_sample s[1] = {
+		{ .comm = "app", .pid = 1, .tid = 1, .value = 3, .frames = f, .nr_frames = 1 },
+	};
+	struct report_header h = {
+		.event = "cpu-clock", .frequency = 99, .lost = 12,
+		.lost_detail = "stack capture failed 2, stack table full 10", .unwind = "auto",
+		.excluded = "the idle task", .extra = "first note\n# second note",
+		.symbols = "JIT maps not read", .source = "never written",
+	};
+	struct pprof_meta m;
+	struct profile_in *in = profile_in__new();
+	void *buf;
+	size_t size, n;
+	Profile *p;
+
+	pprof_meta_counted(&m, "cpu", "nanoseconds", 10101010);
+	m.comment = "cpu-clock at 99 Hz, 1.0 s";
+	m.header = &h;
+	CHECK_INT(pprof_encode(s, 1, &m, &buf, &size), 0);
+	p = unpack_gz(buf, size);
+	CHECK(p && p->n_comment == 9);
+	if (p && p->n_comment == 9) {
+		CHECK_STR(str(p, p->comment[0]), "cpu-clock at 99 Hz, 1.0 s");
+		CHECK_STR(str(p, p->comment[1]), "# Event: cpu-clock");
+		CHECK_STR(str(p, p->comment[2]), "# Event frequency: 99 Hz");
+		CHECK_STR(str(p, p->comment[3]),
+			  "# Lost samples: 12 (stack capture failed 2, stack table full 10)");
+		CHECK_STR(str(p, p->comment[4]), "# Call graph: auto");
+		CHECK_STR(str(p, p->comment[5]), "# Excluded: the idle task");
+		CHECK_STR(str(p, p->comment[6]), "# first note");
+		CHECK_STR(str(p, p->comment[7]), "# second note");
+		CHECK_STR(str(p, p->comment[8]), "# JIT maps not read");
+	}
+	if (p)
+		perftools__profiles__profile__free_unpacked(p, NULL);
+	read_back(in, buf, size, &n);
+	CHECK_INT(n, 1);
+	CHECK_STR(in->header.event, "cpu-clock");
+	CHECK_INT(in->header.frequency, 99);
+	CHECK_INT(in->lost, 12);
+	CHECK_STR(in->header.lost_detail, "stack capture failed 2, stack table full 10");
+	CHECK_STR(in->header.unwind, "auto");
+	CHECK_STR(in->header.excluded, "the idle task");
+	/* the notes, printed as the live run printed them: a "# " line each */
+	CHECK_STR(in->header.extra, "first note\n# second note\n# JIT maps not read");
+	CHECK(!in->header.source);
+	/* a second file adds its losses, not its header */
+	h.lost = 3;
+	h.event = "other";
+	free(buf);
+	CHECK_INT(pprof_encode(s, 1, &m, &buf, &size), 0);
+	CHECK_INT(profile_in__read_mem(in, buf, size, "second"), 0);
+	CHECK_INT(in->lost, 15);
+	CHECK_STR(in->header.event, "cpu-clock");
+	free(buf);
+	profile_in__free(in);
+}
+
 /* Folded stacks: comm first, "_[k]" kernel frames, "[file]" unresolved ones, the waker after
  * "--" innermost first; a bad line named by its number. */
 static void test_folded_read(void)
@@ -493,6 +600,8 @@ int main(void)
 	RUN(test_pprof_events_and_wakers);
 	RUN(test_pprof_round_trip);
 	RUN(test_pprof_events_round_trip);
+	RUN(test_pprof_cgroup_labels);
+	RUN(test_pprof_header_comments);
 	RUN(test_folded_read);
 	RUN(test_pprof_bad_input);
 	RUN(test_pprof_deep_separators);

@@ -147,7 +147,7 @@ static void test_not_inlined(void)
 	struct srclines *s = srclines__new();
 	struct span sp;
 	const struct srcline_chain *c = NULL;
-	__u64 lookups, hits;
+	struct srcline_stats st;
 
 	if (!find_fixture())
 		SKIP("fixture not built (make unit builds it)");
@@ -166,9 +166,9 @@ static void test_not_inlined(void)
 
 		CHECK_INT(srclines__lookup(s, fixture, sp.start, &again), 0);
 		CHECK(again == c);
-		srclines__stats(s, &lookups, &hits);
-		CHECK_INT(lookups, 2);
-		CHECK_INT(hits, 1);
+		srclines__stats(s, &st);
+		CHECK_INT(st.lookups, 2);
+		CHECK_INT(st.hits, 1);
 	}
 	/* an address outside any CU */
 	CHECK_INT(srclines__lookup(s, fixture, 0x10, &c), -ENXIO);
@@ -487,6 +487,103 @@ static void test_many_files(void)
 	rmdir(dir);
 }
 
+/* Whether chain x (error ex) and chain y (ey) are the same. */
+static bool same_chain(int ex, const struct srcline_chain *x, int ey, const struct srcline_chain *y)
+{
+	bool eq = ex == ey;
+
+	for (__u32 k = 0; eq && !ex && k < x->nr; k++)
+		eq = x->nr == y->nr && x->f[k].line == y->f[k].line &&
+		     !strcmp(x->f[k].func ?: "", y->f[k].func ?: "") &&
+		     !strcmp(x->f[k].file ?: "", y->f[k].file ?: "");
+	return eq;
+}
+
+/* Every address of function fn of path, looked up in s, against the same in ref of ref_path
+ * (the file read as it is); half of them after what s parsed was given back.  Returns how many
+ * differ, *inlined set when one had name in its chain. */
+static int differ(struct srclines *s, const char *path, struct srclines *ref, const char *ref_path,
+		  const char *fn, const char *name, bool *inlined)
+{
+	struct span sp = function_span(path, fn);
+	int bad = sp.end > sp.start ? 0 : 1;
+
+	for (__u64 a = sp.start; a < sp.end; a++) {
+		const struct srcline_chain *x = NULL, *y = NULL;
+		int ex = srclines__lookup(ref, ref_path, a, &x);
+		int ey = srclines__lookup(s, path, a, &y);
+
+		if (a == (sp.start + sp.end) / 2)
+			srclines__release(s);
+		bad += !same_chain(ex, x, ey, y);
+		for (__u32 k = 1; !ey && k < y->nr; k++)
+			*inlined |= y->f[k].func && !strcmp(y->f[k].func, name);
+	}
+	return bad;
+}
+
+/* A program of two units, as the sparse copy holds them: the units looked up copied one after
+ * the other in the order of the lookups (the second unit first here), which moves them, and
+ * the chains are the file's own.  Built with -flto, its units refer to each other's DIEs (the
+ * abstract origins of inlined functions): such a copy keeps its units where they are, and the
+ * inlined functions still have their names. */
+static void test_units_moved(void)
+{
+	static const char a_c[] =
+		"static inline int sq(int x) { return x * x; }\n"
+		"__attribute__((noinline)) int fa(int n)\n"
+		"{ int s = 0; for (int i = 0; i < n; i++) s += sq(i) ^ s; return s; }\n"
+		"int fb(int n);\n"
+		"int main(int argc, char **argv) { return fa(argc * 100) + fb(argc * 50); }\n";
+	static const char b_c[] =
+		"static inline int cube(int x) { return x * x * x; }\n"
+		"int fa(int n);\n"
+		"__attribute__((noinline)) int fb(int n)\n"
+		"{ int s = 0; for (int i = 0; i < n; i++) s += cube(i) ^ fa(i & 3);"
+		" return s; }\n";
+	static const char *const how[] = { "", "-flto" };
+	char dir[] = "/tmp/srcline-units-XXXXXX", cmd[4 * PATH_MAX], prog[PATH_MAX + 16],
+	     ref[PATH_MAX + 16], src[PATH_MAX + 16];
+	FILE *f;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(src, sizeof(src), "%s/a.c", dir);
+	f = fopen(src, "w");
+	CHECK(f && fputs(a_c, f) >= 0 && !fclose(f));
+	snprintf(src, sizeof(src), "%s/b.c", dir);
+	f = fopen(src, "w");
+	CHECK(f && fputs(b_c, f) >= 0 && !fclose(f));
+	for (size_t i = 0; i < sizeof(how) / sizeof(how[0]); i++) {
+		struct srclines *s = srclines__new(), *r = srclines__new();
+		bool sq = false, cube = false;
+
+		snprintf(prog, sizeof(prog), "%s/prog%zu", dir, i);
+		snprintf(ref, sizeof(ref), "%s/ref%zu", dir, i);
+		snprintf(cmd, sizeof(cmd), "cd '%s' && cc -O2 -g %s a.c b.c -o '%s' 2>/dev/null && "
+			 "objcopy --remove-section=.debug_aranges '%s' '%s'", dir, how[i], prog,
+			 prog, ref);
+		if (system(cmd)) {
+			fprintf(stderr, "    cc %s could not build the program: skipped\n", how[i]);
+			srclines__free(s);
+			srclines__free(r);
+			continue;
+		}
+		/* the second unit first */
+		CHECK_INT(differ(s, prog, r, ref, "fb", "cube", &cube), 0);
+		CHECK_INT(differ(s, prog, r, ref, "fa", "sq", &sq), 0);
+		CHECK(sq && cube);
+		srclines__free(s);
+		srclines__free(r);
+		unlink(prog);
+		unlink(ref);
+	}
+	snprintf(src, sizeof(src), "%s/a.c", dir);
+	unlink(src);
+	snprintf(src, sizeof(src), "%s/b.c", dir);
+	unlink(src);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	RUN(test_inlined_twice);
@@ -494,6 +591,7 @@ int main(void)
 	RUN(test_file_offset);
 	RUN(test_debug_file);
 	RUN(test_copies);
+	RUN(test_units_moved);
 	RUN(test_kernel_vmlinux);
 	RUN(test_kernel_vmlinux_debuginfod);
 	RUN(test_many_files);

@@ -199,9 +199,25 @@ static void test_hashtab_reset(void)
 	hashtab_clear(&h, NULL);
 }
 
+/* The drain's memo keeps ids of one aggregation and tells the next one by its serial: an
+ * aggregation allocated where a freed one was must not pass for it. */
+static void test_agg_serial(void)
+{
+	struct stack_agg *a = stack_agg__new(false), *b;
+	__u64 first = a ? stack_agg__serial(a) : 0;
+
+	CHECK(a && first);
+	stack_agg__free(a);
+	b = stack_agg__new(false);
+	CHECK(b && stack_agg__serial(b) != first);
+	CHECK(b && stack_agg__nr_frames(b) == 0);
+	stack_agg__free(b);
+}
+
 int main(void)
 {
 	RUN(test_agg_merges_by_command_and_stack);
+	RUN(test_agg_serial);
 	RUN(test_agg_by_tid);
 	RUN(test_agg_own_ids);
 	RUN(test_hashtab_del);

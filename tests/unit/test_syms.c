@@ -1244,11 +1244,17 @@ static void test_cache_records(void)
 	other = 0x7ffffff3;
 	sc = syms_cache__new();
 	syms_cache__exits_told(sc);
-	syms_cache__records_on(sc);
+	syms_cache__records_on(sc, true);
 	CHECK_INT(syms_cache__record_exec(sc, pid, 10), 0);
 	for (i = 0; i < n; i++)
 		CHECK_INT(syms_cache__record_mmap(sc, pid, 11, &m[i]), 0);
 	CHECK_INT(syms_cache__record_fork(sc, child, pid, 12), 0);
+	/* announced before its exec (the unwinder writes no list for that), or after it */
+	CHECK(syms_cache__execed_after(sc, pid, 9));
+	CHECK(!syms_cache__execed_after(sc, pid, 10));
+	CHECK(!syms_cache__execed_after(sc, pid, 13));
+	/* a fork is no exec: the child's announcements all stand */
+	CHECK(!syms_cache__execed_after(sc, child, 11));
 	/* an older fork record read after the exec (another CPU's ring) changes nothing */
 	CHECK_INT(syms_cache__record_fork(sc, pid, 1, 5), 0);
 	CHECK(syms_cache__record_exit(sc, pid, 20));
@@ -1305,8 +1311,10 @@ static void test_cache_records_overlap(void)
 	syms_cache__resolve(sc, self, addr, &want);
 	CHECK(want.name != NULL);
 	snprintf(want_name, sizeof(want_name), "%s", want.name ? want.name : "");
-	syms_cache__records_on(sc);
+	/* times from another clock: no announcement is taken as older than an exec */
+	syms_cache__records_on(sc, false);
 	CHECK_INT(syms_cache__record_exec(sc, pid, 1), 0);
+	CHECK(!syms_cache__execed_after(sc, pid, 0));
 	for (i = 0; i < n; i++)
 		CHECK_INT(syms_cache__record_mmap(sc, pid, 2, &m[i]), 0);
 	/* anonymous code over the mapping's second page (a JIT's MAP_FIXED) */

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <gelf.h>
+#include "stacks.h"
 #include "unwind/cfi.h"
 #include "sym/syms.h"
 #include "test.h"
@@ -496,6 +497,58 @@ static void test_process_mappings(void)
 	syms_cache__free(sc);
 }
 
+static __u64 mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* the BPF side's clock (last_used, announcements) */
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* A refresh the BPF side asks for (a pc outside every mapping: most often a garbage return
+ * address) writes the list again only when it changed; an announcement too, but only where the
+ * list was written after the announcing sample (an exec before it dropped the BPF side's);
+ * and none made stale by an exec told since. */
+static void test_process_rewrites(void)
+{
+	struct syms_cache *sc = syms_cache__new();
+	struct unwinder *u = unwinder__new_mem(sc, 1 << 20);
+	struct unw_event ev = { .type = UNW_EV_REFRESH_PROC, .tgid = getpid() };
+	struct proc_seen_event seen = { .tgid = getpid() };
+	struct unwind_usage us;
+
+	CHECK(sc && u);
+	CHECK_INT(syms_cache__snapshot(sc, getpid()), 0);
+	seen.time = mono_now();
+	CHECK_INT(unwinder__add_process(u, getpid()), 0);
+	unwinder__handle_event(u, &ev, sizeof(ev));
+	unwinder__handle_event(u, &ev, sizeof(ev));
+	unwinder__usage(u, &us);
+	CHECK_INT(us.procs_written, 1);
+	CHECK_INT(us.refreshes_same, 2);
+	/* announced by a sample before the write: the list held is the one written */
+	unwinder__proc_event(u, &seen, sizeof(seen));
+	unwinder__usage(u, &us);
+	CHECK_INT(us.procs_written, 1);
+	CHECK_INT(us.refreshes_same, 3);
+	/* announced after it: an exec may have dropped it since */
+	seen.time = mono_now();
+	unwinder__proc_event(u, &seen, sizeof(seen));
+	unwinder__usage(u, &us);
+	CHECK_INT(us.procs_written, 2);
+	/* a process that mmap records say exec'd after the announcement's sample */
+	syms_cache__records_on(sc, true);
+	CHECK_INT(syms_cache__record_exec(sc, 0x7ffffff5, 100), 0);
+	seen.tgid = 0x7ffffff5;
+	seen.time = 99;
+	unwinder__proc_event(u, &seen, sizeof(seen));
+	unwinder__usage(u, &us);
+	CHECK_INT(us.procs_written, 2);
+	CHECK_INT(us.announcements_stale, 1);
+	unwinder__free(u);
+	syms_cache__free(sc);
+}
+
 static void on_usr2(int sig)
 {
 	(void)sig;
@@ -527,15 +580,30 @@ static void test_signal_frame(void)
 	signal(SIGUSR2, SIG_DFL);
 }
 
-/* ---- eviction ---- */
-
-static __u64 mono_now(void)
+/* glibc's vfork pops its return address into RDI before the syscall and keeps it there (its CFI:
+ * DW_CFA_register rip, rdi): after the pop, the return address is in RDI, and the CFA is SP. */
+static void test_vfork_rdi(void)
 {
-	struct timespec ts;
+	struct cfi_rows r = {};
+	char why[256];
+	Dl_info info;
+	void *vf = dlsym(RTLD_DEFAULT, "vfork");
+	const unsigned char *code = vf;
+	__u64 off;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts); /* the BPF side's clock for last_used */
-	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	if (!vf || !dladdr(vf, &info) || !info.dli_fname || strstr(info.dli_fname, "libc.so") == NULL)
+		SKIP("no glibc vfork");
+	/* pop %rdi: the first instruction of glibc's x86-64 vfork */
+	if (code[0] != 0x5f)
+		SKIP("vfork does not begin with pop %rdi");
+	off = (uintptr_t)vf - (uintptr_t)info.dli_fbase;
+	CHECK_INT(cfi_build_file(info.dli_fname, -1, NULL, &r, why, sizeof(why)), 0);
+	CHECK_STR(rule_at(&r, off), "cfa=sp+8 fp=same");
+	CHECK_STR(rule_at(&r, off + 1), "cfa=sp+0 ra=rdi fp=same");
+	cfi_rows_free(&r);
 }
+
+/* ---- eviction ---- */
 
 static void test_eviction(void)
 {
@@ -799,7 +867,9 @@ int main(void)
 	RUN(test_bad_input);
 	RUN(test_hostile_cfi);
 	RUN(test_process_mappings);
+	RUN(test_process_rewrites);
 	RUN(test_signal_frame);
+	RUN(test_vfork_rdi);
 	RUN(test_eviction);
 	RUN(test_walk_through_libc);
 	sh("rm -rf %s", dir);

@@ -192,10 +192,12 @@ static int report_by(struct runner *r, const struct hist_layout *l, int *shown)
 	__u32 nr = skel->bss->field_rows_next < env.nr_rows ? skel->bss->field_rows_next
 							     : env.nr_rows;
 	struct by_row *rows = calloc(nr ?: 1, sizeof(*rows));
-	struct ksyms *ks = event_fields_have_ksym(&env.ef) ? ksyms__load() : NULL;
+	struct field_namer nm;
 	const char **keys = NULL;
 	char *store = NULL, label[512];
 	int err = rows ? 0 : -ENOMEM, n = 0;
+
+	field_namer_open(&nm, &env.ef);
 
 	for (__u32 i = 0; !err && i < nr; i++) {
 		rows[n].row = i;
@@ -211,7 +213,7 @@ static int report_by(struct runner *r, const struct hist_layout *l, int *shown)
 		if (!key)
 			continue;
 		fprintf(r->out, "\n%s\n", event_fields_label(&env.ef, &env.evs, key, true,
-							       event_fields_ksym, ks, label,
+							       field_namer_name, &nm, label,
 							       sizeof(label)));
 		err = hist_ns_print(r->out, rows[i].h.slots, HIST_NS_SLOTS, rows[i].h.sum_ns, l,
 				    env.unit_ns, env.unit);
@@ -220,7 +222,7 @@ static int report_by(struct runner *r, const struct hist_layout *l, int *shown)
 	if (!err && skel->bss->field_rows_lost)
 		fprintf(stderr, "bpfprof: %llu calls not timed: more than %d keys of --by %s\n",
 			(unsigned long long)skel->bss->field_rows_lost, FUNCLAT_MAX_ROWS, env.by);
-	ksyms__free(ks);
+	field_namer_close(&nm);
 	free(keys);
 	free(store);
 	free(rows);

@@ -410,8 +410,9 @@ static int offcpu_configure(struct runner *r)
 	/* the maps are drained during the run: exits tell when a process's symbols can go */
 	skel->rodata->targ_exit_events = true;
 	/* target and waker, user and kernel: room for four stacks per key */
-	STACK_MAPS_CONFIGURE(skel, env.waker ? 4 : 2);
-	stack_run_adopt_early(skel->maps.unwind_rows);
+	/* a block's stacks are copied from the generation a drain deletes (stack_in_gen()) */
+	STACK_MAPS_CONFIGURE(skel, env.waker ? 4 : 2, true);
+	stack_run_adopt_early(skel->maps.unwind_rows, false);
 	UNWIND_CONFIGURE(skel, stack_opts.unwind, stack_opts.unwind_mem_mb);
 
 	env.use_task_storage = storage;
@@ -443,6 +444,7 @@ static int offcpu_attach(struct runner *r)
 	 * the probes can see */
 	skel->bss->run_start = r->start_ns;
 	STACK_MAPS_WARM(skel);
+	STACK_RUN_KFIELDS(skel);
 	err = runner_attach_skeleton(r);
 	if (err)
 		return err;

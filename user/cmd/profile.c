@@ -332,8 +332,9 @@ int profile_configure(struct runner *r)
 	/* the maps are drained during the run: exits tell when a process's symbols can go */
 	skel->rodata->targ_exit_events = true;
 	/* user and kernel stacks are stored apart: room for both of every sample key */
-	STACK_MAPS_CONFIGURE(skel, 2);
-	stack_run_adopt_early(skel->maps.unwind_rows);
+	STACK_MAPS_CONFIGURE(skel, 2, false);
+	/* event specs' programs read the rows too, and are none of perf_event's */
+	stack_run_adopt_early(skel->maps.unwind_rows, env.nr_specs == 0);
 	UNWIND_CONFIGURE(skel, stack_opts.unwind, stack_opts.unwind_mem_mb);
 	return configure_events(skel);
 }
@@ -373,6 +374,7 @@ int profile_attach(struct runner *r)
 	int err;
 
 	STACK_MAPS_WARM(skel);
+	STACK_RUN_KFIELDS(skel);
 	err = runner_attach_skeleton(r);
 	if (err)
 		return err;
@@ -448,11 +450,13 @@ static void free_row_names(void)
 static int name_rows(struct profile_bpf *skel, struct stack_sample *samples, size_t n)
 {
 	__u32 base = skel->rodata->targ_by_base, nr = skel->bss->field_rows_next, *rank = NULL;
-	struct ksyms *ks = event_fields_have_ksym(&env.ef) ? ksyms__load() : NULL;
+	struct field_namer nm;
 	struct row_rank *rows;
 	const char **keys = NULL;
 	char *store = NULL, label[512], **names = NULL;
 	int err = 0, used = 0;
+
+	field_namer_open(&nm, &env.ef);
 
 	nr = nr < PROFILE_BY_ROWS ? nr : PROFILE_BY_ROWS;
 	rows = calloc(nr ?: 1, sizeof(*rows));
@@ -478,7 +482,7 @@ static int name_rows(struct profile_bpf *skel, struct stack_sample *samples, siz
 
 		rank[rows[i].row] = i;
 		names[i] = strdup(key ? event_fields_label(&env.ef, &env.evs, key, true,
-							   event_fields_ksym, ks, label,
+							   field_namer_name, &nm, label,
 							   sizeof(label)) : "?");
 		if (!names[i])
 			err = -ENOMEM;
@@ -504,7 +508,7 @@ static int name_rows(struct profile_bpf *skel, struct stack_sample *samples, siz
 		fprintf(stderr, "bpfprof: %llu hits not sampled: more than %d keys of --by %s\n",
 			(unsigned long long)skel->bss->field_rows_lost, PROFILE_BY_ROWS, env.by);
 cleanup:
-	ksyms__free(ks);
+	field_namer_close(&nm);
 	free(keys);
 	free(store);
 	free(rows);

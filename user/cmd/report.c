@@ -2,12 +2,15 @@
 /* bpfprof report: profiles written before (pprof, folded) read back and written as a run
  * writes them: the perf-style report, folded stacks, a flame graph, a pprof of the merge. */
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cmd/cmds.h"
 #include "core/common.h"
 #include "core/stackrun.h"
 #include "in/profile_in.h"
+#include "sym/cgroups.h"
 
 #define MAX_FILTERS 64
 
@@ -16,6 +19,8 @@ static struct {
 	int nr_pids;
 	char *comms[MAX_FILTERS];
 	int nr_comms;
+	char *cgroups[MAX_FILTERS]; /* as the labels write them: "/a/b", no trailing "/" */
+	int nr_cgroups;
 	char *inputs[MAX_FILTERS]; /* -i FILE: perf report's spelling of a FILE */
 	int nr_inputs;
 	bool stdio;
@@ -43,20 +48,22 @@ static int opt_pid(const char *arg)
 	return 0;
 }
 
-static int opt_comm(const char *arg)
+/* Appends the comma-separated names of arg to list, each as norm() makes it. */
+static int add_names(const char *arg, const char *opt, char **list, int *nr,
+		     char *(*norm)(const char *name))
 {
 	char *copy = strdup(arg), *save = NULL, *c;
 
 	if (!copy)
 		return -ENOMEM;
 	for (c = strtok_r(copy, ",", &save); c; c = strtok_r(NULL, ",", &save)) {
-		if (env.nr_comms == MAX_FILTERS) {
-			p_err("too many --comm names (at most %d)", MAX_FILTERS);
+		if (*nr == MAX_FILTERS) {
+			p_err("too many %s names (at most %d)", opt, MAX_FILTERS);
 			free(copy);
 			return -EINVAL;
 		}
-		env.comms[env.nr_comms] = strdup(c);
-		if (!env.comms[env.nr_comms++]) {
+		list[*nr] = norm(c);
+		if (!list[(*nr)++]) {
 			free(copy);
 			return -ENOMEM;
 		}
@@ -65,11 +72,47 @@ static int opt_comm(const char *arg)
 	return 0;
 }
 
+static char *comm_name(const char *name)
+{
+	return strdup(name);
+}
+
+static int opt_comm(const char *arg)
+{
+	return add_names(arg, "--comm", env.comms, &env.nr_comms, comm_name);
+}
+
+/* A cgroup as the labels name it: under the cgroup2 mount, with a leading "/" and no trailing
+ * one ("/" the root); a path under this machine's mount is taken as the same. */
+static char *cgroup_name(const char *name)
+{
+	char mnt[PATH_MAX], *out;
+	size_t len;
+
+	if (!cgroup2_mount(mnt, sizeof(mnt)) && (len = strlen(mnt)) > 1 &&
+	    !strncmp(name, mnt, len) && (name[len] == '/' || !name[len]))
+		name += len;
+	while (*name == '/')
+		name++;
+	if (asprintf(&out, "/%s", name) < 0)
+		return NULL;
+	for (len = strlen(out); len > 1 && out[len - 1] == '/'; len--)
+		out[len - 1] = '\0';
+	return out;
+}
+
+static int opt_cgroup(const char *arg)
+{
+	return add_names(arg, "--cgroup", env.cgroups, &env.nr_cgroups, cgroup_name);
+}
+
 static const struct opt report_opts[] = {
 	{ 'p', "pid", "PID[,PID...]", "only the samples of these processes (their pid label);\n"
 	  "repeatable", OPT_FN, .fn = opt_pid },
 	{ 0, "comm", "NAME[,NAME...]", "only the samples of these commands (comm label, or the\n"
 	  "first frame of folded stacks); repeatable", OPT_FN, .fn = opt_comm },
+	{ 'G', "cgroup", "PATH[,PATH...]", "only the samples of these cgroups v2 or below them\n"
+	  "(cgroup label: a path under the cgroup2 mount); repeatable", OPT_FN, .fn = opt_cgroup },
 	{ 'i', "input", "FILE", "a file to read, as a FILE argument (perf report -i);\n"
 	  "repeatable", OPT_FN, .fn = opt_input },
 	{ 0, "stdio", NULL, "accepted: the report is text (perf report --stdio)", OPT_FLAG,
@@ -81,30 +124,53 @@ static void report_reset(void)
 {
 	for (int i = 0; i < env.nr_comms; i++)
 		free(env.comms[i]);
+	for (int i = 0; i < env.nr_cgroups; i++)
+		free(env.cgroups[i]);
 	memset(&env, 0, sizeof(env));
+}
+
+/* Whether cgroup path is cg or below it. */
+static bool in_cgroup(const char *path, const char *cg)
+{
+	size_t len = strlen(cg);
+
+	if (!path)
+		return false;
+	if (len == 1) /* the root: every cgroup, those gone (a number) too */
+		return true;
+	return !strncmp(path, cg, len) && (path[len] == '/' || !path[len]);
 }
 
 static bool wanted(const struct stack_sample *s)
 {
-	bool pid = !env.nr_pids, comm = !env.nr_comms;
+	bool pid = !env.nr_pids, comm = !env.nr_comms, cgroup = !env.nr_cgroups;
 
 	for (int i = 0; !pid && i < env.nr_pids; i++)
 		pid = s->pid == env.pids[i];
 	for (int i = 0; !comm && i < env.nr_comms; i++)
 		comm = !strncmp(s->comm, env.comms[i], sizeof(s->comm) - 1);
-	return pid && comm;
+	for (int i = 0; !cgroup && i < env.nr_cgroups; i++)
+		cgroup = in_cgroup(s->cgroup, env.cgroups[i]);
+	return pid && comm && cgroup;
 }
 
-/* The header of a report of files: what the first file says of its run. */
+/* The header of a report of files: the run's own where bpfprof wrote it in the file (one file;
+ * of several, the first one's event, and every file's losses summed), else what the first file
+ * says of its run; then the files. */
 static void describe(const struct profile_in *in, char **files, int nr, char *what, size_t size,
 		     struct stack_outputs *o)
 {
 	snprintf(what, size, "%d file%s: %s%s", nr, nr > 1 ? "s" : "", files[0],
 		 nr > 1 ? ", ..." : "");
-	o->header.event = in->event_names[0] ? in->event_names[0] : in->value_type;
-	o->header.frequency = in->frequency;
+	if (nr == 1)
+		o->header = in->header;
+	o->header.event = in->header.event ?: in->event_names[0] ?: in->value_type;
+	/* a clock sampled every N ns (-c N) was no frequency, whatever pprof's period says */
+	if (!o->header.period)
+		o->header.frequency = o->header.frequency ?: in->frequency;
 	o->header.duration_s = in->duration_s;
-	o->header.extra = what;
+	o->header.lost = in->lost;
+	o->header.source = what;
 	o->report.unit = in->unit;
 	o->flamegraph.count_name = in->unit == REPORT_TIME_US ? "us" : "samples";
 	o->flamegraph.palette = in->unit == REPORT_TIME_US ? PALETTE_COOL : PALETTE_HOT;

@@ -208,9 +208,11 @@ static int runqlat_configure(struct runner *r)
 	skel->rodata->targ_prev_state_arg = schedtp_switch_has_prev_state();
 	skel->rodata->targ_key = env.key;
 	skel->rodata->targ_ms = env.ms;
+	skel->rodata->targ_sched_info = schedtp_use_sched_info(NULL);
 	/* tp_btf + task storage where the kernel has both, raw_tp + hash otherwise */
-	err = schedtp_configure(skel->obj, use_btf, skel->maps.start, skel->maps.start_hash,
-				bpf_map__max_entries(skel->maps.start_hash), skel->progs.prefill);
+	err = schedtp_configure(skel->obj, use_btf, skel->rodata->targ_sched_info, skel->maps.start,
+				skel->maps.start_hash, bpf_map__max_entries(skel->maps.start_hash),
+				skel->progs.prefill);
 	if (err)
 		return err;
 	err = bpf_map__set_max_entries(skel->maps.hists,
@@ -257,9 +259,15 @@ static int runqlat_write(struct runner *r)
 
 	if (lost[RUNQLAT_LOST_HISTS_FULL] || lost[RUNQLAT_LOST_START])
 		p_err("delays not counted: %llu (histogram table full, raise --max-entries), "
-		      "%llu (enqueue time not recorded: allocation failed or table full)",
+		      "%llu (no per-task state: allocation failed or table full)",
 		      (unsigned long long)lost[RUNQLAT_LOST_HISTS_FULL],
 		      (unsigned long long)lost[RUNQLAT_LOST_START]);
+	/* switch-ins the kernel made without a sched_switch event (some do), or while the task
+	 * was not traced (a cgroup it left) */
+	if (lost[RUNQLAT_LOST_UNSEEN])
+		p_err("delays not counted: %llu (%.3f ms in all) ended at switches no sched_switch "
+		      "event showed", (unsigned long long)lost[RUNQLAT_LOST_UNSEEN],
+		      skel->bss->unseen_ns / 1e6);
 	p_info("%llu tasks without storage after the prefill",
 	       (unsigned long long)lost[RUNQLAT_LOST_PREFILL]);
 	p_info("read %llu bytes of histograms from BPF maps", (unsigned long long)env.bytes_read);

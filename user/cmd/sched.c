@@ -150,9 +150,13 @@ static int sched_configure(struct runner *r)
 	/* the flavour is a read-only global, fixed before load */
 	skel->rodata->targ_prev_state_arg = schedtp_switch_has_prev_state();
 	skel->rodata->targ_task_storage = use_btf;
+	/* the table: the kernel's on-CPU time and waits; --timehist: perf's clock-timed events */
+	skel->rodata->targ_run_wall = env.timehist;
+	skel->rodata->targ_sched_info = schedtp_use_sched_info(
+		env.timehist ? "--timehist times them as perf sched timehist does" : NULL);
 	/* tp_btf + task storage where the kernel has both, raw_tp + hash otherwise */
-	err = schedtp_configure(skel->obj, use_btf, skel->maps.tasks, skel->maps.tasks_hash,
-				env.max_tasks, skel->progs.prefill);
+	err = schedtp_configure(skel->obj, use_btf, skel->rodata->targ_sched_info, skel->maps.tasks,
+				skel->maps.tasks_hash, env.max_tasks, skel->progs.prefill);
 	if (err)
 		return err;
 	/* read at the end by a task iterator, run on demand */
@@ -333,6 +337,9 @@ static void report_lost(const struct sched_bpf *skel)
 		      (unsigned long long)lost[SCHED_LOST_TASKS]);
 	p_info("%llu tasks without storage after the prefill",
 	       (unsigned long long)lost[SCHED_LOST_PREFILL]);
+	if (skel->rodata->targ_sched_info)
+		p_info("%llu waits ended at switches no sched_switch event showed (in the totals "
+		       "and averages, not in the maxima)", (unsigned long long)skel->bss->unseen);
 }
 
 
@@ -407,12 +414,14 @@ const struct command sched_cmd = {
 	.summary = "per-task scheduler latency table (perf sched latency, in-kernel)",
 	.description =
 		"Per-task scheduler latency, the table of 'perf sched latency' computed in the kernel:\n"
-		"on-CPU time, context switches, and the delays between becoming runnable and running.\n"
+		"on-CPU time and run-queue delays as the kernel accounts them (schedstat: without a\n"
+		"VM's steal time), and context switches.\n"
 		"With --timehist, one line per switch-out in time order instead, as 'perf sched\n"
 		"timehist' prints: time (CLOCK_MONOTONIC), CPU, task[tid/pid], wait time (off the\n"
-		"CPU before this run), sch delay (of which waiting on a run queue) and run time, in\n"
-		"ms, computed in the kernel at each switch so that only finished rows reach user\n"
-		"space.  System-wide, each CPU's idle task has its rows too (<idle>), as perf's.\n"
+		"CPU before this run), sch delay (of which waiting on a run queue) and run time\n"
+		"(wall-clock, switch-in to switch-out), in ms, computed in the kernel at each\n"
+		"switch so that only finished rows reach user space.  System-wide, each CPU's idle\n"
+		"task has its rows too (<idle>), as perf's.\n"
 		"--summary (perf's timehist -s; -s is --sort here) prints the per-task runtime\n"
 		"summary instead, -S after the rows.",
 	.caps = CAP_THREAD_KIND,

@@ -32,6 +32,19 @@ bool schedtp_use_btf(bool force_raw)
 	return true;
 }
 
+bool schedtp_use_sched_info(const char *veto)
+{
+	const char *why = veto;
+
+	if (!veto && feat_sched_info(&why)) {
+		p_info("waits read from the kernel's run-queue accounting (sched_info) at each switch: "
+		       "no wakeup programs");
+		return true;
+	}
+	p_info("waits timed by bpfprof at each wakeup and switch: %s", why);
+	return false;
+}
+
 bool schedtp_switch_has_prev_state(void)
 {
 	/* (preempt, prev, next, prev_state) */
@@ -52,25 +65,29 @@ static struct bpf_program *flavour_prog(struct bpf_object *obj, int i, bool btf)
 	return bpf_object__find_program_by_name(obj, name);
 }
 
-static int schedtp_pick(struct bpf_object *obj, bool use_btf)
+/* The programs of the flavour, sched_switch alone with sched_info. */
+static int schedtp_pick(struct bpf_object *obj, bool use_btf, bool sched_info)
 {
 	struct bpf_program *btf, *raw;
+	bool used;
 
 	for (int i = 0; i < SCHEDTP_NR_PROGS; i++) {
 		btf = flavour_prog(obj, i, true);
 		raw = flavour_prog(obj, i, false);
 		if (!btf || !raw)
 			return -ENOENT;
-		bpf_program__set_autoload(btf, use_btf);
-		bpf_program__set_autoload(raw, !use_btf);
+		used = i == 0 || !sched_info;
+		bpf_program__set_autoload(btf, used && use_btf);
+		bpf_program__set_autoload(raw, used && !use_btf);
 	}
 	return 0;
 }
 
-int schedtp_configure(struct bpf_object *obj, bool use_btf, struct bpf_map *storage,
-		      struct bpf_map *hash, __u32 hash_entries, struct bpf_program *prefill)
+int schedtp_configure(struct bpf_object *obj, bool use_btf, bool sched_info,
+		      struct bpf_map *storage, struct bpf_map *hash, __u32 hash_entries,
+		      struct bpf_program *prefill)
 {
-	int err = schedtp_pick(obj, use_btf);
+	int err = schedtp_pick(obj, use_btf, sched_info);
 
 	err = err ?: bpf_program__set_autoload(prefill, use_btf);
 	if (use_btf) {
@@ -95,6 +112,9 @@ static int schedtp_attach(struct bpf_object *obj, struct schedtp_links *l)
 		prog = flavour_prog(obj, i, true);
 		if (!prog || !bpf_program__autoload(prog))
 			prog = flavour_prog(obj, i, false);
+		/* the wakeup programs, not loaded when waits come from sched_info */
+		if (i > 0 && prog && !bpf_program__autoload(prog))
+			continue;
 		l->links[i] = prog ? bpf_program__attach(prog) : NULL;
 		if (!l->links[i]) {
 			err = prog ? -errno : -ENOENT;

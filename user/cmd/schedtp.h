@@ -12,6 +12,11 @@
  * -v says which and why. */
 bool schedtp_use_btf(bool force_raw);
 
+/* True when waits are read from the kernel's run-queue accounting at sched_switch alone
+ * (feat_sched_info(): bpf/schedtp.bpf.h's targ_sched_info), false when the wakeup programs time
+ * them; veto (a reason, or NULL) keeps the wakeup programs.  -v says which and why. */
+bool schedtp_use_sched_info(const char *veto);
+
 /* True when this kernel's sched_switch passes prev_state as a 4th argument (5.18+), read from
  * the prototype of btf_trace_sched_switch in the kernel's BTF. */
 bool schedtp_switch_has_prev_state(void);
@@ -23,13 +28,15 @@ struct schedtp_links {
 	struct bpf_link *links[SCHEDTP_NR_PROGS];
 };
 
-/* Configures obj for the flavour chosen by schedtp_use_btf(): keeps its programs (found by name),
- * loads the prefill task iterator only with task storage, and shrinks the per-task map the
- * flavour does not use: `hash` to one entry with task storage, else `storage` (a task storage
- * map) turned into a one-entry hash, since kernels without task storage cannot create it, and
- * `hash` sized to hash_entries.  Returns 0 or -errno (message printed). */
-int schedtp_configure(struct bpf_object *obj, bool use_btf, struct bpf_map *storage,
-		      struct bpf_map *hash, __u32 hash_entries, struct bpf_program *prefill);
+/* Configures obj for the flavour chosen by schedtp_use_btf(): keeps its programs (found by name;
+ * sched_switch alone with sched_info, schedtp_use_sched_info()), loads the prefill task iterator
+ * only with task storage, and shrinks the per-task map the flavour does not use: `hash` to one
+ * entry with task storage, else `storage` (a task storage map) turned into a one-entry hash,
+ * since kernels without task storage cannot create it, and `hash` sized to hash_entries.
+ * Returns 0 or -errno (message printed). */
+int schedtp_configure(struct bpf_object *obj, bool use_btf, bool sched_info,
+		      struct bpf_map *storage, struct bpf_map *hash, __u32 hash_entries,
+		      struct bpf_program *prefill);
 
 /* After load (and the target filters): gives the tasks of interest their storage (the prefill
  * task iterator, when the flavour loaded it), then attaches the programs, sched_switch first:

@@ -1243,11 +1243,11 @@ static int by_event_then_busiest(const void *a, const void *b)
 }
 
 /* One row of --by: the count, then each field's value (aligned, or -x's fields). */
-static void print_field_row(const struct field_row *r, const char *event, struct ksyms *ks)
+static void print_field_row(const struct field_row *r, const char *event, struct field_namer *nm)
 {
 	char cols[FIELDS_MAX][FIELD_STR_LEN * 2];
 
-	event_fields_key_text(&env.ef, r->key, event_fields_ksym, ks, cols);
+	event_fields_key_text(&env.ef, r->key, field_namer_name, nm, cols);
 	if (env.sep)
 		fprintf(env.out, "%llu%s%s", (unsigned long long)r->count, env.sep, event);
 	else
@@ -1338,13 +1338,14 @@ static int read_field_rows(struct stat_bpf *skel, struct field_rows *fr)
 static int print_by(struct stat_bpf *skel)
 {
 	struct field_rows fr = {};
-	struct ksyms *ks = event_fields_have_ksym(&env.ef) ? ksyms__load() : NULL;
+	struct field_namer nm = {};
 	struct field_row *rows;
 	size_t n;
 	int err = read_field_rows(skel, &fr);
 
 	if (err)
 		goto cleanup;
+	field_namer_open(&nm, &env.ef);
 	rows = fr.rows;
 	n = fr.n;
 	if (n)
@@ -1372,15 +1373,12 @@ static int print_by(struct stat_bpf *skel)
 			fprintf(env.out, "%s\n", heading);
 		}
 		for (size_t i = 0; i < shown; i++)
-			print_field_row(&rows[first + i], ev->name, ks);
+			print_field_row(&rows[first + i], ev->name, &nm);
 	}
-	if (event_fields_have_ksym(&env.ef) && !ks)
-		fprintf(stderr, "bpfprof: kernel functions shown as addresses: cannot read "
-			"/proc/kallsyms (%s)\n", strerror(errno));
 	warn_table_full(skel->bss->lost_fields, "events not counted by field",
 			skel->maps.field_counts);
 cleanup:
-	ksyms__free(ks);
+	field_namer_close(&nm);
 	free(fr.keys);
 	free(fr.rows);
 	return err;

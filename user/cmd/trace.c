@@ -13,6 +13,7 @@
 #include "core/targets.h"
 #include "out/tracefmt.h"
 #include "probe/fields.h"
+#include "sym/cgroups.h"
 #include "sym/syms.h"
 #include "trace.h"
 #include "trace.skel.h"
@@ -39,7 +40,7 @@ static struct trace_env {
 	__u64 buffer_mb;
 	struct probe_events evs;
 	struct trace_event *tev;
-	struct ksyms *ksyms;
+	struct field_namer names; /* kernel functions (fields, stacks) and cgroups by name */
 	struct syms_cache *syms;
 	__u64 first_ts;
 	__u64 printed;
@@ -302,17 +303,11 @@ static int trace_prepare(struct runner *r)
 	return err;
 }
 
-static const char *ksym_name(__u64 addr, char *buf, size_t size, void *ctx)
+static const char *ksym_name(__u64 addr, char *buf, size_t size)
 {
-	const struct ksym *k = env.ksyms ? ksyms__find(env.ksyms, addr) : NULL;
+	static const struct field fn = { .kind = FIELD_KSYM };
 
-	if (!k)
-		return NULL;
-	if (addr == k->addr)
-		snprintf(buf, size, "%s", k->name);
-	else
-		snprintf(buf, size, "%s+0x%llx", k->name, (unsigned long long)(addr - k->addr));
-	return buf;
+	return field_namer_name(&fn, addr, buf, size, &env.names);
 }
 
 /* perf script -g's frames: "\t    ADDR sym+0xoff (module)", kernel first, then a blank line */
@@ -327,10 +322,10 @@ static void write_stacks(FILE *out, const struct trace_buf *b, size_t size)
 	ips = (const __u64 *)(b->data + TRACE_PAYLOAD_MAX);
 	n = b->rec.kstack > 0 ? b->rec.kstack / 8 : 0;
 	for (int i = 0; i < n && i < TRACE_STACK_DEPTH; i++) {
-		const struct ksym *k = env.ksyms ? ksyms__find(env.ksyms, ips[i]) : NULL;
+		const struct ksym *k = env.names.ksyms ? ksyms__find(env.names.ksyms, ips[i]) : NULL;
 
 		fprintf(out, "\t%16llx %s (%s)\n", (unsigned long long)ips[i],
-			ksym_name(ips[i], name, sizeof(name), NULL) ?: "[unknown]",
+			ksym_name(ips[i], name, sizeof(name)) ?: "[unknown]",
 			k && k->module ? k->module : "[kernel.kallsyms]");
 	}
 	ips = (const __u64 *)(b->data + TRACE_PAYLOAD_MAX + TRACE_STACK_BYTES);
@@ -400,7 +395,7 @@ static void write_func(FILE *out, const struct trace_buf *b)
 			    b->rec.payload >= (__u32)(slot + 1) * TRACE_STR_MAX)
 				str = (const char *)b->data + slot * TRACE_STR_MAX;
 		}
-		field_format_value(f, v, str, ksym_name, NULL, val, sizeof(val));
+		field_format_value(f, v, str, field_namer_name, &env.names, val, sizeof(val));
 		off += snprintf(fields + off, sizeof(fields) - off, "%s%s=%s%s%s", i ? " " : "",
 				f->name, str ? "\"" : "", field_is_string(f) && !str ? "(fault)" : val,
 				str ? "\"" : "");
@@ -415,7 +410,7 @@ static void write_tp(FILE *out, const struct trace_buf *b)
 	const struct trace_event *t = &env.tev[b->rec.idx];
 	char fields[4096], comm[TRACE_COMM_LEN + 1];
 
-	if (fields_format_record(&t->fields, b->data, b->rec.payload, ksym_name, NULL, fields,
+	if (fields_format_record(&t->fields, b->data, b->rec.payload, field_namer_name, &env.names, fields,
 				 sizeof(fields)) < 0)
 		snprintf(fields, sizeof(fields), "(record of %u bytes not decoded)", b->rec.payload);
 	snprintf(comm, sizeof(comm), "%.*s", TRACE_COMM_LEN, b->rec.comm);
@@ -455,15 +450,19 @@ static int trace_attach(struct runner *r)
 {
 	struct trace_bpf *skel = r->skel;
 	struct probe_progs p = trace_progs(skel);
-	bool need_ksyms = env.stacks;
+	bool need_ksyms = env.stacks, need_cgroups = false;
 	int err;
 
 	for (int i = 0; i < env.evs.nr; i++)
-		for (int j = 0; j < env.tev[i].fields.nr; j++)
+		for (int j = 0; j < env.tev[i].fields.nr; j++) {
 			need_ksyms |= env.tev[i].fields.v[j].kind == FIELD_KSYM;
-	/* symbols before the first line: kernel function fields and stacks are named as printed */
+			need_cgroups |= env.tev[i].fields.v[j].kind == FIELD_CGROUP;
+		}
+	/* names before the first line: kernel function fields, stacks and cgroups as printed */
 	if (need_ksyms)
-		env.ksyms = ksyms__load();
+		env.names.ksyms = ksyms__load();
+	if (need_cgroups)
+		env.names.cgroups = cgroup_names__new();
 	if (env.stacks)
 		env.syms = syms_cache__new();
 	err = runner_attach_events(r, &p, &env.evs);
@@ -556,7 +555,7 @@ static void trace_teardown(struct runner *r)
 	free(env.tev);
 	event_fields_free(&env.ef);
 	probe_events_free(&env.evs);
-	ksyms__free(env.ksyms);
+	field_namer_close(&env.names);
 	if (env.syms)
 		syms_cache__free(env.syms);
 	free(env.rows);

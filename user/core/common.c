@@ -20,11 +20,14 @@ void p_err(const char *fmt, ...)
 	va_list ap;
 
 	fflush(stdout);
+	/* one line, whole, whichever thread writes beside this one */
+	flockfile(stderr);
 	fputs("bpfprof: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	funlockfile(stderr);
 }
 
 void p_info(const char *fmt, ...)
@@ -33,11 +36,13 @@ void p_info(const char *fmt, ...)
 
 	if (!verbose)
 		return;
+	flockfile(stderr);
 	fputs("bpfprof: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	funlockfile(stderr);
 }
 
 int parse_u64(const char *s, __u64 min, __u64 max, __u64 *out)

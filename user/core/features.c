@@ -14,8 +14,8 @@
 static struct {
 	struct btf *btf;
 	bool btf_tried;
-	int task_storage, task_pt_regs, raw_tp_cookie, kprobes, fentry, nmi_alloc;
-	const char *fentry_why;
+	int task_storage, task_pt_regs, raw_tp_cookie, kprobes, fentry, nmi_alloc, sched_info;
+	const char *fentry_why, *sched_info_why;
 	int task_flags_off; /* 0: not computed */
 	struct {
 		char name[64];
@@ -24,7 +24,7 @@ static struct {
 	int nr_tp_btf;
 } feat = {
 	.task_storage = UNKNOWN, .task_pt_regs = UNKNOWN, .raw_tp_cookie = UNKNOWN,
-	.kprobes = UNKNOWN, .fentry = UNKNOWN, .nmi_alloc = UNKNOWN,
+	.kprobes = UNKNOWN, .fentry = UNKNOWN, .nmi_alloc = UNKNOWN, .sched_info = UNKNOWN,
 };
 
 const struct btf *feat_btf(void)
@@ -246,28 +246,95 @@ bool feat_raw_tp_cookie(void)
 	return feat.raw_tp_cookie;
 }
 
-int feat_task_flags_offset(void)
+/* The bit offset of member `name` of the kernel's struct `st` (not of a nested anonymous one),
+ * or -ENOENT. */
+static long member_bit_offset(const char *st, const char *name)
 {
 	const struct btf_member *m;
 	const struct btf_type *t;
-	const struct btf *btf;
-	int id;
+	const struct btf *btf = feat_btf();
+	int id = btf ? btf__find_by_name_kind(btf, st, BTF_KIND_STRUCT) : -ENOENT;
 
-	if (feat.task_flags_off)
-		return feat.task_flags_off;
-	btf = feat_btf();
-	id = btf ? btf__find_by_name_kind(btf, "task_struct", BTF_KIND_STRUCT) : -ENOENT;
 	if (id <= 0)
 		return -ENOENT;
 	t = btf__type_by_id(btf, id);
 	m = btf_members(t);
-	for (int i = 0; i < btf_vlen(t); i++, m++) {
-		if (strcmp(btf__name_by_offset(btf, m->name_off), "flags"))
-			continue;
-		feat.task_flags_off = btf_member_bit_offset(t, i) / 8;
-		return feat.task_flags_off;
-	}
+	for (int i = 0; i < btf_vlen(t); i++, m++)
+		if (!strcmp(btf__name_by_offset(btf, m->name_off), name))
+			return btf_member_bit_offset(t, i);
 	return -ENOENT;
+}
+
+int feat_task_flags_offset(void)
+{
+	long off;
+
+	if (feat.task_flags_off)
+		return feat.task_flags_off;
+	off = member_bit_offset("task_struct", "flags");
+	if (off < 0)
+		return off;
+	feat.task_flags_off = off / 8;
+	return feat.task_flags_off;
+}
+
+/* Whether the kernel counted runs in our own sched_info: "0 0 0" (or no file) where it does not
+ * collect it. */
+static bool sched_info_collected(void)
+{
+	unsigned long long exec, delay, runs = 0;
+	FILE *f = fopen("/proc/self/schedstat", "r");
+
+	if (!f)
+		return false;
+	if (fscanf(f, "%llu %llu %llu", &exec, &delay, &runs) != 3)
+		runs = 0;
+	fclose(f);
+	return runs > 0;
+}
+
+bool feat_sched_info(const char **why)
+{
+	static const char *const need[][3] = {
+		{ "task_struct", "sched_info", "no CONFIG_SCHED_INFO" },
+		{ "sched_info", "last_queued", "no sched_info.last_queued" },
+		{ "sched_info", "run_delay", "no sched_info.run_delay" },
+		{ "sched_info", "pcount", "no sched_info.pcount" },
+		{ "sched_entity", "cfs_rq", "no CONFIG_FAIR_GROUP_SCHED (a task's run queue clock is "
+		  "out of reach)" },
+		{ "cfs_rq", "rq", "no cfs_rq.rq" },
+		{ "rq", "clock", "no rq.clock" },
+		/* before 5.14 pcount counts every switch-in, not only those that end a wait
+		 * (90a0ff4ec9c6, "sched,stats: Further simplify sched_info"), which the BPF side
+		 * relies on; 5.14 also renamed task_struct::state (2f064a59a11f) */
+		{ "task_struct", "__state", "a kernel before 5.14" },
+	};
+
+	if (feat.sched_info == UNKNOWN) {
+		feat.sched_info = true;
+		/* tests run the wakeup programs with it on kernels that have sched_info */
+		if (getenv("BPFPROF_NO_SCHED_INFO")) {
+			feat.sched_info = false;
+			feat.sched_info_why = "BPFPROF_NO_SCHED_INFO is set";
+		} else if (!feat_btf()) {
+			feat.sched_info = false;
+			feat.sched_info_why = "no kernel BTF";
+		}
+		for (size_t i = 0; i < sizeof(need) / sizeof(need[0]) && feat.sched_info; i++) {
+			if (member_bit_offset(need[i][0], need[i][1]) < 0) {
+				feat.sched_info = false;
+				feat.sched_info_why = need[i][2];
+			}
+		}
+		/* whenever CONFIG_SCHED_INFO=y since 5.14 (c5895d3f06cb); checked all the same */
+		if (feat.sched_info && !sched_info_collected()) {
+			feat.sched_info = false;
+			feat.sched_info_why = "the kernel does not collect sched_info";
+		}
+	}
+	if (why)
+		*why = feat.sched_info_why;
+	return feat.sched_info;
 }
 
 /* Follows typedefs and modifiers (const, volatile...) down to the type they name. */

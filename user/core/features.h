@@ -53,6 +53,14 @@ bool feat_kprobes(const char **why);
 /* Raw tracepoints take an attach cookie (6.10+). */
 bool feat_raw_tp_cookie(void);
 
+/* The kernel keeps its own run-queue accounting where a sched_switch program reads it: each
+ * task's sched_info (CONFIG_SCHED_INFO: last_queued, run_delay, pcount) as 5.14 and later keep
+ * it (always collected, pcount counting the runs that end a wait) and collected here (our own
+ * /proc/self/schedstat counts runs), and the run queue's clock reachable from a task
+ * (CONFIG_FAIR_GROUP_SCHED).  False with BPFPROF_NO_SCHED_INFO=1 in the environment, for tests
+ * of the other kernels' path.  *why gets a one-line reason when false. */
+bool feat_sched_info(const char **why);
+
 /* offsetof(struct task_struct, flags), or a negative errno without BTF. */
 int feat_task_flags_offset(void);
 

@@ -376,19 +376,31 @@ double runner_elapsed(const struct runner *r)
 	return r->start_ns && end > r->start_ns ? (end - r->start_ns) / 1e9 : 0;
 }
 
-int runner_add_ringbuf(struct runner *r, struct bpf_map *map, ring_buffer_sample_fn fn, void *ctx)
+static int add_ringbuf(struct ring_buffer **rb, struct bpf_map *map, ring_buffer_sample_fn fn,
+		       void *ctx)
 {
 	int err = 0;
 
-	if (!r->rb) {
-		r->rb = ring_buffer__new(bpf_map__fd(map), fn, ctx, NULL);
-		err = r->rb ? 0 : -errno;
-	} else if (ring_buffer__add(r->rb, bpf_map__fd(map), fn, ctx)) {
+	if (!*rb) {
+		*rb = ring_buffer__new(bpf_map__fd(map), fn, ctx, NULL);
+		err = *rb ? 0 : -errno;
+	} else if (ring_buffer__add(*rb, bpf_map__fd(map), fn, ctx)) {
 		err = -errno;
 	}
 	if (err)
 		p_err("cannot create the ring buffer: %s", strerror(-err));
 	return err;
+}
+
+int runner_add_ringbuf(struct runner *r, struct bpf_map *map, ring_buffer_sample_fn fn, void *ctx)
+{
+	return add_ringbuf(&r->rb, map, fn, ctx);
+}
+
+int runner_add_ringbuf_ticks(struct runner *r, struct bpf_map *map, ring_buffer_sample_fn fn,
+			     void *ctx)
+{
+	return add_ringbuf(&r->rb_ticks, map, fn, ctx);
 }
 
 /* epoll data of the rings' own epoll fd in wake_epfd; the other fds carry their number */
@@ -850,13 +862,16 @@ static int run_loop(struct runner *r)
 				break;
 		}
 		if (now >= next_tick) {
-			int records = 0;
+			int records = 0, n;
 
 			last_tick = now;
 			r->woken = false;
-			/* records submitted without a wakeup (a process's exit) are read here */
+			/* records submitted without a wakeup (a process's exit) are read here, and
+			 * the rings that wait for the tick */
 			if (r->rb)
 				records = ring_buffer__consume(r->rb);
+			if (r->rb_ticks && (n = ring_buffer__consume(r->rb_ticks)) > 0)
+				records = records > 0 ? records + n : n;
 			r->ring_activity = records > 0;
 			if (targets_gone(&targets)) {
 				p_info("every target has exited");
@@ -1019,6 +1034,8 @@ static int finish(struct runner *r)
 
 	if (r->rb)
 		ring_buffer__consume(r->rb);
+	if (r->rb_ticks)
+		ring_buffer__consume(r->rb_ticks);
 	if (r->cmd->collect)
 		err = r->cmd->collect(r);
 	mark(PH_COLLECTED);
@@ -1114,6 +1131,7 @@ static void teardown(struct runner *r)
 	if (r->wake_epfd)
 		close(r->wake_epfd);
 	ring_buffer__free(r->rb);
+	ring_buffer__free(r->rb_ticks);
 	probe_links_destroy(&r->links);
 	follow_stop(r->follow);
 	join_ns = now_ns();

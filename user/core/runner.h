@@ -152,6 +152,7 @@ struct runner {
 	struct bpf_object *obj;
 	struct target_bpf target;
 	struct ring_buffer *rb;    /* every ring buffer of the run, polled by the run loop */
+	struct ring_buffer *rb_ticks; /* those read at its ticks only (runner_add_ringbuf_ticks()) */
 	struct probe_links links;  /* event specs (probe/), detached with the skeleton */
 	struct follow_bpf *follow; /* -- COMMAND as the target */
 	struct child child;
@@ -199,6 +200,10 @@ int runner_wake_on(struct runner *r, int fd, __u32 events);
 /* Adds a ring buffer the run loop polls (and drains once more after detach).  0 or -errno
  * (message printed). */
 int runner_add_ringbuf(struct runner *r, struct bpf_map *map, ring_buffer_sample_fn fn, void *ctx);
+/* The same for a ring whose records can wait for the run loop's next tick (100 ms at most):
+ * read there (and once more after detach), never woken for. */
+int runner_add_ringbuf_ticks(struct runner *r, struct bpf_map *map, ring_buffer_sample_fn fn,
+			     void *ctx);
 
 /* The -e / positional event specs resolved to attach points (libraries through the first -p
  * process's mappings).  0, or -EINVAL for a malformed spec, or what resolution did not find

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -23,6 +24,7 @@
 #include "probe/probe.h"
 #include "stacks.h"
 #include "unwind.h"
+#include "sym/cgroups.h"
 #include "sym/mmaprec.h"
 #include "sym/stackagg.h"
 #include "sym/syms.h"
@@ -42,6 +44,8 @@
 /* The first drain comes sooner: it loads the symbols of the programs running then while the
  * run goes on, not at its end, where a short run (profile -a 1) waited for them. */
 #define FIRST_DRAIN_NS 250000000ULL
+/* A run across processes this long or longer preallocates its maps (maps_churn()). */
+#define PREALLOC_AFTER_S 10
 /* --max-stacks by default */
 #define STACKS_DEFAULT 16384
 /* The bytes of an mmap record, about (a mapping and its path): how fast the rings fill. */
@@ -173,8 +177,8 @@ const struct opt stack_output_opts_table[] = {
 	  "dso, sym (default all three; sym always); srcline: as --srcline", OPT_FN,
 	  .fn = opt_sort, .needs = CAP_STACKS },
 	{ 0, "inline", NULL, "inlined functions as frames of their own, from DWARF\n"
-	  "(the default with -p, -t or a COMMAND, but not with -f;\n"
-	  "folded frames get _[i] with --annotate)", OPT_FLAG,
+	  "(the default where the code has it, -a included, but not\n"
+	  "with -f; folded frames get _[i] with --annotate)", OPT_FLAG,
 	  &stack_opts.inline_frames, .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
 	{ 0, "no-inline", NULL, "no inlined frames", OPT_FLAG, &stack_opts.no_inline,
 	  .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
@@ -242,11 +246,31 @@ int stack_opts_check(struct stack_opts *o)
 	return 0;
 }
 
+/* Samples keep their cgroup v2 (sample_key.cgroup) for a pprof's cgroup label, named through
+ * the hierarchy's directories; not otherwise, since it keeps apart what the report merges. */
+static bool cgroup_key;
+
+/* A run that may last (no DURATION, or one of PREALLOC_AFTER_S or more) across processes (-a,
+ * -C, --cgroup: not -p, -t, COMMAND) drains thousands of keys and stacks a second under
+ * process churn, each new process's samples being new keys: every one is deleted after it is
+ * read, and the kernel frees an element of a map made without preallocation through its
+ * allocator (an irq_work every few frees, an RCU callback), 2.3 us a stack and 0.9 us a key
+ * here, where a preallocated element goes back on a free list in 0.34 us.  Those deletes were
+ * a fifth of bpfprof's own CPU in bench/soak.sh; preallocating costs 7-8 ms once (the default
+ * sizes) and the kernel memory the maps may fill anyway. */
+static bool maps_churn(void)
+{
+	return !targets_by_id(&targets) &&
+	       (!run_opts.duration || run_opts.duration >= PREALLOC_AFTER_S);
+}
+
 void stack_maps_configure(struct bpf_map *stacks, struct bpf_map *counts, __u32 stacks_per_key,
-			  __u32 *targ_max_stack, __u32 *targ_stack_mask)
+			  bool reads_old_gen, __u32 *targ_max_stack, __u32 *targ_stack_mask,
+			  bool *targ_cgroup_key)
 {
 	__u32 slots = STACK_DEPTH_DEFAULT + 1;
 
+	*targ_cgroup_key = cgroup_key;
 	while (slots <= stack_opts.max_stack)
 		slots *= 2;
 	*targ_max_stack = stack_opts.max_stack;
@@ -259,8 +283,10 @@ void stack_maps_configure(struct bpf_map *stacks, struct bpf_map *counts, __u32 
 	 * memory cleared at every start (11-12 ms of it, and 3 ms for the counts), for the few
 	 * hundred stacks of a short run; a deep stack's value is up to 8 KiB.  A sample adds a key and
 	 * a few stacks at most, fewer than the allocator keeps ready per CPU (it refills them as
-	 * soon as the program returns); a failed insert is counted as a table full. */
-	if (feat_nmi_alloc()) {
+	 * soon as the program returns); a failed insert is counted as a table full.  Not for a
+	 * long run across processes (maps_churn()), which deletes what it drains, unless its
+	 * programs read what a drain deletes (an element freed so waits out their RCU sections). */
+	if (feat_nmi_alloc() && (reads_old_gen || !maps_churn())) {
 		bpf_map__set_map_flags(stacks, bpf_map__map_flags(stacks) | BPF_F_NO_PREALLOC);
 		bpf_map__set_map_flags(counts, bpf_map__map_flags(counts) | BPF_F_NO_PREALLOC);
 	}
@@ -323,30 +349,112 @@ bool stack_run_fallback(struct runner *r, int err)
 	return true;
 }
 
-/* Work of the start that needs no skeleton, done on a thread while the main one opens and
- * configures it: the unwinder's row array (32 MB that the kernel clears page by page as it makes
- * it: 4-10 ms) and the kernel struct fields its programs read (a 5 MB stream of the BTF: 3-6 ms),
- * each of which made the load wait. */
+/* Work of the start that needs no skeleton, done on threads while the main one opens, configures
+ * and loads it: the unwinder's row array (32 MB that the kernel clears page by page as it makes
+ * it: 4-10 ms), and the kernel struct fields its programs read (a 5 MB stream of the BTF: 5-6
+ * ms), written to the loaded object before attach.  Where only the sampling programs read the
+ * rows (profile without event specs), libbpf is handed a one-row stand-in at configure and the
+ * array replaces it behind the same descriptor just before the first of them loads
+ * (swap_rows()): the maps and the other programs load meanwhile, and the load no longer waits
+ * for the array before it starts. */
 static struct {
 	pthread_t rows_thread, fields_thread;
 	bool rows_started, fields_started;
 	__u32 rows;
 	int rows_fd;
+	struct bpf_map *stand_in; /* libbpf's map, its descriptor a one-row stand-in so far */
+	struct unw_kfields kfields;
 } early = { .rows_fd = -1 };
+
+static int make_row_array(__u32 rows);
 
 static void *make_rows(void *arg)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
-
-	early.rows_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", sizeof(__u32),
-				       sizeof(struct unw_row), early.rows, &opts);
+	early.rows_fd = make_row_array(early.rows);
 	return NULL;
 }
 
 static void *read_fields(void *arg)
 {
-	unwind_vma_settings(NULL);
+	unwind_kernel_fields(&early.kfields);
 	return NULL;
+}
+
+static void join_fields(void)
+{
+	if (early.fields_started)
+		pthread_join(early.fields_thread, NULL);
+	early.fields_started = false;
+}
+
+void stack_run_adopt_kfields(struct unw_kfields *out)
+{
+	join_fields();
+	*out = early.kfields;
+	if (stack_opts.unwind != UNWIND_FP)
+		p_info("unwind: kernel mappings %s", !unwind_vma_support()->on ?
+		       "not searched: no bpf_find_vma() (Linux 5.17)" : !out->ok ?
+		       "not searched: a kernel struct field not found in the BTF" : out->prefill ?
+		       "searched, and found ahead of the first sample" : "searched by the walks");
+}
+
+static void join_rows(void)
+{
+	if (early.rows_started)
+		pthread_join(early.rows_thread, NULL);
+	early.rows_started = false;
+}
+
+/* A row array as --unwind-mem sizes it, or a stand-in of one row, like the object's. */
+static int make_row_array(__u32 rows)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", sizeof(__u32),
+				sizeof(struct unw_row), rows, &opts);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* The row array made early behind the descriptor libbpf holds for the stand-in, where a program
+ * that reads it is about to load.  0 or -errno (the load fails with it). */
+static int swap_rows(void)
+{
+	int map_fd, err = 0;
+
+	if (!early.stand_in)
+		return 0;
+	join_rows();
+	map_fd = bpf_map__fd(early.stand_in);
+	early.stand_in = NULL;
+	if (early.rows_fd < 0)
+		early.rows_fd = make_row_array(early.rows); /* the thread failed: here, then */
+	if (early.rows_fd < 0)
+		err = early.rows_fd;
+	else if (dup3(early.rows_fd, map_fd, O_CLOEXEC) < 0)
+		err = -errno;
+	if (early.rows_fd >= 0)
+		close(early.rows_fd);
+	early.rows_fd = -1;
+	if (err)
+		p_err("cannot make the unwind row array: %s", strerror(-err));
+	return err;
+}
+
+/* libbpf's handler of SEC("perf_event") (which has no other step), with the swap before load. */
+static int before_sampling_load(struct bpf_program *prog, struct bpf_prog_load_opts *opts,
+				long cookie)
+{
+	return swap_rows();
+}
+
+static void register_sampling_handler(void)
+{
+	LIBBPF_OPTS(libbpf_prog_handler_opts, opts, .prog_prepare_load_fn = before_sampling_load);
+	static bool registered;
+
+	if (!registered)
+		registered = libbpf_register_prog_handler("perf_event", BPF_PROG_TYPE_PERF_EVENT, 0,
+							  &opts) >= 0;
 }
 
 /* Two threads: the main one has less to do before it waits for them than either takes. */
@@ -360,20 +468,27 @@ static void early_start(void)
 	early.rows = rows;
 	early.rows_started = !pthread_create(&early.rows_thread, NULL, make_rows, NULL);
 	early.fields_started = !pthread_create(&early.fields_thread, NULL, read_fields, NULL);
+	register_sampling_handler();
 }
 
-static void early_join(void)
+void stack_run_adopt_early(struct bpf_map *rows, bool only_sampling)
 {
-	if (early.rows_started)
-		pthread_join(early.rows_thread, NULL);
-	if (early.fields_started)
-		pthread_join(early.fields_thread, NULL);
-	early.rows_started = early.fields_started = false;
-}
+	int stand_in;
 
-void stack_run_adopt_early(struct bpf_map *rows)
-{
-	early_join();
+	/* a stand-in left by a load that failed before its sampling programs */
+	early.stand_in = NULL;
+	if (rows && only_sampling && early.rows_started && stack_opts.unwind != UNWIND_FP &&
+	    bpf_map__map_flags(rows) == BPF_F_MMAPABLE &&
+	    bpf_map__value_size(rows) == sizeof(struct unw_row)) {
+		stand_in = make_row_array(1);
+		if (stand_in >= 0 && !bpf_map__reuse_fd(rows, stand_in))
+			early.stand_in = rows;
+		if (stand_in >= 0)
+			close(stand_in); /* libbpf holds its own descriptor of it */
+		if (early.stand_in)
+			return;
+	}
+	join_rows();
 	/* the row array UNWIND_CONFIGURE sizes next, as --unwind-mem says (none after the fallback
 	 * to frame pointers) */
 	if (rows && early.rows_fd >= 0 && stack_opts.unwind != UNWIND_FP &&
@@ -385,30 +500,57 @@ void stack_run_adopt_early(struct bpf_map *rows)
 	early.rows_fd = -1;
 }
 
+/* pprof's pid and tid labels need the threads apart; everything else merges processes of one
+ * command, which keeps a fork storm's memory to its distinct stacks. */
+static bool keep_threads(void)
+{
+	return stack_opts.pprof.path || period_pprof();
+}
+
+/* Samples at different instructions of a function kept apart: for annotate, and in a pprof
+ * (its locations' addresses are the instructions sampled: bpfprof annotate -i reads them). */
+static bool keep_leaf_addrs(void)
+{
+	return stack_opts.leaf_addrs || keep_threads();
+}
+
 int stack_run_init(struct stack_run *s)
 {
+	struct cgroup_names *cgroups = NULL;
+
 	memset(s, 0, sizeof(*s));
 	early_start();
 	s->resolver = stack_resolver__new();
-	if (!s->resolver || (stack_opts_lines() &&
-			     stack_resolver__set_lines(s->resolver, stack_opts_inline()))) {
+	/* every frame's line where a report row or a pprof location shows it; else only the
+	 * inlined frames', and a function's samples at different lines stay one stack */
+	if (!s->resolver ||
+	    (stack_opts_lines() && stack_resolver__set_lines(s->resolver, stack_opts_inline(),
+							     stack_opts.srcline || keep_threads()))) {
 		p_err("cannot set up the symbolizer: %s", strerror(ENOMEM));
 		return -ENOMEM;
+	}
+	cgroup_key = false;
+	if (keep_threads()) {
+		cgroups = cgroup_names__new();
+		if (!cgroups && errno == ENOMEM) {
+			p_err("cannot set up the symbolizer: %s", strerror(ENOMEM));
+			return -ENOMEM;
+		}
+		if (!cgroups)
+			p_info("no cgroup v2 hierarchy is mounted: the pprof has no cgroup labels");
+		stack_resolver__set_cgroups(s->resolver, cgroups);
+		cgroup_key = cgroups != NULL;
 	}
 	return 0;
 }
 
-/* By default where the run targets processes (-p, -t, -- COMMAND) and writes a report, a
- * flame graph or a pprof.  A system-wide run (-a) reads the debug info of every program it
- * samples: only the units holding the samples' addresses (sym/srcline.c), +2-4 MB of peak RSS
- * for `-a -F 99 5` beside a compiler loop (it was +25-30 MB when each debug file was read
- * whole), but +5 MB and +1.5-2.5 points of CPU in bench/soak.sh (-F 999 under churn), whose
- * target (issue 17: peak RSS <= 40 MB) even a run without is above today: --inline asks for
- * it there until that target is met.  Folded stacks keep their format unless --inline. */
+/* By default where the run writes a report, a flame graph or a pprof, as perf report does, a
+ * system-wide run's too: the debug info of the programs sampled is read only for the
+ * functions sampled, once each (sym/srcline.c).  Folded stacks keep their format unless
+ * --inline. */
 bool stack_opts_inline(void)
 {
-	return !stack_opts.no_inline &&
-	       (stack_opts.inline_frames || (!stack_opts.folded && targets_by_id(&targets)));
+	return !stack_opts.no_inline && (stack_opts.inline_frames || !stack_opts.folded);
 }
 
 bool stack_opts_lines(void)
@@ -460,7 +602,7 @@ static int proc_event(void *ctx, void *data, size_t size)
 	if (e->exited) {
 		/* the unwinder is done with it now; the symbolizer after the next drain */
 		if (s->unwinder)
-			unwinder__forget_process(s->unwinder, e->tgid);
+			unwinder__forget_process(s->unwinder, e->tgid, e->time);
 		if (s->drain) {
 			syms_cache__exited(stack_resolver__syms(s->resolver), e->tgid);
 			queue_exit(s->drain, e->tgid);
@@ -471,20 +613,6 @@ static int proc_event(void *ctx, void *data, size_t size)
 		return unwinder__proc_event(s->unwinder, data, size);
 	syms_cache__snapshot(stack_resolver__syms(s->resolver), e->tgid);
 	return 0;
-}
-
-/* pprof's pid and tid labels need the threads apart; everything else merges processes of one
- * command, which keeps a fork storm's memory to its distinct stacks. */
-static bool keep_threads(void)
-{
-	return stack_opts.pprof.path || period_pprof();
-}
-
-/* Samples at different instructions of a function kept apart: for annotate, and in a pprof
- * (its locations' addresses are the instructions sampled: bpfprof annotate -i reads them). */
-static bool keep_leaf_addrs(void)
-{
-	return stack_opts.leaf_addrs || keep_threads();
 }
 
 int stack_run_drain_init(struct stack_run *s, struct bpf_map *counts, struct bpf_map *stacks,
@@ -576,11 +704,10 @@ static int drain_gen(struct stack_run *s, bool wait)
 		d->files_freed += syms_cache__sweep_files(stack_resolver__syms(s->resolver));
 	}
 	/* what the drain, the forgotten processes and the unwinder's table builds freed goes back
-	 * to the system: a long run's RSS is what it holds, not its high-water mark (and what
-	 * the drain's source lines parsed of the debug info, first); without either, at most every
-	 * TRIM_INTERVAL_NS */
-	stack_resolver__release_lines(s->resolver);
-	if (exits || stack_opts_lines() || d->last_ns - d->trimmed_ns >= TRIM_INTERVAL_NS) {
+	 * to the system: a long run's RSS is what it holds, not its high-water mark; without
+	 * either, at most every TRIM_INTERVAL_NS (source lines bound what they parse themselves:
+	 * sym/srcline.c) */
+	if (exits || d->last_ns - d->trimmed_ns >= TRIM_INTERVAL_NS) {
 		malloc_trim(0);
 		d->trimmed_ns = d->last_ns;
 	}
@@ -738,7 +865,14 @@ int stack_run_start(struct stack_run *s, struct runner *r, const struct unwind_b
 	} else {
 		err = 0;
 	}
-	err = err ?: runner_add_ringbuf(r, proc_events, proc_event, s);
+	/* Processes seen and gone: with mmap records, which tell what a new process maps, nothing
+	 * waits for them but the unwinder's mapping list, which the walks do without meanwhile
+	 * (the kernel's mappings, found ahead at exec and mmap): read at the next tick, not woken
+	 * for each (a new process every few ms under churn) */
+	if (s->drain && s->drain->records)
+		err = err ?: runner_add_ringbuf_ticks(r, proc_events, proc_event, s);
+	else
+		err = err ?: runner_add_ringbuf(r, proc_events, proc_event, s);
 	s->period_start_ns = r->start_ns;
 	if (run_opts.duration)
 		s->planned_end_ns = r->start_ns + (__u64)(run_opts.duration * 1e9);
@@ -860,14 +994,17 @@ int stack_run_finish(struct stack_run *s)
 	 * command stopped its writers in sync */
 	err = drain_gen(s, !s->stopped_in_sync);
 	err = err ?: drain_gen(s, false);
-	p_info("drained %llu times: %llu in %zu KB of distinct stacks; %llu stack ids gone before "
-	       "read; %zu processes and %zu files held (%zu files freed)",
-	       (unsigned long long)d->drains, (unsigned long long)d->drained,
-	       stack_agg__bytes(d->agg) >> 10,
+	p_info("drained %llu times: %llu in %zu KB of distinct stacks (%llu keys and %llu stacks "
+	       "read); %llu stack ids gone before read; %zu processes and %zu files held (%zu files "
+	       "freed)", (unsigned long long)d->drains, (unsigned long long)d->drained,
+	       stack_agg__bytes(d->agg) >> 10, (unsigned long long)d->counts_deleted,
+	       (unsigned long long)d->stacks_deleted,
 	       (unsigned long long)stack_resolver__missing(s->resolver),
 	       syms_cache__nr_procs(stack_resolver__syms(s->resolver)),
 	       syms_cache__nr_files(stack_resolver__syms(s->resolver)), d->files_freed);
 	stack_resolver__print_lines_cost(s->resolver);
+	stack_resolver__print_memo(s->resolver);
+	stack_resolver__lines_done(s->resolver);
 	if (d->records) {
 		struct mmaprec_stats ms;
 
@@ -890,7 +1027,8 @@ int stack_run_finish(struct stack_run *s)
 
 void stack_run_free(struct stack_run *s)
 {
-	stack_run_adopt_early(NULL);
+	stack_run_adopt_early(NULL, false);
+	join_fields();
 	unwinder__free(s->unwinder);
 	s->unwinder = NULL;
 	if (!s->drain)
@@ -941,7 +1079,12 @@ void stack_files_write(const struct stack_outputs *o, const struct stack_sample 
 			runner_output_failed(&stack_opts.svg, err);
 	}
 	if (stack_opts.pprof.of.f) {
-		int err = pprof_write(stack_opts.pprof.of.f, s, n, &o->pprof);
+		struct pprof_meta meta = o->pprof;
+		int err;
+
+		/* the report's header as comments, for bpfprof report to print again */
+		meta.header = &o->header;
+		err = pprof_write(stack_opts.pprof.of.f, s, n, &meta);
 
 		if (err)
 			runner_output_failed(&stack_opts.pprof, err);
@@ -970,9 +1113,11 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 	    syms_cache__refusals(stack_resolver__syms(sr->resolver), refused, sizeof(refused)))
 		o->header.symbols = refused;
 	/* --every: a period, to --pprof-dir and --push; printed as below when neither is given */
-	if (period_pprof())
+	if (period_pprof()) {
+		o->pprof.header = &o->header;
 		return period_send(s, n, &o->pprof, sr->period_start_ns,
 				   sr->period_end_ns ?: now_ns(), o->header.frequency);
+	}
 
 	stack_files_write(o, s, n);
 	if (o->folded) {
@@ -1005,7 +1150,5 @@ void stack_pprof_meta(struct stack_outputs *o, const struct runner *r, const cha
 			      (r->start_ns && mono > r->start_ns ? (__s64)(mono - r->start_ns) : 0);
 	o->pprof.duration_nanos = runner_elapsed(r) * 1e9;
 	o->pprof.labels = PPROF_LABEL_PID | PPROF_LABEL_TID | PPROF_LABEL_COMM;
-	/* the one cgroup bpfprof knows a sample's: the run's own target */
-	o->pprof.cgroup = targets.cgroup;
 	o->pprof.comment = comment;
 }

@@ -44,32 +44,43 @@ extern const struct opt stack_opts_table[];
 extern const struct opt stack_output_opts_table[];
 
 void stack_opts_reset(struct stack_opts *o);
-/* Whether stacks get their inlined frames (--inline; by default for a run of processes by id
- * without -f), and whether
- * frames get source lines at all (that, or --srcline): DWARF is read only then. */
+/* Whether stacks get their inlined frames (--inline; by default without -f, unless
+ * --no-inline), and whether frames get source lines at all (that, or --srcline): DWARF is
+ * read only then. */
 bool stack_opts_inline(void);
 bool stack_opts_lines(void);
 /* After parsing: -U with -K, --max-stack above kernel.perf_event_max_stack (the default is the
  * lower of 127 and that).  0 or -EINVAL (printed). */
 int stack_opts_check(struct stack_opts *o);
 
-/* Before load: the stack settings and the sizes of the `stacks` (stacks_per_key stacks for each of
- * --max-stacks keys, each sized to --max-stack) and `counts` maps. */
+/* Before load, after stack_run_init(): the stack settings (samples keyed by cgroup too where a
+ * pprof names them) and the sizes of the `stacks` (stacks_per_key stacks for each of
+ * --max-stacks keys, each sized to --max-stack) and `counts` maps.  reads_old_gen: the programs
+ * read stacks of the generation being drained (offcpu's stack_in_gen()), which a preallocated
+ * map would hand to another key as soon as the drain deletes them: never preallocated then. */
 void stack_maps_configure(struct bpf_map *stacks, struct bpf_map *counts, __u32 stacks_per_key,
-			  __u32 *targ_max_stack, __u32 *targ_stack_mask);
-#define STACK_MAPS_CONFIGURE(skel, stacks_per_key)                                            \
+			  bool reads_old_gen, __u32 *targ_max_stack, __u32 *targ_stack_mask,
+			  bool *targ_cgroup_key);
+#define STACK_MAPS_CONFIGURE(skel, stacks_per_key, reads_old_gen)                             \
 	stack_maps_configure((skel)->maps.stacks, (skel)->maps.counts, (stacks_per_key),       \
-			     (__u32 *)&(skel)->rodata->targ_max_stack,                          \
-			     (__u32 *)&(skel)->rodata->targ_stack_mask)
+			     (reads_old_gen), (__u32 *)&(skel)->rodata->targ_max_stack,         \
+			     (__u32 *)&(skel)->rodata->targ_stack_mask,                         \
+			     (bool *)&(skel)->rodata->targ_cgroup_key)
 
 /* After load, before attach: the allocator of maps made without preallocation holds elements
  * ready on every CPU (see stackrun.c). */
 void stack_maps_warm(struct bpf_map *stacks, struct bpf_map *counts);
 #define STACK_MAPS_WARM(skel) stack_maps_warm((skel)->maps.stacks, (skel)->maps.counts)
 
-/* Before load, before UNWIND_CONFIGURE: what stack_run_init() started on a thread (the row
- * array, the kernel fields) is waited for, and the row array handed to libbpf. */
-void stack_run_adopt_early(struct bpf_map *rows);
+/* Before load, before UNWIND_CONFIGURE: the row array stack_run_init() started making on a
+ * thread is handed to libbpf: waited for now, or, where only SEC("perf_event") programs read
+ * it (only_sampling), just before the first of them loads. */
+void stack_run_adopt_early(struct bpf_map *rows, bool only_sampling);
+/* After load, before attach: the kernel struct fields stack_run_init() started reading on a
+ * thread are waited for, and written to the object's unwind_kfields (zero where they were not
+ * read: frame pointers, or no BTF). */
+void stack_run_adopt_kfields(struct unw_kfields *out);
+#define STACK_RUN_KFIELDS(skel) stack_run_adopt_kfields(&(skel)->bss->unwind_kfields)
 
 struct kstack_cfg;
 struct stack_drain;

@@ -9,6 +9,7 @@
 #include "core/common.h"
 #include "core/features.h"
 #include "core/targets.h"
+#include "sym/cgroups.h"
 
 #define MAX_IDS 65536
 
@@ -130,30 +131,6 @@ const struct opt target_opts[] = {
 	  "(a path, or one relative to the cgroup2 mount)", OPT_STR, &targets.cgroup },
 	{},
 };
-
-/* The cgroup2 mount point, from /proc/self/mountinfo ("... MOUNT ... - cgroup2 ..."). */
-static int cgroup2_mount(char *out, size_t size)
-{
-	char line[4096], mnt[PATH_MAX], fstype[64];
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	int err = -ENOENT;
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		char *sep = strstr(line, " - ");
-
-		if (!sep || sscanf(sep + 3, "%63s", fstype) != 1 || strcmp(fstype, "cgroup2"))
-			continue;
-		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) == 1) {
-			snprintf(out, size, "%s", mnt);
-			err = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return err;
-}
 
 /* The cgroup id of a cgroup v2 directory, as the kernel's helpers see it: its file handle
  * (kernfs gives the cgroup's 64-bit id), else its inode number, which is the same on 64-bit

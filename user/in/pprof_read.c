@@ -285,7 +285,8 @@ static int sample_fill(struct pp *r, const Sample *s, struct stack_sample *out)
 		return err;
 	out->tid = err ? num : out->pid;
 	if ((err = label_value(r, s, "comm", NULL, &comm)) < 0 ||
-	    (err = label_value(r, s, "waker", NULL, &waker)) < 0)
+	    (err = label_value(r, s, "waker", NULL, &waker)) < 0 ||
+	    (err = label_value(r, s, "cgroup", NULL, &out->cgroup)) < 0)
 		return err;
 	set_comm(out->comm, comm);
 	if (out->nr_waker_frames)
@@ -327,6 +328,94 @@ static int add_samples(struct pp *r, struct profile_sink *k)
 	return 0;
 }
 
+/* Notes of a header kept at most, and their bytes: comments come from anywhere. */
+#define MAX_NOTES 16
+#define MAX_NOTES_BYTES 4096
+
+/* What follows prefix at the start of s, or NULL. */
+static const char *after(const char *s, const char *prefix)
+{
+	size_t len = strlen(prefix);
+
+	return strncmp(s, prefix, len) ? NULL : s + len;
+}
+
+/* *field set to a copy of value, unless it is set already.  0 or -ENOMEM. */
+static int keep_str(const char **field, const char *value)
+{
+	if (*field)
+		return 0;
+	*field = strdup(value);
+	return *field ? 0 : -ENOMEM;
+}
+
+/* "N (detail)": N, and the detail into h where keep. */
+static __u64 lost_line(const char *v, struct report_header *h, bool keep, int *err)
+{
+	char *end;
+	__u64 n = strtoull(v, &end, 10);
+	size_t len = strlen(end);
+
+	if (keep && len > 3 && !strncmp(end, " (", 2) && end[len - 1] == ')' && !h->lost_detail) {
+		h->lost_detail = strndup(end + 2, len - 3);
+		if (!h->lost_detail)
+			*err = -ENOMEM;
+	}
+	return n;
+}
+
+/* The run's report header that bpfprof writes as comments ("# Key: value", out/pprof.h): the
+ * first file's kept whole, the losses of every file summed; other comments are left alone.
+ * 0, -EINVAL (printed) or -ENOMEM. */
+static int read_header(const struct pp *r, struct profile_in *in)
+{
+	struct report_header *h = &in->header;
+	bool first = in->nr_files == 1, lost_seen = false;
+	struct stack_buf notes = {};
+	int nr_notes = 0, err = 0;
+	const char *v;
+
+	for (size_t i = 0; !err && i < r->p->n_comment; i++) {
+		const char *c = str(r, r->p->comment[i]);
+
+		if (!c) {
+			err = bad(r, "a comment out of the string table");
+			break;
+		}
+		if (!(c = after(c, "# ")))
+			continue;
+		if ((v = after(c, "Lost samples: "))) {
+			__u64 n = lost_line(v, h, first && !lost_seen, &err);
+
+			if (!lost_seen) {
+				in->lost = in->lost + n < in->lost ? UINT64_MAX : in->lost + n;
+				h->lost = first ? n : h->lost;
+			}
+			lost_seen = true;
+		} else if ((v = after(c, "Event frequency: "))) {
+			h->frequency = first && !h->frequency ? strtoull(v, NULL, 10) : h->frequency;
+		} else if ((v = after(c, "Sample period: "))) {
+			h->period = first && !h->period ? strtoull(v, NULL, 10) : h->period;
+		} else if ((v = after(c, "Event: "))) {
+			err = first ? keep_str(&h->event, v) : 0;
+		} else if ((v = after(c, "Call graph: "))) {
+			err = first ? keep_str(&h->unwind, v) : 0;
+		} else if ((v = after(c, "Excluded: "))) {
+			err = first ? keep_str(&h->excluded, v) : 0;
+		} else if (first && nr_notes < MAX_NOTES &&
+			   notes.len + strlen(c) + 3 < MAX_NOTES_BYTES) {
+			err = stack_buf_printf(&notes, "%s%s", nr_notes++ ? "\n# " : "", c);
+		}
+	}
+	in->nr_headers += lost_seen;
+	if (!err && notes.len && !h->extra) {
+		h->extra = notes.s;
+		notes.s = NULL;
+	}
+	stack_buf_free(&notes);
+	return err;
+}
+
 /* The main binary's name, for samples without a comm label (Go's profiles have none). */
 static const char *main_binary(const struct pp *r)
 {
@@ -358,6 +447,7 @@ static size_t deepest(const Profile *p)
 int pprof_read(struct profile_sink *k, const void *data, size_t size)
 {
 	struct pp r = { .name = k->name };
+	__u64 hz = 0;
 	int err;
 
 	r.p = perftools__profiles__profile__unpack(NULL, size, data);
@@ -381,10 +471,15 @@ int pprof_read(struct profile_sink *k, const void *data, size_t size)
 	err = err ?: choose_value(&r, k);
 	if (err)
 		goto cleanup;
+	err = read_header(&r, k->in);
+	if (err)
+		goto cleanup;
 	r.comm = main_binary(&r);
+	/* the frequency of the files, where they agree */
 	if (r.p->period_type && r.p->period > 0 &&
 	    !strcmp(str(&r, r.p->period_type->unit) ?: "", "nanoseconds"))
-		k->in->frequency = llround(1e9 / r.p->period);
+		hz = llround(1e9 / r.p->period);
+	k->in->frequency = k->in->nr_files == 1 || k->in->frequency == hz ? hz : 0;
 	if (r.p->duration_nanos > 0)
 		k->in->duration_s += r.p->duration_nanos / 1e9;
 	err = add_samples(&r, k);

@@ -34,6 +34,11 @@ void profile_in__free(struct profile_in *in)
 	stack_agg__free(in->agg);
 	for (int i = 0; i < in->nr_events; i++)
 		free(in->event_names[i]);
+	free((char *)in->header.event);
+	free((char *)in->header.lost_detail);
+	free((char *)in->header.unwind);
+	free((char *)in->header.excluded);
+	free((char *)in->header.extra);
 	free(in);
 }
 

@@ -34,6 +34,11 @@ struct profile_in {
 	double duration_s;          /* the files' durations, summed */
 	__u64 dropped;              /* samples left out: values not positive, frames beyond
 				     * PROFILE_IN_MAX_FRAMES (counted once per sample) */
+	/* The run's report header, as bpfprof's pprof files carry it in their comments ("# Lost
+	 * samples: 0"; out/pprof.h): the first file's, each field NULL or 0 where it says none. */
+	struct report_header header;
+	__u64 lost;                 /* "# Lost samples:" of every file, summed */
+	int nr_headers;             /* files that had a "# Lost samples:" line */
 };
 
 /* NULL on ENOMEM. */

@@ -22,7 +22,10 @@ typedef Perftools__Profiles__ValueType ValueType;
 /* Lines a location holds at most: its function and the functions inlined into it. */
 #define MAX_INLINE_LINES 64
 
-/* Labels a sample gets at most: pid, tid, comm, waker. */
+/* Comments a profile gets at most: the run's line, its header's (report.h), lines of notes. */
+#define PPROF_MAX_COMMENTS 24
+
+/* Labels a sample gets at most: pid, tid, comm, cgroup, waker. */
 #define MAX_LABELS 5
 
 /* A location being built: its frame's identity and where it is. */
@@ -341,9 +344,9 @@ static int sample_labels(struct enc *e, const struct stack_sample *s, const stru
 			return -ENOMEM;
 		l[n++].str = k;
 	}
-	if (m->cgroup) {
+	if (s->cgroup) {
 		perftools__profiles__label__init(&l[n]);
-		if ((l[n].key = str_id(e, "cgroup")) < 0 || (l[n].str = str_id(e, m->cgroup)) < 0)
+		if ((l[n].key = str_id(e, "cgroup")) < 0 || (l[n].str = str_id(e, s->cgroup)) < 0)
 			return -ENOMEM;
 		n++;
 	}
@@ -391,7 +394,7 @@ struct enc_out {
 	Function *fns;
 	Function **fn_ptrs;
 	char **strs;
-	int64_t comment;
+	int64_t comments[PPROF_MAX_COMMENTS];
 };
 
 static void enc_out_free(struct enc_out *o)
@@ -411,6 +414,81 @@ static void enc_out_free(struct enc_out *o)
 	free(o->fns);
 	free(o->fn_ptrs);
 	free(o->strs);
+}
+
+/* Adds comment line to p (at most PPROF_MAX_COMMENTS).  0 or -ENOMEM. */
+static int add_comment(struct enc *e, struct enc_out *o, Profile *p, const char *line)
+{
+	int id;
+
+	if (p->n_comment == PPROF_MAX_COMMENTS)
+		return 0;
+	if ((id = str_id(e, line)) < 0)
+		return -ENOMEM;
+	o->comments[p->n_comment++] = id;
+	p->comment = o->comments;
+	return 0;
+}
+
+/* Notes of the header ("a\n# b": a line each) as comments "# a", "# b". */
+static int note_comments(struct enc *e, struct enc_out *o, Profile *p, const char *notes)
+{
+	struct stack_buf b = {};
+	int err = 0;
+
+	while (!err && notes) {
+		const char *next = strstr(notes, "\n# ");
+		size_t len = next ? (size_t)(next - notes) : strlen(notes);
+
+		b.len = 0;
+		err = stack_buf_printf(&b, "# %.*s", (int)len, notes);
+		err = err ?: add_comment(e, o, p, b.s);
+		notes = next ? next + 3 : NULL;
+	}
+	stack_buf_free(&b);
+	return err;
+}
+
+/* The run's line, then its report header's lines (pprof_meta.header). */
+static int header_comments(struct enc *e, struct enc_out *o, const struct pprof_meta *m,
+			   Profile *p)
+{
+	const struct report_header *h = m->header;
+	bool detail = h && h->lost_detail && h->lost_detail[0];
+	char line[1024];
+	int err = m->comment ? add_comment(e, o, p, m->comment) : 0;
+
+	if (err || !h)
+		return err;
+	if (h->event) {
+		snprintf(line, sizeof(line), "# Event: %s", h->event);
+		err = add_comment(e, o, p, line);
+	}
+	if (!err && h->frequency) {
+		snprintf(line, sizeof(line), "# Event frequency: %llu Hz",
+			 (unsigned long long)h->frequency);
+		err = add_comment(e, o, p, line);
+	}
+	if (!err && h->period) {
+		snprintf(line, sizeof(line), "# Sample period: %llu", (unsigned long long)h->period);
+		err = add_comment(e, o, p, line);
+	}
+	if (!err) {
+		snprintf(line, sizeof(line), "# Lost samples: %llu%s%s%s", (unsigned long long)h->lost,
+			 detail ? " (" : "", detail ? h->lost_detail : "", detail ? ")" : "");
+		err = add_comment(e, o, p, line);
+	}
+	if (!err && h->unwind) {
+		snprintf(line, sizeof(line), "# Call graph: %s", h->unwind);
+		err = add_comment(e, o, p, line);
+	}
+	if (!err && h->excluded) {
+		snprintf(line, sizeof(line), "# Excluded: %s", h->excluded);
+		err = add_comment(e, o, p, line);
+	}
+	err = err ?: note_comments(e, o, p, h->extra);
+	err = err ?: note_comments(e, o, p, h->symbols);
+	return err ?: note_comments(e, o, p, h->lines);
 }
 
 static int build_samples(struct enc *e, struct enc_out *o, const struct stack_sample *s, size_t n,
@@ -491,13 +569,7 @@ static int build_header(struct enc *e, struct enc_out *o, const struct pprof_met
 	p->period = m->period;
 	p->time_nanos = m->time_nanos;
 	p->duration_nanos = m->duration_nanos;
-	if (m->comment) {
-		if ((o->comment = str_id(e, m->comment)) < 0)
-			return -ENOMEM;
-		p->comment = &o->comment;
-		p->n_comment = 1;
-	}
-	return 0;
+	return header_comments(e, o, m, p);
 }
 
 /* pprof takes mapping[0] for the main binary (it names the profile's "File:"): executables

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <linux/types.h>
+#include "out/report.h"
 #include "out/stack.h"
 
 /* Sample types at most (profile -e takes up to 8 events, each with a count). */
@@ -38,10 +39,13 @@ struct pprof_meta {
 	__s64 period;              /* events between samples, in period_unit */
 	__s64 time_nanos;          /* when the run started, ns since the epoch (UTC) */
 	__s64 duration_nanos;      /* how long it ran */
-	unsigned labels;           /* enum pprof_labels */
-	const char *cgroup;        /* every sample's "cgroup" label (the run's --cgroup), or NULL */
+	unsigned labels;           /* enum pprof_labels; and "cgroup" where a sample has one */
 	const char *comment;       /* one line pprof prints with the profile ("bpfprof profile
 				    * -F 99"), or NULL */
+	/* The run's report header, or NULL: its lines become comments after that one, as the
+	 * report prints them ("# Lost samples: 0", "# Call graph: fp"; the event as "# Event:
+	 * NAME"), which bpfprof report reads back (in/pprof_read.c); not its source line. */
+	const struct report_header *header;
 };
 
 /* Fills meta for a profile of the samples of one counted event (values: "samples/count", and

@@ -30,6 +30,8 @@ struct stack_sample {
 	__u32 tid;
 	__u32 event;        /* index of the run's event that took it (profile -e A,B), else 0 */
 	__u64 value;        /* sample count, or time in microseconds (offcpu) */
+	const char *cgroup; /* the task's cgroup v2 as its path under the mount ("/a/b"), or its
+			     * id in decimal when gone; NULL unknown (pprof's cgroup label) */
 	__u32 nr_frames;
 	struct frame *frames; /* outermost first: user frames, then kernel frames */
 	/* offcpu --waker: who woke this thread; nr_waker_frames == 0 when not recorded */

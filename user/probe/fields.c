@@ -361,7 +361,9 @@ int fields_add_pseudo(struct field_list *l)
 	for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]) && !err; i++) {
 		bool shadowed = false;
 		struct field f = { .src = ps[i].src, .is_signed = ps[i].is_signed,
-				   .kind = ps[i].src == FSRC_COMM ? FIELD_CHARS : FIELD_INT,
+				   .kind = ps[i].src == FSRC_COMM	? FIELD_CHARS
+					   : ps[i].src == FSRC_CGROUP ? FIELD_CGROUP
+								      : FIELD_INT,
 				   .size = ps[i].src == FSRC_COMM ? 16 : 8 };
 
 		snprintf(f.name, sizeof(f.name), "%s", ps[i].name);
@@ -613,7 +615,7 @@ struct field_desc field_desc_of(const struct field *f, bool user_mem, unsigned k
 
 /* ---- values as text ---- */
 
-char *field_format_value(const struct field *f, __u64 v, const char *str, field_ksym_fn ksym,
+char *field_format_value(const struct field *f, __u64 v, const char *str, field_name_fn name,
 			 void *ctx, char *buf, size_t size)
 {
 	unsigned bits = f->size && f->size < 8 ? f->size * 8 : 64;
@@ -625,8 +627,12 @@ char *field_format_value(const struct field *f, __u64 v, const char *str, field_
 	}
 	v &= mask;
 	switch (f->kind) {
+	case FIELD_CGROUP:
+		if (name && name(f, v, buf, size, ctx))
+			return buf;
+		break;
 	case FIELD_KSYM:
-		if (ksym && ksym(v, buf, size, ctx))
+		if (name && name(f, v, buf, size, ctx))
 			return buf;
 		/* fallthrough */
 	case FIELD_PTR:
@@ -646,7 +652,7 @@ char *field_format_value(const struct field *f, __u64 v, const char *str, field_
 }
 
 int fields_format_record(const struct field_list *l, const void *rec, size_t len,
-			 field_ksym_fn ksym, void *ctx, char *buf, size_t size)
+			 field_name_fn name, void *ctx, char *buf, size_t size)
 {
 	const unsigned char *r = rec;
 	size_t off = 0;
@@ -694,7 +700,7 @@ int fields_format_record(const struct field_list *l, const void *rec, size_t len
 			p.kind = FIELD_PTR;
 			field_format_value(&p, v, NULL, NULL, NULL, val, sizeof(val));
 		} else {
-			field_format_value(f, v, s, ksym, ctx, val, sizeof(val));
+			field_format_value(f, v, s, name, ctx, val, sizeof(val));
 		}
 		n = snprintf(buf + off, size > off ? size - off : 0, "%s%s=%s", off ? " " : "",
 			     f->name, val);

@@ -15,6 +15,8 @@
 struct probe_event;
 struct btf;
 struct func_params;
+struct ksyms;
+struct cgroup_names;
 
 #define FIELD_NAME_MAX 64
 #define FIELD_TYPE_MAX 64
@@ -27,6 +29,7 @@ enum field_kind {
 	FIELD_DATALOC,   /* __data_loc char[] NAME: a string stored after the record */
 	FIELD_PTR,       /* a pointer, printed as 0x... */
 	FIELD_KSYM,      /* a pointer to a kernel function (print fmt's %ps / %pS): symbolized */
+	FIELD_CGROUP,    /* a cgroup v2 id (the `cgroup` field every event has): printed as its path */
 	FIELD_KSTR,      /* a pointer to a kernel string (kprobe args cast :string) */
 	FIELD_USTR,      /* a pointer to a user string (syscall char * args, uprobe :string) */
 };
@@ -153,21 +156,23 @@ unsigned field_key_size(const struct field *f);
 /* Whether f holds a string (chars, __data_loc, or a pointer read as a string). */
 bool field_is_string(const struct field *f);
 
-/* Resolves a kernel address to "symbol" or "symbol+0xoff"; returns buf or NULL (then the
- * address is printed in hex). */
-typedef const char *(*field_ksym_fn)(__u64 addr, char *buf, size_t size, void *ctx);
+/* Names a value that stands for something else: a kernel function pointer (FIELD_KSYM) as
+ * "symbol" or "symbol+0xoff", a cgroup id (FIELD_CGROUP) as its path.  Returns buf, or NULL when
+ * it cannot (the value is then printed as a number: hex for an address, decimal for an id). */
+typedef const char *(*field_name_fn)(const struct field *f, __u64 v, char *buf, size_t size,
+				     void *ctx);
 
 /* One field's value as text, from the value an aggregation key or a record holds: integers as
  * perf prints them (signed or unsigned decimal; hex for FIELD_HEX and pointers, 0x...), kernel
- * function pointers through ksym (if given), strings as they are.  Returns buf. */
-char *field_format_value(const struct field *f, __u64 v, const char *str, field_ksym_fn ksym,
+ * function pointers and cgroup ids through name (if given), strings as they are.  Returns buf. */
+char *field_format_value(const struct field *f, __u64 v, const char *str, field_name_fn name,
 			 void *ctx, char *buf, size_t size);
 
 /* The fields of a raw tracepoint record rec (len bytes, as a perf tracepoint program sees it)
  * as perf script's "name=value name=value" text, leaving out the common_* fields.  Returns the
  * length written (snprintf's), or -EINVAL for a record too short for its fields. */
 int fields_format_record(const struct field_list *l, const void *rec, size_t len,
-			 field_ksym_fn ksym, void *ctx, char *buf, size_t size);
+			 field_name_fn name, void *ctx, char *buf, size_t size);
 
 /* ---- --by and --filter over the events of a run (user/probe/fieldtab.c) ---- */
 
@@ -202,9 +207,9 @@ struct bpf_map;
 int event_fields_fill(const struct event_fields *ef, struct bpf_map *map);
 
 /* The fields of an aggregation key of ef (the event index first) as text, one column per --by
- * field into cols (each size bytes); kernel function pointers through ksym.  Returns the event
- * index. */
-__u32 event_fields_key_text(const struct event_fields *ef, const void *key, field_ksym_fn ksym,
+ * field into cols (each size bytes); kernel function pointers and cgroup ids through name.
+ * Returns the event index. */
+__u32 event_fields_key_text(const struct event_fields *ef, const void *key, field_name_fn name,
 			    void *ctx, char (*cols)[FIELD_STR_LEN * 2]);
 
 /* Where bpf/fields.bpf.h's --by settings live in a skeleton. */
@@ -240,12 +245,19 @@ int event_fields_read_rows(const struct event_fields *ef, struct bpf_map *rows, 
 /* A key as a label: "NAME=VALUE,NAME=VALUE", after the event's name and a space when
  * with_event.  Returns buf. */
 char *event_fields_label(const struct event_fields *ef, const struct probe_events *evs,
-			 const void *key, bool with_event, field_ksym_fn ksym, void *ctx, char *buf,
+			 const void *key, bool with_event, field_name_fn name, void *ctx, char *buf,
 			 size_t size);
 
-/* field_ksym_fn over kallsyms (ctx: struct ksyms *, or NULL for addresses in hex). */
-const char *event_fields_ksym(__u64 addr, char *buf, size_t size, void *ctx);
-
-/* Whether a --by field is a kernel function pointer (the printer needs kallsyms). */
-bool event_fields_have_ksym(const struct event_fields *ef);
+/* What names the values of --by's fields: kallsyms where a field is a kernel function pointer,
+ * the cgroup2 hierarchy where one is `cgroup`.  Each is NULL when not needed or not readable. */
+struct field_namer {
+	struct ksyms *ksyms;
+	struct cgroup_names *cgroups;
+};
+/* Loads what ef's --by fields need; says in one line on stderr what cannot be read (the values
+ * are then printed as numbers). */
+void field_namer_open(struct field_namer *n, const struct event_fields *ef);
+void field_namer_close(struct field_namer *n);
+/* field_name_fn over a struct field_namer (ctx). */
+const char *field_namer_name(const struct field *f, __u64 v, char *buf, size_t size, void *ctx);
 #endif

@@ -11,6 +11,7 @@
 #include "probe/fields.h"
 #include "probe/filter.h"
 #include "probe/probe.h"
+#include "sym/cgroups.h"
 #include "sym/syms.h"
 
 /* Whether the pointers an event hands over point into user memory: a user function's, and a
@@ -196,7 +197,7 @@ void event_fields_free(struct event_fields *ef)
 	memset(ef, 0, sizeof(*ef));
 }
 
-__u32 event_fields_key_text(const struct event_fields *ef, const void *key, field_ksym_fn ksym,
+__u32 event_fields_key_text(const struct event_fields *ef, const void *key, field_name_fn name,
 			    void *ctx, char (*cols)[FIELD_STR_LEN * 2])
 {
 	const char *k = key;
@@ -220,7 +221,7 @@ __u32 event_fields_key_text(const struct event_fields *ef, const void *key, fiel
 		} else {
 			memcpy(&v, k + off, 8);
 		}
-		field_format_value(f, v, str, ksym, ctx, cols[i], sizeof(cols[i]));
+		field_format_value(f, v, str, name, ctx, cols[i], sizeof(cols[i]));
 	}
 	return idx;
 }
@@ -287,11 +288,11 @@ int event_fields_read_rows(const struct event_fields *ef, struct bpf_map *rows, 
 }
 
 char *event_fields_label(const struct event_fields *ef, const struct probe_events *evs,
-			 const void *key, bool with_event, field_ksym_fn ksym, void *ctx, char *buf,
+			 const void *key, bool with_event, field_name_fn name, void *ctx, char *buf,
 			 size_t size)
 {
 	char cols[FIELDS_MAX][FIELD_STR_LEN * 2];
-	__u32 idx = event_fields_key_text(ef, key, ksym, ctx, cols);
+	__u32 idx = event_fields_key_text(ef, key, name, ctx, cols);
 	size_t off = 0;
 
 	buf[0] = '\0';
@@ -303,24 +304,53 @@ char *event_fields_label(const struct event_fields *ef, const struct probe_event
 	return buf;
 }
 
-const char *event_fields_ksym(__u64 addr, char *buf, size_t size, void *ctx)
-{
-	const struct ksym *k = ctx ? ksyms__find(ctx, addr) : NULL;
-
-	if (!k || !addr)
-		return NULL;
-	if (k->addr == addr)
-		snprintf(buf, size, "%s", k->name);
-	else
-		snprintf(buf, size, "%s+0x%llx", k->name, (unsigned long long)(addr - k->addr));
-	return buf;
-}
-
-bool event_fields_have_ksym(const struct event_fields *ef)
+/* Whether any event's --by fields include one of this kind. */
+static bool by_has_kind(const struct event_fields *ef, enum field_kind kind)
 {
 	for (int i = 0; i < ef->nr_ev; i++)
 		for (int k = 0; k < ef->nr_by; k++)
-			if (ef->by[i][k].kind == FIELD_KSYM)
+			if (ef->by[i][k].kind == kind)
 				return true;
 	return false;
+}
+
+void field_namer_open(struct field_namer *n, const struct event_fields *ef)
+{
+	*n = (struct field_namer){};
+	if (by_has_kind(ef, FIELD_KSYM) && !(n->ksyms = ksyms__load()))
+		fprintf(stderr, "bpfprof: kernel functions shown as addresses: cannot read "
+			"/proc/kallsyms (%s)\n", strerror(errno));
+	if (by_has_kind(ef, FIELD_CGROUP) && !(n->cgroups = cgroup_names__new()))
+		fprintf(stderr, "bpfprof: cgroups shown as ids: %s\n",
+			errno == ENOENT ? "no cgroup v2 hierarchy is mounted" : strerror(errno));
+}
+
+void field_namer_close(struct field_namer *n)
+{
+	ksyms__free(n->ksyms);
+	cgroup_names__free(n->cgroups);
+	*n = (struct field_namer){};
+}
+
+const char *field_namer_name(const struct field *f, __u64 v, char *buf, size_t size, void *ctx)
+{
+	const struct field_namer *n = ctx;
+	const struct ksym *k;
+	const char *path;
+
+	if (f->kind == FIELD_CGROUP) {
+		path = n->cgroups ? cgroup_names__get(n->cgroups, v) : NULL;
+		if (!path)
+			return NULL;
+		snprintf(buf, size, "%s", path);
+		return buf;
+	}
+	k = n->ksyms && v ? ksyms__find(n->ksyms, v) : NULL;
+	if (!k)
+		return NULL;
+	if (k->addr == v)
+		snprintf(buf, size, "%s", k->name);
+	else
+		snprintf(buf, size, "%s+0x%llx", k->name, (unsigned long long)(v - k->addr));
+	return buf;
 }

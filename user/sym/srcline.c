@@ -3,13 +3,15 @@
  *
  * libdw reads a file's debug info through a copy of it that holds only the units looked up
  * (debug_copy()): what a profile of the whole machine costs in memory is what its addresses
- * need, not every debug file read whole.
+ * need, not every debug file read whole.  What a lookup needs of a unit and of a function is
+ * read from libdw once, into indexes of bpfprof's own (cu_index, fn_scopes): a long run looks
+ * up its hot functions' addresses without parsing their debug info again.
  *
- * For an address, dwarf_getscopes() gives the DIEs that contain it, innermost first: lexical
- * blocks, DW_TAG_inlined_subroutine for each level of inlining, then the DW_TAG_subprogram the
- * code was compiled in.  The innermost frame's line is the line table's for the address; each
- * inlined level's DW_AT_call_file / DW_AT_call_line is where the frame around it called it,
- * which is how addr2line -i and perf's inline_list build the same chain. */
+ * For an address, the DIEs that contain it, from the concrete DW_TAG_subprogram the code was
+ * compiled in down: lexical blocks and a DW_TAG_inlined_subroutine for each level of inlining.
+ * The innermost frame's line is the line table's for the address; each inlined level's
+ * DW_AT_call_file / DW_AT_call_line is where the frame around it called it, which is how
+ * addr2line -i and perf's inline_list build the same chain. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -27,11 +29,12 @@
 #include "sym/srcline.h"
 #include "sym/syms.h"
 
-/* Where a sparse copy's .debug_info is: the section libdw reads (only the units looked up are
- * written there, padding units of nothing between them), and the whole section after the ELF
- * image, which libdw never reads, from which units are copied into it. */
+/* Where a sparse copy's .debug_info is: the section libdw reads (the units looked up, one after
+ * the other in the order they were, then a padding unit of nothing), and the whole section
+ * after the ELF image, which libdw never reads, from which units are copied into it. */
 struct info_copy {
 	__u64 sparse, full, size;
+	__u64 used;  /* the units copied so far: the padding unit begins there */
 	int fd;      /* where the whole section is: the copy, or the file itself (-1: the copy) */
 };
 
@@ -47,28 +50,83 @@ struct sfile {
 	struct cu_range *cus; /* without .debug_aranges: every CU's ranges, by start */
 	size_t nr_cus;
 	bool cus_read;
-	struct hashtab fn_indexes; /* CU DIE offset -> struct fn_index, made on first lookup */
+	struct hashtab cu_indexes; /* CU DIE offset -> struct cu_index, made on first lookup */
+	struct hashtab fn_scopes;  /* function DIE offset -> struct fn_scopes, likewise */
+	size_t nr_units, nr_functions, index_bytes; /* what they hold, for -v */
 	bool sparse;         /* its .debug_info copied unit by unit (debug_copy()) */
-	bool stale;          /* a unit was copied since dw began: begun again before a lookup */
 	struct info_copy info;
-	struct cu_range *present; /* the units copied, sorted ([lo, hi) in .debug_info) */
+	/* the units copied, by their place in the file's .debug_info ([lo, hi)), each with the
+	 * offset of its DIE in the copy's */
+	struct cu_range *present;
 	size_t nr_present;
 	void *map;           /* the copy's ELF image, mapped */
 	size_t map_size;
 	bool closed;         /* evicted (srclines.max_open): opened again when next asked */
+	bool dirty;          /* libdw read since srclines__release() */
 	__u64 last_use;
 };
 
-/* A CU's concrete functions by address: a lookup descends into one function's DIEs, not the
+/* What a lookup needs of the debug info, read from libdw once and kept in a form of its own:
+ * a CU's concrete functions by address; a function's scopes and the rows of the line table for
+ * its addresses.  A lookup at an address of a function seen before reads nothing of libdw's
+ * (which gives back what it parsed: srclines__release()), nor a page of the debug info. */
+
+/* A concrete function's range in its CU: a lookup descends into one function's DIEs, not the
  * CU's (walking past a sibling without DW_AT_sibling parses its whole subtree). */
 struct fn_range {
 	__u64 lo, hi;
 	Dwarf_Off die;
 };
 
-struct fn_index {
+/* A row of a CU's line table, as libdw sorted it (by address, each sequence's end marked). */
+struct line_row {
+	__u64 addr;
+	__u32 line;
+	__u16 file;          /* in its struct lines' files */
+	bool end;            /* DW_LNE_end_sequence: the address past a sequence */
+};
+
+/* The rows of a line table a lookup in some ranges of addresses can find. */
+struct lines {
+	struct line_row *rows;
+	size_t nr_rows;
+	const char **files;  /* interned; [0] NULL (a row whose file libdw could not name) */
+	size_t nr_files;
+};
+
+struct cu_index {
+	struct fn_range *r;  /* by lo */
 	size_t nr, cap;
-	struct fn_range *r;
+	/* its line table, while it is among the least recently used (SRCLINE_CU_LINES_MAX):
+	 * what its functions' rows are taken from */
+	struct lines lines;
+	bool has_lines;
+	__u64 lines_use;
+};
+
+/* A scope of a concrete function that a lookup may descend into (may_hold()), in the DIE tree's
+ * order: a scope's own scopes follow it, up to next. */
+struct scope {
+	__u32 next;
+	__u32 ranges, nr_ranges; /* its addresses: fn_scopes' ranges [ranges, ranges + nr) */
+	__u8 kind;
+	__u32 call_line;         /* SCOPE_INLINED: where the scope around it called it */
+	const char *name;        /* SCOPE_FUNCTION, SCOPE_INLINED: interned */
+	const char *call_file;
+};
+
+enum { SCOPE_NONE, SCOPE_ALWAYS, SCOPE_BLOCK, SCOPE_FUNCTION, SCOPE_INLINED };
+
+struct addr_range {
+	__u64 lo, hi;
+};
+
+struct fn_scopes {
+	struct scope *s;
+	size_t nr, cap;
+	struct addr_range *r;
+	size_t nr_r, cap_r;
+	struct lines lines;  /* for the function's own ranges (s[0]'s) */
 };
 
 struct cu_range {
@@ -85,7 +143,14 @@ struct srclines {
 	__u64 lookups, hits;
 	__u64 clock;                 /* file uses, for the least recently used */
 	size_t nr_open;              /* files held open */
-	__u64 misses;                /* lookups of addresses of copies not cached */
+	__u32 built;                 /* indexes made since libdw's state was given back */
+	__u32 unmapped;              /* built when the copies were last unmapped */
+	size_t parsed;               /* line table rows libdw read for them */
+	size_t nr_chains;
+	size_t index_bytes;          /* the files' */
+	size_t cu_lines_bytes;       /* the units' line tables held */
+	__u64 lines_clock;
+	__u64 opened, drops, releases;
 };
 
 /* Files with debug info held open at most, their DWARF parsed: a long run over many programs
@@ -93,11 +158,60 @@ struct srclines {
  * info; a file without is closed at once). */
 #define SRCLINE_MAX_OPEN 48
 
-/* Lookups of new addresses in copies between two unmappings of the pages they read. */
-#define SRCLINE_UNMAP_EVERY 32
+/* What libdw parsed to make the indexes (line tables, abbreviations, the units it stepped over)
+ * and the pages of the copies it read are given back (srclines__release()) after this many
+ * indexes made (of a unit or a function), or once it parsed SRCLINE_RELEASE_ROWS rows of line
+ * tables (about 48 bytes each in libdw): libdw is read only to index, and a lookup in a
+ * function indexed before reads none of it.  (Given back after every few, libdw steps over
+ * every unit copied again each time: more CPU, no less memory.) */
+#define SRCLINE_RELEASE_EVERY 64
+#define SRCLINE_RELEASE_ROWS (8 << 10)
+
+/* Indexes made between two unmappings of the pages of the copies libdw read to make them (the
+ * kernel's page cache: mapped again, a minor fault a page, if read again). */
+#define SRCLINE_UNMAP_EVERY 8
+
+/* The indexes' memory at most: past it, the least recently used files' indexes go (their
+ * units are indexed again if looked up again).  A 40 s system-wide profile under process churn
+ * held 2.5-3.5 MB of them (libc's, ld.so's, and those of the other programs with debug info
+ * that a shared machine ran: several bpfprof builds, CPython). */
+#define SRCLINE_INDEX_MAX (4 << 20)
+
+/* The units' line tables held at most (each 16 bytes a row kept, about a row in three of
+ * libdw's): past it the least recently used go, read again if a function of theirs not seen
+ * before is looked up. */
+#define SRCLINE_CU_LINES_MAX (1 << 20)
+
+/* Chains cached at most: past it they all go (looked up again, from the indexes, when asked). */
+#define SRCLINE_MAX_CHAINS (64 << 10)
 
 /* Cached for addresses the debug info does not cover. */
 static struct srcline_chain no_chain;
+
+/* The first of nr elements of size bytes at base, sorted by the __u64 each begins with (an
+ * address, an offset), that begins with key or more: nr when none does. */
+static size_t first_at(const void *base, size_t nr, size_t size, __u64 key)
+{
+	size_t lo = 0, hi = nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		__u64 k;
+
+		memcpy(&k, (const char *)base + mid * size, sizeof(k));
+		if (k < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The same past the elements that begin with key: the first above it. */
+static size_t first_above(const void *base, size_t nr, size_t size, __u64 key)
+{
+	return key == UINT64_MAX ? nr : first_at(base, nr, size, key + 1);
+}
 
 struct srclines *srclines__new(void)
 {
@@ -357,6 +471,65 @@ static int write_padding(int out, __u64 off, __u64 len)
 	return len < n || pwrite(out, h, n, off) != (ssize_t)n ? -EIO : 0;
 }
 
+/* The ULEB128 at *p (before end), *p moved past it; false when it does not end there. */
+static bool read_uleb(const unsigned char **p, const unsigned char *end, __u64 *v)
+{
+	*v = 0;
+	for (unsigned int shift = 0; *p < end; shift += 7) {
+		unsigned char b = *(*p)++;
+
+		if (shift < 64)
+			*v |= (__u64)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+/* Whether the abbreviations in sh (a section of the copy out) let a DIE refer to another unit's
+ * by its offset in .debug_info (DW_FORM_ref_addr: LTO's abstract origins, dwz), or hide their
+ * form (DW_FORM_indirect), or cannot be read: then the units stay where they are. */
+static bool cross_unit_refs(int out, const GElf_Shdr *sh)
+{
+	__u64 start = sh->sh_offset & ~4095ULL, len = sh->sh_offset + sh->sh_size - start;
+	const unsigned char *map, *p, *end;
+	bool found = true;
+
+	if (!sh->sh_size)
+		return false;
+	map = mmap(NULL, len, PROT_READ, MAP_SHARED, out, start);
+	if (map == MAP_FAILED)
+		return true;
+	p = map + (sh->sh_offset - start);
+	end = map + len;
+	while (p < end) {
+		__u64 code, tag, attr, form, c;
+
+		if (!read_uleb(&p, end, &code))
+			goto out;
+		if (!code)
+			continue; /* the end of a unit's table */
+		if (!read_uleb(&p, end, &tag) || p == end)
+			goto out;
+		p++; /* DW_CHILDREN_yes or no */
+		do {
+			if (!read_uleb(&p, end, &attr) || !read_uleb(&p, end, &form))
+				goto out;
+			if (form == DW_FORM_ref_addr || form == DW_FORM_indirect ||
+			    form == DW_FORM_GNU_ref_alt || form == DW_FORM_ref_sup4 ||
+			    form == DW_FORM_ref_sup8)
+				goto out;
+			/* its value is in the abbreviation: a signed LEB128 */
+			if (form == DW_FORM_implicit_const && !read_uleb(&p, end, &c))
+				goto out;
+		} while (attr || form);
+	}
+	found = false;
+out:
+	munmap((void *)map, len);
+	return found;
+}
+
 /* The size of section sh once inflated, or 0 when it cannot be read. */
 static __u64 inflated_size(int fd, const GElf_Shdr *sh)
 {
@@ -399,7 +572,7 @@ static int debug_copy(struct sfile *f, Elf *elf, int fd, __u64 *image)
 {
 	GElf_Ehdr eh;
 	Elf64_Ehdr oh = { 0 };
-	GElf_Shdr *shs = NULL, info = { 0 }, aranges = { 0 };
+	GElf_Shdr *shs = NULL, info = { 0 }, aranges = { 0 }, abbrev = { 0 };
 	char *names = NULL;
 	size_t shstrndx, nr = 1, names_len = 1, names_cap = 256;
 	__u64 pos = sizeof(oh), info_size;
@@ -467,6 +640,8 @@ static int debug_copy(struct sfile *f, Elf *elf, int fd, __u64 *image)
 		    pwrite(out, "", 1, sh.sh_offset + sh.sh_size - 1) != 1)
 			err = -EIO;
 		sh.sh_link = sh.sh_info = 0;
+		if (!strcmp(name, ".debug_abbrev"))
+			abbrev = sh;
 		if (!strcmp(name, ".debug_aranges"))
 			aranges = sh;
 		else
@@ -479,8 +654,10 @@ static int debug_copy(struct sfile *f, Elf *elf, int fd, __u64 *image)
 		err = info.sh_size ? -EINVAL : -ENOENT;
 		goto cleanup;
 	}
-	/* without aranges, every unit is read as it is: the sections are copied whole */
-	f->sparse = aranges.sh_size && !read_aranges(f, out, aranges.sh_offset, aranges.sh_size);
+	/* without aranges, or with references from a unit into another, every unit is read
+	 * where it is: the sections are copied whole */
+	f->sparse = aranges.sh_size && !cross_unit_refs(out, &abbrev) &&
+		    !read_aranges(f, out, aranges.sh_offset, aranges.sh_size);
 	if (aranges.sh_size && !f->sparse)
 		shs[nr++] = aranges;
 	if (f->sparse) {
@@ -490,6 +667,7 @@ static int debug_copy(struct sfile *f, Elf *elf, int fd, __u64 *image)
 		pos = (pos + 7) & ~7ULL;
 		f->info.sparse = pos;
 		f->info.size = info_size;
+		f->info.used = 0;
 		/* the whole section past the image (whose end is counted here) */
 		at = f->info.full = (pos + info_size + names_len + 64 +
 				     (nr + 2) * sizeof(Elf64_Shdr) + 4095) & ~4095ULL;
@@ -562,18 +740,27 @@ cleanup:
 	return err ? err : out;
 }
 
-/* A unit of a sparse copy, copied into its section if it is not there yet (a fresh libdw
- * handle then sees it: the old one knows the padding unit that was there).  Returns its first
- * DIE's offset, or 0 when it cannot be read. */
+/* A unit of a sparse copy (at its offset unit in the file's .debug_info), copied into the copy's
+ * section if it is not there yet: after the units copied before it, a padding unit over the
+ * rest.  A unit may move so: its DIEs refer to each other relative to its start, to other
+ * units never (cross_unit_refs()).  libdw steps from unit to unit from the section's start as
+ * far as the unit asked for, and keeps what it read: it never reads the padding at the end,
+ * so a unit copied there changes nothing it read, and what it parsed of the others stays.
+ * Returns the unit's first DIE's offset in the copy, or 0 when it cannot be read. */
 static Dwarf_Off unit_die(struct sfile *f, Dwarf_Off unit)
 {
 	unsigned char h[16], buf[16 << 10];
-	__u64 len, end, gap_lo = 0, gap_hi = f->info.size, hsize;
+	__u64 len, hsize, at = f->info.used, rest;
 	__u32 l32;
 	__u16 version;
-	size_t at = 0, off = 4;
+	size_t lo, off = 4;
 	int src = f->info.fd >= 0 ? f->info.fd : f->mfd;
+	struct cu_range *n;
 
+	/* the units copied, by their place in the file: this one, or the one after it */
+	lo = first_at(f->present, f->nr_present, sizeof(*f->present), unit);
+	if (lo < f->nr_present && f->present[lo].lo == unit)
+		return f->present[lo].die;
 	if (unit + 12 > f->info.size || pread(src, h, 12, f->info.full + unit) != 12)
 		return 0;
 	memcpy(&l32, h, 4);
@@ -597,41 +784,35 @@ static Dwarf_Off unit_die(struct sfile *f, Dwarf_Off unit)
 		else if (h[2] == DW_UT_type || h[2] == DW_UT_split_type)
 			hsize += 8 + (off == 12 ? 8 : 4);
 	}
-	if (len > f->info.size - unit || len < hsize)
+	if (len > f->info.size - unit || len < hsize || len > f->info.size - at)
 		return 0;
-	end = unit + len;
-	/* the present units, sorted: the gap this one is in */
-	for (at = 0; at < f->nr_present && f->present[at].lo <= unit; at++)
-		gap_lo = f->present[at].hi;
-	if (at > 0 && unit < f->present[at - 1].hi)
-		return f->present[at - 1].lo == unit ? unit + hsize : 0;
-	if (at < f->nr_present)
-		gap_hi = f->present[at].lo;
-	if (end > gap_hi)
+	/* not over the units around it (a section of overlapping units is not one) */
+	if ((lo < f->nr_present && unit + len > f->present[lo].lo) ||
+	    (lo > 0 && f->present[lo - 1].hi > unit))
 		return 0;
-	{
-		struct cu_range *n = realloc(f->present, (f->nr_present + 1) * sizeof(*n));
-
-		if (!n)
-			return 0;
-		f->present = n;
-	}
+	/* what is left after it holds the units not copied: room for a padding unit */
+	rest = f->info.size - at - len;
+	if (rest && rest < 11)
+		return 0;
+	n = realloc(f->present, (f->nr_present + 1) * sizeof(*n));
+	if (!n)
+		return 0;
+	f->present = n;
 	for (__u64 done = 0; done < len;) {
 		size_t chunk = len - done < sizeof(buf) ? len - done : sizeof(buf);
 
 		if (pread(src, buf, chunk, f->info.full + unit + done) != (ssize_t)chunk ||
-		    pwrite(f->mfd, buf, chunk, f->info.sparse + unit + done) != (ssize_t)chunk)
+		    pwrite(f->mfd, buf, chunk, f->info.sparse + at + done) != (ssize_t)chunk)
 			return 0;
 		done += chunk;
 	}
-	if ((gap_lo < unit && write_padding(f->mfd, f->info.sparse + gap_lo, unit - gap_lo)) ||
-	    (end < gap_hi && write_padding(f->mfd, f->info.sparse + end, gap_hi - end)))
+	if (rest && write_padding(f->mfd, f->info.sparse + at + len, rest))
 		return 0;
-	memmove(f->present + at + 1, f->present + at, (f->nr_present - at) * sizeof(*f->present));
-	f->present[at] = (struct cu_range){ unit, end, 0 };
+	f->info.used = at + len;
+	memmove(f->present + lo + 1, f->present + lo, (f->nr_present - lo) * sizeof(*f->present));
+	f->present[lo] = (struct cu_range){ unit, unit + len, at + hsize };
 	f->nr_present++;
-	f->stale = true;
-	return unit + hsize;
+	return at + hsize;
 }
 
 /* libdw (0.188) takes a string of .debug_str or .debug_line_str as ending within its section: a
@@ -759,15 +940,53 @@ static void open_file(struct sfile *f)
 
 static void free_chain(void *c);
 
-static void free_fn_index(void *p)
+static void free_lines(struct lines *ln)
 {
-	struct fn_index *ix = p;
+	free(ln->rows);
+	free(ln->files);
+	memset(ln, 0, sizeof(*ln));
+}
+
+static size_t lines_bytes(const struct lines *ln)
+{
+	return ln->nr_rows * sizeof(*ln->rows) + ln->nr_files * sizeof(*ln->files);
+}
+
+static void free_cu_index(void *p)
+{
+	struct cu_index *ix = p;
 
 	free(ix->r);
+	free_lines(&ix->lines);
 	free(ix);
 }
 
-static void close_file(struct sfile *f)
+static void free_fn_scopes(void *p)
+{
+	struct fn_scopes *x = p;
+
+	free(x->s);
+	free(x->r);
+	free_lines(&x->lines);
+	free(x);
+}
+
+/* The file's indexes, dropped (its chains stay). */
+static void drop_file_indexes(struct srclines *s, struct sfile *f)
+{
+	for (size_t j = 0; j < f->cu_indexes.cap; j++) {
+		struct cu_index *ix = f->cu_indexes.slots[j].val;
+
+		if (ix && ix->has_lines)
+			s->cu_lines_bytes -= lines_bytes(&ix->lines);
+	}
+	s->index_bytes -= f->index_bytes;
+	hashtab_clear(&f->cu_indexes, free_cu_index);
+	hashtab_clear(&f->fn_scopes, free_fn_scopes);
+	f->nr_units = f->nr_functions = f->index_bytes = 0;
+}
+
+static void close_file(struct srclines *s, struct sfile *f)
 {
 	if (f->dw)
 		dwarf_end(f->dw);
@@ -788,11 +1007,11 @@ static void close_file(struct sfile *f)
 	f->present = NULL;
 	f->nr_present = 0;
 	f->map = NULL;
-	f->sparse = f->stale = false;
+	f->sparse = false;
 	if (f->info.fd >= 0)
 		close(f->info.fd);
 	f->info.fd = -1;
-	hashtab_clear(&f->fn_indexes, free_fn_index);
+	drop_file_indexes(s, f);
 	f->dw = NULL;
 	f->elf = f->delf = f->melf = NULL;
 	f->fd = f->dfd = f->mfd = -1;
@@ -823,12 +1042,13 @@ static void evict(struct srclines *s, size_t keep)
 		struct hashtab_entry *e = &s->chains.slots[i];
 
 		/* a deletion shifts later entries back into this slot: look at it again */
-		if (e->val && e->k2 == idx)
+		if (e->val && e->k2 == idx) {
 			free_chain(hashtab_del(&s->chains, e->k1, e->k2));
-		else
+			s->nr_chains--;
+		} else
 			i++;
 	}
-	close_file(lru);
+	close_file(s, lru);
 	lru->closed = true;
 	s->nr_open--;
 }
@@ -842,6 +1062,7 @@ static void use_file(struct srclines *s, struct sfile *f, size_t idx, bool fresh
 		return;
 	f->closed = false;
 	f->err = 0;
+	s->opened++;
 	open_file(f);
 	if (f->dw && ++s->nr_open > SRCLINE_MAX_OPEN)
 		evict(s, idx);
@@ -892,13 +1113,6 @@ static const char *intern(struct srclines *s, const char *str)
 	return id < 0 ? NULL : stack_names__str(s->strs, id);
 }
 
-static bool is_function(Dwarf_Die *d)
-{
-	int tag = dwarf_tag(d);
-
-	return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine;
-}
-
 /* The file an inlined subroutine's DW_AT_call_file names, or NULL. */
 static const char *call_file(Dwarf_Die *cu, Dwarf_Die *d)
 {
@@ -923,31 +1137,43 @@ static __u32 call_line(Dwarf_Die *d)
 	return line;
 }
 
-/* Scopes that may hold code: descended into when they contain the address (namespaces hold
- * C++ functions and have no addresses of their own: always looked into). */
-static bool may_hold(Dwarf_Die *d, __u64 pc)
+/* Scopes that may hold code, as a lookup descends (namespaces hold C++ functions and have no
+ * addresses of their own: always looked into). */
+static int scope_kind(Dwarf_Die *d)
 {
 	switch (dwarf_tag(d)) {
 	case DW_TAG_namespace:
 	case DW_TAG_module:
-		return true;
+		return SCOPE_ALWAYS;
 	case DW_TAG_subprogram:
+		return SCOPE_FUNCTION;
 	case DW_TAG_inlined_subroutine:
+		return SCOPE_INLINED;
 	case DW_TAG_lexical_block:
 	case DW_TAG_try_block:
 	case DW_TAG_catch_block:
 	case DW_TAG_entry_point:
-		return dwarf_haspc(d, pc) == 1;
+		return SCOPE_BLOCK;
 	default:
-		return false;
+		return SCOPE_NONE;
 	}
 }
 
+/* Whether a lookup at pc descends into d. */
+static bool may_hold(Dwarf_Die *d, __u64 pc)
+{
+	int kind = scope_kind(d);
+
+	return kind == SCOPE_ALWAYS || (kind != SCOPE_NONE && dwarf_haspc(d, pc) == 1);
+}
+
 #define MAX_INLINE_DEPTH 64
+/* levels a lookup descends at most (lexical blocks between inlined functions count) */
+#define MAX_SCOPE_DEPTH (4 * MAX_INLINE_DEPTH)
 
 static int add_fn(Dwarf_Die *d, void *arg)
 {
-	struct fn_index *ix = arg;
+	struct cu_index *ix = arg;
 	Dwarf_Addr base, lo, hi;
 	ptrdiff_t it = 0;
 
@@ -973,59 +1199,409 @@ static int cmp_fn_range(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* The concrete function of cu containing pc, from the CU's index (made once); false when none
- * is found there. */
-static bool function_at(struct sfile *f, Dwarf_Die *cu, __u64 pc, Dwarf_Die *out)
+static bool same_line(const struct line_row *a, const struct line_row *b)
 {
-	Dwarf_Off off = dwarf_dieoffset(cu);
-	struct fn_index *ix = hashtab_get(&f->fn_indexes, off, 0);
-	size_t lo = 0, hi;
+	return !a->end && !b->end && a->line == b->line && a->file == b->file;
+}
 
-	if (!ix) {
-		ix = calloc(1, sizeof(*ix));
-		if (!ix)
-			return false;
-		dwarf_getfuncs(cu, add_fn, ix, 0);
-		if (ix->nr)
-			qsort(ix->r, ix->nr, sizeof(*ix->r), cmp_fn_range);
-		if (hashtab_put(&f->fn_indexes, off, 0, ix)) {
-			free_fn_index(ix);
-			return false;
+/* Appends row r to ix's rows, keeping only those a lookup can find, with what it would find
+ * there: of the rows at an address, the last; of the rows of one line in a sequence (a
+ * line's columns, statements, views), the first. */
+static void add_row(struct lines *ln, const struct line_row *r)
+{
+	struct line_row *prev = ln->nr_rows ? &ln->rows[ln->nr_rows - 1] : NULL;
+
+	if (prev && prev->addr == r->addr) {
+		*prev = *r;
+		if (ln->nr_rows > 1 && same_line(&ln->rows[ln->nr_rows - 2], prev))
+			ln->nr_rows--;
+	} else if (!prev || !same_line(prev, r)) {
+		ln->rows[ln->nr_rows++] = *r;
+	}
+}
+
+/* The CU's line table into ln: the rows a lookup can find, their files interned.  0 or -ENOMEM
+ * (a CU without a line table has no rows). */
+static int read_lines(struct srclines *s, struct lines *ln, Dwarf_Die *cu)
+{
+	const char **names = NULL; /* libdw's name of each of ln->files */
+	size_t nr = 0, last = 0;
+	Dwarf_Lines *lines;
+	int err = -ENOMEM;
+
+	if (dwarf_getsrclines(cu, &lines, &nr) || !nr)
+		return 0;
+	s->parsed += nr;
+	ln->rows = malloc(nr * sizeof(*ln->rows));
+	ln->files = calloc(1, sizeof(*ln->files));
+	names = calloc(1, sizeof(*names));
+	if (!ln->rows || !ln->files || !names)
+		goto cleanup;
+	ln->nr_files = 1;
+	for (size_t i = 0; i < nr; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		Dwarf_Addr addr = 0;
+		const char *name;
+		bool end = false;
+		int line = 0;
+		size_t k;
+
+		if (!l || dwarf_lineaddr(l, &addr) || dwarf_lineendsequence(l, &end))
+			continue;
+		dwarf_lineno(l, &line);
+		/* a file's rows come together: the last one's, else one of those seen */
+		name = dwarf_linesrc(l, NULL, NULL);
+		for (k = names[last] == name ? last : 0; k < ln->nr_files && names[k] != name; k++)
+			;
+		if (k == ln->nr_files) {
+			const char **n = realloc(names, (k + 1) * sizeof(*n));
+			const char **m = n ? realloc(ln->files, (k + 1) * sizeof(*m)) : NULL;
+
+			if (n)
+				names = n;
+			if (!m || k > UINT16_MAX)
+				goto cleanup;
+			ln->files = m;
+			names[k] = name;
+			ln->files[k] = intern(s, name);
+			ln->nr_files++;
+		}
+		last = k;
+		add_row(ln, &(struct line_row){ addr, line > 0 ? line : 0, k, end });
+	}
+	/* (what was read, then what is kept) */
+	if (ln->nr_rows < nr) {
+		struct line_row *m = realloc(ln->rows, (ln->nr_rows ?: 1) * sizeof(*m));
+
+		if (m)
+			ln->rows = m;
+	}
+	err = 0;
+cleanup:
+	free(names);
+	if (err)
+		free_lines(ln);
+	return err;
+}
+
+/* The first of ln's rows at or above addr. */
+static size_t first_row_at(const struct lines *ln, __u64 addr)
+{
+	return first_at(ln->rows, ln->nr_rows, sizeof(*ln->rows), addr);
+}
+
+/* The rows of a CU's table cu a lookup in the nr ranges r (by lo, not overlapping) can find,
+ * into ln: those in each range and the last before it (the row of its first addresses, when
+ * no row begins it).  0 or -ENOMEM. */
+static int range_lines(struct lines *ln, const struct lines *cu, const struct addr_range *r,
+		       size_t nr)
+{
+	size_t end = 0, want = 0, *map = calloc(cu->nr_files ?: 1, sizeof(*map));
+
+	if (!map)
+		return -ENOMEM;
+	for (int pass = 0; pass < 2; pass++) {
+		end = 0;
+		for (size_t i = 0; i < nr; i++) {
+			size_t first = first_row_at(cu, r[i].lo), to = first_row_at(cu, r[i].hi);
+
+			first = first ? first - 1 : 0;
+			if (first < end)
+				first = end; /* (the range before reached it) */
+			for (size_t j = first; j < to; j++) {
+				const struct line_row *row = &cu->rows[j];
+				struct line_row copy = *row;
+
+				if (!pass) {
+					want++;
+					continue;
+				}
+				if (!map[row->file]) {
+					map[row->file] = ++ln->nr_files;
+					ln->files[ln->nr_files - 1] = cu->files[row->file];
+				}
+				copy.file = map[row->file] - 1;
+				add_row(ln, &copy);
+			}
+			end = to > end ? to : end;
+		}
+		if (!pass) {
+			ln->rows = malloc((want ?: 1) * sizeof(*ln->rows));
+			ln->files = malloc((cu->nr_files ?: 1) * sizeof(*ln->files));
+			if (!ln->rows || !ln->files) {
+				free(map);
+				free_lines(ln);
+				return -ENOMEM;
+			}
 		}
 	}
-	for (hi = ix->nr; lo < hi;) {
-		size_t mid = lo + (hi - lo) / 2;
+	free(map);
+	return 0;
+}
 
-		if (ix->r[mid].lo <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
+/* The row of the line table for pc, as dwarf_getsrc_die() finds it: the last row at or below
+ * pc, unless that is the end of a sequence; NULL when there is none. */
+static const struct line_row *row_at(const struct lines *ln, __u64 pc)
+{
+	size_t n = first_above(ln->rows, ln->nr_rows, sizeof(*ln->rows), pc);
+
+	return n && !ln->rows[n - 1].end ? &ln->rows[n - 1] : NULL;
+}
+
+/* The index of CU cu (at offset off): its functions and lines, read on first sight.  NULL on
+ * ENOMEM. */
+static struct cu_index *cu_index(struct srclines *s, struct sfile *f, Dwarf_Die *cu, Dwarf_Off off)
+{
+	struct cu_index *ix = hashtab_get(&f->cu_indexes, off, 0);
+	size_t bytes;
+
+	if (ix)
+		return ix;
+	ix = calloc(1, sizeof(*ix));
+	if (!ix)
+		return NULL;
+	dwarf_getfuncs(cu, add_fn, ix, 0);
+	if (ix->nr)
+		qsort(ix->r, ix->nr, sizeof(*ix->r), cmp_fn_range);
+	if (hashtab_put(&f->cu_indexes, off, 0, ix)) {
+		free_cu_index(ix);
+		return NULL;
 	}
+	f->nr_units++;
+	s->built++;
+	bytes = sizeof(*ix) + ix->cap * sizeof(*ix->r);
+	f->index_bytes += bytes;
+	s->index_bytes += bytes;
+	return ix;
+}
+
+/* The least recently used units' line tables dropped until they take at most half of
+ * SRCLINE_CU_LINES_MAX. */
+static void drop_cu_lines(struct srclines *s)
+{
+	while (s->cu_lines_bytes > SRCLINE_CU_LINES_MAX / 2) {
+		struct cu_index *lru = NULL;
+
+		for (size_t i = 0; i < s->nr_files; i++) {
+			struct hashtab *h = &s->files[i].cu_indexes;
+
+			for (size_t j = 0; j < h->cap; j++) {
+				struct cu_index *ix = h->slots[j].val;
+
+				if (ix && ix->has_lines && (!lru || ix->lines_use < lru->lines_use))
+					lru = ix;
+			}
+		}
+		if (!lru)
+			return;
+		s->cu_lines_bytes -= lines_bytes(&lru->lines);
+		free_lines(&lru->lines);
+		lru->has_lines = false;
+	}
+}
+
+/* The line table of CU cu (index ix), read if it is not held.  NULL on ENOMEM. */
+static const struct lines *cu_lines(struct srclines *s, struct cu_index *ix, Dwarf_Die *cu)
+{
+	ix->lines_use = ++s->lines_clock;
+	if (ix->has_lines)
+		return &ix->lines;
+	if (read_lines(s, &ix->lines, cu))
+		return NULL;
+	ix->has_lines = true;
+	s->cu_lines_bytes += lines_bytes(&ix->lines);
+	if (s->cu_lines_bytes > SRCLINE_CU_LINES_MAX)
+		drop_cu_lines(s);
+	return ix->has_lines ? &ix->lines : NULL;
+}
+
+/* The concrete function of a CU containing pc, from its index: its DIE's offset, or 0. */
+static Dwarf_Off function_at(const struct cu_index *ix, __u64 pc)
+{
+	size_t lo = first_above(ix->r, ix->nr, sizeof(*ix->r), pc);
+
 	for (size_t i = lo; i > 0 && lo - i < 8; i--)
 		if (pc >= ix->r[i - 1].lo && pc < ix->r[i - 1].hi)
-			return dwarf_offdie(f->dw, ix->r[i - 1].die, out) != NULL;
+			return ix->r[i - 1].die;
+	return 0;
+}
+
+/* Scope d (of kind) and, below depth levels, the scopes in it, appended to x.  0 or -ENOMEM. */
+static int add_scope(struct srclines *s, struct fn_scopes *x, Dwarf_Die *cu, Dwarf_Die *d,
+		     int kind, int depth)
+{
+	size_t at = x->nr;
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t it = 0;
+	Dwarf_Die child;
+	struct scope *sc;
+
+	if (x->nr == x->cap) {
+		size_t cap = x->cap ? x->cap * 2 : 16;
+		struct scope *n = realloc(x->s, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		x->s = n;
+		x->cap = cap;
+	}
+	sc = &x->s[x->nr++];
+	memset(sc, 0, sizeof(*sc));
+	sc->kind = kind;
+	sc->ranges = x->nr_r;
+	if (kind == SCOPE_FUNCTION || kind == SCOPE_INLINED)
+		sc->name = intern(s, dwarf_diename(d));
+	if (kind == SCOPE_INLINED) {
+		sc->call_file = intern(s, call_file(cu, d));
+		sc->call_line = call_line(d);
+	}
+	/* what dwarf_haspc() would test */
+	while (kind != SCOPE_ALWAYS && (it = dwarf_ranges(d, it, &base, &lo, &hi)) > 0) {
+		if (x->nr_r == x->cap_r) {
+			size_t cap = x->cap_r ? x->cap_r * 2 : 16;
+			void *n = realloc(x->r, cap * sizeof(*x->r));
+
+			if (!n)
+				return -ENOMEM;
+			x->r = n;
+			x->cap_r = cap;
+		}
+		x->r[x->nr_r].lo = lo;
+		x->r[x->nr_r++].hi = hi;
+	}
+	x->s[at].nr_ranges = x->nr_r - x->s[at].ranges;
+	if (depth < MAX_SCOPE_DEPTH && dwarf_child(d, &child) == 0) {
+		do {
+			int k = scope_kind(&child);
+			int err = k != SCOPE_NONE ? add_scope(s, x, cu, &child, k, depth + 1) : 0;
+
+			if (err)
+				return err;
+		} while (dwarf_siblingof(&child, &child) == 0);
+	}
+	x->s[at].next = x->nr;
+	return 0;
+}
+
+/* The scopes of the concrete function at DIE offset die, read on first sight.  NULL when it
+ * cannot be read, or on ENOMEM. */
+static int cmp_addr_range(const void *a, const void *b)
+{
+	const struct addr_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The scopes of the concrete function at DIE offset die of CU cu (index ix) and the rows of
+ * the CU's line table for its addresses, read on first sight.  NULL when it cannot be read, or
+ * on ENOMEM. */
+static struct fn_scopes *fn_scopes(struct srclines *s, struct sfile *f, Dwarf_Die *cu,
+				   struct cu_index *ix, Dwarf_Off die)
+{
+	struct fn_scopes *x = hashtab_get(&f->fn_scopes, die, 0);
+	struct addr_range *own = NULL;
+	const struct lines *cl;
+	Dwarf_Die fn;
+	size_t bytes;
+	int err;
+
+	if (x)
+		return x;
+	if (!dwarf_offdie(f->dw, die, &fn))
+		return NULL;
+	x = calloc(1, sizeof(*x));
+	err = !x || add_scope(s, x, cu, &fn, SCOPE_FUNCTION, 0) || !(cl = cu_lines(s, ix, cu));
+	if (!err) {
+		/* its own ranges, in order */
+		own = malloc((x->s[0].nr_ranges ?: 1) * sizeof(*own));
+		err = !own;
+	}
+	if (!err) {
+		memcpy(own, x->r + x->s[0].ranges, x->s[0].nr_ranges * sizeof(*own));
+		qsort(own, x->s[0].nr_ranges, sizeof(*own), cmp_addr_range);
+		err = range_lines(&x->lines, cl, own, x->s[0].nr_ranges);
+	}
+	free(own);
+	if (err || hashtab_put(&f->fn_scopes, die, 0, x)) {
+		if (x)
+			free_fn_scopes(x);
+		return NULL;
+	}
+	f->nr_functions++;
+	s->built++;
+	bytes = sizeof(*x) + x->cap * sizeof(*x->s) + x->cap_r * sizeof(*x->r) +
+		x->lines.nr_rows * sizeof(*x->lines.rows) + x->lines.nr_files * sizeof(char *);
+	f->index_bytes += bytes;
+	s->index_bytes += bytes;
+	return x;
+}
+
+static bool scope_holds(const struct fn_scopes *x, const struct scope *sc, __u64 pc)
+{
+	if (sc->kind == SCOPE_ALWAYS)
+		return true;
+	for (__u32 i = sc->ranges; i < sc->ranges + sc->nr_ranges; i++)
+		if (pc >= x->r[i].lo && pc < x->r[i].hi)
+			return true;
 	return false;
 }
 
-/* The function DIEs containing pc, outermost first: the concrete subprogram, then each inlined
- * subroutine in it.  (dwarf_getscopes() is no use here: past an inlined instance it climbs the
- * abstract definition's scopes, not the caller's.)  Returns how many, at most max. */
-static int functions_at(struct sfile *f, Dwarf_Die *cu, __u64 pc, Dwarf_Die *out, int max)
+/* A level of an address's chain: its function, and where that called the level inside it. */
+struct level {
+	const char *name;
+	bool inlined;
+	const char *call_file;
+	__u32 call_line;
+};
+
+/* The levels of function x at pc, outermost first: the function, then each function inlined
+ * there, as a descent of the DIE tree finds them (the first scope at each level that holds
+ * pc).  Returns how many, at most max. */
+static int scopes_at(const struct fn_scopes *x, __u64 pc, struct level *out, int max)
+{
+	__u32 cur = 0;
+	int n = 0;
+
+	out[n++] = (struct level){ x->s[0].name };
+	for (int depth = 0; depth < MAX_SCOPE_DEPTH; depth++) {
+		__u32 j;
+
+		for (j = cur + 1; j < x->s[cur].next && !scope_holds(x, &x->s[j], pc);
+		     j = x->s[j].next)
+			;
+		if (j >= x->s[cur].next)
+			break;
+		cur = j;
+		if (x->s[j].kind == SCOPE_FUNCTION || x->s[j].kind == SCOPE_INLINED)
+			if (n < max)
+				out[n++] = (struct level){ x->s[j].name,
+							   x->s[j].kind == SCOPE_INLINED,
+							   x->s[j].call_file, x->s[j].call_line };
+	}
+	return n;
+}
+
+/* The same, for an address of no concrete function the CU's index knows: a descent of the
+ * CU's whole tree. */
+static int cu_scopes_at(struct srclines *s, Dwarf_Die *cu, __u64 pc, struct level *out, int max)
 {
 	Dwarf_Die parent = *cu, child;
 	int n = 0, depth = 0;
 
-	/* from the CU's index of functions where it has the address; else the CU's whole tree */
-	if (max > 0 && function_at(f, cu, pc, &parent))
-		out[n++] = parent;
-	while (depth++ < 4 * MAX_INLINE_DEPTH && dwarf_child(&parent, &child) == 0) {
+	while (depth++ < MAX_SCOPE_DEPTH && dwarf_child(&parent, &child) == 0) {
 		bool found = false;
 
 		do {
+			int kind;
+
 			if (!may_hold(&child, pc))
 				continue;
-			if (is_function(&child) && n < max)
-				out[n++] = child;
+			kind = scope_kind(&child);
+			if ((kind == SCOPE_FUNCTION || kind == SCOPE_INLINED) && n < max)
+				out[n++] = (struct level){
+					intern(s, dwarf_diename(&child)), kind == SCOPE_INLINED,
+					intern(s, kind == SCOPE_INLINED ? call_file(cu, &child) : NULL),
+					kind == SCOPE_INLINED ? call_line(&child) : 0 };
 			parent = child;
 			found = true;
 			break;
@@ -1075,72 +1651,93 @@ static void read_cu_ranges(struct sfile *f)
 		qsort(f->cus, f->nr_cus, sizeof(*f->cus), cmp_range);
 }
 
-/* The CU containing vaddr: by .debug_aranges, else (clang does not emit them by default) by
- * the CUs' own ranges. */
-static bool cu_at(struct sfile *f, __u64 vaddr, Dwarf_Die *cu)
+/* The offset of the DIE of the CU containing vaddr: by .debug_aranges, else (clang does not
+ * emit them by default) by the CUs' own ranges.  false when none does. */
+static bool cu_at(struct sfile *f, __u64 vaddr, Dwarf_Off *off)
 {
-	size_t lo = 0, hi;
+	size_t lo;
+	Dwarf_Die cu;
 
-	if (!f->sparse && dwarf_addrdie(f->dw, vaddr, cu))
+	f->dirty |= !f->sparse;
+	if (!f->sparse && dwarf_addrdie(f->dw, vaddr, &cu)) {
+		*off = dwarf_dieoffset(&cu);
 		return true;
+	}
 	if (!f->cus_read)
 		read_cu_ranges(f);
 	/* the last range starting at or below vaddr, then back over overlapping ones */
-	for (hi = f->nr_cus; lo < hi;) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (f->cus[mid].lo <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = first_above(f->cus, f->nr_cus, sizeof(*f->cus), vaddr);
 	for (size_t i = lo; i > 0; i--) {
-		Dwarf_Off die = f->cus[i - 1].die;
-
 		if (vaddr < f->cus[i - 1].lo || vaddr >= f->cus[i - 1].hi)
 			continue;
 		/* a sparse copy's ranges name their unit's header: copied in when first met */
-		if (f->sparse && !(die = unit_die(f, die)))
-			return false;
-		if (f->stale) {
-			/* the old handle took the unit's place for padding; what it parsed of
-			 * the other units goes, the functions' index by offset stays true */
-			dwarf_end(f->dw);
-			f->dw = dwarf_begin_elf(f->melf, DWARF_C_READ, NULL);
-			f->stale = false;
-			if (!f->dw) {
-				f->err = -EINVAL;
-				return false;
-			}
-		}
-		return dwarf_offdie(f->dw, die, cu) != NULL;
+		*off = f->sparse ? unit_die(f, f->cus[i - 1].die) : f->cus[i - 1].die;
+		return *off != 0;
 	}
 	return false;
 }
 
 /* The chain at vaddr of a file with debug info: malloc'd, or NULL when the debug info does not
- * cover it (*err 0) or on ENOMEM (*err set). */
+ * cover it (*err 0) or on ENOMEM (*err set).  libdw is asked only for what was not read
+ * before: the CU's index at its first lookup, a function's scopes at its first. */
 static struct srcline_chain *chain_at(struct srclines *s, struct sfile *f, __u64 vaddr, int *err)
 {
-	Dwarf_Die cu, fns[MAX_INLINE_DEPTH];
+	struct level levels[MAX_INLINE_DEPTH];
+	const struct line_row *row;
 	struct srcline_chain *c;
+	struct cu_index *ix;
+	struct fn_scopes *x = NULL;
 	const char *file = NULL;
-	Dwarf_Line *line;
+	bool have_cu = false;
 	__u32 lineno = 0;
-	int n;
+	Dwarf_Off off, fn;
+	Dwarf_Die cu;
+	int n = 0;
 
 	*err = 0;
-	if (!cu_at(f, vaddr, &cu))
+	if (!cu_at(f, vaddr, &off))
 		return NULL;
-	line = dwarf_getsrc_die(&cu, vaddr);
-	if (line) {
-		int l = 0;
-
-		file = dwarf_linesrc(line, NULL, NULL);
-		dwarf_lineno(line, &l);
-		lineno = l > 0 ? l : 0;
+	ix = hashtab_get(&f->cu_indexes, off, 0);
+	if (!ix) {
+		f->dirty = true;
+		if (!dwarf_offdie(f->dw, off, &cu))
+			return NULL;
+		have_cu = true;
+		ix = cu_index(s, f, &cu, off);
+		if (!ix) {
+			*err = -ENOMEM;
+			return NULL;
+		}
 	}
-	n = functions_at(f, &cu, vaddr, fns, MAX_INLINE_DEPTH);
+	fn = function_at(ix, vaddr);
+	if (fn)
+		x = hashtab_get(&f->fn_scopes, fn, 0);
+	f->dirty |= !x;
+	if (!x && (have_cu || dwarf_offdie(f->dw, off, &cu))) {
+		have_cu = true;
+		x = fn ? fn_scopes(s, f, &cu, ix, fn) : NULL;
+	}
+	if (x) {
+		row = row_at(&x->lines, vaddr);
+		if (row) {
+			file = x->lines.files[row->file];
+			lineno = row->line;
+		}
+		n = scopes_at(x, vaddr, levels, MAX_INLINE_DEPTH);
+	} else if (have_cu) {
+		/* code of no function the CU's index knows (assembly): from libdw each time */
+		Dwarf_Line *line = dwarf_getsrc_die(&cu, vaddr);
+
+		if (line) {
+			int l = 0;
+
+			file = intern(s, dwarf_linesrc(line, NULL, NULL));
+			dwarf_lineno(line, &l);
+			lineno = l > 0 ? l : 0;
+		}
+		n = cu_scopes_at(s, &cu, vaddr, levels, MAX_INLINE_DEPTH);
+		s->built++;
+	}
 	c = malloc(sizeof(*c) + (n ?: 1) * sizeof(c->f[0]));
 	if (!c) {
 		*err = -ENOMEM;
@@ -1149,23 +1746,43 @@ static struct srcline_chain *chain_at(struct srclines *s, struct sfile *f, __u64
 	if (!n) {
 		/* lines but no function DIE (assembly): one frame, its line */
 		c->nr = 1;
-		c->f[0] = (struct srcline_frame){ NULL, intern(s, file), lineno };
+		c->f[0] = (struct srcline_frame){ NULL, file, lineno };
 		return c;
 	}
 	c->nr = n;
 	/* innermost first: each inlined level's call site is the line of the frame around it */
 	for (int i = n - 1; i >= 0; i--) {
-		c->f[i] = (struct srcline_frame){ intern(s, dwarf_diename(&fns[i])), intern(s, file),
-						  lineno };
-		if (dwarf_tag(&fns[i]) == DW_TAG_inlined_subroutine) {
-			file = call_file(&cu, &fns[i]);
-			lineno = call_line(&fns[i]);
+		c->f[i] = (struct srcline_frame){ levels[i].name, file, lineno };
+		if (levels[i].inlined) {
+			file = levels[i].call_file;
+			lineno = levels[i].call_line;
 		}
 	}
 	return c;
 }
 
+
 static void unmap_copies(struct srclines *s);
+
+/* The least recently used files' indexes dropped, but keep's, until they take at most half of
+ * SRCLINE_INDEX_MAX; keep's too if that is not enough. */
+static void drop_indexes(struct srclines *s, size_t keep)
+{
+	while (s->index_bytes > SRCLINE_INDEX_MAX / 2) {
+		struct sfile *lru = NULL;
+
+		for (size_t i = 0; i < s->nr_files; i++)
+			if (i != keep && s->files[i].index_bytes &&
+			    (!lru || s->files[i].last_use < lru->last_use))
+				lru = &s->files[i];
+		if (!lru) {
+			drop_file_indexes(s, &s->files[keep]);
+			return;
+		}
+		drop_file_indexes(s, lru);
+		s->drops++;
+	}
+}
 
 /* The chain at vaddr of file f (index idx), which has debug info. */
 static int lookup_in(struct srclines *s, struct sfile *f, size_t idx, __u64 vaddr,
@@ -1182,16 +1799,24 @@ static int lookup_in(struct srclines *s, struct sfile *f, size_t idx, __u64 vadd
 		return c->nr ? 0 : -ENXIO;
 	}
 	c = chain_at(s, f, vaddr, &err);
-	/* the copy's pages read stay in the page cache, not in bpfprof's memory: the next
-	 * lookups map again what they need (a minor fault a page; a unit is a few pages) */
-	if (f->map && ++s->misses % SRCLINE_UNMAP_EVERY == 0)
+	/* (the chain's strings are interned: nothing of libdw's is kept) */
+	if (s->built >= SRCLINE_RELEASE_EVERY || s->parsed >= SRCLINE_RELEASE_ROWS)
+		srclines__release(s);
+	else if (s->built - s->unmapped >= SRCLINE_UNMAP_EVERY)
 		unmap_copies(s);
+	if (s->index_bytes > SRCLINE_INDEX_MAX)
+		drop_indexes(s, idx);
 	if (err)
 		return err;
+	if (s->nr_chains >= SRCLINE_MAX_CHAINS) {
+		hashtab_clear(&s->chains, free_chain);
+		s->nr_chains = 0;
+	}
 	if (hashtab_put(&s->chains, vaddr, idx, c ?: &no_chain)) {
 		free(c);
 		return -ENOMEM;
 	}
+	s->nr_chains++;
 	*chain = c ?: &no_chain;
 	return c ? 0 : -ENXIO;
 }
@@ -1271,36 +1896,64 @@ bool srclines__has_dwarf(struct srclines *s, const char *path)
 	return f && f->dw;
 }
 
-/* The pages of the copies that lookups read, out of bpfprof's memory (they stay the kernel's,
- * mapped again when read again). */
+/* The pages of the copies libdw read since, out of bpfprof's memory. */
 static void unmap_copies(struct srclines *s)
 {
+	s->unmapped = s->built;
 	for (size_t i = 0; i < s->nr_files; i++)
-		if (s->files[i].map)
+		if (s->files[i].dirty && s->files[i].map)
 			madvise(s->files[i].map, s->files[i].map_size, MADV_DONTNEED);
+}
+
+/* What libdw parsed of file f given back; its offsets into the copy stay true. */
+static void release_file(struct sfile *f)
+{
+	f->dirty = false;
+	if (!f->melf || !f->dw)
+		return;
+	dwarf_end(f->dw);
+	f->dw = dwarf_begin_elf(f->melf, DWARF_C_READ, NULL);
+	if (!f->dw)
+		f->err = -EINVAL;
 }
 
 void srclines__release(struct srclines *s)
 {
-	for (size_t i = 0; i < s->nr_files; i++) {
-		struct sfile *f = &s->files[i];
-
-		/* begun again (stale) at the next lookup: its offsets into the copy stay true */
-		if (!f->melf || !f->dw)
-			continue;
-		dwarf_end(f->dw);
-		f->dw = dwarf_begin_elf(f->melf, DWARF_C_READ, NULL);
-		f->stale = false;
-		if (!f->dw)
-			f->err = -EINVAL;
-	}
 	unmap_copies(s);
+	s->built = s->unmapped = 0;
+	s->parsed = 0;
+	s->releases++;
+	for (size_t i = 0; i < s->nr_files; i++)
+		if (s->files[i].dirty)
+			release_file(&s->files[i]);
 }
 
-void srclines__stats(const struct srclines *s, __u64 *lookups, __u64 *hits)
+void srclines__close_files(struct srclines *s)
 {
-	*lookups = s->lookups;
-	*hits = s->hits;
+	for (size_t i = 0; i < s->nr_files; i++) {
+		if (!s->files[i].closed && s->files[i].dw) {
+			close_file(s, &s->files[i]);
+			s->files[i].closed = true;
+		}
+	}
+	s->nr_open = 0;
+	hashtab_clear(&s->chains, free_chain);
+	s->nr_chains = 0;
+}
+
+void srclines__stats(const struct srclines *s, struct srcline_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->lookups = s->lookups;
+	st->hits = s->hits;
+	st->opened = s->opened;
+	st->drops = s->drops;
+	st->releases = s->releases;
+	for (size_t i = 0; i < s->nr_files; i++) {
+		st->units += s->files[i].nr_units;
+		st->functions += s->files[i].nr_functions;
+		st->index_bytes += s->files[i].index_bytes;
+	}
 }
 
 static void free_chain(void *c)
@@ -1316,7 +1969,7 @@ void srclines__free(struct srclines *s)
 	hashtab_clear(&s->chains, free_chain);
 	hashtab_clear(&s->file_index, NULL);
 	for (size_t i = 0; i < s->nr_files; i++) {
-		close_file(&s->files[i]);
+		close_file(s, &s->files[i]);
 		free(s->files[i].path);
 	}
 	free(s->files);

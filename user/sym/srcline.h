@@ -44,10 +44,21 @@ int srclines__file_offset_to_vaddr(struct srclines *s, const char *path, __u64 o
 /* Whether the file has debug info (opening it if needed). */
 bool srclines__has_dwarf(struct srclines *s, const char *path);
 /* What the lookups so far parsed of the debug info (line tables, abbreviations), and the
- * pages of it they mapped, given back; the chains found stay.  After a batch of lookups (a
- * drain of the samples): a long run holds what it found, not what it read to find it. */
+ * pages of it they mapped, given back; the chains found and the indexes made stay.  Lookups
+ * do it themselves after a few indexes made (sym/srcline.c). */
 void srclines__release(struct srclines *s);
-/* Distinct addresses looked up, and lookups answered from the cache: for -v. */
-void srclines__stats(const struct srclines *s, __u64 *lookups, __u64 *hits);
+/* Everything held for lookups given back: the files (reopened if looked up again), their
+ * indexes, the chains cached (their strings stay).  Once the lookups of a run are done. */
+void srclines__close_files(struct srclines *s);
+struct srcline_stats {
+	__u64 lookups, hits;     /* addresses asked, and those answered from the cache */
+	__u64 units, functions;  /* CUs and functions whose index is held */
+	__u64 index_bytes;       /* what those indexes hold */
+	__u64 opened;            /* files opened (again, after their eviction) */
+	__u64 drops;             /* files whose indexes went to keep them in bounds */
+	__u64 releases;          /* libdw's parsed state given back */
+};
+/* What the lookups so far cost: for -v. */
+void srclines__stats(const struct srclines *s, struct srcline_stats *st);
 void srclines__free(struct srclines *s);
 #endif

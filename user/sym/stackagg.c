@@ -14,10 +14,12 @@ struct agg_entry {
 	__u32 pid, tid, event;
 	__u32 nr_frames, nr_waker_frames;
 	size_t ids; /* index in the id arena: frames, then waker frames */
+	const char *cgroup; /* from strs, or NULL */
 	__u64 value;
 };
 
 struct stack_agg {
+	__u64 serial;              /* stack_agg__serial() */
 	bool by_tid;
 	bool leaf_addrs;           /* stack_agg__keep_leaf_addrs() */
 	struct stack_names *strs;  /* every name and module, stored once */
@@ -44,6 +46,9 @@ struct stack_agg *stack_agg__new(bool by_tid)
 
 	if (!a)
 		return NULL;
+	static __u64 made;
+
+	a->serial = __atomic_add_fetch(&made, 1, __ATOMIC_RELAXED);
 	a->by_tid = by_tid;
 	a->strs = stack_names__new();
 	if (!a->strs) {
@@ -214,6 +219,7 @@ static __u64 entry_hash(const struct stack_agg *a, const struct agg_entry *e)
 
 	h = hash_str(h, e->comm);
 	h = hash_str(h, e->waker_comm);
+	h = hash_str(h, e->cgroup);
 	h = mix(h, a->by_tid ? e->tid : 0);
 	h = mix(h, e->nr_frames);
 	for (__u32 i = 0; i < n; i++)
@@ -226,6 +232,7 @@ static bool same_entry(const struct stack_agg *a, const struct agg_entry *x,
 {
 	return x->event == y->event && !strcmp(x->comm, y->comm) &&
 	       !strcmp(x->waker_comm, y->waker_comm) && (!a->by_tid || x->tid == y->tid) &&
+	       x->cgroup == y->cgroup && /* interned */
 	       x->nr_frames == y->nr_frames && x->nr_waker_frames == y->nr_waker_frames &&
 	       /* no frame yet, no arena: nothing to compare */
 	       (!(x->nr_frames + x->nr_waker_frames) ||
@@ -247,12 +254,13 @@ static int add_sample(struct stack_agg *a, const struct stack_sample *s, bool ow
 			       .ids = a->nr_ids };
 	__u64 h, probe;
 	void *slot;
-	int err;
+	int err = 0;
 
 	drop_output(a);
 	memcpy(e.comm, s->comm, TASK_COMM_LEN - 1);
 	memcpy(e.waker_comm, s->waker_comm, TASK_COMM_LEN - 1);
-	err = add_ids(a, s, false, own);
+	e.cgroup = intern(a, s->cgroup, &err);
+	err = err ?: add_ids(a, s, false, own);
 	if (!err && (err = add_ids(a, s, true, own)))
 		a->nr_ids = e.ids;
 	if (err)
@@ -312,6 +320,16 @@ const struct frame *stack_agg__frames(const struct stack_agg *a)
 	return a->frames;
 }
 
+size_t stack_agg__nr_frames(const struct stack_agg *a)
+{
+	return a->nr_frames;
+}
+
+__u64 stack_agg__serial(const struct stack_agg *a)
+{
+	return a->serial;
+}
+
 const struct stack_sample *stack_agg__samples(struct stack_agg *a, size_t *nr)
 {
 	if (a->out || !a->nr) {
@@ -332,6 +350,7 @@ const struct stack_sample *stack_agg__samples(struct stack_agg *a, size_t *nr)
 		s->tid = e->tid;
 		s->event = e->event;
 		s->value = e->value;
+		s->cgroup = e->cgroup;
 		s->nr_frames = e->nr_frames;
 		s->nr_waker_frames = e->nr_waker_frames;
 		/* not NULL, even for a stack without frames: frame_ids says the frames are ids */

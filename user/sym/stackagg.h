@@ -26,6 +26,11 @@ int stack_agg__add(struct stack_agg *a, const struct stack_sample *s);
 long stack_agg__frame_id(struct stack_agg *a, const struct frame *f);
 /* The frame table the ids index; valid until the next add. */
 const struct frame *stack_agg__frames(const struct stack_agg *a);
+/* How many frames the table holds. */
+size_t stack_agg__nr_frames(const struct stack_agg *a);
+/* A number no other aggregation of this process has, even once a is freed: for callers that
+ * keep ids of one aggregation and must notice another (allocated where a freed one was). */
+__u64 stack_agg__serial(const struct stack_agg *a);
 /* stack_agg__add() for a sample whose frame_ids (and waker_frame_ids) are ids of a's own table
  * (stack_agg__frame_id(); frame_table stack_agg__frames(a)): the ids are taken as they are, no
  * frame hashed again.  Not where leaves are exact (stack_agg__exact_leaves()): an id keeps the

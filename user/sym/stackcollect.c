@@ -9,10 +9,20 @@
 #include <bpf/bpf.h>
 #include "core/common.h"
 #include "core/hashtab.h"
+#include "sym/cgroups.h"
 #include "sym/stackagg.h"
 #include "sym/srcline.h"
 #include "sym/stackcollect.h"
 #include "sym/syms.h"
+
+/* Slots of the memo of frames (below) at most, half of them used: 1.5 MB of table. */
+#define MEMO_SLOTS 65536
+
+/* Frames of memoized addresses, one run per address: a count, then that many frame ids. */
+struct frame_runs {
+	__u32 *v;
+	size_t nr, cap;
+};
 
 struct stack_resolver {
 	__u64 missing_stacks;  /* stack ids no longer in the map when their sample was read */
@@ -30,6 +40,7 @@ struct stack_resolver {
 	struct hashtab traces; /* stack id -> struct stack_trace */
 	struct srclines *lines; /* NULL: frames get no source lines */
 	bool inline_frames;
+	bool every_line;        /* false: only inlined frames get theirs */
 	char *no_lines;         /* files with frames but no debug info, ", "-separated */
 	char *last_noted;       /* the last file note_no_lines() was asked about */
 	size_t nr_no_lines;
@@ -37,12 +48,27 @@ struct stack_resolver {
 	bool vmlinux_tried;
 	char *vmlinux;          /* the running kernel's image with debug info, or NULL */
 	__u64 kaslr;            /* what KASLR added to its addresses */
-	/* a drain's memo, emptied after each, -> frame id + 1 in the aggregation drained into:
-	 * (address, 0) for the kernel; (file offset, file) where the mapped file alone decides
-	 * (syms_cache__file_at(): processes of one program share it); else (address, tgid | 1 << 63) */
+	/* Frames symbolized so far, by what decides them, -> the index + 1 in `runs` of the
+	 * address's frames in `known`: (address, 0) in the kernel; (file offset, file) where the
+	 * mapped file alone decides (syms_cache__file_at(): the processes of one program share it,
+	 * and it outlives them).  With source lines, an address's frames are its function's and
+	 * each inlined there's.  Kept from drain to drain, started afresh once it is full
+	 * (MEMO_SLOTS). */
 	struct hashtab memo;
+	struct frame_runs runs;
+	/* this drain's frames that their process decides (anonymous code, a JIT's map, no
+	 * mapping known): (address, tgid) -> the index + 1 in proc_runs */
+	struct hashtab memo_proc;
+	struct frame_runs proc_runs;
+	struct stack_agg *known;  /* each memoized frame once, with its own copies of the strings
+				   * (the files that named them may be freed) */
+	__u32 *xlat;            /* known's ids in the aggregation xlat_agg: id + 1, 0 not yet */
+	size_t xlat_cap;
+	__u64 xlat_agg;         /* stack_agg__serial() */
+	__u64 memo_hits, memo_misses, memo_resets;
 	__u32 *ids;             /* a sample's frame ids, reused from key to key */
 	size_t ids_cap;
+	struct cgroup_names *cgroups; /* names of keys' cgroups; NULL: samples get none */
 };
 
 struct stack_resolver *stack_resolver__new(void)
@@ -198,17 +224,12 @@ __u32 stack_resolver__symbolize(struct stack_resolver *r, __u32 tgid, bool kerne
 	return nr;
 }
 
-int stack_resolver__set_lines(struct stack_resolver *r, bool inline_frames)
+int stack_resolver__set_lines(struct stack_resolver *r, bool inline_frames, bool every_line)
 {
 	r->lines = r->lines ?: srclines__new();
 	r->inline_frames = inline_frames;
+	r->every_line = every_line || !inline_frames;
 	return r->lines ? 0 : -ENOMEM;
-}
-
-void stack_resolver__release_lines(struct stack_resolver *r)
-{
-	if (r->lines)
-		srclines__release(r->lines);
 }
 
 /* Names a file whose frames have no lines, once, for the report's header (the first few). */
@@ -308,6 +329,34 @@ static const struct srcline_chain *frame_chain(struct stack_resolver *r, const s
 	return err ? NULL : c;
 }
 
+/* How many frames a frame with chain c (frame_chain(), NULL for none) becomes. */
+static __u32 frames_of_chain(const struct stack_resolver *r, const struct srcline_chain *c)
+{
+	return c && r->inline_frames ? c->nr : 1;
+}
+
+/* The j-th of the frames_of_chain() frames f becomes: f itself with the line of its compiled
+ * function, then (inline_frames) a frame for each function inlined at its address. */
+static void frame_of_chain(const struct stack_resolver *r, const struct frame *f,
+			   const struct srcline_chain *c, __u32 j, struct frame *out)
+{
+	*out = *f;
+	if (!c || (!j && !r->every_line))
+		return;
+	if (!j) {
+		/* the compiled function keeps its symbol's name (foo.cold, a clone's) */
+		const struct srcline_frame *at = &c->f[r->inline_frames ? 0 : c->nr - 1];
+
+		out->srcfile = at->file;
+		out->line = at->line;
+		return;
+	}
+	out->name = c->f[j].func ?: "[inlined]";
+	out->inlined = true;
+	out->srcfile = c->f[j].file;
+	out->line = c->f[j].line;
+}
+
 int stack_frames_add_lines(struct stack_resolver *r, struct frame **frames, __u32 *nr)
 {
 	struct frame *in = *frames, *out = NULL;
@@ -321,7 +370,7 @@ int stack_frames_add_lines(struct stack_resolver *r, struct frame **frames, __u3
 		return -ENOMEM;
 	for (__u32 i = 0; i < *nr; i++) {
 		const struct srcline_chain *c = frame_chain(r, &in[i], i == *nr - 1);
-		__u32 k = c && r->inline_frames ? c->nr : 1;
+		__u32 k = frames_of_chain(r, c);
 
 		if (n + k > cap) {
 			struct frame *t;
@@ -334,21 +383,8 @@ int stack_frames_add_lines(struct stack_resolver *r, struct frame **frames, __u3
 			}
 			out = t;
 		}
-		out[n] = in[i];
-		if (c) {
-			/* the compiled function keeps its symbol's name (foo.cold, a clone's) */
-			const struct srcline_frame *at = &c->f[r->inline_frames ? 0 : c->nr - 1];
-
-			out[n].srcfile = at->file;
-			out[n].line = at->line;
-		}
-		for (__u32 j = 1; j < k; j++) {
-			out[n + j] = in[i];
-			out[n + j].name = c->f[j].func ?: "[inlined]";
-			out[n + j].inlined = true;
-			out[n + j].srcfile = c->f[j].file;
-			out[n + j].line = c->f[j].line;
-		}
+		for (__u32 j = 0; j < k; j++)
+			frame_of_chain(r, &in[i], c, j, &out[n + j]);
 		n += k;
 	}
 	free(in);
@@ -359,16 +395,27 @@ int stack_frames_add_lines(struct stack_resolver *r, struct frame **frames, __u3
 	return 0;
 }
 
+void stack_resolver__lines_done(struct stack_resolver *r)
+{
+	if (r->lines)
+		srclines__close_files(r->lines);
+}
+
 void stack_resolver__print_lines_cost(const struct stack_resolver *r)
 {
-	__u64 lookups = 0, hits = 0;
+	struct srcline_stats st;
 
 	if (!r->lines)
 		return;
-	srclines__stats(r->lines, &lookups, &hits);
+	srclines__stats(r->lines, &st);
 	p_info("source lines: %llu frames, %llu addresses looked up in DWARF (%llu from the cache) "
-	       "in %.1f ms", (unsigned long long)r->lines_frames, (unsigned long long)lookups,
-	       (unsigned long long)hits, r->lines_ns / 1e6);
+	       "in %.1f ms; %llu units and %llu functions indexed in %llu KB (%llu files opened, "
+	       "%llu indexes dropped, libdw's state given back %llu times)",
+	       (unsigned long long)r->lines_frames, (unsigned long long)st.lookups,
+	       (unsigned long long)st.hits, r->lines_ns / 1e6, (unsigned long long)st.units,
+	       (unsigned long long)st.functions, (unsigned long long)st.index_bytes >> 10,
+	       (unsigned long long)st.opened, (unsigned long long)st.drops,
+	       (unsigned long long)st.releases);
 }
 
 int stack_frames_fill(struct stack_resolver *r, int stacks_fd, __u32 tgid, __u64 user_stack,
@@ -465,6 +512,18 @@ bool stack_waker_from_irq(struct stack_sample *s)
 	return true;
 }
 
+void stack_resolver__set_cgroups(struct stack_resolver *r, struct cgroup_names *c)
+{
+	cgroup_names__free(r->cgroups);
+	r->cgroups = c;
+}
+
+/* A key's cgroup by name, NULL when it has none (sample_key.cgroup 0: not asked) */
+static const char *key_cgroup(struct stack_resolver *r, const struct sample_key *key)
+{
+	return key->cgroup && r->cgroups ? cgroup_names__get(r->cgroups, key->cgroup) : NULL;
+}
+
 int stack_sample_fill(struct stack_resolver *r, int stacks_fd, const struct sample_key *key,
 		      __u64 value, struct stack_sample *out)
 {
@@ -475,6 +534,7 @@ int stack_sample_fill(struct stack_resolver *r, int stacks_fd, const struct samp
 	out->tid = key->pid;
 	out->event = key->event;
 	out->value = value;
+	out->cgroup = key_cgroup(r, key);
 	return stack_frames_fill(r, stacks_fd, key->tgid, key->user_stack, key->kern_stack,
 				 &out->frames, &out->nr_frames);
 }
@@ -596,44 +656,177 @@ static int fill_sample_key(struct stack_resolver *r, int stacks_fd, const void *
 	return stack_sample_fill(r, stacks_fd, key, value, out);
 }
 
+/* Room in r->ids for n more ids than *used.  0 or -ENOMEM. */
+static int ids_room(struct stack_resolver *r, size_t used, size_t n)
+{
+	__u32 *ids;
+	size_t cap;
+
+	if (used + n <= r->ids_cap)
+		return 0;
+	cap = (used + n) * 2;
+	ids = realloc(r->ids, cap * sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	r->ids = ids;
+	r->ids_cap = cap;
+	return 0;
+}
+
+/* The frames of address addr symbolized, with source lines where the run asks for them, into
+ * r->known (one, or one more for each function inlined there), appended to runs as a run: a
+ * count, then the ids.  Returns the run's index in runs->v, or -ENOMEM. */
+static long memo_run(struct stack_resolver *r, struct frame_runs *runs, __u32 tgid, bool kernel,
+		     __u64 addr, bool leaf)
+{
+	const struct srcline_chain *c = NULL;
+	struct frame f = {}, x;
+	size_t at = runs->nr;
+	__u64 start = 0;
+	__u32 k;
+
+	resolve_frame(r, tgid, kernel, addr, leaf, &f);
+	if (r->lines) {
+		start = now_ns();
+		c = frame_chain(r, &f, leaf);
+		r->lines_frames++;
+	}
+	k = frames_of_chain(r, c);
+	if (runs->nr + k + 1 > runs->cap) {
+		size_t cap = (runs->nr + k + 1) * 2;
+		__u32 *v = realloc(runs->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		runs->v = v;
+		runs->cap = cap;
+	}
+	runs->v[runs->nr++] = k;
+	for (__u32 j = 0; j < k; j++) {
+		long id;
+
+		frame_of_chain(r, &f, c, j, &x);
+		id = stack_agg__frame_id(r->known, &x);
+		if (id < 0)
+			return id;
+		runs->v[runs->nr++] = id;
+	}
+	if (r->lines)
+		r->lines_ns += now_ns() - start;
+	return at;
+}
+
+/* The run (a count, then ids in r->known) of frame i of ips (innermost first), symbolized on
+ * first sight.  NULL on ENOMEM. */
+static const __u32 *known_run(struct stack_resolver *r, __u32 tgid, bool kernel, const __u64 *ips,
+			      __u32 i)
+{
+	__u64 lookup = i ? ips[i] - 1 : ips[i], k1 = lookup, k2 = 0;
+	struct hashtab *memo = &r->memo;
+	struct frame_runs *runs = &r->runs;
+	void *hit;
+	long at;
+
+	if (!kernel && !(k2 = syms_cache__file_at(r->syms, tgid, lookup, &k1))) {
+		memo = &r->memo_proc;
+		runs = &r->proc_runs;
+		k1 = lookup;
+		k2 = tgid;
+	}
+	hit = hashtab_get(memo, k1, k2);
+	if (hit) {
+		r->memo_hits++;
+		return runs->v + ((uintptr_t)hit - 1);
+	}
+	r->memo_misses++;
+	at = memo_run(r, runs, tgid, kernel, ips[i], i == 0);
+	if (at < 0)
+		return NULL;
+	/* full, it does not grow: the next drain starts it afresh */
+	if ((memo->len + 1) * 2 <= MEMO_SLOTS &&
+	    hashtab_put(memo, k1, k2, (void *)(uintptr_t)(at + 1)))
+		return NULL;
+	return runs->v + at;
+}
+
+/* The id in agg of r->known's frame kid: looked up there once per aggregation.  -ENOMEM or the
+ * id. */
+static long agg_id(struct stack_resolver *r, struct stack_agg *agg, long kid)
+{
+	long id;
+
+	if ((size_t)kid >= r->xlat_cap) {
+		size_t cap = r->xlat_cap ? r->xlat_cap : 1024;
+		__u32 *x;
+
+		while (cap <= (size_t)kid)
+			cap *= 2;
+		x = realloc(r->xlat, cap * sizeof(*x));
+		if (!x)
+			return -ENOMEM;
+		memset(x + r->xlat_cap, 0, (cap - r->xlat_cap) * sizeof(*x));
+		r->xlat = x;
+		r->xlat_cap = cap;
+	}
+	if (r->xlat[kid])
+		return r->xlat[kid] - 1;
+	id = stack_agg__frame_id(agg, &stack_agg__frames(r->known)[kid]);
+	if (id >= 0)
+		r->xlat[kid] = id + 1;
+	return id;
+}
+
 /* Appends to r->ids the ids in agg of the nr frames of ips (innermost first), outermost first,
- * through the drain's memo.  0 or -ENOMEM. */
+ * through the memo.  0 or -ENOMEM. */
 static int memo_frames(struct stack_resolver *r, struct stack_agg *agg, __u32 tgid, bool kernel,
 		       const __u64 *ips, __u32 nr, __u32 *n)
 {
 	for (__u32 i = nr; i-- > 0;) {
-		__u64 lookup = i ? ips[i] - 1 : ips[i], k1 = lookup, k2 = 0;
-		const void *file = kernel ? NULL : syms_cache__file_at(r->syms, tgid, lookup, &k1);
-		struct frame f = {};
-		void *hit;
-		long id;
+		const __u32 *run = known_run(r, tgid, kernel, ips, i);
 
-		if (file)
-			k2 = (uintptr_t)file;
-		else if (!kernel)
-			k2 = (__u64)tgid | 1ULL << 63; /* above any user-space pointer */
-		hit = hashtab_get(&r->memo, k1, k2);
-
-		if (hit) {
-			r->ids[(*n)++] = (uintptr_t)hit - 1;
-			continue;
-		}
-		resolve_frame(r, tgid, kernel, ips[i], i == 0, &f);
-		id = stack_agg__frame_id(agg, &f);
-		if (id < 0)
-			return id;
-		if (hashtab_put(&r->memo, k1, k2, (void *)(uintptr_t)(id + 1)))
+		if (!run || ids_room(r, *n, run[0]))
 			return -ENOMEM;
-		r->ids[(*n)++] = id;
+		for (__u32 j = 1; j <= run[0]; j++) {
+			long id = agg_id(r, agg, run[j]);
+
+			if (id < 0)
+				return id;
+			r->ids[(*n)++] = id;
+		}
 	}
 	return 0;
 }
 
-/* A struct sample_key into agg, its frames symbolized through the drain's memo: each distinct
- * address of a drain is symbolized and its frame hashed once (under process churn the outer
- * frames of a process's stacks and the kernel's paths recur in most keys: measured, this was a
- * third of bpfprof's CPU in a system-wide run at 999 Hz).  Frames as stack_frames_fill() makes
- * them, without source lines.  0 or -errno. */
+/* Before a drain into agg through the memo: known's ids in agg start afresh when agg is another
+ * aggregation than the last drain's (a period's), and the memo once it is full (a run through
+ * ever new programs; the programs running now are symbolized again).  0 or -ENOMEM. */
+static int memo_begin(struct stack_resolver *r, struct stack_agg *agg)
+{
+	if ((r->memo.len + 2) * 2 > MEMO_SLOTS || !r->known) {
+		r->memo_resets += !!r->known;
+		hashtab_clear(&r->memo, NULL);
+		r->runs.nr = 0;
+		stack_agg__free(r->known);
+		r->known = stack_agg__new(false);
+		r->xlat_agg = 0;
+		if (!r->known)
+			return -ENOMEM;
+	}
+	if (r->xlat_agg != stack_agg__serial(agg)) {
+		if (r->xlat)
+			memset(r->xlat, 0, r->xlat_cap * sizeof(*r->xlat));
+		r->xlat_agg = stack_agg__serial(agg);
+	}
+	return 0;
+}
+
+/* A struct sample_key into agg, its frames symbolized through the memo: each distinct address
+ * is symbolized once while its file is held, and its frames hashed once per aggregation (under
+ * process churn the outer frames of a process's stacks and the kernel's paths recur in most
+ * keys: measured, this was a third of bpfprof's CPU in a system-wide run at 999 Hz, and the
+ * next drains, the next processes of the same programs, meet the same addresses again).
+ * Frames as stack_frames_fill() makes them, source lines and inlined frames included.
+ * 0 or -errno. */
 static int add_key_memo(struct stack_resolver *r, struct stack_agg *agg, int stacks_fd,
 			const struct sample_key *key, __u64 value)
 {
@@ -650,15 +843,6 @@ static int add_key_memo(struct stack_resolver *r, struct stack_agg *agg, int sta
 		unr = 0;
 	if (!kips)
 		knr = 0;
-	if (unr + knr > r->ids_cap) {
-		size_t cap = (unr + knr) * 2;
-		__u32 *ids = realloc(r->ids, cap * sizeof(*ids));
-
-		if (!ids)
-			return -ENOMEM;
-		r->ids = ids;
-		r->ids_cap = cap;
-	}
 	err = memo_frames(r, agg, key->tgid, false, uips, unr, &n);
 	err = err ?: memo_frames(r, agg, key->tgid, true, kips, knr, &n);
 	if (err)
@@ -669,6 +853,7 @@ static int add_key_memo(struct stack_resolver *r, struct stack_agg *agg, int sta
 	s.tid = key->pid;
 	s.event = key->event;
 	s.value = value;
+	s.cgroup = key_cgroup(r, key);
 	s.nr_frames = n;
 	s.frame_ids = s.waker_frame_ids = n ? r->ids : NULL;
 	s.frame_table = stack_agg__frames(agg);
@@ -829,9 +1014,9 @@ int stacks_drain_gen(struct stack_resolver *r, struct stack_drain_maps *m, __u32
 		     struct stack_agg *agg, struct stack_drain_result *res)
 {
 	stack_fill_fn fill = m->fill ? m->fill : fill_sample_key;
-	/* sample keys' frames through the memo, unless lines or exact leaves make frames of one
-	 * address differ */
-	bool memo = !m->fill && !r->lines && !stack_agg__exact_leaves(agg);
+	/* sample keys' frames through the memo, unless exact leaves make frames of one address
+	 * differ */
+	bool memo = !m->fill && !stack_agg__exact_leaves(agg);
 	struct gen_filter f = { .gen_off = m->gen_off, .gen = gen };
 	char *keys = NULL, *ids = NULL;
 	size_t nr_keys = 0, nr_ids = 0;
@@ -841,6 +1026,8 @@ int stacks_drain_gen(struct stack_resolver *r, struct stack_drain_maps *m, __u32
 	int err;
 
 	memset(res, 0, sizeof(*res));
+	if (memo && (err = memo_begin(r, agg)))
+		return err;
 	/* the generation's stacks first, in batches: the samples below find them cached */
 	err = stacks_of_gen(r, m, m->stacks_fd, gen, &ids, &nr_ids);
 	if (err && err != -ENOTSUP)
@@ -875,8 +1062,9 @@ int stacks_drain_gen(struct stack_resolver *r, struct stack_drain_maps *m, __u32
 	res->stacks_deleted = nr_ids;
 	/* the frames cached were read for these samples; the ids may come back with others */
 	hashtab_clear(&r->traces, free);
-	/* the next drain may go to another aggregation, and processes' mappings change */
-	hashtab_clear(&r->memo, NULL);
+	/* processes' mappings change, and their pids come back as other programs */
+	hashtab_reset(&r->memo_proc);
+	r->proc_runs.nr = 0;
 	free(keys);
 	free(values);
 	free(ids);
@@ -895,6 +1083,16 @@ static int counts_of_gen_slow(int fd, size_t key_size, void *filter, char **keys
 	for (size_t i = 0; !err && i < *nr; i++)
 		bpf_map_lookup_elem(fd, *keys + i * key_size, &(*values)[i]);
 	return err;
+}
+
+void stack_resolver__print_memo(const struct stack_resolver *r)
+{
+	if (r->memo_hits + r->memo_misses)
+		p_info("frames: %llu symbolized, %llu found symbolized before (%zu addresses and %zu "
+		       "frames held; started afresh %llu times)",
+		       (unsigned long long)r->memo_misses, (unsigned long long)r->memo_hits,
+		       r->memo.len, r->known ? stack_agg__nr_frames(r->known) : 0,
+		       (unsigned long long)r->memo_resets);
 }
 
 __u64 stack_resolver__missing(const struct stack_resolver *r)
@@ -919,6 +1117,11 @@ void stack_resolver__free(struct stack_resolver *r)
 		pthread_join(r->prefetcher, NULL);
 	hashtab_clear(&r->traces, free);
 	hashtab_clear(&r->memo, NULL);
+	hashtab_clear(&r->memo_proc, NULL);
+	stack_agg__free(r->known);
+	free(r->xlat);
+	free(r->runs.v);
+	free(r->proc_runs.v);
 	free(r->ids);
 	ksyms__free(r->ksyms);
 	syms_cache__free(r->syms);
@@ -926,5 +1129,6 @@ void stack_resolver__free(struct stack_resolver *r)
 	free(r->no_lines);
 	free(r->last_noted);
 	free(r->vmlinux);
+	cgroup_names__free(r->cgroups);
 	free(r);
 }

@@ -25,13 +25,16 @@ const __u64 *stack_resolver__trace(struct stack_resolver *r, int stacks_fd, __u6
 __u32 stack_resolver__symbolize(struct stack_resolver *r, __u32 tgid, bool kernel, const __u64 *ips,
 				__u32 nr, struct frame *frames);
 void stack_resolver__free(struct stack_resolver *r);
+/* From here on samples are named their key's cgroup (sample_key.cgroup) through c, which the
+ * resolver owns (NULL: none). */
+struct cgroup_names;
+void stack_resolver__set_cgroups(struct stack_resolver *r, struct cgroup_names *c);
 /* From here on, user frames get their source lines from DWARF (sym/srcline.h) and, with
  * inline_frames, a frame for each function inlined at their address (after it, marked
- * inlined).  0 or -ENOMEM. */
-int stack_resolver__set_lines(struct stack_resolver *r, bool inline_frames);
-/* After a batch of frames (a drain): what reading their lines parsed is given back
- * (srclines__release()). */
-void stack_resolver__release_lines(struct stack_resolver *r);
+ * inlined).  Unless every_line, only the inlined frames carry their lines (what a report shows
+ * of them), the others none: samples of a function at different lines stay one stack.
+ * 0 or -ENOMEM. */
+int stack_resolver__set_lines(struct stack_resolver *r, bool inline_frames, bool every_line);
 /* What stack_resolver__set_lines() does, on a malloc'd array of *nr frames (reallocated):
  * 0 or -ENOMEM (the frames left as they were). */
 int stack_frames_add_lines(struct stack_resolver *r, struct frame **frames, __u32 *nr);
@@ -40,6 +43,9 @@ int stack_frames_add_lines(struct stack_resolver *r, struct frame **frames, __u3
 size_t stack_resolver__lines_missing(const struct stack_resolver *r, char *buf, size_t size);
 /* -v: what source lines cost the run (frames, lookups, time). */
 void stack_resolver__print_lines_cost(const struct stack_resolver *r);
+/* The samples are all symbolized: what finding their lines holds (debug info, its indexes) is
+ * given back before the outputs are written (srclines__close_files()). */
+void stack_resolver__lines_done(struct stack_resolver *r);
 
 /* Symbolizes a user and a kernel stack of process tgid (stack ids of the stacks map, 0 for none)
  * into a malloc'd array of frames, user then kernel, outermost first; *frames NULL when both are
@@ -97,4 +103,6 @@ int stacks_drain_gen(struct stack_resolver *r, struct stack_drain_maps *m, __u32
 int kernel_vmlinux_find(const struct ksyms *ks, char *path, size_t size, __u64 *kaslr);
 /* Stack ids whose frames were gone when their sample was read. */
 __u64 stack_resolver__missing(const struct stack_resolver *r);
+/* With -v: how many frames the drains symbolized, and found symbolized before. */
+void stack_resolver__print_memo(const struct stack_resolver *r);
 #endif

@@ -181,9 +181,10 @@ size_t syms_cache__nr_files(const struct syms_cache *sc);
 void syms_cache__resolve(struct syms_cache *sc, __u32 tgid, __u64 addr, struct user_sym *out);
 /* The file mapped at addr in process tgid (as of its snapshot), with addr's offset in it in
  * *file_off, where the two alone decide what syms_cache__resolve() gives for addr (no JIT map
- * to consult): a key that processes of one program share, for callers memoizing frames.  Valid
- * until the next syms_cache__sweep_files().  NULL when there is none. */
-const void *syms_cache__file_at(struct syms_cache *sc, __u32 tgid, __u64 addr, __u64 *file_off);
+ * to consult): a key that processes of one program share, for callers memoizing frames.  A
+ * number that no other file of this cache ever has, also once this one is freed (a file
+ * opened again is another number).  0 when there is none. */
+__u64 syms_cache__file_at(struct syms_cache *sc, __u32 tgid, __u64 addr, __u64 *file_off);
 /* Files refused so far: JIT maps, debug files and mapped files, each named on stderr when met
  * (untrusted_refusals: counted for the whole process, as the unwinder's worker opens files too);
  * in buf the report header's text, "JIT maps not read: N reason, N reason; debug files...". */
@@ -212,8 +213,12 @@ struct syms_mmap {
 	const char *path; /* "//anon", "[vdso]", or the file's path as the process saw it */
 };
 /* Records are read from now on: a process told of is not read from /proc again, nor one whose
- * exit was told (syms_cache__snapshot() returns -ESRCH for it). */
-void syms_cache__records_on(struct syms_cache *sc);
+ * exit was told (syms_cache__snapshot() returns -ESRCH for it).  monotonic: their times are
+ * CLOCK_MONOTONIC's (syms_cache__execed_after()). */
+void syms_cache__records_on(struct syms_cache *sc, bool monotonic);
+/* Whether records told an exec of tgid after time (CLOCK_MONOTONIC ns), which replaced what was
+ * announced at that time; false where records cannot tell (lost, another clock). */
+bool syms_cache__execed_after(const struct syms_cache *sc, __u32 tgid, __u64 time);
 /* Process tgid forked from parent_tgid: a copy of its parent's mappings when the parent is held
  * (a thread, tgid == parent_tgid, is nothing).  0 or -ENOMEM. */
 int syms_cache__record_fork(struct syms_cache *sc, __u32 tgid, __u32 parent_tgid, __u64 time);

@@ -43,6 +43,7 @@ struct dso {
 	bool mapped;         /* syms_cache__sweep_files(): some process still maps it */
 	unsigned idle;       /* sweeps in a row that found no process mapping it */
 	struct dso *next;    /* next dso with the same inode number */
+	__u64 serial;        /* syms_cache__file_at(): never another dso's, even once freed */
 };
 
 enum map_kind { MAP_FILE, MAP_VDSO, MAP_ANON, MAP_SPECIAL };
@@ -76,7 +77,8 @@ struct proc {
 	 * complete without a /proc read, and stay known after it exits (sym/mmaprec.h). */
 	bool tracked;
 	__u64 born_ns;             /* the record (fork, exec) that made it this program */
-	char jit_module[32];  /* "[JIT] tid N" */
+	bool execed;               /* born_ns is an exec's */
+	char jit_module[32];  /* "[JIT] tid N", made with its first perf map */
 };
 
 struct syms_cache {
@@ -89,7 +91,9 @@ struct syms_cache {
 	bool nofile_raised;
 	bool exits_told;          /* syms_cache__forget() follows every exit: no pid is reused under us */
 	bool records;             /* mmap records tell of new processes (syms_cache__records_on) */
+	bool records_monotonic;   /* their times are CLOCK_MONOTONIC's */
 	bool records_lost;        /* some were lost: a new program under a pid may have gone untold */
+	__u64 dsos_made;          /* the last dso's serial */
 	/* processes to snapshot once more, in the order they were first seen */
 	__u32 *revisits;
 	size_t revisit_head, nr_revisits, revisits_cap;
@@ -222,6 +226,7 @@ static struct dso *dso_get(struct syms_cache *sc, __u32 tgid, const struct mappi
 		return NULL;
 	d->dev = dev;
 	d->ino = ino;
+	d->serial = ++sc->dsos_made;
 	d->path = strndup(path, deleted ? len - slen : len);
 	if (!d->path || hashtab_put(&sc->dsos, ino, 0, d)) {
 		d->fd = -1;
@@ -579,6 +584,10 @@ static void proc_load_perf_map(struct syms_cache *sc, struct proc *p)
 	}
 	p->pm = pm;
 	p->pm_st = st;
+	/* a process's name for its JIT's code, only where it has some (a new process costs a
+	 * snprintf less: hundreds a second under churn) */
+	if (!p->jit_module[0])
+		snprintf(p->jit_module, sizeof(p->jit_module), "[JIT] tid %u", p->tgid);
 }
 
 /* Takes (explicit) or refreshes (on a miss) the snapshot of a process. */
@@ -655,7 +664,6 @@ static struct proc *proc_new(struct syms_cache *sc, __u32 tgid)
 	if (!p)
 		return NULL;
 	p->tgid = tgid;
-	snprintf(p->jit_module, sizeof(p->jit_module), "[JIT] tid %u", tgid);
 	if (hashtab_put(&sc->procs, tgid, 0, p)) {
 		proc_free(p);
 		return NULL;
@@ -781,9 +789,18 @@ void syms_cache__forget(struct syms_cache *sc, __u32 tgid)
 
 /* ---- processes told by mmap records (sym/mmaprec.c) ---- */
 
-void syms_cache__records_on(struct syms_cache *sc)
+void syms_cache__records_on(struct syms_cache *sc, bool monotonic)
 {
 	sc->records = true;
+	sc->records_monotonic = monotonic;
+}
+
+bool syms_cache__execed_after(const struct syms_cache *sc, __u32 tgid, __u64 time)
+{
+	const struct proc *p = hashtab_get(&sc->procs, tgid, 0);
+
+	return sc->records && sc->records_monotonic && !sc->records_lost && p && p->tracked &&
+	       p->execed && p->born_ns > time;
 }
 
 /* A new program under tgid: whatever was held under the pid goes (its exit was told, or missed). */
@@ -905,6 +922,7 @@ int syms_cache__record_exec(struct syms_cache *sc, __u32 tgid, __u64 time)
 		p->born_ns = time;
 	}
 	p->tracked = true;
+	p->execed = true;
 	p->gone = false;
 	p->revisit = false; /* a /proc snapshot queued before: not needed any more */
 	return 0;
@@ -1219,16 +1237,16 @@ static bool resolve_in_proc(struct syms_cache *sc, struct proc *p, __u64 addr,
 	return false;
 }
 
-const void *syms_cache__file_at(struct syms_cache *sc, __u32 tgid, __u64 addr, __u64 *file_off)
+__u64 syms_cache__file_at(struct syms_cache *sc, __u32 tgid, __u64 addr, __u64 *file_off)
 {
 	struct proc *p = proc_get(sc, tgid);
 	const struct mapping *m = p ? find_mapping(p->maps, p->nr_maps, addr) : NULL;
 
 	/* a JIT's perf map may name what the file does not: the process decides then */
 	if (!m || m->kind != MAP_FILE || p->pm)
-		return NULL;
+		return 0;
 	*file_off = addr - m->start + m->pgoff;
-	return m->dso;
+	return m->dso->serial;
 }
 
 void syms_cache__resolve(struct syms_cache *sc, __u32 tgid, __u64 addr, struct user_sym *out)

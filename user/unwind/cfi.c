@@ -20,6 +20,7 @@
 #include "sym/syms.h"
 #include "sym/untrusted.h"
 
+#define X86_64_RDI 5
 #define X86_64_RBP 6
 #define X86_64_RSP 7
 #define X86_64_RA  16
@@ -163,13 +164,24 @@ static void classify_cfa(Dwarf_Frame *fr, struct unw_row *r)
 	}
 }
 
+/* The register rule "the value is in register reg" (DW_CFA_register), as libdw gives it: the
+ * register's value (DW_OP_bregx reg 0; DW_OP_stack_value), or the register itself. */
+static bool in_register(const Dwarf_Op *ops, size_t nops, unsigned reg)
+{
+	if (nops == 2 && ops[0].atom == DW_OP_bregx && ops[0].number == reg && !ops[0].number2 &&
+	    ops[1].atom == DW_OP_stack_value)
+		return true;
+	return nops == 1 && ((ops[0].atom == DW_OP_regx && ops[0].number == reg) ||
+			     ops[0].atom == DW_OP_reg0 + reg);
+}
+
 /* Fills r from the frame state; returns false for rules the BPF unwinder cannot evaluate. */
 static bool classify(Dwarf_Frame *fr, struct unw_row *r)
 {
 	Dwarf_Op mem[3], *ops;
 	size_t nops;
 	__s64 off;
-	bool signal = false;
+	bool signal = false, ra_rdi;
 	int fp_rule;
 
 	memset(r, 0, sizeof(*r));
@@ -190,7 +202,9 @@ static bool classify(Dwarf_Frame *fr, struct unw_row *r)
 		r->type = UNW_ROW_TYPE(UNW_CFA_END, UNW_FP_UNDEFINED);
 		return true;
 	}
-	if (!cfa_offset_rule(ops, nops, &off) || off != -8)
+	/* glibc's __vfork keeps it in RDI across the syscall */
+	ra_rdi = in_register(ops, nops, X86_64_RDI);
+	if (!ra_rdi && (!cfa_offset_rule(ops, nops, &off) || off != -8))
 		goto unsupported;
 
 	/* The caller's frame pointer. */
@@ -212,6 +226,12 @@ static bool classify(Dwarf_Frame *fr, struct unw_row *r)
 	classify_cfa(fr, r);
 	if (UNW_ROW_CFA(r->type) == UNW_CFA_UNSUPPORTED)
 		return false;
+	if (ra_rdi) {
+		/* fp_off is the saved frame pointer's: one of the two at most */
+		if (r->type != UNW_CFA_SP || fp_rule == UNW_FP_SAVED)
+			goto unsupported;
+		r->type = UNW_CFA_SP_RA_RDI;
+	}
 	r->type = UNW_ROW_TYPE(r->type, fp_rule);
 	return true;
 unsupported:
@@ -952,6 +972,9 @@ const char *cfi_row_str(const struct unw_row *r, char *buf, size_t size)
 		break;
 	case UNW_CFA_DEREF_FP:
 		n = snprintf(buf, size, "cfa=*(fp%+d)", r->cfa_off * 8);
+		break;
+	case UNW_CFA_SP_RA_RDI:
+		n = snprintf(buf, size, "cfa=sp%+d ra=rdi", r->cfa_off * 8);
 		break;
 	default:
 		return snprintf(buf, size, "bad type %#x", r->type), buf;

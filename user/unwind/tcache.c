@@ -259,7 +259,8 @@ static __u64 checksum(const struct cache_hdr *h, const struct unw_row *rows, siz
 static bool rows_valid(const struct unw_row *rows, size_t nr)
 {
 	for (size_t i = 0; i < nr; i++) {
-		if (UNW_ROW_CFA(rows[i].type) > UNW_CFA_SIGNAL || UNW_ROW_FP(rows[i].type) > UNW_FP_UNDEFINED)
+		if (UNW_ROW_CFA(rows[i].type) > UNW_CFA_SP_RA_RDI ||
+		    UNW_ROW_FP(rows[i].type) > UNW_FP_UNDEFINED)
 			return false;
 		if (i && rows[i].pc < rows[i - 1].pc)
 			return false;

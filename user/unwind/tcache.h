@@ -20,7 +20,7 @@ struct unw_cache;
 
 #define UNW_CACHE_DEFAULT_MB 128
 /* A table's file is KEY UNW_CACHE_SUFFIX, the format's version in the name (tcache.c says why). */
-#define UNW_CACHE_VERSION 1
+#define UNW_CACHE_VERSION 2
 #define UNW_CACHE_STR_(x) #x
 #define UNW_CACHE_STR(x)  UNW_CACHE_STR_(x)
 #define UNW_CACHE_SUFFIX  ".v" UNW_CACHE_STR(UNW_CACHE_VERSION) ".unw"

@@ -91,6 +91,10 @@ int unwind_bpf_configure(const struct unwind_bpf *ub, enum unwind_method m, __u6
 	if (rows < 1024 || rows > UINT32_MAX)
 		return -EINVAL;
 	bpf_map__set_max_entries(ub->rows, rows);
+	/* the file ids are allocated as files come, where the walk can insert in NMI (6.1):
+	 * preallocated, their 16,384 entries cost 0.6 ms of every start */
+	if (feat_nmi_alloc())
+		bpf_map__set_map_flags(ub->files, bpf_map__map_flags(ub->files) | BPF_F_NO_PREALLOC);
 	p_info("unwind: %s, tables up to %llu MB (%llu rows); user registers of kernel-mode samples %s",
 	       unwind_method_name(m), (unsigned long long)(mem_bytes >> 20), (unsigned long long)rows,
 	       *task_regs ? "from bpf_task_pt_regs()" : "unavailable (kernel < 5.15): frame pointers");
@@ -120,6 +124,8 @@ struct uw_file {
 struct uw_proc_rec {
 	__u32 tgid;
 	bool in_map;
+	__u64 hash;            /* of the list stored last (record_hash()) */
+	__u64 write_ns, written_ns; /* when that write began and was done (mono_ns()) */
 	struct unw_proc *copy; /* in-memory unwinders */
 };
 
@@ -153,6 +159,8 @@ struct unwinder {
 	struct hashtab procs; /* tgid -> uw_proc_rec */
 	__u32 nr_procs;
 	__u32 proc_gen;       /* mapping lists stored (struct unw_proc gen) */
+	__u64 procs_stored, refreshes_same; /* mapping lists written; asked, the same as held */
+	__u64 announcements_stale;         /* announcements made before an exec told since */
 	__u64 rows_used, loads, evictions;
 	__u64 loads_cached;   /* of loads, tables read back from the cache */
 	__u64 deferrals;      /* loads put off for want of room */
@@ -940,8 +948,21 @@ static void purge_dead(struct unwinder *u)
 	}
 }
 
+/* FNV-1a of a mapping list as far as it is used. */
+static __u64 record_hash(const struct unw_proc *p)
+{
+	const unsigned char *c = (const void *)p->maps;
+	size_t len = (size_t)p->nr * sizeof(p->maps[0]);
+	__u64 h = 0xcbf29ce484222325ULL ^ p->nr;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ c[i]) * 0x100000001b3ULL;
+	return h;
+}
+
 static int store_proc(struct unwinder *u, struct uw_proc_rec *r, const struct unw_proc *p)
 {
+	__u64 start = mono_ns();
 	int err;
 
 	if (u->procs_fd < 0) {
@@ -960,12 +981,26 @@ static int store_proc(struct unwinder *u, struct uw_proc_rec *r, const struct un
 	if (!r->in_map)
 		u->nr_procs++;
 	r->in_map = true;
+	r->write_ns = start;
+	r->written_ns = mono_ns();
+	u->procs_stored++;
 	return 0;
 }
 
-static int add_process_locked(struct unwinder *u, __u32 tgid, struct proc_build *b)
+/* The list is not written again when it is the one the map holds (an 8 KB element replaced:
+ * under process churn half of the lists were written twice or more), as known from a write
+ * begun after held_since (CLOCK_MONOTONIC ns; 0: any).  A refresh (held_since 0) is asked by
+ * the BPF side's walk for a pc outside every mapping it holds, most often a garbage return
+ * address, or for a process it holds no list of (announced, its list not read yet); an exec
+ * drops the list the BPF side held, and then asks for the next one (note_process()), so
+ * that an announcement (held_since: its sample's time) finds a list held only if it was
+ * written after that.  Not writing it again also keeps the walk's one-a-second limit on
+ * asking, which a write starts afresh. */
+static int add_process_locked(struct unwinder *u, __u32 tgid, struct proc_build *b,
+			      __u64 held_since)
 {
 	struct uw_proc_rec *r;
+	__u64 hash;
 	int err;
 
 	memset(&u->scratch, 0, offsetof(struct unw_proc, maps));
@@ -979,8 +1014,6 @@ static int add_process_locked(struct unwinder *u, __u32 tgid, struct proc_build 
 		       tgid, UNWIND_MAX_MAPPINGS - 1);
 	if (b->p->nr == 0)
 		return 0; /* a kernel thread, or already gone: the frame-pointer walk handles it */
-	/* the BPF walks' cached mappings of the process hold while it is the same list */
-	b->p->gen = ++u->proc_gen;
 	r = hashtab_get(&u->procs, tgid, 0);
 	if (!r) {
 		r = calloc(1, sizeof(*r));
@@ -990,6 +1023,14 @@ static int add_process_locked(struct unwinder *u, __u32 tgid, struct proc_build 
 		}
 		r->tgid = tgid;
 	}
+	hash = record_hash(b->p);
+	if (r->in_map && r->hash == hash && r->write_ns > held_since) {
+		u->refreshes_same++;
+		return b->err;
+	}
+	r->hash = hash;
+	/* the BPF walks' cached mappings of the process hold while it is the same list */
+	b->p->gen = ++u->proc_gen;
 	err = store_proc(u, r, b->p);
 	if (err)
 		p_info("unwind: cannot load the mappings of pid %u: %s; its stacks use frame pointers",
@@ -997,27 +1038,33 @@ static int add_process_locked(struct unwinder *u, __u32 tgid, struct proc_build 
 	return err ?: b->err;
 }
 
-int unwinder__add_process(struct unwinder *u, __u32 tgid)
+static int add_process(struct unwinder *u, __u32 tgid, __u64 held_since)
 {
 	struct proc_build b = { .u = u, .p = &u->scratch, .tgid = tgid };
 	int err;
 
 	pthread_mutex_lock(&u->lock);
-	err = add_process_locked(u, tgid, &b);
+	err = add_process_locked(u, tgid, &b, held_since);
 	pthread_mutex_unlock(&u->lock);
 	return err;
 }
 
-void unwinder__forget_process(struct unwinder *u, __u32 tgid)
+int unwinder__add_process(struct unwinder *u, __u32 tgid)
+{
+	return add_process(u, tgid, UINT64_MAX);
+}
+
+void unwinder__forget_process(struct unwinder *u, __u32 tgid, __u64 gone_ns)
 {
 	struct uw_proc_rec *r;
 
 	pthread_mutex_lock(&u->lock);
 	r = hashtab_del(&u->procs, tgid, 0);
 	if (r && r->in_map) {
-		/* the BPF side deleted its entry at the exit already; this one is for a pid
-		 * that exited some other way (exec of a new program keeps the pid) */
-		if (u->procs_fd >= 0)
+		/* the BPF side deleted its entry after gone_ns: only a list written since (a
+		 * request read after the exit) is left for this delete, which otherwise is a
+		 * syscall that finds nothing */
+		if (u->procs_fd >= 0 && r->written_ns >= gone_ns)
 			bpf_map_delete_elem(u->procs_fd, &tgid);
 		u->nr_procs--;
 	}
@@ -1123,11 +1170,21 @@ static bool mmap_exit_traced(void)
 	       !access("/sys/kernel/debug/tracing/events/syscalls/sys_exit_mmap", F_OK);
 }
 
-const struct unwind_vma_settings *unwind_vma_settings(const char **why)
+const struct unwind_vma_support *unwind_vma_support(void)
 {
-	static struct unwind_vma_settings v;
-	static const char *reason;
+	static struct unwind_vma_support v;
 	static bool probed;
+
+	if (probed)
+		return &v;
+	probed = true;
+	v.on = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_find_vma, NULL) == 1;
+	v.prefill = v.on && mmap_exit_traced();
+	return &v;
+}
+
+void unwind_kernel_fields(struct unw_kfields *out)
+{
 	/* one pass over the BTF: the walk's fields, then those the exec, mmap() and fork programs
 	 * read besides (PREFILL_FIELDS, optional: without them mappings are only searched by walks) */
 	struct btf_field f[] = {
@@ -1139,36 +1196,24 @@ const struct unwind_vma_settings *unwind_vma_settings(const char **why)
 		{ "mm_struct", "start_code" },    { "task_struct", "pid" },
 		{ "task_struct", "tgid" },
 	};
-	__u32 *out[] = { &v.vma_start,  &v.vma_end,   &v.vma_pgoff,     &v.vma_file, &v.file_inode,
-			 &v.inode_ino,  &v.inode_sb,  &v.sb_dev,        &v.vma_flags, &v.task_mm,
-			 &v.mm_start_code, &v.task_pid, &v.task_tgid };
+	__u32 *to[] = { &out->vma_start, &out->vma_end, &out->vma_pgoff, &out->vma_file,
+			&out->file_inode, &out->inode_ino, &out->inode_sb, &out->sb_dev,
+			&out->vma_flags, &out->task_mm, &out->mm_start_code, &out->task_pid,
+			&out->task_tgid };
 	const size_t nr = sizeof(f) / sizeof(f[0]), prefill_fields = 5;
 
-	if (probed)
-		goto done;
-	probed = true;
-	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_find_vma, NULL) != 1) {
-		reason = "no bpf_find_vma() (Linux 5.17)";
-		goto done;
-	}
-	if (btf_field_offsets(NULL, f, nr)) {
-		reason = "no kernel BTF";
-		goto done;
-	}
-	v.prefill = mmap_exit_traced();
+	memset(out, 0, sizeof(*out));
+	if (btf_field_offsets(NULL, f, nr))
+		return; /* no kernel BTF */
+	out->ok = out->prefill = 1;
 	for (size_t i = 0; i < nr; i++) {
-		if (f[i].offset < 0 && i < nr - prefill_fields) {
-			reason = "a kernel struct field not found in the BTF";
-			goto done;
-		}
-		v.prefill &= f[i].offset >= 0;
-		*out[i] = f[i].offset < 0 ? 0 : f[i].offset;
+		if (f[i].offset < 0 && i < nr - prefill_fields)
+			out->ok = 0;
+		if (f[i].offset < 0)
+			out->prefill = 0;
+		*to[i] = f[i].offset < 0 ? 0 : f[i].offset;
 	}
-	v.on = true;
-done:
-	if (why)
-		*why = reason;
-	return &v;
+	out->prefill &= out->ok;
 }
 
 int unwinder__handle_event(void *ctx, void *data, size_t size)
@@ -1183,7 +1228,7 @@ int unwinder__handle_event(void *ctx, void *data, size_t size)
 		queue_load(u, e->table);
 	} else if (e->type == UNW_EV_REFRESH_PROC) {
 		if (!syms_cache__snapshot(u->sc, e->tgid))
-			unwinder__add_process(u, e->tgid);
+			add_process(u, e->tgid, 0);
 	} else if (e->type == UNW_EV_FILE) {
 		name_file(u, e);
 	}
@@ -1195,8 +1240,18 @@ int unwinder__proc_event(void *ctx, void *data, size_t size)
 	struct unwinder *u = ctx;
 	const struct proc_seen_event *e = data;
 
-	if (size >= sizeof(*e) && !syms_cache__snapshot(u->sc, e->tgid))
-		unwinder__add_process(u, e->tgid);
+	if (size < sizeof(*e))
+		return 0;
+	/* announced by a sample before an exec told since (a shell's child, read after it ran
+	 * ls): the exec dropped the list the BPF side held, and the exec's next sample announces
+	 * the process again, for the list written then to stay.  Written now, it would be
+	 * written twice (under process churn, half of the announcements). */
+	if (syms_cache__execed_after(u->sc, e->tgid, e->time)) {
+		u->announcements_stale++;
+		return 0;
+	}
+	if (!syms_cache__snapshot(u->sc, e->tgid))
+		add_process(u, e->tgid, e->time);
 	return 0;
 }
 
@@ -1252,6 +1307,9 @@ static void usage_locked(const struct unwinder *u, struct unwind_usage *out)
 	out->evictions = u->evictions;
 	out->deferrals = u->deferrals;
 	out->procs = u->nr_procs;
+	out->procs_written = u->procs_stored;
+	out->refreshes_same = u->refreshes_same;
+	out->announcements_stale = u->announcements_stale;
 	for (__u32 i = 0; i < u->nr_files; i++) {
 		out->tables_loaded += u->files[i]->loaded;
 		out->tables_no_cfi += u->files[i]->no_cfi;
@@ -1370,12 +1428,15 @@ void unwinder__print_usage(const struct unwinder *u, FILE *out)
 	usage_locked(u, &us);
 	fprintf(out, "bpfprof: unwind tables: %llu of %llu KB used by %u tables (%u files seen, %u "
 		"without usable CFI); %llu loads, %llu evictions, %llu loads put off (no room but tables "
-		"in use); %u processes (%u KB of mappings)\n",
+		"in use); %u processes (%u KB of mappings; %llu lists written, not: %llu the same as "
+		"held, %llu announced before an exec)\n",
 		(unsigned long long)(us.rows_used * sizeof(struct unw_row) >> 10),
 		(unsigned long long)(us.rows_cap * sizeof(struct unw_row) >> 10), us.tables_loaded,
 		us.files, us.tables_no_cfi, (unsigned long long)us.loads,
 		(unsigned long long)us.evictions, (unsigned long long)us.deferrals, us.procs,
-		(unsigned)(us.procs * sizeof(struct unw_proc) >> 10));
+		(unsigned)(us.procs * sizeof(struct unw_proc) >> 10),
+		(unsigned long long)us.procs_written, (unsigned long long)us.refreshes_same,
+		(unsigned long long)us.announcements_stale);
 	if (u->cache) {
 		struct unw_cache_stats cs;
 

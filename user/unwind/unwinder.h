@@ -38,16 +38,16 @@ struct unwind_bpf {
 			      (skel)->maps.unwind_events, (skel)->maps.unwind_files })
 
 /* The walk of a process whose mappings are not loaded yet through the kernel's own
- * (bpf_find_vma(), 5.17): whether this kernel can, and the field offsets it needs. */
-struct unwind_vma_settings {
-	bool on;
-	__u32 vma_start, vma_end, vma_pgoff, vma_file, file_inode, inode_ino, inode_sb, sb_dev;
-	/* mappings found at exec and mmap(), ahead of the first sample (targ_prefill) */
-	bool prefill;
-	__u32 vma_flags, task_mm, mm_start_code, task_pid, task_tgid;
+ * (bpf_find_vma(), 5.17), as this kernel allows it: the helper, and the mmap() exit tracepoint
+ * that finds mappings ahead of the first sample (targ_prefill).  Probed once, before load. */
+struct unwind_vma_support {
+	bool on, prefill;
 };
-/* Probed once (the helper, and the offsets from the kernel's BTF); *why says what is missing. */
-const struct unwind_vma_settings *unwind_vma_settings(const char **why);
+const struct unwind_vma_support *unwind_vma_support(void);
+/* The kernel struct field offsets those walks read, from the kernel's BTF (streamed: a few ms,
+ * on a thread while the object loads; stack_run_adopt_early() waits for it).  out->ok and
+ * out->prefill are 0 where fields are missing. */
+void unwind_kernel_fields(struct unw_kfields *out);
 
 /* Between open and load: sizes the maps for method m and a row budget of mem_bytes (maps shrink
  * to nothing for fp).  *task_regs tells whether the kernel has bpf_task_pt_regs() (the
@@ -63,29 +63,10 @@ int unwind_bpf_configure(const struct unwind_bpf *ub, enum unwind_method m, __u6
 		(skel)->rodata->targ_unwind = (method);                                       \
 		unwind_bpf_configure(&ub_, (method), (__u64)(mem_mb) << 20, &task_regs_);     \
 		(skel)->rodata->targ_unwind_task_regs = task_regs_;                           \
-		if ((method) != UNWIND_FP) {                                                  \
-			const struct unwind_vma_settings *v_ = unwind_vma_settings(NULL);     \
-                                                                                              \
-			(skel)->rodata->targ_find_vma = v_->on;                               \
-			(skel)->rodata->targ_vma_start_off = v_->vma_start;                   \
-			(skel)->rodata->targ_vma_end_off = v_->vma_end;                       \
-			(skel)->rodata->targ_vma_pgoff_off = v_->vma_pgoff;                   \
-			(skel)->rodata->targ_vma_file_off = v_->vma_file;                     \
-			(skel)->rodata->targ_file_inode_off = v_->file_inode;                 \
-			(skel)->rodata->targ_inode_ino_off = v_->inode_ino;                   \
-			(skel)->rodata->targ_inode_sb_off = v_->inode_sb;                     \
-			(skel)->rodata->targ_sb_dev_off = v_->sb_dev;                         \
-			(skel)->rodata->targ_prefill = v_->prefill;                           \
-			(skel)->rodata->targ_vma_flags_off = v_->vma_flags;                   \
-			(skel)->rodata->targ_task_mm_off = v_->task_mm;                       \
-			(skel)->rodata->targ_mm_start_code_off = v_->mm_start_code;           \
-			(skel)->rodata->targ_task_pid_off = v_->task_pid;                     \
-			(skel)->rodata->targ_task_tgid_off = v_->task_tgid;                   \
-		}                                                                             \
-		bpf_program__set_autoload((skel)->progs.unwind_mmap,                         \
-					  (method) != UNWIND_FP && unwind_vma_settings(NULL)->prefill); \
-		bpf_program__set_autoload((skel)->progs.unwind_fork,                         \
-					  (method) != UNWIND_FP && unwind_vma_settings(NULL)->prefill); \
+		(skel)->rodata->targ_find_vma = (method) != UNWIND_FP && unwind_vma_support()->on; \
+		(skel)->rodata->targ_prefill = (method) != UNWIND_FP && unwind_vma_support()->prefill; \
+		bpf_program__set_autoload((skel)->progs.unwind_mmap, (skel)->rodata->targ_prefill); \
+		bpf_program__set_autoload((skel)->progs.unwind_fork, (skel)->rodata->targ_prefill); \
 	} while (0)
 
 struct unwinder;
@@ -115,8 +96,10 @@ int unwinder__preload_file(struct unwinder *u, const char *path, bool wait);
 /* The same for every file process tgid maps (snapshotted now), and its mapping list. */
 int unwinder__preload_process(struct unwinder *u, __u32 tgid);
 
-/* Forgets process tgid, which exited: its record, and its mapping list in the BPF map. */
-void unwinder__forget_process(struct unwinder *u, __u32 tgid);
+/* Forgets process tgid, which exited: its record, and its mapping list in the BPF map where
+ * the BPF side, which deleted it just after gone_ns (CLOCK_MONOTONIC ns; 0: not known), may not
+ * have: a list written since then. */
+void unwinder__forget_process(struct unwinder *u, __u32 tgid, __u64 gone_ns);
 
 /* Handles one request from the BPF side (struct unw_event): builds and loads a table, or
  * refreshes a process's mappings.  A ring_buffer_sample_fn; ctx is the unwinder. */
@@ -159,6 +142,9 @@ struct unwind_usage {
 	__u64 deferrals;            /* loads put off: no room but by evicting tables in use */
 	__u64 loads_cached; /* of loads: read back from the persistent cache */
 	__u32 procs;
+	__u64 procs_written;        /* mapping lists written */
+	__u64 refreshes_same;       /* lists asked for the same as held: not written */
+	__u64 announcements_stale;  /* announcements from before an exec told since: none written */
 	__u64 stats[UNW_STAT_NR];   /* the BPF side's counters, summed over CPUs */
 };
 void unwinder__usage(const struct unwinder *u, struct unwind_usage *out);

@@ -1,0 +1,81 @@
+#!/bin/bash
+# What inlined frames and source lines cost a system-wide profile (issue 16): the default run
+# (inlined frames from the DWARF of every program sampled that has some) and the same run with
+# --no-inline, side by side in each round, under the same load (each samples the other too).
+# (1) bench/soak.sh's load (an ls loop and a compiler loop), profile -F 999 -a for SECS seconds;
+# (2) bench/profile.sh's compiler-loop row, profile -F 99 -a 5 beside a cc -O2 -c loop.
+# Own CPU (user + sys, the whole process) and peak RSS of each, medians of REPS rounds.
+# BEFORE=BINARY runs another bpfprof with --inline beside them (the cost before a change).
+# Target: the default within ~10% of --no-inline's CPU and a few MB of its RSS.
+# SECS=60 REPS=3 by default: about 4 minutes.
+source "$(dirname "$0")/lib.sh"
+SECS=${SECS:-60}
+BEFORE=${BEFORE:-}
+
+# run NAME CMD...: CMD in the background under time(1), its pid added to RUNS
+RUNS=()
+run() {
+	local name=$1
+	shift
+	/usr/bin/time -f "%M %U %S" -o "$BTMP/$name.time" "$@" -o /dev/null 2>/dev/null &
+	RUNS+=($!)
+}
+
+# collect NAME SECS: "CPU RSS" of the run just ended (CPU in % of a CPU over SECS, or in s)
+collect() {
+	local m u s
+	read -r m u s <"$BTMP/$1.time"
+	awk -v m="$m" -v u="$u" -v s="$s" -v d="$2" \
+		'BEGIN { printf "%.3f %.1f\n", d ? (u + s) * 100 / d : u + s, m / 1024 }' >>"$BTMP/$1"
+}
+
+row() { # row LABEL NAME
+	printf '%-34s %10s %10s\n' "$1" "$(cut -d' ' -f1 "$BTMP/$2" | median)" \
+		"$(cut -d' ' -f2 "$BTMP/$2" | median)"
+}
+
+# rounds PREFIX SECS DIVISOR PROFILE_ARGS...: REPS rounds of the runs side by side
+rounds() {
+	local prefix=$1 secs=$2 div=$3 i
+	shift 3
+	for ((i = 0; i < REPS; i++)); do
+		RUNS=()
+		run "$prefix.on" "$BPFPROF" profile "$@"
+		run "$prefix.off" "$BPFPROF" profile --no-inline "$@"
+		[ -n "$BEFORE" ] && run "$prefix.before" "$BEFORE" profile --inline "$@"
+		wait "${RUNS[@]}"
+		collect "$prefix.on" "$div"
+		collect "$prefix.off" "$div"
+		[ -n "$BEFORE" ] && collect "$prefix.before" "$div"
+	done
+}
+
+report() { # report PREFIX UNIT
+	printf '%-34s %10s %10s\n' "" "CPU ($2)" "RSS (MB)"
+	row "default (inlined frames, lines)" "$1.on"
+	row "--no-inline" "$1.off"
+	[ -n "$BEFORE" ] && row "BEFORE --inline" "$1.before"
+	echo "CPU ratio $(ratio "$(cut -d' ' -f1 "$BTMP/$1.on" | median)" \
+		"$(cut -d' ' -f1 "$BTMP/$1.off" | median)"), RSS $(awk -v a="$(cut -d' ' -f2 "$BTMP/$1.on" | median)" \
+		-v b="$(cut -d' ' -f2 "$BTMP/$1.off" | median)" 'BEGIN { printf "%+.1f MB", a - b }')" \
+		"(load $(cut -d' ' -f1 /proc/loadavg))"
+}
+
+printf 'int f(int x) { return x * 3; }\nint main(void) { return f(2); }\n' >"$BTMP/c.c"
+
+echo "## (1) profile -F 999 -a $SECS under process churn (bench/soak.sh's load), $REPS rounds"
+( while :; do ls /usr/bin >/dev/null; done ) &
+lsloop=$!
+( while :; do cc -O2 -c "$BTMP/c.c" -o "$BTMP/c.o" 2>/dev/null; done ) &
+ccloop=$!
+sleep 1
+rounds soak "$SECS" "$SECS" -F 999 -a -d "$SECS"
+kill $lsloop
+report soak "% of a CPU"
+
+echo
+echo "## (2) profile -F 99 -a 5 beside a compiler loop (bench/profile.sh's row), $REPS rounds"
+rounds cc 5 0 -F 99 -a 5
+kill $ccloop
+report cc s
+exit 0
