@@ -15,6 +15,7 @@
 #include "errno.bpf.h"
 #include "offcpu.h"
 #include "stacks.bpf.h"
+#include "kstack.bpf.h"
 #include "target.bpf.h"
 #include "unwind.bpf.h"
 
@@ -87,11 +88,12 @@ static __always_inline bool wanted(__u32 tgid, __u32 pid, __u32 state_class,
 	return target_kind_wanted(*kthread);
 }
 
-static __always_inline int capture_user_stack(void *ctx, __u32 tgid, __u64 *id, bool btf)
+static __always_inline int capture_user_stack(void *ctx, __u32 tgid, __u64 now, __u64 *id,
+					      bool btf)
 {
 	/* --unwind eh/auto: from the task's saved user registers, by the call-frame tables */
 	if (targ_unwind != UNWIND_FP)
-		return unwind_current_user_stack(ctx, tgid, id);
+		return unwind_current_user_stack(ctx, tgid, now, id);
 #if defined(__TARGET_ARCH_x86)
 	/* its walk starts from bpf_task_pt_regs(): 5.15+, while tp_btf and task storage are 5.11+ */
 	if (btf && targ_unwind_task_regs)
@@ -100,7 +102,8 @@ static __always_inline int capture_user_stack(void *ctx, __u32 tgid, __u64 *id, 
 	return capture_stack(ctx, BPF_F_USER_STACK, id);
 }
 
-/* The clock is read once per switch, and only when a block starts or ends. */
+/* The clock is read once per switch, and only when a block starts (switch_out(), before its
+ * stacks) or ends. */
 static __always_inline __u64 switch_time(__u64 *now)
 {
 	if (!*now)
@@ -129,10 +132,13 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 	} else {
 		r = &tmp;
 	}
+	/* the block starts now (and the thread switching in stops waiting at the same instant) */
+	*now = bpf_ktime_get_ns();
 	/* Kernel threads have no user stack; asking would only cost a failed walk. */
-	if (targ_user_stacks && !kthread && capture_user_stack(ctx, tgid, &ustack, btf))
+	if (targ_user_stacks && !kthread && capture_user_stack(ctx, tgid, *now, &ustack, btf))
 		return;
-	if (targ_kern_stacks && capture_stack(ctx, 0, &kstack))
+	if (targ_kern_stacks && (btf ? capture_kernel_stack(ctx, KSTACK_SITE_SWITCH, &kstack) :
+					capture_stack(ctx, 0, &kstack)))
 		return;
 	r->key.base.tgid = tgid;
 	r->key.base.pid = pid;
@@ -146,13 +152,13 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, __u3
 	r->key.waker_tgid = 0;
 	r->key.flags = 0;
 	__builtin_memset(r->key.waker_comm, 0, sizeof(r->key.waker_comm));
-	r->ts = switch_time(now);
+	r->ts = *now;
 	r->seq = seq;
 	if (!btf && bpf_map_update_elem(&pid_recs, &pid, r, BPF_ANY)) {
 		__sync_fetch_and_add(&recs_lost, 1);
 		return;
 	}
-	if (ustack)
+	if (ustack && !unwind_proc_known())
 		note_process(tgid);
 }
 
@@ -241,8 +247,10 @@ static __always_inline void on_waking(void *ctx, struct task_struct *p, bool btf
 	 * switch-in (key_to_gen()) */
 	drain_seq_begin();
 	if (targ_user_stacks && !(BPF_CORE_READ(cur, flags) & OFFCPU_PF_KTHREAD))
-		capture_user_stack(ctx, id >> 32, &ustack, btf);
-	if (targ_kern_stacks)
+		capture_user_stack(ctx, id >> 32, 0, &ustack, btf);
+	if (targ_kern_stacks && btf)
+		capture_kernel_stack(ctx, KSTACK_SITE_WAKING, &kstack);
+	else if (targ_kern_stacks)
 		capture_stack(ctx, 0, &kstack);
 	r->key.waker_user_stack = ustack;
 	r->key.waker_kern_stack = kstack;
@@ -250,7 +258,7 @@ static __always_inline void on_waking(void *ctx, struct task_struct *p, bool btf
 	bpf_get_current_comm(r->key.waker_comm, sizeof(r->key.waker_comm));
 	/* a block that began before the run stays marked so */
 	r->key.flags |= OFFCPU_WAKER_SEEN;
-	if (ustack)
+	if (ustack && !unwind_proc_known())
 		note_process(id >> 32);
 }
 

@@ -357,6 +357,7 @@ __noinline int unwind_find_mapping(__u64 pc)
 	s = bpf_map_lookup_elem(&walks, &zero);
 	if (!s)
 		return 1;
+	s->map_listed = 0;
 	proc = bpf_map_lookup_elem(&unwind_procs, &s->tgid);
 	if (proc) {
 #pragma unroll
@@ -365,6 +366,7 @@ __noinline int unwind_find_mapping(__u64 pc)
 							      (UNWIND_MAX_MAPPINGS - 1)].start);
 		if (idx && pc < proc->maps[(idx - 1) & (UNWIND_MAX_MAPPINGS - 1)].end) {
 			s->map = proc->maps[(idx - 1) & (UNWIND_MAX_MAPPINGS - 1)];
+			s->map_listed = 1;
 			return 0;
 		}
 		/* new code since the snapshot (dlopen), or a garbage return address */
@@ -409,6 +411,57 @@ __noinline int unwind_find_row(__u32 first, __u32 count, __u64 off)
 	return idx;
 }
 
+/* Reads the window of the walked stack from addr on: up to UNWIND_WIN bytes, within addr's page
+ * and the next (a stack's last page may be the next one's end).  0, or -1 when addr cannot be
+ * read.  Global: each read of a step branches to it. */
+__noinline int unwind_fill_window(__u64 addr)
+{
+	__u64 base = addr & ~7ULL, page_end = (base | 4095) + 1, len;
+	struct unw_walk *s;
+	__u32 zero = 0;
+
+	s = bpf_map_lookup_elem(&walks, &zero);
+	if (!s)
+		return -1;
+	s->win_len = 0;
+	len = page_end + 4096 - base;
+	if (len > UNWIND_WIN)
+		len = UNWIND_WIN;
+	barrier_var(len);
+	if (len > UNWIND_WIN)
+		return -1;
+	if (bpf_probe_read_user(s->win, len, (void *)base)) {
+		/* the next page is not there (the stack's top), or addr's is not */
+		if (len <= page_end - base)
+			return -1;
+		len = page_end - base;
+		barrier_var(len);
+		if (len > UNWIND_WIN || bpf_probe_read_user(s->win, len, (void *)base))
+			return -1;
+	}
+	s->win_base = base;
+	s->win_len = len;
+	return 0;
+}
+
+/* size (8 or 16) bytes of the walked stack at addr, from the window: one copy of the stack for
+ * the walk's reads, where each was a bpf_probe_read_user() of its own (~35 ns each).  A read the
+ * window cannot hold fails as the read would have: its page is not mapped. */
+static __always_inline int unwind_read(struct unw_walk *s, __u64 addr, void *dst, __u32 size)
+{
+	__u64 off = addr - s->win_base;
+
+	if (addr < s->win_base || off + size > s->win_len) {
+		if (unwind_fill_window(addr))
+			return -1;
+		off = addr - s->win_base;
+		if (off + size > s->win_len)
+			return -1;
+	}
+	__builtin_memcpy(dst, &s->win[off & (UNWIND_WIN - 1)], size);
+	return 0;
+}
+
 /* Moves to the caller through the frame pointer: [FP] = caller's FP, [FP + 8] = return address. */
 static __always_inline int unwind_fp_step(struct unw_walk *s, enum unw_stat why)
 {
@@ -422,7 +475,7 @@ static __always_inline int unwind_fp_step(struct unw_walk *s, enum unw_stat why)
 		unwind_count(s, UNW_STAT_END_BAD_FRAME);
 		return 1;
 	}
-	if (bpf_probe_read_user(frame, sizeof(frame), (void *)s->bp)) {
+	if (unwind_read(s, s->bp, frame, sizeof(frame))) {
 		unwind_count(s, UNW_STAT_END_READ);
 		return 1;
 	}
@@ -486,7 +539,7 @@ static __always_inline int unwind_eh_step(struct unw_walk *s, const struct unw_r
 		cfa = s->sp + 8 + ((s->ip & 15) >= (__u64)row->cfa_off ? 8 : 0);
 		break;
 	case UNW_CFA_DEREF_FP:
-		if (bpf_probe_read_user(&cfa, sizeof(cfa), (void *)(s->bp + off))) {
+		if (unwind_read(s, s->bp + off, &cfa, sizeof(cfa))) {
 			unwind_count(s, UNW_STAT_END_READ);
 			return 1;
 		}
@@ -522,7 +575,7 @@ static __always_inline int unwind_eh_step(struct unw_walk *s, const struct unw_r
 	case UNW_FP_SAVED:
 		if (row->fp_off == -2) {
 			/* the common push %rbp right after the call: one read for both */
-			if (bpf_probe_read_user(saved, sizeof(saved), (void *)(cfa - 16))) {
+			if (unwind_read(s, cfa - 16, saved, sizeof(saved))) {
 				unwind_count(s, UNW_STAT_END_READ);
 				return 1;
 			}
@@ -530,7 +583,7 @@ static __always_inline int unwind_eh_step(struct unw_walk *s, const struct unw_r
 			ra = saved[1];
 			goto moved;
 		}
-		if (bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + (__s64)row->fp_off * 8))) {
+		if (unwind_read(s, cfa + (__s64)row->fp_off * 8, &bp, sizeof(bp))) {
 			unwind_count(s, UNW_STAT_END_READ);
 			return 1;
 		}
@@ -541,7 +594,7 @@ static __always_inline int unwind_eh_step(struct unw_walk *s, const struct unw_r
 	default:
 		break;
 	}
-	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8))) {
+	if (unwind_read(s, cfa - 8, &ra, sizeof(ra))) {
 		unwind_count(s, UNW_STAT_END_READ);
 		return 1;
 	}
@@ -555,6 +608,39 @@ moved:
 		return 1;
 	}
 	return 0;
+}
+
+/* The mapping of pc among those the last walks found in their processes' lists (entries of
+ * another version of this process's list do not match), into the walk state; else searched in
+ * the list, and kept.  0, or unwind_find_mapping()'s miss.  Global: a step has one path past
+ * it. */
+__noinline int unwind_mapping(__u64 pc)
+{
+	struct unw_walk *s;
+	__u32 zero = 0;
+	int missed;
+
+	s = bpf_map_lookup_elem(&walks, &zero);
+	if (!s)
+		return 1;
+#pragma unroll
+	for (int i = 0; i < UNWIND_MRU; i++) {
+		if (s->mru[i].tgid == s->tgid && s->mru[i].gen == s->gen &&
+		    s->mru[i].map.start <= pc && pc < s->mru[i].map.end) {
+			s->map = s->mru[i].map;
+			return 0;
+		}
+	}
+	missed = unwind_find_mapping(pc);
+	if (!missed && s->map_listed) {
+		struct unw_mru *e = &s->mru[s->mru_next & (UNWIND_MRU - 1)];
+
+		e->tgid = s->tgid;
+		e->gen = s->gen;
+		e->map = s->map;
+		s->mru_next++;
+	}
+	return missed;
 }
 
 /* Records the current frame and moves to its caller.  Returns 0 to go on, 1 when the walk ended
@@ -589,7 +675,7 @@ __noinline long unwind_step(__u64 depth)
 
 	m = &s->map;
 	if (lookup < m->start || lookup >= m->end) {
-		int missed = unwind_find_mapping(lookup);
+		int missed = unwind_mapping(lookup);
 
 		if (missed) {
 			/* 2: the kernel's mappings could not be searched again (counted) */
@@ -727,8 +813,9 @@ int unwind_exit(void *ctx)
  * registers; a process not known yet gets the frame-pointer walk (auto) or just its leaf (eh).
  * Returns the length of the stack in bytes, or a negative errno, as bpf_get_stack() does. */
 static __always_inline long unwind_fill(void *ctx, struct stack_trace *st, __u32 tgid, __u64 ip,
-					__u64 sp, __u64 bp, __u64 rdi)
+					__u64 sp, __u64 bp, __u64 rdi, __u64 now)
 {
+	struct unw_proc *proc;
 	struct unw_walk *s;
 	__u32 zero = 0;
 	bool known;
@@ -737,7 +824,11 @@ static __always_inline long unwind_fill(void *ctx, struct stack_trace *st, __u32
 	s = bpf_map_lookup_elem(&walks, &zero);
 	if (!s)
 		return -ENOENT;
-	known = ip && unwind_proc_of(s, tgid);
+	proc = ip ? unwind_proc_of(s, tgid) : NULL;
+	known = proc != NULL;
+	s->proc_known = known;
+	/* 0 never matches a cached mapping: user space numbers lists from 1 */
+	s->gen = proc ? proc->gen : 0;
 	if (known || (ip && unwind_vma_on())) {
 		s->ip = ip;
 		s->sp = sp;
@@ -747,7 +838,8 @@ static __always_inline long unwind_fill(void *ctx, struct stack_trace *st, __u32
 		s->nr = 0;
 		s->exact_ip = 0;
 		s->map.start = s->map.end = 0;
-		s->now = bpf_ktime_get_ns();
+		s->win_len = 0;
+		s->now = now ?: bpf_ktime_get_ns();
 		s->stats[UNW_STAT_STACKS]++;
 		if (!known)
 			s->stats[UNW_STAT_EARLY]++;
@@ -777,51 +869,66 @@ struct unwind_regs {
 		flags, sp, ss;
 };
 
-/* Walks the current task's user stack from the given user registers (NULL: the registers it
- * saved on entering the kernel) and stores it in `stacks`; *id gets its key.  Returns 0 or a
- * negative errno (loss counted). */
-static __always_inline int unwind_user_stack(void *ctx, __u32 tgid, struct unwind_regs *regs,
-					     __u64 *id)
+/* The registers a walk starts from.  Each caller's loads are pinned in registers: one load
+ * instruction may not serve two kinds of pointer (context, kernel), and the compiler would
+ * merge the two callers' otherwise. */
+static __always_inline void unwind_regs_load(const struct unwind_regs *r, __u64 *ip, __u64 *sp,
+					     __u64 *bp, __u64 *rdi)
 {
-	struct unwind_regs saved = {};
+	__u64 i = r->ip, s = r->sp, b = r->bp, d = r->di;
+
+	barrier_var(i);
+	barrier_var(s);
+	barrier_var(b);
+	barrier_var(d);
+	*ip = i;
+	*sp = s;
+	*bp = b;
+	*rdi = d;
+}
+
+/* Walks the current task's user stack from the given user registers (NULL: the registers it
+ * saved on entering the kernel) and stores it in `stacks`; *id gets its key.  now: the time, if
+ * the caller has read it (0: read here).  Returns 0 or a negative errno (loss counted). */
+static __always_inline int unwind_user_stack(void *ctx, __u32 tgid, struct unwind_regs *regs,
+					     __u64 now, __u64 *id)
+{
 	__u64 ip = 0, sp = 0, bp = 0, rdi = 0;
 	struct stack_trace *st;
 	__u32 zero = 0;
-	void *task_regs;
 
 	if (targ_unwind == UNWIND_FP)
 		return capture_stack(ctx, BPF_F_USER_STACK, id);
 	st = bpf_map_lookup_elem(&stack_scratch, &zero);
 	if (!st)
 		return -ENOENT;
-	/* Each source read apart, its values pinned in registers: one load instruction may not
-	 * serve two kinds of pointer (context, kernel, stack), and the compiler would merge them. */
-	if (regs) {
-		ip = regs->ip;
-		sp = regs->sp;
-		bp = regs->bp;
-		rdi = regs->di;
-		barrier_var(ip);
-		barrier_var(sp);
-		barrier_var(bp);
-		barrier_var(rdi);
-	} else if (targ_unwind_task_regs) {
-		task_regs = (void *)bpf_task_pt_regs(bpf_get_current_task_btf());
-		if (task_regs && !bpf_probe_read_kernel(&saved, sizeof(saved), task_regs)) {
-			ip = saved.ip;
-			sp = saved.sp;
-			bp = saved.bp;
-			rdi = saved.di;
-		}
-	}
-	return store_stack(st, unwind_fill(ctx, st, tgid, ip, sp, bp, rdi), id);
+	if (regs)
+		unwind_regs_load(regs, &ip, &sp, &bp, &rdi);
+	else if (targ_unwind_task_regs)
+		/* typed (struct pt_regs): plain loads, which the verifier makes fault-safe */
+		unwind_regs_load((void *)bpf_task_pt_regs(bpf_get_current_task_btf()), &ip, &sp, &bp,
+				 &rdi);
+	return store_stack(st, unwind_fill(ctx, st, tgid, ip, sp, bp, rdi, now), id);
 }
 
 /* The user stack of the current task from the registers it saved on entering the kernel
- * (syscall, interrupt, fault): for off-CPU stacks at sched_switch. */
-static __always_inline int unwind_current_user_stack(void *ctx, __u32 tgid, __u64 *id)
+ * (syscall, interrupt, fault): for off-CPU stacks at sched_switch.  now as above. */
+static __always_inline int unwind_current_user_stack(void *ctx, __u32 tgid, __u64 now, __u64 *id)
 {
-	return unwind_user_stack(ctx, tgid, NULL, id);
+	return unwind_user_stack(ctx, tgid, NULL, now, id);
+}
+
+/* Whether the last walk's process had its mapping list loaded, which user space builds only for
+ * the processes it knows: note_process() need not ask again. */
+static __always_inline bool unwind_proc_known(void)
+{
+	struct unw_walk *s;
+	__u32 zero = 0;
+
+	if (targ_unwind == UNWIND_FP)
+		return false;
+	s = bpf_map_lookup_elem(&walks, &zero);
+	return s && s->proc_known;
 }
 
 /* For programs whose context starts with the interrupted registers (ctx_regs: perf_event,
@@ -833,8 +940,8 @@ static __always_inline int unwind_ctx_user_stack(void *ctx, bool ctx_regs, __u32
 	struct unwind_regs *regs = ctx;
 
 	if (ctx_regs && (regs->cs & 3))
-		return unwind_user_stack(ctx, tgid, regs, id);
-	return unwind_user_stack(ctx, tgid, NULL, id);
+		return unwind_user_stack(ctx, tgid, regs, 0, id);
+	return unwind_user_stack(ctx, tgid, NULL, 0, id);
 }
 /* The code mapping holding addr in the current process, kept with the mappings its walks find
  * (unwind_vma_mapping) and its file's table asked for now: ahead of the first sample, which

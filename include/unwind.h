@@ -89,7 +89,7 @@ struct unw_mapping {
 #define UNWIND_MAX_MAPPINGS 256
 struct unw_proc {
 	__u32 nr;
-	__u32 pad;
+	__u32 gen;        /* user space's count of the lists it stored, when it stored this one */
 	__u64 refresh_ns; /* when BPF last asked for a fresh snapshot (a PC outside every mapping) */
 	struct unw_mapping maps[UNWIND_MAX_MAPPINGS];
 };
@@ -186,6 +186,13 @@ enum unw_stat {
 };
 
 /* The walk in progress and the counters, per CPU (the `walks` map): no atomics per frame. */
+#define UNWIND_MRU 8
+#define UNWIND_WIN 2048 /* bytes of the user stack read at once (a power of two) */
+struct unw_mru {
+	__u32 tgid, gen; /* the process and the version of its list the mapping is from */
+	struct unw_mapping map;
+};
+
 struct unw_walk {
 	__u64 ip, sp, bp;
 	__u64 now;
@@ -195,5 +202,18 @@ struct unw_walk {
 	__u64 rdi;              /* the sampled frame's RDI (UNW_CFA_SP_RA_RDI) */
 	struct unw_mapping map; /* the mapping of the last frame: the next is often in it too */
 	__u64 stats[UNW_STAT_NR];
+	__u32 proc_known;       /* the walk's process had a mapping list: user space knows it */
+	__u32 map_listed;       /* map came from that list (not from the kernel's mappings) */
+	__u32 gen;              /* that list's version (unw_proc gen) */
+	__u32 mru_next;
+	/* The mappings the last walks found in their processes' lists: stacks cross the same few
+	 * files switch after switch (a program, libc), and two processes that take turns on a CPU
+	 * keep theirs. */
+	struct unw_mru mru[UNWIND_MRU];
+	/* The walked stack read in one piece (bpf/unwind.bpf.h: unwind_read()): win_len bytes from
+	 * win_base; 0 at each walk's start. */
+	__u64 win_base;
+	__u32 win_len, win_pad;
+	__u8 win[UNWIND_WIN + 16];
 };
 #endif

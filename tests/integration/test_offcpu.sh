@@ -122,3 +122,31 @@ check "raw_tp fallback: pipe reader woken by the writer" \
 # 10. -- COMMAND follows the processes the command forks.
 "$BPFPROF" offcpu -f -- sh -c "$WL/blocker 10; true" >"$TMP/fork.folded" 2>&1
 check "-- COMMAND follows forked children" grep -q '^blocker;.*sleep_20ms' "$TMP/fork.folded"
+
+# 11. Kernel stacks are walked in BPF from the kernel's ORC tables where it has them (x86-64):
+# with BPFPROF_KSTACK_CHECK every walk is compared with bpf_get_stack()'s frames, at switches
+# and wake-ups, under the blocker's sleeps, pipe and disk waits, two CPU-bound processes on one
+# CPU (preempted by the timer interrupt: stacks through its register frame) and a system-wide
+# run.
+if [ "$(uname -m)" != x86_64 ] || ! grep -q ' __start_orc_unwind_ip$' /proc/kallsyms; then
+	skip "kernel stacks walked from ORC tables" "no ORC tables in /proc/kallsyms (not x86-64, or another unwinder)"
+else
+	"$WL/blocker" 1000 & blk=$!
+	taskset -c 0 "$WL/hotcold" 30 2>/dev/null & hot1=$!
+	taskset -c 0 "$WL/hotcold" 30 2>/dev/null & hot2=$!
+	BPFPROF_KSTACK_CHECK=1 "$BPFPROF" offcpu -a -v -f --waker --state any 2.5 >"$TMP/ks.folded" 2>"$TMP/ks.err"; rc=$?
+	kill $blk $hot1 $hot2 2>/dev/null; wait $blk $hot1 $hot2 2>/dev/null
+	line=$(grep -o 'kernel stacks: [0-9]* walked.*' "$TMP/ks.err")
+	echo "# $line"
+	walked=$(sed -n 's/^kernel stacks: \([0-9]*\) walked.*/\1/p' <<<"$line")
+	checked=$(sed -n 's/.*; \([0-9]*\) walks compared.*/\1/p' <<<"$line")
+	check "kernel-stack walk run exits 0" test "$rc" -eq 0
+	check "kernel stacks walked from the ORC tables" test "${walked:-0}" -gt 1000
+	check "every walk compared with bpf_get_stack() (BPFPROF_KSTACK_CHECK)" test "${checked:-0}" -ge "${walked:-1}"
+	check "no walk differed from bpf_get_stack()" grep -q ', 0 differed;' <<<"$line"
+	check "walked stacks: the blocker's sleep through do_nanosleep" \
+		grep -Eq '^blocker;.*sleep_20ms;.*do_nanosleep;.*schedule' "$TMP/ks.folded"
+	check "walked stacks: the waker's stacks" grep -Eq '^pipereader;.*reader_loop;.*;--;.*pipe_write;' "$TMP/ks.folded"
+	check "walked stacks: a preemption through the timer interrupt's register frame" \
+		grep -Eq '^hotcold;.*spin;asm_sysvec_apic_timer_interrupt;.*schedule' "$TMP/ks.folded"
+fi

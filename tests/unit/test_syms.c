@@ -321,6 +321,8 @@ static void test_ksyms_fixture(void)
 			     "ffffffff81000000 T first\n"
 			     "ffffffffc0001000 t foo_fn\t[foo]\n"
 			     "ffffffff81000200 W weak_one\n"
+			     "ffffffff83000000 R __start_orc_unwind_ip\n"
+			     "ffffffff83000010 r other_data\n"
 			     "not a symbol line\n"
 			     "ffffffffc0001080 t foo_fn2 [foo]"), 0);
 	ks = ksyms__load_file(path);
@@ -346,6 +348,11 @@ static void test_ksyms_fixture(void)
 	CHECK_INT(ksyms__addr(ks, "second"), 0xffffffff81000100ULL);
 	CHECK_INT(ksyms__addr(ks, "hidden_zero"), 0);
 	CHECK_INT(ksyms__addr(ks, "nope"), 0);
+	/* data symbols: only the kept ones, by their own lookup; never a frame's name */
+	CHECK_INT(ksyms__data_addr(ks, "__start_orc_unwind_ip"), 0xffffffff83000000ULL);
+	CHECK_INT(ksyms__data_addr(ks, "__stop_orc_unwind_ip"), 0);
+	CHECK_INT(ksyms__data_addr(ks, "other_data"), 0);
+	CHECK_INT(ksyms__addr(ks, "__start_orc_unwind_ip"), 0);
 	/* a symbol's end: the next code symbol's start (aliases share the start), 0 after the last */
 	CHECK_INT(ksyms__end(ks, 0xffffffff81000000ULL), 0xffffffff81000100ULL);
 	CHECK_INT(ksyms__end(ks, 0xffffffff810000ffULL), 0xffffffff81000100ULL);

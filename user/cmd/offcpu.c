@@ -13,8 +13,10 @@
 #include "core/period.h"
 #include "core/runner.h"
 #include "core/stackrun.h"
+#include "kstack.h"
 #include "offcpu.h"
 #include "offcpu.skel.h"
+#include "unwind/kernstack.h"
 
 RUNNER_SKELETON(offcpu);
 
@@ -399,6 +401,12 @@ static int offcpu_configure(struct runner *r)
 	skel->rodata->targ_user_stacks = !stack_opts.kernel_only;
 	skel->rodata->targ_kern_stacks = !stack_opts.user_only;
 	skel->rodata->targ_prev_state_arg = has_prev_state;
+	/* kernel stacks walked in BPF where the programs are tp_btf (typed task pointers); tests
+	 * compare every walk with bpf_get_stack() (BPFPROF_KSTACK_CHECK) or turn it off */
+	skel->rodata->targ_kstack = storage && !stack_opts.user_only &&
+				    !getenv("BPFPROF_NO_KSTACK_WALK");
+	if (getenv("BPFPROF_KSTACK_CHECK"))
+		skel->rodata->targ_kstack_check_every = 1;
 	/* the maps are drained during the run: exits tell when a process's symbols can go */
 	skel->rodata->targ_exit_events = true;
 	/* target and waker, user and kernel: room for four stacks per key */
@@ -460,6 +468,8 @@ static int offcpu_started(struct runner *r)
 	err = STACK_RUN_DRAIN(&env.sr, skel);
 	if (err)
 		return err;
+	if (skel->rodata->targ_kstack)
+		env.sr.kstack = &skel->bss->kstack_cfg;
 	stack_run_drain_keys(&env.sr, fill_offcpu, NULL, keep_pending_stacks, &env.keep);
 	return stack_run_start(&env.sr, r, &ub, skel->maps.proc_events);
 }
@@ -487,6 +497,21 @@ static void offcpu_detach(struct runner *r)
 	offcpu_bpf__detach(skel);
 }
 
+/* -v: how kernel stacks were taken. */
+static void report_kstack(struct offcpu_bpf *skel)
+{
+	struct kstack_counts c;
+	char line[512];
+
+	if (!skel->rodata->targ_kstack ||
+	    kstack_counts_read(bpf_map__fd(skel->maps.kstack_walks),
+			       bpf_map__value_size(skel->maps.kstack_walks), &c))
+		return;
+	kstack_counts_line(&c, line, sizeof(line));
+	if (line[0])
+		p_info("%s", line);
+}
+
 static int offcpu_collect(struct runner *r)
 {
 	struct offcpu_bpf *skel = r->skel;
@@ -504,6 +529,7 @@ static int offcpu_collect(struct runner *r)
 	p_info("%llu threads still blocked at the end, counted up to the end; stacks of blocked "
 	       "threads kept across drains %llu times (%llu gone)", (unsigned long long)b->added,
 	       (unsigned long long)env.keep.copied, (unsigned long long)env.keep.missing);
+	report_kstack(skel);
 	/* the last drains: everything counted since the one before, and the blocks just added */
 	return stack_run_finish(&env.sr);
 }

@@ -28,6 +28,7 @@
 #include "sym/mmaprec.h"
 #include "sym/stackagg.h"
 #include "sym/syms.h"
+#include "unwind/kernstack.h"
 #include "unwind/tcache.h"
 
 /* A process first seen this long ago gets its second snapshot: by then the dynamic loader has
@@ -827,6 +828,21 @@ static int unwind_event(void *ctx, void *data, size_t size)
 	return unwinder__handle_event(s->unwinder, data, size);
 }
 
+/* The kernel-stack walker starts as soon as the kernel symbols have loaded (on the prefetching
+ * thread): until then, and on a kernel without ORC tables, kernel stacks are bpf_get_stack()'s. */
+static void kstack_start(const struct ksyms *ks, void *ctx)
+{
+	struct kstack_cfg *cfg = ctx;
+
+	if (!ks || kstack_cfg_fill(cfg, ks)) {
+		p_info("kernel stacks: by bpf_get_stack() (%s)", ks ? "no ORC tables in /proc/kallsyms" :
+			"no kernel symbols");
+		return;
+	}
+	p_info("kernel stacks: walked in BPF from the kernel's ORC tables (%u entries at 0x%llx)",
+	       cfg->orc_nr, (unsigned long long)cfg->orc);
+}
+
 int stack_run_start(struct stack_run *s, struct runner *r, const struct unwind_bpf *ub,
 		    struct bpf_map *proc_events)
 {
@@ -865,7 +881,7 @@ int stack_run_start(struct stack_run *s, struct runner *r, const struct unwind_b
 		s->planned_end_ns = r->start_ns + (__u64)(run_opts.duration * 1e9);
 	/* kernel symbols load while the run goes on, not after it (none with -U) */
 	if (!err && !stack_opts.user_only)
-		stack_resolver__prefetch(s->resolver);
+		stack_resolver__prefetch(s->resolver, s->kstack ? kstack_start : NULL, s->kstack);
 	return err;
 }
 

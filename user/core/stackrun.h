@@ -82,6 +82,7 @@ void stack_run_adopt_early(struct bpf_map *rows, bool only_sampling);
 void stack_run_adopt_kfields(struct unw_kfields *out);
 #define STACK_RUN_KFIELDS(skel) stack_run_adopt_kfields(&(skel)->bss->unwind_kfields)
 
+struct kstack_cfg;
 struct stack_drain;
 struct stack_agg;
 
@@ -106,6 +107,9 @@ struct stack_run {
 					 * 0 while a process waits for its second snapshot, or
 					 * processes come as fast as the mmap record rings hold */
 	__u64 last_tick_ns;
+	struct kstack_cfg *kstack;      /* the BPF object's kernel-stack walker (bpf/kstack.bpf.h),
+					 * told where the kernel's ORC tables are once the kernel
+					 * symbols are loaded; NULL: none */
 };
 
 struct runner;

@@ -4,7 +4,8 @@
  * held whole.  Sorted once; lookups are a binary search.  A kernel built with function padding
  * (CONFIG_FUNCTION_PADDING_BYTES: IBT, call depth tracking) lists a __pfx_NAME before almost every
  * NAME, nearly half the lines (57,846 of 122,183 here): such a prefix is no entry of its own but
- * a size on the function's, and its name is made when an address falls in it. */
+ * a size on the function's, and its name is made when an address falls in it.  A few data symbols
+ * are kept by name (ksyms__data_addr()): where the kernel's ORC tables are. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -33,6 +34,12 @@ struct ksyms {
 	char pfx_name[600]; /* the found name of a __pfx_ symbol (KSYM_NAME_LEN is 512) */
 	__u32 *by_name;    /* entry indexes in name order, one per name; built on first use */
 	size_t nr_names;
+	__u64 data[3];     /* the addresses of kept_data[] (0: absent) */
+};
+
+/* The data symbols kept, for the BPF kernel-stack walker (user/unwind/kstack.c). */
+static const char *const kept_data[] = {
+	"__start_orc_unwind_ip", "__stop_orc_unwind_ip", "__start_orc_unwind",
 };
 
 static const char kernel_module[] = "[kernel.kallsyms]";
@@ -334,6 +341,18 @@ static void spread_pfx(struct ksyms *ks)
 	}
 }
 
+/* A data line of kept_data[]'s (parse_line() fills l for it before refusing it; name stays NULL
+ * for a line it could not parse).  All of them start with "__st": a test, not three compares, for
+ * each of the file's data lines. */
+static void keep_data(struct ksyms *ks, const struct kline *l)
+{
+	if (!l->name || strncmp(l->name, "__st", 4) || is_code(l->type) || l->module)
+		return;
+	for (size_t i = 0; i < sizeof(kept_data) / sizeof(kept_data[0]); i++)
+		if (!strcmp(l->name, kept_data[i]))
+			ks->data[i] = l->addr;
+}
+
 /* The buffer the file is read through: /proc/kallsyms is produced a page at a time, and a
  * line is well under a KB (names stop at 512 bytes). */
 #define READ_BUF (1 << 16)
@@ -382,8 +401,13 @@ struct ksyms *ksyms__load_file(const char *path)
 			if (!nl)
 				nl = end;
 			*nl = '\0';
-			if (!skipping && (nl < end || !got) && parse_line(p, &l, &zero))
-				err = take_line(ks, &l, &held, held_name, held_mod, &have);
+			if (!skipping && (nl < end || !got)) {
+				l.name = NULL;
+				if (parse_line(p, &l, &zero))
+					err = take_line(ks, &l, &held, held_name, held_mod, &have);
+				else
+					keep_data(ks, &l);
+			}
 			skipping = nl == end && got;
 			p = nl + 1;
 		}
@@ -547,6 +571,14 @@ int ksyms__for_each_name(const struct ksyms *ks, int (*fn)(const char *name, __u
 		err = fn(ent_name(ks, e), e->addr, ctx);
 	}
 	return err;
+}
+
+__u64 ksyms__data_addr(const struct ksyms *ks, const char *name)
+{
+	for (size_t i = 0; ks && i < sizeof(kept_data) / sizeof(kept_data[0]); i++)
+		if (!strcmp(name, kept_data[i]))
+			return ks->data[i];
+	return 0;
 }
 
 size_t ksyms__nr_names(const struct ksyms *ks)

@@ -30,6 +30,11 @@ struct stack_resolver {
 	int ksyms_errno;
 	bool ksyms_tried;
 	bool prefetching;
+	/* called once the symbols are loaded (NULL if they could not be), on the prefetching thread
+	 * or where they were loaded before */
+	void (*loaded)(const struct ksyms *ks, void *ctx);
+	void *loaded_ctx;
+	bool told;
 	pthread_t prefetcher;
 	struct syms_cache *syms;
 	struct hashtab traces; /* stack id -> struct stack_trace */
@@ -113,21 +118,37 @@ const __u64 *stack_resolver__trace(struct stack_resolver *r, int stacks_fd, __u6
 	return st->ips;
 }
 
+static void tell_loaded(struct stack_resolver *r)
+{
+	if (r->loaded && !r->told) {
+		r->told = true;
+		r->loaded(r->ksyms, r->loaded_ctx);
+	}
+}
+
 static void *load_ksyms(void *arg)
 {
 	struct stack_resolver *r = arg;
 
 	r->ksyms = ksyms__load();
 	r->ksyms_errno = r->ksyms ? 0 : errno;
+	tell_loaded(r);
 	return NULL;
 }
 
-int stack_resolver__prefetch(struct stack_resolver *r)
+int stack_resolver__prefetch(struct stack_resolver *r,
+			     void (*loaded)(const struct ksyms *ks, void *ctx), void *ctx)
 {
 	int err;
 
-	if (r->prefetching || r->ksyms_tried)
+	if (r->prefetching)
 		return 0;
+	r->loaded = loaded;
+	r->loaded_ctx = ctx;
+	if (r->ksyms_tried) {
+		tell_loaded(r);
+		return 0;
+	}
 	err = pthread_create(&r->prefetcher, NULL, load_ksyms, r);
 	if (err)
 		return -err;

@@ -5,13 +5,17 @@
 #include "out/stack.h"
 #include "stacks.h"
 
+struct ksyms;
 struct stack_resolver;
 struct syms_cache;
 
 struct stack_resolver *stack_resolver__new(void);
 /* Starts loading kernel symbols in a background thread (reading /proc/kallsyms takes ~50 ms of
- * kernel time): call it when a run starts, so the report does not wait.  0 or -errno. */
-int stack_resolver__prefetch(struct stack_resolver *r);
+ * kernel time): call it when a run starts, so the report does not wait.  loaded (may be NULL)
+ * is called on that thread with the symbols (NULL when they cannot be read), which nothing else
+ * touches until the resolver first needs them.  0 or -errno. */
+int stack_resolver__prefetch(struct stack_resolver *r,
+			     void (*loaded)(const struct ksyms *ks, void *ctx), void *ctx);
 /* The user symbolizer, for capturing processes' mappings while the run goes on. */
 struct syms_cache *stack_resolver__syms(struct stack_resolver *r);
 /* Frames of stack `id` from the stacks map (cached); NULL when absent.  *nr gets the depth. */
@@ -96,7 +100,6 @@ int stacks_drain_gen(struct stack_resolver *r, struct stack_drain_maps *m, __u32
 		     struct stack_agg *agg, struct stack_drain_result *res);
 /* The running kernel's vmlinux with DWARF (kernel_debuginfo_find()) into path, and KASLR's
  * offset (running address less the file's, from _stext in ks and in the file).  0 or -ENOENT. */
-struct ksyms;
 int kernel_vmlinux_find(const struct ksyms *ks, char *path, size_t size, __u64 *kaslr);
 /* Stack ids whose frames were gone when their sample was read. */
 __u64 stack_resolver__missing(const struct stack_resolver *r);

@@ -30,6 +30,9 @@ __u64 ksyms__end(const struct ksyms *ks, __u64 addr);
 /* Address of a code symbol by exact name (the lowest, for a static name several files use),
  * or 0.  IBT/CFI padding symbols (__pfx_, __cfi_) are left out of name lookups. */
 __u64 ksyms__addr(const struct ksyms *ks, const char *name);
+/* Address of one of the few data symbols the table keeps (__start_orc_unwind_ip,
+ * __stop_orc_unwind_ip, __start_orc_unwind), or 0. */
+__u64 ksyms__data_addr(const struct ksyms *ks, const char *name);
 /* Calls fn on every code symbol name once, in name order, with its lowest address; stops at
  * fn's first non-zero return, which it returns. */
 int ksyms__for_each_name(const struct ksyms *ks, int (*fn)(const char *name, __u64 addr, void *ctx),

@@ -158,6 +158,7 @@ struct unwinder {
 	size_t nr_free, cap_free;
 	struct hashtab procs; /* tgid -> uw_proc_rec */
 	__u32 nr_procs;
+	__u32 proc_gen;       /* mapping lists stored (struct unw_proc gen) */
 	__u64 procs_stored, refreshes_same; /* mapping lists written; asked, the same as held */
 	__u64 announcements_stale;         /* announcements made before an exec told since */
 	__u64 rows_used, loads, evictions;
@@ -1028,6 +1029,8 @@ static int add_process_locked(struct unwinder *u, __u32 tgid, struct proc_build 
 		return b->err;
 	}
 	r->hash = hash;
+	/* the BPF walks' cached mappings of the process hold while it is the same list */
+	b->p->gen = ++u->proc_gen;
 	err = store_proc(u, r, b->p);
 	if (err)
 		p_info("unwind: cannot load the mappings of pid %u: %s; its stacks use frame pointers",
