@@ -1,5 +1,8 @@
 /* CPU-bound workload with a known shape: main -> driver -> hot_a / hot_b -> spin, with hot_a
- * doing exactly twice the work of hot_b.  Usage: hotcold [SECONDS] (default 3).
+ * doing exactly twice the work of hot_b.  Each round's work is scaled by 0.5-1.5 (the same for
+ * both): a fixed round length could come close to a multiple of the sampling period, and the
+ * samples then fell on the same phases of the round for seconds (hot_a:hot_b 1.5:1 or 2.8:1
+ * at 499 Hz, seen on a VM).  Usage: hotcold [SECONDS] (default 3).
  * At exit it prints "cpu_seconds N" on stderr: the CPU time it got, which is what a sampler can
  * see on a loaded machine. */
 #include <stdio.h>
@@ -24,14 +27,17 @@ __attribute__((noinline)) void spin(unsigned long iterations)
 	sink = x;
 }
 
+/* this round's work, in quarters of the nominal (2..6) */
+static volatile unsigned long round_quarters = 4;
+
 __attribute__((noinline)) void hot_a(void)
 {
-	spin(HOT_A_ITERATIONS);
+	spin(HOT_A_ITERATIONS / 4 * round_quarters);
 }
 
 __attribute__((noinline)) void hot_b(void)
 {
-	spin(HOT_B_ITERATIONS);
+	spin(HOT_B_ITERATIONS / 4 * round_quarters);
 }
 
 static double now(void)
@@ -45,8 +51,13 @@ static double now(void)
 __attribute__((noinline)) void driver(double seconds)
 {
 	double end = now() + seconds;
+	unsigned long seed = 88172645463325252UL;
 
 	while (now() < end) {
+		seed ^= seed << 13;
+		seed ^= seed >> 7;
+		seed ^= seed << 17;
+		round_quarters = 2 + seed % 5;
 		hot_a();
 		hot_b();
 	}
