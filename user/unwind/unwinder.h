@@ -30,12 +30,13 @@ const char *unwind_method_name(enum unwind_method m);
 
 /* The unwinder's maps in a skeleton: UNWIND_BPF_MAPS(skel). */
 struct unwind_bpf {
-	struct bpf_map *rows, *tables, *procs, *walks, *events, *files;
+	struct bpf_map *rows, *tables, *procs, *walks, *events, *files, *sysstacks;
 };
 #define UNWIND_BPF_MAPS(skel)                                                                \
 	((struct unwind_bpf){ (skel)->maps.unwind_rows, (skel)->maps.unwind_tables,          \
 			      (skel)->maps.unwind_procs, (skel)->maps.walks,                 \
-			      (skel)->maps.unwind_events, (skel)->maps.unwind_files })
+			      (skel)->maps.unwind_events, (skel)->maps.unwind_files,         \
+			      (skel)->maps.unwind_sysstacks })
 
 /* The walk of a process whose mappings are not loaded yet through the kernel's own
  * (bpf_find_vma(), 5.17), as this kernel allows it: the helper, and the mmap() exit tracepoint
@@ -67,7 +68,15 @@ int unwind_bpf_configure(const struct unwind_bpf *ub, enum unwind_method m, __u6
 		(skel)->rodata->targ_prefill = (method) != UNWIND_FP && unwind_vma_support()->prefill; \
 		bpf_program__set_autoload((skel)->progs.unwind_mmap, (skel)->rodata->targ_prefill); \
 		bpf_program__set_autoload((skel)->progs.unwind_fork, (skel)->rodata->targ_prefill); \
+		/* the walks at execve() and exit_group() entry start from the saved registers */ \
+		bpf_program__set_autoload((skel)->progs.unwind_syscall,                       \
+					  (method) != UNWIND_FP && task_regs_);                \
 	} while (0)
+
+/* After the skeleton's attach, which attaches prog (the unwinder's unwind_syscall) to execve()'s
+ * entry: *link gets it at exit_group()'s too, where prog is loaded.  A failure is told, not
+ * returned: samples inside an exit then keep their leaf alone. */
+void unwind_attach_exit(struct bpf_program *prog, struct bpf_link **link);
 
 struct unwinder;
 struct syms_cache;
