@@ -1058,7 +1058,8 @@ struct unwind_sys_enter {
 	int nr;
 };
 
-/* Attached to sys_enter_exit_group as well (unwind_attach_exit()): one program to verify. */
+/* Attached by unwind_attach_syscalls() at execve() and exit_group(): one program to verify.  The
+ * section is UNWIND_SYSCALL_SEC (user/unwind/unwinder.h), whose load swaps the row array in. */
 SEC("tp/syscalls/sys_enter_execve")
 int unwind_syscall(struct unwind_sys_enter *ctx)
 {

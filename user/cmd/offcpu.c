@@ -449,7 +449,8 @@ static int offcpu_attach(struct runner *r)
 	err = runner_attach_skeleton(r);
 	if (err)
 		return err;
-	unwind_attach_exit(skel->progs.unwind_syscall, &env.unwind_exit);
+	unwind_attach_syscalls(skel->progs.unwind_syscall, &skel->links.unwind_syscall,
+			       &env.unwind_exit);
 	/* threads blocked before the probes were attached: counted from the start */
 	return env.use_task_storage ? run_iterator(skel, 0, NULL, NULL) : 0;
 }

@@ -379,7 +379,8 @@ int profile_attach(struct runner *r)
 	err = runner_attach_skeleton(r);
 	if (err)
 		return err;
-	unwind_attach_exit(skel->progs.unwind_syscall, &env.unwind_exit);
+	unwind_attach_syscalls(skel->progs.unwind_syscall, &skel->links.unwind_syscall,
+			       &env.unwind_exit);
 	if (env.filter || env.by)
 		err = event_fields_fill(&env.ef, skel->maps.field_tabs);
 	if (!err && env.nr_specs)

@@ -1217,15 +1217,27 @@ void unwind_kernel_fields(struct unw_kfields *out)
 	out->prefill &= out->ok;
 }
 
-void unwind_attach_exit(struct bpf_program *prog, struct bpf_link **link)
+static void attach_syscall(struct bpf_program *prog, const char *name, struct bpf_link **link)
+{
+	char tp[64];
+
+	if (*link)
+		return;
+	snprintf(tp, sizeof(tp), "sys_enter_%s", name);
+	*link = bpf_program__attach_tracepoint(prog, "syscalls", tp);
+	if (!*link)
+		p_info("unwind: cannot trace %s() (%s): samples inside it keep their leaf alone",
+		       name, strerror(errno));
+}
+
+void unwind_attach_syscalls(struct bpf_program *prog, struct bpf_link **execve,
+			    struct bpf_link **exit)
 {
 	/* not loaded: frame pointers, or no saved user registers to walk from */
 	if (bpf_program__fd(prog) < 0)
 		return;
-	*link = bpf_program__attach_tracepoint(prog, "syscalls", "sys_enter_exit_group");
-	if (!*link)
-		p_info("unwind: cannot trace exit_group() (%s): samples inside an exit keep their leaf "
-		       "alone", strerror(errno));
+	attach_syscall(prog, "execve", execve);
+	attach_syscall(prog, "exit_group", exit);
 }
 
 int unwinder__handle_event(void *ctx, void *data, size_t size)

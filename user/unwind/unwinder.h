@@ -73,10 +73,13 @@ int unwind_bpf_configure(const struct unwind_bpf *ub, enum unwind_method m, __u6
 					  (method) != UNWIND_FP && task_regs_);                \
 	} while (0)
 
-/* After the skeleton's attach, which attaches prog (the unwinder's unwind_syscall) to execve()'s
- * entry: *link gets it at exit_group()'s too, where prog is loaded.  A failure is told, not
- * returned: samples inside an exit then keep their leaf alone. */
-void unwind_attach_exit(struct bpf_program *prog, struct bpf_link **link);
+/* The section of the unwinder's walk at a syscall's entry (bpf/unwind.bpf.h: unwind_syscall). */
+#define UNWIND_SYSCALL_SEC "tp/syscalls/sys_enter_execve"
+/* After the skeleton's attach: prog (the unwinder's unwind_syscall), where loaded, attached at
+ * execve()'s entry (*execve, unless the skeleton did) and exit_group()'s (*exit).  A failure is
+ * told, not returned: samples inside that syscall then keep their leaf alone. */
+void unwind_attach_syscalls(struct bpf_program *prog, struct bpf_link **execve,
+			    struct bpf_link **exit);
 
 struct unwinder;
 struct syms_cache;
