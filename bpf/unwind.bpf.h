@@ -1058,13 +1058,18 @@ struct unwind_sys_enter {
 	int nr;
 };
 
-/* Attached by unwind_attach_syscalls() at execve() and exit_group(): one program to verify.  The
- * section is UNWIND_SYSCALL_SEC (user/unwind/unwinder.h), whose load swaps the row array in. */
-SEC("tp/syscalls/sys_enter_execve")
-int unwind_syscall(struct unwind_sys_enter *ctx)
-{
-	return unwind_syscall_entry(ctx, ctx->nr);
-}
+/* The program of the walk at a syscall's entry, attached by unwind_attach_syscalls() at execve()
+ * and exit_group(): one program to verify.  Each object places it after its sampling program:
+ * libbpf loads programs in the order of their sections, and profile's row array takes the place
+ * of a one-row stand-in just before the first program that reads it loads (user/core/stackrun.c,
+ * which also knows this section as UNWIND_SYSCALL_SEC), so that making it overlaps the loads
+ * before; first, this one made the load wait ~20 ms longer. */
+#define UNWIND_SYSCALL_PROGRAM                                            \
+	SEC("tp/syscalls/sys_enter_execve")                               \
+	int unwind_syscall(struct unwind_sys_enter *ctx)                  \
+	{                                                                 \
+		return unwind_syscall_entry(ctx, ctx->nr);                \
+	}
 
 /* The code mapping holding addr in the current process, kept with the mappings its walks find
  * (unwind_vma_mapping) and its file's table asked for now: ahead of the first sample, which
