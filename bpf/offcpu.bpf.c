@@ -337,3 +337,6 @@ int walk_tasks(struct bpf_iter__task *ctx)
 }
 
 char LICENSE[] SEC("license") = "GPL";
+
+/* after the sampling program (bpf/unwind.bpf.h) */
+UNWIND_SYSCALL_PROGRAM

@@ -214,3 +214,6 @@ int BPF_PROG(event_sys_exit, struct pt_regs *regs, long ret)
 }
 
 char LICENSE[] SEC("license") = "GPL";
+
+/* after the sampling program (bpf/unwind.bpf.h) */
+UNWIND_SYSCALL_PROGRAM

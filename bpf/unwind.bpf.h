@@ -103,6 +103,15 @@ struct {
 	__type(value, struct unw_walk);
 } walks SEC(".maps");
 
+/* Each thread's walk at its last execve() / exit_group() (struct unw_sysstack): threads inside
+ * one at once, across the machine, are few. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, struct unw_sysstack);
+} unwind_sysstacks SEC(".maps");
+
 /* Rows recently found, per CPU: hot code returns to the same addresses sample after sample, and a
  * hit saves the binary search.  A row is a pure function of (file, offset), so entries stay right
  * when tables are evicted and reloaded (table ids are never reused for another file). */
@@ -160,7 +169,9 @@ static __always_inline int unwind_request(struct unw_walk *s, __u32 type, __u32 
 	return 0;
 }
 
-/* A new process's entry in unwind_kmaps: too large for the BPF stack. */
+/* A new process's entry in unwind_kmaps, a thread's in unwind_sysstacks: too large for the BPF
+ * stack. */
+static const struct unw_sysstack unwind_sysstack_empty;
 static const struct unw_kmaps unwind_kmaps_empty;
 
 /* What bpf_find_vma()'s callback found for the walk. */
@@ -462,6 +473,26 @@ static __always_inline int unwind_read(struct unw_walk *s, __u64 addr, void *dst
 	return 0;
 }
 
+/* Ends the walk where the stack could not be read: counted as an exit's when the process has no
+ * memory left (exit_mm() cleared task->mm; the kernel still holds its registers), as `what`
+ * (unreadable) otherwise.  Returns 1.  Global: each of a step's reads branches to it. */
+__noinline int unwind_read_failed(__u64 what)
+{
+	struct unw_walk *s;
+	__u32 zero = 0;
+	__u64 mm = 1;
+
+	s = bpf_map_lookup_elem(&walks, &zero);
+	if (!s)
+		return 1;
+	if (unwind_kfields.task_mm)
+		mm = unwind_read_kernel((__u64)bpf_get_current_task() + unwind_kfields.task_mm);
+	what = mm ? what : UNW_STAT_END_EXITED;
+	if (what < UNW_STAT_NR)
+		s->stats[what]++;
+	return 1;
+}
+
 /* Moves to the caller through the frame pointer: [FP] = caller's FP, [FP + 8] = return address. */
 static __always_inline int unwind_fp_step(struct unw_walk *s, enum unw_stat why)
 {
@@ -475,10 +506,8 @@ static __always_inline int unwind_fp_step(struct unw_walk *s, enum unw_stat why)
 		unwind_count(s, UNW_STAT_END_BAD_FRAME);
 		return 1;
 	}
-	if (unwind_read(s, s->bp, frame, sizeof(frame))) {
-		unwind_count(s, UNW_STAT_END_READ);
-		return 1;
-	}
+	if (unwind_read(s, s->bp, frame, sizeof(frame)))
+		return unwind_read_failed(UNW_STAT_END_READ);
 	unwind_count(s, why);
 	s->sp = s->bp + 16;
 	s->bp = frame[0];
@@ -506,10 +535,8 @@ static __always_inline int unwind_signal_step(struct unw_walk *s)
 {
 	__u64 regs[(UNW_SIGFRAME_RIP - UNW_SIGFRAME_RBP) / 8 + 1];
 
-	if (bpf_probe_read_user(regs, sizeof(regs), (void *)(s->sp + UNW_SIGFRAME_RBP))) {
-		unwind_count(s, UNW_STAT_END_READ);
-		return 1;
-	}
+	if (bpf_probe_read_user(regs, sizeof(regs), (void *)(s->sp + UNW_SIGFRAME_RBP)))
+		return unwind_read_failed(UNW_STAT_END_READ);
 	unwind_count(s, UNW_STAT_FRAMES_SIGNAL);
 	s->bp = regs[0];
 	s->sp = regs[(UNW_SIGFRAME_RSP - UNW_SIGFRAME_RBP) / 8];
@@ -539,10 +566,8 @@ static __always_inline int unwind_eh_step(struct unw_walk *s, const struct unw_r
 		cfa = s->sp + 8 + ((s->ip & 15) >= (__u64)row->cfa_off ? 8 : 0);
 		break;
 	case UNW_CFA_DEREF_FP:
-		if (unwind_read(s, s->bp + off, &cfa, sizeof(cfa))) {
-			unwind_count(s, UNW_STAT_END_READ);
-			return 1;
-		}
+		if (unwind_read(s, s->bp + off, &cfa, sizeof(cfa)))
+			return unwind_read_failed(UNW_STAT_END_READ);
 		break;
 	case UNW_CFA_END:
 		unwind_count(s, UNW_STAT_END_OK);
@@ -575,18 +600,14 @@ static __always_inline int unwind_eh_step(struct unw_walk *s, const struct unw_r
 	case UNW_FP_SAVED:
 		if (row->fp_off == -2) {
 			/* the common push %rbp right after the call: one read for both */
-			if (unwind_read(s, cfa - 16, saved, sizeof(saved))) {
-				unwind_count(s, UNW_STAT_END_READ);
-				return 1;
-			}
+			if (unwind_read(s, cfa - 16, saved, sizeof(saved)))
+				return unwind_read_failed(UNW_STAT_END_READ);
 			bp = saved[0];
 			ra = saved[1];
 			goto moved;
 		}
-		if (unwind_read(s, cfa + (__s64)row->fp_off * 8, &bp, sizeof(bp))) {
-			unwind_count(s, UNW_STAT_END_READ);
-			return 1;
-		}
+		if (unwind_read(s, cfa + (__s64)row->fp_off * 8, &bp, sizeof(bp)))
+			return unwind_read_failed(UNW_STAT_END_READ);
 		break;
 	case UNW_FP_UNDEFINED:
 		bp = 0;
@@ -594,10 +615,8 @@ static __always_inline int unwind_eh_step(struct unw_walk *s, const struct unw_r
 	default:
 		break;
 	}
-	if (unwind_read(s, cfa - 8, &ra, sizeof(ra))) {
-		unwind_count(s, UNW_STAT_END_READ);
-		return 1;
-	}
+	if (unwind_read(s, cfa - 8, &ra, sizeof(ra)))
+		return unwind_read_failed(UNW_STAT_END_READ);
 moved:
 	unwind_count(s, UNW_STAT_FRAMES_EH);
 	s->sp = cfa;
@@ -809,11 +828,45 @@ int unwind_exit(void *ctx)
 	return 0;
 }
 
+/* The syscalls whose samples take the walk made at their entry (x86-64 numbers: the walk is
+ * x86-64 only). */
+#define UNW_NR_EXECVE 59
+#define UNW_NR_EXIT_GROUP 231
+
+/* Into stack_scratch and the walk state, in place of a walk, the one made when the current thread
+ * entered syscall nr with user ip and sp (unwind_syscall_entry()), if nr is one that keeps it
+ * (orig_ax; ~0 for none).  1 when taken, 0 otherwise.  Global: verified once per program. */
+__noinline int unwind_syscall_stack(__u64 ip, __u64 sp, __u64 nr)
+{
+	__u32 zero = 0, pid = bpf_get_current_pid_tgid(), len;
+	struct unw_sysstack *e;
+	struct stack_trace *st;
+	struct unw_walk *s;
+
+	if (nr != UNW_NR_EXECVE && nr != UNW_NR_EXIT_GROUP)
+		return 0;
+	e = bpf_map_lookup_elem(&unwind_sysstacks, &pid);
+	s = bpf_map_lookup_elem(&walks, &zero);
+	st = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!e || !s || !st || e->ip != ip || e->sp != sp || e->nr_syscall != nr)
+		return 0;
+	len = e->len;
+	/* apart: one range test of the two leaves the verifier no bound */
+	if (len > sizeof(e->ips))
+		return 0;
+	barrier_var(len);
+	if (len == 0 || bpf_probe_read_kernel(st->ips, len, e->ips))
+		return 0;
+	s->stats[UNW_STAT_SYSCALL]++;
+	s->nr = len / sizeof(__u64);
+	return 1;
+}
+
 /* Fills stack_scratch with the user stack of the current task (process tgid), walked from its
  * registers; a process not known yet gets the frame-pointer walk (auto) or just its leaf (eh).
  * Returns the length of the stack in bytes, or a negative errno, as bpf_get_stack() does. */
 static __always_inline long unwind_fill(void *ctx, struct stack_trace *st, __u32 tgid, __u64 ip,
-					__u64 sp, __u64 bp, __u64 rdi, __u64 now)
+					__u64 sp, __u64 bp, __u64 rdi, __u64 sysnr, __u64 now)
 {
 	struct unw_proc *proc;
 	struct unw_walk *s;
@@ -843,7 +896,8 @@ static __always_inline long unwind_fill(void *ctx, struct stack_trace *st, __u32
 		s->stats[UNW_STAT_STACKS]++;
 		if (!known)
 			s->stats[UNW_STAT_EARLY]++;
-		unwind_walk(0);
+		if (!unwind_syscall_stack(ip, sp, sysnr))
+			unwind_walk(0);
 		/* never above targ_max_stack: the mask bounds it for the verifier */
 		return (s->nr & MAX_STACK_DEPTH) * sizeof(__u64);
 	}
@@ -893,7 +947,8 @@ static __always_inline void unwind_regs_load(const struct unwind_regs *r, __u64 
 static __always_inline int unwind_user_stack(void *ctx, __u32 tgid, struct unwind_regs *regs,
 					     __u64 now, __u64 *id)
 {
-	__u64 ip = 0, sp = 0, bp = 0, rdi = 0;
+	__u64 ip = 0, sp = 0, bp = 0, rdi = 0, nr = ~0ULL;
+	struct unwind_regs *task_regs;
 	struct stack_trace *st;
 	__u32 zero = 0;
 
@@ -902,13 +957,16 @@ static __always_inline int unwind_user_stack(void *ctx, __u32 tgid, struct unwin
 	st = bpf_map_lookup_elem(&stack_scratch, &zero);
 	if (!st)
 		return -ENOENT;
-	if (regs)
+	if (regs) {
 		unwind_regs_load(regs, &ip, &sp, &bp, &rdi);
-	else if (targ_unwind_task_regs)
+	} else if (targ_unwind_task_regs) {
 		/* typed (struct pt_regs): plain loads, which the verifier makes fault-safe */
-		unwind_regs_load((void *)bpf_task_pt_regs(bpf_get_current_task_btf()), &ip, &sp, &bp,
-				 &rdi);
-	return store_stack(st, unwind_fill(ctx, st, tgid, ip, sp, bp, rdi, now), id);
+		task_regs = (void *)bpf_task_pt_regs(bpf_get_current_task_btf());
+		unwind_regs_load(task_regs, &ip, &sp, &bp, &rdi);
+		/* in the kernel: maybe inside a syscall that replaces or releases the memory */
+		nr = task_regs->orig_ax;
+	}
+	return store_stack(st, unwind_fill(ctx, st, tgid, ip, sp, bp, rdi, nr, now), id);
 }
 
 /* The user stack of the current task from the registers it saved on entering the kernel
@@ -943,6 +1001,76 @@ static __always_inline int unwind_ctx_user_stack(void *ctx, bool ctx_regs, __u32
 		return unwind_user_stack(ctx, tgid, regs, 0, id);
 	return unwind_user_stack(ctx, tgid, NULL, 0, id);
 }
+/* The processes the run samples (-p, -t, COMMAND, --cgroup). */
+static __always_inline bool unwind_target_wanted(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	return target_ids_wanted(id >> 32, id) && target_current_cgroup_wanted();
+}
+
+/* The user stack as the current thread enters syscall nr, kept for the samples taken inside it
+ * (unwind_syscall_stack()), when the memory it is in may be gone.  The walk counts nothing: its
+ * stack is counted when a sample takes it. */
+static __always_inline int unwind_syscall_entry(void *ctx, __u64 nr)
+{
+	__u64 id = bpf_get_current_pid_tgid(), ip = 0, sp = 0, bp = 0, rdi = 0;
+	__u32 zero = 0, pid = id;
+	struct unw_sysstack *e;
+	struct stack_trace *st;
+	struct unw_walk *s;
+	long len;
+
+	if (!targ_unwind_task_regs || !unwind_target_wanted())
+		return 0;
+	s = bpf_map_lookup_elem(&walks, &zero);
+	st = bpf_map_lookup_elem(&stack_scratch, &zero);
+	if (!s || !st)
+		return 0;
+	unwind_regs_load((void *)bpf_task_pt_regs(bpf_get_current_task_btf()), &ip, &sp, &bp, &rdi);
+	__builtin_memcpy(s->stats_saved, s->stats, sizeof(s->stats));
+	len = unwind_fill(ctx, st, id >> 32, ip, sp, bp, rdi, ~0ULL, 0);
+	__builtin_memcpy(s->stats, s->stats_saved, sizeof(s->stats));
+	e = bpf_map_lookup_elem(&unwind_sysstacks, &pid);
+	if (!e) {
+		bpf_map_update_elem(&unwind_sysstacks, &pid, &unwind_sysstack_empty, BPF_ANY);
+		e = bpf_map_lookup_elem(&unwind_sysstacks, &pid);
+		if (!e)
+			return 0;
+	}
+	/* none (a walk that failed, or deeper than kept): an older one must not match */
+	e->len = 0;
+	if (len > (long)sizeof(e->ips))
+		return 0;
+	barrier_var(len);
+	if (len <= 0 || bpf_probe_read_kernel(e->ips, len, st->ips))
+		return 0;
+	e->ip = ip;
+	e->sp = sp;
+	e->nr_syscall = nr;
+	e->len = len;
+	return 0;
+}
+
+/* A syscall tracepoint's record: the syscall's number after the common fields. */
+struct unwind_sys_enter {
+	__u64 common;
+	int nr;
+};
+
+/* The program of the walk at a syscall's entry, attached by unwind_attach_syscalls() at execve()
+ * and exit_group(): one program to verify.  Each object places it after its sampling program:
+ * libbpf loads programs in the order of their sections, and profile's row array takes the place
+ * of a one-row stand-in just before the first program that reads it loads (user/core/stackrun.c,
+ * which also knows this section as UNWIND_SYSCALL_SEC), so that making it overlaps the loads
+ * before; first, this one made the load wait ~20 ms longer. */
+#define UNWIND_SYSCALL_PROGRAM                                            \
+	SEC("tp/syscalls/sys_enter_execve")                               \
+	int unwind_syscall(struct unwind_sys_enter *ctx)                  \
+	{                                                                 \
+		return unwind_syscall_entry(ctx, ctx->nr);                \
+	}
+
 /* The code mapping holding addr in the current process, kept with the mappings its walks find
  * (unwind_vma_mapping) and its file's table asked for now: ahead of the first sample, which
  * then needs no search of its own (targ_prefill).  Process context only: called from a timer

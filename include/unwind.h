@@ -182,6 +182,11 @@ enum unw_stat {
 				* the kernel's own (bpf_find_vma) */
 	UNW_STAT_END_VMA_BUSY, /* stopped: a second search of the kernel's mappings in one timer
 				* sample (the first one's lock is still held) */
+	UNW_STAT_SYSCALL,      /* stacks of tasks inside execve() or exit_group(), whose memory
+				* the kernel replaces or releases: the walk made at the syscall's
+				* entry (struct unw_sysstack) */
+	UNW_STAT_END_EXITED,   /* stopped: the process exits, its memory released (an exit the
+				* syscall's entry did not see: a fatal signal) */
 	UNW_STAT_NR,
 };
 
@@ -215,5 +220,19 @@ struct unw_walk {
 	__u64 win_base;
 	__u32 win_len, win_pad;
 	__u8 win[UNWIND_WIN + 16];
+	__u64 stats_saved[UNW_STAT_NR]; /* a walk at a syscall's entry counts nothing */
+};
+
+/* The user stack of a thread as it entered execve() or exit_group() (the `unwind_sysstacks`
+ * map, by thread id).  Until the syscall returns, the registers it saved stay the same and a
+ * sample in the kernel walks from them, but exec replaces the memory they point into (from
+ * exec_mmap() to start_thread(), most of an exec) and exit releases it (exit_mm(), before the
+ * pages are freed): those samples take this walk, found by the same syscall, ip and sp. */
+#define UNWIND_SYSSTACK_DEPTH 128 /* frames kept; deeper stacks (--max-stack) are walked */
+struct unw_sysstack {
+	__u64 ip, sp;
+	__u32 nr_syscall;
+	__u32 len; /* bytes of ips */
+	__u64 ips[UNWIND_SYSSTACK_DEPTH];
 };
 #endif

@@ -233,3 +233,26 @@ short_run short sixty
 short_shapes short "sixty short processes"
 short_run forked "$WL/shortwork" 20 40
 short_shapes forked "forty forked children, no exec"
+
+# 9. The end of a process, no frame pointers: freeing its memory is most of an exit (after
+#    exit_mm() cleared the task's mm) and of an exec (the old mm released after exec_mmap()
+#    installed the new one).  Samples there walk from the registers saved at the syscall's entry,
+#    which point into memory that is gone: they take the walk made at that entry, and reach
+#    _start..main;leave_now (exec_now) where they ended at the leaf as 'unreadable stack'.
+ends() { for ((i = 0; i < 10; i++)); do "$WL/bigexit_nofp" 128; "$WL/bigexit_nofp" 128 exec; done; }
+"$BPFPROF" profile -v -F 999 -a -f 30 >"$TMP/ends.f" 2>"$TMP/ends.err" &
+prof=$!
+if wait_for_line "$TMP/ends.err" 'tables of the targets loaded'; then
+	ends
+fi
+kill -INT $prof
+wait $prof
+for how in "exit leave_now __x64_sys_exit_group" "exec exec_now __x64_sys_execve"; do
+	set -- $how
+	all=$(folded_sum "$TMP/ends.f" "^bigexit_nofp;.*;$3;.*exit_mmap")
+	full=$(folded_sum "$TMP/ends.f" "^bigexit_nofp;$FULL_NODRIVER;main;$2;.*;$3;.*exit_mmap")
+	echo "# $1 freeing 128 MB: $full of $all samples in exit_mmap under _start..main;$2"
+	check "$1 freeing its memory: at least 90% of the samples in exit_mmap reach _start..main;$2" \
+		test "$all" -gt 20 -a "$((full * 100))" -ge "$((all * 90))"
+done
+check "-v counts the stacks taken at the syscall's entry" grep -q 'stacks inside execve() or exit() as walked at its entry' "$TMP/ends.err" "$TMP/ends.f"

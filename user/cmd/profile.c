@@ -58,6 +58,7 @@ static struct profile_env {
 	char **row_names;      /* --by: each key's label, the names once the samples are read */
 	struct sampling sampling;
 	struct stack_run sr;
+	struct bpf_link *unwind_exit; /* unwind_attach_exit() */
 	__u64 lost[LOST_REASONS];
 } env;
 
@@ -378,6 +379,8 @@ int profile_attach(struct runner *r)
 	err = runner_attach_skeleton(r);
 	if (err)
 		return err;
+	unwind_attach_syscalls(skel->progs.unwind_syscall, &skel->links.unwind_syscall,
+			       &env.unwind_exit);
 	if (env.filter || env.by)
 		err = event_fields_fill(&env.ef, skel->maps.field_tabs);
 	if (!err && env.nr_specs)
@@ -419,6 +422,9 @@ void profile_detach(struct runner *r)
 	env.sr.stopped_in_sync = env.nr_specs == 0;
 	/* it only prepares mappings, and its release waits out RCU grace periods */
 	runner_detach_later(r, &skel->links.unwind_mmap);
+	/* they keep walks for samples to come */
+	runner_detach_later(r, &skel->links.unwind_syscall);
+	runner_detach_later(r, &env.unwind_exit);
 	profile_bpf__detach(skel);
 }
 

@@ -452,9 +452,13 @@ static void register_sampling_handler(void)
 	LIBBPF_OPTS(libbpf_prog_handler_opts, opts, .prog_prepare_load_fn = before_sampling_load);
 	static bool registered;
 
-	if (!registered)
-		registered = libbpf_register_prog_handler("perf_event", BPF_PROG_TYPE_PERF_EVENT, 0,
-							  &opts) >= 0;
+	if (registered)
+		return;
+	registered = libbpf_register_prog_handler("perf_event", BPF_PROG_TYPE_PERF_EVENT, 0,
+						  &opts) >= 0;
+	/* the unwinder's walk at a syscall's entry reads the rows too, and may load first; with
+	 * no attach step of its own here, unwind_attach_syscalls() attaches it */
+	libbpf_register_prog_handler(UNWIND_SYSCALL_SEC, BPF_PROG_TYPE_TRACEPOINT, 0, &opts);
 }
 
 /* Two threads: the main one has less to do before it waits for them than either takes. */

@@ -86,6 +86,7 @@ int unwind_bpf_configure(const struct unwind_bpf *ub, enum unwind_method m, __u6
 		bpf_map__set_max_entries(ub->rows, 1);
 		bpf_map__set_max_entries(ub->tables, 1);
 		bpf_map__set_max_entries(ub->procs, 1);
+		bpf_map__set_max_entries(ub->sysstacks, 1);
 		return 0;
 	}
 	if (rows < 1024 || rows > UINT32_MAX)
@@ -1216,6 +1217,29 @@ void unwind_kernel_fields(struct unw_kfields *out)
 	out->prefill &= out->ok;
 }
 
+static void attach_syscall(struct bpf_program *prog, const char *name, struct bpf_link **link)
+{
+	char tp[64];
+
+	if (*link)
+		return;
+	snprintf(tp, sizeof(tp), "sys_enter_%s", name);
+	*link = bpf_program__attach_tracepoint(prog, "syscalls", tp);
+	if (!*link)
+		p_info("unwind: cannot trace %s() (%s): samples inside it keep their leaf alone",
+		       name, strerror(errno));
+}
+
+void unwind_attach_syscalls(struct bpf_program *prog, struct bpf_link **execve,
+			    struct bpf_link **exit)
+{
+	/* not loaded: frame pointers, or no saved user registers to walk from */
+	if (bpf_program__fd(prog) < 0)
+		return;
+	attach_syscall(prog, "execve", execve);
+	attach_syscall(prog, "exit_group", exit);
+}
+
 int unwinder__handle_event(void *ctx, void *data, size_t size)
 {
 	struct unwinder *u = ctx;
@@ -1379,6 +1403,10 @@ void unwinder__summary(const struct unwinder *u, char *buf, size_t size)
 	if (s[UNW_STAT_FRAMES_PENDING] && n > 0 && (size_t)n < size)
 		n += snprintf(buf + n, size - n, " (%llu while tables loaded)",
 			      (unsigned long long)s[UNW_STAT_FRAMES_PENDING]);
+	if (s[UNW_STAT_SYSCALL] && n > 0 && (size_t)n < size)
+		n += snprintf(buf + n, size - n, "; %llu stacks inside execve() or exit() as walked at "
+			      "its entry (the memory since replaced or released)",
+			      (unsigned long long)s[UNW_STAT_SYSCALL]);
 	if (s[UNW_STAT_EARLY] && n > 0 && (size_t)n < size)
 		n += snprintf(buf + n, size - n, "; %llu stacks walked before the process was loaded, "
 			      "through the kernel's mappings", (unsigned long long)s[UNW_STAT_EARLY]);
@@ -1392,13 +1420,16 @@ void unwinder__summary(const struct unwinder *u, char *buf, size_t size)
 			      (unsigned long long)s[UNW_STAT_NO_REGS]);
 	if (s[UNW_STAT_END_NO_CFI] + s[UNW_STAT_END_PENDING] + s[UNW_STAT_END_UNSUPPORTED] +
 	    s[UNW_STAT_END_READ] + s[UNW_STAT_END_BAD_FRAME] + s[UNW_STAT_END_UNMAPPED] +
-	    s[UNW_STAT_END_MAX_DEPTH] + s[UNW_STAT_REQ_LOST] + s[UNW_STAT_END_VMA_BUSY] && n > 0 &&
+	    s[UNW_STAT_END_MAX_DEPTH] + s[UNW_STAT_REQ_LOST] + s[UNW_STAT_END_VMA_BUSY] +
+	    s[UNW_STAT_END_EXITED] && n > 0 &&
 	    (size_t)n < size) {
 		n += snprintf(buf + n, size - n, "; ended early: ");
 		n = add_count(buf, size, n, "no CFI", s[UNW_STAT_END_NO_CFI], &first);
 		n = add_count(buf, size, n, "table loading", s[UNW_STAT_END_PENDING], &first);
 		n = add_count(buf, size, n, "unsupported CFI", s[UNW_STAT_END_UNSUPPORTED], &first);
 		n = add_count(buf, size, n, "unreadable stack", s[UNW_STAT_END_READ], &first);
+		n = add_count(buf, size, n, "process exiting (its memory released)",
+			      s[UNW_STAT_END_EXITED], &first);
 		n = add_count(buf, size, n, "bad frame", s[UNW_STAT_END_BAD_FRAME], &first);
 		n = add_count(buf, size, n, "unmapped pc", s[UNW_STAT_END_UNMAPPED], &first);
 		n = add_count(buf, size, n, "process not loaded yet (one kernel mapping lookup per "

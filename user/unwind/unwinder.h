@@ -30,12 +30,13 @@ const char *unwind_method_name(enum unwind_method m);
 
 /* The unwinder's maps in a skeleton: UNWIND_BPF_MAPS(skel). */
 struct unwind_bpf {
-	struct bpf_map *rows, *tables, *procs, *walks, *events, *files;
+	struct bpf_map *rows, *tables, *procs, *walks, *events, *files, *sysstacks;
 };
 #define UNWIND_BPF_MAPS(skel)                                                                \
 	((struct unwind_bpf){ (skel)->maps.unwind_rows, (skel)->maps.unwind_tables,          \
 			      (skel)->maps.unwind_procs, (skel)->maps.walks,                 \
-			      (skel)->maps.unwind_events, (skel)->maps.unwind_files })
+			      (skel)->maps.unwind_events, (skel)->maps.unwind_files,         \
+			      (skel)->maps.unwind_sysstacks })
 
 /* The walk of a process whose mappings are not loaded yet through the kernel's own
  * (bpf_find_vma(), 5.17), as this kernel allows it: the helper, and the mmap() exit tracepoint
@@ -67,7 +68,18 @@ int unwind_bpf_configure(const struct unwind_bpf *ub, enum unwind_method m, __u6
 		(skel)->rodata->targ_prefill = (method) != UNWIND_FP && unwind_vma_support()->prefill; \
 		bpf_program__set_autoload((skel)->progs.unwind_mmap, (skel)->rodata->targ_prefill); \
 		bpf_program__set_autoload((skel)->progs.unwind_fork, (skel)->rodata->targ_prefill); \
+		/* the walks at execve() and exit_group() entry start from the saved registers */ \
+		bpf_program__set_autoload((skel)->progs.unwind_syscall,                       \
+					  (method) != UNWIND_FP && task_regs_);                \
 	} while (0)
+
+/* The section of the unwinder's walk at a syscall's entry (bpf/unwind.bpf.h: unwind_syscall). */
+#define UNWIND_SYSCALL_SEC "tp/syscalls/sys_enter_execve"
+/* After the skeleton's attach: prog (the unwinder's unwind_syscall), where loaded, attached at
+ * execve()'s entry (*execve, unless the skeleton did) and exit_group()'s (*exit).  A failure is
+ * told, not returned: samples inside that syscall then keep their leaf alone. */
+void unwind_attach_syscalls(struct bpf_program *prog, struct bpf_link **execve,
+			    struct bpf_link **exit);
 
 struct unwinder;
 struct syms_cache;
