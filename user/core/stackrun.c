@@ -933,8 +933,9 @@ struct stack_agg *stack_run_take_period(struct stack_run *s)
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* samples written before the flip are in this period; the ones after it, in the next */
-	if (drain_once(s)) {
+	/* samples written before the flip are in this period; the ones after it, in the next (with
+	 * those whose inline chains were still being looked up) */
+	if (drain_once(s) || stack_resolver__settle(s->resolver, d->agg)) {
 		stack_agg__free(fresh);
 		errno = EIO;
 		return NULL;
@@ -997,6 +998,7 @@ int stack_run_finish(struct stack_run *s)
 	 * command stopped its writers in sync */
 	err = drain_gen(s, !s->stopped_in_sync);
 	err = err ?: drain_gen(s, false);
+	err = err ?: stack_resolver__settle(s->resolver, d->agg);
 	p_info("drained %llu times: %llu in %zu KB of distinct stacks (%llu keys and %llu stacks "
 	       "read); %llu stack ids gone before read; %zu processes and %zu files held (%zu files "
 	       "freed)", (unsigned long long)d->drains, (unsigned long long)d->drained,

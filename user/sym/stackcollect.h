@@ -43,6 +43,11 @@ int stack_frames_add_lines(struct stack_resolver *r, struct frame **frames, __u3
 size_t stack_resolver__lines_missing(const struct stack_resolver *r, char *buf, size_t size);
 /* -v: what source lines cost the run (frames, lookups, time). */
 void stack_resolver__print_lines_cost(const struct stack_resolver *r);
+/* The keys the last drains read whose frames wait for inline chains (looked up on a thread of
+ * its own, so that a drain never waits on DWARF) into agg, once their chains are answered:
+ * before the samples of agg are taken.  0 or -errno (said). */
+struct stack_agg;
+int stack_resolver__settle(struct stack_resolver *r, struct stack_agg *agg);
 /* The samples are all symbolized: what finding their lines holds (debug info, its indexes) is
  * given back before the outputs are written (srclines__close_files()). */
 void stack_resolver__lines_done(struct stack_resolver *r);
