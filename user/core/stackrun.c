@@ -177,8 +177,8 @@ const struct opt stack_output_opts_table[] = {
 	  "dso, sym (default all three; sym always); srcline: as --srcline", OPT_FN,
 	  .fn = opt_sort, .needs = CAP_STACKS },
 	{ 0, "inline", NULL, "inlined functions as frames of their own, from DWARF\n"
-	  "(the default with -p, -t or a COMMAND, but not with -f;\n"
-	  "folded frames get _[i] with --annotate)", OPT_FLAG,
+	  "(the default where the code has it, -a included, but not\n"
+	  "with -f; folded frames get _[i] with --annotate)", OPT_FLAG,
 	  &stack_opts.inline_frames, .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
 	{ 0, "no-inline", NULL, "no inlined frames", OPT_FLAG, &stack_opts.no_inline,
 	  .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
@@ -544,16 +544,13 @@ int stack_run_init(struct stack_run *s)
 	return 0;
 }
 
-/* By default where the run targets processes (-p, -t, -- COMMAND) and writes a report, a
- * flame graph or a pprof.  A system-wide run (-a) would read the debug info of every program it
- * samples, in the thread that drains the tables: under process churn (test_longrun.sh, -F 999
- * with 2048 table entries) that cost 2 s of CPU a minute, RSS growing 40 -> 44 MB against
- * 31 -> 33 MB, and 509 samples lost to a table the slower drain let fill, where without them
- * none: --inline asks for them there.  Folded stacks keep their format unless --inline. */
+/* By default where the run writes a report, a flame graph or a pprof, as perf report does, a
+ * system-wide run's too: the debug info of the programs sampled is read only for the
+ * functions sampled, once each (sym/srcline.c), on a thread of its own, so that draining never
+ * waits on it (sym/srcworker.h).  Folded stacks keep their format unless --inline. */
 bool stack_opts_inline(void)
 {
-	return !stack_opts.no_inline &&
-	       (stack_opts.inline_frames || (!stack_opts.folded && targets_by_id(&targets)));
+	return !stack_opts.no_inline && (stack_opts.inline_frames || !stack_opts.folded);
 }
 
 bool stack_opts_lines(void)
@@ -1010,6 +1007,10 @@ int stack_run_finish(struct stack_run *s)
 	stack_resolver__print_lines_cost(s->resolver);
 	stack_resolver__print_memo(s->resolver);
 	stack_resolver__lines_done(s->resolver);
+	/* what the lines held goes back before the outputs are made: it was the worker's (another
+	 * malloc arena), which the report's allocations would not reuse */
+	if (stack_opts_lines())
+		malloc_trim(0);
 	if (d->records) {
 		struct mmaprec_stats ms;
 

@@ -112,6 +112,8 @@ static void *work(void *arg)
 	__u32 t;
 	int err;
 
+	/* named for top and perf: its CPU is what inline chains cost */
+	pthread_setname_np(pthread_self(), "bpfprof-lines");
 	pthread_mutex_lock(&w->lock);
 	for (;;) {
 		while (w->head == w->tail && !w->stopping)

@@ -19,9 +19,9 @@
 /* Slots of the memo of frames (below) at most, half of them used: 1.5 MB of table. */
 #define MEMO_SLOTS 65536
 
-/* Answers the worker keeps at most between drains that leave no key waiting (a chain or two
- * each, 40-90 bytes): the memo holds the frames made of them, so an address is asked again
- * only once the memo starts afresh. */
+/* Answers the worker keeps at most between drains that do not go through the memo (a chain or
+ * two each, 40-90 bytes); the memo's drains keep them until it starts afresh, one at most for
+ * each of its addresses. */
 #define WORKER_ANSWERS_MAX 32768
 
 /* An item of a key's frames (below) that waits for an inline chain: ITEM_PENDING | the
@@ -746,15 +746,31 @@ static int chain_ids(struct stack_resolver *r, const struct frame *f,
 	return 0;
 }
 
+/* Appends to runs a run for frame f (with chain c): a count, then the ids in r->known of f's
+ * frames.  Returns its index in runs->v, or -ENOMEM. */
+static long add_run(struct stack_resolver *r, struct frame_runs *runs, const struct frame *f,
+		    const struct srcline_chain *c)
+{
+	size_t at = runs->nr, n = at + 1;
+	int err = chain_ids(r, f, c, &runs->v, &runs->cap, &n);
+
+	if (err)
+		return err;
+	runs->v[at] = n - at - 1;
+	runs->nr = n;
+	return at;
+}
+
 /* The frames of address addr symbolized, with source lines where the run asks for them, into
  * r->known (one, or one more for each function inlined there), appended to runs as a run: a
- * count, then the ids.  Returns the run's index in runs->v, -ENOMEM, or -EAGAIN when its chain
- * is not answered yet: pend gets the frame's two items (ITEM_PENDING) instead. */
+ * count, then the ids; or, while the worker has not answered its chain, a pending run: its two
+ * items (ITEM_PENDING), which known_run() makes a run of once answered.  Returns the run's
+ * index in runs->v, or -ENOMEM. */
 static long memo_run(struct stack_resolver *r, struct frame_runs *runs, __u32 tgid, bool kernel,
-		     __u64 addr, bool leaf, __u32 pend[2])
+		     __u64 addr, bool leaf)
 {
 	const struct srcline_chain *c = NULL;
-	size_t at = runs->nr, n;
+	size_t at = runs->nr;
 	struct frame f = {};
 	__u32 ticket;
 	long id;
@@ -769,31 +785,42 @@ static long memo_run(struct stack_resolver *r, struct frame_runs *runs, __u32 tg
 		r->lines_ns += now_ns() - start;
 		if (err == -EAGAIN) {
 			id = stack_agg__frame_id(r->known, &f);
-			if (id < 0)
-				return id;
-			pend[0] = ITEM_PENDING | ticket;
-			pend[1] = id;
-			return -EAGAIN;
+			if (id < 0 || u32_room(&runs->v, &runs->cap, at, 2))
+				return id < 0 ? id : -ENOMEM;
+			runs->v[at] = ITEM_PENDING | ticket;
+			runs->v[at + 1] = id;
+			runs->nr = at + 2;
+			return at;
 		}
 	}
-	/* the count first, then the ids */
-	n = at + 1;
-	err = chain_ids(r, &f, c, &runs->v, &runs->cap, &n);
-	if (err)
-		return err;
-	runs->v[at] = n - at - 1;
-	runs->nr = n;
-	return at;
+	return add_run(r, runs, &f, c);
+}
+
+/* The run of pending run at (in runs) once the worker answered its chain: made and returned
+ * (its index), or at while not answered.  -ENOMEM. */
+static long answered_run(struct stack_resolver *r, struct frame_runs *runs, size_t at)
+{
+	const struct srcline_chain *c;
+	struct frame f;
+	int err = srcworker__answer(r->worker, runs->v[at] & ~ITEM_PENDING, &c);
+
+	if (err == -EAGAIN)
+		return at;
+	/* the frame of the function it was compiled in, its strings known's */
+	f = stack_agg__frames(r->known)[runs->v[at + 1]];
+	return add_run(r, runs, &f, answered_chain(r, &f, err, c));
 }
 
 /* The run (a count, then ids in r->known) of frame i of ips (innermost first), symbolized on
- * first sight, into *run: 0, -EAGAIN (memo_run()'s pend), or -ENOMEM. */
+ * first sight, into *run; or a pending run (ITEM_PENDING: its two items), with -EAGAIN.
+ * 0, -EAGAIN or -ENOMEM. */
 static int known_run(struct stack_resolver *r, __u32 tgid, bool kernel, const __u64 *ips,
-		     __u32 i, const __u32 **run, __u32 pend[2])
+		     __u32 i, const __u32 **run)
 {
 	__u64 lookup = i ? ips[i] - 1 : ips[i], k1 = lookup, k2 = 0;
 	struct hashtab *memo = &r->memo;
 	struct frame_runs *runs = &r->runs;
+	bool put = true;
 	void *hit;
 	long at;
 
@@ -806,19 +833,26 @@ static int known_run(struct stack_resolver *r, __u32 tgid, bool kernel, const __
 	hit = hashtab_get(memo, k1, k2);
 	if (hit) {
 		r->memo_hits++;
-		*run = runs->v + ((uintptr_t)hit - 1);
-		return 0;
+		at = (uintptr_t)hit - 1;
+		put = false;
+	} else {
+		r->memo_misses++;
+		at = memo_run(r, runs, tgid, kernel, ips[i], i == 0);
 	}
-	r->memo_misses++;
-	at = memo_run(r, runs, tgid, kernel, ips[i], i == 0, pend);
+	if (at >= 0 && (runs->v[at] & ITEM_PENDING)) {
+		long made = answered_run(r, runs, at);
+
+		put |= made != at;
+		at = made;
+	}
 	if (at < 0)
 		return at;
 	/* full, it does not grow: the next drain starts it afresh */
-	if ((memo->len + 1) * 2 <= MEMO_SLOTS &&
+	if (put && (hit || (memo->len + 1) * 2 <= MEMO_SLOTS) &&
 	    hashtab_put(memo, k1, k2, (void *)(uintptr_t)(at + 1)))
 		return -ENOMEM;
 	*run = runs->v + at;
-	return 0;
+	return (runs->v[at] & ITEM_PENDING) ? -EAGAIN : 0;
 }
 
 /* The id in agg of r->known's frame kid: looked up there once per aggregation.  -ENOMEM or the
@@ -856,14 +890,13 @@ static int memo_items(struct stack_resolver *r, __u32 tgid, bool kernel, const _
 {
 	for (__u32 i = nr; i-- > 0;) {
 		const __u32 *run = NULL;
-		__u32 pend[2] = {};
-		int err = known_run(r, tgid, kernel, ips, i, &run, pend);
+		int err = known_run(r, tgid, kernel, ips, i, &run);
 
 		if (err == -EAGAIN) {
 			if (u32_room(&r->items, &r->items_cap, *n, 2))
 				return -ENOMEM;
-			r->items[(*n)++] = pend[0];
-			r->items[(*n)++] = pend[1];
+			r->items[(*n)++] = run[0];
+			r->items[(*n)++] = run[1];
 			(*pending)++;
 			continue;
 		}
@@ -1010,6 +1043,9 @@ static int memo_begin(struct stack_resolver *r, struct stack_agg *agg)
 		err = pending_add(r, agg, true);
 		if (err)
 			return err;
+		/* the tickets of the memo's pending runs go with it */
+		if (r->worker)
+			srcworker__trim(r->worker, 0);
 		r->memo_resets += !!r->known;
 		hashtab_clear(&r->memo, NULL);
 		r->runs.nr = 0;
@@ -1279,8 +1315,9 @@ int stacks_drain_gen(struct stack_resolver *r, struct stack_drain_maps *m, __u32
 	/* processes' mappings change, and their pids come back as other programs */
 	hashtab_reset(&r->memo_proc);
 	r->proc_runs.nr = 0;
-	/* the memo holds what was made of the answers */
-	if (r->worker && !r->nr_pending)
+	/* drains through the memo keep the answers until it starts afresh (its pending runs
+	 * hold tickets); the others need none past the drain */
+	if (r->worker && !r->memo.len && !r->nr_pending)
 		srcworker__trim(r->worker, WORKER_ANSWERS_MAX);
 	free(keys);
 	free(values);
