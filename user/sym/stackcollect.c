@@ -1026,10 +1026,11 @@ static int pending_add(struct stack_resolver *r, struct stack_agg *agg, bool wai
 }
 
 /* Before a drain into agg through the memo: known's ids in agg start afresh when agg is another
- * aggregation than the last drain's (a period's), and the memo once it is full (a run through
- * ever new programs; the programs running now are symbolized again; the keys kept aside go in
- * first, their frames being known's).  The keys kept aside whose chains are answered now are
- * added.  0 or -errno. */
+ * aggregation than the last drain's (a period's); the keys kept aside whose chains are answered
+ * now are added; and the memo starts afresh once it is full (a run through ever new programs;
+ * the programs running now are symbolized again), unless keys still wait for answers, whose
+ * frames are known's: then at a later drain (a drain never waits for the worker).
+ * 0 or -errno. */
 static int memo_begin(struct stack_resolver *r, struct stack_agg *agg)
 {
 	int err;
@@ -1039,10 +1040,10 @@ static int memo_begin(struct stack_resolver *r, struct stack_agg *agg)
 			memset(r->xlat, 0, r->xlat_cap * sizeof(*r->xlat));
 		r->xlat_agg = stack_agg__serial(agg);
 	}
-	if ((r->memo.len + 2) * 2 > MEMO_SLOTS || !r->known) {
-		err = pending_add(r, agg, true);
-		if (err)
-			return err;
+	err = pending_add(r, agg, false);
+	if (err)
+		return err;
+	if (((r->memo.len + 2) * 2 > MEMO_SLOTS && !r->nr_pending) || !r->known) {
 		/* the tickets of the memo's pending runs go with it */
 		if (r->worker)
 			srcworker__trim(r->worker, 0);
@@ -1056,7 +1057,7 @@ static int memo_begin(struct stack_resolver *r, struct stack_agg *agg)
 		if (!r->known)
 			return -ENOMEM;
 	}
-	return pending_add(r, agg, false);
+	return 0;
 }
 
 int stack_resolver__settle(struct stack_resolver *r, struct stack_agg *agg)
