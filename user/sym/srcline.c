@@ -1983,6 +1983,8 @@ void srclines__stats(const struct srclines *s, struct srcline_stats *st)
 	st->opened = s->opened;
 	st->drops = s->drops;
 	st->releases = s->releases;
+	st->line_bytes = s->cu_lines_bytes;
+	st->chains = s->nr_chains;
 	for (size_t i = 0; i < s->nr_files; i++) {
 		st->units += s->files[i].nr_units;
 		st->functions += s->files[i].nr_functions;

@@ -9,9 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include "core/hashtab.h"
 #include "out/stack.h"
 #include "sym/srcworker.h"
+
+/* The worker's nice value above the process's: under CPU contention the draining thread
+ * (nice 0 beside it) gets three times its share. */
+#define WORKER_NICE 5
 
 struct question {
 	const char *path;            /* interned in paths */
@@ -107,6 +114,7 @@ static void *work(void *arg)
 	struct srcline_chain *c;
 	struct timespec ts;
 	const char *path;
+	int nice_now;
 	bool vaddr;
 	__u64 at;
 	__u32 t;
@@ -114,6 +122,12 @@ static void *work(void *arg)
 
 	/* named for top and perf: its CPU is what inline chains cost */
 	pthread_setname_np(pthread_self(), "bpfprof-lines");
+	/* below the draining thread, which loses samples when it falls behind; the keys that
+	 * wait for answers only wait longer */
+	errno = 0;
+	nice_now = getpriority(PRIO_PROCESS, 0);
+	if (!errno)
+		setpriority(PRIO_PROCESS, syscall(SYS_gettid), nice_now + WORKER_NICE);
 	pthread_mutex_lock(&w->lock);
 	for (;;) {
 		while (w->head == w->tail && !w->stopping)
@@ -277,6 +291,17 @@ void srcworker__stop(struct srcworker *w, __u64 *cpu_ns)
 	w->running = w->stopping = false;
 	if (cpu_ns)
 		*cpu_ns = w->cpu_ns;
+}
+
+void srcworker__held(struct srcworker *w, size_t *answers, size_t *bytes)
+{
+	pthread_mutex_lock(&w->lock);
+	*answers = w->nr;
+	*bytes = 0;
+	for (size_t i = 0; i < w->nr; i++)
+		*bytes += w->q[i].chain ? sizeof(*w->q[i].chain) +
+					  w->q[i].chain->nr * sizeof(w->q[i].chain->f[0]) : 0;
+	pthread_mutex_unlock(&w->lock);
 }
 
 void srcworker__free(struct srcworker *w)

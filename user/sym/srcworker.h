@@ -32,6 +32,8 @@ bool srcworker__trim(struct srcworker *w, size_t max);
 /* The thread ended once every question asked is answered: the srclines are the caller's again
  * (a later question starts it again).  The worker's CPU time so far into *cpu_ns (may be NULL). */
 void srcworker__stop(struct srcworker *w, __u64 *cpu_ns);
+/* How many answers are held, and the bytes of their chains. */
+void srcworker__held(struct srcworker *w, size_t *answers, size_t *bytes);
 /* Stops the thread and frees the answers (not the srclines). */
 void srcworker__free(struct srcworker *w);
 #endif

@@ -450,6 +450,7 @@ void stack_resolver__print_lines_cost(const struct stack_resolver *r)
 {
 	struct srcline_stats st;
 
+	size_t answers, answer_bytes;
 	__u64 worker_ns;
 
 	if (!r->lines)
@@ -457,6 +458,13 @@ void stack_resolver__print_lines_cost(const struct stack_resolver *r)
 	/* the worker's figures are read once it is idle */
 	srcworker__stop(r->worker, &worker_ns);
 	srclines__stats(r->lines, &st);
+	srcworker__held(r->worker, &answers, &answer_bytes);
+	p_info("source lines held: %llu KB of line tables, %llu chains, %zu answers (%zu KB); the "
+	       "frame memo's runs %zu KB, %zu keys waiting (%zu KB)",
+	       (unsigned long long)st.line_bytes >> 10, (unsigned long long)st.chains, answers,
+	       answer_bytes >> 10, r->runs.cap * sizeof(*r->runs.v) >> 10, r->nr_pending,
+	       (r->pending_cap * sizeof(*r->pending) +
+		r->pending_items_cap * sizeof(*r->pending_items)) >> 10);
 	p_info("source lines: %llu frames asked for in %.1f ms, %llu keys waited for them; %llu "
 	       "addresses looked up in DWARF (%llu from the cache) in %.1f ms of the worker's CPU; "
 	       "%llu units and %llu functions indexed in %llu KB (%llu files opened, %llu indexes "
