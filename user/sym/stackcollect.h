@@ -29,9 +29,10 @@ void stack_resolver__free(struct stack_resolver *r);
  * resolver owns (NULL: none). */
 struct cgroup_names;
 void stack_resolver__set_cgroups(struct stack_resolver *r, struct cgroup_names *c);
-/* From here on, user frames get their source lines from DWARF (sym/srcline.h) and, with
- * inline_frames, a frame for each function inlined at their address (after it, marked
- * inlined).  Unless every_line, only the inlined frames carry their lines (what a report shows
+/* From here on, user frames get their source lines from DWARF (sym/srcline.h), looked up on a
+ * thread of their own (sym/srcworker.h: a drain through the memo never waits for it, the others
+ * wait for each answer), and, with inline_frames, a frame for each function inlined at their
+ * address (after it, marked inlined).  Unless every_line, only the inlined frames carry their lines (what a report shows
  * of them), the others none: samples of a function at different lines stay one stack.
  * 0 or -ENOMEM. */
 int stack_resolver__set_lines(struct stack_resolver *r, bool inline_frames, bool every_line);
