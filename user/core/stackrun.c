@@ -1007,8 +1007,8 @@ int stack_run_finish(struct stack_run *s)
 	stack_resolver__print_lines_cost(s->resolver);
 	stack_resolver__print_memo(s->resolver);
 	stack_resolver__lines_done(s->resolver);
-	/* what the lines held goes back before the outputs are made: it was the worker's (another
-	 * malloc arena), which the report's allocations would not reuse */
+	/* what the lines held (their indexes, libdw's state, freed just above) goes back to the
+	 * system before the outputs are made */
 	if (stack_opts_lines())
 		malloc_trim(0);
 	if (d->records) {
