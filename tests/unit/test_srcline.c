@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include "test.h"
 #include "sym/srcline.h"
+#include "sym/srcworker.h"
 #include "sym/syms.h"
 
 static char fixture[PATH_MAX], source[PATH_MAX];
@@ -584,6 +585,67 @@ static void test_units_moved(void)
 	rmdir(dir);
 }
 
+/* The worker (sym/srcworker.h): every address of caller() asked without waiting is answered
+ * once the worker settles, each as srclines__lookup() answers it in srclines of its own, and
+ * asked again at once from what it kept; a file without debug info is answered so at once after
+ * its first address; and answers go only when none is pending. */
+static void test_worker(void)
+{
+	struct srclines *s = srclines__new(), *ref = srclines__new();
+	struct srcworker *w = s ? srcworker__new(s) : NULL;
+	char stripped[PATH_MAX + 16];
+	const struct srcline_chain *x, *y;
+	__u32 tickets[4096], t;
+	struct span sp;
+	size_t n = 0;
+	int bad = 0, err;
+
+	if (!find_fixture())
+		SKIP("fixture not built (make unit builds it)");
+	CHECK(w && ref);
+	if (!w || !ref)
+		goto cleanup;
+	syms_set_debuginfod(false);
+	syms_set_debug_root("/nonexistent");
+	sp = function_span(fixture, "caller");
+	CHECK(sp.end > sp.start && sp.end - sp.start <= 4096);
+	for (__u64 a = sp.start; a < sp.end && n < 4096; a++, n++) {
+		err = srcworker__ask(w, fixture, true, a, false, &y, &tickets[n]);
+		bad += err != -EAGAIN && err != 0 && err != -ENXIO;
+	}
+	CHECK_INT(bad, 0);
+	srcworker__settle(w);
+	for (size_t i = 0; i < n; i++) {
+		int ex = srclines__lookup(ref, fixture, sp.start + i, &x);
+		int ey = srcworker__answer(w, tickets[i], &y);
+
+		bad += !same_chain(ex, x, ey, y);
+		/* asked again: the same answer at once, the same ticket */
+		ey = srcworker__ask(w, fixture, true, sp.start + i, false, &y, &t);
+		bad += !same_chain(ex, x, ey, y) || t != tickets[i];
+	}
+	CHECK_INT(bad, 0);
+	/* a file offset, waited for: the chain of its address (a -O2 PIE: the same) */
+	CHECK_INT(srcworker__ask(w, fixture, false, sp.start, true, &y, NULL),
+		  srclines__lookup(ref, fixture, sp.start, &x));
+	snprintf(stripped, sizeof(stripped), "%s.stripped", fixture);
+	CHECK_INT(srcworker__ask(w, stripped, true, 0x1000, true, &y, NULL), -ENOENT);
+	t = 12345;
+	CHECK_INT(srcworker__ask(w, stripped, true, 0x1004, false, &y, &t), -ENOENT);
+	CHECK_INT(t, 12345); /* no question asked */
+	CHECK(!srcworker__trim(w, n + 10));
+	CHECK(srcworker__trim(w, 0));
+	srcworker__stop(w, NULL);
+	/* stopped, the srclines are the caller's again; a question starts it again */
+	CHECK(srclines__has_dwarf(s, fixture));
+	CHECK(srcworker__ask(w, fixture, true, sp.start, true, &y, NULL) ==
+	      srclines__lookup(ref, fixture, sp.start, &x));
+cleanup:
+	srcworker__free(w);
+	srclines__free(s);
+	srclines__free(ref);
+}
+
 int main(void)
 {
 	RUN(test_inlined_twice);
@@ -595,5 +657,6 @@ int main(void)
 	RUN(test_kernel_vmlinux);
 	RUN(test_kernel_vmlinux_debuginfod);
 	RUN(test_many_files);
+	RUN(test_worker);
 	TESTS_DONE();
 }

@@ -177,8 +177,8 @@ const struct opt stack_output_opts_table[] = {
 	  "dso, sym (default all three; sym always); srcline: as --srcline", OPT_FN,
 	  .fn = opt_sort, .needs = CAP_STACKS },
 	{ 0, "inline", NULL, "inlined functions as frames of their own, from DWARF\n"
-	  "(the default with -p, -t or a COMMAND, but not with -f;\n"
-	  "folded frames get _[i] with --annotate)", OPT_FLAG,
+	  "(the default where the code has it, -a included, but not\n"
+	  "with -f; folded frames get _[i] with --annotate)", OPT_FLAG,
 	  &stack_opts.inline_frames, .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
 	{ 0, "no-inline", NULL, "no inlined frames", OPT_FLAG, &stack_opts.no_inline,
 	  .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
@@ -548,16 +548,13 @@ int stack_run_init(struct stack_run *s)
 	return 0;
 }
 
-/* By default where the run targets processes (-p, -t, -- COMMAND) and writes a report, a
- * flame graph or a pprof.  A system-wide run (-a) would read the debug info of every program it
- * samples, in the thread that drains the tables: under process churn (test_longrun.sh, -F 999
- * with 2048 table entries) that cost 2 s of CPU a minute, RSS growing 40 -> 44 MB against
- * 31 -> 33 MB, and 509 samples lost to a table the slower drain let fill, where without them
- * none: --inline asks for them there.  Folded stacks keep their format unless --inline. */
+/* By default where the run writes a report, a flame graph or a pprof, as perf report does, a
+ * system-wide run's too: the debug info of the programs sampled is read only for the
+ * functions sampled, once each (sym/srcline.c), on a thread of its own, so that draining never
+ * waits on it (sym/srcworker.h).  Folded stacks keep their format unless --inline. */
 bool stack_opts_inline(void)
 {
-	return !stack_opts.no_inline &&
-	       (stack_opts.inline_frames || (!stack_opts.folded && targets_by_id(&targets)));
+	return !stack_opts.no_inline && (stack_opts.inline_frames || !stack_opts.folded);
 }
 
 bool stack_opts_lines(void)
@@ -937,8 +934,9 @@ struct stack_agg *stack_run_take_period(struct stack_run *s)
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* samples written before the flip are in this period; the ones after it, in the next */
-	if (drain_once(s)) {
+	/* samples written before the flip are in this period; the ones after it, in the next (with
+	 * those whose inline chains were still being looked up) */
+	if (drain_once(s) || stack_resolver__settle(s->resolver, d->agg)) {
 		stack_agg__free(fresh);
 		errno = EIO;
 		return NULL;
@@ -1001,6 +999,7 @@ int stack_run_finish(struct stack_run *s)
 	 * command stopped its writers in sync */
 	err = drain_gen(s, !s->stopped_in_sync);
 	err = err ?: drain_gen(s, false);
+	err = err ?: stack_resolver__settle(s->resolver, d->agg);
 	p_info("drained %llu times: %llu in %zu KB of distinct stacks (%llu keys and %llu stacks "
 	       "read); %llu stack ids gone before read; %zu processes and %zu files held (%zu files "
 	       "freed)", (unsigned long long)d->drains, (unsigned long long)d->drained,
@@ -1012,6 +1011,10 @@ int stack_run_finish(struct stack_run *s)
 	stack_resolver__print_lines_cost(s->resolver);
 	stack_resolver__print_memo(s->resolver);
 	stack_resolver__lines_done(s->resolver);
+	/* what the lines held (their indexes, libdw's state, freed just above) goes back to the
+	 * system before the outputs are made */
+	if (stack_opts_lines())
+		malloc_trim(0);
 	if (d->records) {
 		struct mmaprec_stats ms;
 

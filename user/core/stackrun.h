@@ -44,9 +44,9 @@ extern const struct opt stack_opts_table[];
 extern const struct opt stack_output_opts_table[];
 
 void stack_opts_reset(struct stack_opts *o);
-/* Whether stacks get their inlined frames (--inline; by default for a run of processes by id
- * without -f), and whether
- * frames get source lines at all (that, or --srcline): DWARF is read only then. */
+/* Whether stacks get their inlined frames (--inline; by default without -f, unless
+ * --no-inline), and whether frames get source lines at all (that, or --srcline): DWARF is
+ * read only then. */
 bool stack_opts_inline(void);
 bool stack_opts_lines(void);
 /* After parsing: -U with -K, --max-stack above kernel.perf_event_max_stack (the default is the

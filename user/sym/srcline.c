@@ -102,6 +102,12 @@ struct cu_index {
 	struct lines lines;
 	bool has_lines;
 	__u64 lines_use;
+	/* the files of its line table's header, interned, by DW_AT_call_file's index: read
+	 * once, where libdw (0.188) reads them by parsing the whole line table, again after
+	 * each srclines__release() */
+	const char **srcfiles;
+	size_t nr_srcfiles;
+	bool srcfiles_read;
 };
 
 /* A scope of a concrete function that a lookup may descend into (may_hold()), in the DIE tree's
@@ -161,26 +167,31 @@ struct srclines {
 /* What libdw parsed to make the indexes (line tables, abbreviations, the units it stepped over)
  * and the pages of the copies it read are given back (srclines__release()) after this many
  * indexes made (of a unit or a function), or once it parsed SRCLINE_RELEASE_ROWS rows of line
- * tables (about 48 bytes each in libdw): libdw is read only to index, and a lookup in a
- * function indexed before reads none of it.  (Given back after every few, libdw steps over
- * every unit copied again each time: more CPU, no less memory.) */
-#define SRCLINE_RELEASE_EVERY 64
-#define SRCLINE_RELEASE_ROWS (8 << 10)
+ * tables (about 48 bytes each in libdw, 1.5 MB): libdw is read only to index, and a lookup in
+ * a function indexed before reads none of it.  (Given back after every few, libdw steps over
+ * every unit copied again each time, and reads a unit's line table again for each function of
+ * it indexed after: more CPU, no less memory.  A replay of the 5,090 lookups of a 60 s
+ * system-wide run under churn took 0.35 s with these bounds and those below, 1.33 s with 64
+ * indexes, 8k rows, 4 MB of indexes and 1 MB of line tables; RSS 22 against 26 MB.) */
+#define SRCLINE_RELEASE_EVERY 256
+#define SRCLINE_RELEASE_ROWS (32 << 10)
 
 /* Indexes made between two unmappings of the pages of the copies libdw read to make them (the
  * kernel's page cache: mapped again, a minor fault a page, if read again). */
 #define SRCLINE_UNMAP_EVERY 8
 
 /* The indexes' memory at most: past it, the least recently used files' indexes go (their
- * units are indexed again if looked up again).  A 40 s system-wide profile under process churn
- * held 2.5-3.5 MB of them (libc's, ld.so's, and those of the other programs with debug info
- * that a shared machine ran: several bpfprof builds, CPython). */
-#define SRCLINE_INDEX_MAX (4 << 20)
+ * units are indexed again if looked up again).  A 60 s system-wide profile under process churn
+ * held 4.5 MB of them (libc's, ld.so's, and those of the other programs with debug info that a
+ * shared machine ran: several bpfprof builds, CPython's huge functions); a bound below what
+ * the programs running need has each drop read their units again. */
+#define SRCLINE_INDEX_MAX (8 << 20)
 
 /* The units' line tables held at most (each 16 bytes a row kept, about a row in three of
  * libdw's): past it the least recently used go, read again if a function of theirs not seen
- * before is looked up. */
-#define SRCLINE_CU_LINES_MAX (1 << 20)
+ * before is looked up.  The same run held 3.7 MB (CPython's ceval.c alone is 0.5 MB); at 1 MB,
+ * a new function of a unit dropped cost its whole table parsed again, 0.5 ms. */
+#define SRCLINE_CU_LINES_MAX (4 << 20)
 
 /* Chains cached at most: past it they all go (looked up again, from the indexes, when asked). */
 #define SRCLINE_MAX_CHAINS (64 << 10)
@@ -958,6 +969,7 @@ static void free_cu_index(void *p)
 
 	free(ix->r);
 	free_lines(&ix->lines);
+	free(ix->srcfiles);
 	free(ix);
 }
 
@@ -1113,18 +1125,34 @@ static const char *intern(struct srclines *s, const char *str)
 	return id < 0 ? NULL : stack_names__str(s->strs, id);
 }
 
-/* The file an inlined subroutine's DW_AT_call_file names, or NULL. */
-static const char *call_file(Dwarf_Die *cu, Dwarf_Die *d)
+/* The files of CU cu's line table header into ix, interned, on first use. */
+static void read_srcfiles(struct srclines *s, struct cu_index *ix, Dwarf_Die *cu)
 {
-	Dwarf_Attribute a;
 	Dwarf_Files *files;
-	Dwarf_Word idx;
 	size_t nr;
 
-	if (!dwarf_attr(d, DW_AT_call_file, &a) || dwarf_formudata(&a, &idx) ||
-	    dwarf_getsrcfiles(cu, &files, &nr) || idx >= nr)
+	ix->srcfiles_read = true;
+	if (dwarf_getsrcfiles(cu, &files, &nr) || !nr)
+		return;
+	ix->srcfiles = calloc(nr, sizeof(*ix->srcfiles));
+	if (!ix->srcfiles)
+		return;
+	for (size_t i = 0; i < nr; i++)
+		ix->srcfiles[i] = intern(s, dwarf_filesrc(files, i, NULL, NULL));
+	ix->nr_srcfiles = nr;
+}
+
+/* The file an inlined subroutine's DW_AT_call_file names (interned), or NULL. */
+static const char *call_file(struct srclines *s, struct cu_index *ix, Dwarf_Die *cu, Dwarf_Die *d)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word idx;
+
+	if (!dwarf_attr(d, DW_AT_call_file, &a) || dwarf_formudata(&a, &idx))
 		return NULL;
-	return dwarf_filesrc(files, idx, NULL, NULL);
+	if (!ix->srcfiles_read)
+		read_srcfiles(s, ix, cu);
+	return idx < ix->nr_srcfiles ? ix->srcfiles[idx] : NULL;
 }
 
 static __u32 call_line(Dwarf_Die *d)
@@ -1427,8 +1455,8 @@ static Dwarf_Off function_at(const struct cu_index *ix, __u64 pc)
 }
 
 /* Scope d (of kind) and, below depth levels, the scopes in it, appended to x.  0 or -ENOMEM. */
-static int add_scope(struct srclines *s, struct fn_scopes *x, Dwarf_Die *cu, Dwarf_Die *d,
-		     int kind, int depth)
+static int add_scope(struct srclines *s, struct fn_scopes *x, struct cu_index *ix, Dwarf_Die *cu,
+		     Dwarf_Die *d, int kind, int depth)
 {
 	size_t at = x->nr;
 	Dwarf_Addr base, lo, hi;
@@ -1452,7 +1480,7 @@ static int add_scope(struct srclines *s, struct fn_scopes *x, Dwarf_Die *cu, Dwa
 	if (kind == SCOPE_FUNCTION || kind == SCOPE_INLINED)
 		sc->name = intern(s, dwarf_diename(d));
 	if (kind == SCOPE_INLINED) {
-		sc->call_file = intern(s, call_file(cu, d));
+		sc->call_file = call_file(s, ix, cu, d);
 		sc->call_line = call_line(d);
 	}
 	/* what dwarf_haspc() would test */
@@ -1473,7 +1501,7 @@ static int add_scope(struct srclines *s, struct fn_scopes *x, Dwarf_Die *cu, Dwa
 	if (depth < MAX_SCOPE_DEPTH && dwarf_child(d, &child) == 0) {
 		do {
 			int k = scope_kind(&child);
-			int err = k != SCOPE_NONE ? add_scope(s, x, cu, &child, k, depth + 1) : 0;
+			int err = k != SCOPE_NONE ? add_scope(s, x, ix, cu, &child, k, depth + 1) : 0;
 
 			if (err)
 				return err;
@@ -1510,7 +1538,7 @@ static struct fn_scopes *fn_scopes(struct srclines *s, struct sfile *f, Dwarf_Di
 	if (!dwarf_offdie(f->dw, die, &fn))
 		return NULL;
 	x = calloc(1, sizeof(*x));
-	err = !x || add_scope(s, x, cu, &fn, SCOPE_FUNCTION, 0) || !(cl = cu_lines(s, ix, cu));
+	err = !x || add_scope(s, x, ix, cu, &fn, SCOPE_FUNCTION, 0) || !(cl = cu_lines(s, ix, cu));
 	if (!err) {
 		/* its own ranges, in order */
 		own = malloc((x->s[0].nr_ranges ?: 1) * sizeof(*own));
@@ -1583,7 +1611,8 @@ static int scopes_at(const struct fn_scopes *x, __u64 pc, struct level *out, int
 
 /* The same, for an address of no concrete function the CU's index knows: a descent of the
  * CU's whole tree. */
-static int cu_scopes_at(struct srclines *s, Dwarf_Die *cu, __u64 pc, struct level *out, int max)
+static int cu_scopes_at(struct srclines *s, struct cu_index *ix, Dwarf_Die *cu, __u64 pc,
+			struct level *out, int max)
 {
 	Dwarf_Die parent = *cu, child;
 	int n = 0, depth = 0;
@@ -1600,7 +1629,7 @@ static int cu_scopes_at(struct srclines *s, Dwarf_Die *cu, __u64 pc, struct leve
 			if ((kind == SCOPE_FUNCTION || kind == SCOPE_INLINED) && n < max)
 				out[n++] = (struct level){
 					intern(s, dwarf_diename(&child)), kind == SCOPE_INLINED,
-					intern(s, kind == SCOPE_INLINED ? call_file(cu, &child) : NULL),
+					kind == SCOPE_INLINED ? call_file(s, ix, cu, &child) : NULL,
 					kind == SCOPE_INLINED ? call_line(&child) : 0 };
 			parent = child;
 			found = true;
@@ -1688,7 +1717,7 @@ static struct srcline_chain *chain_at(struct srclines *s, struct sfile *f, __u64
 	struct cu_index *ix;
 	struct fn_scopes *x = NULL;
 	const char *file = NULL;
-	bool have_cu = false;
+	bool have_cu = false, had_files;
 	__u32 lineno = 0;
 	Dwarf_Off off, fn;
 	Dwarf_Die cu;
@@ -1709,6 +1738,7 @@ static struct srcline_chain *chain_at(struct srclines *s, struct sfile *f, __u64
 			return NULL;
 		}
 	}
+	had_files = ix->srcfiles_read;
 	fn = function_at(ix, vaddr);
 	if (fn)
 		x = hashtab_get(&f->fn_scopes, fn, 0);
@@ -1735,8 +1765,12 @@ static struct srcline_chain *chain_at(struct srclines *s, struct sfile *f, __u64
 			dwarf_lineno(line, &l);
 			lineno = l > 0 ? l : 0;
 		}
-		n = cu_scopes_at(s, &cu, vaddr, levels, MAX_INLINE_DEPTH);
+		n = cu_scopes_at(s, ix, &cu, vaddr, levels, MAX_INLINE_DEPTH);
 		s->built++;
+	}
+	if (!had_files && ix->srcfiles_read) {
+		f->index_bytes += ix->nr_srcfiles * sizeof(*ix->srcfiles);
+		s->index_bytes += ix->nr_srcfiles * sizeof(*ix->srcfiles);
 	}
 	c = malloc(sizeof(*c) + (n ?: 1) * sizeof(c->f[0]));
 	if (!c) {
@@ -1949,6 +1983,8 @@ void srclines__stats(const struct srclines *s, struct srcline_stats *st)
 	st->opened = s->opened;
 	st->drops = s->drops;
 	st->releases = s->releases;
+	st->line_bytes = s->cu_lines_bytes;
+	st->chains = s->nr_chains;
 	for (size_t i = 0; i < s->nr_files; i++) {
 		st->units += s->files[i].nr_units;
 		st->functions += s->files[i].nr_functions;

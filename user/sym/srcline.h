@@ -57,6 +57,8 @@ struct srcline_stats {
 	__u64 opened;            /* files opened (again, after their eviction) */
 	__u64 drops;             /* files whose indexes went to keep them in bounds */
 	__u64 releases;          /* libdw's parsed state given back */
+	__u64 line_bytes;        /* the units' line tables held */
+	__u64 chains;            /* chains cached */
 };
 /* What the lookups so far cost: for -v. */
 void srclines__stats(const struct srclines *s, struct srcline_stats *st);

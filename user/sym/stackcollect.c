@@ -12,11 +12,30 @@
 #include "sym/cgroups.h"
 #include "sym/stackagg.h"
 #include "sym/srcline.h"
+#include "sym/srcworker.h"
 #include "sym/stackcollect.h"
 #include "sym/syms.h"
 
 /* Slots of the memo of frames (below) at most, half of them used: 1.5 MB of table. */
 #define MEMO_SLOTS 65536
+
+/* Answers the worker keeps at most between drains that do not go through the memo (a chain or
+ * two each, 40-90 bytes); the memo's drains keep them until it starts afresh, one at most for
+ * each of its addresses. */
+#define WORKER_ANSWERS_MAX 32768
+
+/* An item of a key's frames (below) that waits for an inline chain: ITEM_PENDING | the
+ * worker's ticket, then the id in known of the frame of the function it was compiled in. */
+#define ITEM_PENDING (1u << 31)
+
+/* A key read whose frames wait for the worker: added to the aggregation once every chain
+ * they need is answered (at a later drain, or when the samples are taken). */
+struct pending_key {
+	struct sample_key key;
+	__u64 value;
+	size_t items;      /* its frames' items, at pending_items + items */
+	__u32 nr_items;
+};
 
 /* Frames of memoized addresses, one run per address: a count, then that many frame ids. */
 struct frame_runs {
@@ -39,6 +58,7 @@ struct stack_resolver {
 	struct syms_cache *syms;
 	struct hashtab traces; /* stack id -> struct stack_trace */
 	struct srclines *lines; /* NULL: frames get no source lines */
+	struct srcworker *worker; /* looks them up, on a thread of its own */
 	bool inline_frames;
 	bool every_line;        /* false: only inlined frames get theirs */
 	char *no_lines;         /* files with frames but no debug info, ", "-separated */
@@ -68,6 +88,13 @@ struct stack_resolver {
 	__u64 memo_hits, memo_misses, memo_resets;
 	__u32 *ids;             /* a sample's frame ids, reused from key to key */
 	size_t ids_cap;
+	__u32 *items;           /* a key's frames as items (memo_items()), reused */
+	size_t items_cap;
+	struct pending_key *pending; /* keys waiting for inline chains */
+	size_t nr_pending, pending_cap;
+	__u32 *pending_items;
+	size_t nr_pending_items, pending_items_cap;
+	__u64 deferred;         /* keys that waited */
 	struct cgroup_names *cgroups; /* names of keys' cgroups; NULL: samples get none */
 };
 
@@ -227,9 +254,10 @@ __u32 stack_resolver__symbolize(struct stack_resolver *r, __u32 tgid, bool kerne
 int stack_resolver__set_lines(struct stack_resolver *r, bool inline_frames, bool every_line)
 {
 	r->lines = r->lines ?: srclines__new();
+	r->worker = r->worker ?: (r->lines ? srcworker__new(r->lines) : NULL);
 	r->inline_frames = inline_frames;
 	r->every_line = every_line || !inline_frames;
-	return r->lines ? 0 : -ENOMEM;
+	return r->worker ? 0 : -ENOMEM;
 }
 
 /* Names a file whose frames have no lines, once, for the report's header (the first few). */
@@ -241,8 +269,7 @@ static void note_no_lines(struct stack_resolver *r, const char *module)
 
 	/* frames of one file come together (a stack's, the next stack's): the file just
 	 * noted is not looked for again */
-	if (r->nr_no_lines > 8 || (r->last_noted && !strcmp(r->last_noted, module)) ||
-	    srclines__has_dwarf(r->lines, module))
+	if (r->nr_no_lines > 8 || (r->last_noted && !strcmp(r->last_noted, module)))
 		return;
 	free(r->last_noted);
 	r->last_noted = strdup(module);
@@ -303,30 +330,43 @@ static void find_vmlinux(struct stack_resolver *r)
 	       "from debuginfod)");
 }
 
-/* A frame's inline chain, or NULL where there is none (no DWARF, unnamed code); leaf: the
- * sample's innermost frame, whose address is no return address. */
-static const struct srcline_chain *frame_chain(struct stack_resolver *r, const struct frame *f,
-					       bool leaf)
+/* The chain the worker answered err for frame f (NULL where there is none), its file noted
+ * where it has no debug info. */
+static const struct srcline_chain *answered_chain(struct stack_resolver *r, const struct frame *f,
+						 int err, const struct srcline_chain *c)
 {
-	const struct srcline_chain *c;
+	if (err == -ENOENT && !f->kernel)
+		note_no_lines(r, f->module);
+	return err ? NULL : c;
+}
+
+/* A frame's inline chain into *c, NULL where there is none (no DWARF, unnamed code); leaf: the
+ * sample's innermost frame, whose address is no return address.  0, or (unless wait) -EAGAIN
+ * when the worker has not answered yet: *ticket names the question. */
+static int frame_chain(struct stack_resolver *r, const struct frame *f, bool leaf, bool wait,
+		       const struct srcline_chain **c, __u32 *ticket)
+{
 	int err;
 
+	*c = NULL;
 	if (f->kernel && f->name && f->module && !strcmp(f->module, "[kernel.kallsyms]")) {
 		if (!r->vmlinux_tried)
 			find_vmlinux(r);
 		/* a caller's is a return address: the call is before it (user frames' offsets
 		 * say the same) */
-		if (!r->vmlinux ||
-		    srclines__lookup(r->lines, r->vmlinux, f->addr - r->kaslr - !leaf, &c))
-			return NULL;
-		return c;
+		if (!r->vmlinux)
+			return 0;
+		err = srcworker__ask(r->worker, r->vmlinux, true, f->addr - r->kaslr - !leaf, wait,
+				     c, ticket);
+	} else if (f->kernel || !f->name || !f->module || f->module[0] != '/') {
+		return 0;
+	} else {
+		err = srcworker__ask(r->worker, f->module, false, f->offset, wait, c, ticket);
 	}
-	if (f->kernel || !f->name || !f->module || f->module[0] != '/')
-		return NULL;
-	err = srclines__lookup_offset(r->lines, f->module, f->offset, &c);
-	if (err == -ENOENT)
-		note_no_lines(r, f->module);
-	return err ? NULL : c;
+	if (err == -EAGAIN)
+		return err;
+	*c = answered_chain(r, f, err, *c);
+	return 0;
 }
 
 /* How many frames a frame with chain c (frame_chain(), NULL for none) becomes. */
@@ -369,8 +409,11 @@ int stack_frames_add_lines(struct stack_resolver *r, struct frame **frames, __u3
 	if (!out)
 		return -ENOMEM;
 	for (__u32 i = 0; i < *nr; i++) {
-		const struct srcline_chain *c = frame_chain(r, &in[i], i == *nr - 1);
-		__u32 k = frames_of_chain(r, c);
+		const struct srcline_chain *c;
+		__u32 k;
+
+		frame_chain(r, &in[i], i == *nr - 1, true, &c, NULL);
+		k = frames_of_chain(r, c);
 
 		if (n + k > cap) {
 			struct frame *t;
@@ -397,22 +440,38 @@ int stack_frames_add_lines(struct stack_resolver *r, struct frame **frames, __u3
 
 void stack_resolver__lines_done(struct stack_resolver *r)
 {
-	if (r->lines)
-		srclines__close_files(r->lines);
+	if (!r->lines)
+		return;
+	srcworker__stop(r->worker, NULL);
+	srclines__close_files(r->lines);
 }
 
 void stack_resolver__print_lines_cost(const struct stack_resolver *r)
 {
 	struct srcline_stats st;
 
+	size_t answers, answer_bytes;
+	__u64 worker_ns;
+
 	if (!r->lines)
 		return;
+	/* the worker's figures are read once it is idle */
+	srcworker__stop(r->worker, &worker_ns);
 	srclines__stats(r->lines, &st);
-	p_info("source lines: %llu frames, %llu addresses looked up in DWARF (%llu from the cache) "
-	       "in %.1f ms; %llu units and %llu functions indexed in %llu KB (%llu files opened, "
-	       "%llu indexes dropped, libdw's state given back %llu times)",
-	       (unsigned long long)r->lines_frames, (unsigned long long)st.lookups,
-	       (unsigned long long)st.hits, r->lines_ns / 1e6, (unsigned long long)st.units,
+	srcworker__held(r->worker, &answers, &answer_bytes);
+	p_info("source lines held: %llu KB of line tables, %llu chains, %zu answers (%zu KB); the "
+	       "frame memo's runs %zu KB, %zu keys waiting (%zu KB)",
+	       (unsigned long long)st.line_bytes >> 10, (unsigned long long)st.chains, answers,
+	       answer_bytes >> 10, r->runs.cap * sizeof(*r->runs.v) >> 10, r->nr_pending,
+	       (r->pending_cap * sizeof(*r->pending) +
+		r->pending_items_cap * sizeof(*r->pending_items)) >> 10);
+	p_info("source lines: %llu frames asked for in %.1f ms, %llu keys waited for them; %llu "
+	       "addresses looked up in DWARF (%llu from the cache) in %.1f ms of the worker's CPU; "
+	       "%llu units and %llu functions indexed in %llu KB (%llu files opened, %llu indexes "
+	       "dropped, libdw's state given back %llu times)",
+	       (unsigned long long)r->lines_frames, r->lines_ns / 1e6,
+	       (unsigned long long)r->deferred, (unsigned long long)st.lookups,
+	       (unsigned long long)st.hits, worker_ns / 1e6, (unsigned long long)st.units,
 	       (unsigned long long)st.functions, (unsigned long long)st.index_bytes >> 10,
 	       (unsigned long long)st.opened, (unsigned long long)st.drops,
 	       (unsigned long long)st.releases);
@@ -656,74 +715,120 @@ static int fill_sample_key(struct stack_resolver *r, int stacks_fd, const void *
 	return stack_sample_fill(r, stacks_fd, key, value, out);
 }
 
-/* Room in r->ids for n more ids than *used.  0 or -ENOMEM. */
-static int ids_room(struct stack_resolver *r, size_t used, size_t n)
+/* Room in *v (of *cap) for n more __u32 than used.  0 or -ENOMEM. */
+static int u32_room(__u32 **v, size_t *cap, size_t used, size_t n)
 {
-	__u32 *ids;
-	size_t cap;
+	__u32 *t;
+	size_t c;
 
-	if (used + n <= r->ids_cap)
+	if (used + n <= *cap)
 		return 0;
-	cap = (used + n) * 2;
-	ids = realloc(r->ids, cap * sizeof(*ids));
-	if (!ids)
+	c = (used + n) * 2;
+	t = realloc(*v, c * sizeof(*t));
+	if (!t)
 		return -ENOMEM;
-	r->ids = ids;
-	r->ids_cap = cap;
+	*v = t;
+	*cap = c;
 	return 0;
+}
+
+/* The frames of frame f with chain c (frame_chain()) into r->known, appended to *v (of *cap,
+ * *n used).  0 or -ENOMEM. */
+static int chain_ids(struct stack_resolver *r, const struct frame *f,
+		     const struct srcline_chain *c, __u32 **v, size_t *cap, size_t *n)
+{
+	__u32 k = frames_of_chain(r, c);
+	struct frame x;
+
+	if (u32_room(v, cap, *n, k))
+		return -ENOMEM;
+	for (__u32 j = 0; j < k; j++) {
+		long id;
+
+		frame_of_chain(r, f, c, j, &x);
+		id = stack_agg__frame_id(r->known, &x);
+		if (id < 0)
+			return id;
+		(*v)[(*n)++] = id;
+	}
+	return 0;
+}
+
+/* Appends to runs a run for frame f (with chain c): a count, then the ids in r->known of f's
+ * frames.  Returns its index in runs->v, or -ENOMEM. */
+static long add_run(struct stack_resolver *r, struct frame_runs *runs, const struct frame *f,
+		    const struct srcline_chain *c)
+{
+	size_t at = runs->nr, n = at + 1;
+	int err = chain_ids(r, f, c, &runs->v, &runs->cap, &n);
+
+	if (err)
+		return err;
+	runs->v[at] = n - at - 1;
+	runs->nr = n;
+	return at;
 }
 
 /* The frames of address addr symbolized, with source lines where the run asks for them, into
  * r->known (one, or one more for each function inlined there), appended to runs as a run: a
- * count, then the ids.  Returns the run's index in runs->v, or -ENOMEM. */
+ * count, then the ids; or, while the worker has not answered its chain, a pending run: its two
+ * items (ITEM_PENDING), which known_run() makes a run of once answered.  Returns the run's
+ * index in runs->v, or -ENOMEM. */
 static long memo_run(struct stack_resolver *r, struct frame_runs *runs, __u32 tgid, bool kernel,
 		     __u64 addr, bool leaf)
 {
 	const struct srcline_chain *c = NULL;
-	struct frame f = {}, x;
 	size_t at = runs->nr;
-	__u64 start = 0;
-	__u32 k;
+	struct frame f = {};
+	__u32 ticket;
+	long id;
+	int err;
 
 	resolve_frame(r, tgid, kernel, addr, leaf, &f);
 	if (r->lines) {
-		start = now_ns();
-		c = frame_chain(r, &f, leaf);
+		__u64 start = now_ns();
+
+		err = frame_chain(r, &f, leaf, false, &c, &ticket);
 		r->lines_frames++;
-	}
-	k = frames_of_chain(r, c);
-	if (runs->nr + k + 1 > runs->cap) {
-		size_t cap = (runs->nr + k + 1) * 2;
-		__u32 *v = realloc(runs->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		runs->v = v;
-		runs->cap = cap;
-	}
-	runs->v[runs->nr++] = k;
-	for (__u32 j = 0; j < k; j++) {
-		long id;
-
-		frame_of_chain(r, &f, c, j, &x);
-		id = stack_agg__frame_id(r->known, &x);
-		if (id < 0)
-			return id;
-		runs->v[runs->nr++] = id;
-	}
-	if (r->lines)
 		r->lines_ns += now_ns() - start;
-	return at;
+		if (err == -EAGAIN) {
+			id = stack_agg__frame_id(r->known, &f);
+			if (id < 0 || u32_room(&runs->v, &runs->cap, at, 2))
+				return id < 0 ? id : -ENOMEM;
+			runs->v[at] = ITEM_PENDING | ticket;
+			runs->v[at + 1] = id;
+			runs->nr = at + 2;
+			return at;
+		}
+	}
+	return add_run(r, runs, &f, c);
+}
+
+/* The run of pending run at (in runs) once the worker answered its chain: made and returned
+ * (its index), or at while not answered.  -ENOMEM. */
+static long answered_run(struct stack_resolver *r, struct frame_runs *runs, size_t at)
+{
+	const struct srcline_chain *c;
+	struct frame f;
+	int err = srcworker__answer(r->worker, runs->v[at] & ~ITEM_PENDING, &c);
+
+	if (err == -EAGAIN)
+		return at;
+	/* the frame of the function it was compiled in, its strings known's */
+	f = stack_agg__frames(r->known)[runs->v[at + 1]];
+	return add_run(r, runs, &f, answered_chain(r, &f, err, c));
 }
 
 /* The run (a count, then ids in r->known) of frame i of ips (innermost first), symbolized on
- * first sight.  NULL on ENOMEM. */
-static const __u32 *known_run(struct stack_resolver *r, __u32 tgid, bool kernel, const __u64 *ips,
-			      __u32 i)
+ * first sight, into *run; or a pending run (ITEM_PENDING: its two items), with -EAGAIN.
+ * 0, -EAGAIN or -ENOMEM. */
+static int known_run(struct stack_resolver *r, __u32 tgid, bool kernel, const __u64 *ips,
+		     __u32 i, const __u32 **run)
 {
 	__u64 lookup = i ? ips[i] - 1 : ips[i], k1 = lookup, k2 = 0;
 	struct hashtab *memo = &r->memo;
 	struct frame_runs *runs = &r->runs;
+	bool put = true;
 	void *hit;
 	long at;
 
@@ -736,17 +841,26 @@ static const __u32 *known_run(struct stack_resolver *r, __u32 tgid, bool kernel,
 	hit = hashtab_get(memo, k1, k2);
 	if (hit) {
 		r->memo_hits++;
-		return runs->v + ((uintptr_t)hit - 1);
+		at = (uintptr_t)hit - 1;
+		put = false;
+	} else {
+		r->memo_misses++;
+		at = memo_run(r, runs, tgid, kernel, ips[i], i == 0);
 	}
-	r->memo_misses++;
-	at = memo_run(r, runs, tgid, kernel, ips[i], i == 0);
+	if (at >= 0 && (runs->v[at] & ITEM_PENDING)) {
+		long made = answered_run(r, runs, at);
+
+		put |= made != at;
+		at = made;
+	}
 	if (at < 0)
-		return NULL;
+		return at;
 	/* full, it does not grow: the next drain starts it afresh */
-	if ((memo->len + 1) * 2 <= MEMO_SLOTS &&
+	if (put && (hit || (memo->len + 1) * 2 <= MEMO_SLOTS) &&
 	    hashtab_put(memo, k1, k2, (void *)(uintptr_t)(at + 1)))
-		return NULL;
-	return runs->v + at;
+		return -ENOMEM;
+	*run = runs->v + at;
+	return (runs->v[at] & ITEM_PENDING) ? -EAGAIN : 0;
 }
 
 /* The id in agg of r->known's frame kid: looked up there once per aggregation.  -ENOMEM or the
@@ -776,77 +890,81 @@ static long agg_id(struct stack_resolver *r, struct stack_agg *agg, long kid)
 	return id;
 }
 
-/* Appends to r->ids the ids in agg of the nr frames of ips (innermost first), outermost first,
- * through the memo.  0 or -ENOMEM. */
-static int memo_frames(struct stack_resolver *r, struct stack_agg *agg, __u32 tgid, bool kernel,
-		       const __u64 *ips, __u32 nr, __u32 *n)
+/* Appends to r->items (*n used) the frames of ips (innermost first), outermost first, through
+ * the memo: their ids in r->known, or a frame's two ITEM_PENDING items where its chain is not
+ * answered yet (counted in *pending).  0 or -ENOMEM. */
+static int memo_items(struct stack_resolver *r, __u32 tgid, bool kernel, const __u64 *ips,
+		      __u32 nr, size_t *n, size_t *pending)
 {
 	for (__u32 i = nr; i-- > 0;) {
-		const __u32 *run = known_run(r, tgid, kernel, ips, i);
+		const __u32 *run = NULL;
+		int err = known_run(r, tgid, kernel, ips, i, &run);
 
-		if (!run || ids_room(r, *n, run[0]))
-			return -ENOMEM;
-		for (__u32 j = 1; j <= run[0]; j++) {
-			long id = agg_id(r, agg, run[j]);
-
-			if (id < 0)
-				return id;
-			r->ids[(*n)++] = id;
+		if (err == -EAGAIN) {
+			if (u32_room(&r->items, &r->items_cap, *n, 2))
+				return -ENOMEM;
+			r->items[(*n)++] = run[0];
+			r->items[(*n)++] = run[1];
+			(*pending)++;
+			continue;
 		}
+		err = err ?: u32_room(&r->items, &r->items_cap, *n, run[0]);
+		if (err)
+			return err;
+		memcpy(r->items + *n, run + 1, run[0] * sizeof(*run));
+		*n += run[0];
 	}
 	return 0;
 }
 
-/* Before a drain into agg through the memo: known's ids in agg start afresh when agg is another
- * aggregation than the last drain's (a period's), and the memo once it is full (a run through
- * ever new programs; the programs running now are symbolized again).  0 or -ENOMEM. */
-static int memo_begin(struct stack_resolver *r, struct stack_agg *agg)
+/* Whether every chain that nr items wait for is answered. */
+static bool items_answered(struct stack_resolver *r, const __u32 *items, size_t nr)
 {
-	if ((r->memo.len + 2) * 2 > MEMO_SLOTS || !r->known) {
-		r->memo_resets += !!r->known;
-		hashtab_clear(&r->memo, NULL);
-		r->runs.nr = 0;
-		stack_agg__free(r->known);
-		r->known = stack_agg__new(false);
-		r->xlat_agg = 0;
-		if (!r->known)
-			return -ENOMEM;
-	}
-	if (r->xlat_agg != stack_agg__serial(agg)) {
-		if (r->xlat)
-			memset(r->xlat, 0, r->xlat_cap * sizeof(*r->xlat));
-		r->xlat_agg = stack_agg__serial(agg);
-	}
-	return 0;
+	const struct srcline_chain *c;
+
+	for (size_t i = 0; i < nr; i++)
+		if ((items[i] & ITEM_PENDING) &&
+		    srcworker__answer(r->worker, items[i++] & ~ITEM_PENDING, &c) == -EAGAIN)
+			return false;
+	return true;
 }
 
-/* A struct sample_key into agg, its frames symbolized through the memo: each distinct address
- * is symbolized once while its file is held, and its frames hashed once per aggregation (under
- * process churn the outer frames of a process's stacks and the kernel's paths recur in most
- * keys: measured, this was a third of bpfprof's CPU in a system-wide run at 999 Hz, and the
- * next drains, the next processes of the same programs, meet the same addresses again).
- * Frames as stack_frames_fill() makes them, source lines and inlined frames included.
- * 0 or -errno. */
-static int add_key_memo(struct stack_resolver *r, struct stack_agg *agg, int stacks_fd,
-			const struct sample_key *key, __u64 value)
+/* A key of value whose frames are nr items (every chain answered) into agg.  0 or -errno. */
+static int add_items(struct stack_resolver *r, struct stack_agg *agg, const struct sample_key *key,
+		     __u64 value, const __u32 *items, size_t nr)
 {
-	const __u64 *uips = NULL, *kips = NULL;
-	__u32 unr = 0, knr = 0, n = 0;
 	struct stack_sample s = {};
+	size_t n = 0, kn;
 	int err;
 
-	if (key->user_stack)
-		uips = stack_resolver__trace(r, stacks_fd, key->user_stack, &unr);
-	if (key->kern_stack)
-		kips = stack_resolver__trace(r, stacks_fd, key->kern_stack, &knr);
-	if (!uips)
-		unr = 0;
-	if (!kips)
-		knr = 0;
-	err = memo_frames(r, agg, key->tgid, false, uips, unr, &n);
-	err = err ?: memo_frames(r, agg, key->tgid, true, kips, knr, &n);
-	if (err)
-		return err;
+	for (size_t i = 0; i < nr; i++) {
+		const struct srcline_chain *c;
+		struct frame f;
+		long id;
+
+		if (!(items[i] & ITEM_PENDING)) {
+			if (u32_room(&r->ids, &r->ids_cap, n, 1))
+				return -ENOMEM;
+			id = agg_id(r, agg, items[i]);
+			if (id < 0)
+				return id;
+			r->ids[n++] = id;
+			continue;
+		}
+		/* the answer's frames, from the frame of the function it was compiled in */
+		err = srcworker__answer(r->worker, items[i] & ~ITEM_PENDING, &c);
+		f = stack_agg__frames(r->known)[items[++i]];
+		c = answered_chain(r, &f, err, c);
+		kn = n;
+		err = chain_ids(r, &f, c, &r->ids, &r->ids_cap, &n);
+		for (; !err && kn < n; kn++) {
+			id = agg_id(r, agg, r->ids[kn]);
+			err = id < 0 ? id : 0;
+			r->ids[kn] = id;
+		}
+		if (err)
+			return err;
+	}
 	memcpy(s.comm, key->comm, sizeof(s.comm));
 	s.comm[sizeof(s.comm) - 1] = '\0';
 	s.pid = key->tgid;
@@ -858,6 +976,147 @@ static int add_key_memo(struct stack_resolver *r, struct stack_agg *agg, int sta
 	s.frame_ids = s.waker_frame_ids = n ? r->ids : NULL;
 	s.frame_table = stack_agg__frames(agg);
 	return stack_agg__add_own(agg, &s);
+}
+
+/* Keeps key of value, its frames r->items[0, nr), until the chains they wait for are
+ * answered.  0 or -ENOMEM. */
+static int pend_key(struct stack_resolver *r, const struct sample_key *key, __u64 value,
+		    size_t nr)
+{
+	struct pending_key *p;
+
+	if (r->nr_pending == r->pending_cap) {
+		size_t cap = r->pending_cap ? r->pending_cap * 2 : 64;
+
+		p = realloc(r->pending, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		r->pending = p;
+		r->pending_cap = cap;
+	}
+	if (u32_room(&r->pending_items, &r->pending_items_cap, r->nr_pending_items, nr))
+		return -ENOMEM;
+	memcpy(r->pending_items + r->nr_pending_items, r->items, nr * sizeof(*r->items));
+	r->pending[r->nr_pending++] = (struct pending_key){ *key, value, r->nr_pending_items, nr };
+	r->nr_pending_items += nr;
+	r->deferred++;
+	return 0;
+}
+
+/* The keys kept aside whose chains are answered into agg (wait: all of them, once the worker
+ * answered every question); the others stay.  0 or -errno. */
+static int pending_add(struct stack_resolver *r, struct stack_agg *agg, bool wait)
+{
+	size_t kept = 0, items = 0;
+	int err = 0;
+
+	if (!r->nr_pending)
+		return 0;
+	if (wait)
+		srcworker__settle(r->worker);
+	for (size_t i = 0; i < r->nr_pending; i++) {
+		struct pending_key p = r->pending[i];
+		const __u32 *v = r->pending_items + p.items;
+
+		if (!err && items_answered(r, v, p.nr_items)) {
+			err = add_items(r, agg, &p.key, p.value, v, p.nr_items);
+			continue;
+		}
+		/* kept (also past an error: a later drain may add it) */
+		memmove(r->pending_items + items, v, p.nr_items * sizeof(*v));
+		p.items = items;
+		items += p.nr_items;
+		r->pending[kept++] = p;
+	}
+	r->nr_pending = kept;
+	r->nr_pending_items = items;
+	return err;
+}
+
+/* Before a drain into agg through the memo: known's ids in agg start afresh when agg is another
+ * aggregation than the last drain's (a period's); the keys kept aside whose chains are answered
+ * now are added; and the memo starts afresh once it is full (a run through ever new programs;
+ * the programs running now are symbolized again), unless keys still wait for answers, whose
+ * frames are known's: then at a later drain (a drain never waits for the worker).
+ * 0 or -errno. */
+static int memo_begin(struct stack_resolver *r, struct stack_agg *agg)
+{
+	int err;
+
+	if (r->xlat_agg != stack_agg__serial(agg)) {
+		if (r->xlat)
+			memset(r->xlat, 0, r->xlat_cap * sizeof(*r->xlat));
+		r->xlat_agg = stack_agg__serial(agg);
+	}
+	err = pending_add(r, agg, false);
+	if (err)
+		return err;
+	if (((r->memo.len + 2) * 2 > MEMO_SLOTS && !r->nr_pending) || !r->known) {
+		/* the tickets of the memo's pending runs go with it */
+		if (r->worker)
+			srcworker__trim(r->worker, 0);
+		r->memo_resets += !!r->known;
+		hashtab_clear(&r->memo, NULL);
+		r->runs.nr = 0;
+		stack_agg__free(r->known);
+		r->known = stack_agg__new(false);
+		if (r->xlat)
+			memset(r->xlat, 0, r->xlat_cap * sizeof(*r->xlat));
+		if (!r->known)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int stack_resolver__settle(struct stack_resolver *r, struct stack_agg *agg)
+{
+	int err;
+
+	if (!r->nr_pending)
+		return 0;
+	/* the ids known had for another aggregation are not this one's */
+	if (r->xlat_agg != stack_agg__serial(agg)) {
+		if (r->xlat)
+			memset(r->xlat, 0, r->xlat_cap * sizeof(*r->xlat));
+		r->xlat_agg = stack_agg__serial(agg);
+	}
+	err = pending_add(r, agg, true);
+	if (err)
+		p_err("cannot read the samples: %s", strerror(-err));
+	return err;
+}
+
+/* A struct sample_key into agg, its frames symbolized through the memo: each distinct address
+ * is symbolized once while its file is held, and its frames hashed once per aggregation (under
+ * process churn the outer frames of a process's stacks and the kernel's paths recur in most
+ * keys: measured, this was a third of bpfprof's CPU in a system-wide run at 999 Hz, and the
+ * next drains, the next processes of the same programs, meet the same addresses again).
+ * Frames as stack_frames_fill() makes them, source lines and inlined frames included; a key
+ * with a frame whose inline chain the worker has not answered yet waits aside (pend_key()).
+ * 0 or -errno. */
+static int add_key_memo(struct stack_resolver *r, struct stack_agg *agg, int stacks_fd,
+			const struct sample_key *key, __u64 value)
+{
+	const __u64 *uips = NULL, *kips = NULL;
+	__u32 unr = 0, knr = 0;
+	size_t n = 0, pending = 0;
+	int err;
+
+	if (key->user_stack)
+		uips = stack_resolver__trace(r, stacks_fd, key->user_stack, &unr);
+	if (key->kern_stack)
+		kips = stack_resolver__trace(r, stacks_fd, key->kern_stack, &knr);
+	if (!uips)
+		unr = 0;
+	if (!kips)
+		knr = 0;
+	err = memo_items(r, key->tgid, false, uips, unr, &n, &pending);
+	err = err ?: memo_items(r, key->tgid, true, kips, knr, &n, &pending);
+	if (err)
+		return err;
+	if (pending)
+		return pend_key(r, key, value, n);
+	return add_items(r, agg, key, value, r->items, n);
 }
 
 /* Every key of map fd for which keep(key, ctx) holds, in a malloc'd array of *nr keys of
@@ -1065,6 +1324,10 @@ int stacks_drain_gen(struct stack_resolver *r, struct stack_drain_maps *m, __u32
 	/* processes' mappings change, and their pids come back as other programs */
 	hashtab_reset(&r->memo_proc);
 	r->proc_runs.nr = 0;
+	/* drains through the memo keep the answers until it starts afresh (its pending runs
+	 * hold tickets); the others need none past the drain */
+	if (r->worker && !r->memo.len && !r->nr_pending)
+		srcworker__trim(r->worker, WORKER_ANSWERS_MAX);
 	free(keys);
 	free(values);
 	free(ids);
@@ -1123,8 +1386,13 @@ void stack_resolver__free(struct stack_resolver *r)
 	free(r->runs.v);
 	free(r->proc_runs.v);
 	free(r->ids);
+	free(r->items);
+	free(r->pending);
+	free(r->pending_items);
 	ksyms__free(r->ksyms);
 	syms_cache__free(r->syms);
+	/* the worker first: it looks up in the srclines */
+	srcworker__free(r->worker);
 	srclines__free(r->lines);
 	free(r->no_lines);
 	free(r->last_noted);

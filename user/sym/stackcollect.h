@@ -29,9 +29,10 @@ void stack_resolver__free(struct stack_resolver *r);
  * resolver owns (NULL: none). */
 struct cgroup_names;
 void stack_resolver__set_cgroups(struct stack_resolver *r, struct cgroup_names *c);
-/* From here on, user frames get their source lines from DWARF (sym/srcline.h) and, with
- * inline_frames, a frame for each function inlined at their address (after it, marked
- * inlined).  Unless every_line, only the inlined frames carry their lines (what a report shows
+/* From here on, user frames get their source lines from DWARF (sym/srcline.h), looked up on a
+ * thread of their own (sym/srcworker.h: a drain through the memo never waits for it, the others
+ * wait for each answer), and, with inline_frames, a frame for each function inlined at their
+ * address (after it, marked inlined).  Unless every_line, only the inlined frames carry their lines (what a report shows
  * of them), the others none: samples of a function at different lines stay one stack.
  * 0 or -ENOMEM. */
 int stack_resolver__set_lines(struct stack_resolver *r, bool inline_frames, bool every_line);
@@ -43,6 +44,11 @@ int stack_frames_add_lines(struct stack_resolver *r, struct frame **frames, __u3
 size_t stack_resolver__lines_missing(const struct stack_resolver *r, char *buf, size_t size);
 /* -v: what source lines cost the run (frames, lookups, time). */
 void stack_resolver__print_lines_cost(const struct stack_resolver *r);
+/* The keys the last drains read whose frames wait for inline chains (looked up on a thread of
+ * its own, so that a drain never waits on DWARF) into agg, once their chains are answered:
+ * before the samples of agg are taken.  0 or -errno (said). */
+struct stack_agg;
+int stack_resolver__settle(struct stack_resolver *r, struct stack_agg *agg);
 /* The samples are all symbolized: what finding their lines holds (debug info, its indexes) is
  * given back before the outputs are written (srclines__close_files()). */
 void stack_resolver__lines_done(struct stack_resolver *r);
