@@ -266,7 +266,7 @@ static bool maps_churn(void)
 
 void stack_maps_configure(struct bpf_map *stacks, struct bpf_map *counts, __u32 stacks_per_key,
 			  bool reads_old_gen, __u32 *targ_max_stack, __u32 *targ_stack_mask,
-			  bool *targ_cgroup_key)
+			  bool *targ_cgroup_key, bool *targ_loop)
 {
 	__u32 slots = STACK_DEPTH_DEFAULT + 1;
 
@@ -275,6 +275,7 @@ void stack_maps_configure(struct bpf_map *stacks, struct bpf_map *counts, __u32 
 		slots *= 2;
 	*targ_max_stack = stack_opts.max_stack;
 	*targ_stack_mask = slots - 1;
+	*targ_loop = feat_bpf_loop();
 	bpf_map__set_max_entries(counts, stack_opts.max_stacks);
 	bpf_map__set_max_entries(stacks, stack_opts.max_stacks * stacks_per_key);
 	bpf_map__set_value_size(stacks, offsetof(struct stack_trace, ips) + slots * sizeof(__u64));
@@ -290,9 +291,10 @@ void stack_maps_configure(struct bpf_map *stacks, struct bpf_map *counts, __u32 
 		bpf_map__set_map_flags(stacks, bpf_map__map_flags(stacks) | BPF_F_NO_PREALLOC);
 		bpf_map__set_map_flags(counts, bpf_map__map_flags(counts) | BPF_F_NO_PREALLOC);
 	}
-	p_info("stacks: up to %u frames, %u slots a stack, %s", *targ_max_stack, slots,
-	       bpf_map__map_flags(stacks) & BPF_F_NO_PREALLOC ? "allocated as they come" :
-	       "preallocated");
+	p_info("stacks: up to %u frames, %u slots a stack, %s; their loops %s", *targ_max_stack,
+	       slots, bpf_map__map_flags(stacks) & BPF_F_NO_PREALLOC ? "allocated as they come" :
+	       "preallocated", *targ_loop ? "bpf_loop()'s, verified once" :
+	       "verified round by round (no bpf_loop())");
 }
 
 /* One insert and delete from one CPU: the allocator's cache there refills as the insert empties

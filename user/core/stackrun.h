@@ -57,15 +57,17 @@ int stack_opts_check(struct stack_opts *o);
  * pprof names them) and the sizes of the `stacks` (stacks_per_key stacks for each of
  * --max-stacks keys, each sized to --max-stack) and `counts` maps.  reads_old_gen: the programs
  * read stacks of the generation being drained (offcpu's stack_in_gen()), which a preallocated
- * map would hand to another key as soon as the drain deletes them: never preallocated then. */
+ * map would hand to another key as soon as the drain deletes them: never preallocated then.
+ * targ_loop: the programs' loops are bpf_loop()'s (feat_bpf_loop()). */
 void stack_maps_configure(struct bpf_map *stacks, struct bpf_map *counts, __u32 stacks_per_key,
 			  bool reads_old_gen, __u32 *targ_max_stack, __u32 *targ_stack_mask,
-			  bool *targ_cgroup_key);
+			  bool *targ_cgroup_key, bool *targ_loop);
 #define STACK_MAPS_CONFIGURE(skel, stacks_per_key, reads_old_gen)                             \
 	stack_maps_configure((skel)->maps.stacks, (skel)->maps.counts, (stacks_per_key),       \
 			     (reads_old_gen), (__u32 *)&(skel)->rodata->targ_max_stack,         \
 			     (__u32 *)&(skel)->rodata->targ_stack_mask,                         \
-			     (bool *)&(skel)->rodata->targ_cgroup_key)
+			     (bool *)&(skel)->rodata->targ_cgroup_key,                           \
+			     (bool *)&(skel)->rodata->targ_loop)
 
 /* After load, before attach: the allocator of maps made without preallocation holds elements
  * ready on every CPU (see stackrun.c). */
