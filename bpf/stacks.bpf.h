@@ -33,7 +33,7 @@ struct {
 
 /* Processes user space knows: 1 when it has captured their mappings (or been asked to), 0 after
  * an exec until it is asked again, SEEN_EXITED once its leader exited (told to user space).
- * Kept across exec so that the exit is still told. */
+ * Kept across exec so that the exit is still told.  Sized by the loader for the CPUs. */
 #define SEEN_EXITED 2
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
