@@ -655,7 +655,7 @@ __noinline long unwind_step(__u64 depth)
 	struct unw_walk *s;
 	struct stack_trace *st;
 	struct unw_table *t;
-	struct unw_row *row;
+	struct unw_row *row, r;
 	__u64 lookup, loc, off, tag;
 	int i;
 
@@ -714,18 +714,23 @@ __noinline long unwind_step(__u64 depth)
 	slot = (tag * 0x9e3779b97f4a7c15ULL) >> 54; /* 10 bits: UNWIND_ROW_CACHE */
 	cache = bpf_map_lookup_elem(&unwind_row_cache, &zero);
 	cached = cache ? &cache->slots[slot & (UNWIND_ROW_CACHE - 1)] : NULL;
-	if (cached && cached->tag == tag && off <= 0xffffffffULL)
-		return unwind_eh_step(s, &cached->row);
-	i = unwind_find_row(first, count, off);
-	idx = i;
-	row = i >= 0 ? bpf_map_lookup_elem(&unwind_rows, &idx) : NULL;
-	if (!row)
-		return unwind_no_cfi(s);
-	if (cached) {
-		cached->row = *row;
-		cached->tag = tag;
+	/* the row copied, from the cache or the table, so that one step follows both: the
+	 * verifier walks unwind_eh_step() once, not once per map the row came from */
+	if (cached && cached->tag == tag && off <= 0xffffffffULL) {
+		r = cached->row;
+	} else {
+		i = unwind_find_row(first, count, off);
+		idx = i;
+		row = i >= 0 ? bpf_map_lookup_elem(&unwind_rows, &idx) : NULL;
+		if (!row)
+			return unwind_no_cfi(s);
+		r = *row;
+		if (cached) {
+			cached->row = r;
+			cached->tag = tag;
+		}
 	}
-	return unwind_eh_step(s, row);
+	return unwind_eh_step(s, &r);
 pending:
 	if (targ_unwind == UNWIND_AUTO)
 		return unwind_fp_step(s, UNW_STAT_FRAMES_PENDING);
