@@ -31,6 +31,18 @@ for m in eh auto; do
 	done
 done
 
+# 1b. The same walk with the loops the verifier walks round by round, as on kernels without
+#     bpf_loop() (before 5.17): the same stacks.
+BPFPROF_NO_BPF_LOOP=1 "$BPFPROF" profile -F 999 -f -U --unwind eh -- "$WL/hotcold_nofp" 2 \
+	>"$TMP/noloop" 2>"$TMP/noloop.err"; rc=$?
+check "without bpf_loop: exits 0" test "$rc" -eq 0
+a=$(folded_sum "$TMP/noloop" "^hotcold_nofp;$FULL;hot_a;spin ")
+c=$(folded_sum "$TMP/noloop" "^hotcold_nofp;$FULL;hot_b;spin ")
+all=$(folded_sum "$TMP/noloop" "^hotcold_nofp;")
+echo "# without bpf_loop: hot_a=$a hot_b=$c all=$all"
+check "without bpf_loop: hot_a:hot_b is 2:1 within 25%" within "$(ratio "$a" "$c")" 2 0.25
+check "without bpf_loop: at least 80% of stacks complete" test "$(share $((a + c)) "$all")" -ge 80
+
 # 2. The frame-pointer walk on the same binaries: complete for the frame-pointer build (both
 #    methods agree on main;driver;hot_X;spin), only the leaf without frame pointers.
 "$BPFPROF" profile -F $F -f -U --unwind fp -- "$WL/hotcold" 1 >"$TMP/hc.fp" 2>/dev/null

@@ -14,7 +14,7 @@
 static struct {
 	struct btf *btf;
 	bool btf_tried;
-	int task_storage, task_pt_regs, raw_tp_cookie, kprobes, fentry, nmi_alloc, sched_info;
+	int task_storage, task_pt_regs, raw_tp_cookie, kprobes, fentry, nmi_alloc, sched_info, loop;
 	const char *fentry_why, *sched_info_why;
 	int task_flags_off; /* 0: not computed */
 	struct {
@@ -25,6 +25,7 @@ static struct {
 } feat = {
 	.task_storage = UNKNOWN, .task_pt_regs = UNKNOWN, .raw_tp_cookie = UNKNOWN,
 	.kprobes = UNKNOWN, .fentry = UNKNOWN, .nmi_alloc = UNKNOWN, .sched_info = UNKNOWN,
+	.loop = UNKNOWN,
 };
 
 const struct btf *feat_btf(void)
@@ -152,6 +153,16 @@ bool feat_task_pt_regs(void)
 		feat.task_pt_regs = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT,
 							    BPF_FUNC_task_pt_regs, NULL) > 0;
 	return feat.task_pt_regs;
+}
+
+bool feat_bpf_loop(void)
+{
+	/* tests run the paths of 5.6-5.16 kernels with it */
+	if (getenv("BPFPROF_NO_BPF_LOOP"))
+		return false;
+	if (feat.loop == UNKNOWN)
+		feat.loop = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop, NULL) > 0;
+	return feat.loop;
 }
 
 /* Loads a perf_event program that looks up a key in a hash map created with BPF_F_NO_PREALLOC:

@@ -39,6 +39,10 @@ bool feat_task_storage(void);
  * BPFPROF_NO_TASK_PT_REGS=1 in the environment, for tests of older kernels' paths. */
 bool feat_task_pt_regs(void);
 
+/* bpf_loop() (5.17+): a loop's body verified once, not once per round.  False with
+ * BPFPROF_NO_BPF_LOOP=1 in the environment, for tests of older kernels' paths. */
+bool feat_bpf_loop(void);
+
 /* Hash maps without preallocation are usable from perf_event (NMI) programs (6.1+, the BPF memory
  * allocator); before, such programs must preallocate every element. */
 bool feat_nmi_alloc(void);

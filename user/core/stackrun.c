@@ -264,9 +264,21 @@ static bool maps_churn(void)
 	       (!run_opts.duration || run_opts.duration >= PREALLOC_AFTER_S);
 }
 
-void stack_maps_configure(struct bpf_map *stacks, struct bpf_map *counts, __u32 stacks_per_key,
-			  bool reads_old_gen, __u32 *targ_max_stack, __u32 *targ_stack_mask,
-			  bool *targ_cgroup_key)
+/* An LRU map's elements are all made at its creation (a 65,536-entry seen_procs took 2.1 ms of
+ * every start here); each CPU takes up to 128 free ones aside at a time (the kernel's
+ * LOCAL_FREE_TARGET), so that a map of few entries on many CPUs evicts while others hold free
+ * ones.  512 a CPU, at least 16,384 (a process announced again after its entry was evicted is
+ * read again from /proc: work, not a loss), at most 65,536. */
+static __u32 seen_entries(void)
+{
+	__u64 n = (__u64)nr_cpus_possible() * 512;
+
+	return n < 16384 ? 16384 : n > 65536 ? 65536 : n;
+}
+
+void stack_maps_configure(struct bpf_map *stacks, struct bpf_map *counts, struct bpf_map *seen,
+			  __u32 stacks_per_key, bool reads_old_gen, __u32 *targ_max_stack,
+			  __u32 *targ_stack_mask, bool *targ_cgroup_key, bool *targ_loop)
 {
 	__u32 slots = STACK_DEPTH_DEFAULT + 1;
 
@@ -275,6 +287,8 @@ void stack_maps_configure(struct bpf_map *stacks, struct bpf_map *counts, __u32 
 		slots *= 2;
 	*targ_max_stack = stack_opts.max_stack;
 	*targ_stack_mask = slots - 1;
+	*targ_loop = feat_bpf_loop();
+	bpf_map__set_max_entries(seen, seen_entries());
 	bpf_map__set_max_entries(counts, stack_opts.max_stacks);
 	bpf_map__set_max_entries(stacks, stack_opts.max_stacks * stacks_per_key);
 	bpf_map__set_value_size(stacks, offsetof(struct stack_trace, ips) + slots * sizeof(__u64));
@@ -290,9 +304,10 @@ void stack_maps_configure(struct bpf_map *stacks, struct bpf_map *counts, __u32 
 		bpf_map__set_map_flags(stacks, bpf_map__map_flags(stacks) | BPF_F_NO_PREALLOC);
 		bpf_map__set_map_flags(counts, bpf_map__map_flags(counts) | BPF_F_NO_PREALLOC);
 	}
-	p_info("stacks: up to %u frames, %u slots a stack, %s", *targ_max_stack, slots,
-	       bpf_map__map_flags(stacks) & BPF_F_NO_PREALLOC ? "allocated as they come" :
-	       "preallocated");
+	p_info("stacks: up to %u frames, %u slots a stack, %s; their loops %s", *targ_max_stack,
+	       slots, bpf_map__map_flags(stacks) & BPF_F_NO_PREALLOC ? "allocated as they come" :
+	       "preallocated", *targ_loop ? "bpf_loop()'s, verified once" :
+	       "verified round by round (no bpf_loop())");
 }
 
 /* One insert and delete from one CPU: the allocator's cache there refills as the insert empties

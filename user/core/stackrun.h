@@ -55,17 +55,21 @@ int stack_opts_check(struct stack_opts *o);
 
 /* Before load, after stack_run_init(): the stack settings (samples keyed by cgroup too where a
  * pprof names them) and the sizes of the `stacks` (stacks_per_key stacks for each of
- * --max-stacks keys, each sized to --max-stack) and `counts` maps.  reads_old_gen: the programs
- * read stacks of the generation being drained (offcpu's stack_in_gen()), which a preallocated
- * map would hand to another key as soon as the drain deletes them: never preallocated then. */
-void stack_maps_configure(struct bpf_map *stacks, struct bpf_map *counts, __u32 stacks_per_key,
-			  bool reads_old_gen, __u32 *targ_max_stack, __u32 *targ_stack_mask,
-			  bool *targ_cgroup_key);
+ * --max-stacks keys, each sized to --max-stack), `counts` and `seen` (seen_procs, by the CPUs)
+ * maps.  reads_old_gen: the programs read stacks of the generation being drained (offcpu's
+ * stack_in_gen()), which a preallocated map would hand to another key as soon as the drain
+ * deletes them: never preallocated then.
+ * targ_loop: the programs' loops are bpf_loop()'s (feat_bpf_loop()). */
+void stack_maps_configure(struct bpf_map *stacks, struct bpf_map *counts, struct bpf_map *seen,
+			  __u32 stacks_per_key, bool reads_old_gen, __u32 *targ_max_stack,
+			  __u32 *targ_stack_mask, bool *targ_cgroup_key, bool *targ_loop);
 #define STACK_MAPS_CONFIGURE(skel, stacks_per_key, reads_old_gen)                             \
-	stack_maps_configure((skel)->maps.stacks, (skel)->maps.counts, (stacks_per_key),       \
-			     (reads_old_gen), (__u32 *)&(skel)->rodata->targ_max_stack,         \
+	stack_maps_configure((skel)->maps.stacks, (skel)->maps.counts, (skel)->maps.seen_procs, \
+			     (stacks_per_key), (reads_old_gen),                                 \
+			     (__u32 *)&(skel)->rodata->targ_max_stack,                          \
 			     (__u32 *)&(skel)->rodata->targ_stack_mask,                         \
-			     (bool *)&(skel)->rodata->targ_cgroup_key)
+			     (bool *)&(skel)->rodata->targ_cgroup_key,                           \
+			     (bool *)&(skel)->rodata->targ_loop)
 
 /* After load, before attach: the allocator of maps made without preallocation holds elements
  * ready on every CPU (see stackrun.c). */
