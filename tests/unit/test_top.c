@@ -101,6 +101,21 @@ static void test_self_and_children(void)
 	CHECK_STR(rows[0].sym, "hot");
 	CHECK_INT(n, 3);
 	free(rows);
+	/* only the first rows in order: the same first rows, and every row still there */
+	for (size_t first = 1; first <= 4; first++) {
+		struct top_row *all, *some;
+		size_t n_all, n_some;
+
+		CHECK_INT(top_table__rows(t, NULL, true, 0, &all, &n_all, &total), 0);
+		CHECK_INT(top_table__rows_first(t, NULL, true, 0, first, &some, &n_some, &total), 0);
+		CHECK_INT(n_some, n_all);
+		for (size_t i = 0; i < first; i++)
+			CHECK_STR(some[i].sym, all[i].sym);
+		for (size_t i = 0; i < n_all; i++)
+			CHECK(find(some, n_some, all[i].sym) != NULL);
+		free(all);
+		free(some);
+	}
 	/* --percent-limit 15: memcpy (20%) stays, do_syscall_64 (10%) goes */
 	CHECK_INT(top_table__rows(t, NULL, false, 15, &rows, &n, &total), 0);
 	CHECK_INT(n, 2);

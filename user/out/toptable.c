@@ -87,6 +87,12 @@ struct top_table {
 	struct hashtab groups;      /* the rows' grouping: (pid << 32 | comm + 1, func) -> row + 1 */
 	__u32 *row_of_func;         /* the same by func id + 1 where rows group by function alone */
 	size_t row_of_func_cap;
+	/* the grouping's room, a row per entry at most (megabytes under churn: malloc'd afresh,
+	 * its pages faulted in at each refresh) */
+	struct top_row *group_rows;
+	double *group_count;
+	__u32 *group_func;
+	size_t group_cap;
 	struct stack_buf key;
 	__u64 samples_seen;
 };
@@ -122,6 +128,9 @@ void top_table__free(struct top_table *t)
 	free(t->free_slots);
 	free(t->seen_ids);
 	free(t->row_of_func);
+	free(t->group_rows);
+	free(t->group_count);
+	free(t->group_func);
 	free(t);
 }
 
@@ -156,7 +165,10 @@ static long func_id(struct top_table *t, const struct frame *f)
 	if (!t->by_dso)
 		return NO_FUNC;
 	t->key.len = 0;
-	err = stack_buf_printf(&t->key, "\x1f%c%s\x1f", f->kernel ? 'k' : 'u', module);
+	/* "\x1f" k or u, the module, "\x1f": added, not printed (a refresh makes thousands) */
+	err = stack_buf_add(&t->key, f->kernel ? "\x1fk" : "\x1fu", 2);
+	err = err ?: stack_buf_add(&t->key, module, strlen(module));
+	err = err ?: stack_buf_add(&t->key, "\x1f", 1);
 	prefix = t->key.len;
 	err = err ?: (t->by_sym ? frame_label(&t->key, f) : 0);
 	id = err ?: stack_names__intern(t->names, t->key.s, t->key.len);
@@ -484,8 +496,83 @@ static int cmp_row(const void *a, const void *b, void *ctx)
 	return c ?: (x->pid > y->pid) - (x->pid < y->pid);
 }
 
+static void swap_rows(struct top_row *a, struct top_row *b)
+{
+	struct top_row t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+/* Heap of rows[0..n) with the last in order at the root. */
+static void sift_down(struct top_row *rows, size_t n, size_t i, bool *children)
+{
+	for (;;) {
+		size_t worst = i, l = 2 * i + 1, r = l + 1;
+
+		if (l < n && cmp_row(&rows[l], &rows[worst], children) > 0)
+			worst = l;
+		if (r < n && cmp_row(&rows[r], &rows[worst], children) > 0)
+			worst = r;
+		if (worst == i)
+			return;
+		swap_rows(&rows[i], &rows[worst]);
+		i = worst;
+	}
+}
+
+/* The first `first` rows in order (all where 0), the rest after them in no order: a plain-text
+ * refresh shows 40 of a thousand rows, and sorting them all was most of making the rows. */
+static void sort_rows(struct top_row *rows, size_t n, size_t first, bool children)
+{
+	if (first && first < n) {
+		/* the best `first` seen so far kept in a heap at the front, the worst at its root */
+		for (size_t i = first / 2; i-- > 0;)
+			sift_down(rows, first, i, &children);
+		for (size_t i = first; i < n; i++)
+			if (cmp_row(&rows[i], &rows[0], &children) < 0) {
+				swap_rows(&rows[0], &rows[i]);
+				sift_down(rows, first, 0, &children);
+			}
+		n = first;
+	}
+	qsort_r(rows, n, sizeof(*rows), cmp_row, &children);
+}
+
+/* Room for n rows to group into.  0 or -ENOMEM. */
+static int group_room(struct top_table *t, size_t n)
+{
+	struct top_row *r;
+	double *c;
+	__u32 *f;
+
+	if (n <= t->group_cap)
+		return 0;
+	n = n > 2 * t->group_cap ? n : 2 * t->group_cap;
+	r = realloc(t->group_rows, n * sizeof(*r));
+	if (r)
+		t->group_rows = r;
+	c = realloc(t->group_count, n * sizeof(*c));
+	if (c)
+		t->group_count = c;
+	f = realloc(t->group_func, n * sizeof(*f));
+	if (f)
+		t->group_func = f;
+	if (!r || !c || !f)
+		return -ENOMEM;
+	t->group_cap = n;
+	return 0;
+}
+
 int top_table__rows(struct top_table *t, const struct top_zoom *zoom, bool children,
 		    double percent_limit, struct top_row **rows, size_t *nr, double *total)
+{
+	return top_table__rows_first(t, zoom, children, percent_limit, 0, rows, nr, total);
+}
+
+int top_table__rows_first(struct top_table *t, const struct top_zoom *zoom, bool children,
+			  double percent_limit, size_t first, struct top_row **rows, size_t *nr,
+			  double *total)
 {
 	struct grouping g = { .t = t, .children = children, .index = &t->groups };
 	size_t k = 0;
@@ -498,10 +585,10 @@ int top_table__rows(struct top_table *t, const struct top_zoom *zoom, bool child
 		return 0;
 	g.by_pid = top_sort_has(&t->sort, TOP_KEY_PID);
 	g.by_comm = g.by_pid || top_sort_has(&t->sort, TOP_KEY_COMM);
-	g.rows = malloc(t->nr * sizeof(*g.rows));
-	g.main_count = calloc(t->nr, sizeof(*g.main_count));
-	if (!g.rows || !g.main_count)
-		err = -ENOMEM;
+	err = group_room(t, t->nr);
+	g.rows = t->group_rows;
+	g.main_count = t->group_count;
+	g.func = t->group_func;
 	/* rows by function alone (perf top's dso,sym): an array by the functions' ids, kept from
 	 * refresh to refresh and emptied by the rows it held */
 	if (!err && !g.by_comm) {
@@ -517,8 +604,7 @@ int top_table__rows(struct top_table *t, const struct top_zoom *zoom, bool child
 				t->row_of_func_cap = need;
 			}
 		}
-		g.func = malloc(t->nr * sizeof(*g.func));
-		if (t->row_of_func_cap >= need && g.func)
+		if (t->row_of_func_cap >= need)
 			g.by_func = t->row_of_func;
 	}
 	for (size_t i = 0; i < t->nr && !err; i++) {
@@ -530,10 +616,7 @@ int top_table__rows(struct top_table *t, const struct top_zoom *zoom, bool child
 	for (size_t i = 0; g.by_func && i < g.nr; i++)
 		g.by_func[g.func[i]] = 0;
 	hashtab_reset(&t->groups);
-	free(g.func);
-	free(g.main_count);
 	if (err) {
-		free(g.rows);
 		*total = 0;
 		return err;
 	}
@@ -544,12 +627,15 @@ int top_table__rows(struct top_table *t, const struct top_zoom *zoom, bool child
 			continue;
 		g.rows[k++] = g.rows[i];
 	}
-	qsort_r(g.rows, k, sizeof(*g.rows), cmp_row, &children);
-	if (!k) {
-		free(g.rows);
-		g.rows = NULL;
+	sort_rows(g.rows, k, first, children);
+	if (!k)
+		return 0;
+	*rows = malloc(k * sizeof(**rows));
+	if (!*rows) {
+		*total = 0;
+		return -ENOMEM;
 	}
-	*rows = g.rows;
+	memcpy(*rows, g.rows, k * sizeof(**rows));
 	*nr = k;
 	return 0;
 }
