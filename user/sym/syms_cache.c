@@ -75,6 +75,7 @@ struct proc {
 	bool revisit;         /* snapshotted once, early: look again (syms_cache__revisit) */
 	struct mapping *maps; /* sorted, disjoint */
 	size_t nr_maps;
+	size_t maps_cap;      /* room in maps */
 	struct perf_map *pm;
 	struct perf_map **old_pms; /* replaced maps: their names may still be in use */
 	size_t nr_old_pms;
@@ -515,6 +516,7 @@ static int merge_maps(struct proc *p, struct mapping *fresh, size_t nr_fresh)
 	if (nr > nr_fresh)
 		qsort(merged, nr, sizeof(*merged), cmp_mapping);
 	free(p->maps);
+	p->maps_cap = nr_fresh + p->nr_maps + 1;
 	p->maps = merged;
 	p->nr_maps = nr;
 	return 0;
@@ -831,11 +833,39 @@ static struct proc *proc_reborn(struct syms_cache *sc, __u32 tgid, __u64 time)
  * (MAP_FIXED), and the rest of them stay. */
 static int proc_add_mapping(struct proc *p, const struct mapping *m)
 {
-	/* one old mapping may be cut in two around m */
-	struct mapping *out = malloc((p->nr_maps + 2) * sizeof(*out)), part;
+	struct mapping *out, part;
 	bool placed = false;
-	size_t n = 0;
+	size_t n = 0, lo = 0, hi = p->nr_maps;
 
+	/* most records map where nothing is (a process's libraries after its exec): m goes in
+	 * between, in the room the array has (each record was an array made afresh and copied
+	 * whole: a tenth of reading the records under churn) */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].start < m->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if ((!lo || p->maps[lo - 1].end <= m->start) &&
+	    (lo == p->nr_maps || p->maps[lo].start >= m->end)) {
+		if (p->nr_maps == p->maps_cap) {
+			size_t cap = p->maps_cap ? p->maps_cap * 2 : 16;
+
+			out = realloc(p->maps, cap * sizeof(*out));
+			if (!out)
+				return -ENOMEM;
+			p->maps = out;
+			p->maps_cap = cap;
+		}
+		memmove(&p->maps[lo + 1], &p->maps[lo], (p->nr_maps - lo) * sizeof(*p->maps));
+		p->maps[lo] = *m;
+		p->nr_maps++;
+		return 0;
+	}
+	/* one old mapping may be cut in two around m */
+	out = malloc((p->nr_maps + 2) * sizeof(*out));
 	if (!out)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->nr_maps; i++) {
@@ -868,6 +898,7 @@ static int proc_add_mapping(struct proc *p, const struct mapping *m)
 	if (!placed)
 		out[n++] = *m;
 	free(p->maps);
+	p->maps_cap = p->nr_maps + 2;
 	p->maps = out;
 	p->nr_maps = n;
 	return 0;
@@ -911,6 +942,7 @@ int syms_cache__record_fork(struct syms_cache *sc, __u32 tgid, __u32 parent_tgid
 	/* the child's address space is a copy of its parent's (the same files: shared dsos) */
 	p->maps = maps;
 	p->nr_maps = parent->nr_maps;
+	p->maps_cap = parent->nr_maps;
 	p->tracked = parent->tracked;
 	return 0;
 }
