@@ -30,7 +30,7 @@
 #define FILE_IDLE_SWEEPS 10
 /* And for this many times the CPU time its symbols took to parse (at most FILE_KEEP_MAX_NS): a
  * program that comes back costs at most 1/20000 of a CPU parsing it again.  Ten sweeps were 10-20
- * s; libLLVM's 17 ms parse (clang run now and then) cost a live view 1 ms/s, a third of it. */
+ * s; libLLVM's 17 ms parse (clang run now and then) cost a live view up to a third of its CPU. */
 #define FILE_KEEP_PER_PARSE_NS 20000
 #define FILE_KEEP_MAX_NS (300 * 1000000000ULL)
 #define DELETED_SUFFIX " (deleted)"
@@ -838,8 +838,8 @@ static int proc_add_mapping(struct proc *p, const struct mapping *m)
 	size_t n = 0, lo = 0, hi = p->nr_maps;
 
 	/* most records map where nothing is (a process's libraries after its exec): m goes in
-	 * between, in the room the array has (each record was an array made afresh and copied
-	 * whole: a tenth of reading the records under churn) */
+	 * between, in the room the array has, where each record made an array afresh and copied
+	 * it whole */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
