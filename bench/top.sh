@@ -1,8 +1,10 @@
 #!/bin/bash
 # bpfprof top's own CPU at 99 Hz on all CPUs, per refresh (-d 2) and per second, beside perf
 # top's: plain (no call graphs) and with -g (call graphs, which bpfprof top always takes for its
-# Children column).  Two loads: CPU-bound (one hotcold per CPU) and a compiler loop (a new cc1
-# every few hundred ms: mappings, symbols and unwind tables to read for every process).  CPU time
+# Children column).  Two loads: CPU-bound (one hotcold per CPU) and process churn as
+# bench/soak.sh makes it, an ls loop beside a compiler loop (a new cc1 every few hundred ms, and
+# hundreds of short processes a second: mappings, symbols and unwind tables to read for every
+# process).  CPU time
 # is the sum of every thread's run time in /proc/PID/task/*/schedstat (nanoseconds: the clock
 # ticks of /proc/PID/stat, 10 ms, were 0.67 ms/s over 15 s, as much as bpfprof top spends) over
 # SECS seconds after a WARM-up that includes loading kernel symbols; bpfprof's -v line per
@@ -52,6 +54,7 @@ start_load() {
 	if [ "$1" = cpu ]; then
 		for ((i = 0; i < NCPU; i++)); do "$WL/hotcold" 100000 2>/dev/null & done
 	else
+		( while :; do ls /usr/bin >/dev/null; done ) &
 		( cd "$ROOT" && while :; do
 			for f in user/*/*.c; do
 				cc -O2 -D_GNU_SOURCE -Iinclude -Iuser -Ibuild -c "$f" -o "$BTMP/churn.o" 2>/dev/null

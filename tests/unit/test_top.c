@@ -101,6 +101,21 @@ static void test_self_and_children(void)
 	CHECK_STR(rows[0].sym, "hot");
 	CHECK_INT(n, 3);
 	free(rows);
+	/* only the first rows in order: the same first rows, and every row still there */
+	for (size_t first = 1; first <= 4; first++) {
+		struct top_row *all, *some;
+		size_t n_all, n_some;
+
+		CHECK_INT(top_table__rows(t, NULL, true, 0, &all, &n_all, &total), 0);
+		CHECK_INT(top_table__rows_first(t, NULL, true, 0, first, &some, &n_some, &total), 0);
+		CHECK_INT(n_some, n_all);
+		for (size_t i = 0; i < first; i++)
+			CHECK_STR(some[i].sym, all[i].sym);
+		for (size_t i = 0; i < n_all; i++)
+			CHECK(find(some, n_some, all[i].sym) != NULL);
+		free(all);
+		free(some);
+	}
 	/* --percent-limit 15: memcpy (20%) stays, do_syscall_64 (10%) goes */
 	CHECK_INT(top_table__rows(t, NULL, false, 15, &rows, &n, &total), 0);
 	CHECK_INT(n, 2);
@@ -208,6 +223,57 @@ static void test_grouping_and_zoom(void)
 	CHECK_INT(top_table__rows(t, NULL, false, 0, &rows, &n, &total), 0);
 	CHECK_INT(n, 4); /* hot in 10 and in 20, memcpy, do_syscall_64 */
 	CHECK_INT(rows[0].pid, 10);
+	free(rows);
+	top_table__free(t);
+}
+
+/* Samples of a drained period name their frames by id in one table (the fold looks them up by
+ * id); entries that fade leave their slots to new ones, and the rows are what a table built
+ * afresh from the surviving counts gives. */
+static void test_frame_ids_and_fading(void)
+{
+	static const struct frame table_[] = { F_MAIN, F_WORK, F_HOT, F_MEMCPY };
+	static const __u32 ids_a[] = { 0, 1, 2 }, ids_b[] = { 0, 1, 3 }, ids_c[] = { 0, 2 };
+	struct stack_sample s[3] = {
+		{ .comm = "app", .pid = 1, .value = 1, .nr_frames = 3, .frame_ids = ids_a },
+		{ .comm = "app", .pid = 2, .value = 4, .nr_frames = 3, .frame_ids = ids_b },
+		{ .comm = "cc", .pid = 3, .value = 2, .nr_frames = 2, .frame_ids = ids_c },
+	};
+	struct top_sort sort;
+	struct top_table *t = table("dso,sym", &sort);
+	struct top_period_stats st;
+	struct top_row *rows;
+	const struct top_row *r;
+	size_t n;
+	double total, left;
+
+	for (int i = 0; i < 3; i++)
+		s[i].frame_table = table_;
+	/* pid 1's 1 sample fades after 6 refreshes (7/8^6 < 1/2), pid 2's 4 stay */
+	CHECK_INT(top_table__refresh(t, TOP_DECAY, s, 2, &st), 0);
+	CHECK_INT(top_table__entries(t), 6);
+	for (int i = 0; i < 6; i++)
+		CHECK_INT(top_table__refresh(t, TOP_DECAY, NULL, 0, &st), 0);
+	CHECK_INT(top_table__entries(t), 3);
+	/* cc's new entries take the faded slots (main and hot are new: another process) */
+	CHECK_INT(top_table__refresh(t, TOP_DECAY, &s[2], 1, &st), 0);
+	CHECK_INT(top_table__entries(t), 5);
+	CHECK_INT(top_table__rows(t, NULL, true, 0, &rows, &n, &total), 0);
+	left = 4 * 7.0 / 8 * 7 / 8 * 7 / 8 * 7 / 8 * 7 / 8 * 7 / 8 * 7 / 8;
+	CHECK(total == left + 2);
+	CHECK_INT(n, 4);
+	CHECK_STR(rows[0].sym, "main");
+	CHECK(rows[0].children == left + 2);
+	r = find(rows, n, "hot");
+	CHECK(r && r->self == 2 && r->children == 2 && r->main_pid == 3);
+	r = find(rows, n, "memcpy");
+	CHECK(r && r->self == left && r->main_pid == 2);
+	free(rows);
+	/* pid 1's old counts are not back: its function starts afresh */
+	CHECK_INT(top_table__refresh(t, TOP_DECAY, s, 1, &st), 0);
+	CHECK_INT(top_table__rows(t, NULL, false, 0, &rows, &n, &total), 0);
+	r = find(rows, n, "hot");
+	CHECK(r && r->self == 2 * 7.0 / 8 + 1);
 	free(rows);
 	top_table__free(t);
 }
@@ -468,6 +534,7 @@ int main(void)
 	RUN(test_recursion_counts_once);
 	RUN(test_modes);
 	RUN(test_grouping_and_zoom);
+	RUN(test_frame_ids_and_fading);
 	RUN(test_unresolved);
 	RUN(test_layout);
 	RUN(test_status);

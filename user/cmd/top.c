@@ -134,12 +134,35 @@ static __u64 own_cpu_us(void)
 
 /* ---- showing ---- */
 
-static int build_rows(void)
+static int status_lines(void);
+static int screen_page(void);
+
+/* Rows a plain-text refresh prints: -E, else the terminal's height, else STDIO_ROWS. */
+static int stdio_rows(FILE *out)
 {
+	int rows = STDIO_ROWS, cols;
+
+	if (env.entries)
+		return (int)env.entries;
+	if (isatty(fileno(out))) {
+		term_size(&rows, &cols);
+		rows -= status_lines() + 1;
+	}
+	return rows;
+}
+
+/* The rows, those the view can show in order (the screen's page down to its cursor: keys have
+ * moved it before the rows are made). */
+static int build_rows(FILE *out)
+{
+	int first = env.screen ? (env.ui.first > env.ui.selected ? env.ui.first : env.ui.selected) +
+				 screen_page() + 1 : stdio_rows(out);
+
 	free(env.rows);
 	env.rows = NULL;
-	return top_table__rows(env.table, &env.ui.zoom, env.ui.children, stack_opts.percent_limit,
-			       &env.rows, &env.nr_rows, &env.total);
+	return top_table__rows_first(env.table, &env.ui.zoom, env.ui.children,
+				     stack_opts.percent_limit, first > 0 ? first : 1, &env.rows,
+				     &env.nr_rows, &env.total);
 }
 
 static struct top_layout layout(int width, int max_rows)
@@ -217,14 +240,12 @@ static int draw_screen(void)
 static int print_refresh(FILE *out)
 {
 	struct stack_buf b = {};
-	int rows = STDIO_ROWS, cols = 0, err;
+	int rows, cols = 0, err;
 	struct top_layout l;
 
-	if (isatty(fileno(out))) {
+	if (isatty(fileno(out)))
 		term_size(&rows, &cols);
-		rows -= status_lines() + 1;
-	}
-	l = layout(cols, env.entries ? (int)env.entries : rows);
+	l = layout(cols, stdio_rows(out));
 	err = top_render_status(&b, &env.status, cols);
 	err = err ?: top_render_rows(&b, env.rows, env.nr_rows, env.total, &l);
 	if (!err && fprintf(out, "%s%s", env.refreshes > 1 ? "\n" : "", b.s) < 0)
@@ -286,7 +307,7 @@ static int show_period(struct runner *r, const struct profile_state *st,
 	env.last_ns = now;
 	if (env.screen && env.ui.paused)
 		return 0;
-	err = build_rows();
+	err = build_rows(r->out);
 	if (err) {
 		p_err("cannot update the table: %s", strerror(-err));
 		return err;
@@ -349,7 +370,7 @@ static int read_keys(void)
 	if (term_resized())
 		act |= TOP_ACT_REDRAW;
 	if (act & TOP_ACT_REDRAW) {
-		err = build_rows();
+		err = build_rows(stdout);
 		err = err ?: draw_screen();
 	}
 	return err;

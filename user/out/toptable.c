@@ -59,6 +59,7 @@ struct top_func {
 /* Counts of one function (or file) in one process under one command. */
 struct top_entry {
 	__u32 pid, comm, func; /* comm and func: ids in names */
+	bool faded;            /* below half a sample: out of the index, its slot free */
 	double self, children; /* decayed by 7/8: fractions kept, so Children <= the total */
 	__u64 last_sample;     /* the sample that counted it last: Children once a sample */
 };
@@ -71,11 +72,27 @@ struct top_table {
 	size_t funcs_cap;
 	struct top_entry *entries;
 	size_t nr, cap;
+	/* faded entries' slots, taken again by new ones: under process churn each refresh fades
+	 * and makes as many entries as its new processes have functions, a sixth of the table
+	 * (rebuilding the index each refresh was a fifth of a refresh's table work) */
+	size_t *free_slots;
+	size_t nr_free, free_cap;
 	struct hashtab index;       /* (pid << 32 | comm, func) -> entry index + 1 */
 	/* kept from refresh to refresh, emptied but not freed: filled again to about their size,
 	 * they need not grow (rebuilt from nothing, growing was a tenth of a refresh) */
 	struct hashtab seen;        /* a fold's frames: address -> func id + 1 */
+	__u32 *seen_ids;            /* the same by frame id, for samples of one frame table */
+	size_t seen_cap, seen_used;
+	const struct frame *seen_table;
 	struct hashtab groups;      /* the rows' grouping: (pid << 32 | comm + 1, func) -> row + 1 */
+	__u32 *row_of_func;         /* the same by func id + 1 where rows group by function alone */
+	size_t row_of_func_cap;
+	/* the grouping's room, a row per entry at most (megabytes under churn: malloc'd afresh,
+	 * its pages faulted in at each refresh) */
+	struct top_row *group_rows;
+	double *group_count;
+	__u32 *group_func;
+	size_t group_cap;
 	struct stack_buf key;
 	__u64 samples_seen;
 };
@@ -108,12 +125,18 @@ void top_table__free(struct top_table *t)
 	stack_buf_free(&t->key);
 	free(t->funcs);
 	free(t->entries);
+	free(t->free_slots);
+	free(t->seen_ids);
+	free(t->row_of_func);
+	free(t->group_rows);
+	free(t->group_count);
+	free(t->group_func);
 	free(t);
 }
 
 size_t top_table__entries(const struct top_table *t)
 {
-	return t->nr;
+	return t->nr - t->nr_free;
 }
 
 static const struct frame unknown_frame = { .module = "[unknown]" };
@@ -142,7 +165,10 @@ static long func_id(struct top_table *t, const struct frame *f)
 	if (!t->by_dso)
 		return NO_FUNC;
 	t->key.len = 0;
-	err = stack_buf_printf(&t->key, "\x1f%c%s\x1f", f->kernel ? 'k' : 'u', module);
+	/* "\x1f" k or u, the module, "\x1f": added, not printed (a refresh makes thousands) */
+	err = stack_buf_add(&t->key, f->kernel ? "\x1fk" : "\x1fu", 2);
+	err = err ?: stack_buf_add(&t->key, module, strlen(module));
+	err = err ?: stack_buf_add(&t->key, "\x1f", 1);
 	prefix = t->key.len;
 	err = err ?: (t->by_sym ? frame_label(&t->key, f) : 0);
 	id = err ?: stack_names__intern(t->names, t->key.s, t->key.len);
@@ -182,9 +208,11 @@ static struct top_entry *entry_of(struct top_table *t, __u32 pid, __u32 comm, __
 	void *slot = hashtab_get(&t->index, k1, func);
 	struct top_entry *e;
 
+	size_t at;
+
 	if (slot)
 		return &t->entries[(uintptr_t)slot - 1];
-	if (t->nr == t->cap) {
+	if (!t->nr_free && t->nr == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 256;
 
 		e = realloc(t->entries, cap * sizeof(*e));
@@ -193,9 +221,14 @@ static struct top_entry *entry_of(struct top_table *t, __u32 pid, __u32 comm, __
 		t->entries = e;
 		t->cap = cap;
 	}
-	if (hashtab_put(&t->index, k1, func, (void *)(uintptr_t)(t->nr + 1)))
+	at = t->nr_free ? t->free_slots[t->nr_free - 1] : t->nr;
+	if (hashtab_put(&t->index, k1, func, (void *)(uintptr_t)(at + 1)))
 		return NULL;
-	e = &t->entries[t->nr++];
+	if (t->nr_free)
+		t->nr_free--;
+	else
+		t->nr++;
+	e = &t->entries[at];
 	*e = (struct top_entry){ .pid = pid, .comm = comm, .func = func };
 	return e;
 }
@@ -214,6 +247,39 @@ static long cached_func(struct top_table *t, const struct frame *f)
 	return id;
 }
 
+/* The same for frame i of s, by its id where the fold's samples share one frame table (a
+ * drained period's): an array, not a hash lookup, for each of its frames. */
+static long sample_func(struct top_table *t, const struct stack_sample *s, __u32 i)
+{
+	__u32 fid;
+	long id;
+
+	if (!s->frame_ids || s->frame_table != t->seen_table)
+		return cached_func(t, stack_sample_frame(s, i));
+	fid = s->frame_ids[i];
+	if (fid >= t->seen_cap) {
+		size_t cap = t->seen_cap ? t->seen_cap * 2 : 1024;
+		__u32 *n;
+
+		while (cap <= fid)
+			cap *= 2;
+		n = realloc(t->seen_ids, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		memset(n + t->seen_cap, 0, (cap - t->seen_cap) * sizeof(*n));
+		t->seen_ids = n;
+		t->seen_cap = cap;
+	}
+	if (t->seen_ids[fid])
+		return (long)t->seen_ids[fid] - 1;
+	id = func_id(t, &s->frame_table[fid]);
+	if (id >= 0 && (__u64)id < UINT32_MAX)
+		t->seen_ids[fid] = id + 1;
+	if (fid >= t->seen_used)
+		t->seen_used = fid + 1;
+	return id;
+}
+
 static int fold_sample(struct top_table *t, const struct stack_sample *s)
 {
 	__u32 nf = s->nr_frames ? s->nr_frames : 1;
@@ -223,8 +289,7 @@ static int fold_sample(struct top_table *t, const struct stack_sample *s)
 		return comm;
 	t->samples_seen++;
 	for (__u32 i = 0; i < nf; i++) {
-		const struct frame *f = s->nr_frames ? stack_sample_frame(s, i) : &unknown_frame;
-		long func = cached_func(t, f);
+		long func = s->nr_frames ? sample_func(t, s, i) : cached_func(t, &unknown_frame);
 		struct top_entry *e;
 
 		if (func < 0)
@@ -244,18 +309,21 @@ static int fold_sample(struct top_table *t, const struct stack_sample *s)
 	return 0;
 }
 
-/* Entries whose counts reached zero go, and the index is rebuilt: a decaying table holds what
- * is recent, not every function ever seen. */
+/* Entries whose counts reached zero go: a decaying table holds what is recent, not every
+ * function ever seen.  Their slots are taken by the next new entries; once most are free, the
+ * table is packed and its index rebuilt. */
 static int compact(struct top_table *t)
 {
 	size_t k = 0;
 
+	if (t->nr_free * 2 <= t->nr)
+		return 0;
+	t->nr_free = 0;
 	hashtab_reset(&t->index);
 	for (size_t i = 0; i < t->nr; i++) {
 		struct top_entry *e = &t->entries[i];
 
-		/* what is left of a sample is nothing */
-		if (e->self < 0.5 && e->children < 0.5)
+		if (e->faded)
 			continue;
 		t->entries[k] = *e;
 		if (hashtab_put(&t->index, (__u64)e->pid << 32 | e->comm, e->func,
@@ -265,6 +333,31 @@ static int compact(struct top_table *t)
 	}
 	t->nr = k;
 	return 0;
+}
+
+/* Entries that decayed below half a sample leave the index (what is left of a sample is
+ * nothing), their slots free.  0 or -ENOMEM. */
+static int fade(struct top_table *t)
+{
+	for (size_t i = 0; i < t->nr; i++) {
+		struct top_entry *e = &t->entries[i];
+
+		if (e->faded || e->self >= 0.5 || e->children >= 0.5)
+			continue;
+		if (t->nr_free == t->free_cap) {
+			size_t cap = t->free_cap ? t->free_cap * 2 : 256;
+			size_t *n = realloc(t->free_slots, cap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			t->free_slots = n;
+			t->free_cap = cap;
+		}
+		hashtab_del(&t->index, (__u64)e->pid << 32 | e->comm, e->func);
+		e->faded = true;
+		t->free_slots[t->nr_free++] = i;
+	}
+	return compact(t);
 }
 
 static void decay(struct top_table *t)
@@ -278,6 +371,7 @@ static void decay(struct top_table *t)
 void top_table__clear(struct top_table *t)
 {
 	t->nr = 0;
+	t->nr_free = 0;
 	hashtab_clear(&t->index, NULL);
 }
 
@@ -291,8 +385,9 @@ int top_table__refresh(struct top_table *t, enum top_mode mode, const struct sta
 		top_table__clear(t);
 	} else if (mode == TOP_DECAY) {
 		decay(t);
-		err = compact(t);
+		err = fade(t);
 	}
+	t->seen_table = n ? s[0].frame_table : NULL;
 	for (size_t i = 0; i < n && !err; i++) {
 		const struct frame *leaf;
 
@@ -306,6 +401,10 @@ int top_table__refresh(struct top_table *t, enum top_mode mode, const struct sta
 	}
 	/* the frames' addresses are the period's, freed after it */
 	hashtab_reset(&t->seen);
+	if (t->seen_used)
+		memset(t->seen_ids, 0, t->seen_used * sizeof(*t->seen_ids));
+	t->seen_used = 0;
+	t->seen_table = NULL;
 	return err;
 }
 
@@ -314,10 +413,13 @@ int top_table__refresh(struct top_table *t, enum top_mode mode, const struct sta
 struct grouping {
 	const struct top_table *t;
 	bool children;
+	bool by_pid, by_comm;
 	struct top_row *rows;
 	double *main_count; /* per row: the count of its main process */
+	__u32 *func;        /* per row: its function's id + 1 (by_func) */
 	size_t nr;
 	struct hashtab *index; /* the table's groups */
+	__u32 *by_func;     /* rows by function id + 1 where neither pid nor comm groups them */
 };
 
 static bool zoomed_out(const struct top_table *t, const struct top_zoom *z,
@@ -333,10 +435,12 @@ static bool zoomed_out(const struct top_table *t, const struct top_zoom *z,
 static int group_entry(struct grouping *g, const struct top_entry *e)
 {
 	const struct top_table *t = g->t;
-	bool by_pid = top_sort_has(&t->sort, TOP_KEY_PID);
-	bool by_comm = by_pid || top_sort_has(&t->sort, TOP_KEY_COMM);
+	bool by_pid = g->by_pid, by_comm = g->by_comm;
 	__u64 k1 = (__u64)(by_pid ? e->pid : 0) << 32 | (by_comm ? e->comm + 1 : 0);
-	void *slot = hashtab_get(g->index, k1, e->func);
+	/* NO_FUNC + 1 is 0: its row is kept in slot 0 */
+	__u32 fslot = e->func + 1;
+	void *slot = g->by_func ? (void *)(uintptr_t)g->by_func[fslot] :
+				  hashtab_get(g->index, k1, e->func);
 	double count = g->children ? e->children : e->self;
 	struct top_row *r;
 
@@ -345,8 +449,12 @@ static int group_entry(struct grouping *g, const struct top_entry *e)
 	} else {
 		const struct top_func *f = e->func == NO_FUNC ? NULL : &t->funcs[e->func];
 
-		if (hashtab_put(g->index, k1, e->func, (void *)(uintptr_t)(g->nr + 1)))
+		if (g->by_func) {
+			g->by_func[fslot] = g->nr + 1;
+			g->func[g->nr] = fslot;
+		} else if (hashtab_put(g->index, k1, e->func, (void *)(uintptr_t)(g->nr + 1))) {
 			return -ENOMEM;
+		}
 		r = &g->rows[g->nr++];
 		*r = (struct top_row){
 			.comm = by_comm ? stack_names__str(t->names, e->comm) : NULL,
@@ -388,8 +496,83 @@ static int cmp_row(const void *a, const void *b, void *ctx)
 	return c ?: (x->pid > y->pid) - (x->pid < y->pid);
 }
 
+static void swap_rows(struct top_row *a, struct top_row *b)
+{
+	struct top_row t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+/* Heap of rows[0..n) with the last in order at the root. */
+static void sift_down(struct top_row *rows, size_t n, size_t i, bool *children)
+{
+	for (;;) {
+		size_t worst = i, l = 2 * i + 1, r = l + 1;
+
+		if (l < n && cmp_row(&rows[l], &rows[worst], children) > 0)
+			worst = l;
+		if (r < n && cmp_row(&rows[r], &rows[worst], children) > 0)
+			worst = r;
+		if (worst == i)
+			return;
+		swap_rows(&rows[i], &rows[worst]);
+		i = worst;
+	}
+}
+
+/* The first `first` rows in order (all where 0), the rest after them in no order: a plain-text
+ * refresh shows 40 of a thousand rows, and sorting them all was most of making the rows. */
+static void sort_rows(struct top_row *rows, size_t n, size_t first, bool children)
+{
+	if (first && first < n) {
+		/* the best `first` seen so far kept in a heap at the front, the worst at its root */
+		for (size_t i = first / 2; i-- > 0;)
+			sift_down(rows, first, i, &children);
+		for (size_t i = first; i < n; i++)
+			if (cmp_row(&rows[i], &rows[0], &children) < 0) {
+				swap_rows(&rows[0], &rows[i]);
+				sift_down(rows, first, 0, &children);
+			}
+		n = first;
+	}
+	qsort_r(rows, n, sizeof(*rows), cmp_row, &children);
+}
+
+/* Room for n rows to group into.  0 or -ENOMEM. */
+static int group_room(struct top_table *t, size_t n)
+{
+	struct top_row *r;
+	double *c;
+	__u32 *f;
+
+	if (n <= t->group_cap)
+		return 0;
+	n = n > 2 * t->group_cap ? n : 2 * t->group_cap;
+	r = realloc(t->group_rows, n * sizeof(*r));
+	if (r)
+		t->group_rows = r;
+	c = realloc(t->group_count, n * sizeof(*c));
+	if (c)
+		t->group_count = c;
+	f = realloc(t->group_func, n * sizeof(*f));
+	if (f)
+		t->group_func = f;
+	if (!r || !c || !f)
+		return -ENOMEM;
+	t->group_cap = n;
+	return 0;
+}
+
 int top_table__rows(struct top_table *t, const struct top_zoom *zoom, bool children,
 		    double percent_limit, struct top_row **rows, size_t *nr, double *total)
+{
+	return top_table__rows_first(t, zoom, children, percent_limit, 0, rows, nr, total);
+}
+
+int top_table__rows_first(struct top_table *t, const struct top_zoom *zoom, bool children,
+			  double percent_limit, size_t first, struct top_row **rows, size_t *nr,
+			  double *total)
 {
 	struct grouping g = { .t = t, .children = children, .index = &t->groups };
 	size_t k = 0;
@@ -400,20 +583,40 @@ int top_table__rows(struct top_table *t, const struct top_zoom *zoom, bool child
 	*total = 0;
 	if (!t->nr)
 		return 0;
-	g.rows = malloc(t->nr * sizeof(*g.rows));
-	g.main_count = calloc(t->nr, sizeof(*g.main_count));
-	if (!g.rows || !g.main_count)
-		err = -ENOMEM;
+	g.by_pid = top_sort_has(&t->sort, TOP_KEY_PID);
+	g.by_comm = g.by_pid || top_sort_has(&t->sort, TOP_KEY_COMM);
+	err = group_room(t, t->nr);
+	g.rows = t->group_rows;
+	g.main_count = t->group_count;
+	g.func = t->group_func;
+	/* rows by function alone (perf top's dso,sym): an array by the functions' ids, kept from
+	 * refresh to refresh and emptied by the rows it held */
+	if (!err && !g.by_comm) {
+		size_t need = t->funcs_cap + 1;
+
+		if (t->row_of_func_cap < need) {
+			__u32 *n = realloc(t->row_of_func, need * sizeof(*n));
+
+			if (n) {
+				memset(n + t->row_of_func_cap, 0,
+				       (need - t->row_of_func_cap) * sizeof(*n));
+				t->row_of_func = n;
+				t->row_of_func_cap = need;
+			}
+		}
+		if (t->row_of_func_cap >= need)
+			g.by_func = t->row_of_func;
+	}
 	for (size_t i = 0; i < t->nr && !err; i++) {
-		if (zoomed_out(t, zoom, &t->entries[i]))
+		if (t->entries[i].faded || zoomed_out(t, zoom, &t->entries[i]))
 			continue;
 		*total += t->entries[i].self;
 		err = group_entry(&g, &t->entries[i]);
 	}
+	for (size_t i = 0; g.by_func && i < g.nr; i++)
+		g.by_func[g.func[i]] = 0;
 	hashtab_reset(&t->groups);
-	free(g.main_count);
 	if (err) {
-		free(g.rows);
 		*total = 0;
 		return err;
 	}
@@ -424,12 +627,15 @@ int top_table__rows(struct top_table *t, const struct top_zoom *zoom, bool child
 			continue;
 		g.rows[k++] = g.rows[i];
 	}
-	qsort_r(g.rows, k, sizeof(*g.rows), cmp_row, &children);
-	if (!k) {
-		free(g.rows);
-		g.rows = NULL;
+	sort_rows(g.rows, k, first, children);
+	if (!k)
+		return 0;
+	*rows = malloc(k * sizeof(**rows));
+	if (!*rows) {
+		*total = 0;
+		return -ENOMEM;
 	}
-	*rows = g.rows;
+	memcpy(*rows, g.rows, k * sizeof(**rows));
 	*nr = k;
 	return 0;
 }

@@ -75,6 +75,11 @@ struct top_row {
  * the table's, valid until the next refresh.  0 or -ENOMEM. */
 int top_table__rows(struct top_table *t, const struct top_zoom *zoom, bool children,
 		    double percent_limit, struct top_row **rows, size_t *nr, double *total);
+/* The same with only the first `first` rows in order (all where 0), the others after them in
+ * no order: for a view that shows no more than those. */
+int top_table__rows_first(struct top_table *t, const struct top_zoom *zoom, bool children,
+			  double percent_limit, size_t first, struct top_row **rows, size_t *nr,
+			  double *total);
 
 /* ---- layout ---- */
 

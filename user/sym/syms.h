@@ -166,9 +166,11 @@ void syms_cache__forget_exited(struct syms_cache *sc, __u32 tgid);
 /* Processes held. */
 size_t syms_cache__nr_procs(const struct syms_cache *sc);
 /* Frees the files (their fd and parsed symbols) that no process held has mapped for the last
- * ten sweeps: after processes are forgotten, a long run holds the files of the processes alive
- * and of those that ran lately (the same programs start again and again under churn), not of
- * every process it saw.  Frames symbolized before keep no pointer into them (the aggregation
+ * ten sweeps, and for 20000 times the CPU time their symbols took to parse (5 minutes at most;
+ * a deleted file after the ten sweeps): after processes are forgotten, a long run holds the
+ * files of the processes alive and of those that ran lately (the same programs start again and
+ * again under churn, and a large one that comes back now and then is not parsed each time), not
+ * of every process it saw.  Frames symbolized before keep no pointer into them (the aggregation
  * copies names).  Returns how many were freed. */
 size_t syms_cache__sweep_files(struct syms_cache *sc);
 /* Files held. */

@@ -28,6 +28,11 @@
  * under churn the same few programs (a compiler's passes, ls) start again and again, each time
  * after the last one exited. */
 #define FILE_IDLE_SWEEPS 10
+/* And for this many times the CPU time its symbols took to parse (at most FILE_KEEP_MAX_NS): a
+ * program that comes back costs at most 1/20000 of a CPU parsing it again.  Ten sweeps were 10-20
+ * s; libLLVM's 17 ms parse (clang run now and then) cost a live view up to a third of its CPU. */
+#define FILE_KEEP_PER_PARSE_NS 20000
+#define FILE_KEEP_MAX_NS (300 * 1000000000ULL)
 #define DELETED_SUFFIX " (deleted)"
 
 
@@ -42,6 +47,8 @@ struct dso {
 	bool deleted;        /* mapped as " (deleted)": not on disk under that name */
 	bool mapped;         /* syms_cache__sweep_files(): some process still maps it */
 	unsigned idle;       /* sweeps in a row that found no process mapping it */
+	__u64 idle_since_ns; /* when the first of them found none */
+	__u64 parse_ns;      /* the CPU time its symbols took to parse */
 	struct dso *next;    /* next dso with the same inode number */
 	__u64 serial;        /* syms_cache__file_at(): never another dso's, even once freed */
 };
@@ -68,6 +75,7 @@ struct proc {
 	bool revisit;         /* snapshotted once, early: look again (syms_cache__revisit) */
 	struct mapping *maps; /* sorted, disjoint */
 	size_t nr_maps;
+	size_t maps_cap;      /* room in maps */
 	struct perf_map *pm;
 	struct perf_map **old_pms; /* replaced maps: their names may still be in use */
 	size_t nr_old_pms;
@@ -99,12 +107,17 @@ struct syms_cache {
 	size_t revisit_head, nr_revisits, revisits_cap;
 };
 
-static __u64 now_ns(void)
+static __u64 clock_ns(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static __u64 now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 struct syms_cache *syms_cache__new(void)
@@ -503,6 +516,7 @@ static int merge_maps(struct proc *p, struct mapping *fresh, size_t nr_fresh)
 	if (nr > nr_fresh)
 		qsort(merged, nr, sizeof(*merged), cmp_mapping);
 	free(p->maps);
+	p->maps_cap = nr_fresh + p->nr_maps + 1;
 	p->maps = merged;
 	p->nr_maps = nr;
 	return 0;
@@ -819,11 +833,39 @@ static struct proc *proc_reborn(struct syms_cache *sc, __u32 tgid, __u64 time)
  * (MAP_FIXED), and the rest of them stay. */
 static int proc_add_mapping(struct proc *p, const struct mapping *m)
 {
-	/* one old mapping may be cut in two around m */
-	struct mapping *out = malloc((p->nr_maps + 2) * sizeof(*out)), part;
+	struct mapping *out, part;
 	bool placed = false;
-	size_t n = 0;
+	size_t n = 0, lo = 0, hi = p->nr_maps;
 
+	/* most records map where nothing is (a process's libraries after its exec): m goes in
+	 * between, in the room the array has, where each record made an array afresh and copied
+	 * it whole */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].start < m->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if ((!lo || p->maps[lo - 1].end <= m->start) &&
+	    (lo == p->nr_maps || p->maps[lo].start >= m->end)) {
+		if (p->nr_maps == p->maps_cap) {
+			size_t cap = p->maps_cap ? p->maps_cap * 2 : 16;
+
+			out = realloc(p->maps, cap * sizeof(*out));
+			if (!out)
+				return -ENOMEM;
+			p->maps = out;
+			p->maps_cap = cap;
+		}
+		memmove(&p->maps[lo + 1], &p->maps[lo], (p->nr_maps - lo) * sizeof(*p->maps));
+		p->maps[lo] = *m;
+		p->nr_maps++;
+		return 0;
+	}
+	/* one old mapping may be cut in two around m */
+	out = malloc((p->nr_maps + 2) * sizeof(*out));
 	if (!out)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->nr_maps; i++) {
@@ -856,6 +898,7 @@ static int proc_add_mapping(struct proc *p, const struct mapping *m)
 	if (!placed)
 		out[n++] = *m;
 	free(p->maps);
+	p->maps_cap = p->nr_maps + 2;
 	p->maps = out;
 	p->nr_maps = n;
 	return 0;
@@ -899,6 +942,7 @@ int syms_cache__record_fork(struct syms_cache *sc, __u32 tgid, __u32 parent_tgid
 	/* the child's address space is a copy of its parent's (the same files: shared dsos) */
 	p->maps = maps;
 	p->nr_maps = parent->nr_maps;
+	p->maps_cap = parent->nr_maps;
 	p->tracked = parent->tracked;
 	return 0;
 }
@@ -974,15 +1018,30 @@ void syms_cache__records_lost(struct syms_cache *sc, void (*gone)(void *ctx, __u
 	}
 }
 
+/* Whether dso d, which no process maps, is kept at this sweep (its idle-th without one). */
+static bool idle_kept(const struct dso *d, __u64 now)
+{
+	__u64 keep = d->parse_ns * FILE_KEEP_PER_PARSE_NS;
+
+	if (d->idle < FILE_IDLE_SWEEPS)
+		return true;
+	/* a deleted file's space on disk is held by its fd */
+	if (d->deleted)
+		return false;
+	return now - d->idle_since_ns < (keep < FILE_KEEP_MAX_NS ? keep : FILE_KEEP_MAX_NS);
+}
+
 /* Frees the dsos of inode chain `ino` that no process maps; true when one had symbols. */
-static bool sweep_chain(struct syms_cache *sc, __u64 ino, struct dso *head)
+static bool sweep_chain(struct syms_cache *sc, __u64 ino, struct dso *head, __u64 now)
 {
 	struct dso *kept = NULL, **tail = &kept, *d, *next;
 	bool freed_syms = false;
 
 	for (d = head; d; d = next) {
 		next = d->next;
-		if (d->mapped || ++d->idle < FILE_IDLE_SWEEPS) {
+		if (!d->mapped && !d->idle++)
+			d->idle_since_ns = now;
+		if (d->mapped || idle_kept(d, now)) {
 			if (d->mapped)
 				d->idle = 0;
 			*tail = d;
@@ -1004,7 +1063,7 @@ size_t syms_cache__sweep_files(struct syms_cache *sc)
 {
 	size_t before = 0, after = 0, i;
 	bool freed_syms = false;
-	__u64 *inos;
+	__u64 *inos, now = now_ns();
 	struct dso *d;
 
 	for (i = 0; i < sc->dsos.cap; i++)
@@ -1027,7 +1086,7 @@ size_t syms_cache__sweep_files(struct syms_cache *sc)
 		if (sc->dsos.slots[i].val)
 			inos[after++] = sc->dsos.slots[i].k1;
 	for (i = 0; i < after; i++)
-		freed_syms |= sweep_chain(sc, inos[i], hashtab_get(&sc->dsos, inos[i], 0));
+		freed_syms |= sweep_chain(sc, inos[i], hashtab_get(&sc->dsos, inos[i], 0), now);
 	free(inos);
 	/* the demangled names are keyed by the raw names' pointers, which went with the symbols */
 	if (freed_syms)
@@ -1110,9 +1169,12 @@ static const char *display_name(struct syms_cache *sc, const char *raw)
 static struct elf_syms *dso_syms(struct dso *d)
 {
 	if (!d->parsed) {
+		__u64 start = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+
 		d->parsed = true;
 		/* no fd: the file was refused, or gone; by its name now it could be anything */
 		d->es = d->fd >= 0 ? elf_syms__open_fd(d->fd, d->path) : NULL;
+		d->parse_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - start;
 	}
 	return d->es;
 }
