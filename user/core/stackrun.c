@@ -1005,6 +1005,13 @@ int stack_run_finish(struct stack_run *s)
 	       (unsigned long long)stack_resolver__missing(s->resolver),
 	       syms_cache__nr_procs(stack_resolver__syms(s->resolver)),
 	       syms_cache__nr_files(stack_resolver__syms(s->resolver)), d->files_freed);
+	{
+		struct stack_agg_stats st;
+
+		stack_agg__stats(d->agg, &st);
+		p_info("distinct stacks: %zu of %zu frames in %zu nodes; %zu distinct frames, %zu "
+		       "strings", st.entries, st.ids, st.nodes, st.frames, st.strings);
+	}
 	stack_resolver__print_lines_cost(s->resolver);
 	stack_resolver__print_memo(s->resolver);
 	stack_resolver__lines_done(s->resolver);
