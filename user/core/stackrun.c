@@ -1014,7 +1014,7 @@ int stack_run_finish(struct stack_run *s)
 	}
 	stack_resolver__print_lines_cost(s->resolver);
 	stack_resolver__print_memo(s->resolver);
-	stack_resolver__lines_done(s->resolver);
+	stack_resolver__release(s->resolver);
 	if (d->records) {
 		struct mmaprec_stats ms;
 
