@@ -431,11 +431,14 @@ static int tree_add(struct tree *t, __u32 id, __u32 parent)
  * compared the prefix at every comparison (the paths through an entry near the root share
  * most of their frames: that was two thirds of writing the report).  *value gets the paths'
  * sum.  0 or -ENOMEM. */
-static int grow_tree(struct tree *t, struct path *p, size_t n, __u32 d, __u32 parent,
-		     __u64 *value)
+static int grow_tree(const struct report *r, struct tree *t, struct path *p, size_t n, __u32 d,
+		     __u32 parent, __u64 *value)
 {
-	__u64 sum = 0;
+	__u64 sum = 0, all = 0;
 	int err;
+
+	for (size_t i = 0; i < n; i++)
+		all += p[i].value;
 
 	while (n) {
 		size_t lt = 0, gt = n, i = 0;
@@ -455,19 +458,23 @@ static int grow_tree(struct tree *t, struct path *p, size_t n, __u32 d, __u32 pa
 			else
 				i++;
 		}
-		err = grow_tree(t, p, lt, d, parent, &below);
+		err = grow_tree(r, t, p, lt, d, parent, &below);
 		if (err)
 			return err;
 		sum += below;
-		if (v < 0) {
-			/* these end at parent */
-			for (i = lt; i < gt; i++)
-				sum += p[i].value;
+		for (i = lt, below = 0; i < gt; i++)
+			below += p[i].value;
+		if (v < 0 || (parent && below < all && branch_hidden(r, below))) {
+			/* these end at parent; or they are a branch no one sees: hidden, and less than
+			 * parent, so not the rest of its chain (run_next()).  Not made, a long run's
+			 * rarest stacks (nearly all of them) do not make the trees of the rows near
+			 * the root as big as every stack */
+			sum += below;
 		} else {
 			node = tree_add(t, v, parent);
 			if (node < 0)
 				return node;
-			err = grow_tree(t, p + lt, gt - lt, d + 1, node, &below);
+			err = grow_tree(r, t, p + lt, gt - lt, d + 1, node, &below);
 			if (err)
 				return err;
 			t->nodes[node].value = below;
@@ -482,7 +489,7 @@ static int grow_tree(struct tree *t, struct path *p, size_t n, __u32 d, __u32 pa
 }
 
 /* A prefix tree of the paths under a virtual root (node 0). */
-static int tree_build(struct tree *t, struct path *p, size_t np)
+static int tree_build(const struct report *r, struct tree *t, struct path *p, size_t np)
 {
 	__u64 total;
 	int err;
@@ -490,7 +497,7 @@ static int tree_build(struct tree *t, struct path *p, size_t np)
 	t->nr = 0;
 	if (tree_add(t, NO_NODE, NO_NODE) < 0)
 		return -ENOMEM;
-	err = grow_tree(t, p, np, 0, 0, &total);
+	err = grow_tree(r, t, p, np, 0, 0, &total);
 	if (!err)
 		t->nodes[0].value = total; /* the nodes may have moved as they grew */
 	return err;
@@ -706,7 +713,7 @@ static int print_tree(struct printer *p, const struct entry *e, struct path *pat
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = tree_build(&t, paths, np);
+	err = tree_build(p->r, &t, paths, np);
 	if (err)
 		goto cleanup;
 	p->t = &t;
