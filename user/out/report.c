@@ -24,13 +24,6 @@ struct entry {
 	__u32 line_lo, line_hi;
 };
 
-/* Where an entry's tree starts in a sample: the frame index of its outermost occurrence.  Eight
- * bytes: there is one for nearly every frame of every sample (2 million at the end of a 2-minute
- * system-wide run under process churn), and a size_t sample made them sixteen. */
-struct occurrence {
-	__u32 sample;
-	__u32 pos;
-};
 
 struct report {
 	const struct stack_sample *s;
@@ -46,7 +39,10 @@ struct report {
 	size_t *off;
 	__u32 *wids;  /* "woken by" entry then waker frames innermost first: wids[woff[i]..woff[i+1]) */
 	size_t *woff;
-	struct occurrence *occ;
+	/* the samples each entry is in, entries[k].occ_start on: 4 bytes for nearly every frame of
+	 * every sample (2 million at the end of a 2-minute system-wide run under process churn);
+	 * where in the sample its tree starts is found again when the tree is made */
+	__u32 *occ;
 	/* entry ids of samples' frames given as ids (drained runs): (frame id, command id) -> entry
 	 * id + 1, for frames of the table `table`; commands by their ids in `comms` */
 	struct hashtab by_frame;
@@ -325,7 +321,7 @@ static void count_sample(struct report *r, size_t i, bool record)
 		/* --no-children: trees start at the innermost frame and go towards callers */
 		e = &r->entries[ids[nf - 1]];
 		if (record)
-			r->occ[e->occ_start + e->nr_occ] = (struct occurrence){ (__u32)i, nf - 1 };
+			r->occ[e->occ_start + e->nr_occ] = i;
 		e->nr_occ++;
 		return;
 	}
@@ -336,7 +332,7 @@ static void count_sample(struct report *r, size_t i, bool record)
 		/* outermost occurrence first: its tree holds the recursion below it */
 		e->last_sample = i + 1;
 		if (record)
-			r->occ[e->occ_start + e->nr_occ] = (struct occurrence){ (__u32)i, j };
+			r->occ[e->occ_start + e->nr_occ] = i;
 		else
 			e->children += v;
 		e->nr_occ++;
@@ -349,7 +345,7 @@ static int build_report(struct report *r)
 	int err;
 
 	if (r->n > UINT32_MAX)
-		return -E2BIG; /* struct occurrence's sample */
+		return -E2BIG; /* occ's sample indices */
 	err = alloc_index(r);
 	for (i = 0; !err && i < r->n; i++)
 		err = index_sample(r, i);
@@ -674,16 +670,20 @@ static size_t entry_paths(const struct report *r, const struct entry *e, struct 
 
 	*max_len = 0;
 	for (k = 0; k < e->nr_occ; k++) {
-		const struct occurrence *oc = &r->occ[e->occ_start + k];
-		size_t i = oc->sample;
+		size_t i = r->occ[e->occ_start + k];
 		struct path path = { .value = r->s[i].value };
 
 		if (waker) {
 			path.ids = r->wids + r->woff[i];
 			path.len = r->woff[i + 1] - r->woff[i];
 		} else if (r->o.children) {
-			path.ids = r->ids + r->off[i] + oc->pos;
-			path.len = r->off[i + 1] - r->off[i] - oc->pos;
+			/* from its outermost occurrence: its tree holds the recursion below it */
+			__u32 pos = 0, id = e - r->entries;
+
+			while (r->ids[r->off[i] + pos] != id)
+				pos++;
+			path.ids = r->ids + r->off[i] + pos;
+			path.len = r->off[i + 1] - r->off[i] - pos;
 		} else {
 			path.ids = r->rids + r->off[i];
 			path.len = r->off[i + 1] - r->off[i];
