@@ -149,6 +149,58 @@ static void test_agg_own_ids(void)
 	stack_agg__free(b);
 }
 
+/* Stacks as paths of one tree: a stack that is another's prefix, the same frames with and
+ * without a waker (and the waker's frames apart from the sleeper's), a stack without frames,
+ * each an entry of its own, in the order first seen, each read back whole; an add after the
+ * samples were read goes on where they left off. */
+static void test_agg_paths(void)
+{
+	struct stack_agg *a = stack_agg__new(false);
+	char m[] = "main", w[] = "work", x[] = "x", mod[] = "/bin/p";
+	struct frame f[] = { { .name = m, .module = mod }, { .name = w, .module = mod },
+			     { .name = x, .module = mod } };
+	struct stack_sample s1 = sample("p", 1, f, 3, 1), s2 = sample("p", 2, f, 2, 2),
+			    s3 = sample("p", 3, f, 2, 4), s4 = sample("p", 4, NULL, 0, 8),
+			    s5 = sample("p", 5, f, 1, 16);
+	const struct stack_sample *out;
+	struct stack_agg_stats st;
+	size_t n;
+
+	CHECK(a);
+	/* s3: main;work, woken by q in main;work;x */
+	s3.waker_frames = f;
+	s3.nr_waker_frames = 3;
+	strcpy(s3.waker_comm, "q");
+	const struct stack_sample *adds[] = { &s1, &s2, &s3, &s4, &s1, &s5, &s2 };
+	/* value, frames, waker frames of each entry after the first five adds, then all */
+	const __u64 want[2][5][3] = { { { 2, 3, 0 }, { 2, 2, 0 }, { 4, 2, 3 }, { 8, 0, 0 } },
+				      { { 2, 3, 0 }, { 4, 2, 0 }, { 4, 2, 3 }, { 8, 0, 0 },
+					{ 16, 1, 0 } } };
+
+	for (int round = 0, i = 0; round < 2; round++) {
+		for (; i < (round ? 7 : 5); i++)
+			CHECK_INT(stack_agg__add(a, adds[i]), 0);
+		out = stack_agg__samples(a, &n);
+		CHECK_INT(n, round ? 5 : 4);
+		for (size_t k = 0; k < n; k++) {
+			CHECK_INT(out[k].value, want[round][k][0]);
+			CHECK_INT(out[k].nr_frames, want[round][k][1]);
+			CHECK_INT(out[k].nr_waker_frames, want[round][k][2]);
+		}
+	}
+	CHECK_STR(stack_sample_frame(&out[0], 2)->name, "x");
+	CHECK_STR(out[2].waker_comm, "q");
+	CHECK_STR(stack_sample_frame(&out[2], 1)->name, "work");
+	CHECK_STR(stack_sample_waker_frame(&out[2], 0)->name, "main");
+	CHECK_STR(stack_sample_waker_frame(&out[2], 2)->name, "x");
+	CHECK_INT(out[3].pid, 4);
+	stack_agg__stats(a, &st);
+	/* a context node for "p" and one for "p" woken by "q", main;work;x under each, the mark */
+	CHECK_INT(st.nodes, 2 + 3 + 1 + 2 + 3);
+	CHECK_INT(st.ids, 3 + 2 + 5 + 0 + 1);
+	stack_agg__free(a);
+}
+
 static void test_hashtab_del(void)
 {
 	enum { N = 2000 };
@@ -220,6 +272,7 @@ int main(void)
 	RUN(test_agg_serial);
 	RUN(test_agg_by_tid);
 	RUN(test_agg_own_ids);
+	RUN(test_agg_paths);
 	RUN(test_hashtab_del);
 	RUN(test_hashtab_reset);
 	TESTS_DONE();

@@ -1023,13 +1023,19 @@ int stack_run_finish(struct stack_run *s)
 	       (unsigned long long)stack_resolver__missing(s->resolver),
 	       syms_cache__nr_procs(stack_resolver__syms(s->resolver)),
 	       syms_cache__nr_files(stack_resolver__syms(s->resolver)), d->files_freed);
+	{
+		struct stack_agg_stats st;
+
+		stack_agg__stats(d->agg, &st);
+		p_info("distinct stacks: %zu of %zu frames in %zu nodes; %zu distinct frames, %zu "
+		       "strings", st.entries, st.ids, st.nodes, st.frames, st.strings);
+	}
 	stack_resolver__print_lines_cost(s->resolver);
 	stack_resolver__print_memo(s->resolver);
-	stack_resolver__lines_done(s->resolver);
-	/* what the lines held (their indexes, libdw's state, freed just above) goes back to the
-	 * system before the outputs are made */
-	if (stack_opts_lines())
-		malloc_trim(0);
+	stack_resolver__release(s->resolver);
+	/* what symbolizing held (freed just above: processes, files, the lines' indexes and libdw's
+	 * state) goes back to the system before the outputs are made */
+	malloc_trim(0);
 	if (d->records) {
 		struct mmaprec_stats ms;
 

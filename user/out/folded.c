@@ -4,12 +4,21 @@
 #include <string.h>
 #include "out/folded.h"
 
+/* A line as the ids of its frames' names (interned: "comm", "func", "func_[k]"...) at seq[off],
+ * joined by ';' only when printed: a long system-wide run has millions of frames in hundreds of
+ * thousands of distinct stacks, and their text (40 bytes a frame) was most of its peak memory. */
 struct folded_line {
-	union {
-		size_t off;        /* into the arena while it may still move */
-		const char *stack; /* once it is complete */
-	};
+	size_t off;
+	__u32 len;
 	__u64 value;
+};
+
+struct folded {
+	const struct folded_opts *o;
+	struct stack_names *names; /* sanitized frame names, with their suffixes */
+	struct stack_buf name;     /* the one being made */
+	__u32 *seq;
+	size_t nr_seq, cap_seq;
 };
 
 static bool is_digit(char c)
@@ -52,52 +61,61 @@ static void sanitize_frame(char *s, size_t len)
 		s[num - 1] = '_';
 }
 
-static int add_frame(struct stack_buf *b, const char *name, const char *suffix, bool separate)
+/* Appends the id of a frame named name (with its suffix, made safe) to the line being made. */
+static int add_frame(struct folded *f, const char *name, const char *suffix)
 {
-	size_t start;
-	int err;
+	int id;
 
 	if (!name || !name[0])
 		name = "[unknown]";
-	if (separate && stack_buf_add(b, ";", 1))
+	f->name.len = 0;
+	if (stack_buf_add(&f->name, name, strlen(name)) ||
+	    stack_buf_add(&f->name, suffix, strlen(suffix)))
 		return -ENOMEM;
-	start = b->len;
-	err = stack_buf_add(b, name, strlen(name));
-	err = err ?: stack_buf_add(b, suffix, strlen(suffix));
-	if (err)
-		return err;
-	sanitize_frame(b->s + start, b->len - start);
+	sanitize_frame(f->name.s, f->name.len);
+	id = stack_names__intern(f->names, f->name.s, f->name.len);
+	if (id < 0)
+		return id;
+	if (f->nr_seq == f->cap_seq) {
+		size_t cap = f->cap_seq ? f->cap_seq + f->cap_seq / 2 : 4096;
+		__u32 *seq = realloc(f->seq, cap * sizeof(*seq));
+
+		if (!seq)
+			return -ENOMEM;
+		f->seq = seq;
+		f->cap_seq = cap;
+	}
+	f->seq[f->nr_seq++] = id;
 	return 0;
 }
 
 /* comm[16] from the kernel is NUL-terminated, but a caller's may fill all 16 bytes. */
-static int add_comm(struct stack_buf *b, const char comm[16], const char *suffix, bool separate)
+static int add_comm(struct folded *f, const char comm[16], const char *suffix)
 {
 	char name[17];
 	size_t len = strnlen(comm, 16);
 
 	memcpy(name, comm, len);
 	name[len] = '\0';
-	return add_frame(b, name, suffix, separate);
+	return add_frame(f, name, suffix);
 }
 
-static int add_user_kernel_frame(struct stack_buf *b, const struct frame *f,
-				 const struct folded_opts *o)
+static int add_user_kernel_frame(struct folded *f, const struct frame *fr)
 {
 	char name[512], line[16] = "";
 
 	/* without --inline the inlined frames go: the stack is the one of compiled functions */
-	if (f->inlined && !o->inline_frames)
+	if (fr->inlined && !f->o->inline_frames)
 		return 0;
-	if (o->srcline && f->line)
-		snprintf(line, sizeof(line), ":%u", f->line);
-	return add_frame(b, stack_frame_name(f, o->annotate_kernel, name, sizeof(name)), line, true);
+	if (f->o->srcline && fr->line)
+		snprintf(line, sizeof(line), ":%u", fr->line);
+	return add_frame(f, stack_frame_name(fr, f->o->annotate_kernel, name, sizeof(name)), line);
 }
 
-/* Appends the NUL-terminated folded stack of one sample (without its count) to the arena. */
-static int fold_sample(struct stack_buf *b, const struct stack_sample *s,
-		       const struct folded_opts *o)
+/* Appends the frames' name ids of one sample's folded stack. */
+static int fold_sample(struct folded *f, const struct stack_sample *s)
 {
+	const struct folded_opts *o = f->o;
 	char tid[16] = "";
 	__u32 i;
 	int err;
@@ -105,67 +123,101 @@ static int fold_sample(struct stack_buf *b, const struct stack_sample *s,
 	if (o->with_tid)
 		snprintf(tid, sizeof(tid), "-%u", s->tid);
 	/* the event as the root frame, so that one file holds several events apart */
-	err = o->event_root ? add_frame(b, o->event_root[s->event], "", false) : 0;
-	err = err ?: add_comm(b, s->comm, tid, o->event_root != NULL);
+	err = o->event_root ? add_frame(f, o->event_root[s->event], "") : 0;
+	err = err ?: add_comm(f, s->comm, tid);
 	for (i = 0; !err && i < s->nr_frames; i++)
-		err = add_user_kernel_frame(b, stack_sample_frame(s, i), o);
+		err = add_user_kernel_frame(f, stack_sample_frame(s, i));
 	if (!err && s->nr_waker_frames) {
 		/* BCC offwaketime's chain: the waker's stack hangs upside down above the sleeper's */
-		err = add_frame(b, "--", "", true);
+		err = add_frame(f, "--", "");
 		for (i = s->nr_waker_frames; !err && i > 0; i--)
-			err = add_user_kernel_frame(b, stack_sample_waker_frame(s, i - 1), o);
-		err = err ?: add_comm(b, s->waker_comm, "", true);
+			err = add_user_kernel_frame(f, stack_sample_waker_frame(s, i - 1));
+		err = err ?: add_comm(f, s->waker_comm, "");
 	}
-	return err ?: stack_buf_add(b, "", 1);
+	return err;
 }
 
-static int cmp_line(const void *a, const void *b)
+/* strcmp() of the two lines as printed (names joined by ';'), without printing them: names
+ * hold no ';' (sanitize_frame()), so after a name comes ';' when another follows, the end
+ * otherwise. */
+static int cmp_line(const void *a, const void *b, void *ctx)
 {
 	const struct folded_line *x = a, *y = b;
+	const struct folded *f = ctx;
+	const __u32 *p = f->seq + x->off, *q = f->seq + y->off;
+	const unsigned char *s, *t;
+	unsigned char cs, ct;
+	__u32 i = 0;
 
-	return strcmp(x->stack, y->stack);
+	while (i < x->len && i < y->len && p[i] == q[i])
+		i++;
+	if (i == x->len || i == y->len)
+		return (i < x->len) - (i < y->len);
+	s = (const unsigned char *)stack_names__str(f->names, p[i]);
+	t = (const unsigned char *)stack_names__str(f->names, q[i]);
+	while (*s && *s == *t)
+		s++, t++;
+	cs = *s ? *s : i + 1 < x->len ? ';' : '\0';
+	ct = *t ? *t : i + 1 < y->len ? ';' : '\0';
+	return (cs > ct) - (cs < ct);
+}
+
+static bool same_line(const struct folded *f, const struct folded_line *x,
+		      const struct folded_line *y)
+{
+	return x->len == y->len && !memcmp(f->seq + x->off, f->seq + y->off, x->len * sizeof(__u32));
+}
+
+static void print_line(FILE *out, const struct folded *f, const struct folded_line *l, __u64 sum)
+{
+	for (__u32 i = 0; i < l->len; i++) {
+		if (i)
+			fputc(';', out);
+		fputs(stack_names__str(f->names, f->seq[l->off + i]), out);
+	}
+	fprintf(out, " %llu\n", (unsigned long long)sum);
 }
 
 int folded_write(FILE *out, const struct stack_sample *s, size_t n, const struct folded_opts *o)
 {
 	static const struct folded_opts defaults;
-	struct stack_buf arena = {};
+	struct folded f = { .o = o ? o : &defaults };
 	struct folded_line *lines = NULL;
 	size_t i, nr = 0;
 	int err = 0;
 
-	if (!o)
-		o = &defaults;
 	lines = calloc(n ? n : 1, sizeof(*lines));
-	if (!lines) {
+	f.names = stack_names__new();
+	if (!lines || !f.names) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
 	for (i = 0; i < n; i++) {
 		if (!s[i].value)
 			continue;
-		lines[nr].off = arena.len;
+		lines[nr].off = f.nr_seq;
 		lines[nr].value = s[i].value;
-		err = fold_sample(&arena, &s[i], o);
+		err = fold_sample(&f, &s[i]);
 		if (err)
 			goto cleanup;
+		lines[nr].len = f.nr_seq - lines[nr].off;
 		nr++;
 	}
-	for (i = 0; i < nr; i++)
-		lines[i].stack = arena.s + lines[i].off;
-	qsort(lines, nr, sizeof(*lines), cmp_line);
+	qsort_r(lines, nr, sizeof(*lines), cmp_line, &f);
 	for (i = 0; i < nr;) {
 		__u64 sum = 0;
 		size_t j;
 
-		for (j = i; j < nr && !strcmp(lines[j].stack, lines[i].stack); j++)
+		for (j = i; j < nr && same_line(&f, &lines[j], &lines[i]); j++)
 			sum += lines[j].value;
-		fprintf(out, "%s %llu\n", lines[i].stack, (unsigned long long)sum);
+		print_line(out, &f, &lines[i], sum);
 		i = j;
 	}
 	err = stack_output_done(out);
 cleanup:
 	free(lines);
-	stack_buf_free(&arena);
+	free(f.seq);
+	stack_buf_free(&f.name);
+	stack_names__free(f.names);
 	return err;
 }

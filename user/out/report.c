@@ -24,13 +24,6 @@ struct entry {
 	__u32 line_lo, line_hi;
 };
 
-/* Where an entry's tree starts in a sample: the frame index of its outermost occurrence.  Eight
- * bytes: there is one for nearly every frame of every sample (2 million at the end of a 2-minute
- * system-wide run under process churn), and a size_t sample made them sixteen. */
-struct occurrence {
-	__u32 sample;
-	__u32 pos;
-};
 
 struct report {
 	const struct stack_sample *s;
@@ -46,7 +39,10 @@ struct report {
 	size_t *off;
 	__u32 *wids;  /* "woken by" entry then waker frames innermost first: wids[woff[i]..woff[i+1]) */
 	size_t *woff;
-	struct occurrence *occ;
+	/* the samples each entry is in, entries[k].occ_start on: 4 bytes for nearly every frame of
+	 * every sample (2 million at the end of a 2-minute system-wide run under process churn);
+	 * where in the sample its tree starts is found again when the tree is made */
+	__u32 *occ;
 	/* entry ids of samples' frames given as ids (drained runs): (frame id, command id) -> entry
 	 * id + 1, for frames of the table `table`; commands by their ids in `comms` */
 	struct hashtab by_frame;
@@ -325,7 +321,7 @@ static void count_sample(struct report *r, size_t i, bool record)
 		/* --no-children: trees start at the innermost frame and go towards callers */
 		e = &r->entries[ids[nf - 1]];
 		if (record)
-			r->occ[e->occ_start + e->nr_occ] = (struct occurrence){ (__u32)i, nf - 1 };
+			r->occ[e->occ_start + e->nr_occ] = i;
 		e->nr_occ++;
 		return;
 	}
@@ -336,7 +332,7 @@ static void count_sample(struct report *r, size_t i, bool record)
 		/* outermost occurrence first: its tree holds the recursion below it */
 		e->last_sample = i + 1;
 		if (record)
-			r->occ[e->occ_start + e->nr_occ] = (struct occurrence){ (__u32)i, j };
+			r->occ[e->occ_start + e->nr_occ] = i;
 		else
 			e->children += v;
 		e->nr_occ++;
@@ -349,7 +345,7 @@ static int build_report(struct report *r)
 	int err;
 
 	if (r->n > UINT32_MAX)
-		return -E2BIG; /* struct occurrence's sample */
+		return -E2BIG; /* occ's sample indices */
 	err = alloc_index(r);
 	for (i = 0; !err && i < r->n; i++)
 		err = index_sample(r, i);
@@ -431,11 +427,14 @@ static int tree_add(struct tree *t, __u32 id, __u32 parent)
  * compared the prefix at every comparison (the paths through an entry near the root share
  * most of their frames: that was two thirds of writing the report).  *value gets the paths'
  * sum.  0 or -ENOMEM. */
-static int grow_tree(struct tree *t, struct path *p, size_t n, __u32 d, __u32 parent,
-		     __u64 *value)
+static int grow_tree(const struct report *r, struct tree *t, struct path *p, size_t n, __u32 d,
+		     __u32 parent, __u64 *value)
 {
-	__u64 sum = 0;
+	__u64 sum = 0, all = 0;
 	int err;
+
+	for (size_t i = 0; i < n; i++)
+		all += p[i].value;
 
 	while (n) {
 		size_t lt = 0, gt = n, i = 0;
@@ -455,19 +454,23 @@ static int grow_tree(struct tree *t, struct path *p, size_t n, __u32 d, __u32 pa
 			else
 				i++;
 		}
-		err = grow_tree(t, p, lt, d, parent, &below);
+		err = grow_tree(r, t, p, lt, d, parent, &below);
 		if (err)
 			return err;
 		sum += below;
-		if (v < 0) {
-			/* these end at parent */
-			for (i = lt; i < gt; i++)
-				sum += p[i].value;
+		for (i = lt, below = 0; i < gt; i++)
+			below += p[i].value;
+		if (v < 0 || (parent && below < all && branch_hidden(r, below))) {
+			/* these end at parent; or they are a branch no one sees: hidden, and less than
+			 * parent, so not the rest of its chain (run_next()).  Not made, a long run's
+			 * rarest stacks (nearly all of them) do not make the trees of the rows near
+			 * the root as big as every stack */
+			sum += below;
 		} else {
 			node = tree_add(t, v, parent);
 			if (node < 0)
 				return node;
-			err = grow_tree(t, p + lt, gt - lt, d + 1, node, &below);
+			err = grow_tree(r, t, p + lt, gt - lt, d + 1, node, &below);
 			if (err)
 				return err;
 			t->nodes[node].value = below;
@@ -482,7 +485,7 @@ static int grow_tree(struct tree *t, struct path *p, size_t n, __u32 d, __u32 pa
 }
 
 /* A prefix tree of the paths under a virtual root (node 0). */
-static int tree_build(struct tree *t, struct path *p, size_t np)
+static int tree_build(const struct report *r, struct tree *t, struct path *p, size_t np)
 {
 	__u64 total;
 	int err;
@@ -490,7 +493,7 @@ static int tree_build(struct tree *t, struct path *p, size_t np)
 	t->nr = 0;
 	if (tree_add(t, NO_NODE, NO_NODE) < 0)
 		return -ENOMEM;
-	err = grow_tree(t, p, np, 0, 0, &total);
+	err = grow_tree(r, t, p, np, 0, 0, &total);
 	if (!err)
 		t->nodes[0].value = total; /* the nodes may have moved as they grew */
 	return err;
@@ -667,16 +670,20 @@ static size_t entry_paths(const struct report *r, const struct entry *e, struct 
 
 	*max_len = 0;
 	for (k = 0; k < e->nr_occ; k++) {
-		const struct occurrence *oc = &r->occ[e->occ_start + k];
-		size_t i = oc->sample;
+		size_t i = r->occ[e->occ_start + k];
 		struct path path = { .value = r->s[i].value };
 
 		if (waker) {
 			path.ids = r->wids + r->woff[i];
 			path.len = r->woff[i + 1] - r->woff[i];
 		} else if (r->o.children) {
-			path.ids = r->ids + r->off[i] + oc->pos;
-			path.len = r->off[i + 1] - r->off[i] - oc->pos;
+			/* from its outermost occurrence: its tree holds the recursion below it */
+			__u32 pos = 0, id = e - r->entries;
+
+			while (r->ids[r->off[i] + pos] != id)
+				pos++;
+			path.ids = r->ids + r->off[i] + pos;
+			path.len = r->off[i + 1] - r->off[i] - pos;
 		} else {
 			path.ids = r->rids + r->off[i];
 			path.len = r->off[i + 1] - r->off[i];
@@ -706,7 +713,7 @@ static int print_tree(struct printer *p, const struct entry *e, struct path *pat
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = tree_build(&t, paths, np);
+	err = tree_build(p->r, &t, paths, np);
 	if (err)
 		goto cleanup;
 	p->t = &t;

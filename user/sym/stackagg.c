@@ -7,14 +7,32 @@
 #include "stacks.h"
 #include "sym/stackagg.h"
 
-/* A merged stack, its frames as ids in the frame table: 4 bytes a frame while the run goes on
- * (a struct frame is 40), which is what keeps a long run's memory to its distinct stacks. */
-struct agg_entry {
+/* Merged stacks are paths of a call-path tree (a trie): a node is a frame id under its caller's
+ * node, so a new stack adds only the frames where it leaves the stacks before it (a 2-minute
+ * system-wide run under process churn: 65,000 stacks of 1.5 million frames in 204,000 nodes).  A
+ * path starts at a context node (command, waker command, event, cgroup and, by thread, thread:
+ * what tells stacks apart besides frames), then the frames outermost first, then, for a stack
+ * with a waker, the WAKER_MARK and the waker's frames. */
+#define NO_NODE UINT32_MAX
+#define WAKER_MARK UINT32_MAX /* a frame id no table reaches */
+
+struct agg_node {
+	__u32 parent; /* NO_NODE for a context node */
+	__u32 frame;  /* frame id, WAKER_MARK, or a context node's context */
+	__u32 entry;  /* the stack that ends here, NO_NODE for none */
+};
+
+/* What a context node stands for. */
+struct agg_ctx {
 	char comm[TASK_COMM_LEN], waker_comm[TASK_COMM_LEN];
-	__u32 pid, tid, event;
-	__u32 nr_frames, nr_waker_frames;
-	size_t ids; /* index in the id arena: frames, then waker frames */
+	__u32 tid, event; /* tid 0 unless by thread */
 	const char *cgroup; /* from strs, or NULL */
+};
+
+/* A stack that samples ended at: first sample's process and thread, and the value. */
+struct agg_entry {
+	__u32 node;
+	__u32 pid, tid;
 	__u64 value;
 };
 
@@ -26,12 +44,19 @@ struct stack_agg {
 	struct frame *frames;      /* distinct frames, by id; strings from strs */
 	size_t nr_frames, frames_cap;
 	struct hashtab frame_index; /* (frame hash, probe) -> id + 1 */
-	__u32 *ids;                /* the entries' frame ids */
-	size_t nr_ids, ids_cap;
-	struct agg_entry *entries;
+	struct agg_ctx *ctxs;
+	size_t nr_ctxs, ctxs_cap;
+	struct hashtab ctx_index;  /* (context hash, probe) -> context node + 1 */
+	struct agg_node *nodes;
+	size_t nr_nodes, nodes_cap;
+	__u32 *slots;              /* (parent, frame) -> node + 1, open addressing */
+	size_t nr_slots;
+	struct agg_entry *entries; /* in the order first seen */
 	size_t nr, cap;
-	struct hashtab index;      /* (entry hash, probe) -> entry index + 1 */
-	struct stack_sample *out;  /* stack_agg__samples(): made on demand */
+	size_t nr_ids;             /* frames of every entry, waker frames too */
+	/* stack_agg__samples(): made on demand */
+	struct stack_sample *out;
+	__u32 *out_ids;
 	size_t nr_out;
 };
 
@@ -164,134 +189,194 @@ static long frame_id(struct stack_agg *a, const struct frame *f, bool exact)
 	return a->nr_frames++;
 }
 
-/* Appends the ids of s's frames (its waker's when waker) to the arena, frames given inline or
- * as ids into another aggregation's table; a sample's own last frame is its leaf.  0 or -ENOMEM
- * (the arena is left as it was). */
-static int add_ids(struct stack_agg *a, const struct stack_sample *s, bool waker, bool own)
+/* Grows an array of *cap elements of size to hold need: doubling while small, by an eighth once
+ * it is large, so that a long run's biggest arrays do not hold half their size unused.  0 or
+ * -ENOMEM (the array left as it was). */
+static int grow_array(void **v, size_t *cap, size_t need, size_t size, size_t first)
 {
-	__u32 n = waker ? s->nr_waker_frames : s->nr_frames;
-	size_t start = a->nr_ids;
-	__u32 exact_from = n;
-	bool leaf = !waker;
+	size_t c = *cap ? *cap : first;
+	void *n;
 
-	if (a->nr_ids + n > a->ids_cap) {
-		size_t cap = a->ids_cap ? a->ids_cap : 4096;
-		__u32 *ids;
-
-		while (cap < a->nr_ids + n)
-			cap *= 2;
-		ids = realloc(a->ids, cap * sizeof(*ids));
-		if (!ids)
-			return -ENOMEM;
-		a->ids = ids;
-		a->ids_cap = cap;
-	}
-	/* ids of this aggregation's own table (stack_agg__add_own()): nothing to look up */
-	if (own) {
-		if (n)
-			memcpy(&a->ids[a->nr_ids], waker ? s->waker_frame_ids : s->frame_ids,
-			       n * sizeof(*a->ids));
-		a->nr_ids += n;
+	while (c < need)
+		c += c < 65536 ? c : c / 8;
+	if (c == *cap)
 		return 0;
-	}
-	/* the leaf and the frames it is inlined into: all at the leaf's address */
-	if (leaf && a->leaf_addrs && n)
-		for (exact_from = n - 1; exact_from > 0 && stack_sample_frame(s, exact_from)->inlined;
-		     exact_from--)
-			;
-	for (__u32 i = 0; i < n; i++) {
-		long id = frame_id(a, waker ? stack_sample_waker_frame(s, i) : stack_sample_frame(s, i),
-				   i >= exact_from);
-
-		if (id < 0) {
-			a->nr_ids = start;
-			return id;
-		}
-		a->ids[a->nr_ids++] = id;
-	}
+	n = realloc(*v, c * size);
+	if (!n)
+		return -ENOMEM;
+	*v = n;
+	*cap = c;
 	return 0;
 }
 
-static __u64 entry_hash(const struct stack_agg *a, const struct agg_entry *e)
+static size_t child_slot(const struct stack_agg *a, __u32 parent, __u32 frame)
 {
-	__u64 h = mix(0xcbf29ce484222325ULL, e->event);
-	__u32 n = e->nr_frames + e->nr_waker_frames;
+	__u64 h = ((__u64)parent << 32 | frame) * 0x9e3779b97f4a7c15ULL;
+	size_t i = (h ^ h >> 29) & (a->nr_slots - 1);
 
-	h = hash_str(h, e->comm);
-	h = hash_str(h, e->waker_comm);
-	h = hash_str(h, e->cgroup);
-	h = mix(h, a->by_tid ? e->tid : 0);
-	h = mix(h, e->nr_frames);
-	for (__u32 i = 0; i < n; i++)
-		h = mix(h, a->ids[e->ids + i]);
-	return h;
+	for (;; i = (i + 1) & (a->nr_slots - 1)) {
+		__u32 n = a->slots[i];
+
+		if (!n || (a->nodes[n - 1].parent == parent && a->nodes[n - 1].frame == frame))
+			return i;
+	}
 }
 
-static bool same_entry(const struct stack_agg *a, const struct agg_entry *x,
-		       const struct agg_entry *y)
+/* Three quarters full at most: 4 bytes a slot, 5.3 to 8 bytes a node. */
+static int grow_slots(struct stack_agg *a)
 {
-	return x->event == y->event && !strcmp(x->comm, y->comm) &&
-	       !strcmp(x->waker_comm, y->waker_comm) && (!a->by_tid || x->tid == y->tid) &&
-	       x->cgroup == y->cgroup && /* interned */
-	       x->nr_frames == y->nr_frames && x->nr_waker_frames == y->nr_waker_frames &&
-	       /* no frame yet, no arena: nothing to compare */
-	       (!(x->nr_frames + x->nr_waker_frames) ||
-		!memcmp(&a->ids[x->ids], &a->ids[y->ids],
-			(x->nr_frames + x->nr_waker_frames) * sizeof(__u32)));
+	size_t nr = a->nr_slots ? a->nr_slots * 2 : 4096;
+	__u32 *old = a->slots;
+
+	a->slots = calloc(nr, sizeof(*a->slots));
+	if (!a->slots) {
+		a->slots = old;
+		return -ENOMEM;
+	}
+	a->nr_slots = nr;
+	for (size_t i = 0; i < a->nr_nodes; i++)
+		if (a->nodes[i].parent != NO_NODE)
+			a->slots[child_slot(a, a->nodes[i].parent, a->nodes[i].frame)] = i + 1;
+	free(old);
+	return 0;
+}
+
+static long new_node(struct stack_agg *a, __u32 parent, __u32 frame)
+{
+	if (a->nr_nodes >= NO_NODE - 1)
+		return -ENOMEM;
+	if (grow_array((void **)&a->nodes, &a->nodes_cap, a->nr_nodes + 1, sizeof(*a->nodes), 4096))
+		return -ENOMEM;
+	a->nodes[a->nr_nodes] = (struct agg_node){ .parent = parent, .frame = frame,
+						   .entry = NO_NODE };
+	return a->nr_nodes++;
+}
+
+/* The node of frame under parent, made on first sight.  -ENOMEM or the node. */
+static long child(struct stack_agg *a, __u32 parent, __u32 frame)
+{
+	size_t i;
+	long n;
+
+	if ((a->nr_nodes + 1) * 4 > a->nr_slots * 3 && grow_slots(a))
+		return -ENOMEM;
+	i = child_slot(a, parent, frame);
+	if (a->slots[i])
+		return a->slots[i] - 1;
+	n = new_node(a, parent, frame);
+	if (n >= 0)
+		a->slots[i] = n + 1;
+	return n;
+}
+
+static __u64 ctx_hash(const struct agg_ctx *c)
+{
+	__u64 h = mix(0xcbf29ce484222325ULL, c->event);
+
+	h = hash_str(h, c->comm);
+	h = hash_str(h, c->waker_comm);
+	h = hash_str(h, c->cgroup);
+	return mix(h, c->tid);
+}
+
+static bool same_ctx(const struct agg_ctx *x, const struct agg_ctx *y)
+{
+	return x->event == y->event && x->tid == y->tid && !strcmp(x->comm, y->comm) &&
+	       !strcmp(x->waker_comm, y->waker_comm) && x->cgroup == y->cgroup; /* interned */
+}
+
+/* The context node of s, made on first sight.  -ENOMEM or the node. */
+static long ctx_node(struct stack_agg *a, const struct stack_sample *s)
+{
+	struct agg_ctx c = { .event = s->event, .tid = a->by_tid ? s->tid : 0 };
+	__u64 h, probe;
+	void *slot;
+	int err = 0;
+	long n;
+
+	memcpy(c.comm, s->comm, TASK_COMM_LEN - 1);
+	memcpy(c.waker_comm, s->waker_comm, TASK_COMM_LEN - 1);
+	c.cgroup = intern(a, s->cgroup, &err);
+	if (err)
+		return err;
+	h = ctx_hash(&c);
+	for (probe = 0; (slot = hashtab_get(&a->ctx_index, h, probe)); probe++) {
+		__u32 node = (uintptr_t)slot - 1;
+
+		if (same_ctx(&a->ctxs[a->nodes[node].frame], &c))
+			return node;
+	}
+	if (grow_array((void **)&a->ctxs, &a->ctxs_cap, a->nr_ctxs + 1, sizeof(*a->ctxs), 64))
+		return -ENOMEM;
+	n = new_node(a, NO_NODE, a->nr_ctxs);
+	if (n < 0 || hashtab_put(&a->ctx_index, h, probe, (void *)(uintptr_t)(n + 1)))
+		return -ENOMEM;
+	a->ctxs[a->nr_ctxs++] = c;
+	return n;
+}
+
+/* Follows s's frames (its waker's when waker) from node, frames given inline or as ids into
+ * another aggregation's table, or as ids of a's own (own); a sample's own last frame is its
+ * leaf.  -ENOMEM or the node the frames end at (nodes made on the way stay: they are only
+ * unused). */
+static long add_path(struct stack_agg *a, long node, const struct stack_sample *s, bool waker,
+		     bool own)
+{
+	__u32 n = waker ? s->nr_waker_frames : s->nr_frames;
+	__u32 exact_from = n;
+
+	if (node < 0 || !n)
+		return node;
+	if (waker && (node = child(a, node, WAKER_MARK)) < 0)
+		return node;
+	/* the leaf and the frames it is inlined into: all at the leaf's address */
+	if (!own && !waker && a->leaf_addrs)
+		for (exact_from = n - 1; exact_from > 0 && stack_sample_frame(s, exact_from)->inlined;
+		     exact_from--)
+			;
+	for (__u32 i = 0; i < n && node >= 0; i++) {
+		long id;
+
+		if (own)
+			id = waker ? s->waker_frame_ids[i] : s->frame_ids[i];
+		else
+			id = frame_id(a, waker ? stack_sample_waker_frame(s, i) :
+						 stack_sample_frame(s, i), i >= exact_from);
+		node = id < 0 ? id : child(a, node, id);
+	}
+	return node;
 }
 
 static void drop_output(struct stack_agg *a)
 {
 	free(a->out);
+	free(a->out_ids);
 	a->out = NULL;
+	a->out_ids = NULL;
 	a->nr_out = 0;
 }
 
 static int add_sample(struct stack_agg *a, const struct stack_sample *s, bool own)
 {
-	struct agg_entry e = { .pid = s->pid, .tid = s->tid, .event = s->event, .value = s->value,
-			       .nr_frames = s->nr_frames, .nr_waker_frames = s->nr_waker_frames,
-			       .ids = a->nr_ids };
-	__u64 h, probe;
-	void *slot;
-	int err = 0;
+	long node;
 
 	drop_output(a);
-	memcpy(e.comm, s->comm, TASK_COMM_LEN - 1);
-	memcpy(e.waker_comm, s->waker_comm, TASK_COMM_LEN - 1);
-	e.cgroup = intern(a, s->cgroup, &err);
-	err = err ?: add_ids(a, s, false, own);
-	if (!err && (err = add_ids(a, s, true, own)))
-		a->nr_ids = e.ids;
-	if (err)
-		return err;
-	h = entry_hash(a, &e);
-	/* distinct entries with the same hash take the next probe number */
-	for (probe = 0; (slot = hashtab_get(&a->index, h, probe)); probe++) {
-		struct agg_entry *old = &a->entries[(uintptr_t)slot - 1];
-
-		if (same_entry(a, old, &e)) {
-			old->value += e.value;
-			a->nr_ids = e.ids; /* the ids just added are the old entry's */
-			return 0;
-		}
+	node = add_path(a, ctx_node(a, s), s, false, own);
+	node = add_path(a, node, s, true, own);
+	if (node < 0)
+		return node;
+	if (a->nodes[node].entry != NO_NODE) {
+		a->entries[a->nodes[node].entry].value += s->value;
+		return 0;
 	}
-	if (a->nr == a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 256;
-		struct agg_entry *n = realloc(a->entries, cap * sizeof(*n));
-
-		if (!n)
-			goto nomem;
-		a->entries = n;
-		a->cap = cap;
-	}
-	if (hashtab_put(&a->index, h, probe, (void *)(uintptr_t)(a->nr + 1)))
-		goto nomem;
-	a->entries[a->nr++] = e;
+	if (a->nr >= NO_NODE - 1 ||
+	    grow_array((void **)&a->entries, &a->cap, a->nr + 1, sizeof(*a->entries), 256))
+		return -ENOMEM;
+	a->entries[a->nr] = (struct agg_entry){ .node = node, .pid = s->pid, .tid = s->tid,
+						.value = s->value };
+	a->nodes[node].entry = a->nr++;
+	a->nr_ids += s->nr_frames + s->nr_waker_frames;
 	return 0;
-nomem:
-	a->nr_ids = e.ids;
-	return -ENOMEM;
 }
 
 int stack_agg__add(struct stack_agg *a, const struct stack_sample *s)
@@ -330,44 +415,92 @@ __u64 stack_agg__serial(const struct stack_agg *a)
 	return a->serial;
 }
 
+/* The frames of the stack ending at node into ids (room for all of them, outermost first),
+ * after them the waker's: the number of frames, and *nw of waker frames.  Returns the context. */
+static const struct agg_ctx *path_ids(const struct stack_agg *a, __u32 node, __u32 *ids,
+				      size_t room, __u32 *nf, __u32 *nw)
+{
+	size_t at = room;
+	__u32 n;
+
+	*nw = 0;
+	for (n = node; a->nodes[n].parent != NO_NODE; n = a->nodes[n].parent) {
+		if (a->nodes[n].frame == WAKER_MARK) {
+			*nw = room - at;
+			continue;
+		}
+		ids[--at] = a->nodes[n].frame;
+	}
+	*nf = room - at - *nw;
+	/* the walk wrote them innermost last from the end: move them to the start */
+	memmove(ids, ids + at, (room - at) * sizeof(*ids));
+	return &a->ctxs[a->nodes[n].frame];
+}
+
+static __u32 path_len(const struct stack_agg *a, __u32 node)
+{
+	__u32 len = 0;
+
+	for (; a->nodes[node].parent != NO_NODE; node = a->nodes[node].parent)
+		len += a->nodes[node].frame != WAKER_MARK;
+	return len;
+}
+
 const struct stack_sample *stack_agg__samples(struct stack_agg *a, size_t *nr)
 {
+	size_t at = 0;
+
 	if (a->out || !a->nr) {
 		*nr = a->nr_out;
 		return a->out;
 	}
 	a->out = calloc(a->nr, sizeof(*a->out));
-	if (!a->out)
+	a->out_ids = malloc((a->nr_ids ? a->nr_ids : 1) * sizeof(*a->out_ids));
+	if (!a->out || !a->out_ids) {
+		drop_output(a);
 		return *nr = 0, NULL;
-	/* the entries' ids and the frame table as they are: no frame is copied */
+	}
+	/* the paths' frame ids and the frame table as they are: no frame is copied */
 	for (size_t i = 0; i < a->nr; i++) {
 		const struct agg_entry *e = &a->entries[i];
 		struct stack_sample *s = &a->out[i];
+		__u32 len = path_len(a, e->node);
+		const struct agg_ctx *c = path_ids(a, e->node, &a->out_ids[at], len,
+						   &s->nr_frames, &s->nr_waker_frames);
 
-		memcpy(s->comm, e->comm, TASK_COMM_LEN);
-		memcpy(s->waker_comm, e->waker_comm, TASK_COMM_LEN);
+		memcpy(s->comm, c->comm, TASK_COMM_LEN);
+		memcpy(s->waker_comm, c->waker_comm, TASK_COMM_LEN);
 		s->pid = e->pid;
 		s->tid = e->tid;
-		s->event = e->event;
+		s->event = c->event;
 		s->value = e->value;
-		s->cgroup = e->cgroup;
-		s->nr_frames = e->nr_frames;
-		s->nr_waker_frames = e->nr_waker_frames;
+		s->cgroup = c->cgroup;
 		/* not NULL, even for a stack without frames: frame_ids says the frames are ids */
-		s->frame_ids = a->ids ? &a->ids[e->ids] : (const __u32 *)a;
-		s->waker_frame_ids = a->ids ? &a->ids[e->ids + e->nr_frames] : (const __u32 *)a;
+		s->frame_ids = &a->out_ids[at];
+		s->waker_frame_ids = &a->out_ids[at + s->nr_frames];
 		s->frame_table = a->frames;
+		at += len;
 	}
 	a->nr_out = a->nr;
 	*nr = a->nr_out;
 	return a->out;
 }
 
+void stack_agg__stats(const struct stack_agg *a, struct stack_agg_stats *st)
+{
+	st->entries = a->nr;
+	st->nodes = a->nr_nodes;
+	st->frames = a->nr_frames;
+	st->ids = a->nr_ids;
+	st->strings = stack_names__count(a->strs);
+}
+
 size_t stack_agg__bytes(const struct stack_agg *a)
 {
-	return a->frames_cap * sizeof(*a->frames) + a->ids_cap * sizeof(*a->ids) +
-	       a->cap * sizeof(*a->entries) +
-	       (a->index.cap + a->frame_index.cap) * sizeof(struct hashtab_entry);
+	return a->frames_cap * sizeof(*a->frames) + a->nodes_cap * sizeof(*a->nodes) +
+	       a->nr_slots * sizeof(*a->slots) + a->cap * sizeof(*a->entries) +
+	       a->ctxs_cap * sizeof(*a->ctxs) +
+	       (a->ctx_index.cap + a->frame_index.cap) * sizeof(struct hashtab_entry);
 }
 
 void stack_agg__free(struct stack_agg *a)
@@ -376,9 +509,11 @@ void stack_agg__free(struct stack_agg *a)
 		return;
 	drop_output(a);
 	free(a->entries);
-	free(a->ids);
+	free(a->nodes);
+	free(a->slots);
+	free(a->ctxs);
 	free(a->frames);
-	hashtab_clear(&a->index, NULL);
+	hashtab_clear(&a->ctx_index, NULL);
 	hashtab_clear(&a->frame_index, NULL);
 	stack_names__free(a->strs);
 	free(a);

@@ -44,5 +44,10 @@ bool stack_agg__exact_leaves(const struct stack_agg *a);
 const struct stack_sample *stack_agg__samples(struct stack_agg *a, size_t *nr);
 /* Bytes held, strings apart: for -v. */
 size_t stack_agg__bytes(const struct stack_agg *a);
+struct stack_agg_stats {
+	size_t entries, nodes, frames, ids, strings;
+};
+/* What a holds, counted: for -v. */
+void stack_agg__stats(const struct stack_agg *a, struct stack_agg_stats *st);
 void stack_agg__free(struct stack_agg *a);
 #endif

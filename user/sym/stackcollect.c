@@ -438,12 +438,36 @@ int stack_frames_add_lines(struct stack_resolver *r, struct frame **frames, __u3
 	return 0;
 }
 
-void stack_resolver__lines_done(struct stack_resolver *r)
+void stack_resolver__release(struct stack_resolver *r)
 {
-	if (!r->lines)
-		return;
-	srcworker__stop(r->worker, NULL);
-	srclines__close_files(r->lines);
+	if (r->lines) {
+		/* the worker answered every key (stack_resolver__settle()) */
+		srcworker__stop(r->worker, NULL);
+		srclines__close_files(r->lines);
+	}
+	syms_cache__release(r->syms);
+	hashtab_clear(&r->traces, free);
+	/* the memo as before the first drain (memo_begin() starts it afresh without known) */
+	hashtab_clear(&r->memo, NULL);
+	hashtab_clear(&r->memo_proc, NULL);
+	stack_agg__free(r->known);
+	r->known = NULL;
+	free(r->xlat);
+	r->xlat = NULL;
+	r->xlat_cap = 0;
+	r->xlat_agg = 0;
+	free(r->runs.v);
+	free(r->proc_runs.v);
+	r->runs = r->proc_runs = (struct frame_runs){ 0 };
+	free(r->pending); /* none left: settled */
+	free(r->pending_items);
+	r->pending = NULL;
+	r->pending_items = NULL;
+	r->nr_pending = r->pending_cap = r->nr_pending_items = r->pending_items_cap = 0;
+	if (r->ksyms_tried && !r->loaded) {
+		ksyms__free(r->ksyms);
+		r->ksyms = NULL; /* tried: frames would stay unresolved, and none is asked for */
+	}
 }
 
 void stack_resolver__print_lines_cost(const struct stack_resolver *r)

@@ -49,9 +49,12 @@ void stack_resolver__print_lines_cost(const struct stack_resolver *r);
  * before the samples of agg are taken.  0 or -errno (said). */
 struct stack_agg;
 int stack_resolver__settle(struct stack_resolver *r, struct stack_agg *agg);
-/* The samples are all symbolized: what finding their lines holds (debug info, its indexes) is
- * given back before the outputs are written (srclines__close_files()). */
-void stack_resolver__lines_done(struct stack_resolver *r);
+/* The samples are all symbolized and aggregated (whose frames own their strings): what
+ * symbolizing them holds is given back before the outputs are written: the processes, files and
+ * their symbols, the kernel's symbols (unless another was given them: prefetch's loaded), the
+ * frame memo and the stacks read, what finding lines holds (the worker stopped,
+ * srclines__close_files()).  The counts the outputs' notes are made of stay. */
+void stack_resolver__release(struct stack_resolver *r);
 
 /* Symbolizes a user and a kernel stack of process tgid (stack ids of the stacks map, 0 for none)
  * into a malloc'd array of frames, user then kernel, outermost first; *frames NULL when both are

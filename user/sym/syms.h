@@ -241,5 +241,8 @@ void syms_cache__records_lost(struct syms_cache *sc, void (*gone)(void *ctx, __u
 /* This kernel's vdso image as mapped into bpfprof (the same in every process); NULL if none. */
 const void *syms_vdso_image(size_t *size);
 /* Closes every file kept open and frees every string handed out; NULL is fine. */
+/* Forgets every process and file (their symbols, maps and names), as a new cache knows none:
+ * what a run's last symbolization held, given back before its outputs are written. */
+void syms_cache__release(struct syms_cache *sc);
 void syms_cache__free(struct syms_cache *sc);
 #endif

@@ -1355,13 +1355,11 @@ int syms_cache__for_each_mapping(struct syms_cache *sc, __u32 tgid,
 	return 0;
 }
 
-void syms_cache__free(struct syms_cache *sc)
+void syms_cache__release(struct syms_cache *sc)
 {
 	struct dso *d, *next;
 	size_t i;
 
-	if (!sc)
-		return;
 	for (i = 0; i < sc->procs.cap; i++)
 		proc_free(sc->procs.slots[i].val);
 	for (i = 0; i < sc->dsos.cap; i++) {
@@ -1374,8 +1372,20 @@ void syms_cache__free(struct syms_cache *sc)
 	forget_demangled(sc);
 	hashtab_clear(&sc->procs, NULL);
 	hashtab_clear(&sc->dsos, NULL);
+	sc->last = NULL;
 	free(sc->revisits);
+	sc->revisits = NULL;
+	sc->revisit_head = sc->nr_revisits = sc->revisits_cap = 0;
 	elf_syms__free(sc->vdso);
+	sc->vdso = NULL;
+	sc->vdso_tried = false;
+}
+
+void syms_cache__free(struct syms_cache *sc)
+{
+	if (!sc)
+		return;
+	syms_cache__release(sc);
 	free(sc);
 }
 
