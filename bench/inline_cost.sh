@@ -1,11 +1,11 @@
 #!/bin/bash
-# What inlined frames and source lines cost a system-wide profile (issue 16): the default run
+# What inlined frames and source lines cost a system-wide profile (issue 16): a run with --inline
 # (inlined frames from the DWARF of every program sampled that has some) and the same run with
 # --no-inline, side by side in each round, under the same load (each samples the other too).
 # (1) bench/soak.sh's load (an ls loop and a compiler loop), profile -F 999 -a for SECS seconds;
 # (2) bench/profile.sh's compiler-loop row, profile -F 99 -a 5 beside a cc -O2 -c loop.
 # Own CPU (user + sys, the whole process) and peak RSS of each, medians of REPS rounds; the
-# CPU of the default's lookup thread (bpfprof-lines, from -v: what DWARF costs, steadier than a
+# CPU of --inline's lookup thread (bpfprof-lines, from -v: what DWARF costs, steadier than a
 # difference of two runs on a busy machine) a minute, and the samples each lost (the report's
 # header).  BEFORE=BINARY runs another bpfprof with --inline beside them (the cost before a
 # change).  Targets: the lookups well under 0.5 s of CPU a minute under churn, RSS a few MB
@@ -49,7 +49,7 @@ rounds() {
 	shift 3
 	for ((i = 0; i < REPS; i++)); do
 		RUNS=()
-		run "$prefix.on" "$BPFPROF" profile "$@"
+		run "$prefix.on" "$BPFPROF" profile --inline "$@"
 		run "$prefix.off" "$BPFPROF" profile --no-inline "$@"
 		[ -n "$BEFORE" ] && run "$prefix.before" "$BEFORE" profile --inline "$@"
 		wait "${RUNS[@]}"
@@ -61,8 +61,8 @@ rounds() {
 
 report() { # report PREFIX UNIT
 	printf '%-34s %10s %10s %14s %6s\n' "" "CPU ($2)" "RSS (MB)" "lookups (s/min)" "lost"
-	row "default (inlined frames, lines)" "$1.on"
-	row "--no-inline" "$1.off"
+	row "--inline (inlined frames, lines)" "$1.on"
+	row "--no-inline (the default for -a)" "$1.off"
 	[ -n "$BEFORE" ] && row "BEFORE --inline" "$1.before"
 	echo "CPU ratio $(ratio "$(cut -d' ' -f1 "$BTMP/$1.on" | median)" \
 		"$(cut -d' ' -f1 "$BTMP/$1.off" | median)"), RSS $(awk -v a="$(cut -d' ' -f2 "$BTMP/$1.on" | median)" \
@@ -81,7 +81,7 @@ sleep 1
 rounds soak "$SECS" "$SECS" -F 999 -a -d "$SECS"
 kill $lsloop
 report soak "% of a CPU"
-echo "the default's own CPU beyond --no-inline's: $(awk -v a="$(cut -d' ' -f1 "$BTMP/soak.on" | median)" \
+echo "--inline's own CPU beyond --no-inline's: $(awk -v a="$(cut -d' ' -f1 "$BTMP/soak.on" | median)" \
 	-v b="$(cut -d' ' -f1 "$BTMP/soak.off" | median)" 'BEGIN { printf "%.2f", (a - b) * 0.6 }') s a minute"
 
 echo

@@ -106,23 +106,23 @@ if [ "$(uname -m)" = x86_64 ] && command -v script >/dev/null; then
 	check "srcline: annotate on a terminal: the hottest instruction in bold red" \
 		grep -q $'\e\\[1;31m *[0-9.]\+' "$TMP/tty.txt"
 fi
-# system-wide: inlined frames by default too, reading every sampled program's DWARF (only
-# --no-inline leaves them out)
+# system-wide: inlined frames with --inline, reading every sampled program's DWARF (by default
+# none: see stack_opts_inline())
 "$WL/inlined" inline 20 >/dev/null &
 wl=$!
 sleep 0.3
-"$BPFPROF" profile -a -U -F 499 --no-children -o "$TMP/sys.txt" 1.5 2>/dev/null
-"$BPFPROF" profile -a -U -F 499 --no-inline --no-children -o "$TMP/sys_none.txt" 1 2>/dev/null
+"$BPFPROF" profile -a -U -F 499 --inline --no-children -o "$TMP/sys.txt" 1.5 2>/dev/null
+"$BPFPROF" profile -a -U -F 499 --no-children -o "$TMP/sys_none.txt" 1 2>/dev/null
 kill $wl 2>/dev/null
 wait $wl 2>/dev/null
 sa=$(grep -E '\[\.\] mix_a \(inlined\)  inlined\.c:' "$TMP/sys.txt" | head -1)
 sb=$(grep -E '\[\.\] mix_b \(inlined\)  inlined\.c:' "$TMP/sys.txt" | head -1)
-check "srcline: -a has the inlined rows by default" test -n "$sa" -a -n "$sb"
+check "srcline: -a --inline has the inlined rows" test -n "$sa" -a -n "$sb"
 check "srcline: -a: mix_a's and mix_b's lines in their bodies (${sa##* }, ${sb##* })" \
 	bash -c "$(declare -f range_of in_range); SRC='$SRC'; in_range '${sa##* }' mix_a && in_range '${sb##* }' mix_b"
 check "srcline: -a: the call graph has mix_a inlined in work" \
 	bash -c "grep -A1 -E '^ +---mix_a \\(inlined\\)\$' '$TMP/sys.txt' | grep -qE '^ +work\$'"
-check "srcline: -a --no-inline has none (work holds them)" \
+check "srcline: -a without --inline has none (work holds them)" \
 	bash -c "! grep -q '(inlined)' '$TMP/sys_none.txt' && grep -qE '\[\.\] work$' '$TMP/sys_none.txt'"
 # annotate of a program without debug info: the instructions, and why there are no lines
 "$BPFPROF" annotate --stdio -F 999 -s asm_loop --no-debuginfod -o "$TMP/ann_stripped.txt" \
