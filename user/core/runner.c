@@ -902,8 +902,20 @@ static void *destroy_late_links(void *arg)
 	return NULL;
 }
 
+static void join_late_detach(struct runner *r)
+{
+	if (r->late_started)
+		pthread_join(r->late_thread, NULL);
+	r->late_started = false;
+	memset(r->late_links, 0, sizeof(r->late_links));
+}
+
 void runner_detach_later(struct runner *r, struct bpf_link **link)
 {
+	/* a thread runner_detach_early() started destroys only the links it found: it is over, or
+	 * nearly, by the command's detach; the links left after it go on a thread of their own */
+	if (r->late_started)
+		join_late_detach(r);
 	for (int i = 0; *link && i < RUNNER_LATE_LINKS; i++) {
 		if (!r->late_links[i]) {
 			r->late_links[i] = *link;
@@ -938,14 +950,6 @@ void runner_detach_early(struct runner *r, struct bpf_link **link)
 		return;
 	runner_detach_later(r, link);
 	start_late_detach(r);
-}
-
-static void join_late_detach(struct runner *r)
-{
-	if (r->late_started)
-		pthread_join(r->late_thread, NULL);
-	r->late_started = false;
-	memset(r->late_links, 0, sizeof(r->late_links));
 }
 
 static void detach(struct runner *r)
