@@ -954,8 +954,8 @@ struct stack_agg *stack_run_take_period(struct stack_run *s)
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* samples written before the flip are in this period; the ones after it, in the next (with
-	 * those whose inline chains were still being looked up) */
+	/* samples written before the flip are in this period, the ones after it in the next; keys
+	 * still waiting for their inline chains are settled into this one (waiting for the worker) */
 	if (drain_once(s) || stack_resolver__settle(s->resolver, d->agg)) {
 		stack_agg__free(fresh);
 		errno = EIO;

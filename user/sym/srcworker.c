@@ -198,7 +198,11 @@ static long new_question(struct srcworker *w, const char *path, int path_id, boo
 		return -ENOMEM;
 	w->q[w->nr] = (struct question){ path, path_id, at, vaddr, -EAGAIN, NULL };
 	w->pending++;
-	if (queue_question(w, w->nr)) {
+	err = queue_question(w, w->nr);
+	if (err && w->running) {
+		/* the thread looks up in w->lines: never here beside it */
+		answer(w, w->nr, err, NULL);
+	} else if (err) {
 		pthread_mutex_unlock(&w->lock);
 		err = look_up(w->lines, path, vaddr, at, &c);
 		pthread_mutex_lock(&w->lock);

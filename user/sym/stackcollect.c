@@ -441,8 +441,9 @@ int stack_frames_add_lines(struct stack_resolver *r, struct frame **frames, __u3
 void stack_resolver__release(struct stack_resolver *r)
 {
 	if (r->lines) {
-		/* the worker answered every key (stack_resolver__settle()) */
+		/* the worker answered every key (stack_resolver__settle()): its answers go too */
 		srcworker__stop(r->worker, NULL);
+		srcworker__trim(r->worker, 0);
 		srclines__close_files(r->lines);
 	}
 	syms_cache__release(r->syms);
@@ -961,14 +962,15 @@ static int add_items(struct stack_resolver *r, struct stack_agg *agg, const stru
 	size_t n = 0, kn;
 	int err;
 
+	/* room for every item (chain_ids() makes more for inlined frames) */
+	if (u32_room(&r->ids, &r->ids_cap, 0, nr))
+		return -ENOMEM;
 	for (size_t i = 0; i < nr; i++) {
 		const struct srcline_chain *c;
 		struct frame f;
 		long id;
 
 		if (!(items[i] & ITEM_PENDING)) {
-			if (u32_room(&r->ids, &r->ids_cap, n, 1))
-				return -ENOMEM;
 			id = agg_id(r, agg, items[i]);
 			if (id < 0)
 				return id;
@@ -1065,6 +1067,7 @@ static int pending_add(struct stack_resolver *r, struct stack_agg *agg, bool wai
  * 0 or -errno. */
 static int memo_begin(struct stack_resolver *r, struct stack_agg *agg)
 {
+	bool full;
 	int err;
 
 	if (r->xlat_agg != stack_agg__serial(agg)) {
@@ -1075,13 +1078,19 @@ static int memo_begin(struct stack_resolver *r, struct stack_agg *agg)
 	err = pending_add(r, agg, false);
 	if (err)
 		return err;
-	if (((r->memo.len + 2) * 2 > MEMO_SLOTS && !r->nr_pending) || !r->known) {
-		/* the tickets of the memo's pending runs go with it */
-		if (r->worker)
-			srcworker__trim(r->worker, 0);
-		r->memo_resets += !!r->known;
+	full = (r->memo.len + 2) * 2 > MEMO_SLOTS;
+	if (full) {
+		/* the keys waiting aside hold ids in known and the worker's tickets, never an index in
+		 * runs: the memo starts afresh whether or not some wait (else every miss would still
+		 * append to runs, drain after drain, while the worker is behind) */
+		r->memo_resets++;
 		hashtab_clear(&r->memo, NULL);
 		r->runs.nr = 0;
+	}
+	if ((full && !r->nr_pending) || !r->known) {
+		/* known and the worker's answers, once no key waits on them */
+		if (r->worker)
+			srcworker__trim(r->worker, 0);
 		stack_agg__free(r->known);
 		r->known = stack_agg__new(false);
 		if (r->xlat)
