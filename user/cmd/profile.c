@@ -403,9 +403,15 @@ int profile_tick(struct runner *r)
 
 	/* The mmap program only prepares mappings for samples to come (the walk finds them in
 	 * the kernel's list without it), and its release waits out RCU grace periods: near a
-	 * planned end it starts, to be over by the report. */
-	if (skel->links.unwind_mmap && stack_run_ending(&env.sr))
+	 * planned end it starts, to be over by the report.  So do the syscall-entry walks', whose
+	 * tracepoints' release waits ~150 ms (a 1 s profile ended 180 ms after its second with
+	 * them, 37 ms without): a sample in execve() or exit() in the run's last 150 ms ends as
+	 * "process exiting", counted. */
+	if (skel->links.unwind_mmap && stack_run_ending(&env.sr)) {
+		runner_detach_later(r, &skel->links.unwind_syscall);
+		runner_detach_later(r, &env.unwind_exit);
 		runner_detach_early(r, &skel->links.unwind_mmap);
+	}
 	return stack_run_tick(&env.sr);
 }
 

@@ -893,27 +893,27 @@ static int run_loop(struct runner *r)
 	return 0;
 }
 
-static void *destroy_late_links(void *arg)
+static void *destroy_late_link(void *link)
 {
-	struct runner *r = arg;
-
-	for (int i = 0; i < RUNNER_LATE_LINKS; i++)
-		bpf_link__destroy(r->late_links[i]);
+	bpf_link__destroy(link);
 	return NULL;
 }
 
 static void join_late_detach(struct runner *r)
 {
-	if (r->late_started)
-		pthread_join(r->late_thread, NULL);
-	r->late_started = false;
+	for (int i = 0; i < RUNNER_LATE_LINKS; i++)
+		if (r->late_threads[i])
+			pthread_join(r->late_threads[i], NULL);
+	memset(r->late_threads, 0, sizeof(r->late_threads));
 	memset(r->late_links, 0, sizeof(r->late_links));
+	r->late_started = false;
 }
 
 void runner_detach_later(struct runner *r, struct bpf_link **link)
 {
-	/* a thread runner_detach_early() started destroys only the links it found: it is over, or
-	 * nearly, by the command's detach; the links left after it go on a thread of their own */
+	/* the threads runner_detach_early() started destroy only the links they found: they are
+	 * over, or nearly, by the command's detach; the links left after them get threads of their
+	 * own */
 	if (r->late_started)
 		join_late_detach(r);
 	for (int i = 0; *link && i < RUNNER_LATE_LINKS; i++) {
@@ -926,22 +926,22 @@ void runner_detach_later(struct runner *r, struct bpf_link **link)
 	*link = NULL;
 }
 
-/* After the command's detach: the links it left for later go on a thread of their own. */
+/* After the command's detach: the links it left for later go, each on a thread of its own:
+ * a tracepoint's release waits out an RCU tasks grace period (60-80 ms here), which threads
+ * released together wait out once, where one thread waited for each in turn. */
 static void start_late_detach(struct runner *r)
 {
-	bool any = false;
-
 	if (r->late_started)
-		return; /* runner_detach_early() started it, with every late link there is */
-
-	for (int i = 0; i < RUNNER_LATE_LINKS; i++)
-		any |= r->late_links[i] != NULL;
-	if (any && !pthread_create(&r->late_thread, NULL, destroy_late_links, r)) {
+		return; /* runner_detach_early() started them, with every late link there is */
+	for (int i = 0; i < RUNNER_LATE_LINKS; i++) {
+		if (!r->late_links[i])
+			continue;
+		if (pthread_create(&r->late_threads[i], NULL, destroy_late_link, r->late_links[i])) {
+			r->late_threads[i] = 0;
+			bpf_link__destroy(r->late_links[i]); /* no thread: here, then */
+		}
 		r->late_started = true;
-		return;
 	}
-	destroy_late_links(r); /* no thread: here, then */
-	memset(r->late_links, 0, sizeof(r->late_links));
 }
 
 void runner_detach_early(struct runner *r, struct bpf_link **link)

@@ -161,7 +161,7 @@ struct runner {
 	__u64 reports;             /* interval reports printed */
 	unsigned run, runs;        /* this run of cmd->runs(), from 0 */
 	struct bpf_link *late_links[RUNNER_LATE_LINKS]; /* runner_detach_later() */
-	pthread_t late_thread;
+	pthread_t late_threads[RUNNER_LATE_LINKS]; /* each destroying its link; 0: none */
 	bool late_started;
 	/* Set by the command (at any hook): while the rings bring nothing, its tick may wait this
 	 * long instead of the runner's 100 ms (less, or 0, keeps 100 ms).  Each wake-up costs a live view
