@@ -1069,23 +1069,25 @@ static __always_inline int unwind_syscall_entry(void *ctx, __u64 nr)
 	return 0;
 }
 
-/* A syscall tracepoint's record: the syscall's number after the common fields. */
-struct unwind_sys_enter {
-	__u64 common;
-	int nr;
-};
-
-/* The program of the walk at a syscall's entry, attached by unwind_attach_syscalls() at execve()
- * and exit_group(): one program to verify.  Each object places it after its sampling program:
+/* The program of the walk at a syscall's entry, attached by unwind_attach_syscalls() to the
+ * sys_enter raw tracepoint, execve() and exit_group() told apart by number: the release of a
+ * syscall tracepoint (syscalls/sys_enter_execve) waits out RCU tasks grace periods, 60-160 ms
+ * each and largely serialized in the kernel, which a 1 s profile's end waited for (176 ms
+ * beyond its second against 37); a raw tracepoint's waits for none.  It runs at every
+ * syscall's entry while attached, and returns at once for the others.  Each object places it after its sampling program:
  * libbpf loads programs in the order of their sections, and profile's row array takes the place
  * of a one-row stand-in just before the first program that reads it loads (user/core/stackrun.c,
  * which also knows this section as UNWIND_SYSCALL_SEC), so that making it overlaps the loads
  * before; first, this one made the load wait ~20 ms longer. */
 #define UNWIND_SYSCALL_PROGRAM                                            \
-	SEC("tp/syscalls/sys_enter_execve")                               \
-	int unwind_syscall(struct unwind_sys_enter *ctx)                  \
+	SEC("raw_tp/sys_enter")                                           \
+	int unwind_syscall(struct bpf_raw_tracepoint_args *ctx)           \
 	{                                                                 \
-		return unwind_syscall_entry(ctx, ctx->nr);                \
+		__u64 nr = ctx->args[1];                                  \
+                                                                          \
+		if (nr != UNW_NR_EXECVE && nr != UNW_NR_EXIT_GROUP)       \
+			return 0;                                         \
+		return unwind_syscall_entry(ctx, nr);                     \
 	}
 
 /* The code mapping holding addr in the current process, kept with the mappings its walks find

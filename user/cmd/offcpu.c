@@ -47,7 +47,6 @@ static struct offcpu_env {
 	 * where blocks that began before the run cannot be found */
 	bool use_task_storage;
 	struct stack_run sr;
-	struct bpf_link *unwind_exit; /* unwind_attach_exit() */
 	struct run_bounds bounds;
 	struct keep_ctx keep;
 } env;
@@ -449,8 +448,7 @@ static int offcpu_attach(struct runner *r)
 	err = runner_attach_skeleton(r);
 	if (err)
 		return err;
-	unwind_attach_syscalls(skel->progs.unwind_syscall, &skel->links.unwind_syscall,
-			       &env.unwind_exit);
+	unwind_attach_syscalls(skel->progs.unwind_syscall, &skel->links.unwind_syscall);
 	/* threads blocked before the probes were attached: counted from the start */
 	return env.use_task_storage ? run_iterator(skel, 0, NULL, NULL) : 0;
 }
@@ -497,9 +495,6 @@ static void offcpu_detach(struct runner *r)
 	}
 	env.bounds.end = now_ns();
 	runner_detach_later(r, &skel->links.unwind_mmap);
-	/* they keep walks for samples to come */
-	runner_detach_later(r, &skel->links.unwind_syscall);
-	runner_detach_later(r, &env.unwind_exit);
 	offcpu_bpf__detach(skel);
 }
 

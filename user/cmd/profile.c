@@ -58,7 +58,6 @@ static struct profile_env {
 	char **row_names;      /* --by: each key's label, the names once the samples are read */
 	struct sampling sampling;
 	struct stack_run sr;
-	struct bpf_link *unwind_exit; /* unwind_attach_exit() */
 	__u64 lost[LOST_REASONS];
 } env;
 
@@ -379,8 +378,7 @@ int profile_attach(struct runner *r)
 	err = runner_attach_skeleton(r);
 	if (err)
 		return err;
-	unwind_attach_syscalls(skel->progs.unwind_syscall, &skel->links.unwind_syscall,
-			       &env.unwind_exit);
+	unwind_attach_syscalls(skel->progs.unwind_syscall, &skel->links.unwind_syscall);
 	if (env.filter || env.by)
 		err = event_fields_fill(&env.ef, skel->maps.field_tabs);
 	if (!err && env.nr_specs)
@@ -403,15 +401,9 @@ int profile_tick(struct runner *r)
 
 	/* The mmap program only prepares mappings for samples to come (the walk finds them in
 	 * the kernel's list without it), and its release waits out RCU grace periods: near a
-	 * planned end it starts, to be over by the report.  So do the syscall-entry walks', whose
-	 * tracepoints' release waits ~150 ms (a 1 s profile ended 180 ms after its second with
-	 * them, 37 ms without): a sample in execve() or exit() in the run's last 150 ms ends as
-	 * "process exiting", counted. */
-	if (skel->links.unwind_mmap && stack_run_ending(&env.sr)) {
-		runner_detach_later(r, &skel->links.unwind_syscall);
-		runner_detach_later(r, &env.unwind_exit);
+	 * planned end it starts, to be over by the report. */
+	if (skel->links.unwind_mmap && stack_run_ending(&env.sr))
 		runner_detach_early(r, &skel->links.unwind_mmap);
-	}
 	return stack_run_tick(&env.sr);
 }
 
@@ -428,9 +420,6 @@ void profile_detach(struct runner *r)
 	env.sr.stopped_in_sync = env.nr_specs == 0;
 	/* it only prepares mappings, and its release waits out RCU grace periods */
 	runner_detach_later(r, &skel->links.unwind_mmap);
-	/* they keep walks for samples to come */
-	runner_detach_later(r, &skel->links.unwind_syscall);
-	runner_detach_later(r, &env.unwind_exit);
 	profile_bpf__detach(skel);
 }
 

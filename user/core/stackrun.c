@@ -473,7 +473,7 @@ static void register_sampling_handler(void)
 						  &opts) >= 0;
 	/* the unwinder's walk at a syscall's entry reads the rows too, and may load first; with
 	 * no attach step of its own here, unwind_attach_syscalls() attaches it */
-	libbpf_register_prog_handler(UNWIND_SYSCALL_SEC, BPF_PROG_TYPE_TRACEPOINT, 0, &opts);
+	libbpf_register_prog_handler(UNWIND_SYSCALL_SEC, BPF_PROG_TYPE_RAW_TRACEPOINT, 0, &opts);
 }
 
 /* Two threads: the main one has less to do before it waits for them than either takes. */

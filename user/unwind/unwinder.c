@@ -1217,27 +1217,16 @@ void unwind_kernel_fields(struct unw_kfields *out)
 	out->prefill &= out->ok;
 }
 
-static void attach_syscall(struct bpf_program *prog, const char *name, struct bpf_link **link)
+void unwind_attach_syscalls(struct bpf_program *prog, struct bpf_link **link)
 {
-	char tp[64];
-
-	if (*link)
+	/* not loaded: frame pointers, or no saved user registers to walk from; or attached by
+	 * the skeleton (libbpf's own raw_tp handler, where ours was not registered) */
+	if (bpf_program__fd(prog) < 0 || *link)
 		return;
-	snprintf(tp, sizeof(tp), "sys_enter_%s", name);
-	*link = bpf_program__attach_tracepoint(prog, "syscalls", tp);
+	*link = bpf_program__attach_raw_tracepoint(prog, "sys_enter");
 	if (!*link)
-		p_info("unwind: cannot trace %s() (%s): samples inside it keep their leaf alone",
-		       name, strerror(errno));
-}
-
-void unwind_attach_syscalls(struct bpf_program *prog, struct bpf_link **execve,
-			    struct bpf_link **exit)
-{
-	/* not loaded: frame pointers, or no saved user registers to walk from */
-	if (bpf_program__fd(prog) < 0)
-		return;
-	attach_syscall(prog, "execve", execve);
-	attach_syscall(prog, "exit_group", exit);
+		p_info("unwind: cannot trace sys_enter (%s): samples inside execve() or exit() "
+		       "keep their leaf alone", strerror(errno));
 }
 
 int unwinder__handle_event(void *ctx, void *data, size_t size)

@@ -74,12 +74,11 @@ int unwind_bpf_configure(const struct unwind_bpf *ub, enum unwind_method m, __u6
 	} while (0)
 
 /* The section of the unwinder's walk at a syscall's entry (bpf/unwind.bpf.h: unwind_syscall). */
-#define UNWIND_SYSCALL_SEC "tp/syscalls/sys_enter_execve"
-/* After the skeleton's attach: prog (the unwinder's unwind_syscall), where loaded, attached at
- * execve()'s entry (*execve, unless the skeleton did) and exit_group()'s (*exit).  A failure is
- * told, not returned: samples inside that syscall then keep their leaf alone. */
-void unwind_attach_syscalls(struct bpf_program *prog, struct bpf_link **execve,
-			    struct bpf_link **exit);
+#define UNWIND_SYSCALL_SEC "raw_tp/sys_enter"
+/* After the skeleton's attach: prog (the unwinder's unwind_syscall), where loaded, attached to
+ * the sys_enter raw tracepoint (*link, unless the skeleton did).  A failure is told, not
+ * returned: samples inside execve() and exit_group() then keep their leaf alone. */
+void unwind_attach_syscalls(struct bpf_program *prog, struct bpf_link **link);
 
 struct unwinder;
 struct syms_cache;
