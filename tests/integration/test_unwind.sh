@@ -32,8 +32,9 @@ for m in eh auto; do
 done
 
 # 1b. The same walk with the loops the verifier walks round by round, as on kernels without
-#     bpf_loop() (before 5.17): the same stacks.
-BPFPROF_NO_BPF_LOOP=1 "$BPFPROF" profile -F 999 -f -U --unwind eh -- "$WL/hotcold_nofp" 2 \
+#     bpf_loop() (before 5.17), and programs loaded one after another, as on one CPU: the same
+#     stacks.
+BPFPROF_NO_BPF_LOOP=1 BPFPROF_SERIAL_LOAD=1 "$BPFPROF" profile -F 999 -f -U --unwind eh -- "$WL/hotcold_nofp" 2 \
 	>"$TMP/noloop" 2>"$TMP/noloop.err"; rc=$?
 check "without bpf_loop: exits 0" test "$rc" -eq 0
 a=$(folded_sum "$TMP/noloop" "^hotcold_nofp;$FULL;hot_a;spin ")

@@ -17,6 +17,7 @@
 #include <bpf/bpf.h>
 #include "core/child.h"
 #include "core/common.h"
+#include "core/progload.h"
 #include "core/features.h"
 #include "core/follow.h"
 #include "core/heatmaprun.h"
@@ -660,14 +661,14 @@ static int load(struct runner *r)
 	if (err)
 		return err;
 	mark(PH_OPENED);
-	err = r->cmd->skel->load(r->skel);
+	err = progload_finish(r->cmd->skel->load(r->skel));
 	if (err && !not_permitted(err) && r->cmd->fallback && r->cmd->fallback(r, err)) {
 		r->cmd->skel->destroy(r->skel);
 		r->skel = NULL;
 		err = open_skeleton(r);
 		if (err)
 			return err; /* explained */
-		err = r->cmd->skel->load(r->skel);
+		err = progload_finish(r->cmd->skel->load(r->skel));
 	}
 	if (err)
 		explain_bpf_error("cannot load the BPF programs", err);

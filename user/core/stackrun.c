@@ -18,6 +18,7 @@
 #include "core/common.h"
 #include "core/features.h"
 #include "core/period.h"
+#include "core/progload.h"
 #include "core/runner.h"
 #include "core/stackrun.h"
 #include "core/targets.h"
@@ -459,7 +460,7 @@ static int swap_rows(void)
 static int before_sampling_load(struct bpf_program *prog, struct bpf_prog_load_opts *opts,
 				long cookie)
 {
-	return swap_rows();
+	return swap_rows() ?: progload_beside(prog, opts);
 }
 
 static void register_sampling_handler(void)
