@@ -1079,11 +1079,20 @@ static __always_inline int unwind_syscall_entry(void *ctx, __u64 nr)
  * of a one-row stand-in just before the first program that reads it loads (user/core/stackrun.c,
  * which also knows this section as UNWIND_SYSCALL_SEC), so that making it overlaps the loads
  * before; first, this one made the load wait ~20 ms longer. */
+/* Argument i of a raw tracepoint, read as the UAPI lays them out (struct bpf_raw_tracepoint_args
+ * is __u64 args[0]) rather than through vmlinux.h's struct: its access would be a CO-RE
+ * relocation, profile's only one, for which libbpf would parse the whole kernel BTF at every load
+ * (5 MB, 10-17 ms of the start). */
+static __always_inline __u64 unwind_raw_tp_arg(const struct bpf_raw_tracepoint_args *ctx, int i)
+{
+	return ((const __u64 *)ctx)[i];
+}
+
 #define UNWIND_SYSCALL_PROGRAM                                            \
 	SEC("raw_tp/sys_enter")                                           \
 	int unwind_syscall(struct bpf_raw_tracepoint_args *ctx)           \
 	{                                                                 \
-		__u64 nr = ctx->args[1];                                  \
+		__u64 nr = unwind_raw_tp_arg(ctx, 1);                     \
                                                                           \
 		if (nr != UNW_NR_EXECVE && nr != UNW_NR_EXIT_GROUP)       \
 			return 0;                                         \
