@@ -438,17 +438,12 @@ int stack_frames_add_lines(struct stack_resolver *r, struct frame **frames, __u3
 	return 0;
 }
 
-void stack_resolver__release(struct stack_resolver *r)
+/* What drains keep between them: the traces, the memo as before the first drain (memo_begin()
+ * starts it afresh without known), the id translation, the frame runs and the keys waiting for
+ * lines (none left once settled). */
+static void free_drain_state(struct stack_resolver *r)
 {
-	if (r->lines) {
-		/* the worker answered every key (stack_resolver__settle()): its answers go too */
-		srcworker__stop(r->worker, NULL);
-		srcworker__trim(r->worker, 0);
-		srclines__close_files(r->lines);
-	}
-	syms_cache__release(r->syms);
 	hashtab_clear(&r->traces, free);
-	/* the memo as before the first drain (memo_begin() starts it afresh without known) */
 	hashtab_clear(&r->memo, NULL);
 	hashtab_clear(&r->memo_proc, NULL);
 	stack_agg__free(r->known);
@@ -460,11 +455,23 @@ void stack_resolver__release(struct stack_resolver *r)
 	free(r->runs.v);
 	free(r->proc_runs.v);
 	r->runs = r->proc_runs = (struct frame_runs){ 0 };
-	free(r->pending); /* none left: settled */
+	free(r->pending);
 	free(r->pending_items);
 	r->pending = NULL;
 	r->pending_items = NULL;
 	r->nr_pending = r->pending_cap = r->nr_pending_items = r->pending_items_cap = 0;
+}
+
+void stack_resolver__release(struct stack_resolver *r)
+{
+	if (r->lines) {
+		/* the worker answered every key (stack_resolver__settle()): its answers go too */
+		srcworker__stop(r->worker, NULL);
+		srcworker__trim(r->worker, 0);
+		srclines__close_files(r->lines);
+	}
+	syms_cache__release(r->syms);
+	free_drain_state(r);
 	if (r->ksyms_tried && !r->loaded) {
 		ksyms__free(r->ksyms);
 		r->ksyms = NULL; /* tried: frames would stay unresolved, and none is asked for */
@@ -1411,17 +1418,9 @@ void stack_resolver__free(struct stack_resolver *r)
 		return;
 	if (r->prefetching)
 		pthread_join(r->prefetcher, NULL);
-	hashtab_clear(&r->traces, free);
-	hashtab_clear(&r->memo, NULL);
-	hashtab_clear(&r->memo_proc, NULL);
-	stack_agg__free(r->known);
-	free(r->xlat);
-	free(r->runs.v);
-	free(r->proc_runs.v);
+	free_drain_state(r);
 	free(r->ids);
 	free(r->items);
-	free(r->pending);
-	free(r->pending_items);
 	ksyms__free(r->ksyms);
 	syms_cache__free(r->syms);
 	/* the worker first: it looks up in the srclines */
