@@ -260,6 +260,11 @@ int stack_resolver__set_lines(struct stack_resolver *r, bool inline_frames, bool
 	return r->worker ? 0 : -ENOMEM;
 }
 
+int stack_resolver__set_line_cache(struct stack_resolver *r, struct disk_cache *dc)
+{
+	return r->lines ? srclines__set_cache(r->lines, dc) : 0;
+}
+
 /* Names a file whose frames have no lines, once, for the report's header (the first few). */
 static void note_no_lines(struct stack_resolver *r, const char *module)
 {
@@ -500,6 +505,18 @@ void stack_resolver__print_lines_cost(const struct stack_resolver *r)
 	       (unsigned long long)st.functions, (unsigned long long)st.index_bytes >> 10,
 	       (unsigned long long)st.opened, (unsigned long long)st.drops,
 	       (unsigned long long)st.releases);
+	if (st.cache_dir)
+		p_info("inline cache %s: %llu addresses answered from it (%llu files, %llu functions "
+		       "read), the debug info of %llu files opened (%llu put in it whole); %llu "
+		       "regions added (stored as the files close), %llu rejected (corrupt or foreign) "
+		       "and rebuilt",
+		       st.cache_dir, (unsigned long long)st.cache_answers,
+		       (unsigned long long)st.cache_files, (unsigned long long)st.cache_entries,
+		       (unsigned long long)st.dwarf_opened, (unsigned long long)st.harvested,
+		       (unsigned long long)st.cache_regions, (unsigned long long)st.cache_rejected);
+	else
+		p_info("inline cache: not used; the debug info of %llu files opened",
+		       (unsigned long long)st.dwarf_opened);
 }
 
 int stack_frames_fill(struct stack_resolver *r, int stacks_fd, __u32 tgid, __u64 user_stack,
