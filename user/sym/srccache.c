@@ -532,8 +532,14 @@ long src_file__add_entry(struct src_file *f, const struct fn_scopes *x, bool lin
 int src_file__add_region(struct src_file *f, enum src_region kind, __u64 lo, __u64 hi,
 			 __u32 entry)
 {
+	__u32 e;
+
 	if (lo >= hi || (kind != SRC_UNCOVERED && entry >= f->nr_ae))
 		return -EINVAL;
+	/* held already (a file put in the cache whole, opened again for an address it could not
+	 * hold): nothing to store, and the file is not written again for it */
+	if (src_file__find(f, lo, &e) != SRC_NONE)
+		return 0;
 	/* a function's other addresses looked up meanwhile find the same region */
 	if (f->nr_ar && f->ar[f->nr_ar - 1].lo == lo && f->ar[f->nr_ar - 1].hi == hi)
 		return 0;
