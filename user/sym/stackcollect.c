@@ -496,7 +496,7 @@ void stack_resolver__print_lines_cost(const struct stack_resolver *r)
 	       (r->pending_cap * sizeof(*r->pending) +
 		r->pending_items_cap * sizeof(*r->pending_items)) >> 10);
 	p_info("source lines: %llu frames asked for in %.1f ms, %llu keys waited for them; %llu "
-	       "addresses looked up in DWARF (%llu from the cache) in %.1f ms of the worker's CPU; "
+	       "addresses looked up (%llu of them again) in %.1f ms of the worker's CPU; "
 	       "%llu units and %llu functions indexed in %llu KB (%llu files opened, %llu indexes "
 	       "dropped, libdw's state given back %llu times)",
 	       (unsigned long long)r->lines_frames, r->lines_ns / 1e6,
