@@ -1874,23 +1874,26 @@ static void cache_no_function(struct srclines *s, struct sfile *f, struct cu_ind
 {
 	struct fn_scopes x = { 0 };
 	const struct lines *cl;
-	struct addr_range r;
+	struct addr_range r = { 0, UINT64_MAX };
+	bool span = f->cus_read;
 	int budget = 512;
 	long entry;
 
-	if (!f->cus_read)
-		return;
-	cu_span(f, vaddr, &r.lo, &r.hi);
-	for (size_t i = 0; i < ix->nr; i++) {
-		if (ix->r[i].lo <= vaddr && ix->r[i].hi > vaddr)
-			return; /* a function function_at() did not find (overlaps) */
+	if (span)
+		cu_span(f, vaddr, &r.lo, &r.hi);
+	for (size_t i = 0; span && i < ix->nr; i++) {
+		/* a function function_at() did not find (overlaps) */
+		span = !(ix->r[i].lo <= vaddr && ix->r[i].hi > vaddr);
 		if (ix->r[i].lo <= vaddr && ix->r[i].hi > r.lo)
 			r.lo = ix->r[i].hi;
 		if (ix->r[i].lo > vaddr && ix->r[i].lo < r.hi)
 			r.hi = ix->r[i].lo;
 	}
-	if (r.lo > vaddr || r.hi <= vaddr || scopes_within(cu, r.lo, r.hi, &budget, 0) ||
-	    !(cl = cu_lines(s, ix, cu)) || range_lines(&x.lines, cl, &r, 1))
+	/* where the span is not known to go the same way (a scope in it the descent did not
+	 * reach, the units' ranges not read), the address alone: its answer is this one */
+	if (!span || r.lo > vaddr || r.hi <= vaddr || scopes_within(cu, r.lo, r.hi, &budget, 0))
+		r = (struct addr_range){ vaddr, vaddr + 1 };
+	if (!(cl = cu_lines(s, ix, cu)) || range_lines(&x.lines, cl, &r, 1))
 		return;
 	entry = src_file__add_entry(f->src, &x, true);
 	if (entry >= 0)
