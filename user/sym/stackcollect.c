@@ -309,7 +309,7 @@ int kernel_vmlinux_find(const struct ksyms *ks, char *path, size_t size, __u64 *
 	struct elf_syms *es = NULL;
 	struct utsname u;
 
-	/* the file first: _stext's address sorts every kernel symbol by name (15-20 ms of CPU),
+	/* the file first: _stext's address sorts every kernel symbol by name (about 15 ms of CPU),
 	 * which a machine without a vmlinux (most) need not pay */
 	if (uname(&u) ||
 	    kernel_debuginfo_find(u.release, kernel_build_id("[kernel.kallsyms]"), path, size))
