@@ -478,7 +478,8 @@ static int write_entry(struct src_file *f, const struct fn_scopes *x, bool lines
 
 		memcpy(p, &e, sizeof(e));
 	}
-	memcpy(p, x->r, nr_ranges * sizeof(*x->r));
+	if (nr_ranges) /* (a lines-only entry's x has none) */
+		memcpy(p, x->r, nr_ranges * sizeof(*x->r));
 	p += nr_ranges * sizeof(*x->r);
 	for (size_t i = 0; i < h.nr_rows; i++, p += sizeof(struct ent_row)) {
 		const struct line_row *r = &x->lines.rows[i];
@@ -498,7 +499,8 @@ static int write_entry(struct src_file *f, const struct fn_scopes *x, bool lines
 		err = -ENOMEM;
 	if (!err) {
 		memcpy(f->buf + at, &h, sizeof(h));
-		memcpy(f->buf + at + size, t.s, t.len);
+		if (t.len)
+			memcpy(f->buf + at + size, t.s, t.len);
 		f->len = at + size + t.len;
 	}
 	hashtab_clear(&t.seen, NULL);
