@@ -876,12 +876,33 @@ static void open_dwarf(struct sfile *f, uid_t owner)
 	f->dw = begin_dwarf(f, f->elf, f->fd);
 	if (f->dw)
 		return;
-	f->dfd = debuginfo_open(f->elf, f->path, owner);
+	if (f->dfd < 0) /* (open_file() may have found it) */
+		f->dfd = debuginfo_open(f->elf, f->path, owner);
 	if (f->dfd < 0)
 		return;
 	f->delf = untrusted_elf(f->dfd);
 	if (f->delf && elf_kind(f->delf) == ELF_K_ELF)
 		f->dw = begin_dwarf(f, f->delf, f->dfd);
+}
+
+/* Whether the ELF has a .debug_info section of its own (compressed or not). */
+static bool own_debug_info(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS &&
+		    (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")))
+			return true;
+	}
+	return false;
 }
 
 /* The debug info of file f opened (open_dwarf()); then, without debug info or with its copy
@@ -926,6 +947,7 @@ static void open_file(struct srclines *s, struct sfile *f)
 	char key[DISK_CACHE_KEY_MAX];
 	enum file_refusal why;
 	struct stat st;
+	bool own;
 
 	f->fd = f->dfd = f->mfd = f->info.fd = -1;
 	if (elf_version(EV_CURRENT) == EV_NONE) {
@@ -947,8 +969,13 @@ static void open_file(struct srclines *s, struct sfile *f)
 		return;
 	f->owner = st.st_uid;
 	/* what the cache holds of the file answers without its debug info; what it does not
-	 * opens it (file_dwarf()), and what that finds is stored with the rest */
-	if (s->cache && !disk_cache_key(f->fd, key, sizeof(key)))
+	 * opens it (file_dwarf()), and what that finds is stored with the rest.  A file with no
+	 * debug info of its own nor a debug file has no key made (a hash of its call-frame
+	 * sections: a compiler's are megabytes) */
+	own = s->cache && own_debug_info(f->elf);
+	if (s->cache && !own)
+		f->dfd = debuginfo_open(f->elf, f->path, f->owner);
+	if (s->cache && (own || f->dfd >= 0) && !disk_cache_key(f->fd, key, sizeof(key)))
 		f->src = src_file__open(s->cache, key);
 	if (f->src && src_file__loaded(f->src)) {
 		f->deferred = true;
