@@ -10,6 +10,10 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "test.h"
+#include <fcntl.h>
+#include <gelf.h>
+#include "core/diskcache.h"
+#include "sym/srccache.h"
 #include "sym/srcline.h"
 #include "sym/srcworker.h"
 #include "sym/syms.h"
@@ -646,6 +650,184 @@ cleanup:
 	srclines__free(ref);
 }
 
+/* The executable segment of an ELF file: [start, end) of its virtual addresses. */
+static struct span exec_span(const char *path)
+{
+	struct span sp = {};
+	int fd = open(path, O_RDONLY);
+	Elf *elf = fd >= 0 && elf_version(EV_CURRENT) != EV_NONE ? elf_begin(fd, ELF_C_READ, NULL) :
+								  NULL;
+	size_t n = 0;
+	GElf_Phdr ph;
+
+	if (elf && !elf_getphdrnum(elf, &n))
+		for (size_t i = 0; i < n; i++)
+			if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
+				sp = (struct span){ ph.p_vaddr, ph.p_vaddr + ph.p_memsz };
+	elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return sp;
+}
+
+/* The cache file of the ELF file at path in cache directory dir. */
+static void cache_file_of(const char *dir, const char *path, char *buf, size_t size)
+{
+	char key[DISK_CACHE_KEY_MAX] = "";
+	int fd = open(path, O_RDONLY);
+
+	if (fd >= 0)
+		disk_cache_key(fd, key, sizeof(key));
+	if (fd >= 0)
+		close(fd);
+	snprintf(buf, size, "%s/%s" SRC_CACHE_SUFFIX, dir, key);
+}
+
+/* Lookups of every step-th address of sp in s and in ref alike (same_chain()): how many
+ * differ. */
+static int differ_span(struct srclines *ref, struct srclines *s, const char *path,
+		       struct span sp, __u64 step)
+{
+	int bad = 0;
+
+	for (__u64 a = sp.start; a < sp.end; a += step) {
+		const struct srcline_chain *x = NULL, *y = NULL;
+		int ex = srclines__lookup(ref, path, a, &x);
+		int ey = srclines__lookup(s, path, a, &y);
+
+		if (!same_chain(ex, x, ey, y) && bad++ < 3)
+			fprintf(stderr, "    %s %#llx: %d/%u %s against %d/%u %s\n", path,
+				(unsigned long long)a, ex, ex ? 0 : x->nr,
+				ex ? "" : x->f[x->nr - 1].func ?: "?", ey, ey ? 0 : y->nr,
+				ey ? "" : y->f[y->nr - 1].func ?: "?");
+	}
+	return bad;
+}
+
+/* The persistent cache (sym/srccache.h): a run that looked up some addresses of a file stores
+ * their regions; a later one answers every address of the file as the debug info does (those
+ * regions from the cache, without opening the debug info when none other is asked); a cache
+ * file corrupt anywhere is rejected and rebuilt, and the answers stay the same. */
+static void test_persistent_cache(void)
+{
+	const char *files[] = { fixture, "./bpfprof", "/usr/lib/x86_64-linux-gnu/libc.so.6",
+				"/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" };
+	char dir[] = "/tmp/srcline-cache-XXXXXX", cpath[PATH_MAX + 128];
+	struct srcline_stats st;
+	struct disk_cache *dc;
+	struct srclines *ref, *s;
+	int tried = 0;
+
+	if (!find_fixture())
+		SKIP("fixture not built (make unit builds it)");
+	CHECK(mkdtemp(dir) != NULL);
+	dc = disk_cache__open(dir, 256 << 20, NULL, 0);
+	CHECK(dc != NULL);
+	if (!dc)
+		return;
+	ref = srclines__new();
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		struct span sp = exec_span(files[i]);
+		/* about 30,000 addresses of each file, a few hundred of them asked first */
+		__u64 len = sp.end - sp.start, step = len / 30000 ?: 1, seed = len / 300 ?: 1;
+		const struct srcline_chain *c;
+
+		if (!srclines__has_dwarf(ref, files[i]) || !len)
+			continue;
+		tried++;
+		/* a run asks a few hundred addresses: their regions stored at its end */
+		s = srclines__new();
+		CHECK_INT(srclines__set_cache(s, dc), 0);
+		for (__u64 a = sp.start; a < sp.end; a += seed)
+			srclines__lookup(s, files[i], a, &c);
+		/* and every function, where the debug file is compressed (libc's) */
+		while (srclines__harvest(s))
+			;
+		srclines__stats(s, &st);
+		CHECK(st.cache_regions > 0);
+		srclines__free(s);
+		/* the next answers every address alike, those from the cache */
+		s = srclines__new();
+		CHECK_INT(srclines__set_cache(s, dc), 0);
+		CHECK_INT(differ_span(ref, s, files[i], sp, step), 0);
+		srclines__stats(s, &st);
+		CHECK(st.cache_answers > 0);
+		srclines__free(s);
+		/* the seeds' addresses again: from the cache, the debug info not opened */
+		s = srclines__new();
+		CHECK_INT(srclines__set_cache(s, dc), 0);
+		for (__u64 a = sp.start; a < sp.end; a += seed)
+			srclines__lookup(s, files[i], a, &c);
+		srclines__stats(s, &st);
+		CHECK_INT(st.dwarf_opened, 0);
+		CHECK(st.cache_answers > 0);
+		srclines__free(s);
+		/* corrupt in its header, its entry table, or an entry: rejected, answers alike,
+		 * stored again whole */
+		cache_file_of(dir, files[i], cpath, sizeof(cpath));
+		for (int where = 0; where < 3; where++) {
+			struct stat sb;
+			int fd = open(cpath, O_RDWR);
+			off_t off = where == 0 ? 20 : where == 1 ? 200 : -3;
+			unsigned char b = 0;
+
+			CHECK(fd >= 0 && !fstat(fd, &sb));
+			if (fd < 0)
+				break;
+			if (off < 0)
+				off += sb.st_size;
+			CHECK(pread(fd, &b, 1, off) == 1);
+			b ^= 0x41;
+			CHECK(pwrite(fd, &b, 1, off) == 1);
+			close(fd);
+			s = srclines__new();
+			CHECK_INT(srclines__set_cache(s, dc), 0);
+			CHECK_INT(differ_span(ref, s, files[i], sp, seed), 0);
+			srclines__stats(s, &st);
+			CHECK(st.cache_rejected >= 1);
+			srclines__free(s);
+			CHECK(access(cpath, F_OK) == 0);
+		}
+		/* the fixture's file (small) corrupt at 64 places more, each run on the file the
+		 * run before wrote: never trusted, answers alike */
+		for (int k = 0; i == 0 && k < 64; k++) {
+			struct stat sb;
+			int fd = open(cpath, O_RDWR);
+			unsigned char b = 0;
+			off_t off;
+
+			if (fd < 0 || fstat(fd, &sb) || !sb.st_size) {
+				CHECK(!"cache file gone");
+				if (fd >= 0)
+					close(fd);
+				break;
+			}
+			off = (off_t)((k * 2654435761u) % sb.st_size);
+			if (pread(fd, &b, 1, off) == 1) {
+				b ^= 1u << (k % 8);
+				CHECK(pwrite(fd, &b, 1, off) == 1);
+			}
+			close(fd);
+			s = srclines__new();
+			CHECK_INT(srclines__set_cache(s, dc), 0);
+			CHECK_INT(differ_span(ref, s, files[i], sp, seed), 0);
+			srclines__free(s);
+		}
+		s = srclines__new();
+		CHECK_INT(srclines__set_cache(s, dc), 0);
+		CHECK_INT(differ_span(ref, s, files[i], sp, seed), 0);
+		srclines__stats(s, &st);
+		CHECK_INT(st.cache_rejected, 0);
+		CHECK_INT(st.dwarf_opened, 0);
+		srclines__free(s);
+	}
+	CHECK(tried >= 1);
+	srclines__free(ref);
+	disk_cache__put(dc);
+	snprintf(cpath, sizeof(cpath), "rm -rf '%s'", dir);
+	CHECK(system(cpath) == 0);
+}
+
 int main(void)
 {
 	RUN(test_inlined_twice);
@@ -658,5 +840,6 @@ int main(void)
 	RUN(test_kernel_vmlinux_debuginfod);
 	RUN(test_many_files);
 	RUN(test_worker);
+	RUN(test_persistent_cache);
 	TESTS_DONE();
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include "core/child.h"
 #include "core/common.h"
+#include "core/diskcache.h"
 #include "core/features.h"
 #include "core/period.h"
 #include "core/progload.h"
@@ -153,12 +154,16 @@ const struct opt stack_opts_table[] = {
 	  .needs = CAP_STACKS },
 	{ 0, "unwind-mem", "MB", "memory for unwind tables (default 32)", OPT_U64,
 	  &stack_opts.unwind_mem_mb, 1, 4096, .hint = "1 to 4096 MB", .needs = CAP_STACKS },
-	{ 0, "no-unwind-cache", NULL, "neither read nor store unwind tables in the cache\n"
-	  "($XDG_CACHE_HOME/bpfprof, else /var/cache/bpfprof)", OPT_FLAG,
+	{ 0, "no-cache", NULL, "neither read nor store the persistent cache of unwind\n"
+	  "tables and inline chains ($XDG_CACHE_HOME/bpfprof, else\n"
+	  "/var/cache/bpfprof)", OPT_FLAG, &stack_opts.no_unwind_cache, .needs = CAP_STACKS },
+	{ 0, "no-unwind-cache", NULL, "the same as --no-cache", OPT_FLAG,
 	  &stack_opts.no_unwind_cache, .needs = CAP_STACKS },
-	{ 0, "unwind-cache-mb", "MB", "bound of the unwind table cache on disk (default 128);\n"
-	  "the least recently used tables go first", OPT_U64, &stack_opts.unwind_cache_mb, 1,
+	{ 0, "cache-mb", "MB", "bound of the persistent cache on disk (default 128); the\n"
+	  "least recently used files go first", OPT_U64, &stack_opts.unwind_cache_mb, 1,
 	  1 << 20, .hint = "1 to 1048576 MB", .needs = CAP_STACKS },
+	{ 0, "unwind-cache-mb", "MB", "the same as --cache-mb", OPT_U64,
+	  &stack_opts.unwind_cache_mb, 1, 1 << 20, .hint = "1 to 1048576 MB", .needs = CAP_STACKS },
 	{},
 };
 
@@ -178,8 +183,8 @@ const struct opt stack_output_opts_table[] = {
 	  "dso, sym (default all three; sym always); srcline: as --srcline", OPT_FN,
 	  .fn = opt_sort, .needs = CAP_STACKS },
 	{ 0, "inline", NULL, "inlined functions as frames of their own, from DWARF\n"
-	  "(the default with -p, -t or a COMMAND, but not with -a\n"
-	  "or -f; folded frames get _[i] with --annotate)", OPT_FLAG,
+	  "(the default, but not with -f; folded frames get _[i]\n"
+	  "with --annotate); kept in the persistent cache", OPT_FLAG,
 	  &stack_opts.inline_frames, .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
 	{ 0, "no-inline", NULL, "no inlined frames", OPT_FLAG, &stack_opts.no_inline,
 	  .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
@@ -520,6 +525,8 @@ void stack_run_adopt_early(struct bpf_map *rows, bool only_sampling)
 	early.rows_fd = -1;
 }
 
+static struct disk_cache *run_cache(struct stack_run *s);
+
 /* pprof's pid and tid labels need the threads apart; everything else merges processes of one
  * command, which keeps a fork storm's memory to its distinct stacks. */
 static bool keep_threads(void)
@@ -549,6 +556,12 @@ int stack_run_init(struct stack_run *s)
 		p_err("cannot set up the symbolizer: %s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
+	/* inline chains and lines answered from the persistent cache where it has them */
+	if (stack_opts_lines() && run_cache(s) &&
+	    stack_resolver__set_line_cache(s->resolver, run_cache(s))) {
+		p_err("cannot set up the symbolizer: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
 	cgroup_key = false;
 	if (keep_threads()) {
 		cgroups = cgroup_names__new();
@@ -564,18 +577,16 @@ int stack_run_init(struct stack_run *s)
 	return 0;
 }
 
-/* By default where the run targets processes (-p, -t, -- COMMAND) and writes a report, a
- * flame graph or a pprof, as perf report does.  A system-wide run (-a) asks with --inline: the
- * debug info of the programs sampled is read only for the functions sampled, once each
- * (sym/srcline.c), on a thread of its own so that draining never waits on it
- * (sym/srcworker.h), but reading the debug info of every program the machine runs still costs
- * what issue 15's targets do not allow a default run: profile -F 99 -a 5 beside a compiler loop
- * 0.30 s of CPU and 18 MB of RSS against 0.18 s and 13 MB (most of it libc's debug file), and
- * under churn 12-20 MB more.  Folded stacks keep their format unless --inline. */
+/* By default where the run writes a report, a flame graph or a pprof, as perf report does,
+ * system-wide (-a) too: the debug info of the programs sampled is read only for the functions
+ * sampled, once each (sym/srcline.c), on a thread of its own so that draining never waits on it
+ * (sym/srcworker.h), and what it finds is kept in the persistent cache (sym/srccache.h), from
+ * which later runs answer without opening the debug info (opening libc's debug file and its
+ * memory were most of what inlined frames cost a run of the whole machine).  Folded stacks keep
+ * their format unless --inline. */
 bool stack_opts_inline(void)
 {
-	return !stack_opts.no_inline &&
-	       (stack_opts.inline_frames || (!stack_opts.folded && targets_by_id(&targets)));
+	return !stack_opts.no_inline && (stack_opts.inline_frames || !stack_opts.folded);
 }
 
 bool stack_opts_lines(void)
@@ -823,22 +834,32 @@ static void preload_tables(struct unwinder *u)
 			unwinder__preload_file(u, path, false);
 }
 
-/* The persistent table cache (unwind/tcache.h), unless --no-unwind-cache.  A directory refused
- * as unsafe is said at once; one that cannot be made (not root) only with -v. */
-static void open_cache(struct unwinder *u)
+/* The persistent cache directory (core/diskcache.h) of the unwind tables and the inline
+ * chains, opened once, unless --no-cache.  A directory refused as unsafe is said at once; one
+ * that cannot be made (not root) only with -v. */
+static struct disk_cache *run_cache(struct stack_run *s)
 {
-	struct unw_cache *c;
 	char why[4200];
 
-	if (stack_opts.no_unwind_cache)
-		return;
-	c = unw_cache__open(NULL, stack_opts.unwind_cache_mb << 20, why, sizeof(why));
-	if (!c && errno == EPERM)
-		p_err("unwind cache %s; tables are built in memory only", why);
-	else if (!c)
-		p_info("unwind cache: %s; tables are built in memory only", why);
-	else
-		unwinder__set_cache(u, c);
+	if (stack_opts.no_unwind_cache || s->cache_tried)
+		return s->cache;
+	s->cache_tried = true;
+	s->cache = disk_cache__open(NULL, stack_opts.unwind_cache_mb << 20, why, sizeof(why));
+	if (!s->cache && errno == EPERM)
+		p_err("cache %s; unwind tables and inline chains are made in memory only", why);
+	else if (!s->cache)
+		p_info("cache: %s; unwind tables and inline chains are made in memory only", why);
+	return s->cache;
+}
+
+/* The unwinder's tables through the persistent cache (unwind/tcache.h). */
+static void open_cache(struct stack_run *s)
+{
+	struct disk_cache *dc = run_cache(s);
+	struct unw_cache *c = dc ? unw_cache__on(dc) : NULL;
+
+	if (c)
+		unwinder__set_cache(s->unwinder, c);
 }
 
 /* The unwinder's requests name processes too (a refresh, a file met in the kernel's mappings). */
@@ -884,7 +905,7 @@ int stack_run_start(struct stack_run *s, struct runner *r, const struct unwind_b
 			p_err("cannot set up the unwinder: %s", strerror(-err));
 			return err;
 		}
-		open_cache(s->unwinder);
+		open_cache(s);
 		preload_tables(s->unwinder);
 		err = runner_add_ringbuf(r, ub->events, unwind_event, s);
 	} else {
@@ -1076,6 +1097,9 @@ void stack_run_free(struct stack_run *s)
 	s->nr_samples = 0;
 	stack_resolver__free(s->resolver);
 	s->resolver = NULL;
+	disk_cache__put(s->cache);
+	s->cache = NULL;
+	s->cache_tried = false;
 }
 
 /* perf report's sections: one report per event, with its own header and percentages. */

@@ -114,6 +114,8 @@ struct stack_run {
 	struct kstack_cfg *kstack;      /* the BPF object's kernel-stack walker (bpf/kstack.bpf.h),
 					 * told where the kernel's ORC tables are once the kernel
 					 * symbols are loaded; NULL: none */
+	struct disk_cache *cache;       /* the persistent cache (--no-cache: NULL) */
+	bool cache_tried;
 };
 
 struct runner;

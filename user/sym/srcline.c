@@ -24,8 +24,11 @@
 #include <gelf.h>
 #include <zlib.h>
 #include <sys/mman.h>
+#include "core/diskcache.h"
 #include "core/hashtab.h"
 #include "out/stack.h"
+#include "sym/srccache.h"
+#include "sym/srcindex.h"
 #include "sym/srcline.h"
 #include "sym/syms.h"
 
@@ -64,6 +67,15 @@ struct sfile {
 	bool closed;         /* evicted (srclines.max_open): opened again when next asked */
 	bool dirty;          /* libdw read since srclines__release() */
 	__u64 last_use;
+	/* the persistent cache's of the file (sym/srccache.h), or NULL; while it answers, the
+	 * debug info is not opened (deferred: fd and elf kept to open it at a miss) */
+	struct src_file *src;
+	bool deferred;
+	uid_t owner;
+	/* its debug sections compressed: each opening inflates them (libc's debug file, ~50 ms);
+	 * once opened, every function goes to the cache (srclines__harvest()), units[harvest] on */
+	bool inflated, harvest;
+	size_t harvest_at;
 };
 
 /* What a lookup needs of the debug info, read from libdw once and kept in a form of its own:
@@ -76,22 +88,6 @@ struct sfile {
 struct fn_range {
 	__u64 lo, hi;
 	Dwarf_Off die;
-};
-
-/* A row of a CU's line table, as libdw sorted it (by address, each sequence's end marked). */
-struct line_row {
-	__u64 addr;
-	__u32 line;
-	__u16 file;          /* in its struct lines' files */
-	bool end;            /* DW_LNE_end_sequence: the address past a sequence */
-};
-
-/* The rows of a line table a lookup in some ranges of addresses can find. */
-struct lines {
-	struct line_row *rows;
-	size_t nr_rows;
-	const char **files;  /* interned; [0] NULL (a row whose file libdw could not name) */
-	size_t nr_files;
 };
 
 struct cu_index {
@@ -108,31 +104,7 @@ struct cu_index {
 	const char **srcfiles;
 	size_t nr_srcfiles;
 	bool srcfiles_read;
-};
-
-/* A scope of a concrete function that a lookup may descend into (may_hold()), in the DIE tree's
- * order: a scope's own scopes follow it, up to next. */
-struct scope {
-	__u32 next;
-	__u32 ranges, nr_ranges; /* its addresses: fn_scopes' ranges [ranges, ranges + nr) */
-	__u8 kind;
-	__u32 call_line;         /* SCOPE_INLINED: where the scope around it called it */
-	const char *name;        /* SCOPE_FUNCTION, SCOPE_INLINED: interned */
-	const char *call_file;
-};
-
-enum { SCOPE_NONE, SCOPE_ALWAYS, SCOPE_BLOCK, SCOPE_FUNCTION, SCOPE_INLINED };
-
-struct addr_range {
-	__u64 lo, hi;
-};
-
-struct fn_scopes {
-	struct scope *s;
-	size_t nr, cap;
-	struct addr_range *r;
-	size_t nr_r, cap_r;
-	struct lines lines;  /* for the function's own ranges (s[0]'s) */
+	bool harvested;      /* its functions all put in the persistent cache */
 };
 
 struct cu_range {
@@ -157,6 +129,10 @@ struct srclines {
 	size_t cu_lines_bytes;       /* the units' line tables held */
 	__u64 lines_clock;
 	__u64 opened, drops, releases;
+	struct src_cache *cache;     /* the persistent cache, or NULL */
+	__u64 dwarf_opened;          /* files whose debug info was opened */
+	__u64 cache_answers;         /* lookups answered from it */
+	__u64 harvested;             /* files whose every function went to it */
 };
 
 /* Files with debug info held open at most, their DWARF parsed: a long run over many programs
@@ -617,6 +593,7 @@ static int debug_copy(struct sfile *f, Elf *elf, int fd, __u64 *image)
 		}
 		if (!wanted_section(name) || sh.sh_type == SHT_NOBITS)
 			continue;
+		f->inflated |= !!(sh.sh_flags & SHF_COMPRESSED);
 		len = strlen(name) + 1;
 		if (names_len + len + 16 > names_cap) {
 			char *m = realloc(names, names_cap * 2 + len);
@@ -899,7 +876,8 @@ static void open_dwarf(struct sfile *f, uid_t owner)
 	f->dw = begin_dwarf(f, f->elf, f->fd);
 	if (f->dw)
 		return;
-	f->dfd = debuginfo_open(f->elf, f->path, owner);
+	if (f->dfd < 0) /* (open_file() may have found it) */
+		f->dfd = debuginfo_open(f->elf, f->path, owner);
 	if (f->dfd < 0)
 		return;
 	f->delf = untrusted_elf(f->dfd);
@@ -907,12 +885,69 @@ static void open_dwarf(struct sfile *f, uid_t owner)
 		f->dw = begin_dwarf(f, f->delf, f->dfd);
 }
 
-static void open_file(struct sfile *f)
+/* Whether the ELF has a .debug_info section of its own (compressed or not). */
+static bool own_debug_info(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS &&
+		    (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")))
+			return true;
+	}
+	return false;
+}
+
+/* The debug info of file f opened (open_dwarf()); then, without debug info or with its copy
+ * mapped, nothing more is read from the file (nor the copy's descriptor: libelf reads the
+ * mapping): its segments are kept, not the file. */
+static void begin_file_dwarf(struct srclines *s, struct sfile *f)
+{
+	f->deferred = false;
+	open_dwarf(f, f->owner);
+	if (f->dw)
+		s->dwarf_opened++;
+	f->harvest = f->dw && f->src && f->inflated && f->sparse;
+	f->harvest_at = 0;
+	if (f->melf && !f->sparse) {
+		close(f->mfd);
+		f->mfd = -1;
+	}
+	if (!f->dw || f->melf) {
+		elf_end(f->delf);
+		elf_end(f->elf);
+		f->elf = f->delf = NULL;
+		if (f->dfd >= 0)
+			close(f->dfd);
+		close(f->fd);
+		f->fd = f->dfd = -1;
+	}
+}
+
+/* The debug info of a file whose lookups the persistent cache answered so far, opened for one
+ * it does not: whether there is some. */
+static bool file_dwarf(struct srclines *s, struct sfile *f)
+{
+	if (f->deferred)
+		begin_file_dwarf(s, f);
+	return f->dw != NULL;
+}
+
+static void open_file(struct srclines *s, struct sfile *f)
 {
 	/* a path a mapping or a profile named: followed as elf_syms__open() follows it */
 	static const struct file_rules named = { .follow = true };
+	char key[DISK_CACHE_KEY_MAX];
 	enum file_refusal why;
 	struct stat st;
+	bool own;
 
 	f->fd = f->dfd = f->mfd = f->info.fd = -1;
 	if (elf_version(EV_CURRENT) == EV_NONE) {
@@ -930,22 +965,26 @@ static void open_file(struct sfile *f)
 		return;
 	}
 	f->err = read_loads(f);
-	if (!f->err)
-		open_dwarf(f, st.st_uid);
-	/* without debug info, or with its copy mapped, nothing more is read from the file (nor
-	 * the copy's descriptor: libelf reads the mapping): its segments are kept, not the file */
-	if (f->melf && !f->sparse) {
-		close(f->mfd);
-		f->mfd = -1;
+	if (f->err)
+		return;
+	f->owner = st.st_uid;
+	/* what the cache holds of the file answers without its debug info; what it does not
+	 * opens it (file_dwarf()), and what that finds is stored with the rest.  A file with no
+	 * debug info of its own nor a debug file has no key made (a hash of its call-frame
+	 * sections: a compiler's are megabytes) */
+	own = s->cache && own_debug_info(f->elf);
+	if (s->cache && !own)
+		f->dfd = debuginfo_open(f->elf, f->path, f->owner);
+	if (s->cache && (own || f->dfd >= 0) && !disk_cache_key(f->fd, key, sizeof(key)))
+		f->src = src_file__open(s->cache, key);
+	if (f->src && src_file__loaded(f->src)) {
+		f->deferred = true;
+		return;
 	}
-	if (!f->dw || f->melf) {
-		elf_end(f->delf);
-		elf_end(f->elf);
-		f->elf = f->delf = NULL;
-		if (f->dfd >= 0)
-			close(f->dfd);
-		close(f->fd);
-		f->fd = f->dfd = -1;
+	begin_file_dwarf(s, f);
+	if (!f->dw) {
+		src_file__free(f->src); /* nothing to store */
+		f->src = NULL;
 	}
 }
 
@@ -1002,6 +1041,12 @@ static void close_file(struct srclines *s, struct sfile *f)
 {
 	if (f->dw)
 		dwarf_end(f->dw);
+	/* what this run added to the cache of the file, stored with what was there */
+	if (f->src)
+		src_file__store(f->src);
+	src_file__free(f->src);
+	f->src = NULL;
+	f->deferred = false;
 	elf_end(f->melf);
 	elf_end(f->delf);
 	elf_end(f->elf);
@@ -1043,7 +1088,8 @@ static void evict(struct srclines *s, size_t keep)
 	for (size_t i = 0; i < s->nr_files; i++) {
 		struct sfile *f = &s->files[i];
 
-		if (i != keep && !f->closed && f->dw && (!lru || f->last_use < lru->last_use)) {
+		if (i != keep && !f->closed && (f->dw || f->deferred) &&
+		    (!lru || f->last_use < lru->last_use)) {
 			lru = f;
 			idx = i;
 		}
@@ -1075,8 +1121,8 @@ static void use_file(struct srclines *s, struct sfile *f, size_t idx, bool fresh
 	f->closed = false;
 	f->err = 0;
 	s->opened++;
-	open_file(f);
-	if (f->dw && ++s->nr_open > SRCLINE_MAX_OPEN)
+	open_file(s, f);
+	if ((f->dw || f->deferred) && ++s->nr_open > SRCLINE_MAX_OPEN)
 		evict(s, idx);
 }
 
@@ -1706,9 +1752,186 @@ static bool cu_at(struct sfile *f, __u64 vaddr, Dwarf_Off *off)
 	return false;
 }
 
+/* The chain of levels (n of them, outermost first) at an address whose line is file:lineno:
+ * malloc'd, or NULL on ENOMEM. */
+static struct srcline_chain *make_chain(const struct level *levels, int n, const char *file,
+					__u32 lineno)
+{
+	struct srcline_chain *c = malloc(sizeof(*c) + (n ?: 1) * sizeof(c->f[0]));
+
+	if (!c)
+		return NULL;
+	if (!n) {
+		/* lines but no function DIE (assembly): one frame, its line */
+		c->nr = 1;
+		c->f[0] = (struct srcline_frame){ NULL, file, lineno };
+		return c;
+	}
+	c->nr = n;
+	/* innermost first: each inlined level's call site is the line of the frame around it */
+	for (int i = n - 1; i >= 0; i--) {
+		c->f[i] = (struct srcline_frame){ levels[i].name, file, lineno };
+		if (levels[i].inlined) {
+			file = levels[i].call_file;
+			lineno = levels[i].call_line;
+		}
+	}
+	return c;
+}
+
+/* The chain at vaddr of function x (or, x->nr 0, of code of no function): what chain_at()
+ * gives, from x alone.  NULL on ENOMEM. */
+static struct srcline_chain *scopes_chain(const struct fn_scopes *x, __u64 vaddr)
+{
+	struct level levels[MAX_INLINE_DEPTH];
+	const struct line_row *row = row_at(&x->lines, vaddr);
+	int n = x->nr ? scopes_at(x, vaddr, levels, MAX_INLINE_DEPTH) : 0;
+
+	return make_chain(levels, n, row ? x->lines.files[row->file] : NULL, row ? row->line : 0);
+}
+
+/* The span [*lo, *hi) around vaddr in which cu_at() finds what it finds for vaddr (the same
+ * unit, or none), from the units' ranges (f->cus_read). */
+static void cu_span(const struct sfile *f, __u64 vaddr, __u64 *lo, __u64 *hi)
+{
+	size_t at = first_above(f->cus, f->nr_cus, sizeof(*f->cus), vaddr), chosen = at;
+
+	for (size_t i = at; i > 0; i--) {
+		if (vaddr >= f->cus[i - 1].lo && vaddr < f->cus[i - 1].hi) {
+			chosen = i - 1;
+			break;
+		}
+	}
+	*lo = chosen < at ? f->cus[chosen].lo : 0;
+	*hi = at < f->nr_cus ? f->cus[at].lo : UINT64_MAX;
+	if (chosen < at && f->cus[chosen].hi < *hi)
+		*hi = f->cus[chosen].hi;
+	/* the ranges cu_at() looks at before the one it found, which do not hold vaddr (and
+	 * every one, where none does) */
+	for (size_t i = chosen < at ? chosen + 1 : 0; i < at; i++)
+		if (f->cus[i].hi > *lo)
+			*lo = f->cus[i].hi;
+}
+
+/* The span [*lo, *hi) around pc in which function_at() finds what it finds at pc (its first
+ * call, with first_above(), and its choice among the 8 ranges before: the same).  false where
+ * it finds none. */
+static bool fn_span(const struct cu_index *ix, __u64 pc, __u64 *lo, __u64 *hi)
+{
+	size_t at = first_above(ix->r, ix->nr, sizeof(*ix->r), pc), chosen = at;
+
+	for (size_t i = at; i > 0 && at - i < 8; i--) {
+		if (pc >= ix->r[i - 1].lo && pc < ix->r[i - 1].hi) {
+			chosen = i - 1;
+			break;
+		}
+	}
+	if (chosen == at)
+		return false;
+	*lo = ix->r[chosen].lo;
+	*hi = ix->r[chosen].hi;
+	if (at < ix->nr && ix->r[at].lo < *hi)
+		*hi = ix->r[at].lo;
+	/* those it looks at first, which end before pc */
+	for (size_t i = chosen + 1; i < at; i++)
+		if (ix->r[i].hi > *lo)
+			*lo = ix->r[i].hi;
+	return true;
+}
+
+/* Whether a scope DIE (a function, an inlined one, a block) among the children of d, or in its
+ * namespaces, may hold an address in [lo, hi); true also past *budget DIEs looked at. */
+static bool scopes_within(Dwarf_Die *d, __u64 lo, __u64 hi, int *budget, int depth)
+{
+	Dwarf_Die child;
+
+	if (dwarf_child(d, &child))
+		return false;
+	do {
+		Dwarf_Addr base, a, b;
+		ptrdiff_t it = 0;
+		int kind = scope_kind(&child);
+
+		if (--*budget < 0 || depth > MAX_SCOPE_DEPTH)
+			return true;
+		if (kind == SCOPE_ALWAYS && scopes_within(&child, lo, hi, budget, depth + 1))
+			return true;
+		if (kind == SCOPE_NONE || kind == SCOPE_ALWAYS)
+			continue;
+		while ((it = dwarf_ranges(&child, it, &base, &a, &b)) > 0)
+			if (a < hi && b > lo)
+				return true;
+		if (it < 0)
+			return true; /* ranges it cannot read: not known not to */
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return false;
+}
+
+/* Records in the file's persistent cache the region around vaddr that function x (found by
+ * function_at() in unit index ix) answers: where the lookup goes the same way (cu_span() where
+ * the units' ranges are read, fn_span()).  Its entry is written once. */
+static void cache_function(struct sfile *f, const struct cu_index *ix, struct fn_scopes *x,
+			   __u64 vaddr)
+{
+	__u64 lo, hi, clo = 0, chi = UINT64_MAX;
+	long entry;
+
+	if (!fn_span(ix, vaddr, &lo, &hi))
+		return;
+	if (f->cus_read)
+		cu_span(f, vaddr, &clo, &chi);
+	lo = lo > clo ? lo : clo;
+	hi = hi < chi ? hi : chi;
+	if (lo > vaddr || hi <= vaddr)
+		return;
+	if (!x->cache_entry) {
+		entry = src_file__add_entry(f->src, x, false);
+		if (entry < 0)
+			return;
+		x->cache_entry = entry + 1;
+	}
+	src_file__add_region(f->src, SRC_FUNCTION, lo, hi, x->cache_entry - 1);
+}
+
+/* Records in the file's persistent cache the region around vaddr answered as code of no
+ * function of unit cu (index ix): the span in which the lookup goes the same way (cu_span(),
+ * between the unit's functions, no scope in it), with the unit's line rows for it. */
+static void cache_no_function(struct srclines *s, struct sfile *f, struct cu_index *ix,
+			      Dwarf_Die *cu, __u64 vaddr)
+{
+	struct fn_scopes x = { 0 };
+	const struct lines *cl;
+	struct addr_range r = { 0, UINT64_MAX };
+	bool span = f->cus_read;
+	int budget = 512;
+	long entry;
+
+	if (span)
+		cu_span(f, vaddr, &r.lo, &r.hi);
+	for (size_t i = 0; span && i < ix->nr; i++) {
+		/* a function function_at() did not find (overlaps) */
+		span = !(ix->r[i].lo <= vaddr && ix->r[i].hi > vaddr);
+		if (ix->r[i].lo <= vaddr && ix->r[i].hi > r.lo)
+			r.lo = ix->r[i].hi;
+		if (ix->r[i].lo > vaddr && ix->r[i].lo < r.hi)
+			r.hi = ix->r[i].lo;
+	}
+	/* where the span is not known to go the same way (a scope in it the descent did not
+	 * reach, the units' ranges not read), the address alone: its answer is this one */
+	if (!span || r.lo > vaddr || r.hi <= vaddr || scopes_within(cu, r.lo, r.hi, &budget, 0))
+		r = (struct addr_range){ vaddr, vaddr + 1 };
+	if (!(cl = cu_lines(s, ix, cu)) || range_lines(&x.lines, cl, &r, 1))
+		return;
+	entry = src_file__add_entry(f->src, &x, true);
+	if (entry >= 0)
+		src_file__add_region(f->src, SRC_NO_FUNCTION, r.lo, r.hi, entry);
+	free_lines(&x.lines);
+}
+
 /* The chain at vaddr of a file with debug info: malloc'd, or NULL when the debug info does not
  * cover it (*err 0) or on ENOMEM (*err set).  libdw is asked only for what was not read
- * before: the CU's index at its first lookup, a function's scopes at its first. */
+ * before: the CU's index at its first lookup, a function's scopes at its first.  What it
+ * finds goes to the file's persistent cache too (f->src). */
 static struct srcline_chain *chain_at(struct srclines *s, struct sfile *f, __u64 vaddr, int *err)
 {
 	struct level levels[MAX_INLINE_DEPTH];
@@ -1724,8 +1947,16 @@ static struct srcline_chain *chain_at(struct srclines *s, struct sfile *f, __u64
 	int n = 0;
 
 	*err = 0;
-	if (!cu_at(f, vaddr, &off))
+	if (!cu_at(f, vaddr, &off)) {
+		struct addr_range r;
+
+		/* cu_at() read every unit's ranges to find none */
+		if (f->src && f->cus_read) {
+			cu_span(f, vaddr, &r.lo, &r.hi);
+			src_file__add_region(f->src, SRC_UNCOVERED, r.lo, r.hi, 0);
+		}
 		return NULL;
+	}
 	ix = hashtab_get(&f->cu_indexes, off, 0);
 	if (!ix) {
 		f->dirty = true;
@@ -1754,6 +1985,8 @@ static struct srcline_chain *chain_at(struct srclines *s, struct sfile *f, __u64
 			lineno = row->line;
 		}
 		n = scopes_at(x, vaddr, levels, MAX_INLINE_DEPTH);
+		if (f->src)
+			cache_function(f, ix, x, vaddr);
 	} else if (have_cu) {
 		/* code of no function the CU's index knows (assembly): from libdw each time */
 		Dwarf_Line *line = dwarf_getsrc_die(&cu, vaddr);
@@ -1767,34 +2000,63 @@ static struct srcline_chain *chain_at(struct srclines *s, struct sfile *f, __u64
 		}
 		n = cu_scopes_at(s, ix, &cu, vaddr, levels, MAX_INLINE_DEPTH);
 		s->built++;
+		if (f->src && !fn && !n)
+			cache_no_function(s, f, ix, &cu, vaddr);
 	}
 	if (!had_files && ix->srcfiles_read) {
 		f->index_bytes += ix->nr_srcfiles * sizeof(*ix->srcfiles);
 		s->index_bytes += ix->nr_srcfiles * sizeof(*ix->srcfiles);
 	}
-	c = malloc(sizeof(*c) + (n ?: 1) * sizeof(c->f[0]));
-	if (!c) {
+	c = make_chain(levels, n, file, lineno);
+	if (!c)
 		*err = -ENOMEM;
-		return NULL;
-	}
-	if (!n) {
-		/* lines but no function DIE (assembly): one frame, its line */
-		c->nr = 1;
-		c->f[0] = (struct srcline_frame){ NULL, file, lineno };
-		return c;
-	}
-	c->nr = n;
-	/* innermost first: each inlined level's call site is the line of the frame around it */
-	for (int i = n - 1; i >= 0; i--) {
-		c->f[i] = (struct srcline_frame){ levels[i].name, file, lineno };
-		if (levels[i].inlined) {
-			file = levels[i].call_file;
-			lineno = levels[i].call_line;
-		}
-	}
 	return c;
 }
 
+/* The chain at vaddr from the file's persistent cache, where it holds vaddr's region: *c
+ * (NULL for an address no unit covers) and true; false where it does not (nor an entry that
+ * failed its checks: the debug info answers).  *err -ENOMEM. */
+static bool cached_chain(struct srclines *s, struct sfile *f, __u64 vaddr,
+			 struct srcline_chain **c, int *err)
+{
+	enum src_region kind;
+	struct fn_scopes *x;
+	__u32 entry;
+
+	*c = NULL;
+	*err = 0;
+	kind = f->src ? src_file__find(f->src, vaddr, &entry) : SRC_NONE;
+	if (kind == SRC_NONE)
+		return false;
+	if (kind == SRC_UNCOVERED)
+		return true;
+	/* an entry read is kept with the indexes (its key apart from the functions' DIEs) */
+	x = hashtab_get(&f->fn_scopes, entry, 1);
+	if (!x) {
+		size_t bytes;
+
+		*err = src_file__entry(f->src, entry, kind, s->strs, &x);
+		if (*err == -EBADMSG)
+			*err = 0;
+		if (*err || !x)
+			return *err != 0;
+		if (hashtab_put(&f->fn_scopes, entry, 1, x)) {
+			free_fn_scopes(x);
+			*err = -ENOMEM;
+			return true;
+		}
+		bytes = sizeof(*x) + x->cap * sizeof(*x->s) + x->cap_r * sizeof(*x->r) +
+			lines_bytes(&x->lines);
+		f->nr_functions++;
+		f->index_bytes += bytes;
+		s->index_bytes += bytes;
+	}
+	*c = scopes_chain(x, vaddr);
+	if (!*c)
+		*err = -ENOMEM;
+	s->cache_answers++;
+	return true;
+}
 
 static void unmap_copies(struct srclines *s);
 
@@ -1832,7 +2094,12 @@ static int lookup_in(struct srclines *s, struct sfile *f, size_t idx, __u64 vadd
 		*chain = c;
 		return c->nr ? 0 : -ENXIO;
 	}
-	c = chain_at(s, f, vaddr, &err);
+	if (!cached_chain(s, f, vaddr, &c, &err)) {
+		if (file_dwarf(s, f))
+			c = chain_at(s, f, vaddr, &err);
+		else
+			err = 0; /* the cache held the file's, its debug info is gone */
+	}
 	/* (the chain's strings are interned: nothing of libdw's is kept) */
 	if (s->built >= SRCLINE_RELEASE_EVERY || s->parsed >= SRCLINE_RELEASE_ROWS)
 		srclines__release(s);
@@ -1865,11 +2132,88 @@ static struct sfile *file_with_dwarf(struct srclines *s, const char *path, size_
 		*err = -ENOMEM;
 		return NULL;
 	}
-	if (f->err || !f->dw) {
+	if (f->err || (!f->dw && !f->deferred)) {
 		*err = f->err && f->err != -ENOEXEC ? f->err : -ENOENT;
 		return NULL;
 	}
 	return f;
+}
+
+/* The units' gaps (no unit covers them) into f's persistent cache: in order, the ranges
+ * before each not reached by those before it. */
+static void harvest_uncovered(struct sfile *f)
+{
+	__u64 end = 0;
+
+	for (size_t i = 0; i < f->nr_cus; i++) {
+		if (f->cus[i].lo > end)
+			src_file__add_region(f->src, SRC_UNCOVERED, end, f->cus[i].lo, 0);
+		if (f->cus[i].hi > end)
+			end = f->cus[i].hi;
+	}
+	if (f->nr_cus && end < UINT64_MAX)
+		src_file__add_region(f->src, SRC_UNCOVERED, end, UINT64_MAX, 0);
+}
+
+/* Every function of the unit of range u of f into its persistent cache (those the cache does
+ * not hold yet), as a lookup at each would put it. */
+static void harvest_unit(struct srclines *s, struct sfile *f, size_t idx, const struct cu_range *u)
+{
+	enum src_region kind;
+	struct cu_index *ix;
+	Dwarf_Off off;
+	Dwarf_Die cu;
+	__u32 entry;
+
+	kind = src_file__find(f->src, u->lo, &entry);
+	if (kind != SRC_NONE && src_file__find(f->src, u->hi - 1, &entry) != SRC_NONE)
+		return; /* stored by a run before */
+	off = f->sparse ? unit_die(f, u->die) : u->die;
+	if (!off || !dwarf_offdie(f->dw, off, &cu))
+		return;
+	f->dirty = true;
+	ix = cu_index(s, f, &cu, off);
+	if (!ix || ix->harvested)
+		return;
+	ix->harvested = true;
+	for (size_t i = 0; i < ix->nr; i++) {
+		/* the function a lookup there finds (of aliases at one address, one) */
+		Dwarf_Off fn = function_at(ix, ix->r[i].lo);
+		struct fn_scopes *x;
+
+		if (!fn || src_file__find(f->src, ix->r[i].lo, &entry) != SRC_NONE)
+			continue;
+		x = hashtab_get(&f->fn_scopes, fn, 0);
+		x = x ?: fn_scopes(s, f, &cu, ix, fn);
+		if (x)
+			cache_function(f, ix, x, ix->r[i].lo);
+	}
+	if (s->built >= SRCLINE_RELEASE_EVERY || s->parsed >= SRCLINE_RELEASE_ROWS)
+		srclines__release(s);
+	else if (s->built - s->unmapped >= SRCLINE_UNMAP_EVERY)
+		unmap_copies(s);
+	/* what it indexed is in the cache: kept only within the bound lookups keep */
+	if (s->index_bytes > SRCLINE_INDEX_MAX / 2)
+		drop_indexes(s, idx);
+}
+
+bool srclines__harvest(struct srclines *s)
+{
+	for (size_t i = 0; i < s->nr_files; i++) {
+		struct sfile *f = &s->files[i];
+
+		if (!f->harvest || f->closed || !f->dw || !f->src)
+			continue;
+		if (!f->harvest_at)
+			harvest_uncovered(f);
+		if (f->harvest_at < f->nr_cus) {
+			harvest_unit(s, f, i, &f->cus[f->harvest_at++]);
+			return true;
+		}
+		f->harvest = false;
+		s->harvested++;
+	}
+	return false;
 }
 
 int srclines__lookup(struct srclines *s, const char *path, __u64 vaddr,
@@ -1927,7 +2271,7 @@ bool srclines__has_dwarf(struct srclines *s, const char *path)
 	size_t idx;
 	struct sfile *f = file_of(s, path, &idx);
 
-	return f && f->dw;
+	return f && (f->dw || f->deferred);
 }
 
 /* The pages of the copies libdw read since, out of bpfprof's memory. */
@@ -1965,7 +2309,7 @@ void srclines__release(struct srclines *s)
 void srclines__close_files(struct srclines *s)
 {
 	for (size_t i = 0; i < s->nr_files; i++) {
-		if (!s->files[i].closed && s->files[i].dw) {
+		if (!s->files[i].closed && (s->files[i].dw || s->files[i].deferred)) {
 			close_file(s, &s->files[i]);
 			s->files[i].closed = true;
 		}
@@ -1975,9 +2319,30 @@ void srclines__close_files(struct srclines *s)
 	s->nr_chains = 0;
 }
 
+int srclines__set_cache(struct srclines *s, struct disk_cache *dc)
+{
+	src_cache__free(s->cache);
+	s->cache = dc ? src_cache__new(dc) : NULL;
+	return dc && !s->cache ? -ENOMEM : 0;
+}
+
 void srclines__stats(const struct srclines *s, struct srcline_stats *st)
 {
 	memset(st, 0, sizeof(*st));
+	st->dwarf_opened = s->dwarf_opened;
+	st->harvested = s->harvested;
+	st->cache_answers = s->cache_answers;
+	if (s->cache) {
+		struct src_cache_stats cs;
+
+		src_cache__stats(s->cache, &cs);
+		st->cache_files = cs.files_read;
+		st->cache_entries = cs.entries_read;
+		st->cache_stored = cs.files_stored;
+		st->cache_regions = cs.regions_added;
+		st->cache_rejected = cs.rejected;
+		st->cache_dir = src_cache__dir(s->cache);
+	}
 	st->lookups = s->lookups;
 	st->hits = s->hits;
 	st->opened = s->opened;
@@ -2009,6 +2374,7 @@ void srclines__free(struct srclines *s)
 		free(s->files[i].path);
 	}
 	free(s->files);
+	src_cache__free(s->cache);
 	stack_names__free(s->strs);
 	free(s);
 }

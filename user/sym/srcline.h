@@ -26,6 +26,11 @@ struct srclines;
 
 /* NULL on ENOMEM.  Not thread-safe. */
 struct srclines *srclines__new(void);
+struct disk_cache;
+/* Lookups answered from the persistent cache in dc (sym/srccache.h) where it holds them, and
+ * what the debug info answers stored there when the files are closed (srclines__close_files(),
+ * srclines__free()); before any lookup.  0 or -ENOMEM. */
+int srclines__set_cache(struct srclines *s, struct disk_cache *dc);
 /* The chain of ELF virtual address vaddr of the file at path.  0 with *chain set; -ENOENT when
  * the file has no debug info (none of its own, no debug file found: remembered per file),
  * -ENXIO when the debug info does not cover vaddr, or another -errno.  The chain and its
@@ -41,6 +46,11 @@ int srclines__lookup_offset(struct srclines *s, const char *path, __u64 off,
  * it), as mapped code's addresses are known.  0 or -errno (-ENOENT: no segment maps it). */
 int srclines__file_offset_to_vaddr(struct srclines *s, const char *path, __u64 off,
 				   __u64 *vaddr);
+/* One step (a unit) of putting every function of the files whose debug info is dear to open
+ * (compressed sections: libc's debug file) into the persistent cache, once one was opened: a
+ * later run then answers from the cache, never opening it again.  Returns whether there is
+ * more to do.  For the idle moments of the lookup thread (sym/srcworker.c). */
+bool srclines__harvest(struct srclines *s);
 /* Whether the file has debug info (opening it if needed). */
 bool srclines__has_dwarf(struct srclines *s, const char *path);
 /* What the lookups so far parsed of the debug info (line tables, abbreviations), and the
@@ -59,6 +69,11 @@ struct srcline_stats {
 	__u64 releases;          /* libdw's parsed state given back */
 	__u64 line_bytes;        /* the units' line tables held */
 	__u64 chains;            /* chains cached */
+	__u64 dwarf_opened;      /* files whose debug info was opened */
+	__u64 harvested;         /* files whose every function went to the cache */
+	__u64 cache_answers;     /* lookups answered from the persistent cache */
+	__u64 cache_files, cache_entries, cache_stored, cache_regions, cache_rejected;
+	const char *cache_dir;   /* NULL: no persistent cache */
 };
 /* What the lookups so far cost: for -v. */
 void srclines__stats(const struct srclines *s, struct srcline_stats *st);

@@ -44,6 +44,7 @@ struct srcworker {
 	__u32 *queue;                /* tickets to answer: [head, tail) */
 	size_t head, tail, queue_cap;
 	size_t pending;              /* asked, not answered */
+	bool harvest;                /* srclines__harvest() has more to do */
 	__u64 cpu_ns;                /* the thread's, once it ended */
 };
 
@@ -115,7 +116,7 @@ static void *work(void *arg)
 	struct timespec ts;
 	const char *path;
 	int nice_now;
-	bool vaddr;
+	bool vaddr, more;
 	__u64 at;
 	__u32 t;
 	int err;
@@ -130,6 +131,13 @@ static void *work(void *arg)
 		setpriority(PRIO_PROCESS, syscall(SYS_gettid), nice_now + WORKER_NICE);
 	pthread_mutex_lock(&w->lock);
 	for (;;) {
+		/* idle: the files dear to open put in the persistent cache, a unit at a time */
+		while (w->head == w->tail && !w->stopping && w->harvest) {
+			pthread_mutex_unlock(&w->lock);
+			more = srclines__harvest(w->lines);
+			pthread_mutex_lock(&w->lock);
+			w->harvest = more;
+		}
 		while (w->head == w->tail && !w->stopping)
 			pthread_cond_wait(&w->asked, &w->lock);
 		if (w->head == w->tail)
@@ -144,6 +152,7 @@ static void *work(void *arg)
 		err = look_up(w->lines, path, vaddr, at, &c);
 		pthread_mutex_lock(&w->lock);
 		answer(w, t, err, c);
+		w->harvest = true; /* (a lookup may have opened a file) */
 	}
 	if (!clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
 		w->cpu_ns += ts.tv_sec * 1000000000ULL + ts.tv_nsec;

@@ -260,6 +260,11 @@ int stack_resolver__set_lines(struct stack_resolver *r, bool inline_frames, bool
 	return r->worker ? 0 : -ENOMEM;
 }
 
+int stack_resolver__set_line_cache(struct stack_resolver *r, struct disk_cache *dc)
+{
+	return r->lines ? srclines__set_cache(r->lines, dc) : 0;
+}
+
 /* Names a file whose frames have no lines, once, for the report's header (the first few). */
 static void note_no_lines(struct stack_resolver *r, const char *module)
 {
@@ -300,12 +305,17 @@ static int find_stext(const char *name, __u64 vaddr, __u64 off, void *ctx)
 
 int kernel_vmlinux_find(const struct ksyms *ks, char *path, size_t size, __u64 *kaslr)
 {
-	__u64 stext = 0, running = ksyms__addr(ks, "_stext");
+	__u64 stext = 0, running;
 	struct elf_syms *es = NULL;
 	struct utsname u;
 
-	if (uname(&u) || !running ||
+	/* the file first: _stext's address sorts every kernel symbol by name (about 15 ms of CPU),
+	 * which a machine without a vmlinux (most) need not pay */
+	if (uname(&u) ||
 	    kernel_debuginfo_find(u.release, kernel_build_id("[kernel.kallsyms]"), path, size))
+		return -ENOENT;
+	running = ksyms__addr(ks, "_stext");
+	if (!running)
 		return -ENOENT;
 	es = elf_syms__open(path);
 	if (es)
@@ -498,7 +508,7 @@ void stack_resolver__print_lines_cost(const struct stack_resolver *r)
 	       (r->pending_cap * sizeof(*r->pending) +
 		r->pending_items_cap * sizeof(*r->pending_items)) >> 10);
 	p_info("source lines: %llu frames asked for in %.1f ms, %llu keys waited for them; %llu "
-	       "addresses looked up in DWARF (%llu from the cache) in %.1f ms of the worker's CPU; "
+	       "addresses looked up (%llu of them again) in %.1f ms of the worker's CPU; "
 	       "%llu units and %llu functions indexed in %llu KB (%llu files opened, %llu indexes "
 	       "dropped, libdw's state given back %llu times)",
 	       (unsigned long long)r->lines_frames, r->lines_ns / 1e6,
@@ -507,6 +517,18 @@ void stack_resolver__print_lines_cost(const struct stack_resolver *r)
 	       (unsigned long long)st.functions, (unsigned long long)st.index_bytes >> 10,
 	       (unsigned long long)st.opened, (unsigned long long)st.drops,
 	       (unsigned long long)st.releases);
+	if (st.cache_dir)
+		p_info("inline cache %s: %llu addresses answered from it (%llu files, %llu functions "
+		       "read), the debug info of %llu files opened (%llu put in it whole); %llu "
+		       "regions added (stored as the files close), %llu rejected (corrupt or foreign) "
+		       "and rebuilt",
+		       st.cache_dir, (unsigned long long)st.cache_answers,
+		       (unsigned long long)st.cache_files, (unsigned long long)st.cache_entries,
+		       (unsigned long long)st.dwarf_opened, (unsigned long long)st.harvested,
+		       (unsigned long long)st.cache_regions, (unsigned long long)st.cache_rejected);
+	else
+		p_info("inline cache: not used; the debug info of %llu files opened",
+		       (unsigned long long)st.dwarf_opened);
 }
 
 int stack_frames_fill(struct stack_resolver *r, int stacks_fd, __u32 tgid, __u64 user_stack,

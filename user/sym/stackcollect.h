@@ -36,6 +36,10 @@ void stack_resolver__set_cgroups(struct stack_resolver *r, struct cgroup_names *
  * of them), the others none: samples of a function at different lines stay one stack.
  * 0 or -ENOMEM. */
 int stack_resolver__set_lines(struct stack_resolver *r, bool inline_frames, bool every_line);
+struct disk_cache;
+/* Inline chains and lines answered from the persistent cache in dc where it holds them
+ * (sym/srccache.h), after stack_resolver__set_lines().  0 or -ENOMEM. */
+int stack_resolver__set_line_cache(struct stack_resolver *r, struct disk_cache *dc);
 /* What stack_resolver__set_lines() does, on a malloc'd array of *nr frames (reallocated):
  * 0 or -ENOMEM (the frames left as they were). */
 int stack_frames_add_lines(struct stack_resolver *r, struct frame **frames, __u32 *nr);

@@ -6,23 +6,16 @@
  * symbolic link followed, a regular file of ours only, its size bounded by the largest table and
  * equal to what its header says, the checksum and the rows' order verified before the BPF side
  * ever searches them. */
-#include <dirent.h>
 #include <errno.h>
-#include <pthread.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include "core/common.h"
-#include "sym/syms.h"
-#include "sym/untrusted.h"
+#include "core/diskcache.h"
 #include "unwind/cfi.h"
 #include "unwind/tcache.h"
 
@@ -50,113 +43,58 @@ struct cache_hdr {
 static const char *const sources[] = { ".eh_frame", ".debug_frame", "debug file .debug_frame" };
 
 struct unw_cache {
-	char dir[4096];
-	int dfd;
-	__u64 max_bytes;
-	/* the directory's size as the last scan found it plus what this run stored since: a scan
-	 * (a readdir and a stat per file) runs only when that passes the bound */
-	__u64 total;
-	bool scanned;
-	pthread_mutex_t lock; /* total, scanned, eviction: the worker and the main thread store */
+	struct disk_cache *dc;
 	struct unw_cache_stats st; /* updated atomically: the unwinder's worker and main thread */
 };
 
 const char *unw_cache_default_dir(char *buf, size_t size)
 {
-	const char *xdg = getenv("XDG_CACHE_HOME");
-
-	if (xdg && xdg[0] == '/')
-		snprintf(buf, size, "%s/bpfprof", xdg);
-	else
-		snprintf(buf, size, "/var/cache/bpfprof");
-	return buf;
+	return disk_cache_default_dir(buf, size);
 }
 
-/* Ours, and no one else may write it: the only directory and files the cache trusts. */
-static const char *refusal(const struct stat *st, bool dir)
+struct unw_cache *unw_cache__on(struct disk_cache *dc)
 {
-	if (dir ? !S_ISDIR(st->st_mode) : !S_ISREG(st->st_mode))
-		return dir ? "not a directory" : "not a regular file";
-	if (st->st_uid != geteuid())
-		return "owned by another user";
-	if (st->st_mode & (S_IWGRP | S_IWOTH))
-		return "writable by group or others";
-	return NULL;
+	struct unw_cache *c = calloc(1, sizeof(*c));
+
+	if (c)
+		c->dc = disk_cache__get(dc);
+	return c;
 }
 
 struct unw_cache *unw_cache__open(const char *dir, __u64 max_bytes, char *why, size_t size)
 {
-	struct unw_cache *c = calloc(1, sizeof(*c));
-	const char *bad;
-	struct stat st;
-	int err;
+	struct disk_cache *dc = disk_cache__open(dir, max_bytes, why, size);
+	struct unw_cache *c = dc ? unw_cache__on(dc) : NULL;
 
-	if (!c)
-		return NULL;
-	c->dfd = -1;
-	c->max_bytes = max_bytes;
-	pthread_mutex_init(&c->lock, NULL);
-	if (dir)
-		snprintf(c->dir, sizeof(c->dir), "%s", dir);
-	else
-		unw_cache_default_dir(c->dir, sizeof(c->dir));
-	if (dir == NULL && getenv("XDG_CACHE_HOME") && getenv("XDG_CACHE_HOME")[0] == '/')
-		mkdir(getenv("XDG_CACHE_HOME"), 0700); /* the XDG directory itself may not exist yet */
-	if (mkdir(c->dir, 0700) && errno != EEXIST) {
-		err = -errno;
-		snprintf(why, size, "cannot create %s: %s", c->dir, strerror(-err));
-		goto fail;
-	}
-	c->dfd = open(c->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (c->dfd < 0) {
-		err = -errno;
-		/* O_NOFOLLOW|O_DIRECTORY on a link: ELOOP, or ENOTDIR on some kernels */
-		if (err == -ELOOP || (err == -ENOTDIR && !lstat(c->dir, &st) && S_ISLNK(st.st_mode)))
-			err = -EPERM;
-		snprintf(why, size, "%s %s: %s", c->dir, err == -EPERM ? "not used" : "cannot be opened",
-			 err == -EPERM ? "a symbolic link" : strerror(-err));
-		goto fail;
-	}
-	if (fstat(c->dfd, &st)) {
-		err = -errno;
-		snprintf(why, size, "cannot stat %s: %s", c->dir, strerror(-err));
-		goto fail;
-	}
-	bad = refusal(&st, true);
-	if (bad) {
-		err = -EPERM;
-		snprintf(why, size, "%s not used: %s", c->dir, bad);
-		goto fail;
-	}
+	disk_cache__put(dc);
+	if (dc && !c)
+		errno = ENOMEM;
 	return c;
-fail:
-	unw_cache__free(c);
-	errno = -err;
-	return NULL;
 }
 
 void unw_cache__free(struct unw_cache *c)
 {
 	if (!c)
 		return;
-	if (c->dfd >= 0)
-		close(c->dfd);
-	pthread_mutex_destroy(&c->lock);
+	disk_cache__put(c->dc);
 	free(c);
 }
 
 const char *unw_cache__dir(const struct unw_cache *c)
 {
-	return c->dir;
+	return disk_cache__dir(c->dc);
 }
 
 void unw_cache__stats(const struct unw_cache *c, struct unw_cache_stats *out)
 {
+	struct disk_cache_stats ds;
+
+	disk_cache__stats(c->dc, &ds);
 	out->hits = __atomic_load_n(&c->st.hits, __ATOMIC_RELAXED);
 	out->misses = __atomic_load_n(&c->st.misses, __ATOMIC_RELAXED);
 	out->stores = __atomic_load_n(&c->st.stores, __ATOMIC_RELAXED);
 	out->rejected = __atomic_load_n(&c->st.rejected, __ATOMIC_RELAXED);
-	out->evicted = __atomic_load_n(&c->st.evicted, __ATOMIC_RELAXED);
+	out->evicted = ds.evicted;
 }
 
 static void count(__u64 *v)
@@ -164,87 +102,9 @@ static void count(__u64 *v)
 	__atomic_fetch_add(v, 1, __ATOMIC_RELAXED);
 }
 
-static __u64 hash(__u64 h, const void *p, size_t len);
-
-/* A hash of the call-frame sections' bytes: a build-id names a build, not the bytes after it
- * (a binary patched or corrupted in place keeps its build-id and size). */
-static __u64 cfi_sections_hash(Elf *elf)
-{
-	__u64 h = 0xcbf29ce484222325ULL;
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-	GElf_Shdr sh;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return 0;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *name;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
-		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
-		    (strcmp(name, ".eh_frame") && strcmp(name, ".debug_frame") &&
-		     strcmp(name, ".eh_frame_hdr")))
-			continue;
-		d = elf_rawdata(scn, NULL);
-		if (!d || !d->d_buf)
-			return 0;
-		h = hash(h ^ sh.sh_offset, d->d_buf, d->d_size);
-	}
-	return h;
-}
-
 int unw_cache_key(int fd, char *key, size_t size)
 {
-	__u64 cfi_hash = 0;
-	unsigned char id[64];
-	struct stat st;
-	int n = -ENOENT;
-
-	if (fstat(fd, &st))
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -EINVAL;
-	/* a build-id names the content only when no one but root could have written the file:
-	 * any user can give their binary libc's build-id and other CFI */
-	if (st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH))) {
-		Elf *elf = untrusted_elf(fd);
-
-		n = elf ? elf_build_id(elf, id, sizeof(id)) : -ENOENT;
-		if (n > 0 && !(cfi_hash = cfi_sections_hash(elf)))
-			n = -ENOENT;
-		elf_end(elf);
-	}
-	if (n > 0 && (size_t)n * 2 + 40 < size) {
-		int k = snprintf(key, size, "b-");
-
-		for (int i = 0; i < n; i++)
-			k += snprintf(key + k, size - k, "%02x", id[i]);
-		snprintf(key + k, size - k, "-%llx-%llx", (unsigned long long)st.st_size,
-			 (unsigned long long)cfi_hash);
-		return 0;
-	}
-	snprintf(key, size, "f-%llx-%llx-%llx-%llx.%lx", (unsigned long long)st.st_dev,
-		 (unsigned long long)st.st_ino, (unsigned long long)st.st_size,
-		 (unsigned long long)st.st_mtim.tv_sec, (unsigned long)st.st_mtim.tv_nsec);
-	return 0;
-}
-
-/* 64-bit FNV-1a over 8-byte words: a corrupt byte anywhere changes it. */
-static __u64 hash(__u64 h, const void *p, size_t len)
-{
-	const unsigned char *b = p;
-
-	for (; len >= 8; len -= 8, b += 8) {
-		__u64 w;
-
-		memcpy(&w, b, 8);
-		h = (h ^ w) * 0x100000001b3ULL;
-		h ^= h >> 29;
-	}
-	for (; len; len--, b++)
-		h = (h ^ *b) * 0x100000001b3ULL;
-	return h;
+	return disk_cache_key(fd, key, size);
 }
 
 static __u64 checksum(const struct cache_hdr *h, const struct unw_row *rows, size_t nr)
@@ -252,7 +112,7 @@ static __u64 checksum(const struct cache_hdr *h, const struct unw_row *rows, siz
 	struct cache_hdr copy = *h;
 
 	copy.checksum = 0;
-	return hash(hash(0xcbf29ce484222325ULL, &copy, sizeof(copy)), rows, nr * sizeof(*rows));
+	return disk_cache_hash(disk_cache_hash(0, &copy, sizeof(copy)), rows, nr * sizeof(*rows));
 }
 
 /* The shape the BPF search and walk rely on: sorted pcs, known rule types, the end row. */
@@ -270,26 +130,7 @@ static bool rows_valid(const struct unw_row *rows, size_t nr)
 
 static bool key_ok(const char *key)
 {
-	size_t n = strlen(key);
-
-	/* a name in the directory, nothing else: unw_cache_key() writes [a-z0-9.-] only */
-	return n && n < UNW_CACHE_KEY_MAX - sizeof(CACHE_SUFFIX) && !strchr(key, '/') && key[0] != '.';
-}
-
-static int read_full(int fd, void *buf, size_t len, off_t off)
-{
-	while (len) {
-		ssize_t n = pread(fd, buf, len, off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n ? -errno : -EBADMSG;
-		buf = (char *)buf + n;
-		len -= n;
-		off += n;
-	}
-	return 0;
+	return disk_cache_key_ok(key) && strlen(key) < UNW_CACHE_KEY_MAX - sizeof(CACHE_SUFFIX);
 }
 
 int unw_cache__get(struct unw_cache *c, const char *key, struct cfi_rows *out)
@@ -297,7 +138,7 @@ int unw_cache__get(struct unw_cache *c, const char *key, struct cfi_rows *out)
 	char name[UNW_CACHE_KEY_MAX + 8];
 	struct cache_hdr h;
 	struct stat st;
-	size_t len;
+	size_t len = 0;
 	void *rows = MAP_FAILED;
 	int fd, err;
 
@@ -305,20 +146,17 @@ int unw_cache__get(struct unw_cache *c, const char *key, struct cfi_rows *out)
 	if (!key_ok(key))
 		return -EINVAL;
 	snprintf(name, sizeof(name), "%s" CACHE_SUFFIX, key);
-	fd = openat(c->dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		if (err == -ENOENT)
-			count(&c->st.misses);
-		else
-			goto reject; /* a symbolic link (ELOOP), a FIFO that would not open... */
-		return err;
-	}
+	fd = disk_cache__open_file(c->dc, name, sizeof(h),
+				   sizeof(h) + (__u64)UNWIND_MAX_TABLE_ROWS * sizeof(struct unw_row),
+				   &st, "unwind cache");
+	if (fd == -ENOENT)
+		count(&c->st.misses);
+	if (fd == -EBADMSG)
+		count(&c->st.rejected);
+	if (fd < 0)
+		return fd;
 	err = -EBADMSG;
-	if (fstat(fd, &st) || refusal(&st, false) || (size_t)st.st_size < sizeof(h) ||
-	    (__u64)st.st_size > sizeof(h) + (__u64)UNWIND_MAX_TABLE_ROWS * sizeof(struct unw_row))
-		goto reject;
-	if (read_full(fd, &h, sizeof(h), 0))
+	if (disk_cache_read(fd, &h, sizeof(h), 0))
 		goto reject;
 	if (memcmp(h.magic, CACHE_MAGIC, sizeof(CACHE_MAGIC)) || h.version != CACHE_VERSION ||
 	    h.row_size != sizeof(struct unw_row) || memchr(h.key, 0, sizeof(h.key)) == NULL ||
@@ -333,10 +171,10 @@ int unw_cache__get(struct unw_cache *c, const char *key, struct cfi_rows *out)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	if (read_full(fd, rows, len, sizeof(h)) || checksum(&h, rows, h.nr_rows) != h.checksum ||
+	if (disk_cache_read(fd, rows, len, sizeof(h)) || checksum(&h, rows, h.nr_rows) != h.checksum ||
 	    !rows_valid(rows, h.nr_rows))
 		goto reject;
-	futimens(fd, NULL); /* eviction takes the least recently used first */
+	disk_cache__touch(fd); /* eviction takes the least recently used first */
 	out->rows = rows;
 	out->nr = h.nr_rows;
 	out->map_len = len;
@@ -349,119 +187,22 @@ int unw_cache__get(struct unw_cache *c, const char *key, struct cfi_rows *out)
 	err = 0;
 	goto cleanup;
 reject:
-	/* corrupt, truncated, foreign or not ours: never trusted, rebuilt and replaced */
 	count(&c->st.rejected);
-	p_info("unwind cache: %s/%s rejected (corrupt or not ours); rebuilding the table", c->dir,
-	       name);
-	unlinkat(c->dfd, name, 0);
-	err = -EBADMSG;
+	err = disk_cache__reject(c->dc, name, "unwind cache");
 cleanup:
 	if (rows != MAP_FAILED)
 		munmap(rows, len);
-	if (fd >= 0)
-		close(fd);
+	close(fd);
 	return err;
-}
-
-static int write_full(int fd, const void *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n ? -errno : -EIO;
-		buf = (const char *)buf + n;
-		len -= n;
-	}
-	return 0;
-}
-
-struct entry {
-	char name[UNW_CACHE_KEY_MAX + 32];
-	__u64 size;
-	struct timespec mtime;
-};
-
-static int by_age(const void *a, const void *b)
-{
-	const struct entry *x = a, *y = b;
-
-	if (x->mtime.tv_sec != y->mtime.tv_sec)
-		return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
-	if (x->mtime.tv_nsec != y->mtime.tv_nsec)
-		return x->mtime.tv_nsec < y->mtime.tv_nsec ? -1 : 1;
-	return 0;
-}
-
-/* Removes the least recently used files until the directory is within its bound; under lock. */
-static void evict(struct unw_cache *c)
-{
-	struct entry *e = NULL, *tmp;
-	size_t nr = 0, cap = 0;
-	__u64 total = 0;
-	struct dirent *d;
-	DIR *dir;
-	int fd = openat(c->dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	dir = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!dir) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	while ((d = readdir(dir))) {
-		struct stat st;
-
-		if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, "..") ||
-		    strlen(d->d_name) >= sizeof(e->name) ||
-		    fstatat(c->dfd, d->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
-			continue;
-		if (d->d_name[0] == '.') {
-			/* a temporary file: another run's being written, or one left by a crash */
-			if (st.st_mtim.tv_sec + 600 < time(NULL))
-				unlinkat(c->dfd, d->d_name, 0);
-			continue;
-		}
-		if (nr == cap) {
-			cap = cap ? cap * 2 : 64;
-			tmp = realloc(e, cap * sizeof(*e));
-			if (!tmp)
-				goto out;
-			e = tmp;
-		}
-		snprintf(e[nr].name, sizeof(e[nr].name), "%s", d->d_name);
-		e[nr].size = st.st_blocks * 512ULL > (__u64)st.st_size ? st.st_blocks * 512ULL : (__u64)st.st_size;
-		e[nr].mtime = st.st_mtim;
-		total += e[nr].size;
-		nr++;
-	}
-	c->total = total;
-	c->scanned = true;
-	if (total <= c->max_bytes)
-		goto out;
-	qsort(e, nr, sizeof(*e), by_age);
-	for (size_t i = 0; i < nr && total > c->max_bytes; i++) {
-		if (unlinkat(c->dfd, e[i].name, 0))
-			continue;
-		total -= e[i].size;
-		c->total = total;
-		count(&c->st.evicted);
-		p_info("unwind cache: evicted %s (least recently used; the cache holds %llu MB at most)",
-		       e[i].name, (unsigned long long)(c->max_bytes >> 20));
-	}
-out:
-	closedir(dir);
-	free(e);
 }
 
 int unw_cache__put(struct unw_cache *c, const char *key, const struct cfi_rows *rows)
 {
-	char name[UNW_CACHE_KEY_MAX + 8], tmp[UNW_CACHE_KEY_MAX + 32];
+	char name[UNW_CACHE_KEY_MAX + 8];
 	struct cache_hdr h = { .magic = CACHE_MAGIC };
+	struct iovec iov[2];
 	size_t src;
-	int fd, err;
+	int err;
 
 	if (!key_ok(key) || !rows->nr || rows->nr > UNWIND_MAX_TABLE_ROWS)
 		return -EINVAL;
@@ -470,8 +211,6 @@ int unw_cache__put(struct unw_cache *c, const char *key, const struct cfi_rows *
 			break;
 	if (src == sizeof(sources) / sizeof(sources[0]))
 		return -EINVAL;
-	if ((__u64)(sizeof(h) + rows->nr * sizeof(*rows->rows)) > c->max_bytes)
-		return -E2BIG;
 	h.version = CACHE_VERSION;
 	h.row_size = sizeof(struct unw_row);
 	snprintf(h.key, sizeof(h.key), "%s", key);
@@ -481,25 +220,10 @@ int unw_cache__put(struct unw_cache *c, const char *key, const struct cfi_rows *
 	h.source = src;
 	h.checksum = checksum(&h, rows->rows, rows->nr);
 	snprintf(name, sizeof(name), "%s" CACHE_SUFFIX, key);
-	snprintf(tmp, sizeof(tmp), ".%s.%d.%lx", key, getpid(), (unsigned long)syscall(SYS_gettid));
-	fd = openat(c->dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	err = write_full(fd, &h, sizeof(h));
-	err = err ?: write_full(fd, rows->rows, rows->nr * sizeof(*rows->rows));
-	if (close(fd) && !err)
-		err = -errno;
-	if (!err && renameat(c->dfd, tmp, c->dfd, name))
-		err = -errno;
-	if (err) {
-		unlinkat(c->dfd, tmp, 0);
-		return err;
-	}
-	count(&c->st.stores);
-	pthread_mutex_lock(&c->lock);
-	c->total += sizeof(h) + rows->nr * sizeof(*rows->rows);
-	if (!c->scanned || c->total > c->max_bytes)
-		evict(c);
-	pthread_mutex_unlock(&c->lock);
-	return 0;
+	iov[0] = (struct iovec){ &h, sizeof(h) };
+	iov[1] = (struct iovec){ rows->rows, rows->nr * sizeof(*rows->rows) };
+	err = disk_cache__store(c->dc, name, iov, 2);
+	if (!err)
+		count(&c->st.stores);
+	return err;
 }

@@ -2,29 +2,28 @@
  * a second run starts with its tables in a few milliseconds instead of rebuilding them (libc: ~10
  * ms, libLLVM: a second).
  *
- * One file per table in a directory only bpfprof's user writes (/var/cache/bpfprof, or
- * $XDG_CACHE_HOME/bpfprof), named by the table's key: the GNU build-id, size and a hash of the
- * call-frame sections of files owned by root that only root writes, otherwise the file's device, inode, size and mtime, which no
- * other file can claim.  Every cache file is read as hostile input: a header (magic, version, key,
- * row count, checksum) checked before use, rows checked for the shape the BPF search relies on;
- * a file that fails is removed and the table rebuilt.  The total size is bounded: least recently
- * used files (by mtime, touched on every hit) go first. */
+ * One file per table in bpfprof's cache directory (core/diskcache.h: its rules, keys, size bound
+ * and eviction), named by the file's key.  Every cache file is read as hostile input: a header
+ * (magic, version, key, row count, checksum) checked before use, rows checked for the shape the
+ * BPF search relies on; a file that fails is removed and the table rebuilt. */
 #ifndef BPFPROF_TCACHE_H
 #define BPFPROF_TCACHE_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
+#include "core/diskcache.h"
 
 struct cfi_rows;
 struct unw_cache;
+struct disk_cache;
 
-#define UNW_CACHE_DEFAULT_MB 128
+#define UNW_CACHE_DEFAULT_MB DISK_CACHE_DEFAULT_MB
 /* A table's file is KEY UNW_CACHE_SUFFIX, the format's version in the name (tcache.c says why). */
 #define UNW_CACHE_VERSION 2
 #define UNW_CACHE_STR_(x) #x
 #define UNW_CACHE_STR(x)  UNW_CACHE_STR_(x)
 #define UNW_CACHE_SUFFIX  ".v" UNW_CACHE_STR(UNW_CACHE_VERSION) ".unw"
-#define UNW_CACHE_KEY_MAX    96
+#define UNW_CACHE_KEY_MAX    DISK_CACHE_KEY_MAX
 
 /* The cache directory: $XDG_CACHE_HOME/bpfprof when that is set, else /var/cache/bpfprof. */
 const char *unw_cache_default_dir(char *buf, size_t size);
@@ -33,9 +32,11 @@ const char *unw_cache_default_dir(char *buf, size_t size);
  * with errno set when the directory cannot be made, or is refused (not ours, or writable by
  * group or others): *why (may be NULL) says why, one line. */
 struct unw_cache *unw_cache__open(const char *dir, __u64 max_bytes, char *why, size_t size);
+/* The table cache in the cache directory dc, which it holds a reference of.  NULL on ENOMEM. */
+struct unw_cache *unw_cache__on(struct disk_cache *dc);
 void unw_cache__free(struct unw_cache *c);
 
-/* The key of the open file fd (path for messages): 0, or -errno (not a regular file). */
+/* The key of the open file fd: disk_cache_key(). */
 int unw_cache_key(int fd, char *key, size_t size);
 
 /* Rows for key into *out (freed with cfi_rows_free).  0 (out->cached is set), -ENOENT (not

@@ -1,0 +1,73 @@
+/* bpfprof's persistent cache directory, shared by what it keeps across runs: the unwinder's
+ * tables (unwind/tcache.h) and the inline chains and lines of functions (sym/srcline.h).
+ *
+ * A directory only bpfprof's user writes ($XDG_CACHE_HOME/bpfprof, or /var/cache/bpfprof),
+ * refused when it is a link, another user's, or writable by group or others.  A cache file is
+ * named by the key of the file it describes (disk_cache_key()) and a suffix naming its kind and
+ * format version; it is written to a temporary name and renamed into place, so a reader sees a
+ * whole file or none, and read back as hostile input (disk_cache__open_file()): no link
+ * followed, a regular file of ours only, its size bounded.  Each kind checks its own header and
+ * checksum (disk_cache_hash()) and rejects a file that fails (disk_cache__reject(): removed,
+ * rebuilt by the next store).  The directory's size is bounded: the least recently used files
+ * (by mtime, touched on every hit) go first, whatever their kind. */
+#ifndef BPFPROF_DISKCACHE_H
+#define BPFPROF_DISKCACHE_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <linux/types.h>
+
+struct disk_cache;
+
+#define DISK_CACHE_DEFAULT_MB 128
+#define DISK_CACHE_KEY_MAX    96
+
+/* The cache directory: $XDG_CACHE_HOME/bpfprof when that is set, else /var/cache/bpfprof. */
+const char *disk_cache_default_dir(char *buf, size_t size);
+
+/* Opens (creating it 0700) the cache in dir (NULL: the default), bounded to max_bytes, with one
+ * reference.  NULL with errno set when the directory cannot be made, or is refused (not ours, or
+ * writable by group or others): *why (may be NULL) says why, one line. */
+struct disk_cache *disk_cache__open(const char *dir, __u64 max_bytes, char *why, size_t size);
+/* Another reference (the cache is shared by threads and owners that end apart); returns c. */
+struct disk_cache *disk_cache__get(struct disk_cache *c);
+/* Drops a reference; the last one frees.  NULL-safe. */
+void disk_cache__put(struct disk_cache *c);
+const char *disk_cache__dir(const struct disk_cache *c);
+
+/* The key of the open file fd: its GNU build-id, size and a hash of its call-frame sections
+ * where root owns the file and only root writes it, else its device, inode, size and mtime,
+ * which no other file can claim.  0, or -errno (not a regular file). */
+int disk_cache_key(int fd, char *key, size_t size);
+/* Whether key can name a file in the directory (what disk_cache_key() writes). */
+bool disk_cache_key_ok(const char *key);
+
+/* 64-bit FNV-1a over 8-byte words, from h (0 for a fresh one): a corrupt byte anywhere
+ * changes it. */
+__u64 disk_cache_hash(__u64 h, const void *p, size_t len);
+
+/* The cache file name, opened for reading: a regular file of ours of size min_size to
+ * max_size bytes (*st filled).  The descriptor, -ENOENT when there is none, or -EBADMSG when
+ * one is there that is not to be trusted (a link, not ours, its size): removed, as
+ * disk_cache__reject() does, what says why. */
+int disk_cache__open_file(struct disk_cache *c, const char *name, __u64 min_size,
+			  __u64 max_size, struct stat *st, const char *what);
+/* A cache file found corrupt or foreign by its reader: removed (the next store rebuilds it),
+ * said with -v (what: "unwind cache", ...).  Returns -EBADMSG. */
+int disk_cache__reject(struct disk_cache *c, const char *name, const char *what);
+/* len bytes at off of a cache file: 0, -EBADMSG when it is shorter, or -errno. */
+int disk_cache_read(int fd, void *buf, size_t len, off_t off);
+/* A hit: the file fd read is the most recently used (eviction takes the least first). */
+void disk_cache__touch(int fd);
+
+/* Stores the nr buffers of iov as the cache file name (a new file, renamed into place), then
+ * evicts the least recently used files beyond the bound.  0, -E2BIG (larger than the bound) or
+ * -errno. */
+int disk_cache__store(struct disk_cache *c, const char *name, const struct iovec *iov, int nr);
+
+struct disk_cache_stats {
+	__u64 stores, rejected, evicted;
+};
+void disk_cache__stats(const struct disk_cache *c, struct disk_cache_stats *out);
+#endif
