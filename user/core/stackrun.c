@@ -1052,13 +1052,26 @@ int stack_run_finish(struct stack_run *s)
 		       (unsigned long long)ms.execs, (unsigned long long)ms.mmaps,
 		       (unsigned long long)ms.exits, (unsigned long long)ms.lost);
 	}
-	s->samples = (struct stack_sample *)stack_agg__samples(d->agg, &s->nr_samples);
-	/* an empty aggregation (the periods took every sample) has no samples, and no error */
-	if (!err && d->held && !s->samples) {
-		err = -ENOMEM;
-		p_err("cannot read the samples: %s", strerror(-err));
-	}
+	/* the outputs read the stacks where they are, as arrays only where they must
+	 * (stack_run_samples()) */
+	s->agg = d->agg;
 	return err;
+}
+
+int stack_run_samples(struct stack_run *s)
+{
+	size_t n;
+
+	if (s->samples || !s->agg)
+		return 0;
+	s->samples = (struct stack_sample *)stack_agg__samples(s->agg, &n);
+	s->nr_samples = n;
+	/* an empty aggregation (the periods took every sample) has no samples, and no error */
+	if (!s->samples && s->drain && s->drain->held) {
+		p_err("cannot read the samples: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 void stack_run_free(struct stack_run *s)
@@ -1073,27 +1086,33 @@ void stack_run_free(struct stack_run *s)
 	s->drain = NULL;
 	s->samples = NULL;
 	s->nr_samples = 0;
+	s->agg = NULL;
 	stack_resolver__free(s->resolver);
 	s->resolver = NULL;
 }
 
-/* perf report's sections: one report per event, with its own header and percentages. */
-static int write_sections(FILE *out, const struct stack_outputs *o, const struct stack_sample *s,
-			  size_t n)
+/* perf report's sections: one report per event, with its own header and percentages; the
+ * stacks from the tree t when it is given, else from the n samples s. */
+static int write_sections(FILE *out, const struct stack_outputs *o, const struct stack_tree *t,
+			  const struct stack_sample *s, size_t n)
 {
-	struct stack_sample *part = malloc((n ?: 1) * sizeof(*part));
-	int err = part ? 0 : -ENOMEM;
+	struct stack_sample *part = t ? NULL : malloc((n ?: 1) * sizeof(*part));
+	int err = part || t ? 0 : -ENOMEM;
 
 	for (int e = 0; e < o->nr_events && !err; e++) {
 		struct report_header h = o->header;
 		size_t k = 0;
 
-		for (size_t i = 0; i < n; i++)
-			if (s[i].event == (__u32)e)
-				part[k++] = s[i]; /* shallow: the frames stay the caller's */
 		h.event = o->event_names[e];
 		if (e)
 			fputc('\n', out);
+		if (t) {
+			err = report_write_tree(out, &h, t, e, &o->report);
+			continue;
+		}
+		for (size_t i = 0; i < n; i++)
+			if (s[i].event == (__u32)e)
+				part[k++] = s[i]; /* shallow: the frames stay the caller's */
 		err = report_write(out, &h, part, k, &o->report);
 	}
 	free(part);
@@ -1133,7 +1152,24 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 	struct stack_outputs with_notes = *outputs, *o = &with_notes;
 	char refused[512], lines_missing[512];
 	size_t n = sr->nr_samples;
+	struct stack_tree tree, *t = NULL;
+	bool made = false;
 	int err = 0;
+
+	/* a drained run's stacks: the report and folded stacks read the tree; the files' writers
+	 * read samples, made for them and freed before the rest */
+	if (!s && sr->agg) {
+		stack_agg__tree(sr->agg, &tree);
+		t = &tree;
+		if (period_pprof() || stack_files_wanted()) {
+			s = stack_agg__samples(sr->agg, &n);
+			made = true;
+			if (!s && tree.nr_entries) {
+				p_err("cannot read the samples: %s", strerror(ENOMEM));
+				return -ENOMEM;
+			}
+		}
+	}
 
 	/* --sort applies to every report of the stack commands; --srcline too */
 	o->report.sort = o->report.sort ?: stack_opts.sort;
@@ -1156,17 +1192,25 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 	}
 
 	stack_files_write(o, s, n);
+	/* the tree's stacks from here on */
+	if (made) {
+		stack_agg__drop_samples(sr->agg);
+		s = NULL;
+	}
 	if (o->folded) {
-		err = folded_write(out, s, n, &o->folded_opts);
+		err = t ? folded_write_tree(out, t, &o->folded_opts) :
+			  folded_write(out, s, n, &o->folded_opts);
 		/* folded lines have no room for a header: an empty run is said here, not left silent */
-		if (!n)
+		if (t ? !t->nr_entries : !n)
 			fprintf(stderr, "bpfprof: no %s: the folded output is empty\n", o->lost_what);
 		if (o->header.lost)
 			fprintf(stderr, "bpfprof: lost %s: %llu (%s)\n", o->lost_what,
 				(unsigned long long)o->header.lost,
 				o->header.lost_detail ? o->header.lost_detail : "");
 	} else if (o->nr_events > 1) {
-		err = write_sections(out, o, s, n);
+		err = write_sections(out, o, t, s, n);
+	} else if (t) {
+		err = report_write_tree(out, &o->header, t, -1, &o->report);
 	} else {
 		err = report_write(out, &o->header, s, n, &o->report);
 	}
