@@ -328,6 +328,54 @@ static void test_agg_tree_walk(void)
 	stack_agg__free(a);
 }
 
+/* At the bound on nodes, a new stack is kept under the longest path of it there is, its waker's
+ * dropped, and counted; stacks already known still add where they are. */
+static void test_agg_bound(void)
+{
+	struct stack_agg *a = stack_agg__new(false);
+	char m[] = "main", w[] = "work", x[] = "x", y[] = "y", mod[] = "/bin/p";
+	struct frame f[] = { { .name = m, .module = mod }, { .name = w, .module = mod },
+			     { .name = x, .module = mod } };
+	struct frame g[] = { { .name = m, .module = mod }, { .name = w, .module = mod },
+			     { .name = y, .module = mod } };
+	struct stack_sample s1 = sample("p", 1, f, 3, 1), s2 = sample("p", 2, g, 3, 2),
+			    s3 = sample("p", 3, f, 2, 4), s4 = sample("p", 4, f, 3, 8);
+	const struct stack_sample *out;
+	struct stack_agg_stats st;
+	size_t n;
+
+	CHECK(a);
+	if (!a)
+		return;
+	/* the context node and main;work;x: four nodes */
+	stack_agg__bound(a, 4);
+	CHECK_INT(stack_agg__add(a, &s1), 0);
+	CHECK_INT(stack_agg__add(a, &s2), 0); /* y needs a fifth: kept at main;work */
+	CHECK_INT(stack_agg__add(a, &s3), 0);
+	/* woken: another context node, and no room for its frames */
+	s4.waker_frames = g;
+	s4.nr_waker_frames = 3;
+	strcpy(s4.waker_comm, "q");
+	CHECK_INT(stack_agg__add(a, &s4), 0);
+	out = stack_agg__samples(a, &n);
+	stack_agg__stats(a, &st);
+	CHECK_INT(st.nodes, 4 + 1); /* s4's other context: its own node, its frames none */
+	CHECK_INT(st.cut_samples, 2 + 8);
+	CHECK_INT(st.cut_adds, 2);
+	CHECK_INT(st.max_nodes, 4);
+	CHECK_INT(n, 3);
+	if (n == 3) {
+		CHECK_INT(out[0].value, 1);
+		CHECK_INT(out[1].value, 2 + 4); /* s2 cut to main;work, s3's stack */
+		CHECK_INT(out[1].nr_frames, 2);
+		CHECK_STR(stack_sample_frame(&out[1], 1)->name, "work");
+		CHECK_INT(out[2].value, 8);   /* s4: no room under its context */
+		CHECK_INT(out[2].nr_frames + out[2].nr_waker_frames, 0);
+	}
+	CHECK_INT(stack_samples_total(out, n), 1 + 2 + 4 + 8);
+	stack_agg__free(a);
+}
+
 static void test_hashtab_del(void)
 {
 	enum { N = 2000 };
@@ -401,6 +449,7 @@ int main(void)
 	RUN(test_agg_own_ids);
 	RUN(test_agg_paths);
 	RUN(test_agg_tree_walk);
+	RUN(test_agg_bound);
 	RUN(test_hashtab_del);
 	RUN(test_hashtab_reset);
 	TESTS_DONE();

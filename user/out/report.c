@@ -1102,6 +1102,8 @@ static void print_header(FILE *out, const struct report_header *h, const struct 
 		fprintf(out, "# %s\n", h->symbols);
 	if (h && h->lines)
 		fprintf(out, "# %s\n", h->lines);
+	if (h && h->cut)
+		fprintf(out, "# %s\n", h->cut);
 	if (h && h->source)
 		fprintf(out, "# %s\n", h->source);
 	fprintf(out, "#\n");

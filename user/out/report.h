@@ -20,6 +20,8 @@ struct report_header {
 	const char *extra;       /* one more "# ..." line, or NULL */
 	const char *symbols;     /* what symbolization could not use ("JIT maps not read: ..."), or NULL */
 	const char *lines;       /* where source lines and inlined frames are missing, or NULL */
+	const char *cut;         /* stacks kept at a caller's path at the bound on distinct stacks
+				  * ("Stacks cut: ..."), or NULL */
 	const char *source;      /* where the samples were read from (bpfprof report's files), or
 				  * NULL; the last line, and not a pprof comment (out/pprof.h) */
 };

@@ -22,6 +22,8 @@ struct stack_agg {
 	bool by_tid;
 	bool leaf_addrs;           /* stack_agg__keep_leaf_addrs() */
 	bool all_addrs;            /* stack_agg__keep_addrs() */
+	size_t max_nodes;          /* stack_agg__bound(), 0 for none */
+	__u64 cut_samples, cut_adds; /* samples kept at a caller's path at the bound */
 	struct stack_names *strs;  /* every name and module, stored once */
 	struct frame *frames;      /* distinct frames, by id; strings from strs */
 	size_t nr_frames, frames_cap;
@@ -50,6 +52,11 @@ void stack_agg__keep_leaf_addrs(struct stack_agg *a)
 void stack_agg__keep_addrs(struct stack_agg *a)
 {
 	a->all_addrs = true;
+}
+
+void stack_agg__bound(struct stack_agg *a, size_t max_nodes)
+{
+	a->max_nodes = max_nodes;
 }
 
 struct stack_agg *stack_agg__new(bool by_tid)
@@ -239,7 +246,8 @@ static long new_node(struct stack_agg *a, __u32 parent, __u32 frame)
 	return a->nr_nodes++;
 }
 
-/* The node of frame under parent, made on first sight.  -ENOMEM or the node. */
+/* The node of frame under parent, made on first sight.  -ENOSPC at the bound, -ENOMEM or the
+ * node. */
 static long child(struct stack_agg *a, __u32 parent, __u32 frame)
 {
 	size_t i;
@@ -250,6 +258,8 @@ static long child(struct stack_agg *a, __u32 parent, __u32 frame)
 	i = child_slot(a, parent, frame);
 	if (a->slots[i])
 		return a->slots[i] - 1;
+	if (a->max_nodes && a->nr_nodes >= a->max_nodes)
+		return -ENOSPC;
 	n = new_node(a, parent, frame);
 	if (n >= 0)
 		a->slots[i] = n + 1;
@@ -304,14 +314,16 @@ static long ctx_node(struct stack_agg *a, const struct stack_sample *s)
 
 /* Follows s's frames (its waker's when waker) from node, frames given inline or as ids into
  * another aggregation's table, or as ids of a's own (own); a sample's own last frame is its
- * leaf.  -ENOMEM or the node the frames end at (nodes made on the way stay: they are only
+ * leaf.  -ENOMEM, -ENOSPC where the bound left no room for a node the path needs (*last: the
+ * node it got to), or the node the frames end at (nodes made on the way stay: they are only
  * unused). */
 static long add_path(struct stack_agg *a, long node, const struct stack_sample *s, bool waker,
-		     bool own)
+		     bool own, long *last)
 {
 	__u32 n = waker ? s->nr_waker_frames : s->nr_frames;
 	__u32 exact_from = n;
 
+	*last = node;
 	if (node < 0 || !n)
 		return node;
 	if (waker && (node = child(a, node, WAKER_MARK)) < 0)
@@ -331,6 +343,7 @@ static long add_path(struct stack_agg *a, long node, const struct stack_sample *
 		else
 			id = frame_id(a, waker ? stack_sample_waker_frame(s, i) :
 						 stack_sample_frame(s, i), i >= exact_from);
+		*last = node;
 		node = id < 0 ? id : child(a, node, id);
 	}
 	return node;
@@ -347,13 +360,25 @@ static void drop_output(struct stack_agg *a)
 
 static int add_sample(struct stack_agg *a, const struct stack_sample *s, bool own)
 {
-	long node;
+	long node, last, waker;
+	bool cut;
 
 	drop_output(a);
-	node = add_path(a, ctx_node(a, s), s, false, own);
-	node = add_path(a, node, s, true, own);
+	node = add_path(a, ctx_node(a, s), s, false, own, &last);
+	/* at the bound: kept under the longest path known (its waker's dropped), and counted */
+	cut = node == -ENOSPC;
+	if (cut)
+		node = last;
+	else if ((waker = add_path(a, node, s, true, own, &last)) != -ENOSPC)
+		node = waker;
+	else
+		cut = true;
 	if (node < 0)
 		return node;
+	if (cut) {
+		a->cut_samples += s->value;
+		a->cut_adds++;
+	}
 	if (a->nodes[node].entry != NO_NODE) {
 		a->entries[a->nodes[node].entry].value += s->value;
 		return 0;
@@ -449,6 +474,9 @@ void stack_agg__stats(const struct stack_agg *a, struct stack_agg_stats *st)
 	st->frames = a->nr_frames;
 	st->ids = a->nr_ids;
 	st->strings = stack_names__count(a->strs);
+	st->max_nodes = a->max_nodes;
+	st->cut_samples = a->cut_samples;
+	st->cut_adds = a->cut_adds;
 }
 
 size_t stack_agg__bytes(const struct stack_agg *a)

@@ -20,6 +20,11 @@ void stack_agg__keep_leaf_addrs(struct stack_agg *a);
  * apart by address too, and unresolved frames are not merged by file (for writers fed
  * stack_samples, whose output must not change by going through an aggregation). */
 void stack_agg__keep_addrs(struct stack_agg *a);
+/* At most max_nodes nodes (0: no bound): once they are made, a sample whose stack needs another
+ * is kept under the longest path of its stack there is, its waker's dropped, and counted
+ * (stack_agg_stats' cut_samples): memory stops growing with the distinct stacks of a long run,
+ * whose new stacks are by then mostly rare ones. */
+void stack_agg__bound(struct stack_agg *a, size_t max_nodes);
 /* Adds s's value to its entry, made on first sight with copies of s's frames and strings (s
  * stays the caller's; its frames inline or ids, as another aggregation's samples have them).
  * 0 or -ENOMEM. */
@@ -56,6 +61,8 @@ void stack_agg__drop_samples(struct stack_agg *a);
 size_t stack_agg__bytes(const struct stack_agg *a);
 struct stack_agg_stats {
 	size_t entries, nodes, frames, ids, strings;
+	size_t max_nodes;                /* stack_agg__bound() */
+	__u64 cut_samples, cut_adds;     /* kept at a caller's path at the bound */
 };
 /* What a holds, counted: for -v. */
 void stack_agg__stats(const struct stack_agg *a, struct stack_agg_stats *st);
