@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include "core/hashtab.h"
 #include "out/folded.h"
+#include "out/report.h"
 #include "sym/stackagg.h"
 #include "test.h"
 
@@ -201,6 +202,180 @@ static void test_agg_paths(void)
 	stack_agg__free(a);
 }
 
+/* The report of a tree as it walks it (report_write_tree(): no stack copied out) against the
+ * report of the same stacks as samples, for each kind of tree: recursion, an empty stack, a
+ * waker, two events. */
+static char *tree_report(const struct stack_tree *t, const struct stack_sample *s, size_t n,
+			 int event, const struct report_opts *o)
+{
+	FILE *f = tmpfile();
+	char *text = NULL;
+
+	if (f && !(t ? report_write_tree(f, NULL, t, event, o) : report_write(f, NULL, s, n, o)))
+		text = test_slurp(f);
+	if (f)
+		fclose(f);
+	return text;
+}
+
+static void test_agg_tree_walk(void)
+{
+	struct stack_agg *a = stack_agg__new(false);
+	char m[] = "main", fn[] = "f", g[] = "g", leaf[] = "leaf", mod[] = "/bin/p";
+	struct frame f[] = { { .name = m, .module = mod }, { .name = fn, .module = mod },
+			     { .name = fn, .module = mod }, { .name = g, .module = mod },
+			     { .name = leaf, .module = mod } };
+	struct frame r[] = { { .name = m, .module = mod }, { .name = g, .module = mod },
+			     { .name = fn, .module = mod } };
+	struct stack_sample s[] = { sample("p", 1, f, 5, 5), sample("p", 2, f, 2, 3),
+				    sample("p", 3, r, 3, 2), sample("p", 4, NULL, 0, 1),
+				    sample("q", 5, f, 4, 7), sample("p", 6, r, 2, 4) };
+	struct report_opts o = { .children = true, .call_graph = true };
+	struct stack_tree t;
+	size_t i, n = sizeof(s) / sizeof(s[0]);
+	char *want, *got;
+
+	CHECK(a);
+	if (!a)
+		return;
+	s[5].waker_frames = f;
+	s[5].nr_waker_frames = 3;
+	strcpy(s[5].waker_comm, "w");
+	s[4].event = 1;
+	for (i = 0; i < n; i++)
+		CHECK_INT(stack_agg__add(a, &s[i]), 0);
+	stack_agg__tree(a, &t);
+	/* nodes after their parents; each entry's path read upwards gives its sample's frames */
+	CHECK_INT(t.nr_entries, n);
+	for (i = 0; i < t.nr_nodes; i++)
+		CHECK(t.nodes[i].parent == STACK_TREE_NONE || t.nodes[i].parent < i);
+	for (i = 0; i < n; i++) {
+		__u32 node = t.entries[i].node, k = s[i].nr_frames + s[i].nr_waker_frames +
+						    (s[i].nr_waker_frames ? 1 : 0);
+
+		CHECK_INT(t.entries[i].value, s[i].value);
+		for (; t.nodes[node].parent != STACK_TREE_NONE; node = t.nodes[node].parent) {
+			const struct frame *want_f;
+
+			CHECK(k > 0);
+			if (!k)
+				break;
+			k--;
+			if (k == s[i].nr_frames) {
+				CHECK(t.nodes[node].frame == STACK_TREE_WAKER);
+				continue;
+			}
+			want_f = k < s[i].nr_frames ? &s[i].frames[k] :
+			       &s[i].waker_frames[k - s[i].nr_frames - 1];
+			CHECK_STR(t.frames[t.nodes[node].frame].name, want_f->name);
+		}
+		CHECK_INT(k, 0);
+		CHECK_STR(t.ctxs[t.nodes[node].frame].comm, s[i].comm);
+		CHECK_INT(t.ctxs[t.nodes[node].frame].event, s[i].event);
+	}
+	/* each kind of report: the tree's equals the samples' */
+	for (int mode = 0; mode < 4; mode++) {
+		o.children = mode != 1;
+		o.percent_limit = mode == 2 ? 30 : 0;
+		o.sort = mode == 3 ? REPORT_SORT_SYM : 0;
+		want = tree_report(NULL, s, n, -1, &o);
+		got = tree_report(&t, NULL, 0, -1, &o);
+		CHECK(want && got);
+		if (want && got)
+			CHECK_STR(got, want);
+		free(want);
+		free(got);
+	}
+	/* folded stacks: the tree's, read one stack at a time, equal the samples' */
+	for (int mode = 0; mode < 3; mode++) {
+		static const char *const events[] = { "cpu", "faults" };
+		struct folded_opts fo = { .annotate_kernel = mode == 1, .with_tid = mode == 2,
+					  .event_root = mode == 1 ? events : NULL };
+		FILE *x = tmpfile(), *y = tmpfile();
+
+		CHECK(x && y);
+		if (!x || !y)
+			break;
+		CHECK_INT(folded_write(x, s, n, &fo), 0);
+		CHECK_INT(folded_write_tree(y, &t, &fo), 0);
+		want = test_slurp(x);
+		got = test_slurp(y);
+		CHECK(want && got && strstr(got, "--;") && strstr(got, "main;f;f;g;leaf 5\n"));
+		if (want && got)
+			CHECK_STR(got, want);
+		free(want);
+		free(got);
+		fclose(x);
+		fclose(y);
+	}
+	/* the recursion below the outermost f; the empty stack; the waker; event 1 alone */
+	o = (struct report_opts){ .children = true, .call_graph = true };
+	got = tree_report(&t, NULL, 0, -1, &o);
+	CHECK(got && strstr(got, "[.] f\n"
+				 "            |\n"
+				 "            ---f\n"
+				 "               |\n"
+				 "                --22.73%--f\n"
+				 "                          g\n"
+				 "                          leaf\n"));
+	CHECK(got && strstr(got, "[.] [unknown]\n"));
+	CHECK(got && strstr(got, "--18.18%--woken by w\n"));
+	free(got);
+	got = tree_report(&t, NULL, 0, 1, &o);
+	CHECK(got && strstr(got, "# Samples: 7\n") && strstr(got, "q        p") &&
+	      !strstr(got, "woken by") && !strstr(got, "[unknown]"));
+	free(got);
+	stack_agg__free(a);
+}
+
+/* At the bound on nodes, a new stack is kept under the longest path of it there is, its waker's
+ * dropped, and counted; stacks already known still add where they are. */
+static void test_agg_bound(void)
+{
+	struct stack_agg *a = stack_agg__new(false);
+	char m[] = "main", w[] = "work", x[] = "x", y[] = "y", mod[] = "/bin/p";
+	struct frame f[] = { { .name = m, .module = mod }, { .name = w, .module = mod },
+			     { .name = x, .module = mod } };
+	struct frame g[] = { { .name = m, .module = mod }, { .name = w, .module = mod },
+			     { .name = y, .module = mod } };
+	struct stack_sample s1 = sample("p", 1, f, 3, 1), s2 = sample("p", 2, g, 3, 2),
+			    s3 = sample("p", 3, f, 2, 4), s4 = sample("p", 4, f, 3, 8);
+	const struct stack_sample *out;
+	struct stack_agg_stats st;
+	size_t n;
+
+	CHECK(a);
+	if (!a)
+		return;
+	/* the context node and main;work;x: four nodes */
+	stack_agg__bound(a, 4);
+	CHECK_INT(stack_agg__add(a, &s1), 0);
+	CHECK_INT(stack_agg__add(a, &s2), 0); /* y needs a fifth: kept at main;work */
+	CHECK_INT(stack_agg__add(a, &s3), 0);
+	/* woken: another context node, and no room for its frames */
+	s4.waker_frames = g;
+	s4.nr_waker_frames = 3;
+	strcpy(s4.waker_comm, "q");
+	CHECK_INT(stack_agg__add(a, &s4), 0);
+	out = stack_agg__samples(a, &n);
+	stack_agg__stats(a, &st);
+	CHECK_INT(st.nodes, 4 + 1); /* s4's other context: its own node, its frames none */
+	CHECK_INT(st.cut_samples, 2 + 8);
+	CHECK_INT(st.cut_adds, 2);
+	CHECK_INT(st.max_nodes, 4);
+	CHECK_INT(n, 3);
+	if (n == 3) {
+		CHECK_INT(out[0].value, 1);
+		CHECK_INT(out[1].value, 2 + 4); /* s2 cut to main;work, s3's stack */
+		CHECK_INT(out[1].nr_frames, 2);
+		CHECK_STR(stack_sample_frame(&out[1], 1)->name, "work");
+		CHECK_INT(out[2].value, 8);   /* s4: no room under its context */
+		CHECK_INT(out[2].nr_frames + out[2].nr_waker_frames, 0);
+	}
+	CHECK_INT(stack_samples_total(out, n), 1 + 2 + 4 + 8);
+	stack_agg__free(a);
+}
+
 static void test_hashtab_del(void)
 {
 	enum { N = 2000 };
@@ -273,6 +448,8 @@ int main(void)
 	RUN(test_agg_by_tid);
 	RUN(test_agg_own_ids);
 	RUN(test_agg_paths);
+	RUN(test_agg_tree_walk);
+	RUN(test_agg_bound);
 	RUN(test_hashtab_del);
 	RUN(test_hashtab_reset);
 	TESTS_DONE();

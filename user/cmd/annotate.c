@@ -715,6 +715,8 @@ static int annotate_run_write(struct runner *r)
 	struct profile_state st;
 
 	profile_state(r, &st);
+	if (stack_run_samples(st.sr))
+		return -ENOMEM;
 	return annotate_write(r->out, st.sr->samples, st.sr->nr_samples, st.event, env.symbol,
 			      stack_opts.percent_limit, true);
 }

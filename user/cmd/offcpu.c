@@ -364,6 +364,9 @@ static int offcpu_write(struct runner *r)
 	o.pprof.nr_values = 1;
 	stack_pprof_meta(&o, r, subtitle);
 	o.pprof.duration_nanos = b->end - b->start;
+	err = stack_run_samples(&env.sr);
+	if (err)
+		return err;
 	view.samples = in_microseconds(env.sr.samples, env.sr.nr_samples, &view.nr_samples);
 	if (!view.samples) {
 		p_err("cannot write the output: %s", strerror(ENOMEM));

@@ -535,6 +535,10 @@ int profile_collect(struct runner *r)
 		return err;
 	memcpy(env.lost, (const void *)skel->bss->lost, sizeof(env.lost));
 	p_info("%llu samples taken in the kernel", (unsigned long long)skel->bss->samples_seen);
+	/* what changes the samples needs them as an array; the report reads the tree otherwise */
+	err = env.nr_specs || env.by ? stack_run_samples(&env.sr) : 0;
+	if (err)
+		return err;
 	if (env.nr_specs)
 		trim_event_frames(env.sr.samples, env.sr.nr_samples);
 	return env.by ? name_rows(skel, env.sr.samples, env.sr.nr_samples) : 0;

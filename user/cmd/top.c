@@ -542,6 +542,9 @@ static int top_write(struct runner *r)
 	int err;
 
 	profile_state(r, &st);
+	err = stack_run_samples(st.sr);
+	if (err)
+		return err;
 	if (!env.screen && !env.out_gone &&
 	    (!env.refreshes || (end - env.last_ns) / 1e9 >= env.delay / 2))
 		err = show_period(r, &st, st.sr->samples, st.sr->nr_samples, end);

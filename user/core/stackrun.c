@@ -55,6 +55,11 @@
 /* A drain that forgot no process gives memory back at most this often: malloc_trim() walks the
  * whole heap (a tenth of a ms), and what it returns the next drain faults back in. */
 #define TRIM_INTERVAL_NS 10000000000ULL
+/* Distinct stacks held at most, as nodes of the call-path tree (sym/stackagg.h): with the report
+ * made from them, ~60 bytes a node (12 MB here, a 2-minute system-wide run under process churn
+ * has 200,000 nodes); stacks first seen beyond it are kept under their longest known caller path,
+ * and counted in the header */
+#define MAX_NODES (1 << 18)
 
 struct stack_drain {
 	struct stack_drain_maps maps;
@@ -651,15 +656,25 @@ static int proc_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* A drained run's aggregation (or a period's), empty.  NULL on ENOMEM. */
+static struct stack_agg *new_agg(const struct stack_run *s)
+{
+	struct stack_agg *a = stack_agg__new(keep_threads() || s->by_tid);
+
+	if (a && keep_leaf_addrs())
+		stack_agg__keep_leaf_addrs(a);
+	if (a)
+		stack_agg__bound(a, MAX_NODES);
+	return a;
+}
+
 int stack_run_drain_init(struct stack_run *s, struct bpf_map *counts, struct bpf_map *stacks,
 			 __u32 *drain_gen, const __u64 *counts_stored, const __u64 *stacks_stored)
 {
 	struct stack_drain *d = calloc(1, sizeof(*d));
 
 	if (d)
-		d->agg = stack_agg__new(keep_threads() || s->by_tid);
-	if (d && d->agg && keep_leaf_addrs())
-		stack_agg__keep_leaf_addrs(d->agg);
+		d->agg = new_agg(s);
 	if (!d || !d->agg) {
 		free(d);
 		p_err("cannot set up draining: %s", strerror(ENOMEM));
@@ -968,9 +983,7 @@ struct stack_agg *stack_run_take_period(struct stack_run *s)
 		errno = EINVAL;
 		return NULL;
 	}
-	fresh = stack_agg__new(keep_threads() || s->by_tid);
-	if (fresh && keep_leaf_addrs())
-		stack_agg__keep_leaf_addrs(fresh);
+	fresh = new_agg(s);
 	if (!fresh) {
 		p_err("cannot start a new period: %s", strerror(ENOMEM));
 		errno = ENOMEM;
@@ -1054,8 +1067,10 @@ int stack_run_finish(struct stack_run *s)
 		struct stack_agg_stats st;
 
 		stack_agg__stats(d->agg, &st);
-		p_info("distinct stacks: %zu of %zu frames in %zu nodes; %zu distinct frames, %zu "
-		       "strings", st.entries, st.ids, st.nodes, st.frames, st.strings);
+		p_info("distinct stacks: %zu of %zu frames in %zu nodes (%zu at most: %llu samples "
+		       "kept at a caller's path); %zu distinct frames, %zu strings", st.entries,
+		       st.ids, st.nodes, st.max_nodes, (unsigned long long)st.cut_samples,
+		       st.frames, st.strings);
 	}
 	stack_resolver__print_lines_cost(s->resolver);
 	stack_resolver__print_memo(s->resolver);
@@ -1074,13 +1089,26 @@ int stack_run_finish(struct stack_run *s)
 		       (unsigned long long)ms.execs, (unsigned long long)ms.mmaps,
 		       (unsigned long long)ms.exits, (unsigned long long)ms.lost);
 	}
-	s->samples = (struct stack_sample *)stack_agg__samples(d->agg, &s->nr_samples);
-	/* an empty aggregation (the periods took every sample) has no samples, and no error */
-	if (!err && d->held && !s->samples) {
-		err = -ENOMEM;
-		p_err("cannot read the samples: %s", strerror(-err));
-	}
+	/* the outputs read the stacks where they are, as arrays only where they must
+	 * (stack_run_samples()) */
+	s->agg = d->agg;
 	return err;
+}
+
+int stack_run_samples(struct stack_run *s)
+{
+	size_t n;
+
+	if (s->samples || !s->agg)
+		return 0;
+	s->samples = (struct stack_sample *)stack_agg__samples(s->agg, &n);
+	s->nr_samples = n;
+	/* an empty aggregation (the periods took every sample) has no samples, and no error */
+	if (!s->samples && s->drain && s->drain->held) {
+		p_err("cannot read the samples: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 void stack_run_free(struct stack_run *s)
@@ -1095,6 +1123,7 @@ void stack_run_free(struct stack_run *s)
 	s->drain = NULL;
 	s->samples = NULL;
 	s->nr_samples = 0;
+	s->agg = NULL;
 	stack_resolver__free(s->resolver);
 	s->resolver = NULL;
 	disk_cache__put(s->cache);
@@ -1102,23 +1131,28 @@ void stack_run_free(struct stack_run *s)
 	s->cache_tried = false;
 }
 
-/* perf report's sections: one report per event, with its own header and percentages. */
-static int write_sections(FILE *out, const struct stack_outputs *o, const struct stack_sample *s,
-			  size_t n)
+/* perf report's sections: one report per event, with its own header and percentages; the
+ * stacks from the tree t when it is given, else from the n samples s. */
+static int write_sections(FILE *out, const struct stack_outputs *o, const struct stack_tree *t,
+			  const struct stack_sample *s, size_t n)
 {
-	struct stack_sample *part = malloc((n ?: 1) * sizeof(*part));
-	int err = part ? 0 : -ENOMEM;
+	struct stack_sample *part = t ? NULL : malloc((n ?: 1) * sizeof(*part));
+	int err = part || t ? 0 : -ENOMEM;
 
 	for (int e = 0; e < o->nr_events && !err; e++) {
 		struct report_header h = o->header;
 		size_t k = 0;
 
-		for (size_t i = 0; i < n; i++)
-			if (s[i].event == (__u32)e)
-				part[k++] = s[i]; /* shallow: the frames stay the caller's */
 		h.event = o->event_names[e];
 		if (e)
 			fputc('\n', out);
+		if (t) {
+			err = report_write_tree(out, &h, t, e, &o->report);
+			continue;
+		}
+		for (size_t i = 0; i < n; i++)
+			if (s[i].event == (__u32)e)
+				part[k++] = s[i]; /* shallow: the frames stay the caller's */
 		err = report_write(out, &h, part, k, &o->report);
 	}
 	free(part);
@@ -1156,9 +1190,26 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 {
 	const struct stack_sample *s = sr->samples;
 	struct stack_outputs with_notes = *outputs, *o = &with_notes;
-	char refused[512], lines_missing[512];
+	char refused[512], lines_missing[512], cut[256];
 	size_t n = sr->nr_samples;
+	struct stack_tree tree, *t = NULL;
+	bool made = false;
 	int err = 0;
+
+	/* a drained run's stacks: the report and folded stacks read the tree; the files' writers
+	 * read samples, made for them and freed before the rest */
+	if (!s && sr->agg) {
+		stack_agg__tree(sr->agg, &tree);
+		t = &tree;
+		if (period_pprof() || stack_files_wanted()) {
+			s = stack_agg__samples(sr->agg, &n);
+			made = true;
+			if (!s && tree.nr_entries) {
+				p_err("cannot read the samples: %s", strerror(ENOMEM));
+				return -ENOMEM;
+			}
+		}
+	}
 
 	/* --sort applies to every report of the stack commands; --srcline too */
 	o->report.sort = o->report.sort ?: stack_opts.sort;
@@ -1169,6 +1220,16 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 	if (sr->resolver &&
 	    stack_resolver__lines_missing(sr->resolver, lines_missing, sizeof(lines_missing)))
 		o->header.lines = lines_missing;
+	if (sr->agg) {
+		struct stack_agg_stats st;
+
+		stack_agg__stats(sr->agg, &st);
+		snprintf(cut, sizeof(cut), "Stacks cut: %llu samples (%llu drained stacks) kept under "
+			 "their longest known caller path: the distinct stacks filled their bound "
+			 "(%zu nodes)", (unsigned long long)st.cut_samples,
+			 (unsigned long long)st.cut_adds, st.max_nodes);
+		o->header.cut = st.cut_samples ? cut : NULL;
+	}
 	/* the files refused were named on stderr as they were met; the report says how many */
 	if (sr->resolver &&
 	    syms_cache__refusals(stack_resolver__syms(sr->resolver), refused, sizeof(refused)))
@@ -1181,17 +1242,27 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 	}
 
 	stack_files_write(o, s, n);
+	/* the tree's stacks from here on */
+	if (made) {
+		stack_agg__drop_samples(sr->agg);
+		s = NULL;
+	}
 	if (o->folded) {
-		err = folded_write(out, s, n, &o->folded_opts);
+		err = t ? folded_write_tree(out, t, &o->folded_opts) :
+			  folded_write(out, s, n, &o->folded_opts);
 		/* folded lines have no room for a header: an empty run is said here, not left silent */
-		if (!n)
+		if (t ? !t->nr_entries : !n)
 			fprintf(stderr, "bpfprof: no %s: the folded output is empty\n", o->lost_what);
+		if (o->header.cut)
+			fprintf(stderr, "bpfprof: %s\n", o->header.cut);
 		if (o->header.lost)
 			fprintf(stderr, "bpfprof: lost %s: %llu (%s)\n", o->lost_what,
 				(unsigned long long)o->header.lost,
 				o->header.lost_detail ? o->header.lost_detail : "");
 	} else if (o->nr_events > 1) {
-		err = write_sections(out, o, s, n);
+		err = write_sections(out, o, t, s, n);
+	} else if (t) {
+		err = report_write_tree(out, &o->header, t, -1, &o->report);
 	} else {
 		err = report_write(out, &o->header, s, n, &o->report);
 	}

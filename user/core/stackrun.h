@@ -99,8 +99,11 @@ struct stack_run {
 	bool by_tid;                    /* drained aggregations keep threads apart (and so know
 					 * each sample's process: top zooms into one); set before
 					 * stack_run_drain_init() */
-	struct stack_sample *samples;   /* the drained aggregation's */
+	struct stack_sample *samples;   /* read once at the end; or a period's, or the drained
+					 * aggregation's once stack_run_samples() made them */
 	size_t nr_samples;
+	struct stack_agg *agg;          /* after stack_run_finish() of a drained run: its stacks,
+					 * which the report reads as they are */
 	__u64 period_start_ns, period_end_ns; /* --every: the period written (monotonic) */
 	__u64 planned_end_ns;           /* the run's end by DURATION (0: none) */
 	bool stopped_in_sync;           /* set at detach: no program run that writes the maps can
@@ -171,6 +174,10 @@ double stack_run_seconds(const struct stack_run *s, const struct runner *r);
 /* After detach: the processes seen last, while they may still be alive; the last drain, whose
  * aggregation becomes s->samples.  0 or -errno (printed). */
 int stack_run_finish(struct stack_run *s);
+/* The drained run's samples as an array in s->samples, for what reads or changes samples (-e's
+ * trimming, top, annotate, offcpu's units); the report reads s->agg instead.  0 or -ENOMEM
+ * (printed). */
+int stack_run_samples(struct stack_run *s);
 /* The unwinder first (its worker reads the skeleton's maps), then the rest. */
 void stack_run_free(struct stack_run *s);
 

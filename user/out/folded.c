@@ -178,14 +178,19 @@ static void print_line(FILE *out, const struct folded *f, const struct folded_li
 	fprintf(out, " %llu\n", (unsigned long long)sum);
 }
 
-int folded_write(FILE *out, const struct stack_sample *s, size_t n, const struct folded_opts *o)
+/* The lines of n samples s, or of the stacks of tree t (read one at a time: none is copied). */
+static int fold(FILE *out, const struct stack_sample *s, size_t n, const struct stack_tree *t,
+		const struct folded_opts *o)
 {
 	static const struct folded_opts defaults;
 	struct folded f = { .o = o ? o : &defaults };
 	struct folded_line *lines = NULL;
-	size_t i, nr = 0;
+	struct stack_sample view;
+	__u32 *ids = NULL;
+	size_t i, nr = 0, room = 0;
 	int err = 0;
 
+	n = t ? t->nr_entries : n;
 	lines = calloc(n ? n : 1, sizeof(*lines));
 	f.names = stack_names__new();
 	if (!lines || !f.names) {
@@ -193,11 +198,29 @@ int folded_write(FILE *out, const struct stack_sample *s, size_t n, const struct
 		goto cleanup;
 	}
 	for (i = 0; i < n; i++) {
-		if (!s[i].value)
+		const struct stack_sample *x = &s[i];
+
+		if (t) {
+			__u32 len = stack_tree_nr_frames(t, i);
+
+			if (len > room) {
+				__u32 *p = realloc(ids, len * sizeof(*p));
+
+				if (!p) {
+					err = -ENOMEM;
+					goto cleanup;
+				}
+				ids = p;
+				room = len;
+			}
+			stack_tree_sample(t, i, ids, &view);
+			x = &view;
+		}
+		if (!x->value)
 			continue;
 		lines[nr].off = f.nr_seq;
-		lines[nr].value = s[i].value;
-		err = fold_sample(&f, &s[i]);
+		lines[nr].value = x->value;
+		err = fold_sample(&f, x);
 		if (err)
 			goto cleanup;
 		lines[nr].len = f.nr_seq - lines[nr].off;
@@ -215,9 +238,20 @@ int folded_write(FILE *out, const struct stack_sample *s, size_t n, const struct
 	}
 	err = stack_output_done(out);
 cleanup:
+	free(ids);
 	free(lines);
 	free(f.seq);
 	stack_buf_free(&f.name);
 	stack_names__free(f.names);
 	return err;
+}
+
+int folded_write(FILE *out, const struct stack_sample *s, size_t n, const struct folded_opts *o)
+{
+	return fold(out, s, n, NULL, o);
+}
+
+int folded_write_tree(FILE *out, const struct stack_tree *t, const struct folded_opts *o)
+{
+	return fold(out, NULL, 0, t, o);
 }

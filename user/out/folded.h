@@ -15,4 +15,6 @@ struct folded_opts {
  * stack string.  With waker frames, BCC offwaketime's layout: the stack, then "--", then the
  * waker's frames innermost first, then the waker comm.  Returns 0 or -errno (write error). */
 int folded_write(FILE *out, const struct stack_sample *s, size_t n, const struct folded_opts *o);
+/* folded_write() of the stacks of a call-path tree, read where they are. */
+int folded_write_tree(FILE *out, const struct stack_tree *t, const struct folded_opts *o);
 #endif

@@ -488,7 +488,8 @@ static int header_comments(struct enc *e, struct enc_out *o, const struct pprof_
 	}
 	err = err ?: note_comments(e, o, p, h->extra);
 	err = err ?: note_comments(e, o, p, h->symbols);
-	return err ?: note_comments(e, o, p, h->lines);
+	err = err ?: note_comments(e, o, p, h->lines);
+	return err ?: note_comments(e, o, p, h->cut);
 }
 
 static int build_samples(struct enc *e, struct enc_out *o, const struct stack_sample *s, size_t n,

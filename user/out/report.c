@@ -6,6 +6,7 @@
 #include <string.h>
 #include "core/hashtab.h"
 #include "out/report.h"
+#include "sym/stackagg.h"
 
 #define NO_NODE UINT32_MAX
 #define GRAPH_MARGIN 12 /* perf indents every call-graph line by 12 columns */
@@ -25,34 +26,47 @@ struct entry {
 };
 
 
+/* The report reads the stacks as a call-path tree (sym/stackagg.h): what it keeps is sized by the
+ * tree's nodes, not by the frames of every stack (a drained run's 1.5 million frames are 200,000
+ * nodes), and no stack is copied out of the tree.  Samples given as an array are made into such a
+ * tree first. */
 struct report {
-	const struct stack_sample *s;
-	size_t n;
+	const struct stack_tree *t;
+	int event;            /* only the stacks of this event, or -1 */
 	struct report_opts o;
 	__u64 total;
 	struct stack_names *keys; /* "comm\x1fk\x1fmodule\x1fsymbol" -> entry id */
 	struct stack_buf key;
 	struct entry *entries;
 	size_t nr_entries, cap_entries;
-	__u32 *ids;   /* entry id of each frame, outermost first: ids[off[i]..off[i+1]) */
-	__u32 *rids;  /* the same, innermost first (callee-ordered trees; --no-children only) */
-	size_t *off;
-	__u32 *wids;  /* "woken by" entry then waker frames innermost first: wids[woff[i]..woff[i+1]) */
-	size_t *woff;
-	/* the samples each entry is in, entries[k].occ_start on: 4 bytes for nearly every frame of
-	 * every sample (2 million at the end of a 2-minute system-wide run under process churn);
-	 * where in the sample its tree starts is found again when the tree is made */
+	/* by tree node: its entry (a context node: its empty stack's "[unknown]"), NO_NODE for a
+	 * node no stack of the report goes through */
+	__u32 *ent;
+	/* by tree node: the value of the samples whose own stack (not the waker's) goes through
+	 * it; a context node's: of its empty stack only */
+	__u64 *sum;
+	__u32 *first_child, *next_sibling; /* the nodes with a sum, under their parent */
+	/* the tree's entries: where the sampled stack ends (before a waker's, or at the context
+	 * node for an empty one), and the context */
+	__u32 *leaf, *ectx;
+	/* wakers (offcpu --waker), NULL without: by node, the first tree entry + 1 whose stack ends
+	 * there and has a waker, by tree entry the next one; by context its "woken by" entry */
+	__u32 *wfirst, *wnext, *woken;
+	/* children: the nodes where each entry is the outermost on a stack, entries[k].occ_start
+	 * on; --no-children: the tree entries whose stack ends in it */
 	__u32 *occ;
-	/* entry ids of samples' frames given as ids (drained runs): (frame id, command id) -> entry
-	 * id + 1, for frames of the table `table`; commands by their ids in `comms` */
+	/* entry ids of tree frames: (frame id, command id) -> entry id + 1; commands by their ids
+	 * in `comms`, contexts' in ctx_comm */
 	struct hashtab by_frame;
-	const struct frame *table;
 	struct stack_names *comms;
+	__u32 *path;          /* a stack's nodes, innermost first, as index_entry() walks it */
+	size_t path_cap;
 };
 
-struct path {
-	const __u32 *ids;
-	__u32 len;
+/* One group of a tree being grown: tree nodes (downwards) or cursors (upwards). */
+struct item {
+	__u32 node;  /* the tree node at this depth, NO_NODE past the path's end */
+	__u32 key;   /* its entry, sorted by */
 	__u64 value;
 };
 
@@ -200,170 +214,282 @@ static int entry_id(struct report *r, const char comm[16], const struct frame *f
 	return id;
 }
 
-static __u32 nr_frames(const struct stack_sample *s)
+/* Room in *v (of *cap elements of size) for need: doubled as it fills.  0 or -ENOMEM. */
+static int grow(void *v, size_t *cap, size_t need, size_t size)
 {
-	return s->value ? (s->nr_frames ? s->nr_frames : 1) : 0;
+	size_t c = *cap ? *cap : 64;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	p = realloc(*(void **)v, c * size);
+	if (!p)
+		return -ENOMEM;
+	*(void **)v = p;
+	*cap = c;
+	return 0;
 }
 
-static const struct frame *frame_at(const struct stack_sample *s, __u32 i)
+static bool is_ctx(const struct report *r, __u32 n)
 {
-	return s->nr_frames ? stack_sample_frame(s, i) : &unknown_frame;
+	return r->t->nodes[n].parent == NO_NODE;
 }
 
-/* entry_id() of frame j of s, through r->by_frame where s's frames are ids into the table of
- * the samples before it: a drained run's frames recur in most samples (the outer ones of a
- * program's stacks, the kernel's paths), and making an entry's key (printf) and interning it
- * was half of writing the report.  comm_id: s's command in r->comms, or -1 for none yet. */
-static int sample_entry_id(struct report *r, const struct stack_sample *s, __u32 j, int *comm_id)
+static const struct frame *node_frame(const struct report *r, __u32 n)
 {
-	const struct frame *f = frame_at(s, j);
-	void *hit;
+	return &r->t->frames[r->t->nodes[n].frame];
+}
+
+/* entry_id() of node n's frame in a sampled stack of command comm (comm_id its id in r->comms),
+ * through r->by_frame: a frame recurs in many nodes (the outer ones of a program's stacks, the
+ * kernel's paths), and making an entry's key (printf) and interning it was half of writing the
+ * report. */
+static int frame_entry_id(struct report *r, __u32 n, const char *comm, int comm_id)
+{
+	const struct frame *f = node_frame(r, n);
+	void *hit = hashtab_get(&r->by_frame, r->t->nodes[n].frame, comm_id);
 	int id;
 
-	if (!s->nr_frames || !s->frame_ids || (r->table && r->table != s->frame_table))
-		return entry_id(r, s->comm, f, f->kernel ? 'k' : 'u', NULL, true);
-	r->table = s->frame_table;
-	if (*comm_id < 0) {
-		/* --sort without comm: one command for all */
-		size_t len = sort_keys(r) & REPORT_SORT_COMM ? strnlen(s->comm, 16) : 0;
-
-		*comm_id = stack_names__intern(r->comms, s->comm, len);
-		if (*comm_id < 0)
-			return *comm_id;
-	}
-	hit = hashtab_get(&r->by_frame, s->frame_ids[j], *comm_id);
 	if (hit) {
 		id = (uintptr_t)hit - 1;
 		r->entries[id].row = true;
 		return id;
 	}
-	id = entry_id(r, s->comm, f, f->kernel ? 'k' : 'u', NULL, true);
-	if (id >= 0 && hashtab_put(&r->by_frame, s->frame_ids[j], *comm_id, (void *)(uintptr_t)(id + 1)))
+	id = entry_id(r, comm, f, f->kernel ? 'k' : 'u', NULL, true);
+	if (id >= 0 &&
+	    hashtab_put(&r->by_frame, r->t->nodes[n].frame, comm_id, (void *)(uintptr_t)(id + 1)))
 		id = -ENOMEM;
 	return id;
 }
 
-static int index_sample(struct report *r, size_t i)
+/* Tree entry i: its frames' entries (in the order the stacks and their frames come, outermost
+ * first, as entries are numbered), its value counted into its nodes and entries.  Children:
+ * once per stack that holds the entry, however often it recurses; self: where it is the
+ * innermost frame. */
+static int index_entry(struct report *r, size_t i)
 {
-	const struct stack_sample *s = &r->s[i];
-	__u32 j, nf = nr_frames(s);
-	int id, comm_id = -1;
-	size_t at;
+	const struct stack_tree *t = r->t;
+	const struct stack_tree_ctx *ctx;
+	__u64 v = t->entries[i].value;
+	size_t len = 0, k, first = 0;
+	__u32 n, c, leaf;
+	int id, comm_id;
 
-	for (j = 0; j < nf; j++) {
-		id = sample_entry_id(r, s, j, &comm_id);
+	r->leaf[i] = NO_NODE;
+	if (!v)
+		return 0;
+	/* the path, innermost first, up to its context node */
+	for (n = t->entries[i].node;; n = t->nodes[n].parent) {
+		if (grow(&r->path, &r->path_cap, len + 1, sizeof(*r->path)))
+			return -ENOMEM;
+		r->path[len++] = n;
+		if (is_ctx(r, n))
+			break;
+	}
+	c = r->path[len - 1];
+	ctx = &t->ctxs[t->nodes[c].frame];
+	if (r->event >= 0 && ctx->event != (__u32)r->event)
+		return 0;
+	for (k = 0; k + 1 < len; k++)
+		if (t->nodes[r->path[k]].frame == STACK_TREE_WAKER) {
+			first = k + 1;
+			break;
+		}
+	/* the sampled stack is path[first..len - 1), its leaf first; an empty one is "[unknown]" */
+	leaf = first + 1 < len ? r->path[first] : c;
+	r->leaf[i] = leaf;
+	r->ectx[i] = t->nodes[c].frame;
+	/* --sort without comm: one command for all */
+	comm_id = stack_names__intern(r->comms, ctx->comm, sort_keys(r) & REPORT_SORT_COMM ?
+					     strnlen(ctx->comm, 16) : 0);
+	if (comm_id < 0)
+		return comm_id;
+	if (leaf == c) {
+		id = entry_id(r, ctx->comm, &unknown_frame, 'u', NULL, true);
 		if (id < 0)
 			return id;
-		r->ids[r->off[i] + j] = id;
-		if (r->rids)
-			r->rids[r->off[i] + nf - 1 - j] = id;
+		r->ent[c] = id;
+		r->sum[c] += v;
 	}
-	if (!nf || !s->nr_waker_frames)
+	for (k = len - 1; k-- > first;) {
+		n = r->path[k];
+		if (r->ent[n] == NO_NODE) {
+			id = frame_entry_id(r, n, ctx->comm, comm_id);
+			if (id < 0)
+				return id;
+			r->ent[n] = id;
+		}
+		r->sum[n] += v;
+	}
+	r->total += v;
+	r->entries[r->ent[leaf]].self += v;
+	for (k = first; k < (leaf == c ? len : len - 1); k++) {
+		struct entry *e = &r->entries[r->ent[r->path[k]]];
+
+		if (e->last_sample == i + 1)
+			continue;
+		e->last_sample = i + 1;
+		e->children += v;
+	}
+	if (!first)
 		return 0;
-	at = r->woff[i];
-	id = entry_id(r, s->waker_comm, NULL, 'w', "woken by ", false);
+	/* the waker's: "woken by COMM", then its frames innermost first */
+	id = entry_id(r, ctx->waker_comm, NULL, 'w', "woken by ", false);
 	if (id < 0)
 		return id;
-	r->wids[at++] = id;
-	for (j = s->nr_waker_frames; j > 0; j--) {
-		const struct frame *f = stack_sample_waker_frame(s, j - 1);
+	r->woken[t->nodes[c].frame] = id;
+	for (k = 0; k + 1 < first; k++) {
+		const struct frame *f = node_frame(r, r->path[k]);
 
-		id = entry_id(r, s->waker_comm, f, f->kernel ? 'k' : 'u', NULL, false);
+		id = entry_id(r, ctx->waker_comm, f, f->kernel ? 'k' : 'u', NULL, false);
 		if (id < 0)
 			return id;
-		r->wids[at++] = id;
+		r->ent[r->path[k]] = id;
 	}
+	r->wnext[i] = r->wfirst[leaf];
+	r->wfirst[leaf] = i + 1;
 	return 0;
 }
 
-/* Frame and waker arrays sized up front, so indexing never reallocates them. */
+/* Arrays by node and by tree entry; the waker's only where there is one. */
 static int alloc_index(struct report *r)
 {
-	size_t i, nf = 0, nw = 0;
+	const struct stack_tree *t = r->t;
+	size_t nn = t->nr_nodes ?: 1, ne = t->nr_entries ?: 1, nc = 1, i;
+	bool wakers = false;
 
-	r->off = calloc(r->n + 1, sizeof(*r->off));
-	r->woff = calloc(r->n + 1, sizeof(*r->woff));
-	if (!r->off || !r->woff)
-		return -ENOMEM;
-	for (i = 0; i < r->n; i++) {
-		r->off[i] = nf;
-		r->woff[i] = nw;
-		nf += nr_frames(&r->s[i]);
-		if (nr_frames(&r->s[i]) && r->s[i].nr_waker_frames)
-			nw += 1 + (size_t)r->s[i].nr_waker_frames;
-		r->total += r->s[i].value;
+	for (i = 0; i < t->nr_nodes; i++) {
+		if (is_ctx(r, i))
+			nc = t->nodes[i].frame + 1 > nc ? t->nodes[i].frame + 1 : nc;
+		else
+			wakers |= t->nodes[i].frame == STACK_TREE_WAKER;
 	}
-	r->off[r->n] = nf;
-	r->woff[r->n] = nw;
-	r->ids = malloc((nf ? nf : 1) * sizeof(*r->ids));
-	/* callee-ordered paths are only walked by --no-children trees */
-	r->rids = r->o.children ? NULL : malloc((nf ? nf : 1) * sizeof(*r->rids));
-	r->wids = malloc((nw ? nw : 1) * sizeof(*r->wids));
+	r->ent = malloc(nn * sizeof(*r->ent));
+	r->sum = calloc(nn, sizeof(*r->sum));
+	r->first_child = malloc(nn * sizeof(*r->first_child));
+	r->next_sibling = malloc(nn * sizeof(*r->next_sibling));
+	r->leaf = malloc(ne * sizeof(*r->leaf));
+	r->ectx = malloc(ne * sizeof(*r->ectx));
+	if (wakers) {
+		r->wfirst = calloc(nn, sizeof(*r->wfirst));
+		r->wnext = calloc(ne, sizeof(*r->wnext));
+		r->woken = calloc(nc, sizeof(*r->woken));
+	}
 	r->keys = stack_names__new();
 	r->comms = stack_names__new();
-	return r->ids && (r->rids || r->o.children) && r->wids && r->keys && r->comms ? 0 : -ENOMEM;
+	if (!r->ent || !r->sum || !r->first_child || !r->next_sibling || !r->leaf || !r->ectx ||
+	    (wakers && (!r->wfirst || !r->wnext || !r->woken)) || !r->keys || !r->comms)
+		return -ENOMEM;
+	memset(r->ent, 0xff, nn * sizeof(*r->ent));
+	memset(r->first_child, 0xff, nn * sizeof(*r->first_child));
+	return 0;
 }
 
-/* Children: once per sample whose stack holds the entry, however often it recurses; self: where
- * it is the innermost frame.  With record set, notes where each counted entry's tree starts. */
-static void count_sample(struct report *r, size_t i, bool record)
+/* The next node of a subtree below root, depth first, n's children first unless skip; NO_NODE
+ * at the end. */
+static __u32 walk_next(const struct report *r, __u32 root, __u32 n, bool skip)
 {
-	const __u32 *ids = r->ids + r->off[i];
-	__u32 j, nf = r->off[i + 1] - r->off[i];
-	__u64 v = r->s[i].value;
-	struct entry *e;
+	if (!skip && r->first_child[n] != NO_NODE)
+		return r->first_child[n];
+	for (; n != root; n = r->t->nodes[n].parent)
+		if (r->next_sibling[n] != NO_NODE)
+			return r->next_sibling[n];
+	return NO_NODE;
+}
 
-	if (!nf)
-		return;
-	if (!record)
-		r->entries[ids[nf - 1]].self += v;
+/* Children: each entry's outermost nodes on the stacks (their subtrees are its call graph), found
+ * depth first with the entries on the path counted; with record set, noted in r->occ.
+ * --no-children: the tree entries whose stack ends in the entry. */
+static void find_occurrences(struct report *r, bool record)
+{
+	const struct stack_tree *t = r->t;
+	struct entry *e;
+	size_t i;
+	__u32 n;
+
 	if (!r->o.children) {
-		/* --no-children: trees start at the innermost frame and go towards callers */
-		e = &r->entries[ids[nf - 1]];
-		if (record)
-			r->occ[e->occ_start + e->nr_occ] = i;
-		e->nr_occ++;
+		for (i = 0; i < t->nr_entries; i++) {
+			if (r->leaf[i] == NO_NODE)
+				continue;
+			e = &r->entries[r->ent[r->leaf[i]]];
+			if (record)
+				r->occ[e->occ_start + e->nr_occ] = i;
+			e->nr_occ++;
+		}
 		return;
 	}
-	for (j = 0; j < nf; j++) {
-		e = &r->entries[ids[j]];
-		if (e->last_sample == i + 1)
+	for (i = 0; i < t->nr_nodes; i++) {
+		if (!is_ctx(r, i))
 			continue;
-		/* outermost occurrence first: its tree holds the recursion below it */
-		e->last_sample = i + 1;
-		if (record)
-			r->occ[e->occ_start + e->nr_occ] = i;
-		else
-			e->children += v;
-		e->nr_occ++;
+		/* an empty stack: "[unknown]" alone */
+		if (r->sum[i]) {
+			e = &r->entries[r->ent[i]];
+			if (record)
+				r->occ[e->occ_start + e->nr_occ] = i;
+			e->nr_occ++;
+		}
+		/* last_sample counts the entry's nodes on the path */
+		for (n = r->first_child[i]; n != NO_NODE;) {
+			__u32 next;
+
+			e = &r->entries[r->ent[n]];
+			if (!e->last_sample++) {
+				if (record)
+					r->occ[e->occ_start + e->nr_occ] = n;
+				e->nr_occ++;
+			}
+			if (r->first_child[n] != NO_NODE) {
+				n = r->first_child[n];
+				continue;
+			}
+			/* leaving n, and each parent whose last child it was */
+			for (next = NO_NODE; n != i; n = t->nodes[n].parent) {
+				r->entries[r->ent[n]].last_sample--;
+				if (r->next_sibling[n] != NO_NODE) {
+					next = r->next_sibling[n];
+					break;
+				}
+			}
+			n = next;
+		}
 	}
 }
 
 static int build_report(struct report *r)
 {
+	const struct stack_tree *t = r->t;
 	size_t i, at = 0;
 	int err;
 
-	if (r->n > UINT32_MAX)
-		return -E2BIG; /* occ's sample indices */
 	err = alloc_index(r);
-	for (i = 0; !err && i < r->n; i++)
-		err = index_sample(r, i);
+	for (i = 0; !err && i < t->nr_entries; i++)
+		err = index_entry(r, i);
 	if (err)
 		return err;
-	for (i = 0; i < r->n; i++)
-		count_sample(r, i, false);
+	/* the nodes of the samples' own stacks under their parents (a waker's have no sum) */
+	for (i = t->nr_nodes; i-- > 0;) {
+		__u32 p = t->nodes[i].parent;
+
+		r->next_sibling[i] = NO_NODE;
+		if (r->sum[i] && p != NO_NODE) {
+			r->next_sibling[i] = r->first_child[p];
+			r->first_child[p] = i;
+		}
+	}
+	for (i = 0; i < r->nr_entries; i++)
+		r->entries[i].last_sample = 0;
+	find_occurrences(r, false);
 	for (i = 0; i < r->nr_entries; i++) {
 		r->entries[i].occ_start = at;
 		at += r->entries[i].nr_occ;
 		r->entries[i].nr_occ = 0;
-		r->entries[i].last_sample = 0;
 	}
 	r->occ = malloc((at ? at : 1) * sizeof(*r->occ));
 	if (!r->occ)
 		return -ENOMEM;
-	for (i = 0; i < r->n; i++)
-		count_sample(r, i, true);
+	find_occurrences(r, true);
 	return 0;
 }
 
@@ -374,129 +500,17 @@ static void free_report(struct report *r)
 	hashtab_clear(&r->by_frame, NULL);
 	stack_buf_free(&r->key);
 	free(r->entries);
-	free(r->ids);
-	free(r->rids);
-	free(r->off);
-	free(r->wids);
-	free(r->woff);
+	free(r->ent);
+	free(r->sum);
+	free(r->first_child);
+	free(r->next_sibling);
+	free(r->leaf);
+	free(r->ectx);
+	free(r->wfirst);
+	free(r->wnext);
+	free(r->woken);
 	free(r->occ);
-}
-
-/* ---- trees ---- */
-
-/* Path p's id at depth d, or -1 past its end: a path sorts before those it is a prefix of. */
-static __s64 path_key(const struct path *p, __u32 d)
-{
-	return d < p->len ? (__s64)p->ids[d] : -1;
-}
-
-static void swap_paths(struct path *p, size_t a, size_t b)
-{
-	struct path t = p[a];
-
-	p[a] = p[b];
-	p[b] = t;
-}
-
-static int tree_add(struct tree *t, __u32 id, __u32 parent)
-{
-	struct tnode *nodes;
-
-	if (t->nr == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-
-		nodes = realloc(t->nodes, cap * sizeof(*nodes));
-		if (!nodes)
-			return -ENOMEM;
-		t->nodes = nodes;
-		t->cap = cap;
-	}
-	t->nodes[t->nr] = (struct tnode){ id, NO_NODE, NO_NODE, 0 };
-	if (parent != NO_NODE) {
-		t->nodes[t->nr].next_sibling = t->nodes[parent].first_child;
-		t->nodes[parent].first_child = t->nr;
-	}
-	return (int)t->nr++;
-}
-
-/* Adds the n paths of p, equal up to depth d, under node parent of t: a node for each distinct
- * id at d, with the paths that have it below it.  The paths are split by their id at d as a
- * three-way radix quicksort (Bentley and Sedgewick's multikey quicksort) splits strings, whose
- * groups are the prefix tree's nodes: each id of a shared prefix is looked at once per split,
- * where sorting whole paths and then finding each one's common prefix with the one before
- * compared the prefix at every comparison (the paths through an entry near the root share
- * most of their frames: that was two thirds of writing the report).  *value gets the paths'
- * sum.  0 or -ENOMEM. */
-static int grow_tree(const struct report *r, struct tree *t, struct path *p, size_t n, __u32 d,
-		     __u32 parent, __u64 *value)
-{
-	__u64 sum = 0, all = 0;
-	int err;
-
-	for (size_t i = 0; i < n; i++)
-		all += p[i].value;
-
-	while (n) {
-		size_t lt = 0, gt = n, i = 0;
-		__s64 a = path_key(&p[0], d), b = path_key(&p[n / 2], d), c = path_key(&p[n - 1], d);
-		/* the median of three */
-		__s64 v = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
-		__u64 below = 0;
-		int node;
-
-		while (i < gt) {
-			__s64 k = path_key(&p[i], d);
-
-			if (k < v)
-				swap_paths(p, lt++, i++);
-			else if (k > v)
-				swap_paths(p, i, --gt);
-			else
-				i++;
-		}
-		err = grow_tree(r, t, p, lt, d, parent, &below);
-		if (err)
-			return err;
-		sum += below;
-		for (i = lt, below = 0; i < gt; i++)
-			below += p[i].value;
-		if (v < 0 || (parent && below < all && branch_hidden(r, below))) {
-			/* these end at parent; or they are a branch no one sees: hidden, and less than
-			 * parent, so not the rest of its chain (run_next()).  Not made, a long run's
-			 * rarest stacks (nearly all of them) do not make the trees of the rows near
-			 * the root as big as every stack */
-			sum += below;
-		} else {
-			node = tree_add(t, v, parent);
-			if (node < 0)
-				return node;
-			err = grow_tree(r, t, p + lt, gt - lt, d + 1, node, &below);
-			if (err)
-				return err;
-			t->nodes[node].value = below;
-			sum += below;
-		}
-		/* the rest, above v, at the same depth */
-		p += gt;
-		n -= gt;
-	}
-	*value = sum;
-	return 0;
-}
-
-/* A prefix tree of the paths under a virtual root (node 0). */
-static int tree_build(const struct report *r, struct tree *t, struct path *p, size_t np)
-{
-	__u64 total;
-	int err;
-
-	t->nr = 0;
-	if (tree_add(t, NO_NODE, NO_NODE) < 0)
-		return -ENOMEM;
-	err = grow_tree(r, t, p, np, 0, 0, &total);
-	if (!err)
-		t->nodes[0].value = total; /* the nodes may have moved as they grew */
-	return err;
+	free(r->path);
 }
 
 /* ---- drawing trees like perf ---- */
@@ -662,60 +676,226 @@ static void print_rooted(struct printer *p)
 	print_level(p, c, 1);
 }
 
-/* Fills paths for entry e: its call graph, or with waker set, the stacks of its wakers. */
-static size_t entry_paths(const struct report *r, const struct entry *e, struct path *paths,
-			  bool waker, __u32 *max_len)
+/* ---- trees ---- */
+
+static int tree_add(struct tree *t, __u32 id, __u32 parent, __u64 value)
 {
-	size_t k, np = 0;
-
-	*max_len = 0;
-	for (k = 0; k < e->nr_occ; k++) {
-		size_t i = r->occ[e->occ_start + k];
-		struct path path = { .value = r->s[i].value };
-
-		if (waker) {
-			path.ids = r->wids + r->woff[i];
-			path.len = r->woff[i + 1] - r->woff[i];
-		} else if (r->o.children) {
-			/* from its outermost occurrence: its tree holds the recursion below it */
-			__u32 pos = 0, id = e - r->entries;
-
-			while (r->ids[r->off[i] + pos] != id)
-				pos++;
-			path.ids = r->ids + r->off[i] + pos;
-			path.len = r->off[i + 1] - r->off[i] - pos;
-		} else {
-			path.ids = r->rids + r->off[i];
-			path.len = r->off[i + 1] - r->off[i];
-		}
-		if (!path.len)
-			continue;
-		paths[np++] = path;
-		if (path.len > *max_len)
-			*max_len = path.len;
+	if (grow(&t->nodes, &t->cap, t->nr + 1, sizeof(*t->nodes)))
+		return -ENOMEM;
+	t->nodes[t->nr] = (struct tnode){ id, NO_NODE, NO_NODE, value };
+	if (parent != NO_NODE) {
+		t->nodes[t->nr].next_sibling = t->nodes[parent].first_child;
+		t->nodes[parent].first_child = t->nr;
 	}
-	return np;
+	return (int)t->nr++;
 }
 
-/* One tree of entry e: its call graph, or with waker set, who woke it.  Prints nothing when no
- * sample has such a path. */
-static int print_tree(struct printer *p, const struct entry *e, struct path *paths, bool waker)
+static int cmp_item(const void *a, const void *b)
 {
-	struct tree t = {};
-	__u32 max_len;
-	size_t np = entry_paths(p->r, e, paths, waker, &max_len);
+	const struct item *x = a, *y = b;
+
+	return (x->key > y->key) - (x->key < y->key);
+}
+
+/* A group of n items of one key under tree node parent (of value all), sorted by key: its tree
+ * node, unless it is a branch no one sees: hidden, and less than parent, so not the rest of its
+ * chain (run_next()).  Not made, a long run's rarest stacks (nearly all of them) do not make the
+ * trees of the rows near the root as big as every stack.  The node, NO_NODE for none, or
+ * -ENOMEM. */
+static long group_node(const struct report *r, struct tree *t, const struct item *g, size_t n,
+		       __u32 parent, __u64 all)
+{
+	__u64 below = 0;
+
+	for (size_t i = 0; i < n; i++)
+		below += g[i].value;
+	if (parent && below < all && branch_hidden(r, below))
+		return NO_NODE;
+	return tree_add(t, g[0].key, parent, below);
+}
+
+/* Children: the tree below tree node parent (of value all), whose entry the n nodes of g hold:
+ * a tree node for each entry among their children, with the children that have it below it.
+ * *depth: the deepest level so far. */
+static int grow_down(const struct report *r, struct tree *t, const struct item *g, size_t n,
+		     __u32 parent, __u64 all, int level, int *depth)
+{
+	struct item *kids;
+	size_t nr = 0, i, j;
+	int err = 0;
+	long node;
+	__u32 c;
+
+	for (i = 0; i < n; i++)
+		for (c = is_ctx(r, g[i].node) ? NO_NODE : r->first_child[g[i].node]; c != NO_NODE;
+		     c = r->next_sibling[c])
+			nr++;
+	if (!nr)
+		return 0;
+	kids = malloc(nr * sizeof(*kids));
+	if (!kids)
+		return -ENOMEM;
+	nr = 0;
+	for (i = 0; i < n; i++)
+		for (c = is_ctx(r, g[i].node) ? NO_NODE : r->first_child[g[i].node]; c != NO_NODE;
+		     c = r->next_sibling[c])
+			kids[nr++] = (struct item){ c, r->ent[c], r->sum[c] };
+	qsort(kids, nr, sizeof(*kids), cmp_item);
+	*depth = level + 1 > *depth ? level + 1 : *depth;
+	for (i = 0; i < nr && !err; i = j) {
+		for (j = i; j < nr && kids[j].key == kids[i].key; j++)
+			;
+		node = group_node(r, t, kids + i, j - i, parent, all);
+		if (node < 0)
+			err = node;
+		else if (node != NO_NODE)
+			err = grow_down(r, t, kids + i, j - i, node, t->nodes[node].value, level + 1,
+					depth);
+	}
+	free(kids);
+	return err;
+}
+
+/* The next node up from n on its path: NO_NODE at the path's end (the stack's outermost frame,
+ * or a waker's). */
+static __u32 up_from(const struct report *r, __u32 n)
+{
+	__u32 p = r->t->nodes[n].parent;
+
+	if (p == NO_NODE || is_ctx(r, p) || r->t->nodes[p].frame == STACK_TREE_WAKER)
+		return NO_NODE;
+	return p;
+}
+
+/* --no-children and wakers: the tree below tree node parent (of value all) of the n paths of g
+ * read upwards, g's nodes the paths' nodes at this level (NO_NODE past their end). */
+static int grow_up(const struct report *r, struct tree *t, struct item *g, size_t n, __u32 parent,
+		   __u64 all, int level, int *depth)
+{
+	size_t i, j, k;
+	int err = 0;
+	long node;
+
+	for (i = 0; i < n; i++)
+		g[i].key = g[i].node == NO_NODE ? NO_NODE : r->ent[g[i].node];
+	qsort(g, n, sizeof(*g), cmp_item);
+	*depth = level + 1 > *depth ? level + 1 : *depth;
+	for (i = 0; i < n && !err; i = j) {
+		for (j = i; j < n && g[j].key == g[i].key; j++)
+			;
+		if (g[i].key == NO_NODE)
+			continue; /* these end at parent */
+		node = group_node(r, t, g + i, j - i, parent, all);
+		if (node < 0) {
+			err = node;
+		} else if (node != NO_NODE) {
+			for (k = i; k < j; k++)
+				g[k].node = up_from(r, g[k].node);
+			err = grow_up(r, t, g + i, j - i, node, t->nodes[node].value, level + 1, depth);
+		}
+	}
+	return err;
+}
+
+/* The waker stacks of the samples of tree entries first + 1, wnext[] on, as items: keyed by
+ * their "woken by", at their innermost frame. */
+static int waker_items(const struct report *r, __u32 first, struct item **v, size_t *nr,
+		       size_t *cap)
+{
+	for (__u32 x = first; x; x = r->wnext[x - 1]) {
+		if (grow(v, cap, *nr + 1, sizeof(**v)))
+			return -ENOMEM;
+		(*v)[(*nr)++] = (struct item){ r->t->entries[x - 1].node, r->woken[r->ectx[x - 1]],
+					       r->t->entries[x - 1].value };
+	}
+	return 0;
+}
+
+/* The paths of entry e's tree: its call graph, or with waker set, the stacks of its wakers. */
+static int entry_items(const struct report *r, const struct entry *e, bool waker, struct item **v,
+		       size_t *nr)
+{
+	size_t cap = 0;
 	int err = 0;
 
-	if (!np)
-		return 0;
-	p->mask = calloc(max_len + 2, sizeof(*p->mask));
+	*nr = 0;
+	for (size_t k = 0; k < e->nr_occ && !err; k++) {
+		__u32 o = r->occ[e->occ_start + k], n;
+
+		if (!waker) {
+			err = grow(v, &cap, *nr + 1, sizeof(**v));
+			if (!err && r->o.children)
+				(*v)[(*nr)++] = (struct item){ o, e - r->entries, r->sum[o] };
+			else if (!err)
+				(*v)[(*nr)++] = (struct item){ r->leaf[o], 0,
+							       r->t->entries[o].value };
+		} else if (!r->wfirst) {
+			break;
+		} else if (!r->o.children) {
+			if (r->leaf[o] == r->t->entries[o].node)
+				continue; /* no waker */
+			err = grow(v, &cap, *nr + 1, sizeof(**v));
+			if (!err)
+				(*v)[(*nr)++] = (struct item){ r->t->entries[o].node,
+							       r->woken[r->ectx[o]],
+							       r->t->entries[o].value };
+		} else if (is_ctx(r, o)) {
+			err = waker_items(r, r->wfirst[o], v, nr, &cap);
+		} else {
+			/* every stack below the outermost occurrence holds e */
+			for (n = o; n != NO_NODE && !err; n = walk_next(r, o, n, false))
+				err = waker_items(r, r->wfirst[n], v, nr, &cap);
+		}
+	}
+	return err;
+}
+
+/* One tree of entry e: its call graph, or with waker set, who woke it, under a virtual root
+ * (node 0).  Prints nothing when no sample has such a path. */
+static int print_tree(struct printer *p, const struct entry *e, bool waker)
+{
+	const struct report *r = p->r;
+	struct item *items = NULL;
+	struct tree t = {};
+	size_t n = 0, i, j;
+	__u64 total = 0;
+	int depth = 0, err;
+	long node;
+
+	err = entry_items(r, e, waker, &items, &n);
+	if (err || !n)
+		goto cleanup;
+	for (i = 0; i < n; i++)
+		total += items[i].value;
+	if (tree_add(&t, NO_NODE, NO_NODE, total) < 0) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	if (!waker && r->o.children) {
+		/* the entry, then what its outermost occurrences call */
+		node = tree_add(&t, e - r->entries, 0, total);
+		err = node < 0 ? node : grow_down(r, &t, items, n, node, total, 1, &depth);
+	} else if (!waker) {
+		/* from the innermost frame towards callers */
+		err = grow_up(r, &t, items, n, 0, total, 0, &depth);
+	} else {
+		/* the "woken by" entries as the first level (never hidden), their stacks below */
+		qsort(items, n, sizeof(*items), cmp_item);
+		for (i = 0; i < n && !err; i = j) {
+			for (j = i; j < n && items[j].key == items[i].key; j++)
+				;
+			node = group_node(r, &t, items + i, j - i, 0, total);
+			err = node < 0 ? node : grow_up(r, &t, items + i, j - i, node,
+							t.nodes[node].value, 1, &depth);
+		}
+	}
+	if (err)
+		goto cleanup;
+	p->mask = calloc(depth + 2, sizeof(*p->mask));
 	if (!p->mask) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = tree_build(p->r, &t, paths, np);
-	if (err)
-		goto cleanup;
 	p->t = &t;
 	if (!waker) {
 		print_rooted(p);
@@ -729,6 +909,7 @@ static int print_tree(struct printer *p, const struct entry *e, struct path *pat
 cleanup:
 	free(p->mask);
 	p->mask = NULL;
+	free(items);
 	free(t.nodes);
 	return err;
 }
@@ -736,19 +917,12 @@ cleanup:
 static int print_trees(FILE *out, const struct report *r, const struct entry *e)
 {
 	struct printer p = { .out = out, .r = r };
-	struct path *paths = malloc((e->nr_occ ? e->nr_occ : 1) * sizeof(*paths));
 	int err;
 
-	if (!paths) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	err = print_tree(&p, e, paths, false);
-	err = err ?: print_tree(&p, e, paths, true);
+	err = print_tree(&p, e, false);
+	err = err ?: print_tree(&p, e, true);
 	if (!err)
 		fputc('\n', out);
-cleanup:
-	free(paths);
 	stack_buf_free(&p.line);
 	return err;
 }
@@ -928,16 +1102,18 @@ static void print_header(FILE *out, const struct report_header *h, const struct 
 		fprintf(out, "# %s\n", h->symbols);
 	if (h && h->lines)
 		fprintf(out, "# %s\n", h->lines);
+	if (h && h->cut)
+		fprintf(out, "# %s\n", h->cut);
 	if (h && h->source)
 		fprintf(out, "# %s\n", h->source);
 	fprintf(out, "#\n");
 }
 
-int report_write(FILE *out, const struct report_header *h, const struct stack_sample *s, size_t n,
-		 const struct report_opts *o)
+int report_write_tree(FILE *out, const struct report_header *h, const struct stack_tree *t,
+		      int event, const struct report_opts *o)
 {
 	static const struct report_opts defaults = { .children = true, .call_graph = true };
-	struct report r = { .s = s, .n = n, .o = o ? *o : defaults };
+	struct report r = { .t = t, .event = event, .o = o ? *o : defaults };
 	struct columns w = {};
 	__u32 *rows = NULL;
 	size_t i, nr = 0;
@@ -967,5 +1143,24 @@ int report_write(FILE *out, const struct report_header *h, const struct stack_sa
 cleanup:
 	free(rows);
 	free_report(&r);
+	return err;
+}
+
+int report_write(FILE *out, const struct report_header *h, const struct stack_sample *s, size_t n,
+		 const struct report_opts *o)
+{
+	/* frames as they are, addresses too: the tree only merges what the report would merge */
+	struct stack_agg *a = stack_agg__new(false);
+	struct stack_tree t;
+	int err = 0;
+
+	if (!a)
+		return -ENOMEM;
+	stack_agg__keep_addrs(a);
+	for (size_t i = 0; i < n && !err; i++)
+		err = stack_agg__add(a, &s[i]);
+	stack_agg__tree(a, &t);
+	err = err ?: report_write_tree(out, h, &t, -1, o);
+	stack_agg__free(a);
 	return err;
 }

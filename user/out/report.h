@@ -20,6 +20,8 @@ struct report_header {
 	const char *extra;       /* one more "# ..." line, or NULL */
 	const char *symbols;     /* what symbolization could not use ("JIT maps not read: ..."), or NULL */
 	const char *lines;       /* where source lines and inlined frames are missing, or NULL */
+	const char *cut;         /* stacks kept at a caller's path at the bound on distinct stacks
+				  * ("Stacks cut: ..."), or NULL */
 	const char *source;      /* where the samples were read from (bpfprof report's files), or
 				  * NULL; the last line, and not a pprof comment (out/pprof.h) */
 };
@@ -49,4 +51,9 @@ struct report_opts {
  * second level under each entry ("woken by COMM").  Returns 0 or -errno. */
 int report_write(FILE *out, const struct report_header *h, const struct stack_sample *s, size_t n,
 		 const struct report_opts *o);
+/* report_write() of the stacks of a call-path tree (a drained run's aggregation, read where it
+ * is: sym/stackagg.h's stack_agg__tree()), those of sample event `event` only unless it is
+ * -1. */
+int report_write_tree(FILE *out, const struct report_header *h, const struct stack_tree *t,
+		      int event, const struct report_opts *o);
 #endif

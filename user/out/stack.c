@@ -53,6 +53,45 @@ int stack_frame_decorate(struct stack_buf *b, const struct frame *f, bool inline
 	return stack_buf_printf(b, " %s:%u", base ? base + 1 : f->srcfile, f->line);
 }
 
+__u32 stack_tree_nr_frames(const struct stack_tree *t, size_t i)
+{
+	__u32 len = 0, n;
+
+	for (n = t->entries[i].node; t->nodes[n].parent != STACK_TREE_NONE; n = t->nodes[n].parent)
+		len += t->nodes[n].frame != STACK_TREE_WAKER;
+	return len;
+}
+
+void stack_tree_sample(const struct stack_tree *t, size_t i, __u32 *ids, struct stack_sample *s)
+{
+	const struct stack_tree_entry *e = &t->entries[i];
+	const struct stack_tree_ctx *c;
+	__u32 len = stack_tree_nr_frames(t, i), at = len, nw = 0, n;
+
+	/* innermost last, from the end: the waker's frames, then the sample's */
+	for (n = e->node; t->nodes[n].parent != STACK_TREE_NONE; n = t->nodes[n].parent) {
+		if (t->nodes[n].frame == STACK_TREE_WAKER)
+			nw = len - at;
+		else
+			ids[--at] = t->nodes[n].frame;
+	}
+	c = &t->ctxs[t->nodes[n].frame];
+	memset(s, 0, sizeof(*s));
+	memcpy(s->comm, c->comm, sizeof(s->comm));
+	memcpy(s->waker_comm, c->waker_comm, sizeof(s->waker_comm));
+	s->pid = e->pid;
+	s->tid = e->tid;
+	s->event = c->event;
+	s->value = e->value;
+	s->cgroup = c->cgroup;
+	s->nr_frames = len - nw;
+	s->nr_waker_frames = nw;
+	/* not NULL, even for a stack without frames: frame_ids says the frames are ids */
+	s->frame_ids = ids;
+	s->waker_frame_ids = ids + s->nr_frames;
+	s->frame_table = t->frames;
+}
+
 __u64 stack_samples_total(const struct stack_sample *s, size_t n)
 {
 	__u64 total = 0;

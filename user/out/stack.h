@@ -4,6 +4,7 @@
 #define BPFPROF_STACK_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <linux/types.h>
 
@@ -44,6 +45,45 @@ struct stack_sample {
 	const __u32 *frame_ids, *waker_frame_ids;
 	const struct frame *frame_table;
 };
+
+/* Stacks merged into a call-path tree (sym/stackagg.h makes them): what writers walk instead of
+ * a stack per sample.  Nodes come after their parent (a node's index is above its parent's).  A path is a
+ * context node (parent STACK_TREE_NONE, frame the index of its context in ctxs), then the
+ * frames outermost first (frame: an id into frames), then, for a stack with a waker, a node of
+ * frame STACK_TREE_WAKER and the waker's frames outermost first.  A stack that samples ended at
+ * is an entry, in the order first seen; an empty stack's entry is at its context node. */
+#define STACK_TREE_NONE UINT32_MAX
+#define STACK_TREE_WAKER UINT32_MAX /* a frame id no table reaches */
+struct stack_tree_node {
+	__u32 parent; /* STACK_TREE_NONE for a context node */
+	__u32 frame;  /* frame id, STACK_TREE_WAKER, or a context node's context */
+	__u32 entry;  /* the stack that ends here, STACK_TREE_NONE for none */
+};
+struct stack_tree_ctx {
+	char comm[16], waker_comm[16];
+	__u32 tid, event; /* tid 0 unless by thread */
+	const char *cgroup; /* or NULL */
+};
+/* A stack that samples ended at: the first sample's process and thread, and the value. */
+struct stack_tree_entry {
+	__u32 node;
+	__u32 pid, tid;
+	__u64 value;
+};
+struct stack_tree {
+	const struct stack_tree_node *nodes;
+	size_t nr_nodes;
+	const struct stack_tree_entry *entries;
+	size_t nr_entries;
+	const struct stack_tree_ctx *ctxs;
+	const struct frame *frames;
+};
+
+/* How many frames entry i of t has, its waker's too. */
+__u32 stack_tree_nr_frames(const struct stack_tree *t, size_t i);
+/* Entry i of t as a sample, its frames as ids written to ids (room for
+ * stack_tree_nr_frames()): for writers that read a tree's stacks one at a time. */
+void stack_tree_sample(const struct stack_tree *t, size_t i, __u32 *ids, struct stack_sample *s);
 
 static inline const struct frame *stack_sample_frame(const struct stack_sample *s, __u32 i)
 {

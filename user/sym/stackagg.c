@@ -13,45 +13,29 @@
  * path starts at a context node (command, waker command, event, cgroup and, by thread, thread:
  * what tells stacks apart besides frames), then the frames outermost first, then, for a stack
  * with a waker, the WAKER_MARK and the waker's frames. */
-#define NO_NODE UINT32_MAX
-#define WAKER_MARK UINT32_MAX /* a frame id no table reaches */
+#define NO_NODE STACK_TREE_NONE
+#define WAKER_MARK STACK_TREE_WAKER
 
-struct agg_node {
-	__u32 parent; /* NO_NODE for a context node */
-	__u32 frame;  /* frame id, WAKER_MARK, or a context node's context */
-	__u32 entry;  /* the stack that ends here, NO_NODE for none */
-};
-
-/* What a context node stands for. */
-struct agg_ctx {
-	char comm[TASK_COMM_LEN], waker_comm[TASK_COMM_LEN];
-	__u32 tid, event; /* tid 0 unless by thread */
-	const char *cgroup; /* from strs, or NULL */
-};
-
-/* A stack that samples ended at: first sample's process and thread, and the value. */
-struct agg_entry {
-	__u32 node;
-	__u32 pid, tid;
-	__u64 value;
-};
 
 struct stack_agg {
 	__u64 serial;              /* stack_agg__serial() */
 	bool by_tid;
 	bool leaf_addrs;           /* stack_agg__keep_leaf_addrs() */
+	bool all_addrs;            /* stack_agg__keep_addrs() */
+	size_t max_nodes;          /* stack_agg__bound(), 0 for none */
+	__u64 cut_samples, cut_adds; /* samples kept at a caller's path at the bound */
 	struct stack_names *strs;  /* every name and module, stored once */
 	struct frame *frames;      /* distinct frames, by id; strings from strs */
 	size_t nr_frames, frames_cap;
 	struct hashtab frame_index; /* (frame hash, probe) -> id + 1 */
-	struct agg_ctx *ctxs;
+	struct stack_tree_ctx *ctxs;
 	size_t nr_ctxs, ctxs_cap;
 	struct hashtab ctx_index;  /* (context hash, probe) -> context node + 1 */
-	struct agg_node *nodes;
+	struct stack_tree_node *nodes;
 	size_t nr_nodes, nodes_cap;
 	__u32 *slots;              /* (parent, frame) -> node + 1, open addressing */
 	size_t nr_slots;
-	struct agg_entry *entries; /* in the order first seen */
+	struct stack_tree_entry *entries; /* in the order first seen */
 	size_t nr, cap;
 	size_t nr_ids;             /* frames of every entry, waker frames too */
 	/* stack_agg__samples(): made on demand */
@@ -63,6 +47,16 @@ struct stack_agg {
 void stack_agg__keep_leaf_addrs(struct stack_agg *a)
 {
 	a->leaf_addrs = true;
+}
+
+void stack_agg__keep_addrs(struct stack_agg *a)
+{
+	a->all_addrs = true;
+}
+
+void stack_agg__bound(struct stack_agg *a, size_t max_nodes)
+{
+	a->max_nodes = max_nodes;
 }
 
 struct stack_agg *stack_agg__new(bool by_tid)
@@ -247,12 +241,13 @@ static long new_node(struct stack_agg *a, __u32 parent, __u32 frame)
 		return -ENOMEM;
 	if (grow_array((void **)&a->nodes, &a->nodes_cap, a->nr_nodes + 1, sizeof(*a->nodes), 4096))
 		return -ENOMEM;
-	a->nodes[a->nr_nodes] = (struct agg_node){ .parent = parent, .frame = frame,
+	a->nodes[a->nr_nodes] = (struct stack_tree_node){ .parent = parent, .frame = frame,
 						   .entry = NO_NODE };
 	return a->nr_nodes++;
 }
 
-/* The node of frame under parent, made on first sight.  -ENOMEM or the node. */
+/* The node of frame under parent, made on first sight.  -ENOSPC at the bound, -ENOMEM or the
+ * node. */
 static long child(struct stack_agg *a, __u32 parent, __u32 frame)
 {
 	size_t i;
@@ -263,13 +258,15 @@ static long child(struct stack_agg *a, __u32 parent, __u32 frame)
 	i = child_slot(a, parent, frame);
 	if (a->slots[i])
 		return a->slots[i] - 1;
+	if (a->max_nodes && a->nr_nodes >= a->max_nodes)
+		return -ENOSPC;
 	n = new_node(a, parent, frame);
 	if (n >= 0)
 		a->slots[i] = n + 1;
 	return n;
 }
 
-static __u64 ctx_hash(const struct agg_ctx *c)
+static __u64 ctx_hash(const struct stack_tree_ctx *c)
 {
 	__u64 h = mix(0xcbf29ce484222325ULL, c->event);
 
@@ -279,7 +276,7 @@ static __u64 ctx_hash(const struct agg_ctx *c)
 	return mix(h, c->tid);
 }
 
-static bool same_ctx(const struct agg_ctx *x, const struct agg_ctx *y)
+static bool same_ctx(const struct stack_tree_ctx *x, const struct stack_tree_ctx *y)
 {
 	return x->event == y->event && x->tid == y->tid && !strcmp(x->comm, y->comm) &&
 	       !strcmp(x->waker_comm, y->waker_comm) && x->cgroup == y->cgroup; /* interned */
@@ -288,7 +285,7 @@ static bool same_ctx(const struct agg_ctx *x, const struct agg_ctx *y)
 /* The context node of s, made on first sight.  -ENOMEM or the node. */
 static long ctx_node(struct stack_agg *a, const struct stack_sample *s)
 {
-	struct agg_ctx c = { .event = s->event, .tid = a->by_tid ? s->tid : 0 };
+	struct stack_tree_ctx c = { .event = s->event, .tid = a->by_tid ? s->tid : 0 };
 	__u64 h, probe;
 	void *slot;
 	int err = 0;
@@ -317,20 +314,24 @@ static long ctx_node(struct stack_agg *a, const struct stack_sample *s)
 
 /* Follows s's frames (its waker's when waker) from node, frames given inline or as ids into
  * another aggregation's table, or as ids of a's own (own); a sample's own last frame is its
- * leaf.  -ENOMEM or the node the frames end at (nodes made on the way stay: they are only
+ * leaf.  -ENOMEM, -ENOSPC where the bound left no room for a node the path needs (*last: the
+ * node it got to), or the node the frames end at (nodes made on the way stay: they are only
  * unused). */
 static long add_path(struct stack_agg *a, long node, const struct stack_sample *s, bool waker,
-		     bool own)
+		     bool own, long *last)
 {
 	__u32 n = waker ? s->nr_waker_frames : s->nr_frames;
 	__u32 exact_from = n;
 
+	*last = node;
 	if (node < 0 || !n)
 		return node;
 	if (waker && (node = child(a, node, WAKER_MARK)) < 0)
 		return node;
 	/* the leaf and the frames it is inlined into: all at the leaf's address */
-	if (!own && !waker && a->leaf_addrs)
+	if (!own && a->all_addrs)
+		exact_from = 0;
+	else if (!own && !waker && a->leaf_addrs)
 		for (exact_from = n - 1; exact_from > 0 && stack_sample_frame(s, exact_from)->inlined;
 		     exact_from--)
 			;
@@ -342,6 +343,7 @@ static long add_path(struct stack_agg *a, long node, const struct stack_sample *
 		else
 			id = frame_id(a, waker ? stack_sample_waker_frame(s, i) :
 						 stack_sample_frame(s, i), i >= exact_from);
+		*last = node;
 		node = id < 0 ? id : child(a, node, id);
 	}
 	return node;
@@ -358,13 +360,25 @@ static void drop_output(struct stack_agg *a)
 
 static int add_sample(struct stack_agg *a, const struct stack_sample *s, bool own)
 {
-	long node;
+	long node, last, waker;
+	bool cut;
 
 	drop_output(a);
-	node = add_path(a, ctx_node(a, s), s, false, own);
-	node = add_path(a, node, s, true, own);
+	node = add_path(a, ctx_node(a, s), s, false, own, &last);
+	/* at the bound: kept under the longest path known (its waker's dropped), and counted */
+	cut = node == -ENOSPC;
+	if (cut)
+		node = last;
+	else if ((waker = add_path(a, node, s, true, own, &last)) != -ENOSPC)
+		node = waker;
+	else
+		cut = true;
 	if (node < 0)
 		return node;
+	if (cut) {
+		a->cut_samples += s->value;
+		a->cut_adds++;
+	}
 	if (a->nodes[node].entry != NO_NODE) {
 		a->entries[a->nodes[node].entry].value += s->value;
 		return 0;
@@ -372,7 +386,7 @@ static int add_sample(struct stack_agg *a, const struct stack_sample *s, bool ow
 	if (a->nr >= NO_NODE - 1 ||
 	    grow_array((void **)&a->entries, &a->cap, a->nr + 1, sizeof(*a->entries), 256))
 		return -ENOMEM;
-	a->entries[a->nr] = (struct agg_entry){ .node = node, .pid = s->pid, .tid = s->tid,
+	a->entries[a->nr] = (struct stack_tree_entry){ .node = node, .pid = s->pid, .tid = s->tid,
 						.value = s->value };
 	a->nodes[node].entry = a->nr++;
 	a->nr_ids += s->nr_frames + s->nr_waker_frames;
@@ -415,39 +429,9 @@ __u64 stack_agg__serial(const struct stack_agg *a)
 	return a->serial;
 }
 
-/* The frames of the stack ending at node into ids (room for all of them, outermost first),
- * after them the waker's: the number of frames, and *nw of waker frames.  Returns the context. */
-static const struct agg_ctx *path_ids(const struct stack_agg *a, __u32 node, __u32 *ids,
-				      size_t room, __u32 *nf, __u32 *nw)
-{
-	size_t at = room;
-	__u32 n;
-
-	*nw = 0;
-	for (n = node; a->nodes[n].parent != NO_NODE; n = a->nodes[n].parent) {
-		if (a->nodes[n].frame == WAKER_MARK) {
-			*nw = room - at;
-			continue;
-		}
-		ids[--at] = a->nodes[n].frame;
-	}
-	*nf = room - at - *nw;
-	/* the walk wrote them innermost last from the end: move them to the start */
-	memmove(ids, ids + at, (room - at) * sizeof(*ids));
-	return &a->ctxs[a->nodes[n].frame];
-}
-
-static __u32 path_len(const struct stack_agg *a, __u32 node)
-{
-	__u32 len = 0;
-
-	for (; a->nodes[node].parent != NO_NODE; node = a->nodes[node].parent)
-		len += a->nodes[node].frame != WAKER_MARK;
-	return len;
-}
-
 const struct stack_sample *stack_agg__samples(struct stack_agg *a, size_t *nr)
 {
+	struct stack_tree t;
 	size_t at = 0;
 
 	if (a->out || !a->nr) {
@@ -461,29 +445,26 @@ const struct stack_sample *stack_agg__samples(struct stack_agg *a, size_t *nr)
 		return *nr = 0, NULL;
 	}
 	/* the paths' frame ids and the frame table as they are: no frame is copied */
+	stack_agg__tree(a, &t);
 	for (size_t i = 0; i < a->nr; i++) {
-		const struct agg_entry *e = &a->entries[i];
-		struct stack_sample *s = &a->out[i];
-		__u32 len = path_len(a, e->node);
-		const struct agg_ctx *c = path_ids(a, e->node, &a->out_ids[at], len,
-						   &s->nr_frames, &s->nr_waker_frames);
-
-		memcpy(s->comm, c->comm, TASK_COMM_LEN);
-		memcpy(s->waker_comm, c->waker_comm, TASK_COMM_LEN);
-		s->pid = e->pid;
-		s->tid = e->tid;
-		s->event = c->event;
-		s->value = e->value;
-		s->cgroup = c->cgroup;
-		/* not NULL, even for a stack without frames: frame_ids says the frames are ids */
-		s->frame_ids = &a->out_ids[at];
-		s->waker_frame_ids = &a->out_ids[at + s->nr_frames];
-		s->frame_table = a->frames;
-		at += len;
+		stack_tree_sample(&t, i, &a->out_ids[at], &a->out[i]);
+		at += a->out[i].nr_frames + a->out[i].nr_waker_frames;
 	}
 	a->nr_out = a->nr;
 	*nr = a->nr_out;
 	return a->out;
+}
+
+void stack_agg__tree(const struct stack_agg *a, struct stack_tree *t)
+{
+	*t = (struct stack_tree){ .nodes = a->nodes, .nr_nodes = a->nr_nodes,
+				  .entries = a->entries, .nr_entries = a->nr,
+				  .ctxs = a->ctxs, .frames = a->frames };
+}
+
+void stack_agg__drop_samples(struct stack_agg *a)
+{
+	drop_output(a);
 }
 
 void stack_agg__stats(const struct stack_agg *a, struct stack_agg_stats *st)
@@ -493,6 +474,9 @@ void stack_agg__stats(const struct stack_agg *a, struct stack_agg_stats *st)
 	st->frames = a->nr_frames;
 	st->ids = a->nr_ids;
 	st->strings = stack_names__count(a->strs);
+	st->max_nodes = a->max_nodes;
+	st->cut_samples = a->cut_samples;
+	st->cut_adds = a->cut_adds;
 }
 
 size_t stack_agg__bytes(const struct stack_agg *a)

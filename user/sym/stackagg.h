@@ -16,6 +16,15 @@ struct stack_agg *stack_agg__new(bool by_tid);
 /* From here on a sample's leaf frame keeps its address (and offset): samples at different
  * instructions of a function are entries apart, as annotation needs. */
 void stack_agg__keep_leaf_addrs(struct stack_agg *a);
+/* Every frame keeps its address and offset, as the samples added have them: frames are told
+ * apart by address too, and unresolved frames are not merged by file (for writers fed
+ * stack_samples, whose output must not change by going through an aggregation). */
+void stack_agg__keep_addrs(struct stack_agg *a);
+/* At most max_nodes nodes (0: no bound): once they are made, a sample whose stack needs another
+ * is kept under the longest path of its stack there is, its waker's dropped, and counted
+ * (stack_agg_stats' cut_samples): memory stops growing with the distinct stacks of a long run,
+ * whose new stacks are by then mostly rare ones. */
+void stack_agg__bound(struct stack_agg *a, size_t max_nodes);
 /* Adds s's value to its entry, made on first sight with copies of s's frames and strings (s
  * stays the caller's; its frames inline or ids, as another aggregation's samples have them).
  * 0 or -ENOMEM. */
@@ -42,10 +51,18 @@ bool stack_agg__exact_leaves(const struct stack_agg *a);
  * frame table (stack_sample_frame()); valid until the next add or free.  NULL with *nr 0 when
  * there is none, or on ENOMEM. */
 const struct stack_sample *stack_agg__samples(struct stack_agg *a, size_t *nr);
+/* The aggregation as its call-path tree (out/stack.h's struct stack_tree), for writers that walk
+ * it instead of reading a stack per sample: stack_agg__samples() copies every stack's frames, 4
+ * bytes a frame and a stack_sample a stack.  Valid until the next add or free. */
+void stack_agg__tree(const struct stack_agg *a, struct stack_tree *t);
+/* Frees what stack_agg__samples() made (the samples it returned go with it). */
+void stack_agg__drop_samples(struct stack_agg *a);
 /* Bytes held, strings apart: for -v. */
 size_t stack_agg__bytes(const struct stack_agg *a);
 struct stack_agg_stats {
 	size_t entries, nodes, frames, ids, strings;
+	size_t max_nodes;                /* stack_agg__bound() */
+	__u64 cut_samples, cut_adds;     /* kept at a caller's path at the bound */
 };
 /* What a holds, counted: for -v. */
 void stack_agg__stats(const struct stack_agg *a, struct stack_agg_stats *st);
