@@ -10,6 +10,7 @@
 #include "out/flamegraph.h"
 #include "out/folded.h"
 #include "out/report.h"
+#include "sym/stackagg.h"
 #include "sym/stackcollect.h"
 #include "sym/syms.h"
 
@@ -58,7 +59,7 @@ int main(int argc, char **argv)
 	folded_write(null, s, n, &(struct folded_opts){ 0 });
 	t_fold = since(t0);
 	t0 = now_ns();
-	report_write(null, &(struct report_header){ .event = "cpu-clock" }, s, n,
+	stack_agg_report_write(null, &(struct report_header){ .event = "cpu-clock" }, s, n,
 		     &(struct report_opts){ .children = true, .call_graph = true });
 	t_rep = since(t0);
 	t0 = now_ns();

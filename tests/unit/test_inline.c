@@ -50,7 +50,7 @@ static char *written(int (*fn)(FILE *, const void *), const void *arg)
 
 static int write_report(FILE *f, const void *o)
 {
-	return report_write(f, NULL, samples, 3, o);
+	return stack_agg_report_write(f, NULL, samples, 3, o);
 }
 
 static int write_folded(FILE *f, const void *o)
@@ -122,7 +122,7 @@ static struct stack_sample bare[3]; /* samples[], the compiled functions' lines 
 
 static int write_report_bare(FILE *f, const void *o)
 {
-	return report_write(f, NULL, bare, 3, o);
+	return stack_agg_report_write(f, NULL, bare, 3, o);
 }
 
 static int write_folded_bare(FILE *f, const void *o)

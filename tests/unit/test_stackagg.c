@@ -211,7 +211,7 @@ static char *tree_report(const struct stack_tree *t, const struct stack_sample *
 	FILE *f = tmpfile();
 	char *text = NULL;
 
-	if (f && !(t ? report_write_tree(f, NULL, t, event, o) : report_write(f, NULL, s, n, o)))
+	if (f && !(t ? report_write_tree(f, NULL, t, event, o) : stack_agg_report_write(f, NULL, s, n, o)))
 		text = test_slurp(f);
 	if (f)
 		fclose(f);

@@ -11,6 +11,7 @@
 #include "out/stack.h"
 #include "out/folded.h"
 #include "out/report.h"
+#include "sym/stackagg.h"
 #include "out/flamegraph.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -55,7 +56,7 @@ static char *report(const struct report_header *h, const struct stack_sample *s,
 
 	if (!f)
 		return NULL;
-	if (report_write(f, h, s, n, o)) {
+	if (stack_agg_report_write(f, h, s, n, o)) {
 		fclose(f);
 		return NULL;
 	}
@@ -602,7 +603,7 @@ static void test_report_empty_and_error(void)
 	if (!full)
 		SKIP("no /dev/full to provoke a write error");
 	small_input(s);
-	CHECK(report_write(full, NULL, s, 3, &o) < 0);
+	CHECK(stack_agg_report_write(full, NULL, s, 3, &o) < 0);
 	fclose(full);
 }
 

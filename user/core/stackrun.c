@@ -1153,7 +1153,7 @@ static int write_sections(FILE *out, const struct stack_outputs *o, const struct
 		for (size_t i = 0; i < n; i++)
 			if (s[i].event == (__u32)e)
 				part[k++] = s[i]; /* shallow: the frames stay the caller's */
-		err = report_write(out, &h, part, k, &o->report);
+		err = stack_agg_report_write(out, &h, part, k, &o->report);
 	}
 	free(part);
 	return err;
@@ -1264,7 +1264,7 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 	} else if (t) {
 		err = report_write_tree(out, &o->header, t, -1, &o->report);
 	} else {
-		err = report_write(out, &o->header, s, n, &o->report);
+		err = stack_agg_report_write(out, &o->header, s, n, &o->report);
 	}
 	if (err)
 		p_err("cannot write %s: %s", run_opts.out.path ?: "the output", strerror(-err));

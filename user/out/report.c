@@ -6,7 +6,6 @@
 #include <string.h>
 #include "core/hashtab.h"
 #include "out/report.h"
-#include "sym/stackagg.h"
 
 #define NO_NODE UINT32_MAX
 #define GRAPH_MARGIN 12 /* perf indents every call-graph line by 12 columns */
@@ -1143,24 +1142,5 @@ int report_write_tree(FILE *out, const struct report_header *h, const struct sta
 cleanup:
 	free(rows);
 	free_report(&r);
-	return err;
-}
-
-int report_write(FILE *out, const struct report_header *h, const struct stack_sample *s, size_t n,
-		 const struct report_opts *o)
-{
-	/* frames as they are, addresses too: the tree only merges what the report would merge */
-	struct stack_agg *a = stack_agg__new(false);
-	struct stack_tree t;
-	int err = 0;
-
-	if (!a)
-		return -ENOMEM;
-	stack_agg__keep_addrs(a);
-	for (size_t i = 0; i < n && !err; i++)
-		err = stack_agg__add(a, &s[i]);
-	stack_agg__tree(a, &t);
-	err = err ?: report_write_tree(out, h, &t, -1, o);
-	stack_agg__free(a);
 	return err;
 }

@@ -46,14 +46,12 @@ struct report_opts {
 			       * their samples had */
 };
 
-/* Writes the "# ..." header then the table; rows are (Command, Shared Object, Symbol) sorted by
- * Children (or Self), each followed by its call graph.  Waker frames, when present, appear as a
- * second level under each entry ("woken by COMM").  Returns 0 or -errno. */
-int report_write(FILE *out, const struct report_header *h, const struct stack_sample *s, size_t n,
-		 const struct report_opts *o);
-/* report_write() of the stacks of a call-path tree (a drained run's aggregation, read where it
- * is: sym/stackagg.h's stack_agg__tree()), those of sample event `event` only unless it is
- * -1. */
+/* Writes the "# ..." header then the table of the stacks of a call-path tree (a drained run's
+ * aggregation, read where it is: sym/stackagg.h's stack_agg__tree(); samples go through
+ * stack_agg_report_write()), those of sample event `event` only unless it is -1; rows are
+ * (Command, Shared Object, Symbol) sorted by Children (or Self), each followed by its call graph.
+ * Waker frames, when present, appear as a second level under each entry ("woken by COMM").
+ * Returns 0 or -errno. */
 int report_write_tree(FILE *out, const struct report_header *h, const struct stack_tree *t,
 		      int event, const struct report_opts *o);
 #endif

@@ -6,6 +6,7 @@
 #ifndef BPFPROF_STACKAGG_H
 #define BPFPROF_STACKAGG_H
 #include <stdbool.h>
+#include <stdio.h>
 #include "out/stack.h"
 
 struct stack_agg;
@@ -67,4 +68,11 @@ struct stack_agg_stats {
 /* What a holds, counted: for -v. */
 void stack_agg__stats(const struct stack_agg *a, struct stack_agg_stats *st);
 void stack_agg__free(struct stack_agg *a);
+
+struct report_header;
+struct report_opts;
+/* out/report.h's report_write_tree() of samples (n of them, frames inline or ids): their tree,
+ * every frame's address kept, made first and freed after.  0 or -errno. */
+int stack_agg_report_write(FILE *out, const struct report_header *h, const struct stack_sample *s,
+			   size_t n, const struct report_opts *o);
 #endif
