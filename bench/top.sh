@@ -18,12 +18,13 @@
 # refresh (getrusage) is shown beside it.  bpfprof top runs with its default unwinding (frame
 # pointers, as perf top -g) and once more with --unwind auto.  Each profiler samples the others
 # too (a few samples a second among hundreds).  Target: bpfprof top <= 1/5 of perf top's CPU.
-# WIN=10 WINDOWS=3 WARM=6 REPS=3 (lib.sh) by default: about 5 minutes.
+# WIN=10 WINDOWS=3 WARM=6 REPS=3 (lib.sh) LOADS="cpu churn" by default: about 5 minutes.
 source "$(dirname "$0")/lib.sh"
 WIN=${WIN:-10}
 WINDOWS=${WINDOWS:-3}
 WARM=${WARM:-6}
 BEFORE=${BEFORE:-}
+LOADS=${LOADS:-cpu churn}
 DELAY=2
 NCPU=$(nproc)
 
@@ -112,7 +113,7 @@ med() { [ -s "$1" ] && median <"$1" || echo n/a; }
 
 echo "bpfprof top vs perf top: $NCPU CPUs, 99 Hz, -d $DELAY, side by side, $WINDOWS window(s) of ${WIN}s after ${WARM}s, $REPS round(s); $(uptime)"
 [ -n "$BEFORE" ] && echo "before: $BEFORE; after: $BPFPROF"
-for load in cpu churn; do
+for load in $LOADS; do
 	for ((rep = 0; rep < REPS; rep++)); do
 		start_load "$load"
 		sleep 1

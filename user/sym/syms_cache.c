@@ -34,6 +34,8 @@
 #define FILE_KEEP_PER_PARSE_NS 20000
 #define FILE_KEEP_MAX_NS (300 * 1000000000ULL)
 #define DELETED_SUFFIX " (deleted)"
+/* Mappings a forked child's array has room for beyond its parent's (syms_cache__record_fork) */
+#define FORK_MAPS_ROOM 16
 
 
 /* ---- files, processes ---- */
@@ -909,6 +911,7 @@ int syms_cache__record_fork(struct syms_cache *sc, __u32 tgid, __u32 parent_tgid
 	struct proc *parent = hashtab_get(&sc->procs, parent_tgid, 0);
 	struct proc *p = hashtab_get(&sc->procs, tgid, 0);
 	struct mapping *maps = NULL;
+	size_t cap;
 
 	/* a thread; or what came after the fork was told first (records of CPUs read in one
 	 * batch) */
@@ -928,8 +931,11 @@ int syms_cache__record_fork(struct syms_cache *sc, __u32 tgid, __u32 parent_tgid
 			return 0;
 		}
 	}
-	if (parent->nr_maps) {
-		maps = malloc(parent->nr_maps * sizeof(*maps));
+	/* with room for what an exec maps next (its program, loader and libraries: copied at
+	 * their size, most children's arrays were made again at their first mmap record) */
+	cap = parent->nr_maps ? parent->nr_maps + FORK_MAPS_ROOM : 0;
+	if (cap) {
+		maps = malloc(cap * sizeof(*maps));
 		if (!maps)
 			return -ENOMEM;
 		memcpy(maps, parent->maps, parent->nr_maps * sizeof(*maps));
@@ -942,7 +948,7 @@ int syms_cache__record_fork(struct syms_cache *sc, __u32 tgid, __u32 parent_tgid
 	/* the child's address space is a copy of its parent's (the same files: shared dsos) */
 	p->maps = maps;
 	p->nr_maps = parent->nr_maps;
-	p->maps_cap = parent->nr_maps;
+	p->maps_cap = cap;
 	p->tracked = parent->tracked;
 	return 0;
 }
