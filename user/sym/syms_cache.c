@@ -83,8 +83,9 @@ struct proc {
 	size_t nr_old_pms;
 	struct stat pm_st;         /* of the loaded map: reload only when it changed */
 	bool pm_refused;           /* its map was refused, and counted */
-	/* Told by mmap records since its exec (or a fork of such a process): its mappings are
-	 * complete without a /proc read, and stay known after it exits (sym/mmaprec.h). */
+	/* Told by mmap records since its exec, or since a /proc read while records are read (or
+	 * a fork of such a process): its mappings are complete without reading /proc again, and
+	 * stay known after it exits (sym/mmaprec.h). */
 	bool tracked;
 	__u64 born_ns;             /* the record (fork, exec) that made it this program */
 	bool execed;               /* born_ns is an exec's */
@@ -646,6 +647,13 @@ static int proc_snapshot(struct syms_cache *sc, struct proc *p, bool explicit)
 	fresh = NULL;
 	p->start_time = start_time;
 	p->gone = false;
+	/* from here on its mmap records tell what it maps next (applied to a process held; one
+	 * older than this read adds what the read found already): a miss is a garbage frame, no
+	 * reason to read /proc again (each sampled process that existed at the start, or that
+	 * forked from one and had not exec'd, was read again at its first miss and every second:
+	 * a twentieth of top's CPU under churn) */
+	if (sc->records && !sc->records_lost)
+		p->tracked = true;
 cleanup:
 	if (err == -ENOENT || err == -ESRCH)
 		p->gone = true;
