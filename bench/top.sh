@@ -18,7 +18,8 @@
 # refresh (getrusage) is shown beside it.  bpfprof top runs with its default unwinding (frame
 # pointers, as perf top -g) and once more with --unwind auto.  Each profiler samples the others
 # too (a few samples a second among hundreds).  Target: bpfprof top <= 1/5 of perf top's CPU.
-# WIN=10 WINDOWS=3 WARM=6 REPS=3 (lib.sh) LOADS="cpu churn" by default: about 5 minutes.
+# WIN=10 WINDOWS=3 WARM=6 REPS=4 LOADS="cpu churn" by default: about 6 minutes.
+REPS=${REPS:-4}
 source "$(dirname "$0")/lib.sh"
 WIN=${WIN:-10}
 WINDOWS=${WINDOWS:-3}
@@ -53,14 +54,21 @@ profiler() {
 	perfg) exec perf "${top[@]}" -g ;;
 	esac
 }
-have perf || NAMES=("${NAMES[@]/perf*/}")
+have perf || NAMES=(bpfprof auto ${BEFORE:+before})
 
-# round LOAD: every profiler at once; each window appends a profiler's CPU ms/s to
-# $BTMP/LOAD.NAME and bpfprof's ratio to each other one to $BTMP/LOAD.bpfprof-NAME.
+# round LOAD REP: every profiler at once; each window appends a profiler's CPU ms/s to
+# $BTMP/LOAD.NAME and bpfprof's ratio to each other one to $BTMP/LOAD.bpfprof-NAME.  The order
+# they start in is reversed every other round: of two builds started together, the first used
+# 0.15-0.6 ms/s more than the second in four runs out of four, whichever it was (REPS even for
+# a fair A/B).
 round() {
-	local load=$1 name w t0 t1
+	local load=$1 rep=$2 name w t0 t1 i
+	local order=()
 	declare -A pid c0 c1
-	for name in ${NAMES[*]}; do
+	for ((i = 0; i < ${#NAMES[*]}; i++)); do
+		order+=("${NAMES[rep % 2 ? ${#NAMES[*]} - 1 - i : i]}")
+	done
+	for name in ${order[*]}; do
 		profiler "$name" <"$BTMP/keys" >"$BTMP/$name.out" 2>"$BTMP/$name.err" &
 		pid[$name]=$!
 	done
@@ -117,7 +125,7 @@ for load in $LOADS; do
 	for ((rep = 0; rep < REPS; rep++)); do
 		start_load "$load"
 		sleep 1
-		round "$load"
+		round "$load" "$rep"
 		stop_load
 	done
 	printf "load %-5s  bpfprof top %s ms/s (%s ms a refresh, its -v)   perf top %s ms/s   perf top -g %s ms/s   bpfprof --unwind auto %s ms/s\n" \

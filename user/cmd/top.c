@@ -5,6 +5,7 @@
  * table (out/toptable.h) and shown full-screen (core/terminal.h, keys in cmd/topui.h) or as
  * plain-text refreshes. */
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
@@ -31,6 +32,9 @@ RUNNER_SKELETON(profile);
 /* Ticks while nothing happens (no new process, no key): the refresh's work is all a quiet
  * machine needs, and each wake-up costs as much (the runner's 100 ms otherwise). */
 #define IDLE_TICK_NS 500000000ULL
+/* malloc's thresholds for a live view (top_check()) */
+#define TOP_MMAP_THRESHOLD (4 << 20)
+#define TOP_TRIM_THRESHOLD (16 << 20)
 #define IDLE_SLACK_NS 2000000ULL
 
 static struct top_env {
@@ -422,6 +426,12 @@ static int top_check(struct runner *r)
 	 * nothing): only where a refresh is late, or the maps fill up */
 	st.sr->drain_every_ns = 2 * env.delay * 1e9;
 	st.sr->trim_on_interval = true;
+	/* a refresh's large blocks (the period's aggregation, new programs' symbol tables) from
+	 * the heap, whose free memory the next refresh reuses, not mapped afresh and faulted in at
+	 * each one; and the heap's top kept between the trims (the runner's settings give big
+	 * blocks back at once: a one-shot profile's peak) */
+	mallopt(M_MMAP_THRESHOLD, TOP_MMAP_THRESHOLD);
+	mallopt(M_TRIM_THRESHOLD, TOP_TRIM_THRESHOLD);
 	env.table = top_table__new(&env.sort);
 	if (stack_files_wanted())
 		env.all = stack_agg__new(true);
