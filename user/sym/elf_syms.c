@@ -301,33 +301,39 @@ static int cmp_slot(const void *a, const void *b)
 	return x->got < y->got ? -1 : x->got > y->got;
 }
 
-/* The relocation an x86 PLT entry jumps through: its `jmp *disp(%rip)` (ff 25, after an
- * endbr64 and a bnd prefix in an IBT entry) names the GOT slot, which one relocation fills.
- * libc's .rela.plt mixes IRELATIVE relocations in, so the Nth entry is not always the Nth
- * relocation, as objdump's names show.  Returns the index, or n when it is not found. */
-static size_t x86_plt_reloc(const unsigned char *code, size_t len, __u64 addr,
-			    const struct plt_slot *slots, size_t n)
+/* The GOT slot an x86 PLT entry at addr jumps through: its `jmp *disp(%rip)` (ff 25, after an
+ * endbr64 and a bnd prefix in an IBT entry) names it, and one relocation fills it.  libc's
+ * .rela.plt mixes IRELATIVE relocations in, so the Nth entry is not always the Nth relocation,
+ * as objdump's names show.  false where the entry has no such jump. */
+static bool x86_entry_got(const unsigned char *code, size_t len, __u64 addr, __u64 *got)
 {
 	for (size_t i = 0; i + 6 <= len; i++) {
 		__s32 disp;
-		__u64 got;
-		size_t lo = 0, hi = n;
 
 		if (code[i] != 0xff || code[i + 1] != 0x25)
 			continue;
 		memcpy(&disp, code + i + 2, 4);
-		got = addr + i + 6 + (__s64)disp;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (slots[mid].got < got)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		return lo < n && slots[lo].got == got ? slots[lo].index : n;
+		*got = addr + i + 6 + (__s64)disp;
+		return true;
 	}
-	return n;
+	return false;
+}
+
+/* Whether got is among the n sorted slots; *at: where it is, or would go. */
+static bool find_got(const struct plt_slot *slots, size_t n, __u64 got, size_t *at)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (slots[mid].got < got)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*at = lo;
+	return lo < n && slots[lo].got == got;
 }
 
 /* A table of PLT entries and the relocations that name them. */
@@ -338,7 +344,9 @@ struct plt_table {
 	Elf_Data *rel, *syms, *strs;
 	size_t nrel;
 	bool rela;
-	struct plt_slot *slots;  /* x86-64: the relocations by GOT slot; NULL: by rank */
+	struct plt_slot *slots;  /* x86-64: the entries' GOT slots and their relocations, by
+				  * slot; NULL: by rank */
+	size_t nslots;
 };
 
 /* The entries of section code_name (after header bytes) named by the relocations of rel_name,
@@ -379,20 +387,33 @@ static bool plt_table(Elf *elf, size_t shstrndx, const char *code_name, size_t h
 			t->n = t->nrel;
 		return true;
 	}
-	t->slots = calloc(t->nrel ?: 1, sizeof(*t->slots));
+	/* the slots the entries jump through first, then their relocations: a PIE's .rela.dyn
+	 * holds tens of thousands for a few .plt.got entries (sorting them all was most of parsing
+	 * a compiler's symbols) */
+	t->slots = calloc(t->n ?: 1, sizeof(*t->slots));
 	if (!t->slots) {
 		*err = -ENOMEM;
 		return false;
 	}
+	for (size_t i = 0; i < t->n; i++) {
+		__u64 got;
+
+		if (x86_entry_got(t->code + i * t->entry, t->entry, t->addr + i * t->entry, &got))
+			t->slots[t->nslots++] = (struct plt_slot){ got, t->nrel };
+	}
+	qsort(t->slots, t->nslots, sizeof(*t->slots), cmp_slot);
 	for (size_t i = 0; i < t->nrel; i++) {
 		GElf_Rela r;
 		GElf_Rel rl;
+		size_t at;
 
 		if (rela ? !gelf_getrela(t->rel, i, &r) : !gelf_getrel(t->rel, i, &rl))
 			break;
-		t->slots[i] = (struct plt_slot){ rela ? r.r_offset : rl.r_offset, i };
+		/* a slot filled twice (never seen) is named by its first relocation */
+		if (find_got(t->slots, t->nslots, rela ? r.r_offset : rl.r_offset, &at) &&
+		    t->slots[at].index == t->nrel)
+			t->slots[at].index = i;
 	}
-	qsort(t->slots, t->nrel, sizeof(*t->slots), cmp_slot);
 	return true;
 }
 
@@ -406,9 +427,15 @@ static const char *plt_entry_name(const struct elf_syms *es, const struct plt_ta
 	GElf_Sym sym;
 	const char *name;
 
-	if (t->slots)
-		ri = x86_plt_reloc(t->code + i * t->entry, t->entry,
-				   t->addr + i * t->entry, t->slots, t->nrel);
+	if (t->slots) {
+		__u64 got;
+		size_t at;
+
+		ri = t->nrel;
+		if (x86_entry_got(t->code + i * t->entry, t->entry, t->addr + i * t->entry, &got) &&
+		    find_got(t->slots, t->nslots, got, &at))
+			ri = t->slots[at].index;
+	}
 	if (ri >= t->nrel || (t->rela ? !gelf_getrela(t->rel, ri, &r) :
 					!gelf_getrel(t->rel, ri, &rl)))
 		return NULL;
@@ -434,7 +461,7 @@ static const char *plt_entry_name(const struct elf_syms *es, const struct plt_ta
  * those of .plt after its header, or of .plt.sec where the linker split the PLT for IBT (the
  * entries there are the ones called), and on x86-64 those of .plt.got, for functions whose
  * address is also taken (ls calls malloc, free and strcmp there).  On x86-64 each entry's
- * relocation is the one for the GOT slot it jumps through (x86_plt_reloc()); elsewhere the
+ * relocation is the one for the GOT slot it jumps through (x86_entry_got()); elsewhere the
  * Nth relocation of .rela.plt is the Nth entry.  Returns how many were added, or -ENOMEM. */
 static int add_plt(struct elf_syms *es, Elf *elf)
 {
