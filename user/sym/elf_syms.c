@@ -9,6 +9,7 @@
 #include <libelf.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -343,11 +344,33 @@ struct plt_table {
 	size_t entry, n;         /* entry size, how many */
 	Elf_Data *rel, *syms, *strs;
 	size_t nrel;
+	size_t rel_size;         /* an entry's size in the file (sh_entsize) */
 	bool rela;
 	struct plt_slot *slots;  /* x86-64: the entries' GOT slots and their relocations, by
 				  * slot; NULL: by rank */
 	size_t nslots;
 };
+
+/* The offset relocation i of t fills: read in place where libelf gave the section as an array
+ * of 64-bit entries (a PIE's .rela.dyn: gelf_getrela() for each of tens of thousands was most
+ * of naming its PLT), else through gelf.  false past the end. */
+static bool rel_offset(const struct plt_table *t, size_t i, __u64 *off)
+{
+	GElf_Rela r;
+	GElf_Rel rl;
+
+	if (t->rela && t->rel->d_type == ELF_T_RELA &&
+	    t->rel->d_size >= t->nrel * sizeof(Elf64_Rela) && t->rel_size == sizeof(Elf64_Rela)) {
+		/* a hostile file's section may sit at any offset: not read as an aligned struct */
+		memcpy(off, (const char *)t->rel->d_buf + i * sizeof(Elf64_Rela) +
+			    offsetof(Elf64_Rela, r_offset), sizeof(*off));
+		return true;
+	}
+	if (t->rela ? !gelf_getrela(t->rel, i, &r) : !gelf_getrel(t->rel, i, &rl))
+		return false;
+	*off = t->rela ? r.r_offset : rl.r_offset;
+	return true;
+}
 
 /* The entries of section code_name (after header bytes) named by the relocations of rel_name,
  * by the GOT slot each jumps through where by_slot, else by rank.  false when the file has no
@@ -381,6 +404,7 @@ static bool plt_table(Elf *elf, size_t shstrndx, const char *code_name, size_t h
 	t->entry = entry;
 	t->n = (code_sh.sh_size - header) / entry;
 	t->nrel = rel_sh.sh_size / rel_sh.sh_entsize;
+	t->rel_size = rel_sh.sh_entsize;
 	t->code = (const unsigned char *)code->d_buf + header;
 	if (!by_slot) {
 		if (t->n > t->nrel)
@@ -403,15 +427,13 @@ static bool plt_table(Elf *elf, size_t shstrndx, const char *code_name, size_t h
 	}
 	qsort(t->slots, t->nslots, sizeof(*t->slots), cmp_slot);
 	for (size_t i = 0; i < t->nrel; i++) {
-		GElf_Rela r;
-		GElf_Rel rl;
+		__u64 off;
 		size_t at;
 
-		if (rela ? !gelf_getrela(t->rel, i, &r) : !gelf_getrel(t->rel, i, &rl))
+		if (!rel_offset(t, i, &off))
 			break;
 		/* a slot filled twice (never seen) is named by its first relocation */
-		if (find_got(t->slots, t->nslots, rela ? r.r_offset : rl.r_offset, &at) &&
-		    t->slots[at].index == t->nrel)
+		if (find_got(t->slots, t->nslots, off, &at) && t->slots[at].index == t->nrel)
 			t->slots[at].index = i;
 	}
 	return true;
