@@ -5,6 +5,7 @@
  * table (out/toptable.h) and shown full-screen (core/terminal.h, keys in cmd/topui.h) or as
  * plain-text refreshes. */
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
@@ -31,6 +32,9 @@ RUNNER_SKELETON(profile);
 /* Ticks while nothing happens (no new process, no key): the refresh's work is all a quiet
  * machine needs, and each wake-up costs as much (the runner's 100 ms otherwise). */
 #define IDLE_TICK_NS 500000000ULL
+/* malloc's thresholds for a live view (top_check()) */
+#define TOP_MMAP_THRESHOLD (4 << 20)
+#define TOP_TRIM_THRESHOLD (16 << 20)
 #define IDLE_SLACK_NS 2000000ULL
 
 static struct top_env {
@@ -49,7 +53,7 @@ static struct top_env {
 	struct top_keyreader keys;
 	struct stack_agg *all; /* --svg, --pprof: every period's samples, for the files at the end */
 	struct stack_run *sr;  /* profile's (profile_state() costs syscalls: not at each tick) */
-	struct top_row *rows;
+	const struct top_row *rows; /* the table's own (top_table__rows_view()) */
 	size_t nr_rows;
 	double total;          /* the rows' 100% */
 	struct top_status status;
@@ -158,11 +162,9 @@ static int build_rows(FILE *out)
 	int first = env.screen ? (env.ui.first > env.ui.selected ? env.ui.first : env.ui.selected) +
 				 screen_page() + 1 : stdio_rows(out);
 
-	free(env.rows);
-	env.rows = NULL;
-	return top_table__rows_first(env.table, &env.ui.zoom, env.ui.children,
-				     stack_opts.percent_limit, first > 0 ? first : 1, &env.rows,
-				     &env.nr_rows, &env.total);
+	return top_table__rows_view(env.table, &env.ui.zoom, env.ui.children,
+				    stack_opts.percent_limit, first > 0 ? first : 1, &env.rows,
+				    &env.nr_rows, &env.total);
 }
 
 static struct top_layout layout(int width, int max_rows)
@@ -423,6 +425,13 @@ static int top_check(struct runner *r)
 	/* the kernel's maps are read at each refresh, not in between as well (twice the reads for
 	 * nothing): only where a refresh is late, or the maps fill up */
 	st.sr->drain_every_ns = 2 * env.delay * 1e9;
+	st.sr->trim_on_interval = true;
+	/* a refresh's large blocks (the period's aggregation, new programs' symbol tables) from
+	 * the heap, whose free memory the next refresh reuses, not mapped afresh and faulted in at
+	 * each one; and the heap's top kept between the trims (the runner's settings give big
+	 * blocks back at once: a one-shot profile's peak) */
+	mallopt(M_MMAP_THRESHOLD, TOP_MMAP_THRESHOLD);
+	mallopt(M_TRIM_THRESHOLD, TOP_TRIM_THRESHOLD);
 	env.table = top_table__new(&env.sort);
 	if (stack_files_wanted())
 		env.all = stack_agg__new(true);
@@ -560,7 +569,6 @@ static int top_write(struct runner *r)
 static void top_teardown(struct runner *r)
 {
 	term_leave();
-	free(env.rows);
 	top_table__free(env.table);
 	stack_agg__free(env.all);
 	profile_teardown(r);

@@ -757,8 +757,9 @@ static int drain_gen(struct stack_run *s, bool wait)
 	/* what the drain, the forgotten processes and the unwinder's table builds freed goes back
 	 * to the system: a long run's RSS is what it holds, not its high-water mark; without
 	 * either, at most every TRIM_INTERVAL_NS (source lines bound what they parse themselves:
-	 * sym/srcline.c) */
-	if (exits || d->last_ns - d->trimmed_ns >= TRIM_INTERVAL_NS) {
+	 * sym/srcline.c); top at that interval alone (under churn, trimmed at each refresh, what
+	 * it gave back was faulted in again by the next) */
+	if ((exits && !s->trim_on_interval) || d->last_ns - d->trimmed_ns >= TRIM_INTERVAL_NS) {
 		malloc_trim(0);
 		d->trimmed_ns = d->last_ns;
 	}

@@ -110,6 +110,9 @@ struct stack_run {
 					 * still be under way (see stack_run_finish()) */
 	__u64 drain_every_ns;           /* drains between periods at most this often (0: each
 					 * second); top drains at its refreshes */
+	bool trim_on_interval;          /* memory given back every 10 s only, not after each drain
+					 * that forgot processes: top's, whose next refresh takes
+					 * the memory again */
 	__u64 quiet_ns;                 /* how long the next tick may wait (runner.idle_tick_ns):
 					 * 0 while a process waits for its second snapshot, or
 					 * processes come as fast as the mmap record rings hold */

@@ -80,6 +80,12 @@ int top_table__rows(struct top_table *t, const struct top_zoom *zoom, bool child
 int top_table__rows_first(struct top_table *t, const struct top_zoom *zoom, bool children,
 			  double percent_limit, size_t first, struct top_row **rows, size_t *nr,
 			  double *total);
+/* The same rows in the table's own room, not copied: valid until the next call that makes rows
+ * (a live view's thousands of rows, malloc'd and copied at each refresh, were mapped afresh and
+ * faulted in each time).  *rows NULL with *nr 0 when empty. */
+int top_table__rows_view(struct top_table *t, const struct top_zoom *zoom, bool children,
+			 double percent_limit, size_t first, const struct top_row **rows, size_t *nr,
+			 double *total);
 
 /* ---- layout ---- */
 

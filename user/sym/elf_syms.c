@@ -9,6 +9,7 @@
 #include <libelf.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -301,33 +302,39 @@ static int cmp_slot(const void *a, const void *b)
 	return x->got < y->got ? -1 : x->got > y->got;
 }
 
-/* The relocation an x86 PLT entry jumps through: its `jmp *disp(%rip)` (ff 25, after an
- * endbr64 and a bnd prefix in an IBT entry) names the GOT slot, which one relocation fills.
- * libc's .rela.plt mixes IRELATIVE relocations in, so the Nth entry is not always the Nth
- * relocation, as objdump's names show.  Returns the index, or n when it is not found. */
-static size_t x86_plt_reloc(const unsigned char *code, size_t len, __u64 addr,
-			    const struct plt_slot *slots, size_t n)
+/* The GOT slot an x86 PLT entry at addr jumps through: its `jmp *disp(%rip)` (ff 25, after an
+ * endbr64 and a bnd prefix in an IBT entry) names it, and one relocation fills it.  libc's
+ * .rela.plt mixes IRELATIVE relocations in, so the Nth entry is not always the Nth relocation,
+ * as objdump's names show.  false where the entry has no such jump. */
+static bool x86_entry_got(const unsigned char *code, size_t len, __u64 addr, __u64 *got)
 {
 	for (size_t i = 0; i + 6 <= len; i++) {
 		__s32 disp;
-		__u64 got;
-		size_t lo = 0, hi = n;
 
 		if (code[i] != 0xff || code[i + 1] != 0x25)
 			continue;
 		memcpy(&disp, code + i + 2, 4);
-		got = addr + i + 6 + (__s64)disp;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (slots[mid].got < got)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		return lo < n && slots[lo].got == got ? slots[lo].index : n;
+		*got = addr + i + 6 + (__s64)disp;
+		return true;
 	}
-	return n;
+	return false;
+}
+
+/* Whether got is among the n sorted slots; *at: where it is, or would go. */
+static bool find_got(const struct plt_slot *slots, size_t n, __u64 got, size_t *at)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (slots[mid].got < got)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*at = lo;
+	return lo < n && slots[lo].got == got;
 }
 
 /* A table of PLT entries and the relocations that name them. */
@@ -337,9 +344,33 @@ struct plt_table {
 	size_t entry, n;         /* entry size, how many */
 	Elf_Data *rel, *syms, *strs;
 	size_t nrel;
+	size_t rel_size;         /* an entry's size in the file (sh_entsize) */
 	bool rela;
-	struct plt_slot *slots;  /* x86-64: the relocations by GOT slot; NULL: by rank */
+	struct plt_slot *slots;  /* x86-64: the entries' GOT slots and their relocations, by
+				  * slot; NULL: by rank */
+	size_t nslots;
 };
+
+/* The offset relocation i of t fills: read in place where libelf gave the section as an array
+ * of 64-bit entries (a PIE's .rela.dyn: gelf_getrela() for each of tens of thousands was most
+ * of naming its PLT), else through gelf.  false past the end. */
+static bool rel_offset(const struct plt_table *t, size_t i, __u64 *off)
+{
+	GElf_Rela r;
+	GElf_Rel rl;
+
+	if (t->rela && t->rel->d_type == ELF_T_RELA &&
+	    t->rel->d_size >= t->nrel * sizeof(Elf64_Rela) && t->rel_size == sizeof(Elf64_Rela)) {
+		/* a hostile file's section may sit at any offset: not read as an aligned struct */
+		memcpy(off, (const char *)t->rel->d_buf + i * sizeof(Elf64_Rela) +
+			    offsetof(Elf64_Rela, r_offset), sizeof(*off));
+		return true;
+	}
+	if (t->rela ? !gelf_getrela(t->rel, i, &r) : !gelf_getrel(t->rel, i, &rl))
+		return false;
+	*off = t->rela ? r.r_offset : rl.r_offset;
+	return true;
+}
 
 /* The entries of section code_name (after header bytes) named by the relocations of rel_name,
  * by the GOT slot each jumps through where by_slot, else by rank.  false when the file has no
@@ -373,26 +404,38 @@ static bool plt_table(Elf *elf, size_t shstrndx, const char *code_name, size_t h
 	t->entry = entry;
 	t->n = (code_sh.sh_size - header) / entry;
 	t->nrel = rel_sh.sh_size / rel_sh.sh_entsize;
+	t->rel_size = rel_sh.sh_entsize;
 	t->code = (const unsigned char *)code->d_buf + header;
 	if (!by_slot) {
 		if (t->n > t->nrel)
 			t->n = t->nrel;
 		return true;
 	}
-	t->slots = calloc(t->nrel ?: 1, sizeof(*t->slots));
+	/* the slots the entries jump through first, then their relocations: a PIE's .rela.dyn
+	 * holds tens of thousands for a few .plt.got entries (sorting them all was most of parsing
+	 * a compiler's symbols) */
+	t->slots = calloc(t->n ?: 1, sizeof(*t->slots));
 	if (!t->slots) {
 		*err = -ENOMEM;
 		return false;
 	}
-	for (size_t i = 0; i < t->nrel; i++) {
-		GElf_Rela r;
-		GElf_Rel rl;
+	for (size_t i = 0; i < t->n; i++) {
+		__u64 got;
 
-		if (rela ? !gelf_getrela(t->rel, i, &r) : !gelf_getrel(t->rel, i, &rl))
-			break;
-		t->slots[i] = (struct plt_slot){ rela ? r.r_offset : rl.r_offset, i };
+		if (x86_entry_got(t->code + i * t->entry, t->entry, t->addr + i * t->entry, &got))
+			t->slots[t->nslots++] = (struct plt_slot){ got, t->nrel };
 	}
-	qsort(t->slots, t->nrel, sizeof(*t->slots), cmp_slot);
+	qsort(t->slots, t->nslots, sizeof(*t->slots), cmp_slot);
+	for (size_t i = 0; i < t->nrel; i++) {
+		__u64 off;
+		size_t at;
+
+		if (!rel_offset(t, i, &off))
+			break;
+		/* a slot filled twice (never seen) is named by its first relocation */
+		if (find_got(t->slots, t->nslots, off, &at) && t->slots[at].index == t->nrel)
+			t->slots[at].index = i;
+	}
 	return true;
 }
 
@@ -406,9 +449,15 @@ static const char *plt_entry_name(const struct elf_syms *es, const struct plt_ta
 	GElf_Sym sym;
 	const char *name;
 
-	if (t->slots)
-		ri = x86_plt_reloc(t->code + i * t->entry, t->entry,
-				   t->addr + i * t->entry, t->slots, t->nrel);
+	if (t->slots) {
+		__u64 got;
+		size_t at;
+
+		ri = t->nrel;
+		if (x86_entry_got(t->code + i * t->entry, t->entry, t->addr + i * t->entry, &got) &&
+		    find_got(t->slots, t->nslots, got, &at))
+			ri = t->slots[at].index;
+	}
 	if (ri >= t->nrel || (t->rela ? !gelf_getrela(t->rel, ri, &r) :
 					!gelf_getrel(t->rel, ri, &rl)))
 		return NULL;
@@ -434,7 +483,7 @@ static const char *plt_entry_name(const struct elf_syms *es, const struct plt_ta
  * those of .plt after its header, or of .plt.sec where the linker split the PLT for IBT (the
  * entries there are the ones called), and on x86-64 those of .plt.got, for functions whose
  * address is also taken (ls calls malloc, free and strcmp there).  On x86-64 each entry's
- * relocation is the one for the GOT slot it jumps through (x86_plt_reloc()); elsewhere the
+ * relocation is the one for the GOT slot it jumps through (x86_entry_got()); elsewhere the
  * Nth relocation of .rela.plt is the Nth entry.  Returns how many were added, or -ENOMEM. */
 static int add_plt(struct elf_syms *es, Elf *elf)
 {

@@ -34,6 +34,8 @@
 #define FILE_KEEP_PER_PARSE_NS 20000
 #define FILE_KEEP_MAX_NS (300 * 1000000000ULL)
 #define DELETED_SUFFIX " (deleted)"
+/* Mappings a forked child's array has room for beyond its parent's (syms_cache__record_fork) */
+#define FORK_MAPS_ROOM 16
 
 
 /* ---- files, processes ---- */
@@ -81,8 +83,9 @@ struct proc {
 	size_t nr_old_pms;
 	struct stat pm_st;         /* of the loaded map: reload only when it changed */
 	bool pm_refused;           /* its map was refused, and counted */
-	/* Told by mmap records since its exec (or a fork of such a process): its mappings are
-	 * complete without a /proc read, and stay known after it exits (sym/mmaprec.h). */
+	/* Told by mmap records since its exec, or since a /proc read while records are read (or
+	 * a fork of such a process): its mappings are complete without reading /proc again, and
+	 * stay known after it exits (sym/mmaprec.h). */
 	bool tracked;
 	__u64 born_ns;             /* the record (fork, exec) that made it this program */
 	bool execed;               /* born_ns is an exec's */
@@ -644,6 +647,13 @@ static int proc_snapshot(struct syms_cache *sc, struct proc *p, bool explicit)
 	fresh = NULL;
 	p->start_time = start_time;
 	p->gone = false;
+	/* from here on its mmap records tell what it maps next (applied to a process held; one
+	 * older than this read adds what the read found already): a miss is a garbage frame, no
+	 * reason to read /proc again (each sampled process that existed at the start, or that
+	 * forked from one and had not exec'd, was read again at its first miss and every second:
+	 * a twentieth of top's CPU under churn) */
+	if (sc->records && !sc->records_lost)
+		p->tracked = true;
 cleanup:
 	if (err == -ENOENT || err == -ESRCH)
 		p->gone = true;
@@ -909,6 +919,7 @@ int syms_cache__record_fork(struct syms_cache *sc, __u32 tgid, __u32 parent_tgid
 	struct proc *parent = hashtab_get(&sc->procs, parent_tgid, 0);
 	struct proc *p = hashtab_get(&sc->procs, tgid, 0);
 	struct mapping *maps = NULL;
+	size_t cap;
 
 	/* a thread; or what came after the fork was told first (records of CPUs read in one
 	 * batch) */
@@ -928,8 +939,11 @@ int syms_cache__record_fork(struct syms_cache *sc, __u32 tgid, __u32 parent_tgid
 			return 0;
 		}
 	}
-	if (parent->nr_maps) {
-		maps = malloc(parent->nr_maps * sizeof(*maps));
+	/* with room for what an exec maps next (its program, loader and libraries: copied at
+	 * their size, most children's arrays were made again at their first mmap record) */
+	cap = parent->nr_maps ? parent->nr_maps + FORK_MAPS_ROOM : 0;
+	if (cap) {
+		maps = malloc(cap * sizeof(*maps));
 		if (!maps)
 			return -ENOMEM;
 		memcpy(maps, parent->maps, parent->nr_maps * sizeof(*maps));
@@ -942,7 +956,7 @@ int syms_cache__record_fork(struct syms_cache *sc, __u32 tgid, __u32 parent_tgid
 	/* the child's address space is a copy of its parent's (the same files: shared dsos) */
 	p->maps = maps;
 	p->nr_maps = parent->nr_maps;
-	p->maps_cap = parent->nr_maps;
+	p->maps_cap = cap;
 	p->tracked = parent->tracked;
 	return 0;
 }
