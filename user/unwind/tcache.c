@@ -45,6 +45,9 @@ struct cache_hdr {
 	__u32 source;             /* index in sources[] */
 	__u32 pad;
 	__u64 checksum;           /* of the header (this field 0) and the rows */
+	/* build-id keys: the file the rows were built from (struct unw_cache_key); 0 otherwise */
+	__u64 ident[7];
+	__u64 cfi_hash;
 };
 
 static const char *const sources[] = { ".eh_frame", ".debug_frame", "debug file .debug_frame" };
@@ -194,13 +197,14 @@ static __u64 cfi_sections_hash(Elf *elf)
 	return h;
 }
 
-int unw_cache_key(int fd, char *key, size_t size)
+int unw_cache_key(int fd, struct unw_cache_key *key)
 {
-	__u64 cfi_hash = 0;
 	unsigned char id[64];
 	struct stat st;
 	int n = -ENOENT;
 
+	memset(key, 0, sizeof(*key));
+	key->fd = -1;
 	if (fstat(fd, &st))
 		return -errno;
 	if (!S_ISREG(st.st_mode))
@@ -211,36 +215,81 @@ int unw_cache_key(int fd, char *key, size_t size)
 		Elf *elf = untrusted_elf(fd);
 
 		n = elf ? elf_build_id(elf, id, sizeof(id)) : -ENOENT;
-		if (n > 0 && !(cfi_hash = cfi_sections_hash(elf)))
-			n = -ENOENT;
 		elf_end(elf);
 	}
-	if (n > 0 && (size_t)n * 2 + 40 < size) {
-		int k = snprintf(key, size, "b-");
+	if (n > 0 && (size_t)n * 2 + 24 < sizeof(key->name)) {
+		int k = snprintf(key->name, sizeof(key->name), "b-");
 
 		for (int i = 0; i < n; i++)
-			k += snprintf(key + k, size - k, "%02x", id[i]);
-		snprintf(key + k, size - k, "-%llx-%llx", (unsigned long long)st.st_size,
-			 (unsigned long long)cfi_hash);
+			k += snprintf(key->name + k, sizeof(key->name) - k, "%02x", id[i]);
+		snprintf(key->name + k, sizeof(key->name) - k, "-%llx", (unsigned long long)st.st_size);
+		key->fd = fd;
+		key->ident[0] = st.st_dev;
+		key->ident[1] = st.st_ino;
+		key->ident[2] = st.st_size;
+		key->ident[3] = st.st_mtim.tv_sec;
+		key->ident[4] = st.st_mtim.tv_nsec;
+		key->ident[5] = st.st_ctim.tv_sec;
+		key->ident[6] = st.st_ctim.tv_nsec;
 		return 0;
 	}
-	snprintf(key, size, "f-%llx-%llx-%llx-%llx.%lx", (unsigned long long)st.st_dev,
-		 (unsigned long long)st.st_ino, (unsigned long long)st.st_size,
-		 (unsigned long long)st.st_mtim.tv_sec, (unsigned long)st.st_mtim.tv_nsec);
+	snprintf(key->name, sizeof(key->name), "f-%llx-%llx-%llx-%llx.%lx",
+		 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+		 (unsigned long long)st.st_size, (unsigned long long)st.st_mtim.tv_sec,
+		 (unsigned long)st.st_mtim.tv_nsec);
 	return 0;
 }
 
-/* 64-bit FNV-1a over 8-byte words: a corrupt byte anywhere changes it. */
+void unw_cache_key_name(struct unw_cache_key *key, const char *name)
+{
+	memset(key, 0, sizeof(*key));
+	key->fd = -1;
+	snprintf(key->name, sizeof(key->name), "%s", name);
+}
+
+/* The hash of a build-id key's call-frame sections, computed once (0 when they cannot be read:
+ * nothing is then taken from or stored in the cache under the key). */
+static __u64 key_cfi_hash(struct unw_cache_key *key)
+{
+	Elf *elf;
+
+	if (key->cfi_hash || key->fd < 0)
+		return key->cfi_hash;
+	elf = untrusted_elf(key->fd);
+	key->cfi_hash = elf ? cfi_sections_hash(elf) : 0;
+	elf_end(elf);
+	return key->cfi_hash;
+}
+
+static __u64 mix(__u64 h, __u64 w)
+{
+	h = (h ^ w) * 0x100000001b3ULL;
+	return h ^ (h >> 29);
+}
+
+/* 64-bit FNV-1a-like mixing over 8-byte words, in four lanes folded at the end: one lane waited
+ * on its multiply at every word (a third of reading cc1's 3.4 MB table back).  Each step is a
+ * bijection of the lane for a given word, and the fold of each lane, so a corrupt byte anywhere
+ * changes the result. */
 static __u64 hash(__u64 h, const void *p, size_t len)
 {
 	const unsigned char *b = p;
+	__u64 l[4] = { h, h + 1, h + 2, h + 3 };
 
+	for (; len >= 32; len -= 32, b += 32) {
+		__u64 w[4];
+
+		memcpy(w, b, 32);
+		for (int i = 0; i < 4; i++)
+			l[i] = mix(l[i], w[i]);
+	}
+	for (int i = 0; i < 4; i++)
+		h = mix(h, l[i]);
 	for (; len >= 8; len -= 8, b += 8) {
 		__u64 w;
 
 		memcpy(&w, b, 8);
-		h = (h ^ w) * 0x100000001b3ULL;
-		h ^= h >> 29;
+		h = mix(h, w);
 	}
 	for (; len; len--, b++)
 		h = (h ^ *b) * 0x100000001b3ULL;
@@ -255,17 +304,17 @@ static __u64 checksum(const struct cache_hdr *h, const struct unw_row *rows, siz
 	return hash(hash(0xcbf29ce484222325ULL, &copy, sizeof(copy)), rows, nr * sizeof(*rows));
 }
 
-/* The shape the BPF search and walk rely on: sorted pcs, known rule types, the end row. */
+/* The shape the BPF search and walk rely on: sorted pcs, known rule types, the end row.  Without
+ * a branch a row: 430k of them in cc1's table. */
 static bool rows_valid(const struct unw_row *rows, size_t nr)
 {
-	for (size_t i = 0; i < nr; i++) {
-		if (UNW_ROW_CFA(rows[i].type) > UNW_CFA_SP_RA_RDI ||
-		    UNW_ROW_FP(rows[i].type) > UNW_FP_UNDEFINED)
-			return false;
-		if (i && rows[i].pc < rows[i - 1].pc)
-			return false;
-	}
-	return UNW_ROW_CFA(rows[nr - 1].type) == UNW_CFA_NONE;
+	bool bad = false;
+
+	for (size_t i = 0; i < nr; i++)
+		bad |= (UNW_ROW_CFA(rows[i].type) > UNW_CFA_SP_RA_RDI) |
+		       (UNW_ROW_FP(rows[i].type) > UNW_FP_UNDEFINED) |
+		       (i > 0 && rows[i].pc < rows[i - 1].pc);
+	return !bad && UNW_ROW_CFA(rows[nr - 1].type) == UNW_CFA_NONE;
 }
 
 static bool key_ok(const char *key)
@@ -292,19 +341,38 @@ static int read_full(int fd, void *buf, size_t len, off_t off)
 	return 0;
 }
 
-int unw_cache__get(struct unw_cache *c, const char *key, struct cfi_rows *out)
+static int store(struct unw_cache *c, struct unw_cache_key *key, const struct cfi_rows *rows);
+
+/* Whether the header's table was built from key's file as it is: the same identity (no write
+ * since: the ctime would have moved), or the same call-frame bytes by hash (the file replaced by
+ * an identical one, e.g. a package reinstalled; *moved is set so the header learns the new
+ * identity).  Keys of a name alone carry no file: their name is the whole identity. */
+static bool same_source(const struct cache_hdr *h, struct unw_cache_key *key, bool *moved)
+{
+	if (key->fd < 0)
+		return true;
+	if (!h->cfi_hash)
+		return false;
+	if (!memcmp(h->ident, key->ident, sizeof(h->ident)))
+		return true;
+	*moved = key_cfi_hash(key) == h->cfi_hash;
+	return *moved;
+}
+
+int unw_cache__get(struct unw_cache *c, struct unw_cache_key *key, struct cfi_rows *out)
 {
 	char name[UNW_CACHE_KEY_MAX + 8];
 	struct cache_hdr h;
 	struct stat st;
 	size_t len;
 	void *rows = MAP_FAILED;
+	bool moved = false;
 	int fd, err;
 
 	memset(out, 0, sizeof(*out));
-	if (!key_ok(key))
+	if (!key_ok(key->name))
 		return -EINVAL;
-	snprintf(name, sizeof(name), "%s" CACHE_SUFFIX, key);
+	snprintf(name, sizeof(name), "%s" CACHE_SUFFIX, key->name);
 	fd = openat(c->dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;
@@ -322,30 +390,44 @@ int unw_cache__get(struct unw_cache *c, const char *key, struct cfi_rows *out)
 		goto reject;
 	if (memcmp(h.magic, CACHE_MAGIC, sizeof(CACHE_MAGIC)) || h.version != CACHE_VERSION ||
 	    h.row_size != sizeof(struct unw_row) || memchr(h.key, 0, sizeof(h.key)) == NULL ||
-	    strcmp(h.key, key) || h.nr_rows < 1 || h.nr_rows > UNWIND_MAX_TABLE_ROWS ||
+	    strcmp(h.key, key->name) || h.nr_rows < 1 || h.nr_rows > UNWIND_MAX_TABLE_ROWS ||
 	    (__u64)st.st_size != sizeof(h) + h.nr_rows * sizeof(struct unw_row) ||
 	    h.source >= sizeof(sources) / sizeof(sources[0]))
 		goto reject;
-	len = h.nr_rows * sizeof(struct unw_row);
-	/* the same kind of memory cfi.c hands out (cfi_rows_free unmaps it) */
-	rows = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* A header of other bytes under the same build-id and size (a binary patched in place, or
+	 * a flipped bit in the header, which the checksum below would catch): not this file's
+	 * table, which the caller builds and stores over it. */
+	if (!same_source(&h, key, &moved)) {
+		count(&c->st.misses);
+		err = -ENOENT;
+		goto cleanup;
+	}
+	/* The file mapped, not read into memory of ours: no page of it faulted, zeroed and copied
+	 * into (the pages are the page cache's), half of reading cc1's table back.  Checked as
+	 * mapped; cache files are replaced by rename, never written in place. */
+	len = st.st_size;
+	rows = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
 	if (rows == MAP_FAILED) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	if (read_full(fd, rows, len, sizeof(h)) || checksum(&h, rows, h.nr_rows) != h.checksum ||
-	    !rows_valid(rows, h.nr_rows))
+	if (memcmp(rows, &h, sizeof(h)) ||
+	    checksum(&h, (struct unw_row *)((char *)rows + sizeof(h)), h.nr_rows) != h.checksum ||
+	    !rows_valid((struct unw_row *)((char *)rows + sizeof(h)), h.nr_rows))
 		goto reject;
 	futimens(fd, NULL); /* eviction takes the least recently used first */
-	out->rows = rows;
+	out->rows = (struct unw_row *)((char *)rows + sizeof(h));
 	out->nr = h.nr_rows;
 	out->map_len = len;
+	out->map_off = sizeof(h);
 	out->fdes = h.fdes;
 	out->unsupported = h.unsupported;
 	out->source = sources[h.source];
 	out->cached = true;
 	rows = MAP_FAILED;
 	count(&c->st.hits);
+	if (moved)
+		store(c, key, out); /* the next run takes it by identity, unhashed */
 	err = 0;
 	goto cleanup;
 reject:
@@ -456,15 +538,23 @@ out:
 	free(e);
 }
 
-int unw_cache__put(struct unw_cache *c, const char *key, const struct cfi_rows *rows)
+/* Writes rows under key: 0 or -errno. */
+static int store(struct unw_cache *c, struct unw_cache_key *key, const struct cfi_rows *rows)
 {
 	char name[UNW_CACHE_KEY_MAX + 8], tmp[UNW_CACHE_KEY_MAX + 32];
 	struct cache_hdr h = { .magic = CACHE_MAGIC };
 	size_t src;
 	int fd, err;
 
-	if (!key_ok(key) || !rows->nr || rows->nr > UNWIND_MAX_TABLE_ROWS)
+	if (!key_ok(key->name) || !rows->nr || rows->nr > UNWIND_MAX_TABLE_ROWS)
 		return -EINVAL;
+	/* a build-id key's rows are taken later by what they were built from */
+	if (key->fd >= 0) {
+		h.cfi_hash = key_cfi_hash(key);
+		if (!h.cfi_hash)
+			return -EINVAL;
+		memcpy(h.ident, key->ident, sizeof(h.ident));
+	}
 	for (src = 0; src < sizeof(sources) / sizeof(sources[0]); src++)
 		if (rows->source && !strcmp(rows->source, sources[src]))
 			break;
@@ -474,14 +564,14 @@ int unw_cache__put(struct unw_cache *c, const char *key, const struct cfi_rows *
 		return -E2BIG;
 	h.version = CACHE_VERSION;
 	h.row_size = sizeof(struct unw_row);
-	snprintf(h.key, sizeof(h.key), "%s", key);
+	snprintf(h.key, sizeof(h.key), "%s", key->name);
 	h.nr_rows = rows->nr;
 	h.fdes = rows->fdes;
 	h.unsupported = rows->unsupported;
 	h.source = src;
 	h.checksum = checksum(&h, rows->rows, rows->nr);
-	snprintf(name, sizeof(name), "%s" CACHE_SUFFIX, key);
-	snprintf(tmp, sizeof(tmp), ".%s.%d.%lx", key, getpid(), (unsigned long)syscall(SYS_gettid));
+	snprintf(name, sizeof(name), "%s" CACHE_SUFFIX, key->name);
+	snprintf(tmp, sizeof(tmp), ".%s.%d.%lx", key->name, getpid(), (unsigned long)syscall(SYS_gettid));
 	fd = openat(c->dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
@@ -495,11 +585,19 @@ int unw_cache__put(struct unw_cache *c, const char *key, const struct cfi_rows *
 		unlinkat(c->dfd, tmp, 0);
 		return err;
 	}
-	count(&c->st.stores);
 	pthread_mutex_lock(&c->lock);
 	c->total += sizeof(h) + rows->nr * sizeof(*rows->rows);
 	if (!c->scanned || c->total > c->max_bytes)
 		evict(c);
 	pthread_mutex_unlock(&c->lock);
 	return 0;
+}
+
+int unw_cache__put(struct unw_cache *c, struct unw_cache_key *key, const struct cfi_rows *rows)
+{
+	int err = store(c, key, rows);
+
+	if (!err)
+		count(&c->st.stores);
+	return err;
 }
