@@ -329,6 +329,55 @@ out:
 	cfi_rows_free(&in);
 }
 
+/* Other files of the cache (the kept kernel symbols): round trip; a flipped byte, a file of
+ * another name renamed over it, one writable by others: rejected and removed. */
+static void test_files(void)
+{
+	static const char text[] = "the core kernel's symbols, say";
+	struct unw_cache_stats st;
+	struct unw_cache *c;
+	char p[512], q[512];
+	size_t len = 0;
+	void *buf;
+
+	fresh_dir();
+	c = unw_cache__open(dir, 1 << 20, NULL, 0);
+	if (!c) {
+		CHECK(c != NULL);
+		return;
+	}
+	snprintf(p, sizeof(p), "%s/k-1.ksym", dir);
+	snprintf(q, sizeof(q), "%s/k-2.ksym", dir);
+	CHECK_INT(unw_cache__read_file(c, "k-1.ksym", 1 << 20, &buf, &len), -ENOENT);
+	CHECK_INT(unw_cache__write_file(c, "k-1.ksym", text, sizeof(text)), 0);
+	CHECK_INT(unw_cache__read_file(c, "k-1.ksym", 1 << 20, &buf, &len), 0);
+	CHECK(len == sizeof(text) && buf && !memcmp(buf, text, len));
+	free(buf);
+	CHECK_INT(unw_cache__read_file(c, "k-1.ksym", 4, &buf, &len), -EBADMSG); /* over max */
+	CHECK_INT(unw_cache__write_file(c, "k-1.ksym", text, sizeof(text)), 0);
+	{
+		int fd = open(p, O_RDWR);
+		unsigned char b = 0;
+
+		CHECK(pread(fd, &b, 1, 130) == 1);
+		b ^= 1;
+		CHECK(pwrite(fd, &b, 1, 130) == 1);
+		close(fd);
+	}
+	CHECK_INT(unw_cache__read_file(c, "k-1.ksym", 1 << 20, &buf, &len), -EBADMSG);
+	CHECK(access(p, F_OK) != 0);
+	CHECK_INT(unw_cache__write_file(c, "k-2.ksym", text, sizeof(text)), 0);
+	CHECK(!rename(q, p));
+	CHECK_INT(unw_cache__read_file(c, "k-1.ksym", 1 << 20, &buf, &len), -EBADMSG);
+	CHECK_INT(unw_cache__write_file(c, "k-1.ksym", text, sizeof(text)), 0);
+	CHECK(!chmod(p, 0622));
+	CHECK_INT(unw_cache__read_file(c, "k-1.ksym", 1 << 20, &buf, &len), -EBADMSG);
+	CHECK_INT(unw_cache__write_file(c, "../k", text, sizeof(text)), -EINVAL);
+	unw_cache__stats(c, &st);
+	CHECK_INT(st.rejected, 4);
+	unw_cache__free(c);
+}
+
 int main(void)
 {
 	RUN(test_round_trip);
@@ -338,6 +387,7 @@ int main(void)
 	RUN(test_eviction_oldest_first);
 	RUN(test_key);
 	RUN(test_build_id_identity);
+	RUN(test_files);
 	if (dir[0]) {
 		char cmd[300];
 

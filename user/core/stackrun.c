@@ -152,8 +152,9 @@ const struct opt stack_opts_table[] = {
 	  .needs = CAP_STACKS },
 	{ 0, "unwind-mem", "MB", "memory for unwind tables (default 32)", OPT_U64,
 	  &stack_opts.unwind_mem_mb, 1, 4096, .hint = "1 to 4096 MB", .needs = CAP_STACKS },
-	{ 0, "no-unwind-cache", NULL, "neither read nor store unwind tables in the cache\n"
-	  "($XDG_CACHE_HOME/bpfprof, else /var/cache/bpfprof)", OPT_FLAG,
+	{ 0, "no-unwind-cache", NULL, "neither read nor store unwind tables, nor the core\n"
+	  "kernel's symbols, in the cache ($XDG_CACHE_HOME/bpfprof, else\n"
+	  "/var/cache/bpfprof)", OPT_FLAG,
 	  &stack_opts.no_unwind_cache, .needs = CAP_STACKS },
 	{ 0, "unwind-cache-mb", "MB", "bound of the unwind table cache on disk (default 128);\n"
 	  "the least recently used tables go first", OPT_U64, &stack_opts.unwind_cache_mb, 1,
@@ -822,9 +823,20 @@ static void preload_tables(struct unwinder *u)
 			unwinder__preload_file(u, path, false);
 }
 
-/* The persistent table cache (unwind/tcache.h), unless --no-unwind-cache.  A directory refused
- * as unsafe is said at once; one that cannot be made (not root) only with -v. */
-static void open_cache(struct unwinder *u)
+static int kept_read(void *ctx, const char *name, size_t max, void **buf, size_t *len)
+{
+	return unw_cache__read_file(ctx, name, max, buf, len);
+}
+
+static int kept_write(void *ctx, const char *name, const void *buf, size_t len)
+{
+	return unw_cache__write_file(ctx, name, buf, len);
+}
+
+/* The persistent table cache (unwind/tcache.h), unless --no-unwind-cache, which also keeps the
+ * core kernel's symbols between the runs of a boot.  A directory refused as unsafe is said at
+ * once; one that cannot be made (not root) only with -v. */
+static void open_cache(struct unwinder *u, struct stack_resolver *r)
 {
 	struct unw_cache *c;
 	char why[4200];
@@ -836,8 +848,10 @@ static void open_cache(struct unwinder *u)
 		p_err("unwind cache %s; tables are built in memory only", why);
 	else if (!c)
 		p_info("unwind cache: %s; tables are built in memory only", why);
-	else
+	else {
 		unwinder__set_cache(u, c);
+		stack_resolver__keep_ksyms(r, &(struct ksyms_store){ kept_read, kept_write, c });
+	}
 }
 
 /* The unwinder's requests name processes too (a refresh, a file met in the kernel's mappings). */
@@ -847,6 +861,65 @@ static int unwind_event(void *ctx, void *data, size_t size)
 
 	read_records(s);
 	return unwinder__handle_event(s->unwinder, data, size);
+}
+
+/* This run's BPF functions as /proc/kallsyms names them (the kernel's bpf_get_prog_name():
+ * "bpf_prog_", the function's tag in hex, "_" and its BTF name, or the program's name without
+ * BTF), so that kernel symbols kept from an earlier run name a sample inside one (the unwinders'
+ * walks at execve() and exit_group() are in most system-wide runs) without reading the file. */
+static void name_own_programs(struct stack_resolver *res, struct bpf_object *obj)
+{
+	const struct btf *btf = obj ? bpf_object__btf(obj) : NULL;
+	struct bpf_program *prog;
+
+	if (!obj)
+		return;
+	bpf_object__for_each_program(prog, obj) {
+		__u64 starts[64];
+		__u32 lens[64], n, nfi, len;
+		__u8 tags[64][8];
+		struct bpf_func_info fi[64];
+		struct bpf_prog_info info = {};
+		int fd = bpf_program__fd(prog);
+
+		len = sizeof(info);
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		n = info.nr_jited_ksyms;
+		nfi = info.nr_func_info;
+		if (!n || n > 64 || info.nr_jited_func_lens != n || info.nr_prog_tags != n ||
+		    (nfi && (nfi != n || info.func_info_rec_size != sizeof(fi[0]) || !btf)))
+			continue;
+		memset(&info, 0, sizeof(info));
+		info.nr_jited_ksyms = n;
+		info.jited_ksyms = (__u64)(unsigned long)starts;
+		info.nr_jited_func_lens = n;
+		info.jited_func_lens = (__u64)(unsigned long)lens;
+		info.nr_prog_tags = n;
+		info.prog_tags = (__u64)(unsigned long)tags;
+		info.nr_func_info = nfi;
+		info.func_info_rec_size = nfi ? sizeof(fi[0]) : 0;
+		info.func_info = nfi ? (__u64)(unsigned long)fi : 0;
+		len = sizeof(info);
+		if (bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		for (__u32 i = 0; i < n; i++) {
+			const struct btf_type *t = nfi ? btf__type_by_id(btf, fi[i].type_id) : NULL;
+			const char *fn = t ? btf__name_by_offset(btf, t->name_off) : info.name;
+			char name[128];
+			int k = snprintf(name, sizeof(name), "bpf_prog_");
+
+			if (nfi && !t)
+				break;
+			/* the main function is listed under the program's tag (of its instructions
+			 * before the verifier split off the others), each other one under its own */
+			for (int b = 0; b < 8; b++)
+				k += snprintf(name + k, sizeof(name) - k, "%02x", i ? tags[i][b] : info.tag[b]);
+			if (fn && fn[0])
+				snprintf(name + k, sizeof(name) - k, "_%s", fn);
+			stack_resolver__known_bpf(res, starts[i], lens[i], name);
+		}
+	}
 }
 
 /* The kernel-stack walker starts as soon as the kernel symbols have loaded (on the prefetching
@@ -883,7 +956,7 @@ int stack_run_start(struct stack_run *s, struct runner *r, const struct unwind_b
 			p_err("cannot set up the unwinder: %s", strerror(-err));
 			return err;
 		}
-		open_cache(s->unwinder);
+		open_cache(s->unwinder, s->resolver);
 		preload_tables(s->unwinder);
 		err = runner_add_ringbuf(r, ub->events, unwind_event, s);
 	} else {
@@ -901,8 +974,10 @@ int stack_run_start(struct stack_run *s, struct runner *r, const struct unwind_b
 	if (run_opts.duration)
 		s->planned_end_ns = r->start_ns + (__u64)(run_opts.duration * 1e9);
 	/* kernel symbols load while the run goes on, not after it (none with -U) */
-	if (!err && !stack_opts.user_only)
+	if (!err && !stack_opts.user_only) {
+		name_own_programs(s->resolver, r->obj);
 		stack_resolver__prefetch(s->resolver, s->kstack ? kstack_start : NULL, s->kstack);
+	}
 	return err;
 }
 
@@ -1065,6 +1140,7 @@ void stack_run_free(struct stack_run *s)
 {
 	stack_run_adopt_early(NULL, false);
 	join_fields();
+	stack_resolver__join_prefetch(s->resolver); /* it keeps kernel symbols in the cache */
 	unwinder__free(s->unwinder);
 	s->unwinder = NULL;
 	if (!s->drain)

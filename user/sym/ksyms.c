@@ -35,6 +35,18 @@ struct ksyms {
 	__u32 *by_name;    /* entry indexes in name order, one per name; built on first use */
 	size_t nr_names;
 	__u64 data[3];     /* the addresses of kept_data[] (0: absent) */
+	/* Only the core kernel's symbols, kept from an earlier run of this boot (ksyms__load_kept):
+	 * addresses in [lo, hi) are answered from them, any other first reads the whole file. */
+	bool partial;
+	__u64 lo, hi;
+	char *old_names;   /* the core names, still pointed to by symbols found before */
+	/* BPF programs' functions known without the file (ksyms__add_bpf()), by start */
+	struct bpf_sym {
+		__u64 start;
+		__u32 len;
+		char *name;
+	} *bpf;
+	size_t nr_bpf;
 };
 
 /* The data symbols kept, for the BPF kernel-stack walker (user/unwind/kstack.c). */
@@ -478,6 +490,241 @@ struct ksyms *ksyms__load(void)
 	return ksyms__load_file("/proc/kallsyms");
 }
 
+static size_t entries_up_to(const struct ksyms *ks, __u64 addr);
+
+/* ---- the core kernel's symbols, kept across the runs of one boot ----
+ *
+ * The core kernel's symbols (the image's own, module index 0) are fixed from boot to shutdown:
+ * KASLR places the image once.  Modules', BPF programs' and trampolines' come and go.  Reading
+ * /proc/kallsyms is the largest part of a system-wide profile's own CPU (the kernel formats its
+ * 122k lines: 45-60 ms of CPU here; the kallsyms BPF iterator, without the formatting, costs as
+ * much per symbol), so the core part is kept in the cache directory under the boot's id and the
+ * kernel's build-id, and read back (2.5 MB) instead: an address in its range is answered from
+ * it, any other (a module's, a BPF program's) first reads the whole file as before.  That needs
+ * no other symbol within the core's range, which holds where modules, BPF programs and
+ * trampolines are placed above the image (x86-64: MODULES_VADDR follows the 1 GB of the kernel
+ * image's mapping); it is checked against the file whenever it is read whole.  The kept table is
+ * checked again against the first lines of /proc/kallsyms at every use (one page of it: the same
+ * addresses, so the same boot and layout, and addresses the reader may see). */
+struct core_img {
+	char magic[8];
+	__u32 version, ent_size;
+	__u64 nr, names_len;
+	__u64 lo, hi;
+	__u64 data[3];
+};
+#define CORE_MAGIC   "BPFPKSY"
+#define CORE_VERSION 1
+
+/* The core kernel's part of a whole table, as a cache file's content (malloc'd): 0, or -errno
+ * (-ENOTSUP where another symbol lies within its range, or off x86-64). */
+static int core_image(const struct ksyms *ks, void **img, size_t *len)
+{
+#if defined(__x86_64__)
+	struct core_img h = { .magic = CORE_MAGIC, .version = CORE_VERSION,
+			      .ent_size = sizeof(struct kent) };
+	size_t first = ks->nr, last = 0, at;
+	struct kent *ents;
+	char *names, *buf;
+
+	for (size_t i = 0; i < ks->nr; i++) {
+		if (ks->ents[i].module)
+			continue;
+		first = first < i ? first : i;
+		last = i;
+		h.nr++;
+		h.names_len += strlen(ent_name(ks, &ks->ents[i])) + 1;
+	}
+	if (h.nr < 2)
+		return -ENOENT;
+	h.lo = ks->ents[first].addr - ks->ents[first].pfx;
+	h.hi = ks->ents[last].addr;
+	/* every other symbol above the core's (nor just after the last, where its __pfx_ padding
+	 * would reach back) */
+	for (size_t i = 0; i < ks->nr; i++)
+		if (ks->ents[i].module && ks->ents[i].addr <= h.hi + 256)
+			return -ENOTSUP;
+	memcpy(h.data, ks->data, sizeof(h.data));
+	*len = sizeof(h) + h.nr * sizeof(*ents) + h.names_len;
+	buf = malloc(*len);
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, &h, sizeof(h));
+	ents = (struct kent *)(buf + sizeof(h));
+	names = (char *)(ents + h.nr);
+	at = 0;
+	for (size_t i = first; i <= last; i++) {
+		const char *n = ent_name(ks, &ks->ents[i]);
+		size_t l = strlen(n) + 1;
+
+		ents[i - first] = ks->ents[i];
+		ents[i - first].name = at;
+		memcpy(names + at, n, l);
+		at += l;
+	}
+	*img = buf;
+	return 0;
+#else
+	return -ENOTSUP;
+#endif
+}
+
+/* A kept core table back, checked as input from outside: NULL when it is not one. */
+static struct ksyms *from_core_image(const void *img, size_t len)
+{
+	const struct kent *ents;
+	struct ksyms *ks = NULL;
+	struct core_img h;
+
+	if (len < sizeof(h))
+		return NULL;
+	memcpy(&h, img, sizeof(h));
+	if (memcmp(h.magic, CORE_MAGIC, sizeof(CORE_MAGIC)) || h.version != CORE_VERSION ||
+	    h.ent_size != sizeof(struct kent) || h.nr < 2 || h.nr > (1u << 24) ||
+	    h.names_len > 0xffffffffULL || len != sizeof(h) + h.nr * sizeof(*ents) + h.names_len ||
+	    !h.names_len || ((const char *)img)[len - 1])
+		return NULL;
+	ents = (const struct kent *)((const char *)img + sizeof(h));
+	ks = calloc(1, sizeof(*ks));
+	if (!ks || module_index(ks, "", &(__u16){ 0 }))
+		goto bad;
+	ks->ents = malloc(h.nr * sizeof(*ents));
+	ks->names = malloc(h.names_len);
+	if (!ks->ents || !ks->names)
+		goto bad;
+	memcpy(ks->ents, ents, h.nr * sizeof(*ents));
+	memcpy(ks->names, ents + h.nr, h.names_len);
+	ks->nr = ks->cap = h.nr;
+	ks->names_len = ks->names_cap = h.names_len;
+	sorting = ks;
+	/* the shape lookups rely on: names inside the arena, the core's, in the sort's order */
+	for (size_t i = 0; i < ks->nr; i++) {
+		const struct kent *e = &ks->ents[i];
+
+		if (e->name >= h.names_len || e->module || e->rank > 2 ||
+		    (i && cmp_kent(&ks->ents[i - 1], e) > 0))
+			goto bad;
+	}
+	if (h.lo != ks->ents[0].addr - ks->ents[0].pfx || h.hi != ks->ents[ks->nr - 1].addr)
+		goto bad;
+	memcpy(ks->data, h.data, sizeof(ks->data));
+	ks->lo = h.lo;
+	ks->hi = h.hi;
+	ks->partial = true;
+	return ks;
+bad:
+	ksyms__free(ks);
+	return NULL;
+}
+
+/* Whether the first lines of /proc/kallsyms (one read of a page: only those are formatted) are in
+ * the kept table at the same addresses. */
+static bool first_lines_match(const struct ksyms *ks)
+{
+	char buf[4097];
+	int fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC), matched = 0;
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	char *p = buf, *nl;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	for (; (nl = strchr(p, '\n')); p = nl + 1) {
+		struct kline l = { 0 };
+		bool zero = false, found = false;
+		size_t i;
+
+		*nl = '\0';
+		if (!parse_line(p, nl - p, &l, &zero)) {
+			if (zero)
+				return false; /* addresses hidden from this reader now */
+			continue;
+		}
+		if (l.module)
+			break;
+		if (!strncmp(l.name, pfx_prefix, PFX_LEN))
+			continue; /* no entry of its own */
+		for (i = entries_up_to(ks, l.addr); i-- > 0 && ks->ents[i].addr == l.addr;)
+			found |= !strcmp(ent_name(ks, &ks->ents[i]), l.name);
+		if (!found)
+			return false;
+		matched++;
+	}
+	return matched >= 8;
+}
+
+/* The kept table's name: this boot's, this kernel's. */
+static int kept_name(char *name, size_t size)
+{
+	const char *id = kernel_build_id("[kernel.kallsyms]");
+	char boot[64] = "";
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, boot, sizeof(boot) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n < 32 || !id)
+		return -ENOENT;
+	boot[n] = '\0';
+	boot[strcspn(boot, "\n")] = '\0';
+	for (char *c = boot; *c; c++)
+		if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f') || *c == '-'))
+			return -ENOENT;
+	snprintf(name, size, "k-%s-%.40s.v%d.ksym", boot, id, CORE_VERSION);
+	return 0;
+}
+
+struct ksyms *ksyms__load_kept(const struct ksyms_store *st)
+{
+	char name[128];
+	struct ksyms *ks = NULL;
+	void *img = NULL;
+	size_t len;
+
+	if (!st || kept_name(name, sizeof(name)))
+		return ksyms__load();
+	if (!st->read(st->ctx, name, 64 << 20, &img, &len)) {
+		ks = from_core_image(img, len);
+		free(img);
+		img = NULL;
+		if (ks && first_lines_match(ks))
+			return ks;
+		ksyms__free(ks);
+	}
+	ks = ksyms__load();
+	if (ks && !core_image(ks, &img, &len)) {
+		st->write(st->ctx, name, img, len);
+		free(img);
+	}
+	return ks;
+}
+
+int ksyms__add_bpf(struct ksyms *ks, __u64 start, __u32 len, const char *name)
+{
+	struct bpf_sym *tmp;
+
+	if (!ks->partial)
+		return 0; /* the file's table has them */
+	tmp = realloc(ks->bpf, (ks->nr_bpf + 1) * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	ks->bpf = tmp;
+	tmp[ks->nr_bpf].start = start;
+	tmp[ks->nr_bpf].len = len;
+	tmp[ks->nr_bpf].name = strdup(name);
+	if (!tmp[ks->nr_bpf].name)
+		return -ENOMEM;
+	ks->nr_bpf++;
+	return 0;
+}
+
+bool ksyms__partial(const struct ksyms *ks)
+{
+	return ks && ks->partial;
+}
+
 /* How many entries start at or below addr (sorted by address): a binary search. */
 static size_t entries_up_to(const struct ksyms *ks, __u64 addr)
 {
@@ -493,6 +740,40 @@ static size_t entries_up_to(const struct ksyms *ks, __u64 addr)
 	return lo;
 }
 
+/* A table of the core kernel's symbols made whole from /proc/kallsyms, the first time a lookup
+ * needs more (a module's, a BPF program's address; every name).  The names handed out before
+ * stay valid.  false when the file cannot be read: the core symbols are all there is then. */
+static bool complete(struct ksyms *ks)
+{
+	struct ksyms *full;
+
+	if (!ks->partial)
+		return true;
+	full = ksyms__load();
+	if (!full)
+		return false;
+	for (size_t i = 0; i < ks->nr_modules; i++)
+		free(ks->modules[i]);
+	free(ks->modules);
+	free(ks->by_name);
+	free(ks->ents);
+	ks->old_names = ks->names;
+	ks->ents = full->ents;
+	ks->nr = full->nr;
+	ks->cap = full->cap;
+	ks->names = full->names;
+	ks->names_len = full->names_len;
+	ks->names_cap = full->names_cap;
+	ks->modules = full->modules;
+	ks->nr_modules = full->nr_modules;
+	ks->by_name = NULL;
+	ks->nr_names = 0;
+	memcpy(ks->data, full->data, sizeof(ks->data));
+	ks->partial = false;
+	free(full);
+	return true;
+}
+
 const struct ksym *ksyms__find(const struct ksyms *ks, __u64 addr)
 {
 	struct ksyms *mut = (struct ksyms *)ks; /* only the `found` slot is written */
@@ -501,6 +782,18 @@ const struct ksym *ksyms__find(const struct ksyms *ks, __u64 addr)
 
 	if (!ks)
 		return NULL;
+	if (ks->partial && (addr < ks->lo || addr >= ks->hi)) {
+		/* a BPF program's function known: named as the file names it */
+		for (size_t i = 0; i < ks->nr_bpf; i++)
+			if (addr >= ks->bpf[i].start && addr - ks->bpf[i].start < ks->bpf[i].len) {
+				mut->found.addr = ks->bpf[i].start;
+				mut->found.name = ks->bpf[i].name;
+				mut->found.module = "[bpf]";
+				return &mut->found;
+			}
+		if (!complete(mut))
+			return NULL;
+	}
 	lo = entries_up_to(ks, addr);
 	/* in the padding before the next function: its __pfx_ symbol */
 	if (lo < ks->nr && ks->ents[lo].pfx && addr >= ks->ents[lo].addr - ks->ents[lo].pfx) {
@@ -525,7 +818,7 @@ const struct ksym *ksyms__find(const struct ksyms *ks, __u64 addr)
 
 __u64 ksyms__end(const struct ksyms *ks, __u64 addr)
 {
-	size_t lo = ks ? entries_up_to(ks, addr) : 0;
+	size_t lo = ks && complete((struct ksyms *)ks) ? entries_up_to(ks, addr) : 0;
 	const struct kent *e = ks && lo < ks->nr ? &ks->ents[lo] : NULL;
 
 	/* a function ends where the next one's __pfx_ symbol begins */
@@ -592,6 +885,9 @@ __u64 ksyms__addr(const struct ksyms *ks, const char *name)
 		else
 			hi = mid;
 	}
+	/* not a core kernel's name: perhaps a module's (the core's lie below: ksyms__load_kept()) */
+	if (ks->partial && complete(mut))
+		return ksyms__addr(ks, name);
 	return 0;
 }
 
@@ -599,7 +895,7 @@ int ksyms__for_each_name(const struct ksyms *ks, int (*fn)(const char *name, __u
 			 void *ctx)
 {
 	struct ksyms *mut = (struct ksyms *)ks;
-	int err = ks ? build_by_name(mut) : -ENOENT;
+	int err = !ks ? -ENOENT : !complete(mut) ? -EIO : build_by_name(mut);
 
 	for (size_t i = 0; !err && i < ks->nr_names; i++) {
 		const struct kent *e = &ks->ents[ks->by_name[i]];
@@ -619,7 +915,8 @@ __u64 ksyms__data_addr(const struct ksyms *ks, const char *name)
 
 size_t ksyms__nr_names(const struct ksyms *ks)
 {
-	return ks && !build_by_name((struct ksyms *)ks) ? ks->nr_names : 0;
+	return ks && complete((struct ksyms *)ks) && !build_by_name((struct ksyms *)ks) ?
+	       ks->nr_names : 0;
 }
 
 void ksyms__free(struct ksyms *ks)
@@ -632,6 +929,10 @@ void ksyms__free(struct ksyms *ks)
 	free(ks->by_name);
 	free(ks->ents);
 	free(ks->names);
+	free(ks->old_names);
+	for (size_t i = 0; i < ks->nr_bpf; i++)
+		free(ks->bpf[i].name);
+	free(ks->bpf);
 	free(ks);
 }
 

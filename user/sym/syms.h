@@ -21,6 +21,23 @@ struct ksyms;
 struct ksyms *ksyms__load(void);
 /* Same from a file in kallsyms format ("ADDR TYPE NAME [MODULE]", any order). */
 struct ksyms *ksyms__load_file(const char *path);
+/* Where ksyms__load_kept() keeps the core kernel's symbols between runs (the unwind cache's
+ * directory: unw_cache__read_file() and unw_cache__write_file()). */
+struct ksyms_store {
+	int (*read)(void *ctx, const char *name, size_t max, void **buf, size_t *len);
+	int (*write)(void *ctx, const char *name, const void *buf, size_t len);
+	void *ctx;
+};
+/* As ksyms__load(), but the core kernel's symbols (fixed for a boot) from st when an earlier run
+ * of this boot kept them there: /proc/kallsyms is then read whole only when an address outside
+ * them is looked up (a module's, a BPF program's) or every name is asked for.  Keeps them after
+ * a whole read. */
+struct ksyms *ksyms__load_kept(const struct ksyms_store *st);
+/* A BPF program's function, which a table of the kept core symbols then names without reading
+ * /proc/kallsyms: name as the kernel gives it ("bpf_prog_TAG_FUNC"), len its JITed size. */
+int ksyms__add_bpf(struct ksyms *ks, __u64 start, __u32 len, const char *name);
+/* Whether ks holds the kept core symbols alone so far. */
+bool ksyms__partial(const struct ksyms *ks);
 /* The symbol containing addr (greatest start <= addr), or NULL.  kallsyms has no sizes: past the
  * last symbol this is still the last symbol. */
 const struct ksym *ksyms__find(const struct ksyms *ks, __u64 addr);

@@ -167,6 +167,23 @@ static void count(__u64 *v)
 	__atomic_fetch_add(v, 1, __ATOMIC_RELAXED);
 }
 
+/* A file of the directory opened for reading if it is one we could trust: a regular file (no
+ * link followed, no FIFO waited on), ours, written by no one else, of min to max bytes.  The fd,
+ * -ENOENT, or -EBADMSG for one that is not. */
+static int open_entry(struct unw_cache *c, const char *name, __u64 min, __u64 max, struct stat *st)
+{
+	int fd = openat(c->dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno == ENOENT ? -ENOENT : -EBADMSG; /* a link (ELOOP), a FIFO... */
+	if (fstat(fd, st) || refusal(st, false) || (__u64)st->st_size < min ||
+	    (__u64)st->st_size > max) {
+		close(fd);
+		return -EBADMSG;
+	}
+	return fd;
+}
+
 static __u64 hash(__u64 h, const void *p, size_t len);
 
 /* A hash of the call-frame sections' bytes: a build-id names a build, not the bytes after it
@@ -373,18 +390,14 @@ int unw_cache__get(struct unw_cache *c, struct unw_cache_key *key, struct cfi_ro
 	if (!key_ok(key->name))
 		return -EINVAL;
 	snprintf(name, sizeof(name), "%s" CACHE_SUFFIX, key->name);
-	fd = openat(c->dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		if (err == -ENOENT)
-			count(&c->st.misses);
-		else
-			goto reject; /* a symbolic link (ELOOP), a FIFO that would not open... */
-		return err;
+	fd = open_entry(c, name, sizeof(h),
+			sizeof(h) + (__u64)UNWIND_MAX_TABLE_ROWS * sizeof(struct unw_row), &st);
+	if (fd == -ENOENT) {
+		count(&c->st.misses);
+		return fd;
 	}
 	err = -EBADMSG;
-	if (fstat(fd, &st) || refusal(&st, false) || (size_t)st.st_size < sizeof(h) ||
-	    (__u64)st.st_size > sizeof(h) + (__u64)UNWIND_MAX_TABLE_ROWS * sizeof(struct unw_row))
+	if (fd < 0)
 		goto reject;
 	if (read_full(fd, &h, sizeof(h), 0))
 		goto reject;
@@ -538,13 +551,43 @@ out:
 	free(e);
 }
 
+/* Writes a file of the directory, a then b, under a temporary name renamed into place (a reader
+ * sees the whole file or none), then evicts beyond the bound: 0 or -errno. */
+static int write_entry(struct unw_cache *c, const char *name, const void *a, size_t alen,
+		       const void *b, size_t blen)
+{
+	char tmp[UNW_CACHE_KEY_MAX + 64];
+	int fd, err;
+
+	snprintf(tmp, sizeof(tmp), ".%.*s.%d.%lx", UNW_CACHE_KEY_MAX, name, getpid(),
+		 (unsigned long)syscall(SYS_gettid));
+	fd = openat(c->dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	err = write_full(fd, a, alen);
+	err = err ?: write_full(fd, b, blen);
+	if (close(fd) && !err)
+		err = -errno;
+	if (!err && renameat(c->dfd, tmp, c->dfd, name))
+		err = -errno;
+	if (err) {
+		unlinkat(c->dfd, tmp, 0);
+		return err;
+	}
+	pthread_mutex_lock(&c->lock);
+	c->total += alen + blen;
+	if (!c->scanned || c->total > c->max_bytes)
+		evict(c);
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
 /* Writes rows under key: 0 or -errno. */
 static int store(struct unw_cache *c, struct unw_cache_key *key, const struct cfi_rows *rows)
 {
-	char name[UNW_CACHE_KEY_MAX + 8], tmp[UNW_CACHE_KEY_MAX + 32];
+	char name[UNW_CACHE_KEY_MAX + 8];
 	struct cache_hdr h = { .magic = CACHE_MAGIC };
 	size_t src;
-	int fd, err;
 
 	if (!key_ok(key->name) || !rows->nr || rows->nr > UNWIND_MAX_TABLE_ROWS)
 		return -EINVAL;
@@ -571,26 +614,7 @@ static int store(struct unw_cache *c, struct unw_cache_key *key, const struct cf
 	h.source = src;
 	h.checksum = checksum(&h, rows->rows, rows->nr);
 	snprintf(name, sizeof(name), "%s" CACHE_SUFFIX, key->name);
-	snprintf(tmp, sizeof(tmp), ".%s.%d.%lx", key->name, getpid(), (unsigned long)syscall(SYS_gettid));
-	fd = openat(c->dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	err = write_full(fd, &h, sizeof(h));
-	err = err ?: write_full(fd, rows->rows, rows->nr * sizeof(*rows->rows));
-	if (close(fd) && !err)
-		err = -errno;
-	if (!err && renameat(c->dfd, tmp, c->dfd, name))
-		err = -errno;
-	if (err) {
-		unlinkat(c->dfd, tmp, 0);
-		return err;
-	}
-	pthread_mutex_lock(&c->lock);
-	c->total += sizeof(h) + rows->nr * sizeof(*rows->rows);
-	if (!c->scanned || c->total > c->max_bytes)
-		evict(c);
-	pthread_mutex_unlock(&c->lock);
-	return 0;
+	return write_entry(c, name, &h, sizeof(h), rows->rows, rows->nr * sizeof(*rows->rows));
 }
 
 int unw_cache__put(struct unw_cache *c, struct unw_cache_key *key, const struct cfi_rows *rows)
@@ -600,4 +624,74 @@ int unw_cache__put(struct unw_cache *c, struct unw_cache_key *key, const struct 
 	if (!err)
 		count(&c->st.stores);
 	return err;
+}
+
+/* A file of the cache's besides the tables: its content after this header, which names it. */
+struct file_hdr {
+	char magic[8];
+	char name[UNW_CACHE_KEY_MAX];
+	__u64 len;
+	__u64 checksum; /* of the header (this field 0) and the content */
+};
+#define FILE_MAGIC "BPFPFIL"
+
+static __u64 file_checksum(const struct file_hdr *h, const void *buf)
+{
+	struct file_hdr copy = *h;
+
+	copy.checksum = 0;
+	return hash(hash(0xcbf29ce484222325ULL, &copy, sizeof(copy)), buf, h->len);
+}
+
+int unw_cache__read_file(struct unw_cache *c, const char *name, size_t max, void **buf,
+			 size_t *len)
+{
+	struct file_hdr h;
+	struct stat st;
+	void *b = NULL;
+	int fd, err;
+
+	*buf = NULL;
+	if (!key_ok(name))
+		return -EINVAL;
+	fd = open_entry(c, name, sizeof(h), sizeof(h) + (__u64)max, &st);
+	if (fd == -ENOENT)
+		return fd;
+	err = -EBADMSG;
+	if (fd < 0 || read_full(fd, &h, sizeof(h), 0) || memcmp(h.magic, FILE_MAGIC, sizeof(FILE_MAGIC)) ||
+	    strncmp(h.name, name, sizeof(h.name)) || h.len != (__u64)st.st_size - sizeof(h))
+		goto reject;
+	b = malloc(h.len ?: 1);
+	if (!b) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	if (read_full(fd, b, h.len, sizeof(h)) || file_checksum(&h, b) != h.checksum)
+		goto reject;
+	futimens(fd, NULL); /* eviction takes the least recently used first */
+	*buf = b;
+	*len = h.len;
+	b = NULL;
+	err = 0;
+	goto cleanup;
+reject:
+	count(&c->st.rejected);
+	p_info("cache: %s/%s rejected (corrupt or not ours); made again", c->dir, name);
+	unlinkat(c->dfd, name, 0);
+cleanup:
+	free(b);
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+int unw_cache__write_file(struct unw_cache *c, const char *name, const void *buf, size_t len)
+{
+	struct file_hdr h = { .magic = FILE_MAGIC, .len = len };
+
+	if (!key_ok(name) || sizeof(h) + len > c->max_bytes)
+		return -EINVAL;
+	snprintf(h.name, sizeof(h.name), "%s", name);
+	h.checksum = file_checksum(&h, buf);
+	return write_entry(c, name, &h, sizeof(h), buf, len);
 }

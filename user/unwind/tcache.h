@@ -62,6 +62,15 @@ int unw_cache__get(struct unw_cache *c, struct unw_cache_key *key, struct cfi_ro
  * files beyond the bound.  0 or -errno. */
 int unw_cache__put(struct unw_cache *c, struct unw_cache_key *key, const struct cfi_rows *rows);
 
+/* Other files in the cache's directory (the core kernel's symbols: sym/ksyms.c), name a plain
+ * file name: read whole into *buf (malloc'd) and *len, as distrustfully as a table (ours, no
+ * one else's to write, at most max bytes, a header naming it and a checksum): 0, -ENOENT,
+ * -EBADMSG (removed, counted as rejected) or -errno; written under a temporary name renamed into
+ * place, counted in the size bound. */
+int unw_cache__read_file(struct unw_cache *c, const char *name, size_t max, void **buf,
+			 size_t *len);
+int unw_cache__write_file(struct unw_cache *c, const char *name, const void *buf, size_t len);
+
 struct unw_cache_stats {
 	__u64 hits, misses, stores, rejected, evicted;
 };
