@@ -484,6 +484,7 @@ struct kept_cmp {
 	const struct ksyms *full, *kept;
 	bool core; /* this pass: the addresses the kept table answers alone */
 	__u64 core_last; /* those end at the last core symbol's start */
+	__u64 bpf_addr;  /* a BPF program's function, 0: none loaded */
 	size_t asked, differ;
 };
 
@@ -494,6 +495,8 @@ static int last_core(const char *name, __u64 addr, void *ctx)
 
 	if (f && !strcmp(f->module, "[kernel.kallsyms]") && f->addr > c->core_last)
 		c->core_last = f->addr;
+	if (f && !strcmp(f->module, "[bpf]") && !c->bpf_addr && !strncmp(f->name, "bpf_prog_", 9))
+		c->bpf_addr = f->addr;
 	return 0;
 }
 
@@ -524,8 +527,8 @@ static int compare_kept(const char *name, __u64 addr, void *ctx)
 
 /* The core kernel's symbols kept between runs: the first load reads the file and keeps them, the
  * second takes them back and answers every core address as the whole table does without reading
- * the file; an address outside (a BPF program's) reads it whole then, and names given out before
- * stay valid.  A kept table that is not one (flipped, truncated) is not taken. */
+ * the file, and a BPF program's from the program's info; every name asked for reads it whole
+ * then, and names given out before stay valid.  A kept table that is not one (flipped, truncated) is not taken. */
 static void test_ksyms_kept(void)
 {
 	struct mem_store m = { 0 };
@@ -571,14 +574,25 @@ static void test_ksyms_kept(void)
 
 		CHECK_INT(ksyms__data_addr(kept, data[i]), ksyms__data_addr(full, data[i]));
 	}
-	/* the rest (BPF programs', modules'): the file read whole at the first of them */
+	/* a BPF program's function: named from the program's info, the file still not read */
+	if (c.bpf_addr) {
+		const struct ksym *f = ksyms__find(full, c.bpf_addr);
+		char fname[600];
+
+		snprintf(fname, sizeof(fname), "%s", f->name);
+		k = ksyms__find(kept, c.bpf_addr + 1);
+		CHECK(k && !strcmp(k->name, fname) && !strcmp(k->module, "[bpf]") &&
+		      k->addr == c.bpf_addr);
+		CHECK(ksyms__partial(kept));
+	}
+	/* the rest (modules', trampolines'): the file read whole at the first of them */
 	c.core = false;
 	c.asked = c.differ = 0;
 	ksyms__for_each_name(full, compare_kept, &c);
 	printf("    # %zu other lookups, %zu differ (BPF programs come and go)\n", c.asked, c.differ);
-	CHECK(!ksyms__partial(kept));
 	CHECK_STR(early, "schedule"); /* a name found before stays */
-	CHECK_INT(ksyms__nr_names(kept) > 1000, 1);
+	CHECK_INT(ksyms__nr_names(kept) > 1000, 1); /* every name: the file read whole */
+	CHECK(!ksyms__partial(kept));
 	ksyms__free(kept);
 	/* a header byte flipped (its range), then truncated: not taken, read whole and kept again
 	 * (the cache's files carry a checksum besides: test_tcache) */

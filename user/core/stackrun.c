@@ -863,63 +863,24 @@ static int unwind_event(void *ctx, void *data, size_t size)
 	return unwinder__handle_event(s->unwinder, data, size);
 }
 
-/* This run's BPF functions as /proc/kallsyms names them (the kernel's bpf_get_prog_name():
- * "bpf_prog_", the function's tag in hex, "_" and its BTF name, or the program's name without
- * BTF), so that kernel symbols kept from an earlier run name a sample inside one (the unwinders'
- * walks at execve() and exit_group() are in most system-wide runs) without reading the file. */
+static int known_bpf(__u64 start, __u32 len, const char *name, void *ctx)
+{
+	return stack_resolver__known_bpf(ctx, start, len, name);
+}
+
+/* This run's BPF functions, as /proc/kallsyms names them (bpf_prog_ksyms()), so that kernel
+ * symbols kept from an earlier run name a sample inside one (the unwinders' walks at execve() and
+ * exit_group() are in most system-wide runs) without reading the file. */
 static void name_own_programs(struct stack_resolver *res, struct bpf_object *obj)
 {
 	const struct btf *btf = obj ? bpf_object__btf(obj) : NULL;
 	struct bpf_program *prog;
 
-	if (!obj)
+	if (!obj || !btf)
 		return;
-	bpf_object__for_each_program(prog, obj) {
-		__u64 starts[64];
-		__u32 lens[64], n, nfi, len;
-		__u8 tags[64][8];
-		struct bpf_func_info fi[64];
-		struct bpf_prog_info info = {};
-		int fd = bpf_program__fd(prog);
-
-		len = sizeof(info);
-		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
-			continue;
-		n = info.nr_jited_ksyms;
-		nfi = info.nr_func_info;
-		if (!n || n > 64 || info.nr_jited_func_lens != n || info.nr_prog_tags != n ||
-		    (nfi && (nfi != n || info.func_info_rec_size != sizeof(fi[0]) || !btf)))
-			continue;
-		memset(&info, 0, sizeof(info));
-		info.nr_jited_ksyms = n;
-		info.jited_ksyms = (__u64)(unsigned long)starts;
-		info.nr_jited_func_lens = n;
-		info.jited_func_lens = (__u64)(unsigned long)lens;
-		info.nr_prog_tags = n;
-		info.prog_tags = (__u64)(unsigned long)tags;
-		info.nr_func_info = nfi;
-		info.func_info_rec_size = nfi ? sizeof(fi[0]) : 0;
-		info.func_info = nfi ? (__u64)(unsigned long)fi : 0;
-		len = sizeof(info);
-		if (bpf_obj_get_info_by_fd(fd, &info, &len))
-			continue;
-		for (__u32 i = 0; i < n; i++) {
-			const struct btf_type *t = nfi ? btf__type_by_id(btf, fi[i].type_id) : NULL;
-			const char *fn = t ? btf__name_by_offset(btf, t->name_off) : info.name;
-			char name[128];
-			int k = snprintf(name, sizeof(name), "bpf_prog_");
-
-			if (nfi && !t)
-				break;
-			/* the main function is listed under the program's tag (of its instructions
-			 * before the verifier split off the others), each other one under its own */
-			for (int b = 0; b < 8; b++)
-				k += snprintf(name + k, sizeof(name) - k, "%02x", i ? tags[i][b] : info.tag[b]);
-			if (fn && fn[0])
-				snprintf(name + k, sizeof(name) - k, "_%s", fn);
-			stack_resolver__known_bpf(res, starts[i], lens[i], name);
-		}
-	}
+	bpf_object__for_each_program(prog, obj)
+		if (bpf_program__fd(prog) >= 0)
+			bpf_prog_ksyms(bpf_program__fd(prog), btf, known_bpf, res);
 }
 
 /* The kernel-stack walker starts as soon as the kernel symbols have loaded (on the prefetching

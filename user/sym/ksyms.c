@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include "sym/syms.h"
 
 struct kent {
@@ -491,6 +493,7 @@ struct ksyms *ksyms__load(void)
 }
 
 static size_t entries_up_to(const struct ksyms *ks, __u64 addr);
+#define KSYM_NAME 600 /* KSYM_NAME_LEN is 512 */
 
 /* ---- the core kernel's symbols, kept across the runs of one boot ----
  *
@@ -701,6 +704,106 @@ struct ksyms *ksyms__load_kept(const struct ksyms_store *st)
 	return ks;
 }
 
+int bpf_prog_ksyms(int fd, const struct btf *btf,
+		   int (*fn)(__u64 start, __u32 len, const char *name, void *ctx), void *ctx)
+{
+	__u64 starts[64];
+	__u32 lens[64], n, nfi, len;
+	__u8 tags[64][8];
+	struct bpf_func_info fi[64];
+	struct bpf_prog_info info = {};
+	struct btf *own = NULL;
+	int err = 0;
+
+	len = sizeof(info);
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	n = info.nr_jited_ksyms;
+	nfi = info.nr_func_info;
+	if (!n || n > 64 || info.nr_jited_func_lens != n || info.nr_prog_tags != n ||
+	    (nfi && (nfi != n || info.func_info_rec_size != sizeof(fi[0]))))
+		return -ENOENT; /* not JITed (no symbol), or a shape not met here */
+	memset(&info, 0, sizeof(info));
+	info.nr_jited_ksyms = n;
+	info.jited_ksyms = (__u64)(unsigned long)starts;
+	info.nr_jited_func_lens = n;
+	info.jited_func_lens = (__u64)(unsigned long)lens;
+	info.nr_prog_tags = n;
+	info.prog_tags = (__u64)(unsigned long)tags;
+	info.nr_func_info = nfi;
+	info.func_info_rec_size = nfi ? sizeof(fi[0]) : 0;
+	info.func_info = nfi ? (__u64)(unsigned long)fi : 0;
+	len = sizeof(info);
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	if (nfi && !btf)
+		btf = own = btf__load_from_kernel_by_id(info.btf_id);
+	if (nfi && !btf)
+		return -ENOENT;
+	for (__u32 i = 0; !err && i < n; i++) {
+		const struct btf_type *t = nfi ? btf__type_by_id(btf, fi[i].type_id) : NULL;
+		const char *func = t ? btf__name_by_offset(btf, t->name_off) : info.name;
+		char name[KSYM_NAME];
+		int k = snprintf(name, sizeof(name), "bpf_prog_");
+
+		if (nfi && !t) {
+			err = -ENOENT;
+			break;
+		}
+		/* the main function is listed under the program's tag (of its instructions before
+		 * the verifier split the others off), each other one under its own */
+		for (int b = 0; b < 8; b++)
+			k += snprintf(name + k, sizeof(name) - k, "%02x", i ? tags[i][b] : info.tag[b]);
+		if (func && func[0])
+			snprintf(name + k, sizeof(name) - k, "_%s", func);
+		err = fn(starts[i], lens[i], name, ctx);
+	}
+	btf__free(own);
+	return err;
+}
+
+static int add_bpf_fn(__u64 start, __u32 len, const char *name, void *ctx)
+{
+	return ksyms__add_bpf(ctx, start, len, name);
+}
+
+/* The BPF program whose code holds addr, its functions added to ks's: 0, or -ENOENT when none
+ * does (addr is a module's, a trampoline's...) or they cannot be asked (no CAP_SYS_ADMIN). */
+static int add_bpf_at(struct ksyms *ks, __u64 addr)
+{
+	__u32 id = 0;
+
+	while (!bpf_prog_get_next_id(id, &id)) {
+		struct bpf_prog_info info = {};
+		__u64 starts[64];
+		__u32 lens[64], n, len = sizeof(info);
+		int fd = bpf_prog_get_fd_by_id(id), err = -ENOENT;
+
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && (n = info.nr_jited_ksyms) &&
+		    n <= 64 && info.nr_jited_func_lens == n) {
+			memset(&info, 0, sizeof(info));
+			info.nr_jited_ksyms = n;
+			info.jited_ksyms = (__u64)(unsigned long)starts;
+			info.nr_jited_func_lens = n;
+			info.jited_func_lens = (__u64)(unsigned long)lens;
+			len = sizeof(info);
+			if (bpf_obj_get_info_by_fd(fd, &info, &len))
+				n = 0;
+			for (__u32 i = 0; i < n; i++)
+				if (addr >= starts[i] && addr - starts[i] < lens[i]) {
+					err = bpf_prog_ksyms(fd, NULL, add_bpf_fn, ks);
+					break;
+				}
+		}
+		close(fd);
+		if (!err)
+			return 0;
+	}
+	return -ENOENT;
+}
+
 int ksyms__add_bpf(struct ksyms *ks, __u64 start, __u32 len, const char *name)
 {
 	struct bpf_sym *tmp;
@@ -783,14 +886,20 @@ const struct ksym *ksyms__find(const struct ksyms *ks, __u64 addr)
 	if (!ks)
 		return NULL;
 	if (ks->partial && (addr < ks->lo || addr >= ks->hi)) {
-		/* a BPF program's function known: named as the file names it */
-		for (size_t i = 0; i < ks->nr_bpf; i++)
-			if (addr >= ks->bpf[i].start && addr - ks->bpf[i].start < ks->bpf[i].len) {
-				mut->found.addr = ks->bpf[i].start;
-				mut->found.name = ks->bpf[i].name;
-				mut->found.module = "[bpf]";
-				return &mut->found;
-			}
+		/* a BPF program's function: named as the file names it, from the program's info
+		 * (this run's own are known from the start; another's asked for at its first
+		 * address); anything else reads the file */
+		for (int pass = 0; pass < 2; pass++) {
+			for (size_t i = 0; i < ks->nr_bpf; i++)
+				if (addr >= ks->bpf[i].start && addr - ks->bpf[i].start < ks->bpf[i].len) {
+					mut->found.addr = ks->bpf[i].start;
+					mut->found.name = ks->bpf[i].name;
+					mut->found.module = "[bpf]";
+					return &mut->found;
+				}
+			if (pass || add_bpf_at(mut, addr))
+				break;
+		}
 		if (!complete(mut))
 			return NULL;
 	}

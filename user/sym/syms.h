@@ -36,6 +36,13 @@ struct ksyms *ksyms__load_kept(const struct ksyms_store *st);
 /* A BPF program's function, which a table of the kept core symbols then names without reading
  * /proc/kallsyms: name as the kernel gives it ("bpf_prog_TAG_FUNC"), len its JITed size. */
 int ksyms__add_bpf(struct ksyms *ks, __u64 start, __u32 len, const char *name);
+/* The functions of the BPF program fd as /proc/kallsyms names them (the kernel's
+ * bpf_get_prog_name(): "bpf_prog_", the tag in hex, "_" and the function's BTF name, or the
+ * program's name without BTF): fn for each, with its JITed start and size.  btf: the program's
+ * (NULL: loaded from the kernel where it has function info).  0, fn's error, or -errno. */
+struct btf;
+int bpf_prog_ksyms(int fd, const struct btf *btf,
+		   int (*fn)(__u64 start, __u32 len, const char *name, void *ctx), void *ctx);
 /* Whether ks holds the kept core symbols alone so far. */
 bool ksyms__partial(const struct ksyms *ks);
 /* The symbol containing addr (greatest start <= addr), or NULL.  kallsyms has no sizes: past the
