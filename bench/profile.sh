@@ -85,18 +85,25 @@ echo "## (5) own CPU (user+sys) of a 5 s system-wide profile at 99 Hz while a co
 printf 'int f(int x) { return x * 3; }\nint main(void) { return f(2); }\n' >"$BTMP/cc.c"
 ( while :; do cc -O2 -c "$BTMP/cc.c" -o "$BTMP/cc.o" 2>/dev/null; done ) & load=$!
 sleep 0.5
-own_cpu() { /usr/bin/time -f "%U %S" -o "$BTMP/cpu" "$@" >/dev/null 2>&1; awk '{ print $1 + $2 }' "$BTMP/cpu"; }
+# own CPU to stdout, peak RSS (KiB) appended to the file $RSS
+own_cpu() {
+	/usr/bin/time -f "%U %S %M" -o "$BTMP/cpu" "$@" >/dev/null 2>&1
+	awk '{ print $1 + $2 }' "$BTMP/cpu"
+	awk '{ print $3 }' "$BTMP/cpu" >>"$RSS"
+}
 # the persistent cache filled first (unwind tables, inline chains: libc's debug file put in it
-# whole, 0.3-0.5 s once), as on a machine profiled before
+# whole, 0.3-0.5 s once; the boot's core kernel symbols), as on a machine profiled before; by
+# BEFORE too (another version keeps files of other names beside ours)
 "$BPFPROF" profile -F 99 -a 5 -o /dev/null 2>/dev/null
+[ -n "$BEFORE" ] && "$BEFORE" profile -F 99 -a 5 -o /dev/null 2>/dev/null
 for i in $(seq "$REPS"); do
-	own_cpu "$BPFPROF" profile -F 99 -a 5 >>"$BTMP/cc_own.all"
-	[ -n "$BEFORE" ] && own_cpu "$BEFORE" profile -F 99 -a 5 >>"$BTMP/cc_before.all"
+	RSS=$BTMP/cc_rss own_cpu "$BPFPROF" profile -F 99 -a 5 >>"$BTMP/cc_own.all"
+	[ -n "$BEFORE" ] && RSS=$BTMP/cc_rss.before own_cpu "$BEFORE" profile -F 99 -a 5 >>"$BTMP/cc_before.all"
 done
 median <"$BTMP/cc_own.all" >"$BTMP/cc_own"
-echo "bpfprof profile -F 99 -a 5:        $(cat "$BTMP/cc_own") s"
-[ -n "$BEFORE" ] && echo "  BEFORE ($BEFORE): $(median <"$BTMP/cc_before.all") s"
-for i in $(seq "$REPS"); do own_cpu "$BPFPROF" profile --unwind fp -F 99 -a 5; done | median >"$BTMP/cc_fp"
+echo "bpfprof profile -F 99 -a 5:        $(cat "$BTMP/cc_own") s, peak RSS $(( $(median <"$BTMP/cc_rss") / 1024 )) MB (target <= 16)"
+[ -n "$BEFORE" ] && echo "  BEFORE ($BEFORE): $(median <"$BTMP/cc_before.all") s, peak RSS $(( $(median <"$BTMP/cc_rss.before") / 1024 )) MB"
+for i in $(seq "$REPS"); do RSS=$BTMP/cc_rss.fp own_cpu "$BPFPROF" profile --unwind fp -F 99 -a 5; done | median >"$BTMP/cc_fp"
 echo "  the same with --unwind fp:        $(cat "$BTMP/cc_fp") s"
 kill $load 2>/dev/null; wait $load 2>/dev/null
 exit 0

@@ -446,6 +446,172 @@ static void test_ksyms_proc(void)
 	ksyms__free(ks);
 }
 
+/* A store in memory for ksyms__load_kept(): one file. */
+struct mem_store {
+	char name[128];
+	void *buf;
+	size_t len;
+	int reads, writes;
+};
+
+static int mem_read(void *ctx, const char *name, size_t max, void **buf, size_t *len)
+{
+	struct mem_store *m = ctx;
+
+	m->reads++;
+	if (!m->buf || strcmp(name, m->name) || m->len > max)
+		return -ENOENT;
+	*buf = malloc(m->len);
+	memcpy(*buf, m->buf, m->len);
+	*len = m->len;
+	return 0;
+}
+
+static int mem_write(void *ctx, const char *name, const void *buf, size_t len)
+{
+	struct mem_store *m = ctx;
+
+	m->writes++;
+	snprintf(m->name, sizeof(m->name), "%s", name);
+	free(m->buf);
+	m->buf = malloc(len);
+	memcpy(m->buf, buf, len);
+	m->len = len;
+	return 0;
+}
+
+struct kept_cmp {
+	const struct ksyms *full, *kept;
+	bool core; /* this pass: the addresses the kept table answers alone */
+	__u64 core_last; /* those end at the last core symbol's start */
+	__u64 bpf_addr;  /* a BPF program's function, 0: none loaded */
+	size_t asked, differ;
+};
+
+static int last_core(const char *name, __u64 addr, void *ctx)
+{
+	struct kept_cmp *c = ctx;
+	const struct ksym *f = ksyms__find(c->full, addr);
+
+	if (f && !strcmp(f->module, "[kernel.kallsyms]") && f->addr > c->core_last)
+		c->core_last = f->addr;
+	if (f && !strcmp(f->module, "[bpf]") && !c->bpf_addr && !strncmp(f->name, "bpf_prog_", 9))
+		c->bpf_addr = f->addr;
+	return 0;
+}
+
+static int compare_kept(const char *name, __u64 addr, void *ctx)
+{
+	struct kept_cmp *c = ctx;
+	const __u64 at[] = { addr, addr - 1, addr + 3 };
+
+	for (size_t i = 0; i < 3; i++) {
+		const struct ksym *f = ksyms__find(c->full, at[i]), *k;
+		char fname[600];
+		const char *fmod;
+		__u64 faddr;
+
+		if (!f || c->core != (!strcmp(f->module, "[kernel.kallsyms]") &&
+				      at[i] < c->core_last))
+			continue;
+		snprintf(fname, sizeof(fname), "%s", f->name); /* a __pfx_ name is the table's buffer */
+		fmod = f->module;
+		faddr = f->addr;
+		k = ksyms__find(c->kept, at[i]);
+		c->asked++;
+		if (!k || strcmp(fname, k->name) || strcmp(fmod, k->module) || faddr != k->addr)
+			c->differ++;
+	}
+	return 0;
+}
+
+/* The core kernel's symbols kept between runs: the first load reads the file and keeps them, the
+ * second takes them back and answers every core address as the whole table does without reading
+ * the file, and a BPF program's from the program's info; every name asked for reads it whole
+ * then, and names given out before stay valid.  A kept table that is not one (flipped, truncated) is not taken. */
+static void test_ksyms_kept(void)
+{
+	struct mem_store m = { 0 };
+	struct ksyms_store st = { mem_read, mem_write, &m };
+	struct ksyms *full = ksyms__load_file("/proc/kallsyms"), *first, *kept;
+	struct kept_cmp c = { 0 };
+	const struct ksym *k;
+	const char *early;
+	__u64 sched;
+
+	if (!full && errno == EPERM)
+		SKIP("kernel addresses hidden by kptr_restrict");
+	CHECK(full != NULL);
+	first = ksyms__load_kept(&st);
+	CHECK(first && !ksyms__partial(first));
+	ksyms__free(first);
+	if (!m.writes) {
+		ksyms__free(full);
+		SKIP("no kept table here (not x86-64, no build-id or boot id, or symbols interleaved)");
+	}
+	kept = ksyms__load_kept(&st);
+	CHECK(kept && ksyms__partial(kept));
+	if (!kept || !full)
+		goto out;
+	sched = ksyms__addr(kept, "schedule");
+	CHECK(sched && sched == ksyms__addr(full, "schedule"));
+	k = ksyms__find(kept, sched + 1);
+	early = k ? k->name : NULL;
+	CHECK_STR(early, "schedule");
+	c.full = full;
+	c.kept = kept;
+	c.core = true;
+	ksyms__for_each_name(full, last_core, &c);
+	ksyms__for_each_name(full, compare_kept, &c);
+	printf("    # %zu core lookups, %zu differ; still the kept table alone: %d\n", c.asked,
+	       c.differ, ksyms__partial(kept));
+	CHECK(c.asked > 10000);
+	CHECK_INT(c.differ, 0);
+	CHECK(ksyms__partial(kept));
+	for (size_t i = 0; i < 3; i++) {
+		static const char *const data[] = { "__start_orc_unwind_ip", "__stop_orc_unwind_ip",
+						    "__start_orc_unwind" };
+
+		CHECK_INT(ksyms__data_addr(kept, data[i]), ksyms__data_addr(full, data[i]));
+	}
+	/* a BPF program's function: named from the program's info, the file still not read */
+	if (c.bpf_addr) {
+		const struct ksym *f = ksyms__find(full, c.bpf_addr);
+		char fname[600];
+
+		snprintf(fname, sizeof(fname), "%s", f->name);
+		k = ksyms__find(kept, c.bpf_addr + 1);
+		CHECK(k && !strcmp(k->name, fname) && !strcmp(k->module, "[bpf]") &&
+		      k->addr == c.bpf_addr);
+		CHECK(ksyms__partial(kept));
+	}
+	/* the rest (modules', trampolines'): the file read whole at the first of them */
+	c.core = false;
+	c.asked = c.differ = 0;
+	ksyms__for_each_name(full, compare_kept, &c);
+	printf("    # %zu other lookups, %zu differ (BPF programs come and go)\n", c.asked, c.differ);
+	CHECK_STR(early, "schedule"); /* a name found before stays */
+	CHECK_INT(ksyms__nr_names(kept) > 1000, 1); /* every name: the file read whole */
+	CHECK(!ksyms__partial(kept));
+	ksyms__free(kept);
+	/* a header byte flipped (its range), then truncated: not taken, read whole and kept again
+	 * (the cache's files carry a checksum besides: test_tcache) */
+	((char *)m.buf)[40] ^= 0x55;
+	kept = ksyms__load_kept(&st);
+	CHECK(kept && !ksyms__partial(kept));
+	ksyms__free(kept);
+	m.len -= 100;
+	kept = ksyms__load_kept(&st);
+	CHECK(kept && !ksyms__partial(kept));
+	ksyms__free(kept);
+	kept = ksyms__load_kept(&st);
+	CHECK(kept && ksyms__partial(kept));
+out:
+	ksyms__free(kept);
+	ksyms__free(full);
+	free(m.buf);
+}
+
 static void test_perf_map(void)
 {
 	char path[4096];
@@ -1386,6 +1552,7 @@ int main(void)
 	RUN(test_ksyms_fixture);
 	RUN(test_ksyms_pfx);
 	RUN(test_ksyms_proc);
+	RUN(test_ksyms_kept);
 	RUN(test_perf_map);
 	RUN(test_perf_map_open);
 	RUN(test_untrusted_open);

@@ -9,9 +9,22 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <gelf.h>
+#include <libelf.h>
 #include "test.h"
 #include "unwind/cfi.h"
 #include "unwind/tcache.h"
+
+/* A key of a name alone, for get and put. */
+static struct unw_cache_key *K(const char *name)
+{
+	static struct unw_cache_key k[4];
+	static int next;
+	struct unw_cache_key *p = &k[next++ % 4];
+
+	unw_cache_key_name(p, name);
+	return p;
+}
 
 static char dir[256];
 
@@ -82,9 +95,9 @@ static void test_round_trip(void)
 	if (!c)
 		return;
 	CHECK(!stat(dir, &sb) && (sb.st_mode & 0777) == 0700);
-	CHECK_INT(unw_cache__get(c, "f-1-2", &out), -ENOENT);
-	CHECK_INT(unw_cache__put(c, "f-1-2", &in), 0);
-	CHECK_INT(unw_cache__get(c, "f-1-2", &out), 0);
+	CHECK_INT(unw_cache__get(c, K("f-1-2"), &out), -ENOENT);
+	CHECK_INT(unw_cache__put(c, K("f-1-2"), &in), 0);
+	CHECK_INT(unw_cache__get(c, K("f-1-2"), &out), 0);
 	CHECK_INT(out.nr, 1000);
 	CHECK(out.cached);
 	CHECK_STR(out.source, ".eh_frame");
@@ -92,8 +105,8 @@ static void test_round_trip(void)
 	CHECK(out.rows && !memcmp(out.rows, in.rows, in.map_len));
 	cfi_rows_free(&out);
 	/* names that would leave the directory, or clash with temporary files */
-	CHECK_INT(unw_cache__put(c, "../x", &in), -EINVAL);
-	CHECK_INT(unw_cache__put(c, ".x", &in), -EINVAL);
+	CHECK_INT(unw_cache__put(c, K("../x"), &in), -EINVAL);
+	CHECK_INT(unw_cache__put(c, K(".x"), &in), -EINVAL);
 	unw_cache__stats(c, &st);
 	CHECK_INT(st.hits, 1);
 	CHECK_INT(st.stores, 1);
@@ -117,33 +130,33 @@ static void test_corrupt_rejected(void)
 		return;
 	}
 	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
-		CHECK_INT(unw_cache__put(c, "f-9", &in), 0);
+		CHECK_INT(unw_cache__put(c, K("f-9"), &in), 0);
 		flip("f-9", offs[i]);
-		CHECK_INT(unw_cache__get(c, "f-9", &out), -EBADMSG);
+		CHECK_INT(unw_cache__get(c, K("f-9"), &out), -EBADMSG);
 		path_of("f-9", p, sizeof(p));
 		CHECK(access(p, F_OK) != 0); /* removed: the next build replaces it */
 	}
 	/* truncated */
-	CHECK_INT(unw_cache__put(c, "f-9", &in), 0);
+	CHECK_INT(unw_cache__put(c, K("f-9"), &in), 0);
 	path_of("f-9", p, sizeof(p));
 	CHECK(!truncate(p, 200));
-	CHECK_INT(unw_cache__get(c, "f-9", &out), -EBADMSG);
+	CHECK_INT(unw_cache__get(c, K("f-9"), &out), -EBADMSG);
 	/* another name's file renamed over this one: the key inside does not match */
-	CHECK_INT(unw_cache__put(c, "f-8", &in), 0);
+	CHECK_INT(unw_cache__put(c, K("f-8"), &in), 0);
 	{
 		char q[512];
 
 		path_of("f-8", q, sizeof(q));
 		CHECK(!rename(q, p));
 	}
-	CHECK_INT(unw_cache__get(c, "f-9", &out), -EBADMSG);
+	CHECK_INT(unw_cache__get(c, K("f-9"), &out), -EBADMSG);
 	/* writable by others */
-	CHECK_INT(unw_cache__put(c, "f-9", &in), 0);
+	CHECK_INT(unw_cache__put(c, K("f-9"), &in), 0);
 	CHECK(!chmod(p, 0666));
-	CHECK_INT(unw_cache__get(c, "f-9", &out), -EBADMSG);
+	CHECK_INT(unw_cache__get(c, K("f-9"), &out), -EBADMSG);
 	/* a symbolic link */
 	CHECK(!symlink("/etc/passwd", p));
-	CHECK_INT(unw_cache__get(c, "f-9", &out), -EBADMSG);
+	CHECK_INT(unw_cache__get(c, K("f-9"), &out), -EBADMSG);
 	unw_cache__stats(c, &st);
 	CHECK_INT(st.rejected, 9);
 	CHECK_INT(st.hits, 0);
@@ -164,8 +177,8 @@ static void test_unsorted_rows_rejected(void)
 	}
 	/* a valid checksum over rows the BPF binary search would go wrong on */
 	in.rows[5].pc = 0;
-	CHECK_INT(unw_cache__put(c, "f-u", &in), 0);
-	CHECK_INT(unw_cache__get(c, "f-u", &out), -EBADMSG);
+	CHECK_INT(unw_cache__put(c, K("f-u"), &in), 0);
+	CHECK_INT(unw_cache__get(c, K("f-u"), &out), -EBADMSG);
 	unw_cache__free(c);
 	cfi_rows_free(&in);
 }
@@ -202,20 +215,20 @@ static void test_eviction_oldest_first(void)
 	}
 	for (int i = 0; i < 3; i++) {
 		snprintf(key, sizeof(key), "f-%d", i);
-		CHECK_INT(unw_cache__put(c, key, &in), 0);
+		CHECK_INT(unw_cache__put(c, K(key), &in), 0);
 		usleep(20000); /* distinct mtimes */
 	}
 	/* a hit makes f-0 the most recently used: f-1 goes first */
-	CHECK_INT(unw_cache__get(c, "f-0", &out), 0);
+	CHECK_INT(unw_cache__get(c, K("f-0"), &out), 0);
 	cfi_rows_free(&out);
 	usleep(20000);
-	CHECK_INT(unw_cache__put(c, "f-3", &in), 0);
+	CHECK_INT(unw_cache__put(c, K("f-3"), &in), 0);
 	unw_cache__stats(c, &st);
 	CHECK(st.evicted >= 1);
-	CHECK_INT(unw_cache__get(c, "f-1", &out), -ENOENT);
-	CHECK_INT(unw_cache__get(c, "f-0", &out), 0);
+	CHECK_INT(unw_cache__get(c, K("f-1"), &out), -ENOENT);
+	CHECK_INT(unw_cache__get(c, K("f-0"), &out), 0);
 	cfi_rows_free(&out);
-	CHECK_INT(unw_cache__get(c, "f-3", &out), 0);
+	CHECK_INT(unw_cache__get(c, K("f-3"), &out), 0);
 	cfi_rows_free(&out);
 	unw_cache__free(c);
 	cfi_rows_free(&in);
@@ -223,19 +236,152 @@ static void test_eviction_oldest_first(void)
 
 static void test_key(void)
 {
-	char key[UNW_CACHE_KEY_MAX], key2[UNW_CACHE_KEY_MAX];
+	struct unw_cache_key key, key2;
 	int fd = open("/proc/self/exe", O_RDONLY);
 
 	CHECK(fd >= 0);
-	CHECK_INT(unw_cache_key(fd, key, sizeof(key)), 0);
-	CHECK_INT(unw_cache_key(fd, key2, sizeof(key2)), 0);
-	CHECK_STR(key, key2);
-	CHECK(key[0] == 'b' || key[0] == 'f');
-	CHECK(strchr(key, '/') == NULL);
+	CHECK_INT(unw_cache_key(fd, &key), 0);
+	CHECK_INT(unw_cache_key(fd, &key2), 0);
+	CHECK_STR(key.name, key2.name);
+	CHECK(key.name[0] == 'b' || key.name[0] == 'f');
+	CHECK(strchr(key.name, '/') == NULL);
 	close(fd);
 	fd = open("/proc", O_RDONLY | O_DIRECTORY);
-	CHECK_INT(unw_cache_key(fd, key, sizeof(key)), -EINVAL);
+	CHECK_INT(unw_cache_key(fd, &key), -EINVAL);
 	close(fd);
+}
+
+/* The file offset of this test binary's .eh_frame, 0 when it has none. */
+static off_t eh_frame_offset(int fd)
+{
+	Elf *elf = elf_version(EV_CURRENT) != EV_NONE ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	off_t off = 0;
+	GElf_Shdr sh;
+
+	while (elf && !elf_getshdrstrndx(elf, &shstrndx) && !off && (scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_size > 64 &&
+		    !strcmp(elf_strptr(elf, shstrndx, sh.sh_name) ?: "", ".eh_frame"))
+			off = sh.sh_offset + sh.sh_size / 2;
+	elf_end(elf);
+	return off;
+}
+
+/* A build-id key's table is taken by the file's identity without hashing it; a file of another
+ * identity by the hash of its call-frame sections (and the header then learns the identity); a
+ * file whose sections changed in place (same build-id and size) is a miss. */
+static void test_build_id_identity(void)
+{
+	struct cfi_rows in = make_rows(100), out;
+	struct unw_cache_key key;
+	struct unw_cache_stats st;
+	struct unw_cache *c;
+	char copy[300], cmd[700];
+	unsigned char b;
+	off_t off;
+	int fd;
+
+	fresh_dir();
+	c = unw_cache__open(dir, 1 << 20, NULL, 0);
+	snprintf(copy, sizeof(copy), "%.256s.exe", dir);
+	snprintf(cmd, sizeof(cmd), "cp /proc/%d/exe %s && chmod 755 %s", getpid(), copy, copy);
+	CHECK(c != NULL && !system(cmd));
+	fd = open(copy, O_RDWR);
+	if (!c || fd < 0 || unw_cache_key(fd, &key) || key.name[0] != 'b') {
+		printf("# skip: build-id keys need a file of root's with a build-id (%s)\n", key.name);
+		goto out;
+	}
+	off = eh_frame_offset(fd);
+	CHECK(off > 0);
+	CHECK_INT(unw_cache__put(c, &key, &in), 0);
+	/* the same file: taken without reading its sections */
+	CHECK_INT(unw_cache_key(fd, &key), 0);
+	CHECK_INT(unw_cache__get(c, &key, &out), 0);
+	CHECK(key.cfi_hash == 0);
+	cfi_rows_free(&out);
+	/* a new identity (a touch moves mtime and ctime), the same bytes: hashed, taken, relearned */
+	usleep(10000);
+	CHECK(!futimens(fd, NULL));
+	CHECK_INT(unw_cache_key(fd, &key), 0);
+	CHECK_INT(unw_cache__get(c, &key, &out), 0);
+	CHECK(key.cfi_hash != 0);
+	cfi_rows_free(&out);
+	CHECK_INT(unw_cache_key(fd, &key), 0);
+	CHECK_INT(unw_cache__get(c, &key, &out), 0);
+	CHECK(key.cfi_hash == 0);
+	cfi_rows_free(&out);
+	/* a call-frame byte changed in place: the build-id and size stay, the table is not taken */
+	CHECK(pread(fd, &b, 1, off) == 1);
+	b ^= 0x5a;
+	CHECK(pwrite(fd, &b, 1, off) == 1);
+	CHECK_INT(unw_cache_key(fd, &key), 0);
+	CHECK_INT(unw_cache__get(c, &key, &out), -ENOENT);
+	unw_cache__stats(c, &st);
+	CHECK_INT(st.hits, 3);
+	CHECK_INT(st.stores, 1); /* relearning an identity is no store */
+	CHECK_INT(st.rejected, 0);
+out:
+	if (fd >= 0)
+		close(fd);
+	unlink(copy);
+	unw_cache__free(c);
+	cfi_rows_free(&in);
+}
+
+/* Other files of the cache directory (the kept kernel symbols: core/diskcache.h's
+ * disk_cache__read_file()): round trip; over the bound, a flipped byte, a file of another name
+ * renamed over it, one writable by others: rejected and removed. */
+static void test_files(void)
+{
+	static const char text[] = "the core kernel's symbols, say";
+	struct disk_cache_stats st;
+	struct disk_cache *c;
+	char p[512], q[512];
+	size_t len = 0;
+	void *buf;
+
+	fresh_dir();
+	c = disk_cache__open(dir, 1 << 20, NULL, 0);
+	if (!c) {
+		CHECK(c != NULL);
+		return;
+	}
+	snprintf(p, sizeof(p), "%s/k-1.ksym", dir);
+	snprintf(q, sizeof(q), "%s/k-2.ksym", dir);
+	CHECK_INT(disk_cache__read_file(c, "k-1.ksym", 1 << 20, &buf, &len), -ENOENT);
+	CHECK_INT(disk_cache__write_file(c, "k-1.ksym", text, sizeof(text)), 0);
+	CHECK_INT(disk_cache__read_file(c, "k-1.ksym", 1 << 20, &buf, &len), 0);
+	CHECK(len == sizeof(text) && buf && !memcmp(buf, text, len));
+	free(buf);
+	CHECK_INT(disk_cache__read_file(c, "k-1.ksym", 4, &buf, &len), -EBADMSG); /* over max */
+	CHECK_INT(disk_cache__write_file(c, "k-1.ksym", text, sizeof(text)), 0);
+	{
+		int fd = open(p, O_RDWR);
+		unsigned char b = 0;
+
+		CHECK(pread(fd, &b, 1, 130) == 1);
+		b ^= 1;
+		CHECK(pwrite(fd, &b, 1, 130) == 1);
+		close(fd);
+	}
+	CHECK_INT(disk_cache__read_file(c, "k-1.ksym", 1 << 20, &buf, &len), -EBADMSG);
+	CHECK(access(p, F_OK) != 0);
+	CHECK_INT(disk_cache__write_file(c, "k-2.ksym", text, sizeof(text)), 0);
+	CHECK(!rename(q, p));
+	CHECK_INT(disk_cache__read_file(c, "k-1.ksym", 1 << 20, &buf, &len), -EBADMSG);
+	CHECK_INT(disk_cache__write_file(c, "k-1.ksym", text, sizeof(text)), 0);
+	CHECK(!chmod(p, 0622));
+	CHECK_INT(disk_cache__read_file(c, "k-1.ksym", 1 << 20, &buf, &len), -EBADMSG);
+	CHECK_INT(disk_cache__write_file(c, "../k", text, sizeof(text)), -EINVAL);
+	/* as long a name as the kept symbols' (k-BOOTID-BUILDID.v1.ksym: 87 characters) */
+	snprintf(q, sizeof(q), "k-%036d-%040d.v1.ksym", 0, 0);
+	CHECK_INT(disk_cache__write_file(c, q, text, sizeof(text)), 0);
+	CHECK_INT(disk_cache__read_file(c, q, 1 << 20, &buf, &len), 0);
+	free(buf);
+	disk_cache__stats(c, &st);
+	CHECK_INT(st.rejected, 4);
+	disk_cache__put(c);
 }
 
 int main(void)
@@ -246,6 +392,8 @@ int main(void)
 	RUN(test_unsafe_dir_refused);
 	RUN(test_eviction_oldest_first);
 	RUN(test_key);
+	RUN(test_build_id_identity);
+	RUN(test_files);
 	if (dir[0]) {
 		char cmd[300];
 

@@ -168,24 +168,24 @@ static __u64 cfi_sections_hash(Elf *elf)
 	return h;
 }
 
-int disk_cache_key(int fd, char *key, size_t size)
+/* disk_cache_key() with cfi_hash, disk_cache_key_unhashed() without: 1 for a build-id key, 0
+ * for a key of the file's identity, or -errno. */
+static int make_key(int fd, char *key, size_t size, struct stat *st, __u64 *cfi_hash)
 {
-	__u64 cfi_hash = 0;
 	unsigned char id[64];
-	struct stat st;
 	int n = -ENOENT;
 
-	if (fstat(fd, &st))
+	if (fstat(fd, st))
 		return -errno;
-	if (!S_ISREG(st.st_mode))
+	if (!S_ISREG(st->st_mode))
 		return -EINVAL;
 	/* a build-id names the content only when no one but root could have written the file:
 	 * any user can give their binary libc's build-id and other CFI */
-	if (st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH))) {
+	if (st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH))) {
 		Elf *elf = untrusted_elf(fd);
 
 		n = elf ? elf_build_id(elf, id, sizeof(id)) : -ENOENT;
-		if (n > 0 && !(cfi_hash = cfi_sections_hash(elf)))
+		if (n > 0 && cfi_hash && !(*cfi_hash = cfi_sections_hash(elf)))
 			n = -ENOENT;
 		elf_end(elf);
 	}
@@ -194,41 +194,90 @@ int disk_cache_key(int fd, char *key, size_t size)
 
 		for (int i = 0; i < n; i++)
 			k += snprintf(key + k, size - k, "%02x", id[i]);
-		snprintf(key + k, size - k, "-%llx-%llx", (unsigned long long)st.st_size,
-			 (unsigned long long)cfi_hash);
-		return 0;
+		k += snprintf(key + k, size - k, "-%llx", (unsigned long long)st->st_size);
+		if (cfi_hash)
+			snprintf(key + k, size - k, "-%llx", (unsigned long long)*cfi_hash);
+		return 1;
 	}
-	snprintf(key, size, "f-%llx-%llx-%llx-%llx.%lx", (unsigned long long)st.st_dev,
-		 (unsigned long long)st.st_ino, (unsigned long long)st.st_size,
-		 (unsigned long long)st.st_mtim.tv_sec, (unsigned long)st.st_mtim.tv_nsec);
+	snprintf(key, size, "f-%llx-%llx-%llx-%llx.%lx", (unsigned long long)st->st_dev,
+		 (unsigned long long)st->st_ino, (unsigned long long)st->st_size,
+		 (unsigned long long)st->st_mtim.tv_sec, (unsigned long)st->st_mtim.tv_nsec);
 	return 0;
 }
 
+int disk_cache_key(int fd, char *key, size_t size)
+{
+	__u64 cfi_hash = 0;
+	struct stat st;
+	int err = make_key(fd, key, size, &st, &cfi_hash);
+
+	return err < 0 ? err : 0;
+}
+
+int disk_cache_key_unhashed(int fd, char *key, size_t size, struct stat *st)
+{
+	return make_key(fd, key, size, st, NULL);
+}
+
+__u64 disk_cache_cfi_hash(int fd)
+{
+	Elf *elf = untrusted_elf(fd);
+	__u64 h = elf ? cfi_sections_hash(elf) : 0;
+
+	elf_end(elf);
+	return h;
+}
+
+static __u64 mix(__u64 h, __u64 w)
+{
+	h = (h ^ w) * 0x100000001b3ULL;
+	return h ^ (h >> 29);
+}
+
+/* Four lanes folded at the end: one lane waited on its multiply at every word (a third of
+ * reading cc1's 3.4 MB unwind table back).  Each step is a bijection of the lane for a given
+ * word, and so is the fold of each lane: a corrupt byte anywhere changes the result. */
 __u64 disk_cache_hash(__u64 h, const void *p, size_t len)
 {
 	const unsigned char *b = p;
+	__u64 l[4];
 
 	if (!h)
 		h = 0xcbf29ce484222325ULL;
+	for (int i = 0; i < 4; i++)
+		l[i] = h + i;
+	for (; len >= 32; len -= 32, b += 32) {
+		__u64 w[4];
+
+		memcpy(w, b, 32);
+		for (int i = 0; i < 4; i++)
+			l[i] = mix(l[i], w[i]);
+	}
+	for (int i = 0; i < 4; i++)
+		h = mix(h, l[i]);
 	for (; len >= 8; len -= 8, b += 8) {
 		__u64 w;
 
 		memcpy(&w, b, 8);
-		h = (h ^ w) * 0x100000001b3ULL;
-		h ^= h >> 29;
+		h = mix(h, w);
 	}
 	for (; len; len--, b++)
 		h = (h ^ *b) * 0x100000001b3ULL;
 	return h;
 }
 
+/* A plain name of a file in the directory, nothing else (no path, no temporary file's). */
+static bool name_ok(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n && n < DISK_CACHE_KEY_MAX && !strchr(name, '/') && name[0] != '.';
+}
+
 bool disk_cache_key_ok(const char *key)
 {
-	size_t n = strlen(key);
-
-	/* a name in the directory, nothing else: disk_cache_key() writes [a-z0-9.-] only, and
-	 * the kinds' suffixes are short */
-	return n && n < DISK_CACHE_KEY_MAX - 16 && !strchr(key, '/') && key[0] != '.';
+	/* disk_cache_key() writes [a-z0-9.-] only, and the kinds' suffixes are short */
+	return name_ok(key) && strlen(key) < DISK_CACHE_KEY_MAX - 16;
 }
 
 int disk_cache_read(int fd, void *buf, size_t len, off_t off)
@@ -402,4 +451,72 @@ int disk_cache__store(struct disk_cache *c, const char *name, const struct iovec
 		evict(c);
 	pthread_mutex_unlock(&c->lock);
 	return 0;
+}
+
+/* The header of a file of a kind with no header of its own (disk_cache__read_file()). */
+struct file_hdr {
+	char magic[8];
+	char name[DISK_CACHE_KEY_MAX]; /* NUL-terminated; must match the file's name */
+	__u64 len;                     /* of the content after the header */
+	__u64 checksum;                /* of the header (this field 0) and the content */
+};
+#define FILE_MAGIC "BPFPFIL"
+
+static __u64 file_checksum(const struct file_hdr *h, const void *buf)
+{
+	struct file_hdr copy = *h;
+
+	copy.checksum = 0;
+	return disk_cache_hash(disk_cache_hash(0, &copy, sizeof(copy)), buf, h->len);
+}
+
+int disk_cache__read_file(struct disk_cache *c, const char *name, size_t max, void **buf,
+			  size_t *len)
+{
+	struct file_hdr h;
+	struct stat st;
+	void *b = NULL;
+	int fd, err;
+
+	*buf = NULL;
+	if (!name_ok(name))
+		return -EINVAL;
+	fd = disk_cache__open_file(c, name, sizeof(h), sizeof(h) + (__u64)max, &st, "cache");
+	if (fd < 0)
+		return fd;
+	err = -EBADMSG;
+	if (disk_cache_read(fd, &h, sizeof(h), 0) || memcmp(h.magic, FILE_MAGIC, sizeof(FILE_MAGIC)) ||
+	    strncmp(h.name, name, sizeof(h.name)) || h.len != (__u64)st.st_size - sizeof(h))
+		goto reject;
+	b = malloc(h.len ?: 1);
+	if (!b) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	if (disk_cache_read(fd, b, h.len, sizeof(h)) || file_checksum(&h, b) != h.checksum)
+		goto reject;
+	disk_cache__touch(fd); /* eviction takes the least recently used first */
+	*buf = b;
+	*len = h.len;
+	b = NULL;
+	err = 0;
+	goto cleanup;
+reject:
+	err = disk_cache__reject(c, name, "cache");
+cleanup:
+	free(b);
+	close(fd);
+	return err;
+}
+
+int disk_cache__write_file(struct disk_cache *c, const char *name, const void *buf, size_t len)
+{
+	struct file_hdr h = { .magic = FILE_MAGIC, .len = len };
+	struct iovec iov[2] = { { &h, sizeof(h) }, { (void *)buf, len } };
+
+	if (!name_ok(name))
+		return -EINVAL;
+	snprintf(h.name, sizeof(h.name), "%s", name);
+	h.checksum = file_checksum(&h, buf);
+	return disk_cache__store(c, name, iov, 2);
 }

@@ -1,5 +1,6 @@
 /* bpfprof's persistent cache directory, shared by what it keeps across runs: the unwinder's
- * tables (unwind/tcache.h) and the inline chains and lines of functions (sym/srcline.h).
+ * tables (unwind/tcache.h), the inline chains and lines of functions (sym/srcline.h) and the
+ * core kernel's symbols of the current boot (sym/ksyms.c).
  *
  * A directory only bpfprof's user writes ($XDG_CACHE_HOME/bpfprof, or /var/cache/bpfprof),
  * refused when it is a link, another user's, or writable by group or others.  A cache file is
@@ -40,11 +41,21 @@ const char *disk_cache__dir(const struct disk_cache *c);
  * where root owns the file and only root writes it, else its device, inode, size and mtime,
  * which no other file can claim.  0, or -errno (not a regular file). */
 int disk_cache_key(int fd, char *key, size_t size);
+/* As disk_cache_key(), without hashing the call-frame sections (megabytes for a compiler): a
+ * build-id key is then its build-id and size alone, which name a build, not the bytes after it
+ * (a binary patched in place keeps both): its kind checks those itself (disk_cache_cfi_hash()).
+ * *st gets fd's stat.  1 for such a build-id key, 0 for a key of the file's identity, or
+ * -errno (not a regular file). */
+int disk_cache_key_unhashed(int fd, char *key, size_t size, struct stat *st);
+/* The hash of the call-frame sections (.eh_frame, .debug_frame, .eh_frame_hdr) of the ELF file
+ * fd, as disk_cache_key() puts in a build-id key; 0 when they cannot be read. */
+__u64 disk_cache_cfi_hash(int fd);
 /* Whether key can name a file in the directory (what disk_cache_key() writes). */
 bool disk_cache_key_ok(const char *key);
 
-/* 64-bit FNV-1a over 8-byte words, from h (0 for a fresh one): a corrupt byte anywhere
- * changes it. */
+/* A 64-bit FNV-1a-like hash over 8-byte words in four lanes, from h (0 for a fresh one): a
+ * corrupt byte anywhere changes it.  Every kind's format depends on it: a change of it is a
+ * change of their versions. */
 __u64 disk_cache_hash(__u64 h, const void *p, size_t len);
 
 /* The cache file name, opened for reading: a regular file of ours of size min_size to
@@ -65,6 +76,16 @@ void disk_cache__touch(int fd);
  * evicts the least recently used files beyond the bound.  0, -E2BIG (larger than the bound) or
  * -errno. */
 int disk_cache__store(struct disk_cache *c, const char *name, const struct iovec *iov, int nr);
+
+/* A cache file of a kind with no header of its own (the core kernel's symbols: sym/ksyms.c),
+ * name a plain file name: read whole into *buf (malloc'd) and *len with the same distrust as
+ * any (disk_cache__open_file(), at most max bytes of content), behind a header naming it and a
+ * checksum of the whole: 0, -ENOENT, -EBADMSG (removed, counted as rejected) or -errno. */
+int disk_cache__read_file(struct disk_cache *c, const char *name, size_t max, void **buf,
+			  size_t *len);
+/* Stores len bytes of buf as such a file (disk_cache__store(): counted in the bound): 0, -EINVAL
+ * (a name that is not a plain file name), -E2BIG or -errno. */
+int disk_cache__write_file(struct disk_cache *c, const char *name, const void *buf, size_t len);
 
 struct disk_cache_stats {
 	__u64 stores, rejected, evicted;

@@ -160,8 +160,9 @@ const struct opt stack_opts_table[] = {
 	{ 0, "unwind-mem", "MB", "memory for unwind tables (default 32)", OPT_U64,
 	  &stack_opts.unwind_mem_mb, 1, 4096, .hint = "1 to 4096 MB", .needs = CAP_STACKS },
 	{ 0, "no-cache", NULL, "neither read nor store the persistent cache of unwind\n"
-	  "tables and inline chains ($XDG_CACHE_HOME/bpfprof, else\n"
-	  "/var/cache/bpfprof)", OPT_FLAG, &stack_opts.no_unwind_cache, .needs = CAP_STACKS },
+	  "tables, inline chains and the core kernel's symbols\n"
+	  "($XDG_CACHE_HOME/bpfprof, else /var/cache/bpfprof)", OPT_FLAG,
+	  &stack_opts.no_unwind_cache, .needs = CAP_STACKS },
 	{ 0, "no-unwind-cache", NULL, "the same as --no-cache", OPT_FLAG,
 	  &stack_opts.no_unwind_cache, .needs = CAP_STACKS },
 	{ 0, "cache-mb", "MB", "bound of the persistent cache on disk (default 128); the\n"
@@ -850,9 +851,19 @@ static void preload_tables(struct unwinder *u)
 			unwinder__preload_file(u, path, false);
 }
 
-/* The persistent cache directory (core/diskcache.h) of the unwind tables and the inline
- * chains, opened once, unless --no-cache.  A directory refused as unsafe is said at once; one
- * that cannot be made (not root) only with -v. */
+static int kept_read(void *ctx, const char *name, size_t max, void **buf, size_t *len)
+{
+	return disk_cache__read_file(ctx, name, max, buf, len);
+}
+
+static int kept_write(void *ctx, const char *name, const void *buf, size_t len)
+{
+	return disk_cache__write_file(ctx, name, buf, len);
+}
+
+/* The persistent cache directory (core/diskcache.h) of the unwind tables, the inline chains and
+ * the core kernel's symbols of the boot, opened once, unless --no-cache.  A directory refused as
+ * unsafe is said at once; one that cannot be made (not root) only with -v. */
 static struct disk_cache *run_cache(struct stack_run *s)
 {
 	char why[4200];
@@ -885,6 +896,26 @@ static int unwind_event(void *ctx, void *data, size_t size)
 
 	read_records(s);
 	return unwinder__handle_event(s->unwinder, data, size);
+}
+
+static int known_bpf(__u64 start, __u32 len, const char *name, void *ctx)
+{
+	return stack_resolver__known_bpf(ctx, start, len, name);
+}
+
+/* This run's BPF functions, as /proc/kallsyms names them (bpf_prog_ksyms()), so that kernel
+ * symbols kept from an earlier run name a sample inside one (the unwinders' walks at execve() and
+ * exit_group() are in most system-wide runs) without reading the file. */
+static void name_own_programs(struct stack_resolver *res, struct bpf_object *obj)
+{
+	const struct btf *btf = obj ? bpf_object__btf(obj) : NULL;
+	struct bpf_program *prog;
+
+	if (!obj || !btf)
+		return;
+	bpf_object__for_each_program(prog, obj)
+		if (bpf_program__fd(prog) >= 0)
+			bpf_prog_ksyms(bpf_program__fd(prog), btf, known_bpf, res);
 }
 
 /* The kernel-stack walker starts as soon as the kernel symbols have loaded (on the prefetching
@@ -938,9 +969,17 @@ int stack_run_start(struct stack_run *s, struct runner *r, const struct unwind_b
 	s->period_start_ns = r->start_ns;
 	if (run_opts.duration)
 		s->planned_end_ns = r->start_ns + (__u64)(run_opts.duration * 1e9);
-	/* kernel symbols load while the run goes on, not after it (none with -U) */
-	if (!err && !stack_opts.user_only)
+	/* kernel symbols load while the run goes on, not after it (none with -U); the core
+	 * kernel's kept in the cache between the runs of a boot */
+	if (!err && !stack_opts.user_only) {
+		struct disk_cache *dc = run_cache(s);
+
+		if (dc)
+			stack_resolver__keep_ksyms(s->resolver,
+						   &(struct ksyms_store){ kept_read, kept_write, dc });
+		name_own_programs(s->resolver, r->obj);
 		stack_resolver__prefetch(s->resolver, s->kstack ? kstack_start : NULL, s->kstack);
+	}
 	return err;
 }
 
@@ -1116,6 +1155,7 @@ void stack_run_free(struct stack_run *s)
 {
 	stack_run_adopt_early(NULL, false);
 	join_fields();
+	stack_resolver__join_prefetch(s->resolver); /* it keeps kernel symbols in the cache */
 	unwinder__free(s->unwinder);
 	s->unwinder = NULL;
 	if (!s->drain)

@@ -198,7 +198,7 @@ static int fold(FILE *out, const struct stack_sample *s, size_t n, const struct 
 		goto cleanup;
 	}
 	for (i = 0; i < n; i++) {
-		const struct stack_sample *x = &s[i];
+		const struct stack_sample *x = t ? &view : &s[i]; /* no s with a tree */
 
 		if (t) {
 			__u32 len = stack_tree_nr_frames(t, i);
@@ -214,7 +214,6 @@ static int fold(FILE *out, const struct stack_sample *s, size_t n, const struct 
 				room = len;
 			}
 			stack_tree_sample(t, i, ids, &view);
-			x = &view;
 		}
 		if (!x->value)
 			continue;

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include "sym/syms.h"
 
 struct kent {
@@ -35,6 +37,18 @@ struct ksyms {
 	__u32 *by_name;    /* entry indexes in name order, one per name; built on first use */
 	size_t nr_names;
 	__u64 data[3];     /* the addresses of kept_data[] (0: absent) */
+	/* Only the core kernel's symbols, kept from an earlier run of this boot (ksyms__load_kept):
+	 * addresses in [lo, hi) are answered from them, any other first reads the whole file. */
+	bool partial;
+	__u64 lo, hi;
+	char *old_names;   /* the core names, still pointed to by symbols found before */
+	/* BPF programs' functions known without the file (ksyms__add_bpf()), by start */
+	struct bpf_sym {
+		__u64 start;
+		__u32 len;
+		char *name;
+	} *bpf;
+	size_t nr_bpf;
 };
 
 /* The data symbols kept, for the BPF kernel-stack walker (user/unwind/kstack.c). */
@@ -80,16 +94,52 @@ static bool is_code(char type)
 	return type == 't' || type == 'T' || type == 'w' || type == 'W';
 }
 
-/* Parses "ADDR TYPE NAME[<blank>[MODULE]]" in place (the real file uses a tab before the module,
- * hand-written fixtures often a space).  Returns false for lines to skip; *zero is set for lines
- * whose address is hidden (kptr_restrict prints zeros). */
-static bool parse_line(char *p, struct kline *l, bool *zero)
+/* 16 lowercase hex digits at p (a 64-bit kernel's every address in the file) as a number, all at
+ * once: digit by digit, the addresses were a third of the parse.  false for anything else (upper
+ * case, fewer digits: hand-written fixtures), which is then read digit by digit. */
+static bool hex16(const char *p, __u64 *out)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const __u64 ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+	__u64 w[2], v[2];
+
+	memcpy(w, p, 16);
+	for (int i = 0; i < 2; i++) {
+		__u64 x = w[i], n, over9;
+
+		/* each byte's value as a hex digit, right only for hex digits (up to 24 otherwise) */
+		n = (x & 0x0f0f0f0f0f0f0f0fULL) + 9 * ((x >> 6) & ones);
+		/* a hex digit is the one byte that value is written as: reject the rest */
+		over9 = ((n + 0x76 * ones) & high) >> 7;
+		if (((n + 0x70 * ones) & high) || n + 0x30 * ones + 0x27 * over9 != x)
+			return false;
+		/* the first digit is the lowest byte: eight nibbles, most significant first */
+		n = __builtin_bswap64(n);
+		n = (n | n >> 4) & 0x00ff00ff00ff00ffULL;
+		n = (n | n >> 8) & 0x0000ffff0000ffffULL;
+		v[i] = (n | n >> 16) & 0xffffffffULL;
+	}
+	*out = v[0] << 32 | v[1];
+	return true;
+#else
+	return false;
+#endif
+}
+
+/* Parses "ADDR TYPE NAME[<blank>[MODULE]]" in place, len bytes before its NUL (the real file uses
+ * a tab before the module, hand-written fixtures often a space).  Returns false for lines to skip;
+ * *zero is set for lines whose address is hidden (kptr_restrict prints zeros). */
+static bool parse_line(char *p, size_t len, struct kline *l, bool *zero)
 {
 	char *name, *mod = NULL, *close;
 	__u64 addr = 0;
 	int v, digits = 0;
 	char type;
 
+	if (len > 16 && hex16(p, &addr)) {
+		p += 16;
+		digits = 16;
+	}
 	for (; (v = hexval(*p)) >= 0; p++, digits++)
 		addr = addr << 4 | v;
 	if (!digits || !is_blank(*p))
@@ -403,7 +453,7 @@ struct ksyms *ksyms__load_file(const char *path)
 			*nl = '\0';
 			if (!skipping && (nl < end || !got)) {
 				l.name = NULL;
-				if (parse_line(p, &l, &zero))
+				if (parse_line(p, nl - p, &l, &zero))
 					err = take_line(ks, &l, &held, held_name, held_mod, &have);
 				else
 					keep_data(ks, &l);
@@ -442,6 +492,342 @@ struct ksyms *ksyms__load(void)
 	return ksyms__load_file("/proc/kallsyms");
 }
 
+static size_t entries_up_to(const struct ksyms *ks, __u64 addr);
+#define KSYM_NAME 600 /* KSYM_NAME_LEN is 512 */
+
+/* ---- the core kernel's symbols, kept across the runs of one boot ----
+ *
+ * The core kernel's symbols (the image's own, module index 0) are fixed from boot to shutdown:
+ * KASLR places the image once.  Modules', BPF programs' and trampolines' come and go.  Reading
+ * /proc/kallsyms is the largest part of a system-wide profile's own CPU (the kernel formats its
+ * 122k lines: 45-60 ms of CPU here; the kallsyms BPF iterator, without the formatting, costs as
+ * much per symbol), so the core part is kept in the cache directory under the boot's id and the
+ * kernel's build-id, and read back (2.5 MB) instead: an address in its range is answered from
+ * it, any other (a module's, a BPF program's) first reads the whole file as before.  That needs
+ * no other symbol within the core's range, which holds where modules, BPF programs and
+ * trampolines are placed above the image (x86-64: MODULES_VADDR follows the 1 GB of the kernel
+ * image's mapping); it is checked against the file whenever it is read whole.  The kept table is
+ * checked again against the first lines of /proc/kallsyms at every use (one page of it: the same
+ * addresses, so the same boot and layout, and addresses the reader may see). */
+struct core_img {
+	char magic[8];
+	__u32 version, ent_size;
+	__u64 nr, names_len;
+	__u64 lo, hi;
+	__u64 data[3];
+};
+#define CORE_MAGIC   "BPFPKSY"
+#define CORE_VERSION 1
+
+/* The core kernel's part of a whole table, as a cache file's content (malloc'd): 0, or -errno
+ * (-ENOTSUP where another symbol lies within its range, or off x86-64). */
+static int core_image(const struct ksyms *ks, void **img, size_t *len)
+{
+#if defined(__x86_64__)
+	struct core_img h = { .magic = CORE_MAGIC, .version = CORE_VERSION,
+			      .ent_size = sizeof(struct kent) };
+	size_t first = ks->nr, last = 0, at;
+	struct kent *ents;
+	char *names, *buf;
+
+	for (size_t i = 0; i < ks->nr; i++) {
+		if (ks->ents[i].module)
+			continue;
+		first = first < i ? first : i;
+		last = i;
+		h.nr++;
+		h.names_len += strlen(ent_name(ks, &ks->ents[i])) + 1;
+	}
+	if (h.nr < 2)
+		return -ENOENT;
+	h.lo = ks->ents[first].addr - ks->ents[first].pfx;
+	h.hi = ks->ents[last].addr;
+	/* every other symbol above the core's (nor just after the last, where its __pfx_ padding
+	 * would reach back) */
+	for (size_t i = 0; i < ks->nr; i++)
+		if (ks->ents[i].module && ks->ents[i].addr <= h.hi + 256)
+			return -ENOTSUP;
+	memcpy(h.data, ks->data, sizeof(h.data));
+	*len = sizeof(h) + h.nr * sizeof(*ents) + h.names_len;
+	buf = malloc(*len);
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, &h, sizeof(h));
+	ents = (struct kent *)(buf + sizeof(h));
+	names = (char *)(ents + h.nr);
+	at = 0;
+	for (size_t i = first; i <= last; i++) {
+		const char *n = ent_name(ks, &ks->ents[i]);
+		size_t l = strlen(n) + 1;
+
+		ents[i - first] = ks->ents[i];
+		ents[i - first].name = at;
+		memcpy(names + at, n, l);
+		at += l;
+	}
+	*img = buf;
+	return 0;
+#else
+	return -ENOTSUP;
+#endif
+}
+
+/* A kept core table back, checked as input from outside: NULL when it is not one. */
+static struct ksyms *from_core_image(const void *img, size_t len)
+{
+	const struct kent *ents;
+	struct ksyms *ks = NULL;
+	struct core_img h;
+
+	if (len < sizeof(h))
+		return NULL;
+	memcpy(&h, img, sizeof(h));
+	if (memcmp(h.magic, CORE_MAGIC, sizeof(CORE_MAGIC)) || h.version != CORE_VERSION ||
+	    h.ent_size != sizeof(struct kent) || h.nr < 2 || h.nr > (1u << 24) ||
+	    h.names_len > 0xffffffffULL || len != sizeof(h) + h.nr * sizeof(*ents) + h.names_len ||
+	    !h.names_len || ((const char *)img)[len - 1])
+		return NULL;
+	ents = (const struct kent *)((const char *)img + sizeof(h));
+	ks = calloc(1, sizeof(*ks));
+	if (!ks || module_index(ks, "", &(__u16){ 0 }))
+		goto bad;
+	ks->ents = malloc(h.nr * sizeof(*ents));
+	ks->names = malloc(h.names_len);
+	if (!ks->ents || !ks->names)
+		goto bad;
+	memcpy(ks->ents, ents, h.nr * sizeof(*ents));
+	memcpy(ks->names, ents + h.nr, h.names_len);
+	ks->nr = ks->cap = h.nr;
+	ks->names_len = ks->names_cap = h.names_len;
+	sorting = ks;
+	/* the shape lookups rely on: names inside the arena, the core's, in the sort's order */
+	for (size_t i = 0; i < ks->nr; i++) {
+		const struct kent *e = &ks->ents[i];
+
+		if (e->name >= h.names_len || e->module || e->rank > 2 ||
+		    (i && cmp_kent(&ks->ents[i - 1], e) > 0))
+			goto bad;
+	}
+	if (h.lo != ks->ents[0].addr - ks->ents[0].pfx || h.hi != ks->ents[ks->nr - 1].addr)
+		goto bad;
+	memcpy(ks->data, h.data, sizeof(ks->data));
+	ks->lo = h.lo;
+	ks->hi = h.hi;
+	ks->partial = true;
+	return ks;
+bad:
+	ksyms__free(ks);
+	return NULL;
+}
+
+/* Whether the first lines of /proc/kallsyms (one read of a page: only those are formatted) are in
+ * the kept table at the same addresses. */
+static bool first_lines_match(const struct ksyms *ks)
+{
+	char buf[4097];
+	int fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC), matched = 0;
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	char *p = buf, *nl;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	for (; (nl = strchr(p, '\n')); p = nl + 1) {
+		struct kline l = { 0 };
+		bool zero = false, found = false;
+		size_t i;
+
+		*nl = '\0';
+		if (!parse_line(p, nl - p, &l, &zero)) {
+			if (zero)
+				return false; /* addresses hidden from this reader now */
+			continue;
+		}
+		if (l.module)
+			break;
+		if (!strncmp(l.name, pfx_prefix, PFX_LEN))
+			continue; /* no entry of its own */
+		for (i = entries_up_to(ks, l.addr); i-- > 0 && ks->ents[i].addr == l.addr;)
+			found |= !strcmp(ent_name(ks, &ks->ents[i]), l.name);
+		if (!found)
+			return false;
+		matched++;
+	}
+	return matched >= 8;
+}
+
+/* The kept table's name: this boot's, this kernel's. */
+static int kept_name(char *name, size_t size)
+{
+	const char *id = kernel_build_id("[kernel.kallsyms]");
+	char boot[64] = "";
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, boot, sizeof(boot) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n < 32 || !id)
+		return -ENOENT;
+	boot[n] = '\0';
+	boot[strcspn(boot, "\n")] = '\0';
+	for (char *c = boot; *c; c++)
+		if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f') || *c == '-'))
+			return -ENOENT;
+	snprintf(name, size, "k-%s-%.40s.v%d.ksym", boot, id, CORE_VERSION);
+	return 0;
+}
+
+struct ksyms *ksyms__load_kept(const struct ksyms_store *st)
+{
+	char name[128];
+	struct ksyms *ks = NULL;
+	void *img = NULL;
+	size_t len;
+
+	if (!st || kept_name(name, sizeof(name)))
+		return ksyms__load();
+	if (!st->read(st->ctx, name, 64 << 20, &img, &len)) {
+		ks = from_core_image(img, len);
+		free(img);
+		img = NULL;
+		if (ks && first_lines_match(ks))
+			return ks;
+		ksyms__free(ks);
+	}
+	ks = ksyms__load();
+	if (ks && !core_image(ks, &img, &len)) {
+		st->write(st->ctx, name, img, len);
+		free(img);
+	}
+	return ks;
+}
+
+int bpf_prog_ksyms(int fd, const struct btf *btf,
+		   int (*fn)(__u64 start, __u32 len, const char *name, void *ctx), void *ctx)
+{
+	__u64 starts[64];
+	__u32 lens[64], n, nfi, len;
+	__u8 tags[64][8];
+	struct bpf_func_info fi[64];
+	struct bpf_prog_info info = {};
+	struct btf *own = NULL;
+	int err = 0;
+
+	len = sizeof(info);
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	n = info.nr_jited_ksyms;
+	nfi = info.nr_func_info;
+	if (!n || n > 64 || info.nr_jited_func_lens != n || info.nr_prog_tags != n ||
+	    (nfi && (nfi != n || info.func_info_rec_size != sizeof(fi[0]))))
+		return -ENOENT; /* not JITed (no symbol), or a shape not met here */
+	memset(&info, 0, sizeof(info));
+	info.nr_jited_ksyms = n;
+	info.jited_ksyms = (__u64)(unsigned long)starts;
+	info.nr_jited_func_lens = n;
+	info.jited_func_lens = (__u64)(unsigned long)lens;
+	info.nr_prog_tags = n;
+	info.prog_tags = (__u64)(unsigned long)tags;
+	info.nr_func_info = nfi;
+	info.func_info_rec_size = nfi ? sizeof(fi[0]) : 0;
+	info.func_info = nfi ? (__u64)(unsigned long)fi : 0;
+	len = sizeof(info);
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	if (nfi && !btf)
+		btf = own = btf__load_from_kernel_by_id(info.btf_id);
+	if (nfi && !btf)
+		return -ENOENT;
+	for (__u32 i = 0; !err && i < n; i++) {
+		const struct btf_type *t = nfi ? btf__type_by_id(btf, fi[i].type_id) : NULL;
+		const char *func = t ? btf__name_by_offset(btf, t->name_off) : info.name;
+		char name[KSYM_NAME];
+		int k = snprintf(name, sizeof(name), "bpf_prog_");
+
+		if (nfi && !t) {
+			err = -ENOENT;
+			break;
+		}
+		/* the main function is listed under the program's tag (of its instructions before
+		 * the verifier split the others off), each other one under its own */
+		for (int b = 0; b < 8; b++)
+			k += snprintf(name + k, sizeof(name) - k, "%02x", i ? tags[i][b] : info.tag[b]);
+		if (func && func[0])
+			snprintf(name + k, sizeof(name) - k, "_%s", func);
+		err = fn(starts[i], lens[i], name, ctx);
+	}
+	btf__free(own);
+	return err;
+}
+
+static int add_bpf_fn(__u64 start, __u32 len, const char *name, void *ctx)
+{
+	return ksyms__add_bpf(ctx, start, len, name);
+}
+
+/* The BPF program whose code holds addr, its functions added to ks's: 0, or -ENOENT when none
+ * does (addr is a module's, a trampoline's...) or they cannot be asked (no CAP_SYS_ADMIN). */
+static int add_bpf_at(struct ksyms *ks, __u64 addr)
+{
+	__u32 id = 0;
+
+	while (!bpf_prog_get_next_id(id, &id)) {
+		struct bpf_prog_info info = {};
+		__u64 starts[64];
+		__u32 lens[64], n, len = sizeof(info);
+		int fd = bpf_prog_get_fd_by_id(id), err = -ENOENT;
+
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && (n = info.nr_jited_ksyms) &&
+		    n <= 64 && info.nr_jited_func_lens == n) {
+			memset(&info, 0, sizeof(info));
+			info.nr_jited_ksyms = n;
+			info.jited_ksyms = (__u64)(unsigned long)starts;
+			info.nr_jited_func_lens = n;
+			info.jited_func_lens = (__u64)(unsigned long)lens;
+			len = sizeof(info);
+			if (bpf_obj_get_info_by_fd(fd, &info, &len))
+				n = 0;
+			for (__u32 i = 0; i < n; i++)
+				if (addr >= starts[i] && addr - starts[i] < lens[i]) {
+					err = bpf_prog_ksyms(fd, NULL, add_bpf_fn, ks);
+					break;
+				}
+		}
+		close(fd);
+		if (!err)
+			return 0;
+	}
+	return -ENOENT;
+}
+
+int ksyms__add_bpf(struct ksyms *ks, __u64 start, __u32 len, const char *name)
+{
+	struct bpf_sym *tmp;
+
+	if (!ks->partial)
+		return 0; /* the file's table has them */
+	tmp = realloc(ks->bpf, (ks->nr_bpf + 1) * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	ks->bpf = tmp;
+	tmp[ks->nr_bpf].start = start;
+	tmp[ks->nr_bpf].len = len;
+	tmp[ks->nr_bpf].name = strdup(name);
+	if (!tmp[ks->nr_bpf].name)
+		return -ENOMEM;
+	ks->nr_bpf++;
+	return 0;
+}
+
+bool ksyms__partial(const struct ksyms *ks)
+{
+	return ks && ks->partial;
+}
+
 /* How many entries start at or below addr (sorted by address): a binary search. */
 static size_t entries_up_to(const struct ksyms *ks, __u64 addr)
 {
@@ -457,6 +843,40 @@ static size_t entries_up_to(const struct ksyms *ks, __u64 addr)
 	return lo;
 }
 
+/* A table of the core kernel's symbols made whole from /proc/kallsyms, the first time a lookup
+ * needs more (a module's, a BPF program's address; every name).  The names handed out before
+ * stay valid.  false when the file cannot be read: the core symbols are all there is then. */
+static bool complete(struct ksyms *ks)
+{
+	struct ksyms *full;
+
+	if (!ks->partial)
+		return true;
+	full = ksyms__load();
+	if (!full)
+		return false;
+	for (size_t i = 0; i < ks->nr_modules; i++)
+		free(ks->modules[i]);
+	free(ks->modules);
+	free(ks->by_name);
+	free(ks->ents);
+	ks->old_names = ks->names;
+	ks->ents = full->ents;
+	ks->nr = full->nr;
+	ks->cap = full->cap;
+	ks->names = full->names;
+	ks->names_len = full->names_len;
+	ks->names_cap = full->names_cap;
+	ks->modules = full->modules;
+	ks->nr_modules = full->nr_modules;
+	ks->by_name = NULL;
+	ks->nr_names = 0;
+	memcpy(ks->data, full->data, sizeof(ks->data));
+	ks->partial = false;
+	free(full);
+	return true;
+}
+
 const struct ksym *ksyms__find(const struct ksyms *ks, __u64 addr)
 {
 	struct ksyms *mut = (struct ksyms *)ks; /* only the `found` slot is written */
@@ -465,6 +885,24 @@ const struct ksym *ksyms__find(const struct ksyms *ks, __u64 addr)
 
 	if (!ks)
 		return NULL;
+	if (ks->partial && (addr < ks->lo || addr >= ks->hi)) {
+		/* a BPF program's function: named as the file names it, from the program's info
+		 * (this run's own are known from the start; another's asked for at its first
+		 * address); anything else reads the file */
+		for (int pass = 0; pass < 2; pass++) {
+			for (size_t i = 0; i < ks->nr_bpf; i++)
+				if (addr >= ks->bpf[i].start && addr - ks->bpf[i].start < ks->bpf[i].len) {
+					mut->found.addr = ks->bpf[i].start;
+					mut->found.name = ks->bpf[i].name;
+					mut->found.module = "[bpf]";
+					return &mut->found;
+				}
+			if (pass || add_bpf_at(mut, addr))
+				break;
+		}
+		if (!complete(mut))
+			return NULL;
+	}
 	lo = entries_up_to(ks, addr);
 	/* in the padding before the next function: its __pfx_ symbol */
 	if (lo < ks->nr && ks->ents[lo].pfx && addr >= ks->ents[lo].addr - ks->ents[lo].pfx) {
@@ -489,7 +927,7 @@ const struct ksym *ksyms__find(const struct ksyms *ks, __u64 addr)
 
 __u64 ksyms__end(const struct ksyms *ks, __u64 addr)
 {
-	size_t lo = ks ? entries_up_to(ks, addr) : 0;
+	size_t lo = ks && complete((struct ksyms *)ks) ? entries_up_to(ks, addr) : 0;
 	const struct kent *e = ks && lo < ks->nr ? &ks->ents[lo] : NULL;
 
 	/* a function ends where the next one's __pfx_ symbol begins */
@@ -556,6 +994,9 @@ __u64 ksyms__addr(const struct ksyms *ks, const char *name)
 		else
 			hi = mid;
 	}
+	/* not a core kernel's name: perhaps a module's (the core's lie below: ksyms__load_kept()) */
+	if (ks->partial && complete(mut))
+		return ksyms__addr(ks, name);
 	return 0;
 }
 
@@ -563,7 +1004,7 @@ int ksyms__for_each_name(const struct ksyms *ks, int (*fn)(const char *name, __u
 			 void *ctx)
 {
 	struct ksyms *mut = (struct ksyms *)ks;
-	int err = ks ? build_by_name(mut) : -ENOENT;
+	int err = !ks ? -ENOENT : !complete(mut) ? -EIO : build_by_name(mut);
 
 	for (size_t i = 0; !err && i < ks->nr_names; i++) {
 		const struct kent *e = &ks->ents[ks->by_name[i]];
@@ -583,7 +1024,8 @@ __u64 ksyms__data_addr(const struct ksyms *ks, const char *name)
 
 size_t ksyms__nr_names(const struct ksyms *ks)
 {
-	return ks && !build_by_name((struct ksyms *)ks) ? ks->nr_names : 0;
+	return ks && complete((struct ksyms *)ks) && !build_by_name((struct ksyms *)ks) ?
+	       ks->nr_names : 0;
 }
 
 void ksyms__free(struct ksyms *ks)
@@ -596,6 +1038,10 @@ void ksyms__free(struct ksyms *ks)
 	free(ks->by_name);
 	free(ks->ents);
 	free(ks->names);
+	free(ks->old_names);
+	for (size_t i = 0; i < ks->nr_bpf; i++)
+		free(ks->bpf[i].name);
+	free(ks->bpf);
 	free(ks);
 }
 

@@ -25,8 +25,10 @@ struct stack_names;
 struct src_cache;
 struct src_file;
 
-#define SRC_CACHE_VERSION 1
-#define SRC_CACHE_SUFFIX ".v1.src"
+/* Bumped on any change of the file's layout, of what an entry holds, or of disk_cache_hash()
+ * (2: its four lanes); in the file names too, as the unwind tables' (unwind/tcache.c says why). */
+#define SRC_CACHE_VERSION 2
+#define SRC_CACHE_SUFFIX ".v2.src"
 
 /* What a region of a file's addresses is. */
 enum src_region {

@@ -55,6 +55,14 @@ struct stack_resolver {
 	void *loaded_ctx;
 	bool told;
 	pthread_t prefetcher;
+	struct ksyms_store kept; /* kept.read NULL: none */
+	struct known_bpf {
+		__u64 start;
+		__u32 len;
+		char name[128];
+	} *known_bpf;          /* this run's BPF functions, for kept symbols (ksyms__add_bpf()) */
+	size_t nr_known_bpf;
+	bool told_kept;
 	struct syms_cache *syms;
 	struct hashtab traces; /* stack id -> struct stack_trace */
 	struct srclines *lines; /* NULL: frames get no source lines */
@@ -157,10 +165,56 @@ static void *load_ksyms(void *arg)
 {
 	struct stack_resolver *r = arg;
 
-	r->ksyms = ksyms__load();
+	r->ksyms = r->kept.read ? ksyms__load_kept(&r->kept) : ksyms__load();
 	r->ksyms_errno = r->ksyms ? 0 : errno;
+	for (size_t i = 0; r->ksyms && i < r->nr_known_bpf; i++)
+		ksyms__add_bpf(r->ksyms, r->known_bpf[i].start, r->known_bpf[i].len,
+			       r->known_bpf[i].name);
 	tell_loaded(r);
 	return NULL;
+}
+
+/* -v: whether /proc/kallsyms was read, once the symbols are no longer needed. */
+static void tell_kept(struct stack_resolver *r)
+{
+	if (!r->ksyms || !r->kept.read || r->told_kept)
+		return;
+	r->told_kept = true;
+	p_info("kernel symbols: %s", ksyms__partial(r->ksyms) ?
+	       "the core kernel's, kept from an earlier run of this boot; /proc/kallsyms not read" :
+	       "/proc/kallsyms read (none kept for this boot yet, or an address outside the core "
+	       "kernel and this run's BPF programs to name)");
+}
+
+void stack_resolver__keep_ksyms(struct stack_resolver *r, const struct ksyms_store *st)
+{
+	r->kept = *st;
+}
+
+int stack_resolver__known_bpf(struct stack_resolver *r, __u64 start, __u32 len, const char *name)
+{
+	struct known_bpf *tmp = realloc(r->known_bpf, (r->nr_known_bpf + 1) * sizeof(*tmp));
+
+	if (!tmp)
+		return -ENOMEM;
+	r->known_bpf = tmp;
+	tmp[r->nr_known_bpf].start = start;
+	tmp[r->nr_known_bpf].len = len;
+	snprintf(tmp[r->nr_known_bpf].name, sizeof(tmp->name), "%s", name);
+	r->nr_known_bpf++;
+	return 0;
+}
+
+void stack_resolver__join_prefetch(struct stack_resolver *r)
+{
+	if (!r)
+		return;
+	if (r->prefetching) {
+		pthread_join(r->prefetcher, NULL);
+		r->prefetching = false;
+		r->ksyms_tried = true;
+	}
+	tell_kept(r);
 }
 
 int stack_resolver__prefetch(struct stack_resolver *r,
@@ -483,6 +537,7 @@ void stack_resolver__release(struct stack_resolver *r)
 	syms_cache__release(r->syms);
 	free_drain_state(r);
 	if (r->ksyms_tried && !r->loaded) {
+		tell_kept(r);
 		ksyms__free(r->ksyms);
 		r->ksyms = NULL; /* tried: frames would stay unresolved, and none is asked for */
 	}
@@ -1440,6 +1495,7 @@ void stack_resolver__free(struct stack_resolver *r)
 		return;
 	if (r->prefetching)
 		pthread_join(r->prefetcher, NULL);
+	free(r->known_bpf);
 	free_drain_state(r);
 	free(r->ids);
 	free(r->items);

@@ -6,6 +6,7 @@
 #include "stacks.h"
 
 struct ksyms;
+struct ksyms_store;
 struct stack_resolver;
 struct syms_cache;
 
@@ -16,6 +17,14 @@ struct stack_resolver *stack_resolver__new(void);
  * touches until the resolver first needs them.  0 or -errno. */
 int stack_resolver__prefetch(struct stack_resolver *r,
 			     void (*loaded)(const struct ksyms *ks, void *ctx), void *ctx);
+/* The core kernel's symbols kept between the runs of a boot in st (ksyms__load_kept()), before
+ * the prefetch. */
+void stack_resolver__keep_ksyms(struct stack_resolver *r, const struct ksyms_store *st);
+/* A BPF function of this run's, as /proc/kallsyms names it, before the prefetch: kept kernel
+ * symbols then name an address inside it without reading the file.  0 or -ENOMEM. */
+int stack_resolver__known_bpf(struct stack_resolver *r, __u64 start, __u32 len, const char *name);
+/* Waits for the prefetch to end (it uses the store, which may go first). */
+void stack_resolver__join_prefetch(struct stack_resolver *r);
 /* The user symbolizer, for capturing processes' mappings while the run goes on. */
 struct syms_cache *stack_resolver__syms(struct stack_resolver *r);
 /* Frames of stack `id` from the stacks map (cached); NULL when absent.  *nr gets the depth. */

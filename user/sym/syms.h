@@ -21,6 +21,30 @@ struct ksyms;
 struct ksyms *ksyms__load(void);
 /* Same from a file in kallsyms format ("ADDR TYPE NAME [MODULE]", any order). */
 struct ksyms *ksyms__load_file(const char *path);
+/* Where ksyms__load_kept() keeps the core kernel's symbols between runs (the persistent cache
+ * directory: disk_cache__read_file() and disk_cache__write_file()). */
+struct ksyms_store {
+	int (*read)(void *ctx, const char *name, size_t max, void **buf, size_t *len);
+	int (*write)(void *ctx, const char *name, const void *buf, size_t len);
+	void *ctx;
+};
+/* As ksyms__load(), but the core kernel's symbols (fixed for a boot) from st when an earlier run
+ * of this boot kept them there: /proc/kallsyms is then read whole only when an address outside
+ * them is looked up (a module's, a BPF program's) or every name is asked for.  Keeps them after
+ * a whole read. */
+struct ksyms *ksyms__load_kept(const struct ksyms_store *st);
+/* A BPF program's function, which a table of the kept core symbols then names without reading
+ * /proc/kallsyms: name as the kernel gives it ("bpf_prog_TAG_FUNC"), len its JITed size. */
+int ksyms__add_bpf(struct ksyms *ks, __u64 start, __u32 len, const char *name);
+/* The functions of the BPF program fd as /proc/kallsyms names them (the kernel's
+ * bpf_get_prog_name(): "bpf_prog_", the tag in hex, "_" and the function's BTF name, or the
+ * program's name without BTF): fn for each, with its JITed start and size.  btf: the program's
+ * (NULL: loaded from the kernel where it has function info).  0, fn's error, or -errno. */
+struct btf;
+int bpf_prog_ksyms(int fd, const struct btf *btf,
+		   int (*fn)(__u64 start, __u32 len, const char *name, void *ctx), void *ctx);
+/* Whether ks holds the kept core symbols alone so far. */
+bool ksyms__partial(const struct ksyms *ks);
 /* The symbol containing addr (greatest start <= addr), or NULL.  kallsyms has no sizes: past the
  * last symbol this is still the last symbol. */
 const struct ksym *ksyms__find(const struct ksyms *ks, __u64 addr);

@@ -993,6 +993,6 @@ void cfi_rows_free(struct cfi_rows *r)
 	if (!r)
 		return;
 	if (r->rows)
-		munmap(r->rows, r->map_len);
+		munmap((char *)r->rows - r->map_off, r->map_len);
 	memset(r, 0, sizeof(*r));
 }

@@ -13,7 +13,8 @@
 struct cfi_rows {
 	struct unw_row *rows; /* sorted by pc; the last row is UNW_CFA_NONE (end of the code) */
 	size_t nr;
-	size_t map_len;          /* private: the mapping rows live in */
+	size_t map_len;          /* private: the mapping rows live in, */
+	size_t map_off;          /* private: and where in it they start */
 	size_t fdes;             /* FDEs turned into rows */
 	size_t unsupported;      /* rows whose rules the BPF unwinder cannot evaluate */
 	const char *source;      /* ".eh_frame", ".debug_frame", "debug file .debug_frame"... */

@@ -5,7 +5,8 @@
  * none.  Read back with the same distrust as a file another user wrote (sym/untrusted.c): no
  * symbolic link followed, a regular file of ours only, its size bounded by the largest table and
  * equal to what its header says, the checksum and the rows' order verified before the BPF side
- * ever searches them. */
+ * ever searches them.  A build-id table is taken only for the bytes it was built from: the
+ * header holds the file's identity and call-frame sections' hash then (same_source()). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -38,6 +39,9 @@ struct cache_hdr {
 	__u32 source;             /* index in sources[] */
 	__u32 pad;
 	__u64 checksum;           /* of the header (this field 0) and the rows */
+	/* build-id keys: the file the rows were built from (struct unw_cache_key); 0 otherwise */
+	__u64 ident[7];
+	__u64 cfi_hash;
 };
 
 static const char *const sources[] = { ".eh_frame", ".debug_frame", "debug file .debug_frame" };
@@ -102,9 +106,42 @@ static void count(__u64 *v)
 	__atomic_fetch_add(v, 1, __ATOMIC_RELAXED);
 }
 
-int unw_cache_key(int fd, char *key, size_t size)
+int unw_cache_key(int fd, struct unw_cache_key *key)
 {
-	return disk_cache_key(fd, key, size);
+	struct stat st;
+	int err;
+
+	memset(key, 0, sizeof(*key));
+	key->fd = -1;
+	/* a build-id key's name says nothing of the bytes: those are checked against the header */
+	err = disk_cache_key_unhashed(fd, key->name, sizeof(key->name), &st);
+	if (err <= 0)
+		return err;
+	key->fd = fd;
+	key->ident[0] = st.st_dev;
+	key->ident[1] = st.st_ino;
+	key->ident[2] = st.st_size;
+	key->ident[3] = st.st_mtim.tv_sec;
+	key->ident[4] = st.st_mtim.tv_nsec;
+	key->ident[5] = st.st_ctim.tv_sec;
+	key->ident[6] = st.st_ctim.tv_nsec;
+	return 0;
+}
+
+void unw_cache_key_name(struct unw_cache_key *key, const char *name)
+{
+	memset(key, 0, sizeof(*key));
+	key->fd = -1;
+	snprintf(key->name, sizeof(key->name), "%s", name);
+}
+
+/* The hash of a build-id key's call-frame sections, computed once (0 when they cannot be read:
+ * nothing is then taken from or stored in the cache under the key). */
+static __u64 key_cfi_hash(struct unw_cache_key *key)
+{
+	if (!key->cfi_hash && key->fd >= 0)
+		key->cfi_hash = disk_cache_cfi_hash(key->fd);
+	return key->cfi_hash;
 }
 
 static __u64 checksum(const struct cache_hdr *h, const struct unw_row *rows, size_t nr)
@@ -115,17 +152,17 @@ static __u64 checksum(const struct cache_hdr *h, const struct unw_row *rows, siz
 	return disk_cache_hash(disk_cache_hash(0, &copy, sizeof(copy)), rows, nr * sizeof(*rows));
 }
 
-/* The shape the BPF search and walk rely on: sorted pcs, known rule types, the end row. */
+/* The shape the BPF search and walk rely on: sorted pcs, known rule types, the end row.  Without
+ * a branch a row: 430k of them in cc1's table. */
 static bool rows_valid(const struct unw_row *rows, size_t nr)
 {
-	for (size_t i = 0; i < nr; i++) {
-		if (UNW_ROW_CFA(rows[i].type) > UNW_CFA_SP_RA_RDI ||
-		    UNW_ROW_FP(rows[i].type) > UNW_FP_UNDEFINED)
-			return false;
-		if (i && rows[i].pc < rows[i - 1].pc)
-			return false;
-	}
-	return UNW_ROW_CFA(rows[nr - 1].type) == UNW_CFA_NONE;
+	bool bad = false;
+
+	for (size_t i = 0; i < nr; i++)
+		bad |= (UNW_ROW_CFA(rows[i].type) > UNW_CFA_SP_RA_RDI) |
+		       (UNW_ROW_FP(rows[i].type) > UNW_FP_UNDEFINED) |
+		       (i > 0 && rows[i].pc < rows[i - 1].pc);
+	return !bad && UNW_ROW_CFA(rows[nr - 1].type) == UNW_CFA_NONE;
 }
 
 static bool key_ok(const char *key)
@@ -133,19 +170,39 @@ static bool key_ok(const char *key)
 	return disk_cache_key_ok(key) && strlen(key) < UNW_CACHE_KEY_MAX - sizeof(CACHE_SUFFIX);
 }
 
-int unw_cache__get(struct unw_cache *c, const char *key, struct cfi_rows *out)
+static int store(struct unw_cache *c, struct unw_cache_key *key, const struct cfi_rows *rows);
+
+/* Whether the header's table was built from key's file as it is: the same identity (no write
+ * since: the ctime would have moved), or the same call-frame bytes by hash (the file replaced by
+ * an identical one, e.g. a package reinstalled; *moved is set so the header learns the new
+ * identity).  Keys of a name alone carry no file: their name is the whole identity. */
+static bool same_source(const struct cache_hdr *h, struct unw_cache_key *key, bool *moved)
+{
+	if (key->fd < 0)
+		return true;
+	if (!h->cfi_hash)
+		return false;
+	if (!memcmp(h->ident, key->ident, sizeof(h->ident)))
+		return true;
+	*moved = key_cfi_hash(key) == h->cfi_hash;
+	return *moved;
+}
+
+int unw_cache__get(struct unw_cache *c, struct unw_cache_key *key, struct cfi_rows *out)
 {
 	char name[UNW_CACHE_KEY_MAX + 8];
 	struct cache_hdr h;
 	struct stat st;
 	size_t len = 0;
-	void *rows = MAP_FAILED;
+	void *map = MAP_FAILED;
+	struct unw_row *rows;
+	bool moved = false;
 	int fd, err;
 
 	memset(out, 0, sizeof(*out));
-	if (!key_ok(key))
+	if (!key_ok(key->name))
 		return -EINVAL;
-	snprintf(name, sizeof(name), "%s" CACHE_SUFFIX, key);
+	snprintf(name, sizeof(name), "%s" CACHE_SUFFIX, key->name);
 	fd = disk_cache__open_file(c->dc, name, sizeof(h),
 				   sizeof(h) + (__u64)UNWIND_MAX_TABLE_ROWS * sizeof(struct unw_row),
 				   &st, "unwind cache");
@@ -160,52 +217,73 @@ int unw_cache__get(struct unw_cache *c, const char *key, struct cfi_rows *out)
 		goto reject;
 	if (memcmp(h.magic, CACHE_MAGIC, sizeof(CACHE_MAGIC)) || h.version != CACHE_VERSION ||
 	    h.row_size != sizeof(struct unw_row) || memchr(h.key, 0, sizeof(h.key)) == NULL ||
-	    strcmp(h.key, key) || h.nr_rows < 1 || h.nr_rows > UNWIND_MAX_TABLE_ROWS ||
+	    strcmp(h.key, key->name) || h.nr_rows < 1 || h.nr_rows > UNWIND_MAX_TABLE_ROWS ||
 	    (__u64)st.st_size != sizeof(h) + h.nr_rows * sizeof(struct unw_row) ||
 	    h.source >= sizeof(sources) / sizeof(sources[0]))
 		goto reject;
-	len = h.nr_rows * sizeof(struct unw_row);
-	/* the same kind of memory cfi.c hands out (cfi_rows_free unmaps it) */
-	rows = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (rows == MAP_FAILED) {
+	/* A header of other bytes under the same build-id and size (a binary patched in place, or
+	 * a flipped bit in the header, which the checksum below would catch): not this file's
+	 * table, which the caller builds and stores over it. */
+	if (!same_source(&h, key, &moved)) {
+		count(&c->st.misses);
+		err = -ENOENT;
+		goto cleanup;
+	}
+	/* The file mapped, not read into memory of ours: no page of it faulted, zeroed and copied
+	 * into (the pages are the page cache's), half of reading cc1's table back.  Checked as
+	 * mapped; cache files are replaced by rename, never written in place. */
+	len = st.st_size;
+	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	if (disk_cache_read(fd, rows, len, sizeof(h)) || checksum(&h, rows, h.nr_rows) != h.checksum ||
+	rows = (struct unw_row *)((char *)map + sizeof(h));
+	if (memcmp(map, &h, sizeof(h)) || checksum(&h, rows, h.nr_rows) != h.checksum ||
 	    !rows_valid(rows, h.nr_rows))
 		goto reject;
 	disk_cache__touch(fd); /* eviction takes the least recently used first */
 	out->rows = rows;
 	out->nr = h.nr_rows;
 	out->map_len = len;
+	out->map_off = sizeof(h); /* cfi_rows_free() unmaps the whole file */
 	out->fdes = h.fdes;
 	out->unsupported = h.unsupported;
 	out->source = sources[h.source];
 	out->cached = true;
-	rows = MAP_FAILED;
+	map = MAP_FAILED;
 	count(&c->st.hits);
+	if (moved)
+		store(c, key, out); /* the next run takes it by identity, unhashed */
 	err = 0;
 	goto cleanup;
 reject:
 	count(&c->st.rejected);
 	err = disk_cache__reject(c->dc, name, "unwind cache");
 cleanup:
-	if (rows != MAP_FAILED)
-		munmap(rows, len);
+	if (map != MAP_FAILED)
+		munmap(map, len);
 	close(fd);
 	return err;
 }
 
-int unw_cache__put(struct unw_cache *c, const char *key, const struct cfi_rows *rows)
+/* Writes rows under key: 0 or -errno. */
+static int store(struct unw_cache *c, struct unw_cache_key *key, const struct cfi_rows *rows)
 {
 	char name[UNW_CACHE_KEY_MAX + 8];
 	struct cache_hdr h = { .magic = CACHE_MAGIC };
 	struct iovec iov[2];
 	size_t src;
-	int err;
 
-	if (!key_ok(key) || !rows->nr || rows->nr > UNWIND_MAX_TABLE_ROWS)
+	if (!key_ok(key->name) || !rows->nr || rows->nr > UNWIND_MAX_TABLE_ROWS)
 		return -EINVAL;
+	/* a build-id key's rows are taken later by what they were built from */
+	if (key->fd >= 0) {
+		h.cfi_hash = key_cfi_hash(key);
+		if (!h.cfi_hash)
+			return -EINVAL;
+		memcpy(h.ident, key->ident, sizeof(h.ident));
+	}
 	for (src = 0; src < sizeof(sources) / sizeof(sources[0]); src++)
 		if (rows->source && !strcmp(rows->source, sources[src]))
 			break;
@@ -213,16 +291,22 @@ int unw_cache__put(struct unw_cache *c, const char *key, const struct cfi_rows *
 		return -EINVAL;
 	h.version = CACHE_VERSION;
 	h.row_size = sizeof(struct unw_row);
-	snprintf(h.key, sizeof(h.key), "%s", key);
+	snprintf(h.key, sizeof(h.key), "%s", key->name);
 	h.nr_rows = rows->nr;
 	h.fdes = rows->fdes;
 	h.unsupported = rows->unsupported;
 	h.source = src;
 	h.checksum = checksum(&h, rows->rows, rows->nr);
-	snprintf(name, sizeof(name), "%s" CACHE_SUFFIX, key);
+	snprintf(name, sizeof(name), "%s" CACHE_SUFFIX, key->name);
 	iov[0] = (struct iovec){ &h, sizeof(h) };
 	iov[1] = (struct iovec){ rows->rows, rows->nr * sizeof(*rows->rows) };
-	err = disk_cache__store(c->dc, name, iov, 2);
+	return disk_cache__store(c->dc, name, iov, 2);
+}
+
+int unw_cache__put(struct unw_cache *c, struct unw_cache_key *key, const struct cfi_rows *rows)
+{
+	int err = store(c, key, rows);
+
 	if (!err)
 		count(&c->st.stores);
 	return err;

@@ -3,9 +3,17 @@
  * ms, libLLVM: a second).
  *
  * One file per table in bpfprof's cache directory (core/diskcache.h: its rules, keys, size bound
- * and eviction), named by the file's key.  Every cache file is read as hostile input: a header
- * (magic, version, key, row count, checksum) checked before use, rows checked for the shape the
- * BPF search relies on; a file that fails is removed and the table rebuilt. */
+ * and eviction), named by the file's key: the GNU build-id and size of files owned by root that
+ * only root writes, otherwise the file's device, inode, size and mtime, which no other file can
+ * claim (disk_cache_key_unhashed()).  A build-id names a build, not the bytes after it (a binary
+ * patched in place keeps it): a build-id table's header also holds a hash of the call-frame
+ * sections it was built from and the file's identity then (device, inode, size, mtime, ctime).
+ * A file with that identity is the same file unchanged (a write moves its ctime, which only the
+ * clock sets) and is taken without reading it; another is hashed, and taken when the sections
+ * are the same bytes (the header then records the new identity).  Every cache file is read as
+ * hostile input: a header (magic, version, key, row count, checksum) checked before use, rows
+ * checked for the shape the BPF search relies on; a file that fails is removed and the table
+ * rebuilt. */
 #ifndef BPFPROF_TCACHE_H
 #define BPFPROF_TCACHE_H
 #include <stdbool.h>
@@ -19,7 +27,7 @@ struct disk_cache;
 
 #define UNW_CACHE_DEFAULT_MB DISK_CACHE_DEFAULT_MB
 /* A table's file is KEY UNW_CACHE_SUFFIX, the format's version in the name (tcache.c says why). */
-#define UNW_CACHE_VERSION 2
+#define UNW_CACHE_VERSION 3
 #define UNW_CACHE_STR_(x) #x
 #define UNW_CACHE_STR(x)  UNW_CACHE_STR_(x)
 #define UNW_CACHE_SUFFIX  ".v" UNW_CACHE_STR(UNW_CACHE_VERSION) ".unw"
@@ -36,15 +44,27 @@ struct unw_cache *unw_cache__open(const char *dir, __u64 max_bytes, char *why, s
 struct unw_cache *unw_cache__on(struct disk_cache *dc);
 void unw_cache__free(struct unw_cache *c);
 
-/* The key of the open file fd: disk_cache_key(). */
-int unw_cache_key(int fd, char *key, size_t size);
+/* A table's key, and for a build-id key what its file is checked against. */
+struct unw_cache_key {
+	char name[UNW_CACHE_KEY_MAX]; /* the cache file's name without UNW_CACHE_SUFFIX */
+	int fd;                       /* the file (borrowed), or -1: the name says it all */
+	__u64 ident[7];               /* dev, ino, size, mtime s/ns, ctime s/ns of fd */
+	__u64 cfi_hash;               /* of fd's call-frame sections; 0 until computed */
+};
+
+/* The key of the open file fd (borrowed by *key until the last get or put with it): 0, or
+ * -errno (not a regular file). */
+int unw_cache_key(int fd, struct unw_cache_key *key);
+/* A key of a name alone (no file to check: f- keys, tests). */
+void unw_cache_key_name(struct unw_cache_key *key, const char *name);
 
 /* Rows for key into *out (freed with cfi_rows_free).  0 (out->cached is set), -ENOENT (not
- * cached), -EBADMSG (a corrupt or foreign file: removed, counted), or -errno. */
-int unw_cache__get(struct unw_cache *c, const char *key, struct cfi_rows *out);
+ * cached, or cached for other bytes of the file), -EBADMSG (a corrupt or foreign file: removed,
+ * counted), or -errno. */
+int unw_cache__get(struct unw_cache *c, struct unw_cache_key *key, struct cfi_rows *out);
 /* Stores rows under key (a new file, renamed into place), then evicts the least recently used
  * files beyond the bound.  0 or -errno. */
-int unw_cache__put(struct unw_cache *c, const char *key, const struct cfi_rows *rows);
+int unw_cache__put(struct unw_cache *c, struct unw_cache_key *key, const struct cfi_rows *rows);
 
 struct unw_cache_stats {
 	__u64 hits, misses, stores, rejected, evicted;

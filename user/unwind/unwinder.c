@@ -450,22 +450,22 @@ static int build_rows_cached(struct unwinder *u, const struct uw_file *f, int fd
 {
 	/* opened as cfi_build_file() would by name: a file other users may control */
 	static const struct file_rules by_name;
-	char key[UNW_CACHE_KEY_MAX];
+	struct unw_cache_key key;
 	enum file_refusal refusal;
 	struct stat st;
 	int own_fd = -1, err;
 
 	if (fd < 0)
 		fd = own_fd = untrusted_open(AT_FDCWD, f->path, FILE_MAPPED, &by_name, &st, &refusal);
-	if (fd < 0 || unw_cache_key(fd, key, sizeof(key)))
-		key[0] = '\0';
-	if (key[0] && !unw_cache__get(u->cache, key, rows)) {
+	if (fd < 0 || unw_cache_key(fd, &key))
+		key.name[0] = '\0';
+	if (key.name[0] && !unw_cache__get(u->cache, &key, rows)) {
 		err = 0;
 		goto out;
 	}
 	err = cfi_build_file(f->path, own_fd >= 0 ? own_fd : fd, &u->stopping, rows, why, size);
-	if (!err && key[0])
-		unw_cache__put(u->cache, key, rows);
+	if (!err && key.name[0])
+		unw_cache__put(u->cache, &key, rows);
 out:
 	if (own_fd >= 0)
 		close(own_fd);
