@@ -5,7 +5,6 @@
 #include <string.h>
 #include "core/hashtab.h"
 #include "stacks.h"
-#include "out/report.h"
 #include "sym/stackagg.h"
 
 /* Merged stacks are paths of a call-path tree (a trie): a node is a frame id under its caller's
@@ -502,23 +501,4 @@ void stack_agg__free(struct stack_agg *a)
 	hashtab_clear(&a->frame_index, NULL);
 	stack_names__free(a->strs);
 	free(a);
-}
-
-int stack_agg_report_write(FILE *out, const struct report_header *h, const struct stack_sample *s,
-			   size_t n, const struct report_opts *o)
-{
-	/* frames as they are, addresses too: the tree only merges what the report would merge */
-	struct stack_agg *a = stack_agg__new(false);
-	struct stack_tree t;
-	int err = 0;
-
-	if (!a)
-		return -ENOMEM;
-	stack_agg__keep_addrs(a);
-	for (size_t i = 0; i < n && !err; i++)
-		err = stack_agg__add(a, &s[i]);
-	stack_agg__tree(a, &t);
-	err = err ?: report_write_tree(out, h, &t, -1, o);
-	stack_agg__free(a);
-	return err;
 }
