@@ -5,12 +5,14 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BPFPROF=$(realpath -m "${BPFPROF:-$ROOT/bpfprof}")
 WL=$ROOT/build/workloads
 TMP=$(mktemp -d /tmp/bpfprof-test.XXXXXX)
-trap 'rm -rf "$TMP"; kill $(jobs -p) 2>/dev/null' EXIT
+# A script with a failed check exits 1 (whatever its last command did), so that it can be run
+# alone and tell; the mark is a file because checks also fail in subshells.
+trap 'rc=$?; [ -e "$TMP/.failed" ] && rc=1; rm -rf "$TMP"; kill $(jobs -p) 2>/dev/null; exit $rc' EXIT
 # Each test's own unwind-table cache: runs neither depend on nor fill the machine's.
 export XDG_CACHE_HOME=$TMP/xdg
 
 ok()   { echo "ok - $1"; }
-fail() { echo "not ok - $1${2:+: $2}"; }
+fail() { echo "not ok - $1${2:+: $2}"; : > "$TMP/.failed"; }
 skip() { echo "skip - $1: $2"; }
 # check NAME CONDITION-COMMAND... : ok when the command succeeds.
 check() { local n=$1; shift; if "$@"; then ok "$n"; else fail "$n" "$*"; fi; }

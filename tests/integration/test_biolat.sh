@@ -63,7 +63,7 @@ if [ -z "$LOOP" ]; then
 	exit 0
 fi
 LN=${LOOP#/dev/}
-trap 'losetup -d "$LOOP"; rm -rf "$TMP"; kill $(jobs -p) 2>/dev/null' EXIT
+trap 'rc=$?; [ -e "$TMP/.failed" ] && rc=1; losetup -d "$LOOP"; rm -rf "$TMP"; kill $(jobs -p) 2>/dev/null; exit $rc' EXIT
 command -v udevadm >/dev/null && udevadm settle 2>/dev/null
 echo "# loop device $LOOP (direct I/O: $(cat /sys/block/$LN/loop/dio 2>/dev/null))"
 

@@ -18,7 +18,7 @@ H=$(mktemp -d /tmp/bpfprof-hostile.XXXXXX)
 chmod 755 "$H"
 chown nobody:nogroup "$H"
 MAPS=()
-trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP" "$H" "${MAPS[@]}"' EXIT
+trap 'rc=$?; [ -e "$TMP/.failed" ] && rc=1; kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP" "$H" "${MAPS[@]}"; exit $rc' EXIT
 
 # start_as_nobody NAME CMD...: runs CMD as nobody in the background; its pid in $pid
 start_as_nobody() {

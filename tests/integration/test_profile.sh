@@ -145,13 +145,15 @@ else
 	skip "-e context-switches -a: the idle task's switches" "no CPU went idle during the run"
 fi
 
-# 10. -C limits CPUs: pin the workload to CPU 0 and sample only CPU 1: no hot_a.
-taskset -c 0 "$WL/hotcold" 1.5 2>/dev/null &
+# 10. -C limits CPUs: pin the workload to CPU 0 and sample only CPU 1: no hot_a.  Under a name
+# of its own: other hotcold processes (other tests' runs on this machine) may run on CPU 1.
+cp "$WL/hotcold" "$TMP/pinnedhc"
+taskset -c 0 "$TMP/pinnedhc" 1.5 2>/dev/null &
 pinned=$!
 "$BPFPROF" profile -F $F -f -C 1 1 >"$TMP/c.folded" 2>&1
 wait $pinned
 if [ "$(nproc)" -ge 2 ]; then
-	check "-C 1 excludes a task pinned to CPU 0" awk '/^hotcold;.*hot_a/ { bad = 1 } END { exit bad }' "$TMP/c.folded"
+	check "-C 1 excludes a task pinned to CPU 0" awk '/^pinnedhc;.*hot_a/ { bad = 1 } END { exit bad }' "$TMP/c.folded"
 else
 	skip "-C 1 excludes a task pinned to CPU 0" "needs 2 CPUs"
 fi

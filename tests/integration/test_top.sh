@@ -11,7 +11,7 @@ fi
 
 SESSION=bpfprof-top-$$
 cleanup() { tmux kill-session -t "$SESSION" 2>/dev/null; }
-trap 'cleanup; rm -rf "$TMP"; kill $(jobs -p) 2>/dev/null' EXIT
+trap 'rc=$?; [ -e "$TMP/.failed" ] && rc=1; cleanup; rm -rf "$TMP"; kill $(jobs -p) 2>/dev/null; exit $rc' EXIT
 
 "$WL/hotcold" 60 2>/dev/null &
 HC=$!

@@ -1,4 +1,4 @@
-/* Option parsing helpers: numbers, durations, id and CPU lists, and their errors. */
+/* Option parsing helpers: numbers, durations, id and CPU lists, and their errors; growing arrays. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include "core/child.h"
 #include "core/common.h"
+#include "core/grow.h"
 #include "test.h"
 
 static void test_parse_u64(void)
@@ -132,6 +133,34 @@ static void test_child_gate(void)
 	CHECK(!command_ran(false));
 }
 
+/* Room doubled from 16 until it holds what is asked, new elements zeroed on request, the
+ * array and its room untouched when the size would overflow. */
+static void test_array_grow(void)
+{
+	__u32 *v = NULL;
+	size_t cap = 0;
+
+	CHECK_INT(ARRAY_GROW(v, cap, 0), 0);
+	CHECK(v == NULL && cap == 0);
+	CHECK_INT(ARRAY_GROW_ZEROED(v, cap, 1), 0);
+	CHECK_INT(cap, 16);
+	for (size_t i = 0; i < cap; i++)
+		CHECK_INT(v[i], 0);
+	v[15] = 7;
+	CHECK_INT(ARRAY_GROW_ZEROED(v, cap, 100), 0);
+	CHECK_INT(cap, 128);
+	CHECK_INT(v[15], 7);
+	CHECK_INT(v[16], 0);
+	CHECK_INT(v[127], 0);
+	CHECK_INT(ARRAY_GROW(v, cap, 128), 0);  /* already there: nothing moves */
+	CHECK_INT(cap, 128);
+	CHECK_INT(ARRAY_GROW(v, cap, SIZE_MAX / 2), -ENOMEM);
+	CHECK_INT(ARRAY_GROW(v, cap, SIZE_MAX), -ENOMEM);
+	CHECK_INT(cap, 128);
+	CHECK_INT(v[15], 7);
+	free(v);
+}
+
 int main(void)
 {
 	RUN(test_parse_u64);
@@ -141,5 +170,6 @@ int main(void)
 	RUN(test_parse_cpu_list);
 	RUN(test_is_negative_number);
 	RUN(test_child_gate);
+	RUN(test_array_grow);
 	TESTS_DONE();
 }

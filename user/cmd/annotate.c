@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <capstone/capstone.h>
+#include "core/grow.h"
 #include "cmd/cmds.h"
 #include "cmd/profile.h"
 #include "core/common.h"
@@ -96,15 +97,8 @@ static int add_leaf(struct annotation *a, const struct stack_sample *s)
 	if (id < 0)
 		return id;
 	if ((size_t)id == a->nr) {
-		if (a->nr == a->cap) {
-			size_t cap = a->cap ? a->cap * 2 : 64;
-			struct ann_fn *n = realloc(a->fns, cap * sizeof(*n));
-
-			if (!n)
-				return -ENOMEM;
-			a->fns = n;
-			a->cap = cap;
-		}
+		if (ARRAY_GROW(a->fns, a->cap, a->nr + 1))
+			return -ENOMEM;
 		a->fns[a->nr++] = (struct ann_fn){ .name = f->name, .module = f->module,
 						   .kernel = leaf->kernel };
 	}
@@ -116,15 +110,8 @@ static int add_leaf(struct annotation *a, const struct stack_sample *s)
 			fn->addrs[k].count += s->value;
 			return 0;
 		}
-	if (fn->nr == fn->cap) {
-		size_t cap = fn->cap ? fn->cap * 2 : 16;
-		struct ann_addr *n = realloc(fn->addrs, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		fn->addrs = n;
-		fn->cap = cap;
-	}
+	if (ARRAY_GROW(fn->addrs, fn->cap, fn->nr + 1))
+		return -ENOMEM;
 	fn->addrs[fn->nr++] = (struct ann_addr){ off, s->value };
 	return 0;
 }

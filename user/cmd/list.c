@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <linux/perf_event.h>
 #include <bpf/btf.h>
+#include "core/grow.h"
 #include "cmd/cmds.h"
 #include "core/common.h"
 #include "core/features.h"
@@ -567,15 +568,8 @@ static int add_sig(__u64 vaddr, const struct func_params *p, void *ctx)
 	struct binary_ctx *c = ctx;
 	char text[512];
 
-	if (c->nr_sigs == c->cap_sigs) {
-		size_t cap = c->cap_sigs ? 2 * c->cap_sigs : 256;
-		struct func_sig *v = realloc(c->sigs, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		c->sigs = v;
-		c->cap_sigs = cap;
-	}
+	if (ARRAY_GROW(c->sigs, c->cap_sigs, c->nr_sigs + 1))
+		return -ENOMEM;
 	c->sigs[c->nr_sigs].vaddr = vaddr;
 	c->sigs[c->nr_sigs].text = strdup(func_params_text(p, text, sizeof(text)));
 	return c->sigs[c->nr_sigs++].text ? 0 : -ENOMEM;

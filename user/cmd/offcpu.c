@@ -319,34 +319,17 @@ static int offcpu_write(struct runner *r)
 	char subtitle[160], note[1024], unwound[512];
 	struct stack_run view = env.sr;
 	int err;
-	struct stack_outputs o = {
-		.folded = stack_opts.folded,
-		.folded_opts = { .annotate_kernel = stack_opts.annotate },
-		.flamegraph = {
-			.title = stack_opts.title ? stack_opts.title : "Off-CPU Time Flame Graph",
-			.subtitle = subtitle,
-			.count_name = "us",
-			.palette = PALETTE_COOL,
-			.annotate_kernel = true,
-		},
-		.header = {
-			.event = "sched_switch (off-CPU)",
-			.duration_s = elapsed,
-			.lost = nr_lost,
-			.lost_detail = nr_lost ? lost_detail : NULL,
-			.unwind = stack_opts.kernel_only ? NULL : unwind_method_name(stack_opts.unwind),
-			.extra = note,
-		},
-		.report = {
-			.children = !stack_opts.no_children,
-			.percent_limit = stack_opts.percent_limit,
-			.unit = REPORT_TIME_US,
-			.call_graph = true,
-			.call_graph_limit = stack_opts.call_graph_limit,
-		},
-		.lost_what = "blocks",
-	};
+	struct stack_outputs o = stack_outputs_from_opts("Off-CPU Time Flame Graph", REPORT_TIME_US);
 
+	o.flamegraph.subtitle = subtitle;
+	o.flamegraph.count_name = "us";
+	o.flamegraph.palette = PALETTE_COOL;
+	o.header.event = "sched_switch (off-CPU)";
+	o.header.duration_s = elapsed;
+	o.header.lost = nr_lost;
+	o.header.lost_detail = nr_lost ? lost_detail : NULL;
+	o.header.extra = note;
+	o.lost_what = "blocks";
 	snprintf(subtitle, sizeof(subtitle), "off-CPU time, %.1f s%s", elapsed,
 		 nr_lost ? ", blocks lost" : "");
 	snprintf(note, sizeof(note), "Off-CPU time in ms; %s; threads still blocked at the end "

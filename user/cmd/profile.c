@@ -577,38 +577,20 @@ void profile_outputs(struct runner *r, struct profile_texts *t, struct stack_out
 			lost[LOST_COUNTS_FULL];
 	double elapsed = stack_run_seconds(&env.sr, r);
 	char *detail = t->detail, *title = t->title, *unwound = t->unwound;
-	struct stack_outputs o = {
-		.folded = stack_opts.folded,
-		.folded_opts = { .annotate_kernel = stack_opts.annotate },
-		.flamegraph = {
-			.title = stack_opts.title ? stack_opts.title : "CPU Flame Graph",
-			.subtitle = title,
-			.count_name = "samples",
-			.palette = PALETTE_HOT,
-			.annotate_kernel = true,
-		},
-		.header = {
-			.event = env.label,
-			.frequency = env.nr_specs ? 0 : sampled_freq(),
-			.period = env.nr_specs || sampled_freq() ? 0 : env.sampled[0].period,
-			.duration_s = elapsed,
-			.lost = nr_lost,
-			.lost_detail = nr_lost ? detail : NULL,
-			.unwind = stack_opts.kernel_only ? NULL : unwind_method_name(stack_opts.unwind),
-			.extra = unwound,
-		},
-		.report = {
-			.children = !stack_opts.no_children,
-			.percent_limit = stack_opts.percent_limit,
-			.unit = REPORT_SAMPLES,
-			.call_graph = true,
-			.call_graph_limit = stack_opts.call_graph_limit,
-		},
-		.lost_what = "samples",
-		.event_names = env.names,
-		.nr_events = env.nr_names,
-	};
+	struct stack_outputs o = stack_outputs_from_opts("CPU Flame Graph", REPORT_SAMPLES);
 
+	o.flamegraph.subtitle = title;
+	o.flamegraph.count_name = "samples";
+	o.flamegraph.palette = PALETTE_HOT;
+	o.header.event = env.label;
+	o.header.frequency = env.nr_specs ? 0 : sampled_freq();
+	o.header.period = env.nr_specs || sampled_freq() ? 0 : env.sampled[0].period;
+	o.header.duration_s = elapsed;
+	o.header.lost = nr_lost;
+	o.header.lost_detail = nr_lost ? detail : NULL;
+	o.header.extra = unwound;
+	o.event_names = env.names;
+	o.nr_events = env.nr_names;
 	if ((env.event_root && env.nr_names > 1) || (env.by && env.nr_names))
 		o.folded_opts.event_root = o.flamegraph.event_root = env.names;
 	/* --by with one key: the report's one section is that key's */

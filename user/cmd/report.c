@@ -264,22 +264,9 @@ static int report_files(FILE *out, char **files, int nr_files)
 	char what[512];
 	size_t n;
 	int err = in ? 0 : -ENOMEM;
-	struct stack_outputs o = {
-		.folded = stack_opts.folded,
-		.folded_opts = { .annotate_kernel = stack_opts.annotate },
-		.flamegraph = {
-			.title = stack_opts.title ? stack_opts.title : "Flame Graph",
-			.annotate_kernel = true,
-		},
-		.report = {
-			.children = !stack_opts.no_children,
-			.percent_limit = stack_opts.percent_limit,
-			.call_graph = true,
-			.call_graph_limit = stack_opts.call_graph_limit,
-		},
-		.lost_what = "samples",
-	};
+	struct stack_outputs o = stack_outputs_from_opts("Flame Graph", REPORT_SAMPLES);
 
+	o.header.unwind = NULL; /* the recorded run's, from its file (describe()) */
 	for (int i = 0; !err && i < nr_files; i++)
 		err = profile_in__read(in, files[i]);
 	if (err)

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "core/grow.h"
 #include "cmd/cmds.h"
 #include "cmd/schedtp.h"
 #include "core/common.h"
@@ -135,7 +136,7 @@ static const char *key_name(void)
 static int report_keyed(FILE *out, struct runqlat_bpf *skel, struct hashtab *prevs)
 {
 	int fd = bpf_map__fd(skel->maps.hists), err = 0;
-	struct keyed_hist *rows = NULL, *grown;
+	struct keyed_hist *rows = NULL;
 	size_t nr = 0, cap = 0;
 	struct runqlat_hist h;
 	struct snapshot *prev, cur;
@@ -158,14 +159,9 @@ static int report_keyed(FILE *out, struct runqlat_bpf *skel, struct hashtab *pre
 		}
 		memcpy(cur.slots, h.slots, sizeof(cur.slots));
 		cur.sum_ns = h.sum_ns;
-		if (nr == cap) {
-			cap = cap ? cap * 2 : 64;
-			grown = realloc(rows, cap * sizeof(*rows));
-			if (!grown) {
-				err = -ENOMEM;
-				goto cleanup;
-			}
-			rows = grown;
+		if (ARRAY_GROW(rows, cap, nr + 1)) {
+			err = -ENOMEM;
+			goto cleanup;
 		}
 		if (!take_delta(&cur, prev, &rows[nr].delta))
 			continue;

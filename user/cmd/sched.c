@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "core/grow.h"
 #include "cmd/cmds.h"
 #include "cmd/schedtp.h"
 #include "core/common.h"
@@ -275,7 +276,7 @@ static int read_rows(struct sched_bpf *skel, struct sched_row **rowsp, size_t *n
 {
 	int fd = bpf_map__fd(skel->maps.stats);
 	struct sched_key key, next, *keyp = NULL;
-	struct sched_row *rows = NULL, *grown;
+	struct sched_row *rows = NULL;
 	struct sched_row_raw raw;
 	size_t n = 0, cap = 0;
 
@@ -285,14 +286,9 @@ static int read_rows(struct sched_bpf *skel, struct sched_row **rowsp, size_t *n
 		if (bpf_map_lookup_elem(fd, &key, &raw))
 			continue;
 		env.bytes_read += sizeof(key) + sizeof(raw);
-		if (n == cap) {
-			cap = cap ? cap * 2 : 256;
-			grown = realloc(rows, cap * sizeof(*rows));
-			if (!grown) {
-				free(rows);
-				return -ENOMEM;
-			}
-			rows = grown;
+		if (ARRAY_GROW(rows, cap, n + 1)) {
+			free(rows);
+			return -ENOMEM;
 		}
 		memset(&rows[n], 0, sizeof(rows[n]));
 		memcpy(rows[n].comm, raw.comm, sizeof(raw.comm));

@@ -16,6 +16,7 @@
 #include <linux/perf_event.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "core/grow.h"
 #include "cmd/cmds.h"
 #include "core/common.h"
 #include "core/runner.h"
@@ -1060,15 +1061,8 @@ static int read_proc_counts(struct stat_bpf *skel, struct proc_row **rows, size_
 	*rows = NULL;
 	*nr = 0;
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		if (*nr == cap) {
-			struct proc_row *grown;
-
-			cap = cap ? cap * 2 : 256;
-			grown = realloc(*rows, cap * sizeof(*grown));
-			if (!grown)
-				return -ENOMEM;
-			*rows = grown;
-		}
+		if (ARRAY_GROW(*rows, cap, *nr + 1))
+			return -ENOMEM;
 		(*rows)[*nr] = (struct proc_row){ .key = next, .procs = 1 };
 		if (!bpf_map_lookup_elem(fd, &next, &(*rows)[*nr].count) &&
 		    next.idx < (__u32)(env.nr_specs_ev + env.nr_ev))

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "core/grow.h"
 #include "cmd/cmds.h"
 #include "core/common.h"
 #include "core/runner.h"
@@ -486,7 +487,6 @@ static int read_summary(struct trace_bpf *skel)
 {
 	int fd = bpf_map__fd(skel->maps.summary);
 	struct trace_sum_key key, next, *keyp = NULL;
-	struct trace_sum_row *grown;
 	struct trace_sum v;
 	size_t cap = 0;
 
@@ -495,13 +495,8 @@ static int read_summary(struct trace_bpf *skel)
 		keyp = &key;
 		if (bpf_map_lookup_elem(fd, &key, &v) || key.idx >= (__u32)env.evs.nr)
 			continue;
-		if (env.nr_rows == cap) {
-			cap = cap ? cap * 2 : 64;
-			grown = realloc(env.rows, cap * sizeof(*grown));
-			if (!grown)
-				return -ENOMEM;
-			env.rows = grown;
-		}
+		if (ARRAY_GROW(env.rows, cap, env.nr_rows + 1))
+			return -ENOMEM;
 		env.rows[env.nr_rows++] = (struct trace_sum_row){
 			.tgid = key.tgid, .sys = env.tev[key.idx].sys, .calls = v.calls,
 			.errors = v.errors, .total_ns = v.total_ns, .min_ns = v.min_ns,

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include "core/grow.h"
 #include "core/common.h"
 #include "core/diskcache.h"
 #include "sym/syms.h"
@@ -362,7 +363,7 @@ static int by_age(const void *a, const void *b)
 /* Removes the least recently used files until the directory is within its bound; under lock. */
 static void evict(struct disk_cache *c)
 {
-	struct entry *e = NULL, *tmp;
+	struct entry *e = NULL;
 	size_t nr = 0, cap = 0;
 	__u64 total = 0;
 	struct dirent *d;
@@ -388,13 +389,8 @@ static void evict(struct disk_cache *c)
 				unlinkat(c->dfd, d->d_name, 0);
 			continue;
 		}
-		if (nr == cap) {
-			cap = cap ? cap * 2 : 64;
-			tmp = realloc(e, cap * sizeof(*e));
-			if (!tmp)
-				goto out;
-			e = tmp;
-		}
+		if (ARRAY_GROW(e, cap, nr + 1))
+			goto out;
 		snprintf(e[nr].name, sizeof(e[nr].name), "%s", d->d_name);
 		e[nr].size = st.st_blocks * 512ULL > (__u64)st.st_size ? st.st_blocks * 512ULL : (__u64)st.st_size;
 		e[nr].mtime = st.st_mtim;

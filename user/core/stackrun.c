@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <limits.h>
 #include <stdio.h>
+#include "core/grow.h"
 #include "core/child.h"
 #include "core/common.h"
 #include "core/diskcache.h"
@@ -606,15 +607,8 @@ bool stack_opts_lines(void)
 
 static void queue_exit(struct stack_drain *d, __u32 tgid)
 {
-	if (d->nr_exited == d->exited_cap) {
-		size_t cap = d->exited_cap ? d->exited_cap * 2 : 64;
-		__u32 *n = realloc(d->exited, cap * sizeof(*n));
-
-		if (!n)
-			return; /* its symbols stay until the run ends: memory, not samples */
-		d->exited = n;
-		d->exited_cap = cap;
-	}
+	if (ARRAY_GROW(d->exited, d->exited_cap, d->nr_exited + 1))
+		return; /* its symbols stay until the run ends: memory, not samples */
 	d->exited[d->nr_exited++] = tgid;
 }
 
@@ -1314,6 +1308,29 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 	if (err)
 		p_err("cannot write %s: %s", run_opts.out.path ?: "the output", strerror(-err));
 	return err;
+}
+
+struct stack_outputs stack_outputs_from_opts(const char *default_title, enum report_unit unit)
+{
+	return (struct stack_outputs){
+		.folded = stack_opts.folded,
+		.folded_opts = { .annotate_kernel = stack_opts.annotate },
+		.flamegraph = {
+			.title = stack_opts.title ? stack_opts.title : default_title,
+			.annotate_kernel = true,
+		},
+		.header = {
+			.unwind = stack_opts.kernel_only ? NULL : unwind_method_name(stack_opts.unwind),
+		},
+		.report = {
+			.children = !stack_opts.no_children,
+			.percent_limit = stack_opts.percent_limit,
+			.unit = unit,
+			.call_graph = true,
+			.call_graph_limit = stack_opts.call_graph_limit,
+		},
+		.lost_what = "samples",
+	};
 }
 
 void stack_pprof_meta(struct stack_outputs *o, const struct runner *r, const char *comment)

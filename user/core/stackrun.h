@@ -198,6 +198,11 @@ struct stack_outputs {
 	struct pprof_meta pprof; /* --pprof: its sample types and period (stack_pprof_meta()) */
 };
 
+/* What the stack options (stack_opts) say of every stack command's outputs: folded stacks or the
+ * report and its shape, the flame graph's title (default_title unless --title), the unwinding
+ * the header names; values in unit, lost ones called samples.  The command adds its own. */
+struct stack_outputs stack_outputs_from_opts(const char *default_title, enum report_unit unit);
+
 /* --pprof's description of the run r: the values of o->pprof kept, with the times of the run,
  * the labels the samples carry (pid, tid, comm) and comment as its comment. */
 void stack_pprof_meta(struct stack_outputs *o, const struct runner *r, const char *comment);

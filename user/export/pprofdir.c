@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/stat.h>
+#include "core/grow.h"
 #include "core/common.h"
 #include "export/pprofdir.h"
 #include "out/outfile.h"
@@ -60,7 +61,7 @@ static int cmp_names(const void *a, const void *b)
 static void rotate(struct pprof_dir *d)
 {
 	DIR *dir = opendir(d->path);
-	char **names = NULL, **grown;
+	char **names = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *e;
 	struct stat st;
@@ -72,13 +73,8 @@ static void rotate(struct pprof_dir *d)
 			continue;
 		if (fstatat(dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			grown = realloc(names, cap * sizeof(*names));
-			if (!grown)
-				break;
-			names = grown;
-		}
+		if (ARRAY_GROW(names, cap, n + 1))
+			break;
 		names[n] = strdup(e->d_name);
 		n += names[n] != NULL;
 	}

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 #include "out/folded.h"
 
 /* A line as the ids of its frames' names (interned: "comm", "func", "func_[k]"...) at seq[off],
@@ -76,15 +77,8 @@ static int add_frame(struct folded *f, const char *name, const char *suffix)
 	id = stack_names__intern(f->names, f->name.s, f->name.len);
 	if (id < 0)
 		return id;
-	if (f->nr_seq == f->cap_seq) {
-		size_t cap = f->cap_seq ? f->cap_seq + f->cap_seq / 2 : 4096;
-		__u32 *seq = realloc(f->seq, cap * sizeof(*seq));
-
-		if (!seq)
-			return -ENOMEM;
-		f->seq = seq;
-		f->cap_seq = cap;
-	}
+	if (ARRAY_GROW(f->seq, f->cap_seq, f->nr_seq + 1))
+		return -ENOMEM;
 	f->seq[f->nr_seq++] = id;
 	return 0;
 }

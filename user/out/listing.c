@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 #include "out/listing.h"
 
 /* Specs longer than this push their annotations out of the column instead of widening it. */
@@ -53,15 +54,8 @@ int listing_add(struct listing *l, const struct listing_entry *e)
 	struct listing_entry *d;
 	bool failed = false;
 
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 256;
-		struct listing_entry *v = realloc(l->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
+	if (ARRAY_GROW(l->v, l->cap, l->n + 1))
+		return -ENOMEM;
 	d = &l->v[l->n];
 	*d = *e;
 	d->spec = dup_or_null(e->spec, &failed);

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 #include "core/hashtab.h"
 #include "out/report.h"
 
@@ -192,15 +193,8 @@ static int entry_id(struct report *r, const char comm[16], const struct frame *f
 		add_lines(&r->entries[id], f);
 		return id;
 	}
-	if (r->nr_entries == r->cap_entries) {
-		size_t cap = r->cap_entries ? r->cap_entries * 2 : 256;
-
-		e = realloc(r->entries, cap * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		r->entries = e;
-		r->cap_entries = cap;
-	}
+	if (ARRAY_GROW(r->entries, r->cap_entries, r->nr_entries + 1))
+		return -ENOMEM;
 	e = &r->entries[r->nr_entries++];
 	memset(e, 0, sizeof(*e));
 	memcpy(e->comm, comm, comm_len);
@@ -211,24 +205,6 @@ static int entry_id(struct report *r, const char comm[16], const struct frame *f
 	e->row = row;
 	add_lines(e, f);
 	return id;
-}
-
-/* Room in *v (of *cap elements of size) for need: doubled as it fills.  0 or -ENOMEM. */
-static int grow(void *v, size_t *cap, size_t need, size_t size)
-{
-	size_t c = *cap ? *cap : 64;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	p = realloc(*(void **)v, c * size);
-	if (!p)
-		return -ENOMEM;
-	*(void **)v = p;
-	*cap = c;
-	return 0;
 }
 
 static bool is_ctx(const struct report *r, __u32 n)
@@ -281,7 +257,7 @@ static int index_entry(struct report *r, size_t i)
 		return 0;
 	/* the path, innermost first, up to its context node */
 	for (n = t->entries[i].node;; n = t->nodes[n].parent) {
-		if (grow(&r->path, &r->path_cap, len + 1, sizeof(*r->path)))
+		if (ARRAY_GROW(r->path, r->path_cap, len + 1))
 			return -ENOMEM;
 		r->path[len++] = n;
 		if (is_ctx(r, n))
@@ -679,7 +655,7 @@ static void print_rooted(struct printer *p)
 
 static int tree_add(struct tree *t, __u32 id, __u32 parent, __u64 value)
 {
-	if (grow(&t->nodes, &t->cap, t->nr + 1, sizeof(*t->nodes)))
+	if (ARRAY_GROW(t->nodes, t->cap, t->nr + 1))
 		return -ENOMEM;
 	t->nodes[t->nr] = (struct tnode){ id, NO_NODE, NO_NODE, value };
 	if (parent != NO_NODE) {
@@ -802,7 +778,7 @@ static int waker_items(const struct report *r, __u32 first, struct item **v, siz
 		       size_t *cap)
 {
 	for (__u32 x = first; x; x = r->wnext[x - 1]) {
-		if (grow(v, cap, *nr + 1, sizeof(**v)))
+		if (array_grow(v, cap, *nr + 1, sizeof(**v), false))
 			return -ENOMEM;
 		(*v)[(*nr)++] = (struct item){ r->t->entries[x - 1].node, r->woken[r->ectx[x - 1]],
 					       r->t->entries[x - 1].value };
@@ -822,7 +798,7 @@ static int entry_items(const struct report *r, const struct entry *e, bool waker
 		__u32 o = r->occ[e->occ_start + k], n;
 
 		if (!waker) {
-			err = grow(v, &cap, *nr + 1, sizeof(**v));
+			err = array_grow(v, &cap, *nr + 1, sizeof(**v), false);
 			if (!err && r->o.children)
 				(*v)[(*nr)++] = (struct item){ o, e - r->entries, r->sum[o] };
 			else if (!err)
@@ -833,7 +809,7 @@ static int entry_items(const struct report *r, const struct entry *e, bool waker
 		} else if (!r->o.children) {
 			if (r->leaf[o] == r->t->entries[o].node)
 				continue; /* no waker */
-			err = grow(v, &cap, *nr + 1, sizeof(**v));
+			err = array_grow(v, &cap, *nr + 1, sizeof(**v), false);
 			if (!err)
 				(*v)[(*nr)++] = (struct item){ r->t->entries[o].node,
 							       r->woken[r->ectx[o]],

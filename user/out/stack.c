@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 #include "out/stack.h"
 
 const char *stack_module_short(const char *module)
@@ -104,19 +105,7 @@ __u64 stack_samples_total(const struct stack_sample *s, size_t n)
 
 static int stack_buf_reserve(struct stack_buf *b, size_t more)
 {
-	size_t cap = b->cap ? b->cap : 256;
-	char *s;
-
-	if (b->len + more + 1 <= b->cap)
-		return 0;
-	while (cap < b->len + more + 1)
-		cap *= 2;
-	s = realloc(b->s, cap);
-	if (!s)
-		return -ENOMEM;
-	b->s = s;
-	b->cap = cap;
-	return 0;
+	return ARRAY_GROW(b->s, b->cap, b->len + more + 1);
 }
 
 int stack_buf_add(struct stack_buf *b, const char *s, size_t len)

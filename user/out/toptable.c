@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 #include "core/hashtab.h"
 #include "out/toptable.h"
 
@@ -174,19 +175,8 @@ static long func_id(struct top_table *t, const struct frame *f)
 	id = err ?: stack_names__intern(t->names, t->key.s, t->key.len);
 	if (id < 0)
 		return id;
-	if ((size_t)id >= t->funcs_cap) {
-		size_t cap = t->funcs_cap ? t->funcs_cap * 2 : 256;
-		struct top_func *n;
-
-		while (cap <= (size_t)id)
-			cap *= 2;
-		n = realloc(t->funcs, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		memset(n + t->funcs_cap, 0, (cap - t->funcs_cap) * sizeof(*n));
-		t->funcs = n;
-		t->funcs_cap = cap;
-	}
+	if (ARRAY_GROW_ZEROED(t->funcs, t->funcs_cap, (size_t)id + 1))
+		return -ENOMEM;
 	if (!t->funcs[id].dso) {
 		int mod = stack_names__intern(t->names, module, strlen(module));
 
@@ -212,15 +202,8 @@ static struct top_entry *entry_of(struct top_table *t, __u32 pid, __u32 comm, __
 
 	if (slot)
 		return &t->entries[(uintptr_t)slot - 1];
-	if (!t->nr_free && t->nr == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-
-		e = realloc(t->entries, cap * sizeof(*e));
-		if (!e)
-			return NULL;
-		t->entries = e;
-		t->cap = cap;
-	}
+	if (!t->nr_free && ARRAY_GROW(t->entries, t->cap, t->nr + 1))
+		return NULL;
 	at = t->nr_free ? t->free_slots[t->nr_free - 1] : t->nr;
 	if (hashtab_put(&t->index, k1, func, (void *)(uintptr_t)(at + 1)))
 		return NULL;
@@ -257,19 +240,8 @@ static long sample_func(struct top_table *t, const struct stack_sample *s, __u32
 	if (!s->frame_ids || s->frame_table != t->seen_table)
 		return cached_func(t, stack_sample_frame(s, i));
 	fid = s->frame_ids[i];
-	if (fid >= t->seen_cap) {
-		size_t cap = t->seen_cap ? t->seen_cap * 2 : 1024;
-		__u32 *n;
-
-		while (cap <= fid)
-			cap *= 2;
-		n = realloc(t->seen_ids, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		memset(n + t->seen_cap, 0, (cap - t->seen_cap) * sizeof(*n));
-		t->seen_ids = n;
-		t->seen_cap = cap;
-	}
+	if (ARRAY_GROW_ZEROED(t->seen_ids, t->seen_cap, (size_t)fid + 1))
+		return -ENOMEM;
 	if (t->seen_ids[fid])
 		return (long)t->seen_ids[fid] - 1;
 	id = func_id(t, &s->frame_table[fid]);
@@ -349,15 +321,8 @@ static int decay_and_fade(struct top_table *t)
 		e->children *= 7.0 / 8;
 		if (e->self >= 0.5 || e->children >= 0.5)
 			continue;
-		if (t->nr_free == t->free_cap) {
-			size_t cap = t->free_cap ? t->free_cap * 2 : 256;
-			size_t *n = realloc(t->free_slots, cap * sizeof(*n));
-
-			if (!n)
-				return -ENOMEM;
-			t->free_slots = n;
-			t->free_cap = cap;
-		}
+		if (ARRAY_GROW(t->free_slots, t->free_cap, t->nr_free + 1))
+			return -ENOMEM;
 		hashtab_del(&t->index, (__u64)e->pid << 32 | e->comm, e->func);
 		e->faded = true;
 		t->free_slots[t->nr_free++] = i;
@@ -590,17 +555,7 @@ int top_table__rows_view(struct top_table *t, const struct top_zoom *zoom, bool 
 	if (!err && !g.by_comm) {
 		size_t need = t->funcs_cap + 1;
 
-		if (t->row_of_func_cap < need) {
-			__u32 *n = realloc(t->row_of_func, need * sizeof(*n));
-
-			if (n) {
-				memset(n + t->row_of_func_cap, 0,
-				       (need - t->row_of_func_cap) * sizeof(*n));
-				t->row_of_func = n;
-				t->row_of_func_cap = need;
-			}
-		}
-		if (t->row_of_func_cap >= need)
+		if (!ARRAY_GROW_ZEROED(t->row_of_func, t->row_of_func_cap, need))
 			g.by_func = t->row_of_func;
 	}
 	for (size_t i = 0; i < t->nr && !err; i++) {

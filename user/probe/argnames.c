@@ -13,6 +13,7 @@
 #include <elfutils/libdw.h>
 #include <gelf.h>
 #include <bpf/btf.h>
+#include "core/grow.h"
 #include "probe/fields.h"
 #include "sym/syms.h"
 #include "sym/untrusted.h"
@@ -229,16 +230,9 @@ static int index_cb(Dwarf_Die *d, void *ctx)
 	/* the definition (code at an address), not a declaration */
 	if (dwarf_lowpc(d, &lo))
 		return DWARF_CB_OK;
-	if (x->n == x->cap) {
-		size_t cap = x->cap ? 2 * x->cap : 256;
-		struct dw_entry *v = realloc(x->v, cap * sizeof(*v));
-
-		if (!v) {
-			x->stop = true;
-			return DWARF_CB_ABORT;
-		}
-		x->v = v;
-		x->cap = cap;
+	if (ARRAY_GROW(x->v, x->cap, x->n + 1)) {
+		x->stop = true;
+		return DWARF_CB_ABORT;
 	}
 	e = &x->v[x->n++];
 	memset(e, 0, sizeof(*e));

@@ -11,6 +11,7 @@
 #include <linux/bpf.h>
 #include <linux/perf_event.h>
 #include <bpf/bpf.h>
+#include "core/grow.h"
 #include "core/common.h"
 #include "core/features.h"
 #include "probe/probe.h"
@@ -138,16 +139,9 @@ int probe_prepare(const struct probe_progs *p, const struct probe_events *evs)
 
 static int links_add(struct probe_links *l, struct bpf_link *link)
 {
-	if (l->nr == l->cap) {
-		int cap = l->cap ? l->cap * 2 : 64;
-		struct bpf_link **v = realloc(l->links, cap * sizeof(*v));
-
-		if (!v) {
-			bpf_link__destroy(link);
-			return -ENOMEM;
-		}
-		l->links = v;
-		l->cap = cap;
+	if (ARRAY_GROW(l->links, l->cap, (size_t)l->nr + 1)) {
+		bpf_link__destroy(link);
+		return -ENOMEM;
 	}
 	l->links[l->nr++] = link;
 	return 0;
@@ -155,16 +149,9 @@ static int links_add(struct probe_links *l, struct bpf_link *link)
 
 static int fds_add(struct probe_links *l, int fd)
 {
-	if (l->nr_fds == l->cap_fds) {
-		int cap = l->cap_fds ? l->cap_fds * 2 : 64;
-		int *v = realloc(l->fds, cap * sizeof(*v));
-
-		if (!v) {
-			close(fd);
-			return -ENOMEM;
-		}
-		l->fds = v;
-		l->cap_fds = cap;
+	if (ARRAY_GROW(l->fds, l->cap_fds, (size_t)l->nr_fds + 1)) {
+		close(fd);
+		return -ENOMEM;
 	}
 	l->fds[l->nr_fds++] = fd;
 	return 0;

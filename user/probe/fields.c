@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 #include "core/features.h"
 #include "probe/fields.h"
 #include "probe/probe.h"
@@ -19,15 +20,8 @@ void field_list_free(struct field_list *l)
 
 int field_list_add(struct field_list *l, const struct field *f)
 {
-	if (l->nr == l->cap) {
-		int cap = l->cap ? 2 * l->cap : 16;
-		struct field *v = realloc(l->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
+	if (ARRAY_GROW(l->v, l->cap, (size_t)l->nr + 1))
+		return -ENOMEM;
 	l->v[l->nr++] = *f;
 	return 0;
 }

@@ -50,7 +50,8 @@ struct field {
 
 struct field_list {
 	struct field *v;
-	int nr, cap;
+	int nr;
+	size_t cap;
 };
 
 void field_list_free(struct field_list *l);

@@ -62,7 +62,8 @@ struct probe_event {
 
 struct probe_events {
 	struct probe_event *ev;
-	int nr, cap;
+	int nr;
+	size_t cap;
 };
 
 /* Appends the events a spec names (every match of a glob; a uprobe target once per file offset).
@@ -99,9 +100,11 @@ int probe_prepare(const struct probe_progs *p, const struct probe_events *evs);
 
 struct probe_links {
 	struct bpf_link **links;
-	int nr, cap;
+	int nr;
+	size_t cap;
 	int *fds; /* fentry programs cloned per function, and their links */
-	int nr_fds, cap_fds;
+	int nr_fds;
+	size_t cap_fds;
 };
 
 /* After load: fills the maps and attaches every event (uprobes to each of pids, or to every

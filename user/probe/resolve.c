@@ -13,6 +13,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <bpf/btf.h>
+#include "core/grow.h"
 #include "core/common.h"
 #include "core/features.h"
 #include "events.h"
@@ -345,15 +346,8 @@ static struct probe_event *add_event(struct probe_events *evs, enum probe_kind k
 		errno = E2BIG;
 		return NULL;
 	}
-	if (evs->nr == evs->cap) {
-		int cap = evs->cap ? evs->cap * 2 : 64;
-		struct probe_event *v = realloc(evs->ev, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		evs->ev = v;
-		evs->cap = cap;
-	}
+	if (ARRAY_GROW(evs->ev, evs->cap, (size_t)evs->nr + 1))
+		return NULL;
 	e = &evs->ev[evs->nr];
 	memset(e, 0, sizeof(*e));
 	e->kind = kind;
@@ -644,15 +638,8 @@ static int ufunc_cb(const char *name, __u64 vaddr, __u64 file_off, void *ctx)
 			snprintf(m->v[i].name, sizeof(m->v[i].name), "%s", name);
 		return 0;
 	}
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 16;
-		struct ufunc_match *v = realloc(m->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		m->v = v;
-		m->cap = cap;
-	}
+	if (ARRAY_GROW(m->v, m->cap, m->n + 1))
+		return -ENOMEM;
 	snprintf(m->v[m->n].name, sizeof(m->v[m->n].name), "%s", name);
 	m->v[m->n++].off = file_off;
 	return 0;

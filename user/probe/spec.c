@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 #include "core/common.h"
 #include "probe/internal.h"
 #include "probe/probe.h"
@@ -245,15 +246,8 @@ void err_with_near(const char *msg, const char *want, const char *const *cands, 
 
 int names_add(struct names *ns, const char *s)
 {
-	if (ns->n == ns->cap) {
-		size_t cap = ns->cap ? ns->cap * 2 : 64;
-		char **v = realloc(ns->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		ns->v = v;
-		ns->cap = cap;
-	}
+	if (ARRAY_GROW(ns->v, ns->cap, ns->n + 1))
+		return -ENOMEM;
 	ns->v[ns->n] = strdup(s);
 	return ns->v[ns->n] ? (ns->n++, 0) : -ENOMEM;
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
+#include "core/grow.h"
 #include "sym/syms.h"
 
 struct kent {
@@ -267,24 +268,6 @@ static void sort_ents(struct ksyms *ks)
 	}
 }
 
-/* Grows an array to hold at least `need` elements (doubling from `first`). */
-static int grow(void **arr, size_t *cap, size_t need, size_t first, size_t elem)
-{
-	size_t want = *cap ? *cap : first;
-	void *tmp;
-
-	if (need <= *cap)
-		return 0;
-	while (want < need)
-		want *= 2;
-	tmp = realloc(*arr, want * elem);
-	if (!tmp)
-		return -ENOMEM;
-	*arr = tmp;
-	*cap = want;
-	return 0;
-}
-
 /* Index of a module name, added on first sight (modules are few: a linear scan is enough,
  * and lines of one module come together, so the last one is checked first). */
 static int module_index(struct ksyms *ks, const char *mod, __u16 *idx)
@@ -324,8 +307,8 @@ static int add_line(struct ksyms *ks, const struct kline *l, __u8 pfx)
 	struct kent *e;
 	int err;
 
-	err = grow((void **)&ks->ents, &ks->cap, ks->nr + 1, 1 << 14, sizeof(*ks->ents));
-	err = err ?: grow((void **)&ks->names, &ks->names_cap, ks->names_len + len, 1 << 18, 1);
+	err = ARRAY_GROW(ks->ents, ks->cap, ks->nr + 1);
+	err = err ?: ARRAY_GROW(ks->names, ks->names_cap, ks->names_len + len);
 	if (err)
 		return err;
 	if (ks->names_len + len > 0xffffffffUL)

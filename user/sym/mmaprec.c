@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <linux/perf_event.h>
+#include "core/grow.h"
 #include "core/common.h"
 #include "sym/mmaprec.h"
 #include "sym/syms.h"
@@ -211,18 +212,8 @@ static int take_ring(struct mmaprec *mr, struct ring *r, size_t *used, size_t *l
 	*len = 0;
 	if (!n)
 		return 0;
-	if (*used + n > mr->batch_cap) {
-		size_t cap = mr->batch_cap ? mr->batch_cap : 64 << 10;
-		char *tmp;
-
-		while (cap < *used + n)
-			cap *= 2;
-		tmp = realloc(mr->batch, cap);
-		if (!tmp)
-			return -ENOMEM;
-		mr->batch = tmp;
-		mr->batch_cap = cap;
-	}
+	if (ARRAY_GROW(mr->batch, mr->batch_cap, *used + n))
+		return -ENOMEM;
 	first = n < r->size - off ? n : r->size - off;
 	memcpy(mr->batch + *used, data + off, first);
 	memcpy(mr->batch + *used + first, data, n - first);
@@ -259,13 +250,8 @@ static int index_records(struct mmaprec *mr, size_t from, size_t len, size_t *nr
 			break; /* cannot happen: the kernel writes whole records */
 		if (record_wanted(h)) {
 			if (*nr == mr->refs_cap) {
-				size_t cap = mr->refs_cap ? mr->refs_cap * 2 : 1024;
-				struct rec_ref *tmp = realloc(mr->refs, cap * sizeof(*tmp));
-
-				if (!tmp)
+				if (ARRAY_GROW(mr->refs, mr->refs_cap, *nr + 1))
 					return -ENOMEM;
-				mr->refs = tmp;
-				mr->refs_cap = cap;
 				free(mr->refs_tmp); /* made again at this size when needed */
 				mr->refs_tmp = NULL;
 			}

@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
+#include "core/grow.h"
 #include "unwind/cfi.h"
 #include "unwind/tcache.h"
 #include "sym/untrusted.h"
@@ -173,15 +174,8 @@ struct unwinder {
 
 static int free_insert(struct unwinder *u, size_t at, __u32 start, __u32 len)
 {
-	if (u->nr_free == u->cap_free) {
-		size_t cap = u->cap_free ? u->cap_free * 2 : 64;
-		struct extent *tmp = realloc(u->free, cap * sizeof(*tmp));
-
-		if (!tmp)
-			return -ENOMEM;
-		u->free = tmp;
-		u->cap_free = cap;
-	}
+	if (ARRAY_GROW(u->free, u->cap_free, u->nr_free + 1))
+		return -ENOMEM;
 	memmove(&u->free[at + 1], &u->free[at], (u->nr_free - at) * sizeof(*u->free));
 	u->free[at].start = start;
 	u->free[at].len = len;
@@ -848,16 +842,9 @@ static int queue_load(struct unwinder *u, __u32 id)
 		st.st_size = INT64_MAX; /* built by path, if at all: last */
 	size = st.st_size;
 	pthread_mutex_lock(&u->lock);
-	if (u->nr_jobs == u->cap_jobs) {
-		size_t cap = u->cap_jobs ? u->cap_jobs * 2 : 16;
-		struct job *tmp = realloc(u->jobs, cap * sizeof(*tmp));
-
-		if (!tmp) {
-			err = -ENOMEM;
-			goto unlock;
-		}
-		u->jobs = tmp;
-		u->cap_jobs = cap;
+	if (ARRAY_GROW(u->jobs, u->cap_jobs, u->nr_jobs + 1)) {
+		err = -ENOMEM;
+		goto unlock;
 	}
 	u->jobs[u->nr_jobs].id = id;
 	u->jobs[u->nr_jobs].fd = fd;
