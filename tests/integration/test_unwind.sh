@@ -186,9 +186,15 @@ done
 #     loaded before sampling started, so every stack in the vdso goes on into main (10-17% of
 #     them ended at the vdso in every run before).  With "signal", a handler reading the clock
 #     interrupts the loop mostly inside the vdso: the vdso, the signal frame, the vdso again.
-for mode in plain signal; do
-	"$BPFPROF" profile -F 999 -f -U --unwind eh -- "$WL/vdsoclock" 0.3 $mode \
-		>"$TMP/vdso.$mode" 2>"$TMP/vdso.$mode.err"
+#     "noloop": the same as loaded without bpf_loop(), programs one after another (1b).
+for mode in plain signal noloop; do
+	if [ $mode = noloop ]; then
+		BPFPROF_NO_BPF_LOOP=1 BPFPROF_SERIAL_LOAD=1 "$BPFPROF" profile -F 999 -f -U --unwind eh \
+			-- "$WL/vdsoclock" 0.3 signal >"$TMP/vdso.$mode" 2>"$TMP/vdso.$mode.err"
+	else
+		"$BPFPROF" profile -F 999 -f -U --unwind eh -- "$WL/vdsoclock" 0.3 $mode \
+			>"$TMP/vdso.$mode" 2>"$TMP/vdso.$mode.err"
+	fi
 	all=$(folded_sum "$TMP/vdso.$mode" '^vdsoclock;.*__vdso_')
 	full=$(folded_sum "$TMP/vdso.$mode" "^vdsoclock;$FULL_NODRIVER;main;clock_loop;.*__vdso_")
 	echo "# vdso, $mode: $full of $all stacks in the vdso reach _start..main"
