@@ -1,7 +1,10 @@
 /* Kernel differences, handled in one place: each shim names the kernel change it follows.
  * Everything here is CO-RE: include it only from objects that already pay for the kernel's BTF
  * (libbpf parses it at load as soon as an object has one CO-RE relocation); unused inline
- * functions emit no relocation. */
+ * functions emit no relocation.  The unwinder's kernel fields (bpf/unwind.bpf.h: unwind_kfields,
+ * the vma, file, mm and x86 mm_context_t.vdso it reads) are not here: user space finds their
+ * offsets by streaming the BTF (user/core/btffields.c), so that profile's object has no CO-RE
+ * relocation, and says there what a kernel without one of them gets. */
 #ifndef BPFPROF_CORE_FIXES_BPF_H
 #define BPFPROF_CORE_FIXES_BPF_H
 #include <bpf/bpf_core_read.h>

@@ -191,6 +191,28 @@ static __always_inline __u64 unwind_read_kernel(__u64 addr)
 	return v;
 }
 
+/* 1 when a >= b (unsigned), 0 otherwise, with no branch: the borrow of a - b.  BPF has no
+ * set-on-condition instruction, and a branch per halving of a search doubles the verifier's
+ * paths: the index stays a constant on each, and the search's 8 halvings made 256 of them (a
+ * third of profile's verification).  Computed, the index is one bounded unknown on one path. */
+static __always_inline __u64 not_below(__u64 a, __u64 b)
+{
+	__u64 d = a - b, borrow = ((~a & b) | (~(a ^ b) & d)) >> 63;
+
+	barrier_var(borrow);
+	return borrow ^ 1;
+}
+
+/* 1 when x is 0, 0 otherwise, with no branch (see not_below()): -x hidden from clang, which
+ * otherwise knows (x | -x) >> 63 for x != 0, and branches. */
+static __always_inline __u64 is_zero(__u64 x)
+{
+	__u64 neg = -x;
+
+	barrier_var(neg);
+	return ((x | neg) >> 63) ^ 1;
+}
+
 static long unwind_vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
 {
 	struct unw_vma_found *f = data;
@@ -212,6 +234,26 @@ static long unwind_vma_cb(struct task_struct *task, struct vm_area_struct *vma, 
 	/* the kernel's dev_t: 12 bits of major above 20 of minor (include/linux/kdev_t.h) */
 	f->file.dev = (__u64)(dev >> 20) << 32 | (dev & 0xfffff);
 	return 0;
+}
+
+/* Gives the [vdso], which has no file, its key (UNW_VDSO_KEY) when f is the current process's,
+ * by the address the kernel knows it by: x86's map_vdso() (arch/x86/entry/vdso/vma.c) sets
+ * mm->context.vdso to the start of its text, and vdso_mremap() keeps it current.  A member of
+ * x86's mm_context_t since its vdso, long before BTF; where the BTF lacks it (another
+ * architecture) the offset is 0, and the [vdso] stays code without a table.  After the search,
+ * not in its callback, which the verifier walks again at each call; and without a branch. */
+static __always_inline void unwind_vdso_key(struct unw_vma_found *f)
+{
+	__u64 mm, vdso;
+
+	mm = unwind_read_kernel((__u64)bpf_get_current_task() + unwind_kfields.task_mm);
+	vdso = unwind_read_kernel(mm + unwind_kfields.mm_vdso);
+	/* all ones for the vdso: its key, and its image starts the mapping */
+	vdso = -(is_zero(f->file.ino) & is_zero(vdso ^ f->start) &
+		 (is_zero(unwind_kfields.mm_vdso) ^ 1));
+	f->file.dev |= vdso;
+	f->file.ino |= vdso;
+	f->pgoff &= ~vdso;
 }
 
 /* The table of a mapped file for the walk: its id, or UNW_TABLE_ASKED once user space is asked
@@ -256,18 +298,6 @@ static __always_inline __u32 unwind_file_table(struct unw_walk *s, const struct 
 	if (lost)
 		unwind_count(s, UNW_STAT_REQ_LOST);
 	return table;
-}
-
-/* 1 when a >= b (unsigned), 0 otherwise, with no branch: the borrow of a - b.  BPF has no
- * set-on-condition instruction, and a branch per halving of a search doubles the verifier's
- * paths: the index stays a constant on each, and the search's 8 halvings made 256 of them (a
- * third of profile's verification).  Computed, the index is one bounded unknown on one path. */
-static __always_inline __u64 not_below(__u64 a, __u64 b)
-{
-	__u64 d = a - b, borrow = ((~a & b) | (~(a ^ b) & d)) >> 63;
-
-	barrier_var(borrow);
-	return borrow ^ 1;
 }
 
 /* Process tgid's kernel-found mappings, created empty at first use; NULL if that fails. */
@@ -344,6 +374,7 @@ __noinline int unwind_vma_mapping(__u64 pc)
 		unwind_count(s, UNW_STAT_END_VMA_BUSY);
 	if (err || f.end <= pc || f.start > pc)
 		return err == -EBUSY ? 2 : 1;
+	unwind_vdso_key(&f);
 	km = km ?: unwind_kmaps_get(s->tgid);
 	if (km)
 		unwind_kmaps_add(km, &f);
@@ -1116,8 +1147,10 @@ __noinline int unwind_prefill(__u32 tgid, __u64 addr)
 	/* full: the program and the first libraries stay, and the walk searches for the rest */
 	if (km && km->nr >= UNWIND_KMAPS)
 		return 0;
-	if (bpf_find_vma(bpf_get_current_task_btf(), addr, unwind_vma_cb, &f, 0) ||
-	    !(f.flags & UNW_VM_EXEC) || !f.file.ino)
+	if (bpf_find_vma(bpf_get_current_task_btf(), addr, unwind_vma_cb, &f, 0))
+		return 0;
+	unwind_vdso_key(&f);
+	if (!(f.flags & UNW_VM_EXEC) || !f.file.ino)
 		return 0;
 	km = km ?: unwind_kmaps_get(tgid);
 	if (!km || km->nr >= UNWIND_KMAPS)
@@ -1142,8 +1175,8 @@ static __always_inline bool unwind_prefill_wanted(void)
 	       target_current_cgroup_wanted();
 }
 
-/* The new program's text and the interpreter's entry (where the saved registers point after
- * exec; a static program's own entry), read at fixed offsets as unwind_vma_cb() reads. */
+/* The new program's text, its vdso and the interpreter's entry (where the saved registers point
+ * after exec; a static program's own entry), read at fixed offsets as unwind_vma_cb() reads. */
 static __always_inline void unwind_prefill_exec(__u32 tgid)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -1152,6 +1185,10 @@ static __always_inline void unwind_prefill_exec(__u32 tgid)
 
 	if (mm)
 		unwind_prefill(tgid, unwind_read_kernel(mm + unwind_kfields.mm_start_code));
+	/* and the vdso (mapped by now: arch_setup_additional_pages()), whose search would
+	 * otherwise take a first sample's one search of the kernel's mappings */
+	if (mm && unwind_kfields.mm_vdso)
+		unwind_prefill(tgid, unwind_read_kernel(mm + unwind_kfields.mm_vdso));
 	task_regs = targ_unwind_task_regs ? (__u64)bpf_task_pt_regs(task) : 0;
 	if (task_regs)
 		unwind_prefill(tgid, unwind_read_kernel(task_regs +

@@ -101,6 +101,12 @@ struct unw_file_key {
 	__u64 ino;
 };
 
+/* The key (dev and ino alike) of the [vdso], which has no file: the walks give it the mapping
+ * at the address the kernel keeps as the process's vdso, and user space registers the table of
+ * this kernel's vdso image, the same in every process, under it before sampling starts.  No
+ * device has this number. */
+#define UNW_VDSO_KEY ((__u64)-1)
+
 /* Its table, or UNW_TABLE_ASKED since asked_ns. */
 struct unw_file_ref {
 	__u32 table;
@@ -132,6 +138,9 @@ struct unw_kfields {
 	__u32 prefill; /* and those of the exec, mmap() and fork programs */
 	__u32 vma_start, vma_end, vma_pgoff, vma_file, file_inode, inode_ino, inode_sb, sb_dev;
 	__u32 vma_flags, task_mm, mm_start_code, task_pid, task_tgid;
+	/* the vdso's address in the mm (mm_struct.context.vdso, x86): 0 when not found, and a walk
+	 * through the kernel's mappings then ends at the vdso */
+	__u32 mm_vdso;
 };
 
 /* BPF -> user space requests, on the `unwind_events` ring buffer. */

@@ -180,6 +180,31 @@ for m in eh auto; do
 	check "--unwind $m: every sample in __vfork reaches _start" test "$through" -eq "$all"
 done
 
+# 10c. The [vdso] from a process's first samples: vdsoclock reads CLOCK_MONOTONIC (answered in the
+#     vdso) from its first instruction on, and user space reads its mappings only after its first
+#     samples; the walk knows the vdso by the address the kernel keeps for it, and its table was
+#     loaded before sampling started, so every stack in the vdso goes on into main (10-17% of
+#     them ended at the vdso in every run before).  With "signal", a handler reading the clock
+#     interrupts the loop mostly inside the vdso: the vdso, the signal frame, the vdso again.
+#     "noloop": the same as loaded without bpf_loop(), programs one after another (1b).
+for mode in plain signal noloop; do
+	if [ $mode = noloop ]; then
+		BPFPROF_NO_BPF_LOOP=1 BPFPROF_SERIAL_LOAD=1 "$BPFPROF" profile -F 999 -f -U --unwind eh \
+			-- "$WL/vdsoclock" 0.3 signal >"$TMP/vdso.$mode" 2>"$TMP/vdso.$mode.err"
+	else
+		"$BPFPROF" profile -F 999 -f -U --unwind eh -- "$WL/vdsoclock" 0.3 $mode \
+			>"$TMP/vdso.$mode" 2>"$TMP/vdso.$mode.err"
+	fi
+	all=$(folded_sum "$TMP/vdso.$mode" '^vdsoclock;.*__vdso_')
+	full=$(folded_sum "$TMP/vdso.$mode" "^vdsoclock;$FULL_NODRIVER;main;clock_loop;.*__vdso_")
+	echo "# vdso, $mode: $full of $all stacks in the vdso reach _start..main"
+	check "vdso from the first sample ($mode): some stacks in the vdso" test "$all" -gt 0
+	check "vdso from the first sample ($mode): every one reaches _start..main" test "$full" -eq "$all"
+done
+twice=$(folded_sum "$TMP/vdso.signal" \
+	"^vdsoclock;$FULL_NODRIVER;main;clock_loop;read_clock;clock_gettime[^;]*;__vdso_clock_gettime;[^;]*;on_signal;in_handler;read_clock;clock_gettime[^;]*;__vdso_clock_gettime ")
+check "vdso, signal: handler;<signal frame>;vdso;clock_gettime;read_clock;clock_loop;main" test "$twice" -gt 0
+
 # 11. Tables before the first sample: a program that does all its work in a burst right after
 #     exec (500 getppid() calls from ppid_caller(), through libc's wrapper without a frame
 #     pointer) is unwound by tables from its first sample, as COMMAND and as -p, whatever the

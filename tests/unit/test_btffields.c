@@ -1,6 +1,6 @@
 /* The streaming BTF reader (user/core/btffields.c) against libbpf's full parse of the running
  * kernel's BTF: the same offsets for members at the top of a struct and inside nested anonymous
- * structs and unions; bad files refused. */
+ * structs and unions, and through a typedef of an anonymous struct; bad files refused. */
 #include <errno.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -35,6 +35,28 @@ static int libbpf_offset(const struct btf *btf, __u32 type_id, const char *membe
 	return -1;
 }
 
+/* A typedef of an anonymous struct searched as a struct: x86's mm_context_t, where the walks
+ * find the vdso (mm_struct.context.vdso). */
+static void check_typedef_fields(const struct btf *btf)
+{
+	struct btf_field f[] = { { "mm_context_t", "vdso" }, { "mm_struct", "context" },
+				 { "mm_context_t", "no_such_member" } };
+	int id = btf__find_by_name_kind(btf, "mm_context_t", BTF_KIND_TYPEDEF);
+	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+
+	if (!t) {
+		printf("    # no mm_context_t in the kernel's BTF (not x86): typedef not checked\n");
+		return;
+	}
+	CHECK_INT(btf_field_offsets(NULL, f, sizeof(f) / sizeof(f[0])), 0);
+	CHECK_INT(f[0].offset, libbpf_offset(btf, t->type, "vdso", 0));
+	CHECK(f[0].offset > 0);
+	id = btf__find_by_name_kind(btf, "mm_struct", BTF_KIND_STRUCT);
+	CHECK_INT(f[1].offset, id > 0 ? libbpf_offset(btf, id, "context", 0) : -1);
+	CHECK(f[1].offset > 0);
+	CHECK_INT(f[2].offset, -1);
+}
+
 static void test_kernel_fields(void)
 {
 	struct btf_field f[] = {
@@ -63,6 +85,7 @@ static void test_kernel_fields(void)
 	}
 	CHECK(f[0].offset >= 0 && f[3].offset > 0 && f[7].offset >= 0);
 	CHECK_INT(f[9].offset, -1);
+	check_typedef_fields(btf);
 	btf__free(btf);
 }
 

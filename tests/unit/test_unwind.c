@@ -603,6 +603,83 @@ static void test_vfork_rdi(void)
 	cfi_rows_free(&r);
 }
 
+/* The [vdso]: its table is loaded once, under the key the BPF walks give it (UNW_VDSO_KEY), from
+ * this kernel's image; a process's [vdso] mapping gets it with the image at the mapping's start;
+ * a walk through the kernel's mappings that asks for it by that key (UNW_EV_FILE) is answered
+ * with it too; and it is never evicted. */
+static void test_vdso(void)
+{
+	struct syms_cache *sc = syms_cache__new();
+	struct unwinder *u = NULL;
+	const struct unw_proc *p;
+	const struct unw_table *t;
+	struct unw_event ev = { .type = UNW_EV_FILE, .tgid = getpid(),
+				.file = { .dev = UNW_VDSO_KEY, .ino = UNW_VDSO_KEY } };
+	struct cfi_rows r = { 0 };
+	char why[256], libc[4096];
+	const void *image = syms_vdso_image(&(size_t){ 0 });
+	size_t len = 0;
+	__u64 dev = 0, ino = 0, vdso = (uintptr_t)image;
+	int id, id_libc, found = 0;
+
+	if (!image)
+		SKIP("no vdso in this process");
+	syms_vdso_image(&len);
+	CHECK_INT(cfi_build_mem(image, len, &r, why, sizeof(why)), 0);
+	CHECK(r.nr > 0);
+
+	/* preloaded: the rows are the image's */
+	u = unwinder__new_mem(sc, 1 << 20);
+	CHECK_INT(unwinder__preload_vdso(u), 0);
+	id = unwinder__table_of(u, UNW_VDSO_KEY, UNW_VDSO_KEY);
+	CHECK(id >= 0);
+	t = id >= 0 ? unwinder__table(u, id) : NULL;
+	CHECK(t && t->state == UNW_TABLE_LOADED && UNW_LOC_COUNT(t->loc) == r.nr);
+	if (t)
+		CHECK(!memcmp(unwinder__rows(u) + UNW_LOC_FIRST(t->loc), r.rows,
+			      r.nr * sizeof(*r.rows)));
+	/* a process's [vdso] mapping: that table, the image at its start */
+	CHECK_INT(syms_cache__snapshot(sc, getpid()), 0);
+	CHECK_INT(unwinder__add_process(u, getpid()), 0);
+	p = unwinder__proc(u, getpid());
+	for (__u32 i = 0; p && i < p->nr; i++) {
+		if (vdso < p->maps[i].start || vdso >= p->maps[i].end)
+			continue;
+		found = 1;
+		CHECK_INT(p->maps[i].table, id);
+		CHECK(p->maps[i].bias == p->maps[i].start);
+	}
+	CHECK(found);
+	unwinder__free(u);
+
+	/* not preloaded: a walk through the kernel's mappings asks by the vdso's key */
+	u = unwinder__new_mem(sc, 1 << 20);
+	ev.addr = vdso + 16;
+	unwinder__handle_event(u, &ev, sizeof(ev));
+	id = unwinder__table_of(u, UNW_VDSO_KEY, UNW_VDSO_KEY);
+	CHECK(id >= 0);
+	CHECK(id >= 0 && unwinder__table(u, id)->state == UNW_TABLE_LOADED);
+	unwinder__free(u);
+
+	/* never evicted: libc's table, which fits only in its rows, waits */
+	CHECK_INT(mapped_path(libc_qsort(), libc, sizeof(libc)), 0);
+	CHECK_INT(file_key(libc, &dev, &ino), 0);
+	u = unwinder__new_mem(sc, 2 * r.nr);
+	CHECK_INT(unwinder__preload_vdso(u), 0);
+	CHECK_INT(unwinder__add_process(u, getpid()), 0);
+	id = unwinder__table_of(u, UNW_VDSO_KEY, UNW_VDSO_KEY);
+	id_libc = unwinder__table_of(u, dev, ino);
+	CHECK(id >= 0 && id_libc >= 0);
+	if (id >= 0 && id_libc >= 0) {
+		unwinder__touch(u, id, 100); /* cold */
+		CHECK(unwinder__load_table(u, id_libc) < 0);
+		CHECK_INT(unwinder__table(u, id)->state, UNW_TABLE_LOADED);
+	}
+	unwinder__free(u);
+	cfi_rows_free(&r);
+	syms_cache__free(sc);
+}
+
 /* ---- eviction ---- */
 
 static void test_eviction(void)
@@ -870,6 +947,7 @@ int main(void)
 	RUN(test_process_rewrites);
 	RUN(test_signal_frame);
 	RUN(test_vfork_rdi);
+	RUN(test_vdso);
 	RUN(test_eviction);
 	RUN(test_walk_through_libc);
 	sh("rm -rf %s", dir);

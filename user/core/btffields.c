@@ -3,7 +3,8 @@
  * btf_type records, each followed by kind-specific data), then the string section.  Names are
  * found in one pass over the strings, the named structs' members in one pass over the types, which
  * also notes where each anonymous struct or union lies: a member inside one (vm_start is two
- * levels down since 6.x's vm_area_struct union) is then read from there.  Memory: a 64 KB buffer
+ * levels down since 6.x's vm_area_struct union) is then read from there, as is a member of a
+ * typedef's anonymous struct (x86's mm_context_t).  Memory: a 64 KB buffer
  * and 16 bytes per anonymous struct or union (~10k in a distribution kernel). */
 #include <errno.h>
 #include <fcntl.h>
@@ -382,7 +383,13 @@ static int scan_types(struct reader *r, struct scan *s, struct pending *pend, si
 		r->at += sizeof(t);
 		id++;
 		kind = BTF_INFO_KIND(t.info);
-		if (kind == BTF_KIND_STRUCT || kind == BTF_KIND_UNION) {
+		if (kind == BTF_KIND_TYPEDEF && wanted_struct(s, t.name_off)) {
+			/* the name of an anonymous struct (x86's mm_context_t): searched as one */
+			for (size_t i = 0; i < s->n; i++)
+				if (t.name_off == s->names.off[s->struct_name[i]] &&
+				    *nr_pend < MAX_PENDING)
+					pend[(*nr_pend)++] = (struct pending){ i, t.type, 0 };
+		} else if (kind == BTF_KIND_STRUCT || kind == BTF_KIND_UNION) {
 			if (!t.name_off) {
 				err = note_anon(s, id, &t, reader_tell(r));
 				if (err)

@@ -10,7 +10,8 @@
 #include <stddef.h>
 
 struct btf_field {
-	const char *type;   /* struct or union name, e.g. "vm_area_struct" */
+	const char *type;   /* struct or union name, e.g. "vm_area_struct", or the typedef
+			     * name of an anonymous one ("mm_context_t") */
 	const char *member; /* a member of it, or of an anonymous struct or union inside it */
 	int offset;         /* out: in bytes; -1 when not found (or a bitfield) */
 };

@@ -421,10 +421,13 @@ void stack_run_adopt_kfields(struct unw_kfields *out)
 	join_fields();
 	*out = early.kfields;
 	if (stack_opts.unwind != UNWIND_FP)
-		p_info("unwind: kernel mappings %s", !unwind_vma_support()->on ?
+		p_info("unwind: kernel mappings %s%s", !unwind_vma_support()->on ?
 		       "not searched: no bpf_find_vma() (Linux 5.17)" : !out->ok ?
 		       "not searched: a kernel struct field not found in the BTF" : out->prefill ?
-		       "searched, and found ahead of the first sample" : "searched by the walks");
+		       "searched, and found ahead of the first sample" : "searched by the walks",
+		       !unwind_vma_support()->on || !out->ok ? "" : out->mm_vdso ?
+		       "; the [vdso] told by its address (mm->context.vdso)" :
+		       "; the [vdso] not told (no mm_context_t.vdso in the BTF): walks end there");
 }
 
 static void join_rows(void)
@@ -831,6 +834,8 @@ static void preload_tables(struct unwinder *u)
 	char path[PATH_MAX];
 	__u64 start = now_ns();
 
+	/* every process maps it, and the walks know it without user space (UNW_VDSO_KEY) */
+	unwinder__preload_vdso(u);
 	if (targets.command && !child_program_path(targets.command[0], path, sizeof(path)))
 		probe_program_files(path, preload_path, u);
 	for (int i = 0; i < targets.nr_pids; i++)

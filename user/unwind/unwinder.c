@@ -36,7 +36,7 @@
 #include "sym/syms.h"
 #include "unwind/unwinder.h"
 
-#define VDSO_KEY ((__u64)-1) /* (dev, ino) of the [vdso]: no file has that device */
+#define VDSO_KEY UNW_VDSO_KEY /* (dev, ino) of the [vdso], here and on the BPF side */
 /* A table used this recently is never evicted: the samples of the process running it would walk
  * by frame pointers while it is rebuilt, and two tables in use that do not fit together would
  * evict each other at every load. */
@@ -116,6 +116,7 @@ struct uw_file {
 	__u32 first, count;  /* rows, when loaded */
 	bool loaded, no_cfi;
 	bool queued;         /* a build is waiting for, or running on, the worker */
+	bool pinned;         /* never evicted: the [vdso]'s, loaded before sampling starts */
 	bool deferred;       /* no room but by evicting tables in use: retried as they cool */
 	__u32 need;          /* rows of its table, once built (0: not known yet) */
 	const char *source;  /* ".eh_frame"... */
@@ -403,7 +404,9 @@ static struct uw_file *file_get(struct unwinder *u, __u64 dev, __u64 ino, const 
 		return NULL;
 	}
 	u->files[u->nr_files++] = f;
-	if (dev != VDSO_KEY)
+	if (dev == VDSO_KEY)
+		tell_file_key(u, &(struct unw_file_key){ .dev = VDSO_KEY, .ino = VDSO_KEY }, f->id);
+	else
 		tell_file(u, dev, ino, f->id);
 	return f;
 }
@@ -545,7 +548,7 @@ static bool table_hot(const struct unwinder *u, const struct uw_file *f, __u64 n
 {
 	__u64 used = __atomic_load_n(&u->tables[f->id].last_used, __ATOMIC_RELAXED);
 
-	return used + UNWIND_HOT_NS > now;
+	return f->pinned || used + UNWIND_HOT_NS > now;
 }
 
 static int by_first(const void *a, const void *b)
@@ -892,6 +895,22 @@ struct proc_build {
 	bool truncated;
 };
 
+/* The file of a mapping and its bias (file offset = pc - bias): the [vdso] (no device) is
+ * this kernel's vdso image, which starts the mapping.  NULL for anonymous code, or when the
+ * files are too many; under lock. */
+static struct uw_file *mapping_file(struct unwinder *u, const struct syms_mapping *m, __u32 tgid,
+				    __u64 *bias)
+{
+	if (!m->path)
+		return NULL;
+	if (!strcmp(m->path, "[vdso]") && !m->dev) {
+		*bias = m->start;
+		return file_get(u, VDSO_KEY, VDSO_KEY, "[vdso]", tgid);
+	}
+	*bias = m->start - m->pgoff;
+	return file_get(u, m->dev, m->ino, m->path, tgid);
+}
+
 static int add_mapping(const struct syms_mapping *m, void *ctx)
 {
 	struct proc_build *b = ctx;
@@ -907,13 +926,7 @@ static int add_mapping(const struct syms_mapping *m, void *ctx)
 	um->start = m->start;
 	um->end = m->end;
 	um->table = UNW_NO_TABLE;
-	if (m->path && !strcmp(m->path, "[vdso]") && !m->dev) {
-		f = file_get(b->u, VDSO_KEY, VDSO_KEY, "[vdso]", b->tgid);
-		um->bias = m->start; /* the image starts the mapping */
-	} else if (m->path) {
-		f = file_get(b->u, m->dev, m->ino, m->path, b->tgid);
-		um->bias = m->start - m->pgoff;
-	}
+	f = mapping_file(b->u, m, b->tgid, &um->bias);
 	if (m->path && !f)
 		b->err = -ENOMEM; /* or too many files: that mapping gets no table */
 	if (f)
@@ -1071,11 +1084,12 @@ struct addr_search {
 static int find_addr(const struct syms_mapping *m, void *ctx)
 {
 	struct addr_search *s = ctx;
+	__u64 bias;
 
-	if (s->addr < m->start || s->addr >= m->end || !m->path || !m->dev)
+	if (s->addr < m->start || s->addr >= m->end)
 		return 0;
 	pthread_mutex_lock(&s->u->lock);
-	s->f = file_get(s->u, m->dev, m->ino, m->path, s->tgid);
+	s->f = mapping_file(s->u, m, s->tgid, &bias);
 	pthread_mutex_unlock(&s->u->lock);
 	return 1;
 }
@@ -1130,6 +1144,22 @@ int unwinder__preload_file(struct unwinder *u, const char *path, bool wait)
 	return err;
 }
 
+int unwinder__preload_vdso(struct unwinder *u)
+{
+	struct uw_file *f;
+	size_t len;
+
+	if (!syms_vdso_image(&len))
+		return -ENOENT;
+	pthread_mutex_lock(&u->lock);
+	f = file_get(u, VDSO_KEY, VDSO_KEY, "[vdso]", 0);
+	if (f)
+		f->pinned = true;
+	pthread_mutex_unlock(&u->lock);
+	/* built from memory: a few hundred rows, in microseconds */
+	return f ? unwinder__load_table(u, f->id) : -ENOMEM;
+}
+
 static int preload_mapping(const struct syms_mapping *m, void *ctx)
 {
 	struct unwinder *u = ctx;
@@ -1174,34 +1204,48 @@ const struct unwind_vma_support *unwind_vma_support(void)
 void unwind_kernel_fields(struct unw_kfields *out)
 {
 	/* one pass over the BTF: the walk's fields, then those the exec, mmap() and fork programs
-	 * read besides (PREFILL_FIELDS, optional: without them mappings are only searched by walks) */
+	 * read besides (optional: without them mappings are only searched by walks), then those
+	 * that tell the [vdso] (optional: without them a walk through the kernel's mappings ends
+	 * there) */
 	struct btf_field f[] = {
 		{ "vm_area_struct", "vm_start" }, { "vm_area_struct", "vm_end" },
 		{ "vm_area_struct", "vm_pgoff" }, { "vm_area_struct", "vm_file" },
 		{ "file", "f_inode" },            { "inode", "i_ino" },
 		{ "inode", "i_sb" },              { "super_block", "s_dev" },
+		/* the exec, mmap() and fork programs' */
 		{ "vm_area_struct", "vm_flags" }, { "task_struct", "mm" },
 		{ "mm_struct", "start_code" },    { "task_struct", "pid" },
 		{ "task_struct", "tgid" },
+		/* VDSO (and task_struct.mm): mm_struct.context is x86's mm_context_t, a typedef
+		 * of an anonymous struct */
+		{ "mm_struct", "context" },       { "mm_context_t", "vdso" },
 	};
+	enum { WALK = 8, PREFILL = 13, VDSO = 15 }; /* where each group ends */
 	__u32 *to[] = { &out->vma_start, &out->vma_end, &out->vma_pgoff, &out->vma_file,
 			&out->file_inode, &out->inode_ino, &out->inode_sb, &out->sb_dev,
 			&out->vma_flags, &out->task_mm, &out->mm_start_code, &out->task_pid,
-			&out->task_tgid };
-	const size_t nr = sizeof(f) / sizeof(f[0]), prefill_fields = 5;
+			&out->task_tgid, &out->mm_vdso, &out->mm_vdso };
+	bool vdso = true;
 
+	_Static_assert(sizeof(f) / sizeof(f[0]) == VDSO && sizeof(to) / sizeof(to[0]) == VDSO,
+		       "one offset for each field");
 	memset(out, 0, sizeof(*out));
-	if (btf_field_offsets(NULL, f, nr))
+	if (btf_field_offsets(NULL, f, VDSO))
 		return; /* no kernel BTF */
 	out->ok = out->prefill = 1;
-	for (size_t i = 0; i < nr; i++) {
-		if (f[i].offset < 0 && i < nr - prefill_fields)
+	for (size_t i = 0; i < VDSO; i++) {
+		if (f[i].offset < 0 && i < WALK)
 			out->ok = 0;
-		if (f[i].offset < 0)
+		else if (f[i].offset < 0 && i < PREFILL)
 			out->prefill = 0;
-		*to[i] = f[i].offset < 0 ? 0 : f[i].offset;
+		else if (f[i].offset < 0)
+			vdso = false;
+		/* mm_vdso is context's offset plus vdso's in it */
+		*to[i] += f[i].offset < 0 ? 0 : f[i].offset;
 	}
 	out->prefill &= out->ok;
+	if (!vdso || !out->ok || !out->task_mm)
+		out->mm_vdso = 0;
 }
 
 void unwind_attach_syscalls(struct bpf_program *prog, struct bpf_link **link)

@@ -106,6 +106,10 @@ int unwinder__add_process(struct unwinder *u, __u32 tgid);
 int unwinder__preload_file(struct unwinder *u, const char *path, bool wait);
 /* The same for every file process tgid maps (snapshotted now), and its mapping list. */
 int unwinder__preload_process(struct unwinder *u, __u32 tgid);
+/* The table of this kernel's vdso image (the same in every process), loaded now and never
+ * evicted, under the key the walks give the [vdso] mapping of any process (UNW_VDSO_KEY).
+ * Returns 0, -ENOENT (no vdso) or -errno. */
+int unwinder__preload_vdso(struct unwinder *u);
 
 /* Forgets process tgid, which exited: its record, and its mapping list in the BPF map where
  * the BPF side, which deleted it just after gone_ns (CLOCK_MONOTONIC ns; 0: not known), may not
