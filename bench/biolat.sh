@@ -9,11 +9,17 @@
 # statistics (kernel.bpf_stats_enabled, on for those runs only).
 # Then the bytes bpfprof reads from the kernel per second of heat map versus the perf.data that
 # perf record writes for the same run.
-# Settings: REPS rounds (default 7), SECS seconds per run (default 3).
+# The row "biolat BPF ns per I/O" is issue 15's target (<= 500 ns): the median of BPF_REPS runs
+# (default 5) of `biolat --disk DISK`; BASE=/path/to/another/bpfprof adds its median, its runs
+# alternating with this tree's.
+# Settings: REPS rounds (default 7), SECS seconds per run (default 3), IOPS=0 for the BPF run
+# times alone.
 . "$(dirname "$0")/lib.sh"
 
 REPS=${REPS:-7}
 SECS=${SECS:-3}
+BPF_REPS=${BPF_REPS:-5}
+BASE=${BASE:-}
 if [ "$(id -u)" != 0 ]; then
 	echo "biolat bench: needs root (BPF, tracepoints); skipped"
 	exit 0
@@ -63,6 +69,7 @@ start_tracer() {
 	: >"$out"
 	case $1 in
 	biolat) "$BPFPROF" biolat --disk "$2" >"$out" 2>&1 & ready="^Tracing" ;;
+	base) "$BASE" biolat --disk "$2" >"$out" 2>&1 & ready="^Tracing" ;;
 	heatmap) "$BPFPROF" biolat -v --disk "$2" --heatmap "$BTMP/h.svg" >"$out" 2>&1 &
 		ready="^Tracing" ;;
 	bpftrace) bpftrace -e "$BT_PROG" >"$out" 2>&1 & ready="^Attaching" ;;
@@ -91,6 +98,7 @@ have perf && [ -e /sys/kernel/tracing/events/block ] && configs+=(perf)
 label() {
 	case $1 in
 	biolat) echo "bpfprof biolat --disk $2" ;;
+	base) echo "BASE biolat --disk $2" ;;
 	heatmap) echo "bpfprof biolat --disk $2 --heatmap" ;;
 	bpftrace) echo "bpftrace biolatency (block tracepoints)" ;;
 	perf) echo "perf record -e block:block_rq_issue,complete -a" ;;
@@ -195,15 +203,32 @@ if [ ! -e "/sys/block/$disk" ]; then
 	exit 0
 fi
 dd if=/dev/urandom of="$file" bs=1M count=512 conv=fsync status=none || exit 1
-echo
-echo "## IOPS: 512 MiB file on $disk, $REPS rounds of ${SECS} s runs"
-bench "$file" "$disk"
+if [ "${IOPS:-1}" != 0 ]; then
+	echo
+	echo "## IOPS: 512 MiB file on $disk, $REPS rounds of ${SECS} s runs"
+	bench "$file" "$disk"
+fi
 
 echo
 echo "## BPF run time per block I/O (kernel.bpf_stats_enabled), one ${SECS} s run each"
 stats_was=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null)
 if [ -n "$stats_was" ] && sysctl -qw kernel.bpf_stats_enabled=1; then
-	for c in biolat heatmap bpftrace; do
+	echo "# load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+	declare -A ns_runs=()
+	for r in $(seq "$BPF_REPS"); do
+		for c in biolat ${BASE:+base}; do
+			read -r ns n < <(bpf_cost "$c" "$disk" "$BTMP/randread.dat")
+			[ -n "${ns:-}" ] && ns_runs[$c]+="$ns "
+		done
+	done
+	for c in biolat ${BASE:+base}; do
+		[ -n "${ns_runs[$c]:-}" ] || continue
+		printf "%-48s %6s ns per I/O (median of %d runs: %s; target <= 500)\n" \
+			"$([ "$c" = base ] && echo "BASE biolat BPF ns per I/O" || echo "biolat BPF ns per I/O")" \
+			"$(echo "${ns_runs[$c]}" | med)" "$BPF_REPS" "${ns_runs[$c]% }"
+	done
+	echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+	for c in heatmap bpftrace; do
 		[ "$c" = bpftrace ] && ! have bpftrace && continue
 		read -r ns n < <(bpf_cost "$c" "$disk" "$file")
 		[ -n "${ns:-}" ] && printf "%-48s %6s ns per I/O (%s I/Os)\n" "$(label "$c" "$disk")" "$ns" "$n"

@@ -23,8 +23,23 @@ const volatile __u32 targ_rq_arg = 0;
 const volatile __u32 targ_complete_rq_arg = 0;
 const volatile __u64 targ_unit_ns = 1000;     /* the heat map's: usecs, or msecs with -m */
 const volatile bool targ_events = false;
+/* Completions read the kernel's own issue stamp (request_issue_stamp()) where it took one, and
+ * the issue program is attached only once a request comes without (issue_on). */
+const volatile bool targ_stamped = false;
+/* The operation in cmd_flags' low bits (REQ_OP_BITS, 8 since 4.10). */
+#define REQ_OP_MASK 0xff
 
 __u64 lost[BIOLAT_LOST_REASONS];
+/* Set by user space once it attached the issue program in a stamped run: completions look for
+ * the request's own entry first. */
+__u32 issue_on;
+/* Stamped runs: the I/Os counted that the disks' statistics leave out (flushes, passthrough
+ * requests), for user space's count of the completions never seen (biolat.c, unseen_stamped()). */
+__u64 not_in_disk_stats;
+/* Stamped runs: completions the disks' statistics count as writes and biolat does not: writes
+ * with no bytes left, the end of a flush sequence (its data was counted at its completion) or a
+ * bare preflush. */
+__u64 only_in_disk_stats;
 
 /* Requests in flight, in a direct-mapped table indexed by a hash of the request's address: an
  * array lookup the verifier inlines and one cache line, where a hash map's lookup, insert and
@@ -112,6 +127,22 @@ static __always_inline struct request *rq_arg(__u64 *ctx, __u32 idx)
 	if (idx == 1)
 		return (struct request *)ctx[1];
 	return (struct request *)ctx[0];
+}
+
+/* block_rq_complete's nr_bytes, which follows rq and error. */
+static __always_inline __u32 complete_nr_bytes(__u64 *ctx)
+{
+	__u64 v;
+
+	/* as in rq_arg(), but clang would read ctx[2 + idx], an offset the verifier refuses */
+	if (targ_complete_rq_arg == 1) {
+		v = ctx[3];
+		barrier_var(v);
+		return v;
+	}
+	v = ctx[2];
+	barrier_var(v);
+	return v;
 }
 
 /* The disk's dev_t.  btf: rq came from a tp_btf argument, a typed pointer the verifier lets us
@@ -214,6 +245,14 @@ static __always_inline void release(__u64 key, struct biolat_start *sv)
 	}
 	if (!bpf_map_delete_elem(&start, &key))
 		__sync_fetch_and_add(&spilled, -1);
+}
+
+/* Whether --disk keeps rq, a tp_btf argument. */
+static __always_inline bool describe_ok(struct request *rq)
+{
+	struct biolat_start val = {};
+
+	return describe(rq, &val, true);
 }
 
 /* Starts timing rq now, as *val says; when -d excludes it, forgets the entry its address had,
@@ -352,16 +391,114 @@ count:
 	v[BIOLAT_VAL_SLOT0 + slot] += 1;
 }
 
-static __always_inline int on_complete(struct request *rq, bool btf)
+/* In a stamped run, counts rq apart when /sys/block/D/stat's reads, writes and discards leave
+ * it out: the kernel's request operations are enum req_op, as readable as RQF_STATS. */
+static __always_inline void count_disk_stats(struct request *rq, bool btf)
+{
+	__u32 op;
+
+	if (!targ_stamped || !btf || !bpf_core_enum_value_exists(enum req_op, REQ_OP_FLUSH))
+		return;
+	op = rq->cmd_flags & REQ_OP_MASK;
+	if (op == bpf_core_enum_value(enum req_op, REQ_OP_FLUSH) ||
+	    op == bpf_core_enum_value(enum req_op, REQ_OP_DRV_IN) ||
+	    op == bpf_core_enum_value(enum req_op, REQ_OP_DRV_OUT))
+		__sync_fetch_and_add(&not_in_disk_stats, 1);
+}
+
+/* Counts one completed I/O: lat_ns from its start to now. */
+static __always_inline void count_io(struct biolat_key *hkey, __u64 now, __u64 lat_ns)
+{
+	struct biolat_event *e;
+
+	count_hist(hkey, lat_ns);
+	if (targ_heatmap)
+		heatmap_add(now, lat_ns / targ_unit_ns);
+	if (targ_events) {
+		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+		if (!e) {
+			count_lost(BIOLAT_LOST_EVENTS);
+			return;
+		}
+		e->ts_ns = now;
+		e->lat_ns = lat_ns;
+		/* user space drains on a timer: no wakeup per I/O */
+		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	}
+}
+
+/* A request the kernel stamped at issue (request_issue_stamp()): no entry of ours, the key read
+ * from the request now.  Its flags are those it was issued with: only the flush machinery
+ * changes them, before the issue of the data and after its completion, counted below. */
+static __always_inline int complete_stamped(struct request *rq, __u64 issued, __u32 data_len)
 {
 	struct biolat_key hkey = {};
-	struct biolat_event *e;
-	struct biolat_start *sv;
-	__u64 key = rq_key(rq, btf), now, lat_ns;
+	struct biolat_start val = {};
+	__u64 now, lat_ns;
 
+	/* issued before the run started, as the requests with no entry in the other path */
+	if (issued < heatmap_start_ns)
+		return 0;
+	if (!describe(rq, &val, true))
+		return 0;
+	now = bpf_ktime_get_ns();
+	lat_ns = now > issued ? now - issued : 0;
+	if (targ_per_disk)
+		hkey.dev = val.dev;
+	if (targ_per_flags)
+		hkey.cmd_flags = val.cmd_flags;
+	count_disk_stats(rq, true);
+	count_io(&hkey, now, lat_ns);
+	return 0;
+}
+
+/* block_rq_complete(rq, error, nr_bytes): nr_bytes of rq's data are done.  A driver may complete
+ * a request in parts (SCSI, MMC): each part is a hit, and the request is counted once, at the
+ * part that ends it (nr_bytes covers what is left of it). */
+static __always_inline int on_complete(__u64 *ctx, struct request *rq, bool btf)
+{
+	struct biolat_key hkey = {};
+	struct biolat_start *sv;
+	__u64 key = rq_key(rq, btf), now, lat_ns, issued = 0;
+	__u32 data_len = btf ? rq->__data_len : BPF_CORE_READ(rq, __data_len);
+	__u32 nr_bytes = complete_nr_bytes(ctx);
+
+	if (nr_bytes < data_len)
+		return 0;
+	/* A write that went through the flush machinery (a data write with a preflush or FUA the
+	 * disk lacks) completes twice: its data, counted, then once its postflush is done
+	 * (blk_flush_complete_seq(), REQ_FSEQ_DONE) with no bytes left.  Counted once, at the
+	 * first, where the issue program's entry ends; the kernel stamps no other write without
+	 * bytes (a bare preflush is never issued itself). */
+	if (targ_stamped && btf && !data_len &&
+	    (rq->cmd_flags & REQ_OP_MASK) == bpf_core_enum_value(enum req_op, REQ_OP_WRITE)) {
+		if (describe_ok(rq))
+			__sync_fetch_and_add(&only_in_disk_stats, 1);
+		return 0;
+	}
+	if (targ_stamped && btf) {
+		issued = request_issue_stamp(rq);
+		if (issued && !issue_on)
+			return complete_stamped(rq, issued, data_len);
+	}
 	sv = find(key);
-	if (!sv)
-		return 0; /* issued before the run started, or filtered out */
+	if (!sv) {
+		/* issued before the run started, or filtered out; or, in a stamped run, one the
+		 * kernel did not stamp (a passthrough request, a queue without statistics) before
+		 * the issue program was attached for it: counted lost, and user space attaches it
+		 * on seeing the count.  A request never started (state idle: the end of a bare
+		 * preflush, a failed dispatch) was no I/O.  One issued before the run started
+		 * counts too: nothing tells when it was (a passthrough request's start_time_ns
+		 * was seen seconds older than its issue), and counting it only attaches the
+		 * issue program sooner. */
+		if (issued)
+			return complete_stamped(rq, issued, data_len);
+		if (targ_stamped && btf && !issue_on && rq->state != MQ_RQ_IDLE) {
+			if (describe_ok(rq))
+				count_lost(BIOLAT_LOST_UNSTAMPED);
+		}
+		return 0;
+	}
 	if (sv->state != RQ_ISSUED) {
 		/* ended without being issued (a failed dispatch), or completed already */
 		if (sv->state != RQ_FREE)
@@ -375,21 +512,8 @@ static __always_inline int on_complete(struct request *rq, bool btf)
 	if (targ_per_flags)
 		hkey.cmd_flags = sv->cmd_flags;
 	release(key, sv);
-
-	count_hist(&hkey, lat_ns);
-	if (targ_heatmap)
-		heatmap_add(now, lat_ns / targ_unit_ns);
-	if (targ_events) {
-		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-		if (!e) {
-			count_lost(BIOLAT_LOST_EVENTS);
-			return 0;
-		}
-		e->ts_ns = now;
-		e->lat_ns = lat_ns;
-		/* user space drains on a timer: no wakeup per I/O */
-		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
-	}
+	count_disk_stats(rq, btf);
+	count_io(&hkey, now, lat_ns);
 	return 0;
 }
 
@@ -406,12 +530,24 @@ static __always_inline int on_complete(struct request *rq, bool btf)
 	{								\
 		return handler(rq_arg(ctx, arg), false);		\
 	}
+/* the same, for a handler that reads the tracepoint's other arguments too */
+#define BLOCK_RQ_PROGS_CTX(tp, name, handler, arg)			\
+	SEC("tp_btf/" #tp)						\
+	int name##_btf(__u64 *ctx)					\
+	{								\
+		return handler(ctx, rq_arg(ctx, arg), true);		\
+	}								\
+	SEC("raw_tp/" #tp)						\
+	int name##_raw(__u64 *ctx)					\
+	{								\
+		return handler(ctx, rq_arg(ctx, arg), false);		\
+	}
 
 BLOCK_RQ_PROGS(block_rq_insert, insert, on_insert, targ_rq_arg)
 BLOCK_RQ_PROGS(block_rq_issue, issue, on_issue, targ_rq_arg)
 BLOCK_RQ_PROGS(block_rq_requeue, requeue, on_requeue, targ_rq_arg)
 BLOCK_RQ_PROGS(block_rq_merge, merge, on_merge, targ_rq_arg)
 /* block_rq_complete(struct request *rq, blk_status_t error, unsigned int nr_bytes) */
-BLOCK_RQ_PROGS(block_rq_complete, complete, on_complete, targ_complete_rq_arg)
+BLOCK_RQ_PROGS_CTX(block_rq_complete, complete, on_complete, targ_complete_rq_arg)
 
 char LICENSE[] SEC("license") = "GPL";

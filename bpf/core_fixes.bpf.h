@@ -106,6 +106,27 @@ static __always_inline struct gendisk *request_disk(struct request *rq, bool btf
 	return BPF_CORE_READ(rq, q, disk);
 }
 
+/* The kernel's own issue time of rq, or 0 when it did not take one.  blk_mq_start_request()
+ * stamps rq->io_start_time_ns and sets RQF_STATS right after the block_rq_issue tracepoint when
+ * the queue keeps statistics (QUEUE_FLAG_STATS: wbt, blk-iolatency, kyber) and rq is no
+ * passthrough request; a new request's rq_flags start at 0, and a requeued one is stamped again
+ * at its next issue.  The stamp is blk_time_get_ns(): since 6.9, commit da4c8c3d0975 ("block:
+ * cache current nsec time in struct blk_plug"), within a plug the first clock read of the plug
+ * (its requests' allocation, say) until the task sleeps, so it can precede the issue by the time
+ * the plug was held.  io_start_time_ns is a field of every request since 4.18, commit
+ * 522a777566f5 ("block: consolidate struct request timestamp fields"); the RQF_STATS bit is
+ * readable through CO-RE since 6.15, commit "block: Name the RQF flags enum" (before, a #define
+ * or an anonymous enum value): older kernels get 0 here, and biolat its issue program. */
+static __always_inline __u64 request_issue_stamp(struct request *rq)
+{
+	if (!bpf_core_enum_value_exists(enum rqf_flags, __RQF_STATS) ||
+	    !bpf_core_field_exists(rq->io_start_time_ns))
+		return 0;
+	if (!(rq->rq_flags & (1U << bpf_core_enum_value(enum rqf_flags, __RQF_STATS))))
+		return 0;
+	return rq->io_start_time_ns;
+}
+
 /* The task's own PID namespace, task_active_pid_ns(): thread_pid->numbers[thread_pid->level].ns.
  * thread_pid exists since 4.19, commit 2c4704756cab ("pids: Move the pgrp and session pid
  * pointers from task_struct to signal_struct"); 0 before.  Not nsproxy->pid_ns_for_children,

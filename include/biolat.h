@@ -55,6 +55,8 @@ enum biolat_lost {
 	BIOLAT_LOST_HISTS_FULL,   /* no room for a new histogram (-D/-F key) */
 	BIOLAT_LOST_EVENTS,       /* the --events ring buffer was full */
 	BIOLAT_LOST_NO_COMPLETION, /* issued, and its address issued again with no completion seen */
+	BIOLAT_LOST_UNSTAMPED,    /* not stamped by the kernel, completed before the issue program
+				   * was attached for such requests */
 	BIOLAT_LOST_REASONS,
 };
 

@@ -59,6 +59,16 @@ static struct biolat_env {
 	struct output events;
 	struct hists h;
 	struct event_ctx ec;
+	/* stamped: completions read the kernel's issue stamp; the issue and requeue programs
+	 * are loaded and attached only once a request comes without one */
+	bool stamped, issue_attached;
+	struct bpf_program *issue, *requeue;
+	struct bpf_link **issue_link, **requeue_link;
+	long unfinished_end; /* stamped: requests in the drivers at the end */
+	/* stamped: the disks' completions at attach and detach, and their requests in flight at
+	 * attach, against the I/Os counted (every report's): what BPF never saw complete */
+	long done_start, done_end, inflight_start;
+	__u64 counted;
 } env;
 
 static const struct opt biolat_opts[] = {
@@ -345,6 +355,8 @@ static int biolat_report(struct runner *r, bool last)
 		if (i)
 			fprintf(r->out, "\n");
 		err = print_entry(r->out, &set.e[i]);
+		for (__u32 k = 0; k < HIST_NS_SLOTS; k++)
+			env.counted += set.e[i].slots[k];
 	}
 	if (err)
 		p_err("cannot write %s: %s", run_opts.out.path ?: "the histograms", strerror(-err));
@@ -419,6 +431,70 @@ static int size_start(struct biolat_bpf *skel)
 	return err ?: bpf_map__set_max_entries(skel->maps.start, START_ENTRIES);
 }
 
+/* Whether completions can read the kernel's own issue stamp, so that no program runs at issue:
+ * the kernel stamps (feat_rq_issue_stamp()), completions run as tp_btf, nothing is wanted from
+ * insert (-Q, a target filter), and every traced disk keeps statistics.  Passthrough requests
+ * and queues that lose them are met at completion (BIOLAT_LOST_UNSTAMPED): biolat_tick()
+ * attaches the issue program then. */
+static void pick_stamped(struct biolat_bpf *skel, bool insert)
+{
+	bool btf = bpf_program__autoload(skel->progs.complete_btf);
+	char name[64];
+	const char *why = NULL, *disk = env.disk ? blk_disk_name(env.dev, name, sizeof(name)) : NULL;
+	long unstamped;
+
+	if (!feat_rq_issue_stamp(&why))
+		;
+	else if (insert)
+		why = env.queued ? "-Q times from insert" : "a target filter reads the submitter";
+	else if (!btf)
+		why = "block_rq_complete is a raw_tp";
+	else if ((unstamped = blk_disks_unstamped(disk)) != 0)
+		why = unstamped < 0 ? "cannot read /sys/block" : "a disk keeps no statistics (no wbt)";
+	env.stamped = !why;
+	skel->rodata->targ_stamped = env.stamped;
+	if (env.stamped) {
+		bool issue_btf = bpf_program__autoload(skel->progs.issue_btf);
+		bool requeue_btf = bpf_program__autoload(skel->progs.requeue_btf);
+
+		env.issue = issue_btf ? skel->progs.issue_btf : skel->progs.issue_raw;
+		env.issue_link = issue_btf ? &skel->links.issue_btf : &skel->links.issue_raw;
+		env.requeue = requeue_btf ? skel->progs.requeue_btf : skel->progs.requeue_raw;
+		env.requeue_link = requeue_btf ? &skel->links.requeue_btf : &skel->links.requeue_raw;
+		bpf_program__set_autoattach(env.issue, false);
+		bpf_program__set_autoattach(env.requeue, false);
+	}
+	p_info("issue time: %s%s", env.stamped ? "the kernel's (rq->io_start_time_ns), no issue "
+	       "program until a request comes without it" : "the issue program's, since ",
+	       env.stamped ? "" : why);
+}
+
+/* A request came without the kernel's stamp (counted lost): from now on the issue program
+ * times every request, and completions look for its entry first. */
+static int biolat_tick(struct runner *r)
+{
+	struct biolat_bpf *skel = r->skel;
+	int err;
+
+	if (!env.stamped || env.issue_attached || !skel->bss->lost[BIOLAT_LOST_UNSTAMPED])
+		return 0;
+	env.issue_attached = true;
+	*env.requeue_link = bpf_program__attach(env.requeue);
+	err = libbpf_get_error(*env.requeue_link);
+	if (!err) {
+		*env.issue_link = bpf_program__attach(env.issue);
+		err = libbpf_get_error(*env.issue_link);
+	}
+	if (err) {
+		p_err("cannot attach the issue program for requests the kernel does not stamp: %s",
+		      strerror(-err));
+		return err;
+	}
+	skel->bss->issue_on = 1;
+	p_info("a request came without the kernel's issue stamp: the issue program is attached");
+	return 0;
+}
+
 static int biolat_configure(struct runner *r)
 {
 	struct biolat_bpf *skel = r->skel;
@@ -473,6 +549,7 @@ static int biolat_configure(struct runner *r)
 	feat_pick_tp(skel->progs.issue_btf, skel->progs.issue_raw, "block_rq_issue");
 	feat_pick_tp(skel->progs.complete_btf, skel->progs.complete_raw, "block_rq_complete");
 	feat_pick_tp(skel->progs.requeue_btf, skel->progs.requeue_raw, "block_rq_requeue");
+	pick_stamped(skel, insert);
 	if (insert) {
 		feat_pick_tp(skel->progs.insert_btf, skel->progs.insert_raw, "block_rq_insert");
 	} else {
@@ -492,8 +569,31 @@ static int biolat_configure(struct runner *r)
 	return 0;
 }
 
+/* --disk's name in /sys/block, or NULL for every disk. */
+static const char *traced_disk(void)
+{
+	static char name[64];
+
+	return env.disk ? blk_disk_name(env.dev, name, sizeof(name)) : NULL;
+}
+
+/* Completions BPF never saw in a stamped run, which has no issue to notice them by, estimated:
+ * the disks' completions during the run, less the requests they had in flight when it began,
+ * less those counted that the disks count too (not flushes, not passthrough requests). */
+static __u64 unseen_stamped(const struct biolat_bpf *skel)
+{
+	long done = env.done_end - env.done_start - env.inflight_start;
+	__u64 counted = env.counted - skel->bss->not_in_disk_stats + skel->bss->only_in_disk_stats;
+
+	if (!env.stamped || env.done_start < 0 || env.done_end < 0 || env.inflight_start < 0 ||
+	    done < 0 || env.counted < skel->bss->not_in_disk_stats || (__u64)done <= counted)
+		return 0;
+	return (__u64)done - counted;
+}
+
 /* Requests issued and not seen completing when the run ended: in flight at the end, or whose
- * completion never reached the BPF program. */
+ * completion never reached the BPF program.  In a stamped run, the disks' own count of the
+ * requests in their drivers, taken at detach (biolat_collect()). */
 static __u64 count_unfinished(struct biolat_bpf *skel)
 {
 	const struct bpf_map *m = skel->maps.slots;
@@ -503,6 +603,8 @@ static __u64 count_unfinished(struct biolat_bpf *skel)
 	const struct biolat_slot *sl;
 	struct biolat_start val;
 
+	if (env.stamped)
+		return env.unfinished_end > 0 ? env.unfinished_end : 0;
 	sl = mmap(NULL, len, PROT_READ, MAP_SHARED, bpf_map__fd(m), 0);
 	if (sl != MAP_FAILED) {
 		for (__u32 i = 0; i < bpf_map__max_entries(m); i++)
@@ -522,23 +624,30 @@ static __u64 count_unfinished(struct biolat_bpf *skel)
 static void print_lost(struct biolat_bpf *skel)
 {
 	const __u64 *lost = skel->bss->lost;
-	__u64 total = lost[BIOLAT_LOST_START_FULL] + lost[BIOLAT_LOST_HISTS_FULL] +
-		      lost[BIOLAT_LOST_NO_COMPLETION];
+	__u64 unseen = lost[BIOLAT_LOST_NO_COMPLETION] + unseen_stamped(skel);
+	__u64 total = lost[BIOLAT_LOST_START_FULL] + lost[BIOLAT_LOST_HISTS_FULL] + unseen +
+		      lost[BIOLAT_LOST_UNSTAMPED];
 	__u64 unfinished = count_unfinished(skel);
 
-	p_info("lost: in-flight map full %llu, histogram map full %llu, completion not seen %llu, "
-	       "heat map late %llu, events %llu; unfinished at the end %llu",
+	p_info("lost: in-flight map full %llu, histogram map full %llu, completion not seen %llu%s, "
+	       "no issue stamp %llu, heat map late %llu, events %llu; unfinished at the end %llu%s",
 	       (unsigned long long)lost[BIOLAT_LOST_START_FULL],
 	       (unsigned long long)lost[BIOLAT_LOST_HISTS_FULL],
-	       (unsigned long long)lost[BIOLAT_LOST_NO_COMPLETION],
+	       (unsigned long long)unseen,
+	       env.stamped ? " (estimated from the disks' statistics)" : "",
+	       (unsigned long long)lost[BIOLAT_LOST_UNSTAMPED],
 	       (unsigned long long)skel->bss->heatmap_late,
-	       (unsigned long long)lost[BIOLAT_LOST_EVENTS], (unsigned long long)unfinished);
+	       (unsigned long long)lost[BIOLAT_LOST_EVENTS], (unsigned long long)unfinished,
+	       env.stamped ? " (in the drivers)" : "");
 	if (total)
 		fprintf(stderr, "bpfprof: lost %llu I/Os: in-flight map full %llu, histogram map "
-			"full %llu, completion never seen by BPF %llu\n", (unsigned long long)total,
+			"full %llu, completion never seen by BPF %llu, completed before the issue "
+			"program was attached for requests the kernel does not stamp %llu\n",
+			(unsigned long long)total,
 			(unsigned long long)lost[BIOLAT_LOST_START_FULL],
 			(unsigned long long)lost[BIOLAT_LOST_HISTS_FULL],
-			(unsigned long long)lost[BIOLAT_LOST_NO_COMPLETION]);
+			(unsigned long long)unseen,
+			(unsigned long long)lost[BIOLAT_LOST_UNSTAMPED]);
 	if (unfinished)
 		fprintf(stderr, "bpfprof: %llu I/Os issued and not completed when the run ended "
 			"(not counted)\n", (unsigned long long)unfinished);
@@ -585,8 +694,31 @@ static int biolat_attach(struct runner *r)
 	struct biolat_bpf *skel = r->skel;
 
 	heatmap_run_start(&heatmap_opts, &skel->bss->heatmap_start_ns);
+	/* after the start time: a request issued between the two is subtracted twice, so the
+	 * count of completions never seen errs low */
+	if (env.stamped) {
+		env.done_start = blk_completed(traced_disk());
+		env.inflight_start = blk_inflight(traced_disk());
+	}
 	env.ec.start_ns = heatmap_opts.cfg.start_ns;
 	return runner_attach_skeleton(r);
+}
+
+/* Detached: a stamped run's unfinished requests are those the disks still have in their
+ * drivers. */
+static int biolat_collect(struct runner *r)
+{
+	if (env.stamped)
+		env.unfinished_end = blk_inflight(traced_disk());
+	return 0;
+}
+
+/* The disks' completions before the programs stop seeing them (erring low again). */
+static void biolat_detach(struct runner *r)
+{
+	if (env.stamped)
+		env.done_end = blk_completed(traced_disk());
+	r->cmd->skel->detach(r->skel);
 }
 
 static int biolat_write(struct runner *r)
@@ -624,7 +756,10 @@ const struct command biolat_cmd = {
 	.prepare = biolat_prepare,
 	.attach = biolat_attach,
 	.banner = "Tracing block device I/O... Hit Ctrl-C to end.",
+	.tick = biolat_tick,
 	.report = biolat_report,
+	.detach = biolat_detach,
+	.collect = biolat_collect,
 	.write = biolat_write,
 	.teardown = biolat_teardown,
 };

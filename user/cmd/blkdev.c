@@ -243,13 +243,18 @@ static bool has_scheduler(const char *disk)
 	return sched;
 }
 
-long blk_requests_bound(void)
+/* Calls fn for every request-based disk (one with /sys/block/D/mq; bio-based ones, zram, md,
+ * dm, issue no requests), or for `only` alone when it is not NULL.  Returns fn's sum, or
+ * -errno when /sys/block cannot be read. */
+static long each_rq_disk(const char *only, long (*fn)(const char *disk))
 {
 	char path[PATH_MAX];
-	struct dirent *d, *h;
-	long total = 0, sched;
-	DIR *blk, *mq;
+	struct dirent *d;
+	long total = 0;
+	DIR *blk;
 
+	if (only)
+		return fn(only);
 	blk = opendir("/sys/block");
 	if (!blk)
 		return -errno;
@@ -257,22 +262,107 @@ long blk_requests_bound(void)
 		if (d->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "/sys/block/%s/mq", d->d_name);
-		mq = opendir(path);
-		if (!mq)
-			continue; /* bio-based (zram, md, dm...): no requests */
-		snprintf(path, sizeof(path), "/sys/block/%s/queue/nr_requests", d->d_name);
-		sched = has_scheduler(d->d_name) ? read_sysfs_long(path) : 0;
-		while ((h = readdir(mq))) {
-			if (!isdigit((unsigned char)h->d_name[0]))
-				continue;
-			snprintf(path, sizeof(path), "/sys/block/%s/mq/%s/nr_tags", d->d_name, h->d_name);
-			total += read_sysfs_long(path);
-			snprintf(path, sizeof(path), "/sys/block/%s/mq/%s/nr_reserved_tags", d->d_name,
-				 h->d_name);
-			total += read_sysfs_long(path) + sched + 1;
-		}
-		closedir(mq);
+		if (access(path, F_OK))
+			continue;
+		total += fn(d->d_name);
 	}
 	closedir(blk);
 	return total;
+}
+
+/* The requests of disk: per hardware queue its driver tags and reserved tags, the I/O
+ * scheduler's nr_requests when one is set, and a flush request. */
+static long disk_requests(const char *disk)
+{
+	char path[PATH_MAX];
+	struct dirent *h;
+	long total = 0, sched;
+	DIR *mq;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/mq", disk);
+	mq = opendir(path);
+	if (!mq)
+		return 0;
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/nr_requests", disk);
+	sched = has_scheduler(disk) ? read_sysfs_long(path) : 0;
+	while ((h = readdir(mq))) {
+		if (!isdigit((unsigned char)h->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "/sys/block/%s/mq/%s/nr_tags", disk, h->d_name);
+		total += read_sysfs_long(path);
+		snprintf(path, sizeof(path), "/sys/block/%s/mq/%s/nr_reserved_tags", disk, h->d_name);
+		total += read_sysfs_long(path) + sched + 1;
+	}
+	closedir(mq);
+	return total;
+}
+
+long blk_requests_bound(void)
+{
+	return each_rq_disk(NULL, disk_requests);
+}
+
+/* 1 when disk's queue may not keep statistics: no writeback throttling to read. */
+static long unstamped_disk(const char *disk)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/wbt_lat_usec", disk);
+	return read_sysfs_long(path) < 0;
+}
+
+long blk_disks_unstamped(const char *only)
+{
+	return each_rq_disk(only, unstamped_disk);
+}
+
+static long disk_inflight(const char *disk)
+{
+	char path[PATH_MAX];
+	long r = 0, w = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/inflight", disk);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%ld %ld", &r, &w) != 2)
+		r = w = 0;
+	fclose(f);
+	return r + w;
+}
+
+long blk_inflight(const char *only)
+{
+	return each_rq_disk(only, disk_inflight);
+}
+
+/* Requests disk has completed since boot: /sys/block/D/stat's reads, writes and discards (4.18)
+ * completed.  Not its flushes (5.5), which count more than the flush requests that reach
+ * block_rq_complete (seen here: about one more a journal write with preflush and FUA). */
+static long disk_completed(const char *disk)
+{
+	static const int ios[] = { 0, 4, 11 }; /* their 0-based fields */
+	unsigned long long f[17] = { 0 };
+	char path[PATH_MAX];
+	long total = 0;
+	FILE *f_;
+	int n;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/stat", disk);
+	f_ = fopen(path, "re");
+	if (!f_)
+		return 0;
+	for (n = 0; n < 17 && fscanf(f_, "%llu", &f[n]) == 1; n++)
+		;
+	fclose(f_);
+	for (size_t i = 0; i < sizeof(ios) / sizeof(ios[0]); i++)
+		if (ios[i] < n)
+			total += (long)f[ios[i]];
+	return total;
+}
+
+long blk_completed(const char *only)
+{
+	return each_rq_disk(only, disk_completed);
 }

@@ -61,4 +61,20 @@ const char *blk_disk_name(__u32 dev, char *buf, size_t size);
  * addresses stay within this many until queues are resized or disks added.  Returns the bound
  * or -errno when /sys/block cannot be read. */
 long blk_requests_bound(void);
+
+/* The request-based disks (`only`, a disk name, or NULL: all) whose queue may keep no
+ * statistics, so that the kernel may not stamp their requests' issue time: those without
+ * writeback throttling (queue/wbt_lat_usec unreadable).  wbt's statistics callback keeps
+ * QUEUE_FLAG_STATS set for the queue's life, even with wbt_lat_usec 0 (disabled).  Returns their
+ * count, or -errno when /sys/block cannot be read. */
+long blk_disks_unstamped(const char *only);
+
+/* Requests in the drivers of the request-based disks (`only`, or NULL: all) now, from
+ * /sys/block/D/inflight: issued and not completed.  Returns the sum, or -errno. */
+long blk_inflight(const char *only);
+
+/* Requests the request-based disks (`only`, or NULL: all) have completed since boot, as their
+ * I/O statistics count them (/sys/block/D/stat: reads, writes, discards; neither flushes nor
+ * passthrough requests).  Returns the sum, or -errno. */
+long blk_completed(const char *only);
 #endif

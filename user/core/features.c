@@ -15,7 +15,8 @@ static struct {
 	struct btf *btf;
 	bool btf_tried;
 	int task_storage, task_pt_regs, raw_tp_cookie, kprobes, fentry, nmi_alloc, sched_info, loop;
-	const char *fentry_why, *sched_info_why;
+	int rq_stamp;
+	const char *fentry_why, *sched_info_why, *rq_stamp_why;
 	int task_flags_off; /* 0: not computed */
 	struct {
 		char name[64];
@@ -25,7 +26,7 @@ static struct {
 } feat = {
 	.task_storage = UNKNOWN, .task_pt_regs = UNKNOWN, .raw_tp_cookie = UNKNOWN,
 	.kprobes = UNKNOWN, .fentry = UNKNOWN, .nmi_alloc = UNKNOWN, .sched_info = UNKNOWN,
-	.loop = UNKNOWN,
+	.loop = UNKNOWN, .rq_stamp = UNKNOWN,
 };
 
 const struct btf *feat_btf(void)
@@ -346,6 +347,46 @@ bool feat_sched_info(const char **why)
 	if (why)
 		*why = feat.sched_info_why;
 	return feat.sched_info;
+}
+
+/* Whether the kernel's enum `en` has the enumerator `name`. */
+static bool enum_has(const char *en, const char *name)
+{
+	const struct btf *btf = feat_btf();
+	int id = btf ? btf__find_by_name_kind(btf, en, BTF_KIND_ENUM) : -ENOENT;
+	const struct btf_enum *e;
+	const struct btf_type *t;
+
+	if (id <= 0)
+		return false;
+	t = btf__type_by_id(btf, id);
+	e = btf_enum(t);
+	for (int i = 0; i < btf_vlen(t); i++, e++)
+		if (!strcmp(btf__name_by_offset(btf, e->name_off), name))
+			return true;
+	return false;
+}
+
+bool feat_rq_issue_stamp(const char **why)
+{
+	if (feat.rq_stamp == UNKNOWN) {
+		feat.rq_stamp = false;
+		/* the tests time the same I/O both ways */
+		if (getenv("BPFPROF_NO_RQ_STAMP"))
+			feat.rq_stamp_why = "BPFPROF_NO_RQ_STAMP is set";
+		else if (!feat_btf())
+			feat.rq_stamp_why = "no kernel BTF";
+		else if (member_bit_offset("request", "io_start_time_ns") < 0)
+			feat.rq_stamp_why = "no request.io_start_time_ns (a kernel before 4.18)";
+		/* named in 6.15 ("block: Name the RQF flags enum"): before, no CO-RE reaches it */
+		else if (!enum_has("rqf_flags", "__RQF_STATS"))
+			feat.rq_stamp_why = "no enum rqf_flags with __RQF_STATS (a kernel before 6.15)";
+		else
+			feat.rq_stamp = true;
+	}
+	if (why)
+		*why = feat.rq_stamp_why;
+	return feat.rq_stamp;
 }
 
 /* Follows typedefs and modifiers (const, volatile...) down to the type they name. */

@@ -65,6 +65,12 @@ bool feat_raw_tp_cookie(void);
  * of the other kernels' path.  *why gets a one-line reason when false. */
 bool feat_sched_info(const char **why);
 
+/* Whether block requests carry the kernel's issue time that biolat reads at completion
+ * (rq->io_start_time_ns under RQF_STATS, bpf/core_fixes.bpf.h's request_issue_stamp()).  False
+ * with BPFPROF_NO_RQ_STAMP=1 in the environment, for tests of the issue program's path.  *why
+ * gets a one-line reason when false. */
+bool feat_rq_issue_stamp(const char **why);
+
 /* offsetof(struct task_struct, flags), or a negative errno without BTF. */
 int feat_task_flags_offset(void);
 
