@@ -965,6 +965,7 @@ static void open_file(struct srclines *s, struct sfile *f)
 	/* a path a mapping or a profile named: followed as elf_syms__open() follows it */
 	static const struct file_rules named = { .follow = true };
 	char key[DISK_CACHE_KEY_MAX];
+	struct disk_cache_src src;
 	enum file_refusal why;
 	struct stat st;
 	bool own;
@@ -991,13 +992,14 @@ static void open_file(struct srclines *s, struct sfile *f)
 	f->owner = st.st_uid;
 	/* what the cache holds of the file answers without its debug info; what it does not
 	 * opens it (file_dwarf()), and what that finds is stored with the rest.  A file with no
-	 * debug info of its own nor a debug file has no key made (a hash of its call-frame
-	 * sections: a compiler's are megabytes) */
+	 * debug info of its own nor a debug file has no key made; the key of one that has is
+	 * checked by the file's identity (its call-frame sections hashed only when that
+	 * changed: a compiler's are megabytes) */
 	own = s->cache && own_debug_info(f->elf);
 	if (s->cache && !own)
 		find_debug_file(f);
-	if (s->cache && (own || f->dfd >= 0) && !disk_cache_key(f->fd, key, sizeof(key)))
-		f->src = src_file__open(s->cache, key);
+	if (s->cache && (own || f->dfd >= 0) && !disk_cache_key_src(f->fd, key, sizeof(key), &src))
+		f->src = src_file__open(s->cache, key, &src);
 	if (f->src && src_file__loaded(f->src)) {
 		f->deferred = true;
 		return;
