@@ -653,7 +653,8 @@ int src_file__store(struct src_file *f)
 		r[nr_r++] = x;
 	}
 	/* then this run's, where they overlap none of those (nor each other) */
-	qsort(f->ar, f->nr_ar, sizeof(*f->ar), by_lo);
+	if (f->nr_ar) /* (none: a file written again for its header) */
+		qsort(f->ar, f->nr_ar, sizeof(*f->ar), by_lo);
 	for (size_t i = 0, kept = nr_r; i < f->nr_ar; i++) {
 		struct region x = f->ar[i];
 
