@@ -87,7 +87,7 @@ $(OUT)/obj/%.o: user/%.c $(USER_HDRS) $(wildcard include/*.h) $(SKELS) $(GEN)/sy
 	@mkdir -p $(@D)
 	$(COMPILE) -c $< -o $@
 
-$(OUT)/tests/%: tests/unit/%.c tests/unit/test.h $(LIB_OBJS)
+$(OUT)/tests/%: tests/unit/%.c tests/unit/test.h tests/unit/test_elf.h $(LIB_OBJS)
 	@mkdir -p $(@D)
 	$(COMPILE) -Itests/unit -o $@ $< $(LIB_OBJS) $(LDFLAGS) $(LDLIBS)
 

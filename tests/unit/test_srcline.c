@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "test.h"
+#include "test_elf.h"
 #include <fcntl.h>
 #include <gelf.h>
 #include "core/diskcache.h"
@@ -674,10 +675,11 @@ static struct span exec_span(const char *path)
 static void cache_file_of(const char *dir, const char *path, char *buf, size_t size)
 {
 	char key[DISK_CACHE_KEY_MAX] = "";
+	struct disk_cache_src src;
 	int fd = open(path, O_RDONLY);
 
 	if (fd >= 0)
-		disk_cache_key(fd, key, sizeof(key));
+		disk_cache_key_src(fd, key, sizeof(key), &src);
 	if (fd >= 0)
 		close(fd);
 	snprintf(buf, size, "%s/%s" SRC_CACHE_SUFFIX, dir, key);
@@ -828,6 +830,81 @@ static void test_persistent_cache(void)
 	CHECK(system(cpath) == 0);
 }
 
+/* A build-id key's inline cache is taken by the file's identity, its call-frame sections not
+ * read; a file of another identity by their hash (the header then learns the identity, and the
+ * next open reads nothing again); a file whose sections changed in place (the same build-id
+ * and size) is not answered from it. */
+static void test_cache_identity(void)
+{
+	char dir[] = "/tmp/srccache-id-XXXXXX", copy[64], cmd[PATH_MAX + 256], key[DISK_CACHE_KEY_MAX];
+	struct disk_cache_src src;
+	struct src_cache_stats st;
+	struct disk_cache *dc = NULL;
+	struct src_cache *c = NULL;
+	struct src_file *f;
+	unsigned char b;
+	off_t off;
+	int fd = -1;
+
+	if (!find_fixture())
+		SKIP("fixture not built (make unit builds it)");
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(copy, sizeof(copy), "%s.exe", dir);
+	snprintf(cmd, sizeof(cmd), "cp '%s' %s && chmod 755 %s", fixture, copy, copy);
+	dc = disk_cache__open(dir, 1 << 20, NULL, 0);
+	c = dc ? src_cache__new(dc) : NULL;
+	CHECK(c != NULL && !system(cmd));
+	fd = open(copy, O_RDWR);
+	if (!c || fd < 0 || disk_cache_key_src(fd, key, sizeof(key), &src) || key[0] != 'b') {
+		printf("# skip: build-id keys need a file of root's with a build-id (%s)\n", key);
+		goto out;
+	}
+	/* a run stores a region of it */
+	f = src_file__open(c, key, &src);
+	CHECK(f && !src_file__loaded(f) && src.cfi_hash != 0);
+	CHECK_INT(src_file__add_region(f, SRC_UNCOVERED, 0x1000, 0x2000, 0), 0);
+	CHECK_INT(src_file__store(f), 0);
+	src_file__free(f);
+	/* the same file: taken without reading its sections */
+	CHECK_INT(disk_cache_key_src(fd, key, sizeof(key), &src), 0);
+	f = src_file__open(c, key, &src);
+	CHECK(f && src_file__loaded(f) && src.cfi_hash == 0);
+	CHECK_INT(src_file__store(f), 0); /* (nothing to write) */
+	src_file__free(f);
+	/* a new identity (a touch moves mtime and ctime), the same bytes: hashed, taken, relearned */
+	usleep(10000);
+	CHECK(!futimens(fd, NULL));
+	CHECK_INT(disk_cache_key_src(fd, key, sizeof(key), &src), 0);
+	f = src_file__open(c, key, &src);
+	CHECK(f && src_file__loaded(f) && src.cfi_hash != 0);
+	CHECK_INT(src_file__store(f), 0);
+	src_file__free(f);
+	CHECK_INT(disk_cache_key_src(fd, key, sizeof(key), &src), 0);
+	f = src_file__open(c, key, &src);
+	CHECK(f && src_file__loaded(f) && src.cfi_hash == 0);
+	src_file__free(f);
+	/* a call-frame byte changed in place: the build-id and size stay, the cache is not taken */
+	off = test_eh_frame_middle(fd);
+	CHECK(off > 0 && pread(fd, &b, 1, off) == 1);
+	b ^= 0x5a;
+	CHECK(pwrite(fd, &b, 1, off) == 1);
+	CHECK_INT(disk_cache_key_src(fd, key, sizeof(key), &src), 0);
+	f = src_file__open(c, key, &src);
+	CHECK(f && !src_file__loaded(f));
+	src_file__free(f);
+	src_cache__stats(c, &st);
+	CHECK_INT(st.files_stored, 2);
+	CHECK_INT(st.rejected, 0);
+out:
+	if (fd >= 0)
+		close(fd);
+	unlink(copy);
+	src_cache__free(c);
+	disk_cache__put(dc);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(!system(cmd));
+}
+
 int main(void)
 {
 	RUN(test_inlined_twice);
@@ -841,5 +918,6 @@ int main(void)
 	RUN(test_many_files);
 	RUN(test_worker);
 	RUN(test_persistent_cache);
+	RUN(test_cache_identity);
 	TESTS_DONE();
 }

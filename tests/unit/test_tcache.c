@@ -12,6 +12,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include "test.h"
+#include "test_elf.h"
 #include "unwind/cfi.h"
 #include "unwind/tcache.h"
 
@@ -251,23 +252,6 @@ static void test_key(void)
 	close(fd);
 }
 
-/* The file offset of this test binary's .eh_frame, 0 when it has none. */
-static off_t eh_frame_offset(int fd)
-{
-	Elf *elf = elf_version(EV_CURRENT) != EV_NONE ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-	off_t off = 0;
-	GElf_Shdr sh;
-
-	while (elf && !elf_getshdrstrndx(elf, &shstrndx) && !off && (scn = elf_nextscn(elf, scn)))
-		if (gelf_getshdr(scn, &sh) && sh.sh_size > 64 &&
-		    !strcmp(elf_strptr(elf, shstrndx, sh.sh_name) ?: "", ".eh_frame"))
-			off = sh.sh_offset + sh.sh_size / 2;
-	elf_end(elf);
-	return off;
-}
-
 /* A build-id key's table is taken by the file's identity without hashing it; a file of another
  * identity by the hash of its call-frame sections (and the header then learns the identity); a
  * file whose sections changed in place (same build-id and size) is a miss. */
@@ -292,24 +276,24 @@ static void test_build_id_identity(void)
 		printf("# skip: build-id keys need a file of root's with a build-id (%s)\n", key.name);
 		goto out;
 	}
-	off = eh_frame_offset(fd);
+	off = test_eh_frame_middle(fd);
 	CHECK(off > 0);
 	CHECK_INT(unw_cache__put(c, &key, &in), 0);
 	/* the same file: taken without reading its sections */
 	CHECK_INT(unw_cache_key(fd, &key), 0);
 	CHECK_INT(unw_cache__get(c, &key, &out), 0);
-	CHECK(key.cfi_hash == 0);
+	CHECK(key.src.cfi_hash == 0);
 	cfi_rows_free(&out);
 	/* a new identity (a touch moves mtime and ctime), the same bytes: hashed, taken, relearned */
 	usleep(10000);
 	CHECK(!futimens(fd, NULL));
 	CHECK_INT(unw_cache_key(fd, &key), 0);
 	CHECK_INT(unw_cache__get(c, &key, &out), 0);
-	CHECK(key.cfi_hash != 0);
+	CHECK(key.src.cfi_hash != 0);
 	cfi_rows_free(&out);
 	CHECK_INT(unw_cache_key(fd, &key), 0);
 	CHECK_INT(unw_cache__get(c, &key, &out), 0);
-	CHECK(key.cfi_hash == 0);
+	CHECK(key.src.cfi_hash == 0);
 	cfi_rows_free(&out);
 	/* a call-frame byte changed in place: the build-id and size stay, the table is not taken */
 	CHECK(pread(fd, &b, 1, off) == 1);

@@ -169,9 +169,9 @@ static __u64 cfi_sections_hash(Elf *elf)
 	return h;
 }
 
-/* disk_cache_key() with cfi_hash, disk_cache_key_unhashed() without: 1 for a build-id key, 0
- * for a key of the file's identity, or -errno. */
-static int make_key(int fd, char *key, size_t size, struct stat *st, __u64 *cfi_hash)
+/* The key of fd (disk_cache_key_src()), *st its stat: 1 for a build-id key, 0 for a key of the
+ * file's identity, or -errno. */
+static int make_key(int fd, char *key, size_t size, struct stat *st)
 {
 	unsigned char id[64];
 	int n = -ENOENT;
@@ -186,8 +186,6 @@ static int make_key(int fd, char *key, size_t size, struct stat *st, __u64 *cfi_
 		Elf *elf = untrusted_elf(fd);
 
 		n = elf ? elf_build_id(elf, id, sizeof(id)) : -ENOENT;
-		if (n > 0 && cfi_hash && !(*cfi_hash = cfi_sections_hash(elf)))
-			n = -ENOENT;
 		elf_end(elf);
 	}
 	if (n > 0 && (size_t)n * 2 + 40 < size) {
@@ -195,9 +193,7 @@ static int make_key(int fd, char *key, size_t size, struct stat *st, __u64 *cfi_
 
 		for (int i = 0; i < n; i++)
 			k += snprintf(key + k, size - k, "%02x", id[i]);
-		k += snprintf(key + k, size - k, "-%llx", (unsigned long long)st->st_size);
-		if (cfi_hash)
-			snprintf(key + k, size - k, "-%llx", (unsigned long long)*cfi_hash);
+		snprintf(key + k, size - k, "-%llx", (unsigned long long)st->st_size);
 		return 1;
 	}
 	snprintf(key, size, "f-%llx-%llx-%llx-%llx.%lx", (unsigned long long)st->st_dev,
@@ -206,27 +202,51 @@ static int make_key(int fd, char *key, size_t size, struct stat *st, __u64 *cfi_
 	return 0;
 }
 
-int disk_cache_key(int fd, char *key, size_t size)
+int disk_cache_key_src(int fd, char *key, size_t size, struct disk_cache_src *src)
 {
-	__u64 cfi_hash = 0;
 	struct stat st;
-	int err = make_key(fd, key, size, &st, &cfi_hash);
+	int err;
 
-	return err < 0 ? err : 0;
+	memset(src, 0, sizeof(*src));
+	src->fd = -1;
+	err = make_key(fd, key, size, &st);
+	if (err <= 0)
+		return err;
+	src->fd = fd;
+	src->ident[0] = st.st_dev;
+	src->ident[1] = st.st_ino;
+	src->ident[2] = st.st_size;
+	src->ident[3] = st.st_mtim.tv_sec;
+	src->ident[4] = st.st_mtim.tv_nsec;
+	src->ident[5] = st.st_ctim.tv_sec;
+	src->ident[6] = st.st_ctim.tv_nsec;
+	return 0;
 }
 
-int disk_cache_key_unhashed(int fd, char *key, size_t size, struct stat *st)
+__u64 disk_cache_src_hash(struct disk_cache_src *src)
 {
-	return make_key(fd, key, size, st, NULL);
-}
+	Elf *elf;
 
-__u64 disk_cache_cfi_hash(int fd)
-{
-	Elf *elf = untrusted_elf(fd);
-	__u64 h = elf ? cfi_sections_hash(elf) : 0;
-
+	if (src->cfi_hash || src->fd < 0)
+		return src->cfi_hash;
+	elf = untrusted_elf(src->fd);
+	src->cfi_hash = elf ? cfi_sections_hash(elf) : 0;
 	elf_end(elf);
-	return h;
+	return src->cfi_hash;
+}
+
+bool disk_cache_src_same(struct disk_cache_src *src, const __u64 ident[7], __u64 cfi_hash,
+			 bool *moved)
+{
+	*moved = false;
+	if (src->fd < 0)
+		return true;
+	if (!cfi_hash)
+		return false;
+	if (!memcmp(ident, src->ident, sizeof(src->ident)))
+		return true;
+	*moved = disk_cache_src_hash(src) == cfi_hash;
+	return *moved;
 }
 
 static __u64 mix(__u64 h, __u64 w)
@@ -277,7 +297,7 @@ static bool name_ok(const char *name)
 
 bool disk_cache_key_ok(const char *key)
 {
-	/* disk_cache_key() writes [a-z0-9.-] only, and the kinds' suffixes are short */
+	/* disk_cache_key_src() writes [a-z0-9.-] only, and the kinds' suffixes are short */
 	return name_ok(key) && strlen(key) < DISK_CACHE_KEY_MAX - 16;
 }
 

@@ -4,7 +4,7 @@
  *
  * A directory only bpfprof's user writes ($XDG_CACHE_HOME/bpfprof, or /var/cache/bpfprof),
  * refused when it is a link, another user's, or writable by group or others.  A cache file is
- * named by the key of the file it describes (disk_cache_key()) and a suffix naming its kind and
+ * named by the key of the file it describes (disk_cache_key_src()) and a suffix naming its kind and
  * format version; it is written to a temporary name and renamed into place, so a reader sees a
  * whole file or none, and read back as hostile input (disk_cache__open_file()): no link
  * followed, a regular file of ours only, its size bounded.  Each kind checks its own header and
@@ -37,20 +37,33 @@ struct disk_cache *disk_cache__get(struct disk_cache *c);
 void disk_cache__put(struct disk_cache *c);
 const char *disk_cache__dir(const struct disk_cache *c);
 
-/* The key of the open file fd: its GNU build-id, size and a hash of its call-frame sections
- * where root owns the file and only root writes it, else its device, inode, size and mtime,
- * which no other file can claim.  0, or -errno (not a regular file). */
-int disk_cache_key(int fd, char *key, size_t size);
-/* As disk_cache_key(), without hashing the call-frame sections (megabytes for a compiler): a
- * build-id key is then its build-id and size alone, which name a build, not the bytes after it
- * (a binary patched in place keeps both): its kind checks those itself (disk_cache_cfi_hash()).
- * *st gets fd's stat.  1 for such a build-id key, 0 for a key of the file's identity, or
+/* What a build-id key leaves unchecked, kept in its cache file's header (each kind's own): the
+ * identity of the file the cache file was made from (device, inode, size, mtime, ctime: any
+ * write since moves the ctime) and the hash of its call-frame sections (.eh_frame,
+ * .debug_frame, .eh_frame_hdr), computed only when the identity differs (a package
+ * reinstalled: the same bytes, a new inode), so that a run takes a cache file without reading
+ * the file's sections (megabytes for a compiler). */
+struct disk_cache_src {
+	int fd;          /* the file (borrowed), or -1: the key names it whole (f- keys) */
+	__u64 ident[7];
+	__u64 cfi_hash;  /* 0 until disk_cache_src_hash() */
+};
+/* The key of the open file fd into key: its GNU build-id and size where root owns the file and
+ * only root writes it, else its device, inode, size and mtime, which no other file can claim.
+ * A build-id names a build, not the bytes after it (a binary patched in place keeps both): for
+ * such a key *src is what its kind checks a header by (src->fd -1 for the others).  0, or
  * -errno (not a regular file). */
-int disk_cache_key_unhashed(int fd, char *key, size_t size, struct stat *st);
-/* The hash of the call-frame sections (.eh_frame, .debug_frame, .eh_frame_hdr) of the ELF file
- * fd, as disk_cache_key() puts in a build-id key; 0 when they cannot be read. */
-__u64 disk_cache_cfi_hash(int fd);
-/* Whether key can name a file in the directory (what disk_cache_key() writes). */
+int disk_cache_key_src(int fd, char *key, size_t size, struct disk_cache_src *src);
+/* The hash of src's call-frame sections, computed once; 0 when they cannot be read (nothing
+ * is then taken or stored under the key). */
+__u64 disk_cache_src_hash(struct disk_cache_src *src);
+/* Whether a header's ident and cfi_hash (what disk_cache_src_hash() gave when it was written)
+ * are of src's file as it is: the same identity, or the same call-frame bytes (then *moved is
+ * set: the header is worth writing again with the new identity). */
+bool disk_cache_src_same(struct disk_cache_src *src, const __u64 ident[7], __u64 cfi_hash,
+			 bool *moved);
+
+/* Whether key can name a file in the directory (what disk_cache_key_src() writes). */
 bool disk_cache_key_ok(const char *key);
 
 /* A 64-bit FNV-1a-like hash over 8-byte words in four lanes, from h (0 for a fresh one): a

@@ -34,6 +34,9 @@ struct src_hdr {
 	char key[DISK_CACHE_KEY_MAX];  /* NUL-terminated; must match the file's name */
 	__u64 nr_regions, nr_entries, data_size;
 	__u64 checksum;                /* of the header (this field 0), regions and entries */
+	/* build-id keys: the file it was made from (struct disk_cache_src); 0 otherwise */
+	__u64 ident[7];
+	__u64 cfi_hash;
 };
 
 struct region {
@@ -73,8 +76,11 @@ struct src_file {
 	struct src_cache *c;
 	char name[DISK_CACHE_KEY_MAX + 16];
 	char key[DISK_CACHE_KEY_MAX];
+	__u64 ident[7], cfi_hash;      /* what the header is written with (struct src_hdr) */
+	bool unhashed;                 /* a build-id key with no hash: nothing stored */
 	int fd;                        /* the file read, or -1 */
-	bool dirty;                    /* an entry of it was found corrupt: written again */
+	bool dirty;                    /* an entry of it was found corrupt, or the header's
+					* identity is the file's no more: written again */
 	__u64 data_off;                /* where its data begins */
 	struct region *r;              /* read */
 	size_t nr_r;
@@ -159,9 +165,11 @@ static void reject(struct src_file *f)
 	disk_cache__reject(f->c->dc, f->name, "inline cache");
 }
 
-/* The header, regions and entries of the cache file, if there is a sound one. */
-static void read_file(struct src_file *f)
+/* The header, regions and entries of the cache file, if there is a sound one of src's file. */
+static void read_file(struct src_file *f, struct disk_cache_src *src)
 {
+	bool moved;
+
 	struct src_hdr h;
 	struct stat st;
 	__u64 size;
@@ -182,6 +190,12 @@ static void read_file(struct src_file *f)
 	size = sizeof(h) + h.nr_regions * sizeof(struct region) + h.nr_entries * sizeof(struct ent);
 	if (size + h.data_size != (__u64)st.st_size)
 		goto bad;
+	/* another build's bytes under the same build-id and size (a binary patched in place):
+	 * not this file's, and written over at the store */
+	if (!disk_cache_src_same(src, h.ident, h.cfi_hash, &moved)) {
+		forget_read(f);
+		return;
+	}
 	f->r = malloc((h.nr_regions ?: 1) * sizeof(*f->r));
 	f->e = malloc((h.nr_entries ?: 1) * sizeof(*f->e));
 	if (!f->r || !f->e) {
@@ -201,6 +215,8 @@ static void read_file(struct src_file *f)
 	f->nr_r = h.nr_regions;
 	f->nr_e = h.nr_entries;
 	f->data_off = size;
+	f->cfi_hash = h.cfi_hash;
+	f->dirty = moved; /* the next run takes it by identity, unhashed */
 	f->c->st.files_read++;
 	disk_cache__touch(f->fd); /* eviction takes the least recently used first */
 	return;
@@ -208,7 +224,7 @@ bad:
 	reject(f);
 }
 
-struct src_file *src_file__open(struct src_cache *c, const char *key)
+struct src_file *src_file__open(struct src_cache *c, const char *key, struct disk_cache_src *src)
 {
 	struct src_file *f = calloc(1, sizeof(*f));
 
@@ -219,7 +235,16 @@ struct src_file *src_file__open(struct src_cache *c, const char *key)
 	snprintf(f->key, sizeof(f->key), "%s", key);
 	snprintf(f->name, sizeof(f->name), "%s" SRC_CACHE_SUFFIX, key);
 	if (disk_cache_key_ok(key))
-		read_file(f);
+		read_file(f, src);
+	/* what a store writes in the header: hashed now, while src->fd is there, only where
+	 * no file of the same bytes was read (a build-id key whose sections cannot be hashed
+	 * stores nothing) */
+	if (src->fd >= 0) {
+		memcpy(f->ident, src->ident, sizeof(f->ident));
+		if (!f->cfi_hash)
+			f->cfi_hash = disk_cache_src_hash(src);
+		f->unhashed = !f->cfi_hash;
+	}
 	return f;
 }
 
@@ -588,6 +613,8 @@ int src_file__store(struct src_file *f)
 
 	if (!f->nr_ar && !f->dirty)
 		return 0;
+	if (f->unhashed)
+		return -EINVAL;
 	r = malloc((f->nr_r + f->nr_ar) * sizeof(*r));
 	e = malloc((f->nr_e + f->nr_ae + 1) * sizeof(*e));
 	old_to_new = malloc((f->nr_e + 1) * sizeof(*old_to_new));
@@ -626,7 +653,8 @@ int src_file__store(struct src_file *f)
 		r[nr_r++] = x;
 	}
 	/* then this run's, where they overlap none of those (nor each other) */
-	qsort(f->ar, f->nr_ar, sizeof(*f->ar), by_lo);
+	if (f->nr_ar) /* (none: a file written again for its header) */
+		qsort(f->ar, f->nr_ar, sizeof(*f->ar), by_lo);
 	for (size_t i = 0, kept = nr_r; i < f->nr_ar; i++) {
 		struct region x = f->ar[i];
 
@@ -656,6 +684,8 @@ int src_file__store(struct src_file *f)
 	}
 	qsort(r, nr_r, sizeof(*r), by_lo);
 	snprintf(h.key, sizeof(h.key), "%s", f->key);
+	memcpy(h.ident, f->ident, sizeof(h.ident));
+	h.cfi_hash = f->cfi_hash;
 	h.nr_regions = nr_r;
 	h.nr_entries = nr_e;
 	h.data_size = len;

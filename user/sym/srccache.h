@@ -21,14 +21,16 @@
 #include "sym/srcindex.h"
 
 struct disk_cache;
+struct disk_cache_src;
 struct stack_names;
 struct src_cache;
 struct src_file;
 
 /* Bumped on any change of the file's layout, of what an entry holds, or of disk_cache_hash()
- * (2: its four lanes); in the file names too, as the unwind tables' (unwind/tcache.c says why). */
-#define SRC_CACHE_VERSION 2
-#define SRC_CACHE_SUFFIX ".v2.src"
+ * (2: its four lanes; 3: the file's identity in the header, the key unhashed); in the file
+ * names too, as the unwind tables' (unwind/tcache.c says why). */
+#define SRC_CACHE_VERSION 3
+#define SRC_CACHE_SUFFIX ".v3.src"
 
 /* What a region of a file's addresses is. */
 enum src_region {
@@ -42,9 +44,11 @@ enum src_region {
 struct src_cache *src_cache__new(struct disk_cache *dc);
 void src_cache__free(struct src_cache *c);
 
-/* The cache of the file whose key (disk_cache_key()) is key: what is stored of it, or nothing
- * yet.  NULL on ENOMEM. */
-struct src_file *src_file__open(struct src_cache *c, const char *key);
+/* The cache of the file whose key is key and file src (disk_cache_key_src(): a build-id key's
+ * file is checked against the header by its identity, its call-frame sections hashed only when
+ * that changed, or when a file is to be written anew; src->fd is read no later than here): what
+ * is stored of it, or nothing yet.  NULL on ENOMEM. */
+struct src_file *src_file__open(struct src_cache *c, const char *key, struct disk_cache_src *src);
 /* Whether anything of the file was read from the disk. */
 bool src_file__loaded(const struct src_file *f);
 /* The region holding vaddr and, for SRC_FUNCTION and SRC_NO_FUNCTION, its entry's number. */

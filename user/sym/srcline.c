@@ -71,6 +71,7 @@ struct sfile {
 	 * debug info is not opened (deferred: fd and elf kept to open it at a miss) */
 	struct src_file *src;
 	bool deferred;
+	bool debug_looked;   /* find_debug_file() was called since the file was opened */
 	uid_t owner;
 	/* its debug sections compressed: each opening inflates them (libc's debug file, ~50 ms);
 	 * once opened, every function goes to the cache (srclines__harvest()), units[harvest] on */
@@ -870,18 +871,37 @@ static Dwarf *begin_dwarf(struct sfile *f, Elf *elf, int fd)
 	return dw;
 }
 
+static bool own_debug_info(Elf *elf);
+
+/* The separate debug file of f, looked for once, kept (f->dfd, f->delf) only where it has
+ * DWARF: perf's cache of a build-id may hold the binary itself (~/.debug/.build-id/ID/elf),
+ * as stripped as the file, which would otherwise get a cache key made (a hash of a
+ * compiler's megabytes of call-frame sections) and its debug info looked for at every run. */
+static void find_debug_file(struct sfile *f)
+{
+	if (f->debug_looked)
+		return;
+	f->debug_looked = true;
+	f->dfd = debuginfo_open(f->elf, f->path, f->owner);
+	if (f->dfd < 0)
+		return;
+	f->delf = untrusted_elf(f->dfd);
+	if (f->delf && elf_kind(f->delf) == ELF_K_ELF && own_debug_info(f->delf))
+		return;
+	elf_end(f->delf);
+	close(f->dfd);
+	f->delf = NULL;
+	f->dfd = -1;
+}
+
 /* Debug info of an open ELF: its own .debug_info, else its separate debug file's. */
-static void open_dwarf(struct sfile *f, uid_t owner)
+static void open_dwarf(struct sfile *f)
 {
 	f->dw = begin_dwarf(f, f->elf, f->fd);
 	if (f->dw)
 		return;
-	if (f->dfd < 0) /* (open_file() may have found it) */
-		f->dfd = debuginfo_open(f->elf, f->path, owner);
-	if (f->dfd < 0)
-		return;
-	f->delf = untrusted_elf(f->dfd);
-	if (f->delf && elf_kind(f->delf) == ELF_K_ELF)
+	find_debug_file(f);
+	if (f->delf)
 		f->dw = begin_dwarf(f, f->delf, f->dfd);
 }
 
@@ -911,7 +931,7 @@ static bool own_debug_info(Elf *elf)
 static void begin_file_dwarf(struct srclines *s, struct sfile *f)
 {
 	f->deferred = false;
-	open_dwarf(f, f->owner);
+	open_dwarf(f);
 	if (f->dw)
 		s->dwarf_opened++;
 	f->harvest = f->dw && f->src && f->inflated && f->sparse;
@@ -945,11 +965,13 @@ static void open_file(struct srclines *s, struct sfile *f)
 	/* a path a mapping or a profile named: followed as elf_syms__open() follows it */
 	static const struct file_rules named = { .follow = true };
 	char key[DISK_CACHE_KEY_MAX];
+	struct disk_cache_src src;
 	enum file_refusal why;
 	struct stat st;
 	bool own;
 
 	f->fd = f->dfd = f->mfd = f->info.fd = -1;
+	f->debug_looked = false;
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		f->err = -EINVAL;
 		return;
@@ -970,13 +992,14 @@ static void open_file(struct srclines *s, struct sfile *f)
 	f->owner = st.st_uid;
 	/* what the cache holds of the file answers without its debug info; what it does not
 	 * opens it (file_dwarf()), and what that finds is stored with the rest.  A file with no
-	 * debug info of its own nor a debug file has no key made (a hash of its call-frame
-	 * sections: a compiler's are megabytes) */
+	 * debug info of its own nor a debug file has no key made; the key of one that has is
+	 * checked by the file's identity (its call-frame sections hashed only when that
+	 * changed: a compiler's are megabytes) */
 	own = s->cache && own_debug_info(f->elf);
 	if (s->cache && !own)
-		f->dfd = debuginfo_open(f->elf, f->path, f->owner);
-	if (s->cache && (own || f->dfd >= 0) && !disk_cache_key(f->fd, key, sizeof(key)))
-		f->src = src_file__open(s->cache, key);
+		find_debug_file(f);
+	if (s->cache && (own || f->dfd >= 0) && !disk_cache_key_src(f->fd, key, sizeof(key), &src))
+		f->src = src_file__open(s->cache, key, &src);
 	if (f->src && src_file__loaded(f->src)) {
 		f->deferred = true;
 		return;

@@ -46,6 +46,8 @@ struct srcworker {
 	size_t pending;              /* asked, not answered */
 	bool harvest;                /* srclines__harvest() has more to do */
 	__u64 cpu_ns;                /* the thread's, once it ended */
+	pid_t tid;                   /* the thread's, once it set its nice value */
+	int nice_base;               /* the process's nice value then */
 };
 
 struct srcworker *srcworker__new(struct srclines *s)
@@ -127,9 +129,11 @@ static void *work(void *arg)
 	 * wait for answers only wait longer */
 	errno = 0;
 	nice_now = getpriority(PRIO_PROCESS, 0);
-	if (!errno)
-		setpriority(PRIO_PROCESS, syscall(SYS_gettid), nice_now + WORKER_NICE);
 	pthread_mutex_lock(&w->lock);
+	if (!errno && !setpriority(PRIO_PROCESS, syscall(SYS_gettid), nice_now + WORKER_NICE)) {
+		w->tid = syscall(SYS_gettid);
+		w->nice_base = nice_now;
+	}
 	for (;;) {
 		/* idle: the files dear to open put in the persistent cache, a unit at a time */
 		while (w->head == w->tail && !w->stopping && w->harvest) {
@@ -156,6 +160,7 @@ static void *work(void *arg)
 	}
 	if (!clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
 		w->cpu_ns += ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	w->tid = 0; /* (its number may name another thread soon) */
 	pthread_mutex_unlock(&w->lock);
 	return NULL;
 }
@@ -242,6 +247,16 @@ int srcworker__ask(struct srcworker *w, const char *path, bool vaddr, __u64 at, 
 	if (t < 0) {
 		pthread_mutex_unlock(&w->lock);
 		return t;
+	}
+	/* a caller that waits (a drain without the memo: --pprof, offcpu) has the thread at its
+	 * own nice value meanwhile, or under load each answer waits for a thread that gets a
+	 * third of the CPU its asker would (raising a thread's priority needs CAP_SYS_NICE: else
+	 * the wait is as long as before) */
+	if (wait && w->q[t].err == -EAGAIN && w->tid &&
+	    !setpriority(PRIO_PROCESS, w->tid, w->nice_base)) {
+		while (w->q[t].err == -EAGAIN)
+			pthread_cond_wait(&w->answered, &w->lock);
+		setpriority(PRIO_PROCESS, w->tid, w->nice_base + WORKER_NICE);
 	}
 	while (wait && w->q[t].err == -EAGAIN)
 		pthread_cond_wait(&w->answered, &w->lock);

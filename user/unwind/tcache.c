@@ -6,7 +6,7 @@
  * symbolic link followed, a regular file of ours only, its size bounded by the largest table and
  * equal to what its header says, the checksum and the rows' order verified before the BPF side
  * ever searches them.  A build-id table is taken only for the bytes it was built from: the
- * header holds the file's identity and call-frame sections' hash then (same_source()). */
+ * header holds the file's identity and call-frame sections' hash then (disk_cache_src_same()). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -108,40 +108,15 @@ static void count(__u64 *v)
 
 int unw_cache_key(int fd, struct unw_cache_key *key)
 {
-	struct stat st;
-	int err;
-
-	memset(key, 0, sizeof(*key));
-	key->fd = -1;
 	/* a build-id key's name says nothing of the bytes: those are checked against the header */
-	err = disk_cache_key_unhashed(fd, key->name, sizeof(key->name), &st);
-	if (err <= 0)
-		return err;
-	key->fd = fd;
-	key->ident[0] = st.st_dev;
-	key->ident[1] = st.st_ino;
-	key->ident[2] = st.st_size;
-	key->ident[3] = st.st_mtim.tv_sec;
-	key->ident[4] = st.st_mtim.tv_nsec;
-	key->ident[5] = st.st_ctim.tv_sec;
-	key->ident[6] = st.st_ctim.tv_nsec;
-	return 0;
+	return disk_cache_key_src(fd, key->name, sizeof(key->name), &key->src);
 }
 
 void unw_cache_key_name(struct unw_cache_key *key, const char *name)
 {
 	memset(key, 0, sizeof(*key));
-	key->fd = -1;
+	key->src.fd = -1;
 	snprintf(key->name, sizeof(key->name), "%s", name);
-}
-
-/* The hash of a build-id key's call-frame sections, computed once (0 when they cannot be read:
- * nothing is then taken from or stored in the cache under the key). */
-static __u64 key_cfi_hash(struct unw_cache_key *key)
-{
-	if (!key->cfi_hash && key->fd >= 0)
-		key->cfi_hash = disk_cache_cfi_hash(key->fd);
-	return key->cfi_hash;
 }
 
 static __u64 checksum(const struct cache_hdr *h, const struct unw_row *rows, size_t nr)
@@ -171,22 +146,6 @@ static bool key_ok(const char *key)
 }
 
 static int store(struct unw_cache *c, struct unw_cache_key *key, const struct cfi_rows *rows);
-
-/* Whether the header's table was built from key's file as it is: the same identity (no write
- * since: the ctime would have moved), or the same call-frame bytes by hash (the file replaced by
- * an identical one, e.g. a package reinstalled; *moved is set so the header learns the new
- * identity).  Keys of a name alone carry no file: their name is the whole identity. */
-static bool same_source(const struct cache_hdr *h, struct unw_cache_key *key, bool *moved)
-{
-	if (key->fd < 0)
-		return true;
-	if (!h->cfi_hash)
-		return false;
-	if (!memcmp(h->ident, key->ident, sizeof(h->ident)))
-		return true;
-	*moved = key_cfi_hash(key) == h->cfi_hash;
-	return *moved;
-}
 
 int unw_cache__get(struct unw_cache *c, struct unw_cache_key *key, struct cfi_rows *out)
 {
@@ -224,7 +183,7 @@ int unw_cache__get(struct unw_cache *c, struct unw_cache_key *key, struct cfi_ro
 	/* A header of other bytes under the same build-id and size (a binary patched in place, or
 	 * a flipped bit in the header, which the checksum below would catch): not this file's
 	 * table, which the caller builds and stores over it. */
-	if (!same_source(&h, key, &moved)) {
+	if (!disk_cache_src_same(&key->src, h.ident, h.cfi_hash, &moved)) {
 		count(&c->st.misses);
 		err = -ENOENT;
 		goto cleanup;
@@ -278,11 +237,11 @@ static int store(struct unw_cache *c, struct unw_cache_key *key, const struct cf
 	if (!key_ok(key->name) || !rows->nr || rows->nr > UNWIND_MAX_TABLE_ROWS)
 		return -EINVAL;
 	/* a build-id key's rows are taken later by what they were built from */
-	if (key->fd >= 0) {
-		h.cfi_hash = key_cfi_hash(key);
+	if (key->src.fd >= 0) {
+		h.cfi_hash = disk_cache_src_hash(&key->src);
 		if (!h.cfi_hash)
 			return -EINVAL;
-		memcpy(h.ident, key->ident, sizeof(h.ident));
+		memcpy(h.ident, key->src.ident, sizeof(h.ident));
 	}
 	for (src = 0; src < sizeof(sources) / sizeof(sources[0]); src++)
 		if (rows->source && !strcmp(rows->source, sources[src]))

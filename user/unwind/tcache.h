@@ -5,7 +5,7 @@
  * One file per table in bpfprof's cache directory (core/diskcache.h: its rules, keys, size bound
  * and eviction), named by the file's key: the GNU build-id and size of files owned by root that
  * only root writes, otherwise the file's device, inode, size and mtime, which no other file can
- * claim (disk_cache_key_unhashed()).  A build-id names a build, not the bytes after it (a binary
+ * claim (disk_cache_key_src()).  A build-id names a build, not the bytes after it (a binary
  * patched in place keeps it): a build-id table's header also holds a hash of the call-frame
  * sections it was built from and the file's identity then (device, inode, size, mtime, ctime).
  * A file with that identity is the same file unchanged (a write moves its ctime, which only the
@@ -47,9 +47,7 @@ void unw_cache__free(struct unw_cache *c);
 /* A table's key, and for a build-id key what its file is checked against. */
 struct unw_cache_key {
 	char name[UNW_CACHE_KEY_MAX]; /* the cache file's name without UNW_CACHE_SUFFIX */
-	int fd;                       /* the file (borrowed), or -1: the name says it all */
-	__u64 ident[7];               /* dev, ino, size, mtime s/ns, ctime s/ns of fd */
-	__u64 cfi_hash;               /* of fd's call-frame sections; 0 until computed */
+	struct disk_cache_src src;    /* its file (borrowed), or src.fd -1: the name says it all */
 };
 
 /* The key of the open file fd (borrowed by *key until the last get or put with it): 0, or
