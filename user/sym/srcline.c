@@ -24,6 +24,7 @@
 #include <gelf.h>
 #include <zlib.h>
 #include <sys/mman.h>
+#include "core/grow.h"
 #include "core/diskcache.h"
 #include "core/hashtab.h"
 #include "out/stack.h"
@@ -406,16 +407,9 @@ static int read_aranges(struct sfile *f, int fd, __u64 off, __u64 size)
 				break;
 			if (!n)
 				continue;
-			if (f->nr_cus == cap) {
-				struct cu_range *r;
-
-				cap = cap ? cap * 2 : 256;
-				r = realloc(f->cus, cap * sizeof(*r));
-				if (!r) {
-					err = -ENOMEM;
-					goto cleanup;
-				}
-				f->cus = r;
+			if (ARRAY_GROW(f->cus, cap, f->nr_cus + 1)) {
+				err = -ENOMEM;
+				goto cleanup;
 			}
 			f->cus[f->nr_cus++] = (struct cu_range){ lo, lo + n, cu };
 		}
@@ -1163,15 +1157,8 @@ static struct sfile *file_of(struct srclines *s, const char *path, size_t *idx)
 			return &s->files[*idx];
 		}
 	}
-	if (s->nr_files == s->cap_files) {
-		size_t cap = s->cap_files ? s->cap_files * 2 : 16;
-		struct sfile *n = realloc(s->files, cap * sizeof(*n));
-
-		if (!n)
-			return NULL;
-		s->files = n;
-		s->cap_files = cap;
-	}
+	if (ARRAY_GROW(s->files, s->cap_files, s->nr_files + 1))
+		return NULL;
 	f = &s->files[s->nr_files];
 	memset(f, 0, sizeof(*f));
 	f->path = strdup(path);
@@ -1275,15 +1262,8 @@ static int add_fn(Dwarf_Die *d, void *arg)
 	ptrdiff_t it = 0;
 
 	while ((it = dwarf_ranges(d, it, &base, &lo, &hi)) > 0) {
-		if (ix->nr == ix->cap) {
-			size_t cap = ix->cap ? ix->cap * 2 : 64;
-			struct fn_range *n = realloc(ix->r, cap * sizeof(*n));
-
-			if (!n)
-				return DWARF_CB_ABORT;
-			ix->r = n;
-			ix->cap = cap;
-		}
+		if (ARRAY_GROW(ix->r, ix->cap, ix->nr + 1))
+			return DWARF_CB_ABORT;
 		ix->r[ix->nr++] = (struct fn_range){ lo, hi, dwarf_dieoffset(d) };
 	}
 	return DWARF_CB_OK;
@@ -1533,15 +1513,8 @@ static int add_scope(struct srclines *s, struct fn_scopes *x, struct cu_index *i
 	Dwarf_Die child;
 	struct scope *sc;
 
-	if (x->nr == x->cap) {
-		size_t cap = x->cap ? x->cap * 2 : 16;
-		struct scope *n = realloc(x->s, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		x->s = n;
-		x->cap = cap;
-	}
+	if (ARRAY_GROW(x->s, x->cap, x->nr + 1))
+		return -ENOMEM;
 	sc = &x->s[x->nr++];
 	memset(sc, 0, sizeof(*sc));
 	sc->kind = kind;
@@ -1554,15 +1527,8 @@ static int add_scope(struct srclines *s, struct fn_scopes *x, struct cu_index *i
 	}
 	/* what dwarf_haspc() would test */
 	while (kind != SCOPE_ALWAYS && (it = dwarf_ranges(d, it, &base, &lo, &hi)) > 0) {
-		if (x->nr_r == x->cap_r) {
-			size_t cap = x->cap_r ? x->cap_r * 2 : 16;
-			void *n = realloc(x->r, cap * sizeof(*x->r));
-
-			if (!n)
-				return -ENOMEM;
-			x->r = n;
-			x->cap_r = cap;
-		}
+		if (ARRAY_GROW(x->r, x->cap_r, x->nr_r + 1))
+			return -ENOMEM;
 		x->r[x->nr_r].lo = lo;
 		x->r[x->nr_r++].hi = hi;
 	}
@@ -1731,15 +1697,8 @@ static void read_cu_ranges(struct sfile *f)
 
 		if (dwarf_offdie(f->dw, off + hsize, &cu)) {
 			while ((it = dwarf_ranges(&cu, it, &base, &lo, &hi)) > 0) {
-				if (f->nr_cus == cap) {
-					struct cu_range *n;
-
-					cap = cap ? cap * 2 : 256;
-					n = realloc(f->cus, cap * sizeof(*n));
-					if (!n)
-						return;
-					f->cus = n;
-				}
+				if (ARRAY_GROW(f->cus, cap, f->nr_cus + 1))
+					return;
 				f->cus[f->nr_cus++] = (struct cu_range){ lo, hi, off + hsize };
 			}
 		}

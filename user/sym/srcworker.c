@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include "core/grow.h"
 #include "core/hashtab.h"
 #include "out/stack.h"
 #include "sym/srcworker.h"
@@ -93,17 +94,7 @@ static void answer(struct srcworker *w, __u32 t, int err, struct srcline_chain *
 	size_t id = w->q[t].path_id;
 
 	/* the file's other addresses are answered at once (a stripped compiler's thousands) */
-	if (err == -ENOENT && id >= w->no_debug_cap) {
-		size_t cap = (id + 1) * 2;
-		bool *n = realloc(w->no_debug, cap * sizeof(*n));
-
-		if (n) {
-			memset(n + w->no_debug_cap, 0, (cap - w->no_debug_cap) * sizeof(*n));
-			w->no_debug = n;
-			w->no_debug_cap = cap;
-		}
-	}
-	if (err == -ENOENT && id < w->no_debug_cap)
+	if (err == -ENOENT && !ARRAY_GROW_ZEROED(w->no_debug, w->no_debug_cap, id + 1))
 		w->no_debug[id] = true;
 	w->q[t].err = err;
 	w->q[t].chain = c;
@@ -170,15 +161,8 @@ static int queue_question(struct srcworker *w, __u32 t)
 {
 	int err;
 
-	if (w->tail == w->queue_cap) {
-		size_t cap = w->queue_cap ? w->queue_cap * 2 : 256;
-		__u32 *q = realloc(w->queue, cap * sizeof(*q));
-
-		if (!q)
-			return -ENOMEM;
-		w->queue = q;
-		w->queue_cap = cap;
-	}
+	if (ARRAY_GROW(w->queue, w->queue_cap, w->tail + 1))
+		return -ENOMEM;
 	if (!w->running) {
 		err = pthread_create(&w->thread, NULL, work, w);
 		if (err)
@@ -196,18 +180,10 @@ static long new_question(struct srcworker *w, const char *path, int path_id, boo
 			 __u64 at)
 {
 	struct srcline_chain *c;
-	struct question *q;
 	int err;
 
-	if (w->nr == w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 1024;
-
-		q = realloc(w->q, cap * sizeof(*q));
-		if (!q)
-			return -ENOMEM;
-		w->q = q;
-		w->cap = cap;
-	}
+	if (ARRAY_GROW(w->q, w->cap, w->nr + 1))
+		return -ENOMEM;
 	if (hashtab_put(&w->index, at, (uintptr_t)path | vaddr, (void *)(uintptr_t)(w->nr + 1)))
 		return -ENOMEM;
 	w->q[w->nr] = (struct question){ path, path_id, at, vaddr, -EAGAIN, NULL };
