@@ -27,15 +27,19 @@ enum kind {
 
 /* A frame of the graph: a path of names from the root, as every stack through it spells it. */
 struct fg_node {
-	__u32 name;   /* NO_NAME for the root, "all" */
-	__u32 first, next; /* its first child, its next sibling (NO_NODE: none); by name once
-			    * sorted */
-	__u32 term;   /* the first sample (by index; AFTER's before BEFORE's) that ends here, + 1;
-		       * 0 for none */
 	__u64 value;  /* AFTER's samples through it */
-	__u8 kind;    /* the kind the first stack through it gave it... */
-	bool mixed;   /* ...unless stacks gave it others too: then that of the first in name order */
+	__u32 name;   /* NO_NAME for the root, "all" */
+	/* its first child, its next sibling (NO_NODE: none), by name once sorted; while the tree
+	 * grows, next is its parent */
+	__u32 first, next;
+	/* the first sample (by index; AFTER's before BEFORE's) that ends here, + 1; 0 for none */
+	__u32 term : 28;
+	__u32 kind : 3;  /* the kind the first stack through it gave it... */
+	__u32 mixed : 1; /* ...unless stacks gave it others too: then that of the first in name
+			  * order */
 };
+/* 24 bytes a frame of the graph: term's bits bound the stacks a graph is made of */
+#define MAX_SAMPLES ((1U << 28) - 2)
 
 struct fg {
 	struct stack_source src; /* AFTER's stacks */
@@ -52,7 +56,6 @@ struct fg {
 	size_t nr_nodes, cap_nodes;
 	__u32 *slots;    /* (parent, name) -> node + 1, open addressing */
 	size_t nr_slots;
-	__u32 *parents;  /* by node, while the tree is made */
 	/* differential: BEFORE's values by node, and the samples that end at each node, in index
 	 * order (the order flamegraph.pl's sort adds them in, which rounding may tell) */
 	double *before;
@@ -306,7 +309,7 @@ static int add_node(struct fg *g, __u32 name, enum kind kind)
 	return (int)g->nr_nodes++;
 }
 
-static size_t child_slot(const struct fg *g, const __u32 *parents, __u32 parent, __u32 name)
+static size_t child_slot(const struct fg *g, __u32 parent, __u32 name)
 {
 	__u64 h = ((__u64)parent << 32 | name) * 0x9e3779b97f4a7c15ULL;
 	size_t i = (h ^ h >> 29) & (g->nr_slots - 1);
@@ -314,12 +317,12 @@ static size_t child_slot(const struct fg *g, const __u32 *parents, __u32 parent,
 	for (;; i = (i + 1) & (g->nr_slots - 1)) {
 		__u32 n = g->slots[i];
 
-		if (!n || (parents[n - 1] == parent && g->nodes[n - 1].name == name))
+		if (!n || (g->nodes[n - 1].next == parent && g->nodes[n - 1].name == name))
 			return i;
 	}
 }
 
-/* Half full at most. */
+/* Three quarters full at most. */
 static int grow_slots(struct fg *g)
 {
 	size_t nr = g->nr_slots ? g->nr_slots * 2 : 4096;
@@ -332,7 +335,7 @@ static int grow_slots(struct fg *g)
 	}
 	g->nr_slots = nr;
 	for (size_t i = 1; i < g->nr_nodes; i++)
-		g->slots[child_slot(g, g->parents, g->parents[i], g->nodes[i].name)] = i + 1;
+		g->slots[child_slot(g, g->nodes[i].next, g->nodes[i].name)] = i + 1;
 	free(old);
 	return 0;
 }
@@ -343,28 +346,18 @@ static long child(struct fg *g, __u32 parent, __u32 name, enum kind kind)
 	size_t i;
 	int n;
 
-	if ((g->nr_nodes + 1) * 2 > g->nr_slots && grow_slots(g))
+	if ((g->nr_nodes + 1) * 4 > g->nr_slots * 3 && grow_slots(g))
 		return -ENOMEM;
-	i = child_slot(g, g->parents, parent, name);
+	i = child_slot(g, parent, name);
 	if (g->slots[i]) {
 		n = g->slots[i] - 1;
-		g->nodes[n].mixed |= g->nodes[n].kind != kind;
+		g->nodes[n].mixed |= g->nodes[n].kind != (__u32)kind;
 		return n;
-	}
-	if (g->nr_nodes == g->cap_nodes) {
-		size_t cap = g->cap_nodes ? g->cap_nodes * 2 : 1024;
-		__u32 *parents = realloc(g->parents, cap * sizeof(*parents));
-
-		if (!parents)
-			return -ENOMEM;
-		g->parents = parents;
 	}
 	n = add_node(g, name, kind);
 	if (n < 0)
 		return n;
-	g->parents[n] = parent;
-	g->nodes[n].next = g->nodes[parent].first;
-	g->nodes[parent].first = n;
+	g->nodes[n].next = parent;
 	g->slots[i] = n + 1;
 	return n;
 }
@@ -394,15 +387,13 @@ static int build_tree(struct fg *g)
 
 	if (err < 0 || !(g->names = stack_names__new()))
 		return -ENOMEM;
-	g->parents = malloc(g->cap_nodes * sizeof(*g->parents));
-	if (!g->parents)
-		return -ENOMEM;
-	g->parents[0] = NO_NODE;
 	if (nr_before) {
 		g->before_next = malloc(nr_before * sizeof(*g->before_next));
 		if (!g->before_next)
 			return -ENOMEM;
 	}
+	if (g->n + nr_before > MAX_SAMPLES)
+		return -E2BIG;
 	for (size_t i = 0; i < g->n + nr_before; i++) {
 		const struct stack_sample *s = sample_at(g, i);
 		long node;
@@ -423,8 +414,13 @@ static int build_tree(struct fg *g)
 	g->nodes[0].value = g->total;
 	free(g->slots);
 	g->slots = NULL;
-	free(g->parents);
-	g->parents = NULL;
+	/* children lists from the parents: a node comes after its parent */
+	for (size_t i = g->nr_nodes - 1; i > 0; i--) {
+		__u32 parent = g->nodes[i].next;
+
+		g->nodes[i].next = g->nodes[parent].first;
+		g->nodes[parent].first = i;
+	}
 	if (!g->o->before)
 		return 0;
 	g->before = calloc(g->nr_nodes, sizeof(*g->before));
@@ -970,7 +966,6 @@ cleanup:
 	free(g->rank);
 	free(g->nodes);
 	free(g->slots);
-	free(g->parents);
 	free(g->before);
 	free(g->before_head);
 	free(g->before_next);
