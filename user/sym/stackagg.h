@@ -57,8 +57,6 @@ const struct stack_sample *stack_agg__samples(struct stack_agg *a, size_t *nr);
  * it instead of reading a stack per sample: stack_agg__samples() copies every stack's frames, 4
  * bytes a frame and a stack_sample a stack.  Valid until the next add or free. */
 void stack_agg__tree(const struct stack_agg *a, struct stack_tree *t);
-/* Frees what stack_agg__samples() made (the samples it returned go with it). */
-void stack_agg__drop_samples(struct stack_agg *a);
 /* Bytes held, strings apart: for -v. */
 size_t stack_agg__bytes(const struct stack_agg *a);
 struct stack_agg_stats {
