@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include "core/grow.h"
 #include "out/flamegraph.h"
 
 #define XPAD 10           /* left and right margins */
@@ -51,7 +52,7 @@ struct fg {
 	struct stack_buf buf;
 	__u32 *seq;      /* one sample's name ids and kinds (sample_sequence()) */
 	__u8 *kinds;
-	size_t seq_len, seq_cap;
+	size_t seq_len, seq_cap, kinds_cap;
 	__u32 *rank;     /* rank[name id]: position of the name in strcmp order */
 	struct fg_node *nodes;
 	size_t nr_nodes, cap_nodes;
@@ -240,18 +241,9 @@ static int push(struct fg *g, int id, enum kind kind)
 {
 	if (id < 0)
 		return id;
-	if (g->seq_len == g->seq_cap) {
-		size_t cap = g->seq_cap ? g->seq_cap * 2 : 256;
-		__u32 *seq = realloc(g->seq, cap * sizeof(*seq));
-		__u8 *kinds = seq ? realloc(g->kinds, cap) : NULL;
-
-		if (seq)
-			g->seq = seq;
-		if (!kinds)
-			return -ENOMEM;
-		g->kinds = kinds;
-		g->seq_cap = cap;
-	}
+	if (ARRAY_GROW(g->seq, g->seq_cap, g->seq_len + 1) ||
+	    ARRAY_GROW(g->kinds, g->kinds_cap, g->seq_len + 1))
+		return -ENOMEM;
 	g->seq[g->seq_len] = id;
 	g->kinds[g->seq_len++] = kind;
 	return 0;
@@ -497,14 +489,9 @@ static int sort_children(struct fg *g)
 
 	for (size_t i = 0; i < g->nr_nodes; i++) {
 		for (nr = 0, c = g->nodes[i].first; c != NO_NODE; c = g->nodes[c].next, nr++) {
-			if (nr == cap) {
-				__u32 *k = realloc(kids, (cap = cap ? cap * 2 : 256) * sizeof(*k));
-
-				if (!k) {
-					free(kids);
-					return -ENOMEM;
-				}
-				kids = k;
+			if (ARRAY_GROW(kids, cap, nr + 1)) {
+				free(kids);
+				return -ENOMEM;
 			}
 			kids[nr] = c;
 		}
@@ -548,14 +535,9 @@ static int walk(struct fg *g, int (*visit)(struct fg *g, __u32 node, int depth, 
 	__u32 n = 0;
 
 	while (!err) {
-		if ((size_t)depth >= cap) {
-			__u32 *p = realloc(path, (cap = cap ? cap * 2 : 256) * sizeof(*p));
-
-			if (!p) {
-				err = -ENOMEM;
-				break;
-			}
-			path = p;
+		if (ARRAY_GROW(path, cap, (size_t)depth + 1)) {
+			err = -ENOMEM;
+			break;
 		}
 		path[depth] = n;
 		err = visit(g, n, depth, path);
@@ -911,15 +893,8 @@ static int visit_write(struct fg *g, __u32 node, int depth, const __u32 *path)
 	const struct fg_node *n = &g->nodes[node];
 	__u64 start, children = 0;
 
-	if ((size_t)depth + 2 > w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 256;
-		__u64 *next = realloc(w->next, cap * sizeof(*next));
-
-		if (!next)
-			return -ENOMEM;
-		w->next = next;
-		w->cap = cap;
-	}
+	if (ARRAY_GROW(w->next, w->cap, (size_t)depth + 2))
+		return -ENOMEM;
 	start = depth ? w->next[depth] : 0;
 	for (__u32 c = n->first; c != NO_NODE; c = g->nodes[c].next)
 		children += g->nodes[c].value;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include "core/grow.h"
 #include "out/pprof.h"
 #include "profile.pb-c.h"
 
@@ -586,16 +587,9 @@ static int stream_samples(struct enc *e, struct stack_source *src, const struct 
 			break;
 		}
 		nr = s->nr_frames + s->nr_waker_frames + (s->nr_waker_frames ? 1 : 0);
-		if (nr > cap || !loc_ids) {
-			uint64_t *ids;
-
-			cap = nr > 256 ? nr : 256;
-			ids = realloc(loc_ids, cap * sizeof(*ids));
-			if (!ids) {
-				err = -ENOMEM;
-				break;
-			}
-			loc_ids = ids;
+		if (ARRAY_GROW(loc_ids, cap, nr ?: 1)) {
+			err = -ENOMEM;
+			break;
 		}
 		perftools__profiles__sample__init(&ps);
 		ps.location_id = loc_ids;

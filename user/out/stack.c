@@ -105,15 +105,9 @@ const struct stack_sample *stack_source_get(struct stack_source *src, size_t i)
 	if (!src->t)
 		return &src->s[i];
 	len = stack_tree_nr_frames(src->t, i);
-	if (len > src->ids_cap || !src->ids) {
-		size_t cap = len < 256 ? 256 : len;
-		__u32 *ids = realloc(src->ids, cap * sizeof(*ids));
-
-		if (!ids)
-			return NULL;
-		src->ids = ids;
-		src->ids_cap = cap;
-	}
+	/* never NULL, even for a stack without frames (stack_tree_sample()) */
+	if (ARRAY_GROW(src->ids, src->ids_cap, len ?: 1))
+		return NULL;
 	stack_tree_sample(src->t, i, src->ids, &src->one);
 	return &src->one;
 }
