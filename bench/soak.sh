@@ -6,7 +6,9 @@
 # lost, the CPU of the whole run (getrusage: with the start and the report) and of the run
 # itself (schedstat from the first interval to the last).  BEFORE=BINARY runs another bpfprof
 # beside it, the same way at the same time (each samples the other: a symmetric cost), for an
-# A/B in one run.  Targets (issue 17): loss < 0.1%, RSS <= 40 MB and flat, CPU <= 2%.
+# A/B in one run.  SOAK_FILE=pprof or svg: each also writes --pprof or --svg (its peak RSS then
+# counts the writer's; bench/writers_mem.sh).  Targets (issue 17): loss < 0.1%, RSS <= 40 MB
+# and flat, CPU <= 2%.
 set -u
 cd "$(dirname "$0")/.."
 DURATION=${1:-600}
@@ -29,8 +31,13 @@ bins=(./bpfprof)
 [ -n "$BEFORE" ] && names+=(before) && bins+=("$BEFORE")
 declare -a tpid pid cpu0 cpu_prev
 for i in "${!bins[@]}"; do
-	/usr/bin/time -f "%M %U %S" -o "$tmp/time.$i" \
-		"${bins[$i]}" profile -F 999 -a -d "$DURATION" -o "$tmp/report.$i" 2> "$tmp/err.$i" &
+	file=()
+	case ${SOAK_FILE:-} in
+	pprof) file=(--pprof "$tmp/file.$i") ;;
+	svg) file=(--svg "$tmp/file.$i") ;;
+	esac
+	/usr/bin/time -f "%M %U %S" -o "$tmp/time.$i" "${bins[$i]}" profile -F 999 -a \
+		-d "$DURATION" "${file[@]}" -o "$tmp/report.$i" 2> "$tmp/err.$i" &
 	tpid[$i]=$!
 done
 # the profilers themselves, not the time(1) around them
@@ -69,6 +76,7 @@ for i in "${!bins[@]}"; do
 	lost=$(sed -n 's/^# Lost samples: \([0-9]*\).*/\1/p' "$tmp/report.$i" | head -1)
 	run=n/a
 	[ "$last" -gt 0 ] && run=$(echo "scale=2; (${cpu_prev[$i]} - ${cpu0[$i]}) / 10000000 / $last" | bc)
+	[ -n "${SOAK_FILE:-}" ] && echo "${names[$i]}: --$SOAK_FILE wrote $(stat -c %s "$tmp/file.$i" 2>/dev/null || echo no) bytes"
 	echo "${names[$i]}: exit $rc; peak RSS $((peak_kb / 1024)) MB; own CPU $(echo "scale=2; ($user + $sys) * 100 / $DURATION" | bc)% of a CPU" \
 		"(${run}% from 1 s to ${last} s, without the start and the report)"
 	grep -v '^libbpf' "$tmp/err.$i" | head -5

@@ -2,7 +2,9 @@
  * table whose deletions let processes be forgotten. */
 #include <stdint.h>
 #include "core/hashtab.h"
+#include "out/flamegraph.h"
 #include "out/folded.h"
+#include "out/pprof.h"
 #include "out/report.h"
 #include "sym/stackagg.h"
 #include "test.h"
@@ -376,6 +378,129 @@ static void test_agg_bound(void)
 	stack_agg__free(a);
 }
 
+static char *svg_of(const struct stack_tree *t, const struct stack_sample *s, size_t n,
+		    const struct flamegraph_opts *o)
+{
+	FILE *f = tmpfile();
+	char *text = NULL;
+
+	if (f && !(t ? flamegraph_write_tree(f, t, o) : flamegraph_write(f, s, n, o)))
+		text = test_slurp(f);
+	if (f)
+		fclose(f);
+	return text;
+}
+
+/* The SVG and pprof writers read a tree's stacks one at a time where they are: what they write
+ * is what they write of the samples the tree's entries are (stack_agg__samples()), on stacks
+ * with shared prefixes, recursion, inlined frames, a waker, a second event, and paths cut by the
+ * bound on nodes. */
+static void test_agg_tree_writers(void)
+{
+	char m[] = "main", w[] = "work", leaf[] = "leaf", other[] = "other", rec[] = "rec";
+	char inl[] = "inl", x[] = "x", dup[] = "dup", zzz[] = "zzz", aaa[] = "aaa";
+	char wm[] = "wmain", wake[] = "wake", mod[] = "/bin/p", k[] = "[kernel.kallsyms]";
+	struct frame f_leaf[] = { { .name = m, .module = mod }, { .name = w, .module = mod },
+				  { .name = leaf, .module = mod, .addr = 0x10 } };
+	struct frame f_other[] = { { .name = m, .module = mod }, { .name = w, .module = mod },
+				   { .name = other, .module = mod } };
+	struct frame f_rec[] = { { .name = m, .module = mod }, { .name = rec, .module = mod },
+				 { .name = rec, .module = mod }, { .name = rec, .module = mod },
+				 { .name = leaf, .module = mod } };
+	struct frame f_inl[] = { { .name = m, .module = mod }, { .name = w, .module = mod },
+				 { .name = inl, .module = mod, .inlined = true, .line = 7 },
+				 { .name = leaf, .module = mod, .inlined = true, .line = 9 } };
+	/* the same name, inlined, in the kernel and in user space: one frame of the graph */
+	struct frame f_kdup[] = { { .name = m, .module = mod }, { .name = x, .module = mod },
+				  { .name = dup, .module = k, .kernel = true, .inlined = true },
+				  { .name = zzz, .module = k, .kernel = true } };
+	struct frame f_udup[] = { { .name = m, .module = mod }, { .name = x, .module = mod },
+				  { .name = dup, .module = mod, .inlined = true },
+				  { .name = aaa, .module = mod } };
+	struct frame f_wake[] = { { .name = wm, .module = mod }, { .name = wake, .module = mod } };
+	struct stack_sample s[] = { sample("p", 1, f_leaf, 3, 5), sample("p", 2, f_other, 3, 3),
+				    sample("p", 3, f_rec, 5, 2), sample("p", 4, f_leaf, 2, 4),
+				    sample("p", 5, f_inl, 4, 1), sample("p", 6, f_kdup, 4, 2),
+				    sample("p", 7, f_udup, 4, 1), sample("q", 8, f_leaf, 3, 6),
+				    sample("p", 9, f_leaf, 3, 7), sample("p", 10, f_rec, 4, 0) };
+	static const char *const events[] = { "cpu", "faults" };
+	struct flamegraph_opts fo[] = { { .title = "t" },
+					{ .annotate_kernel = true, .event_root = events },
+					{ .no_comm = true, .palette = PALETTE_COOL, .width = 300 } };
+	size_t n = sizeof(s) / sizeof(s[0]);
+	struct pprof_meta pm;
+	char *want, *got;
+
+	s[7].waker_frames = f_wake;
+	s[7].nr_waker_frames = 2;
+	strcpy(s[7].waker_comm, "w");
+	s[8].event = 1;
+	pprof_meta_counted(&pm, "cpu", "nanoseconds", 1000);
+	pm.labels = PPROF_LABEL_PID | PPROF_LABEL_TID | PPROF_LABEL_COMM;
+	/* unbounded; then bounds that cut the recursion, then the waker and more */
+	for (size_t bound = 0; bound <= 16; bound += bound ? 4 : 8) {
+		struct stack_agg *a = stack_agg__new(false);
+		const struct stack_sample *out;
+		struct stack_agg_stats st;
+		struct stack_tree t;
+		void *x_buf = NULL, *y_buf = NULL;
+		size_t nr, x_size = 0, y_size = 0;
+
+		CHECK(a);
+		if (!a)
+			return;
+		stack_agg__bound(a, bound);
+		for (size_t i = 0; i < n; i++)
+			CHECK_INT(stack_agg__add(a, &s[i]), 0);
+		stack_agg__stats(a, &st);
+		CHECK(bound ? st.cut_samples > 0 : !st.cut_samples);
+		stack_agg__tree(a, &t);
+		out = stack_agg__samples(a, &nr);
+		CHECK_INT(nr, t.nr_entries);
+		for (size_t j = 0; j < sizeof(fo) / sizeof(fo[0]); j++) {
+			want = svg_of(NULL, out, nr, &fo[j]);
+			got = svg_of(&t, NULL, 0, &fo[j]);
+			CHECK(want && got && strstr(got, "<title>main ("));
+			if (want && got)
+				CHECK_STR(got, want);
+			if (!bound && !j) {
+				/* flamegraph.pl's order and places: a frame's own samples before
+				 * its children's, children by name */
+				CHECK(got && strstr(got, "data-s=\"2\" data-v=\"20\"><title>work ("));
+				CHECK(got && strstr(got, "data-s=\"6\" data-v=\"1\"><title>inl ("));
+				CHECK(got && strstr(got, "data-s=\"7\" data-v=\"12\"><title>leaf ("));
+				CHECK(got && strstr(got, "data-s=\"22\" data-v=\"3\"><title>dup ("));
+				CHECK(got && strstr(got, "data-s=\"25\" data-v=\"6\"><title>q ("));
+				CHECK(got && strstr(got, "<title>w (6 samples"));
+			}
+			free(want);
+			free(got);
+		}
+		CHECK_INT(pprof_encode(out, nr, &pm, &x_buf, &x_size), 0);
+		CHECK_INT(pprof_encode_tree(&t, &pm, &y_buf, &y_size), 0);
+		CHECK(x_size > 0 && x_size == y_size && x_buf && y_buf &&
+		      !memcmp(x_buf, y_buf, x_size));
+		free(x_buf);
+		free(y_buf);
+		stack_agg__free(a);
+	}
+	/* a frame the first stack made a kernel frame, whose first stack in name order is a user
+	 * space one: coloured as that one, whichever came first */
+	want = svg_of(NULL, s, n, &fo[1]);
+	{
+		struct stack_sample t5 = s[5];
+
+		s[5] = s[6];
+		s[6] = t5;
+	}
+	got = svg_of(NULL, s, n, &fo[1]);
+	CHECK(want && got && strstr(got, "<title>dup_[i] ("));
+	if (want && got)
+		CHECK_STR(got, want);
+	free(want);
+	free(got);
+}
+
 static void test_hashtab_del(void)
 {
 	enum { N = 2000 };
@@ -450,6 +575,7 @@ int main(void)
 	RUN(test_agg_paths);
 	RUN(test_agg_tree_walk);
 	RUN(test_agg_bound);
+	RUN(test_agg_tree_writers);
 	RUN(test_hashtab_del);
 	RUN(test_hashtab_reset);
 	TESTS_DONE();

@@ -632,6 +632,9 @@ static int profile_period_write(struct runner *r)
 	struct profile_bpf *skel = r->skel;
 
 	memcpy(env.lost, (const void *)skel->bss->lost, sizeof(env.lost));
+	/* what changes the samples needs them as an array, as profile_collect() says */
+	if ((env.nr_specs || env.by) && stack_run_samples(&env.sr))
+		return -ENOMEM;
 	if (env.nr_specs)
 		trim_event_frames(env.sr.samples, env.sr.nr_samples);
 	return (env.by ? name_rows(skel, env.sr.samples, env.sr.nr_samples) : 0) ?:

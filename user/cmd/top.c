@@ -533,12 +533,11 @@ static void write_files(struct runner *r)
 {
 	struct profile_texts texts;
 	struct stack_outputs o;
-	const struct stack_sample *s;
-	size_t n = 0;
+	struct stack_tree t;
 
 	profile_outputs(r, &texts, &o);
-	s = stack_agg__samples(env.all, &n);
-	stack_files_write(&o, s, n);
+	stack_agg__tree(env.all, &t);
+	stack_files_write(&o, NULL, 0, &t);
 }
 
 /* Plain text: the last period too, when it is long enough to say something (Ctrl-C, DURATION

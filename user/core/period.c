@@ -166,8 +166,8 @@ static char *push_query(__s64 from_ns, __s64 until_ns, __u64 sample_rate)
 	return q;
 }
 
-int period_send(const struct stack_sample *s, size_t n, struct pprof_meta *meta, __u64 start_ns,
-		__u64 end_ns, __u64 sample_rate)
+int period_send(const struct stack_sample *s, size_t n, const struct stack_tree *t,
+		struct pprof_meta *meta, __u64 start_ns, __u64 end_ns, __u64 sample_rate)
 {
 	__s64 from = period_wall_ns(start_ns);
 	struct push_counts pc = {};
@@ -179,7 +179,7 @@ int period_send(const struct stack_sample *s, size_t n, struct pprof_meta *meta,
 	meta->time_nanos = from;
 	meta->duration_nanos = end_ns - start_ns;
 	ps.periods++;
-	err = pprof_encode(s, n, meta, &buf, &size);
+	err = t ? pprof_encode_tree(t, meta, &buf, &size) : pprof_encode(s, n, meta, &buf, &size);
 	if (err) {
 		ps.encode_failed++;
 		p_err("cannot encode period %llu: %s", (unsigned long long)ps.periods,
@@ -201,7 +201,8 @@ int period_send(const struct stack_sample *s, size_t n, struct pprof_meta *meta,
 	}
 	p_info("period %llu: %llu in %zu stacks, %.1f s, %zu bytes of pprof; pushed %llu, dropped "
 	       "%llu", (unsigned long long)ps.periods,
-	       (unsigned long long)stack_samples_total(s, n), n, meta->duration_nanos / 1e9, size,
+	       (unsigned long long)(t ? stack_tree_total(t) : stack_samples_total(s, n)),
+	       t ? t->nr_entries : n, meta->duration_nanos / 1e9, size,
 	       (unsigned long long)pc.sent,
 	       (unsigned long long)(pc.dropped_full + pc.dropped_failed + pc.rejected));
 	free(buf);

@@ -47,12 +47,12 @@ bool period_text(void);
 bool period_pprof(void);
 /* A monotonic time (now_ns()'s clock) on the wall clock, ns since the epoch. */
 __s64 period_wall_ns(__u64 mono_ns);
-/* One period (monotonic ns start to end) of samples: meta's times set to it, encoded as pprof,
- * written to --pprof-dir and queued for --push (sample_rate: -F, or 0).  The run never waits
- * on the network; a file that cannot be written is printed and counted.  0 or -errno (only
- * for what fails before any destination: encoding). */
-int period_send(const struct stack_sample *s, size_t n, struct pprof_meta *meta, __u64 start_ns,
-		__u64 end_ns, __u64 sample_rate);
+/* One period (monotonic ns start to end) of samples (n samples s, or the entries of t where t is
+ * given): meta's times set to it, encoded as pprof, written to --pprof-dir and queued for --push
+ * (sample_rate: -F, or 0).  The run never waits on the network; a file that cannot be written is
+ * printed and counted.  0 or -errno (only for what fails before any destination: encoding). */
+int period_send(const struct stack_sample *s, size_t n, const struct stack_tree *t,
+		struct pprof_meta *meta, __u64 start_ns, __u64 end_ns, __u64 sample_rate);
 /* The end of the run: --push's queue gets PERIOD_PUSH_GRACE_MS, then what was written, sent and
  * dropped is printed on stderr (unless quiet: the run failed before).  0, or -EIO when a period
  * file could not be written. */

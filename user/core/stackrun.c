@@ -71,8 +71,6 @@ struct stack_drain {
 	__u64 counts_deleted, stacks_deleted;      /* by user space, ever */
 	__u64 last_ns, trimmed_ns;
 	__u64 drains, drained;
-	__u64 held;                                /* of drained: in the aggregation held now (a
-						    * period handed the rest over) */
 	size_t files_freed;                        /* no process left that maps them */
 	__u32 *exited;                             /* told since the last drain: forgotten after
 						    * the next one, which reads their last samples */
@@ -742,7 +740,6 @@ static int drain_gen(struct stack_run *s, bool wait)
 	d->counts_deleted += res.counts_deleted;
 	d->stacks_deleted += res.stacks_deleted;
 	d->drained += res.value;
-	d->held += res.value;
 	d->drains++;
 	d->last_ns = now_ns();
 	/* told before the flip: the samples their threads took until the leader exited were read
@@ -1041,7 +1038,6 @@ struct stack_agg *stack_run_take_period(struct stack_run *s)
 	}
 	taken = d->agg;
 	d->agg = fresh;
-	d->held = 0;
 	return taken;
 }
 
@@ -1054,7 +1050,9 @@ int stack_run_period(struct stack_run *s, struct runner *r, int (*write)(struct 
 	agg = stack_run_take_period(s);
 	if (!agg)
 		return -errno;
-	s->samples = (struct stack_sample *)stack_agg__samples(agg, &s->nr_samples);
+	/* its stacks read in its tree, as samples only where the command asks
+	 * (stack_run_samples()) */
+	s->agg = agg;
 	err = write(r);
 	/* printed periods go out as they end, not when a buffer fills */
 	if (!err && period_text() && fflush(r->out) == EOF) {
@@ -1063,6 +1061,7 @@ int stack_run_period(struct stack_run *s, struct runner *r, int (*write)(struct 
 	}
 	s->samples = NULL;
 	s->nr_samples = 0;
+	s->agg = NULL;
 	stack_agg__free(agg);
 	s->period_start_ns = s->period_end_ns;
 	s->period_end_ns = 0;
@@ -1140,14 +1139,16 @@ int stack_run_finish(struct stack_run *s)
 
 int stack_run_samples(struct stack_run *s)
 {
+	struct stack_tree t;
 	size_t n;
 
 	if (s->samples || !s->agg)
 		return 0;
 	s->samples = (struct stack_sample *)stack_agg__samples(s->agg, &n);
 	s->nr_samples = n;
+	stack_agg__tree(s->agg, &t);
 	/* an empty aggregation (the periods took every sample) has no samples, and no error */
-	if (!s->samples && s->drain && s->drain->held) {
+	if (!s->samples && t.nr_entries) {
 		p_err("cannot read the samples: %s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
@@ -1208,11 +1209,13 @@ bool stack_files_wanted(void)
 	return stack_opts.svg.path || stack_opts.pprof.path;
 }
 
-void stack_files_write(const struct stack_outputs *o, const struct stack_sample *s, size_t n)
+void stack_files_write(const struct stack_outputs *o, const struct stack_sample *s, size_t n,
+		       const struct stack_tree *t)
 {
 	/* the report still goes out without a file that failed: it costs only itself */
 	if (stack_opts.svg.of.f) {
-		int err = flamegraph_write(stack_opts.svg.of.f, s, n, &o->flamegraph);
+		int err = t ? flamegraph_write_tree(stack_opts.svg.of.f, t, &o->flamegraph) :
+			      flamegraph_write(stack_opts.svg.of.f, s, n, &o->flamegraph);
 
 		if (err)
 			runner_output_failed(&stack_opts.svg, err);
@@ -1223,7 +1226,8 @@ void stack_files_write(const struct stack_outputs *o, const struct stack_sample 
 
 		/* the report's header as comments, for bpfprof report to print again */
 		meta.header = &o->header;
-		err = pprof_write(stack_opts.pprof.of.f, s, n, &meta);
+		err = t ? pprof_write_tree(stack_opts.pprof.of.f, t, &meta) :
+			  pprof_write(stack_opts.pprof.of.f, s, n, &meta);
 
 		if (err)
 			runner_output_failed(&stack_opts.pprof, err);
@@ -1237,22 +1241,12 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 	char refused[512], lines_missing[512], cut[256];
 	size_t n = sr->nr_samples;
 	struct stack_tree tree, *t = NULL;
-	bool made = false;
 	int err = 0;
 
-	/* a drained run's stacks: the report and folded stacks read the tree; the files' writers
-	 * read samples, made for them and freed before the rest */
+	/* a drained run's stacks: every writer reads them in the tree, where they are */
 	if (!s && sr->agg) {
 		stack_agg__tree(sr->agg, &tree);
 		t = &tree;
-		if (period_pprof() || stack_files_wanted()) {
-			s = stack_agg__samples(sr->agg, &n);
-			made = true;
-			if (!s && tree.nr_entries) {
-				p_err("cannot read the samples: %s", strerror(ENOMEM));
-				return -ENOMEM;
-			}
-		}
 	}
 
 	/* --sort applies to every report of the stack commands; --srcline too */
@@ -1281,16 +1275,11 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 	/* --every: a period, to --pprof-dir and --push; printed as below when neither is given */
 	if (period_pprof()) {
 		o->pprof.header = &o->header;
-		return period_send(s, n, &o->pprof, sr->period_start_ns,
+		return period_send(s, n, t, &o->pprof, sr->period_start_ns,
 				   sr->period_end_ns ?: now_ns(), o->header.frequency);
 	}
 
-	stack_files_write(o, s, n);
-	/* the tree's stacks from here on */
-	if (made) {
-		stack_agg__drop_samples(sr->agg);
-		s = NULL;
-	}
+	stack_files_write(o, s, n, t);
 	if (o->folded) {
 		err = t ? folded_write_tree(out, t, &o->folded_opts) :
 			  folded_write(out, s, n, &o->folded_opts);

@@ -99,11 +99,13 @@ struct stack_run {
 	bool by_tid;                    /* drained aggregations keep threads apart (and so know
 					 * each sample's process: top zooms into one); set before
 					 * stack_run_drain_init() */
-	struct stack_sample *samples;   /* read once at the end; or a period's, or the drained
-					 * aggregation's once stack_run_samples() made them */
+	struct stack_sample *samples;   /* read once at the end; or the drained aggregation's
+					 * (the run's or a period's) once stack_run_samples() made
+					 * them */
 	size_t nr_samples;
-	struct stack_agg *agg;          /* after stack_run_finish() of a drained run: its stacks,
-					 * which the report reads as they are */
+	struct stack_agg *agg;          /* after stack_run_finish() of a drained run, or while a
+					 * period is written (--every): its stacks, which the
+					 * writers read as they are */
 	__u64 period_start_ns, period_end_ns; /* --every: the period written (monotonic) */
 	__u64 planned_end_ns;           /* the run's end by DURATION (0: none) */
 	bool stopped_in_sync;           /* set at detach: no program run that writes the maps can
@@ -168,9 +170,10 @@ bool stack_run_ending(const struct stack_run *s);
  * under was drained, so none is lost at the boundary and none is counted twice.  Needs draining
  * (stack_run_drain_init()).  NULL with errno set (ENOMEM and read errors printed). */
 struct stack_agg *stack_run_take_period(struct stack_run *s);
-/* --every (the command's `period` hook): a period ends; its samples become s->samples for
- * write (the command's `write` hook, which stack_outputs_write()s them: to --pprof-dir and
- * --push, or printed), then go.  0 or -errno (printed). */
+/* --every (the command's `period` hook): a period ends; its aggregation becomes s->agg for
+ * write (the command's `write` hook, which stack_outputs_write()s it: to --pprof-dir and
+ * --push, or printed; stack_run_samples() where it needs an array), then goes.  0 or -errno
+ * (printed). */
 int stack_run_period(struct stack_run *s, struct runner *r, int (*write)(struct runner *r));
 /* What the samples being written cover, in seconds: the period with --every, else the run. */
 double stack_run_seconds(const struct stack_run *s, const struct runner *r);
@@ -209,9 +212,11 @@ void stack_pprof_meta(struct stack_outputs *o, const struct runner *r, const cha
 
 /* Whether --svg or --pprof asked for a file of the run's stacks. */
 bool stack_files_wanted(void);
-/* The --svg and --pprof files of the n samples s, as o describes them; a file that fails is
- * named on stderr and dropped (runner_output_failed()), the rest still written. */
-void stack_files_write(const struct stack_outputs *o, const struct stack_sample *s, size_t n);
+/* The --svg and --pprof files of the n samples s, or of the entries of t where t is given, as o
+ * describes them; a file that fails is named on stderr and dropped (runner_output_failed()),
+ * the rest still written. */
+void stack_files_write(const struct stack_outputs *o, const struct stack_sample *s, size_t n,
+		       const struct stack_tree *t);
 
 /* The SVG (when --svg asked for it) and the report or folded stacks of the run's samples on out.
  * Files are committed by the runner.  Returns 0 or -errno (printed). */

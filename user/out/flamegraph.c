@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include "core/grow.h"
 #include "out/flamegraph.h"
 
 #define XPAD 10           /* left and right margins */
@@ -25,35 +27,48 @@ enum kind {
 	KIND_INLINED,   /* an inlined function (sym/srcline.h), named NAME_[i] */
 };
 
+/* A frame of the graph: a path of names from the root, as every stack through it spells it. */
 struct fg_node {
+	__u64 value;  /* AFTER's samples through it */
 	__u32 name;   /* NO_NAME for the root, "all" */
-	__u8 kind;
-	__u16 depth;
-	__u64 start;  /* sum of the values left of the frame, as in flamegraph.pl */
-	__u64 value;
-	double before; /* differential: BEFORE's value, scaled */
+	/* its first child, its next sibling (NO_NODE: none), by name once sorted; while the tree
+	 * grows, next is its parent */
+	__u32 first, next;
+	/* the first sample (by index; AFTER's before BEFORE's) that ends here, + 1; 0 for none */
+	__u32 term : 28;
+	__u32 kind : 3;  /* the kind the first stack through it gave it... */
+	__u32 mixed : 1; /* ...unless stacks gave it others too: then that of the first in name
+			  * order */
 };
+/* 24 bytes a frame of the graph: term's bits bound the stacks a graph is made of */
+#define MAX_SAMPLES ((1U << 28) - 2)
 
 struct fg {
-	const struct stack_sample *s;
+	struct stack_source src; /* AFTER's stacks */
 	size_t n;
-	size_t nr_all;   /* n, and the differential's BEFORE samples after them */
 	double max_delta; /* differential: the largest change of a frame but the root */
 	const struct flamegraph_opts *o;
 	struct stack_names *names;
 	struct stack_buf buf;
-	__u32 *seq;      /* name ids of sample i: seq[off[i]..off[i+1]) */
+	__u32 *seq;      /* one sample's name ids and kinds (sample_sequence()) */
 	__u8 *kinds;
-	size_t *off;
+	size_t seq_len, seq_cap, kinds_cap;
 	__u32 *rank;     /* rank[name id]: position of the name in strcmp order */
-	size_t *order;   /* samples with a value, sorted by their sequences */
-	size_t nr_order;
 	struct fg_node *nodes;
 	size_t nr_nodes, cap_nodes;
+	__u32 *slots;    /* (parent, name) -> node + 1, open addressing */
+	size_t nr_slots;
+	/* differential: BEFORE's values by node, and the samples that end at each node, in index
+	 * order (the order flamegraph.pl's sort adds them in, which rounding may tell) */
+	double *before;
+	__u32 *before_head, *before_next;
 	__u64 total;
 	int width, height, top, max_depth;
 	double scale;    /* pixels per unit of value */
+	struct fg_write *writing;
 };
+
+#define NO_NODE UINT32_MAX
 
 /* ---- XML text ---- */
 
@@ -198,12 +213,16 @@ static void delta_color(double delta, double max, int rgb[3])
 		rgb[0] = rgb[1] = fade;
 }
 
-/* ---- the prefix tree ---- */
+/* ---- the prefix tree ----
+ * flamegraph.pl sorts the folded stacks by name and merges each with the one before it; this
+ * tree of names is what that merge makes, grown a stack at a time (so no stack is held but the
+ * one being read), then its children put in name order: read depth first, own samples before
+ * children's, it gives the frames in flamegraph.pl's order, each starting where it would. */
 
-/* Sample i: AFTER's (the samples given) first, then BEFORE's. */
-static const struct stack_sample *sample_at(const struct fg *g, size_t i)
+/* Sample i: AFTER's (the source's) first, then BEFORE's. */
+static const struct stack_sample *sample_at(struct fg *g, size_t i)
 {
-	return i < g->n ? &g->s[i] : &g->o->before[i - g->n];
+	return i < g->n ? stack_source_get(&g->src, i) : &g->o->before[i - g->n];
 }
 
 static int intern(struct fg *g, const char *name, size_t len, const char *suffix)
@@ -218,81 +237,212 @@ static int intern(struct fg *g, const char *name, size_t len, const char *suffix
 	return stack_names__intern(g->names, g->buf.s, g->buf.len);
 }
 
-static int push(struct fg *g, size_t *at, int id, enum kind kind)
+static int push(struct fg *g, int id, enum kind kind)
 {
 	if (id < 0)
 		return id;
-	g->seq[*at] = id;
-	g->kinds[*at] = kind;
-	(*at)++;
+	if (ARRAY_GROW(g->seq, g->seq_cap, g->seq_len + 1) ||
+	    ARRAY_GROW(g->kinds, g->kinds_cap, g->seq_len + 1))
+		return -ENOMEM;
+	g->seq[g->seq_len] = id;
+	g->kinds[g->seq_len++] = kind;
 	return 0;
 }
 
-static int push_frame(struct fg *g, size_t *at, const struct frame *f, bool waker)
+static int push_frame(struct fg *g, const struct frame *f, bool waker)
 {
 	char name[512];
 
 	stack_frame_name(f, g->o->annotate_kernel, name, sizeof(name));
-	return push(g, at, intern(g, name, strlen(name), ""),
+	return push(g, intern(g, name, strlen(name), ""),
 		    waker ? KIND_WAKER : f->kernel ? KIND_KERNEL :
 		    f->inlined ? KIND_INLINED : KIND_USER);
 }
 
-/* What folded_write() prints for the sample, as name ids: comm, frames outermost first, then
- * for a waker "--", its frames innermost first and its comm. */
-static int sample_sequence(struct fg *g, size_t i, size_t *at)
+/* What folded_write() prints for the sample, as name ids into g->seq: comm, frames outermost
+ * first, then for a waker "--", its frames innermost first and its comm. */
+static int sample_sequence(struct fg *g, const struct stack_sample *s)
 {
-	const struct stack_sample *s = sample_at(g, i);
 	const char *ev = g->o->event_root ? g->o->event_root[s->event] : NULL;
 	__u32 j;
 	int err;
 
-	err = ev ? push(g, at, intern(g, ev, strlen(ev), ""), KIND_SEPARATOR) : 0;
+	g->seq_len = 0;
+	err = ev ? push(g, intern(g, ev, strlen(ev), ""), KIND_SEPARATOR) : 0;
 	if (!g->o->no_comm)
-		err = err ?: push(g, at, intern(g, s->comm, strnlen(s->comm, 16), ""), KIND_USER);
+		err = err ?: push(g, intern(g, s->comm, strnlen(s->comm, 16), ""), KIND_USER);
 	for (j = 0; !err && j < s->nr_frames; j++)
-		err = push_frame(g, at, stack_sample_frame(s, j), false);
+		err = push_frame(g, stack_sample_frame(s, j), false);
 	if (err || !s->nr_waker_frames)
 		return err;
-	err = push(g, at, intern(g, "--", 2, ""), KIND_SEPARATOR);
+	err = push(g, intern(g, "--", 2, ""), KIND_SEPARATOR);
 	for (j = s->nr_waker_frames; !err && j > 0; j--)
-		err = push_frame(g, at, stack_sample_waker_frame(s, j - 1), true);
-	return err ?: push(g, at, intern(g, s->waker_comm, strnlen(s->waker_comm, 16), ""),
+		err = push_frame(g, stack_sample_waker_frame(s, j - 1), true);
+	return err ?: push(g, intern(g, s->waker_comm, strnlen(s->waker_comm, 16), ""),
 			   KIND_WAKER);
 }
 
-static int build_sequences(struct fg *g)
+static int add_node(struct fg *g, __u32 name, enum kind kind)
 {
-	size_t i, len = 0, at = 0;
-	int err = 0;
+	struct fg_node *nodes;
 
-	g->nr_all = g->n + (g->o->before ? g->o->nr_before : 0);
-	g->off = calloc(g->nr_all + 1, sizeof(*g->off));
-	g->order = calloc(g->nr_all ? g->nr_all : 1, sizeof(*g->order));
-	g->names = stack_names__new();
-	if (!g->off || !g->order || !g->names)
+	if (g->nr_nodes >= NO_NODE - 1)
 		return -ENOMEM;
-	for (i = 0; i < g->nr_all; i++) {
+	if (g->nr_nodes == g->cap_nodes) {
+		size_t cap = g->cap_nodes ? g->cap_nodes * 2 : 16384;
+
+		/* mapped and moved, not copied: a heap block grown by realloc() would hold its old
+		 * copy's pages besides it (a 90 s churn run's graph: 3 MB more at the peak) */
+		nodes = g->nodes ? mremap(g->nodes, g->cap_nodes * sizeof(*nodes),
+					  cap * sizeof(*nodes), MREMAP_MAYMOVE) :
+				   mmap(NULL, cap * sizeof(*nodes), PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (nodes == MAP_FAILED)
+			return -ENOMEM;
+		g->nodes = nodes;
+		g->cap_nodes = cap;
+	}
+	g->nodes[g->nr_nodes] = (struct fg_node){ .name = name, .first = NO_NODE, .next = NO_NODE,
+						  .kind = kind };
+	return (int)g->nr_nodes++;
+}
+
+static size_t child_slot(const struct fg *g, __u32 parent, __u32 name)
+{
+	__u64 h = ((__u64)parent << 32 | name) * 0x9e3779b97f4a7c15ULL;
+	size_t i = (h ^ h >> 29) & (g->nr_slots - 1);
+
+	for (;; i = (i + 1) & (g->nr_slots - 1)) {
+		__u32 n = g->slots[i];
+
+		if (!n || (g->nodes[n - 1].next == parent && g->nodes[n - 1].name == name))
+			return i;
+	}
+}
+
+/* Three quarters full at most. */
+static int grow_slots(struct fg *g)
+{
+	size_t nr = g->nr_slots ? g->nr_slots * 2 : 4096;
+	__u32 *old = g->slots;
+
+	g->slots = calloc(nr, sizeof(*g->slots));
+	if (!g->slots) {
+		g->slots = old;
+		return -ENOMEM;
+	}
+	g->nr_slots = nr;
+	for (size_t i = 1; i < g->nr_nodes; i++)
+		g->slots[child_slot(g, g->nodes[i].next, g->nodes[i].name)] = i + 1;
+	free(old);
+	return 0;
+}
+
+/* The child of parent named name, made on first sight.  -ENOMEM or the node. */
+static long child(struct fg *g, __u32 parent, __u32 name, enum kind kind)
+{
+	size_t i;
+	int n;
+
+	if ((g->nr_nodes + 1) * 4 > g->nr_slots * 3 && grow_slots(g))
+		return -ENOMEM;
+	i = child_slot(g, parent, name);
+	if (g->slots[i]) {
+		n = g->slots[i] - 1;
+		g->nodes[n].mixed |= g->nodes[n].kind != (__u32)kind;
+		return n;
+	}
+	n = add_node(g, name, kind);
+	if (n < 0)
+		return n;
+	g->nodes[n].next = parent;
+	g->slots[i] = n + 1;
+	return n;
+}
+
+/* Sample i's stack into the tree: the node it ends at, or -errno. */
+static long add_sample(struct fg *g, size_t i, const struct stack_sample *s)
+{
+	long node = 0;
+	int err = sample_sequence(g, s);
+
+	if (err)
+		return err;
+	for (size_t d = 0; d < g->seq_len && node >= 0; d++) {
+		node = child(g, node, g->seq[d], g->kinds[d]);
+		if (node >= 0 && i < g->n)
+			g->nodes[node].value += s->value;
+	}
+	if (node >= 0 && !g->nodes[node].term)
+		g->nodes[node].term = i + 1;
+	return node;
+}
+
+static int build_tree(struct fg *g)
+{
+	size_t nr_before = g->o->before ? g->o->nr_before : 0;
+	int err = add_node(g, NO_NAME, KIND_USER);
+
+	if (err < 0 || !(g->names = stack_names__new()))
+		return -ENOMEM;
+	if (nr_before) {
+		g->before_next = malloc(nr_before * sizeof(*g->before_next));
+		if (!g->before_next)
+			return -ENOMEM;
+	}
+	if (g->n + nr_before > MAX_SAMPLES)
+		return -E2BIG;
+	for (size_t i = 0; i < g->n + nr_before; i++) {
 		const struct stack_sample *s = sample_at(g, i);
+		long node;
 
-		if (s->value)
-			len += 2 + s->nr_frames + (s->nr_waker_frames ? 2 + s->nr_waker_frames : 0);
-	}
-	g->seq = malloc((len ? len : 1) * sizeof(*g->seq));
-	g->kinds = malloc(len ? len : 1);
-	if (!g->seq || !g->kinds)
-		return -ENOMEM;
-	for (i = 0; i < g->nr_all && !err; i++) {
-		g->off[i] = at;
-		if (!sample_at(g, i)->value)
+		if (!s)
+			return -ENOMEM;
+		/* flamegraph.pl's input has no line for a stack without samples */
+		if (!s->value)
 			continue;
-		g->order[g->nr_order++] = i;
 		if (i < g->n)
-			g->total += g->s[i].value;
-		err = sample_sequence(g, i, &at);
+			g->total += s->value;
+		node = add_sample(g, i, s);
+		if (node < 0)
+			return node;
+		if (i >= g->n)
+			g->before_next[i - g->n] = node; /* linked by node below */
 	}
-	g->off[g->nr_all] = at;
-	return err;
+	g->nodes[0].value = g->total;
+	free(g->slots);
+	g->slots = NULL;
+	/* children lists from the parents: a node comes after its parent */
+	for (size_t i = g->nr_nodes - 1; i > 0; i--) {
+		__u32 parent = g->nodes[i].next;
+
+		g->nodes[i].next = g->nodes[parent].first;
+		g->nodes[parent].first = i;
+	}
+	if (!g->o->before)
+		return 0;
+	g->before = calloc(g->nr_nodes, sizeof(*g->before));
+	if (!g->before)
+		return -ENOMEM;
+	if (!nr_before)
+		return 0;
+	/* each node's BEFORE samples, in index order */
+	g->before_head = malloc(g->nr_nodes * sizeof(*g->before_head));
+	if (!g->before_head)
+		return -ENOMEM;
+	memset(g->before_head, 0xff, g->nr_nodes * sizeof(*g->before_head));
+	for (size_t j = nr_before; j > 0; j--) {
+		__u32 node;
+
+		if (!g->o->before[j - 1].value) {
+			g->before_next[j - 1] = NO_NODE;
+			continue;
+		}
+		node = g->before_next[j - 1];
+		g->before_next[j - 1] = g->before_head[node];
+		g->before_head[node] = j - 1;
+	}
+	return 0;
 }
 
 static int cmp_name(const void *a, const void *b, void *ctx)
@@ -303,7 +453,7 @@ static int cmp_name(const void *a, const void *b, void *ctx)
 		      stack_names__str(names, *(const __u32 *)b));
 }
 
-/* Sorting every name once lets sequences compare as integers. */
+/* Sorting every name once lets children be sorted by integers. */
 static int rank_names(struct fg *g)
 {
 	__u32 i, nr = stack_names__count(g->names), *ids = malloc((nr ? nr : 1) * sizeof(*ids));
@@ -322,88 +472,90 @@ static int rank_names(struct fg *g)
 	return 0;
 }
 
-static int cmp_sample(const void *a, const void *b, void *ctx)
+static int cmp_child(const void *a, const void *b, void *ctx)
 {
 	const struct fg *g = ctx;
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	size_t lx = g->off[x + 1] - g->off[x], ly = g->off[y + 1] - g->off[y], i;
-	const __u32 *sx = g->seq + g->off[x], *sy = g->seq + g->off[y];
+	__u32 x = g->rank[g->nodes[*(const __u32 *)a].name];
+	__u32 y = g->rank[g->nodes[*(const __u32 *)b].name];
 
-	for (i = 0; i < lx && i < ly; i++)
-		if (sx[i] != sy[i])
-			return g->rank[sx[i]] < g->rank[sy[i]] ? -1 : 1;
-	if (lx != ly)
-		return lx < ly ? -1 : 1;
-	return x < y ? -1 : x > y; /* identical stacks: keep input order, for stable colours */
+	return x < y ? -1 : x > y;
 }
 
-static int add_node(struct fg *g, __u32 name, enum kind kind, int depth, __u64 start)
+/* Every node's children in name order. */
+static int sort_children(struct fg *g)
 {
-	struct fg_node *nodes;
+	__u32 *kids = NULL, c;
+	size_t cap = 0, nr;
 
-	if (g->nr_nodes == g->cap_nodes) {
-		size_t cap = g->cap_nodes ? g->cap_nodes * 2 : 1024;
-
-		nodes = realloc(g->nodes, cap * sizeof(*nodes));
-		if (!nodes)
-			return -ENOMEM;
-		g->nodes = nodes;
-		g->cap_nodes = cap;
-	}
-	g->nodes[g->nr_nodes] = (struct fg_node){ name, kind, depth, start, 0 };
-	return (int)g->nr_nodes++;
-}
-
-/* flamegraph.pl's merge: in sorted order, a stack shares the frames of the previous one up to
- * where they differ; new frames start where the sum of values so far ends.  Nodes come out in
- * depth-first order, children alphabetically. */
-static int build_tree(struct fg *g)
-{
-	size_t k, max_len = 0, *stack = NULL, prev = 0, lcp, d, i, len;
-	__u64 start = 0;
-	int node, err = 0;
-
-	for (k = 0; k < g->nr_order; k++) {
-		i = g->order[k];
-		max_len = g->off[i + 1] - g->off[i] > max_len ? g->off[i + 1] - g->off[i] : max_len;
-	}
-	/* stack[0] is the root */
-	stack = calloc(max_len + 1, sizeof(*stack));
-	if (!stack || add_node(g, NO_NAME, KIND_USER, 0, 0) < 0) {
-		err = -ENOMEM;
-		goto cleanup;
-	}
-	g->nodes[0].value = g->total;
-	for (k = 0; k < g->nr_order; k++) {
-		i = g->order[k];
-		len = g->off[i + 1] - g->off[i];
-		lcp = 0;
-		while (k && lcp < len && lcp < g->off[prev + 1] - g->off[prev] &&
-		       g->seq[g->off[i] + lcp] == g->seq[g->off[prev] + lcp])
-			lcp++;
-		for (d = lcp; d < len; d++) {
-			node = add_node(g, g->seq[g->off[i] + d], g->kinds[g->off[i] + d], d + 1, start);
-			if (node < 0) {
-				err = node;
-				goto cleanup;
+	for (size_t i = 0; i < g->nr_nodes; i++) {
+		for (nr = 0, c = g->nodes[i].first; c != NO_NODE; c = g->nodes[c].next, nr++) {
+			if (ARRAY_GROW(kids, cap, nr + 1)) {
+				free(kids);
+				return -ENOMEM;
 			}
-			stack[d + 1] = node;
+			kids[nr] = c;
 		}
-		prev = i;
-		if (i >= g->n) {
-			/* BEFORE's: counted, not drawn (its frames take no width) */
-			double v = sample_at(g, i)->value * (g->o->before_scale ?: 1);
+		if (nr < 2)
+			continue;
+		qsort_r(kids, nr, sizeof(*kids), cmp_child, g);
+		g->nodes[i].first = kids[0];
+		for (size_t k = 0; k < nr; k++)
+			g->nodes[kids[k]].next = k + 1 < nr ? kids[k + 1] : NO_NODE;
+	}
+	free(kids);
+	return 0;
+}
 
-			for (d = 0; d <= len; d++)
-				g->nodes[stack[d]].before += v;
+/* A node some stacks gave another kind than others: flamegraph.pl's merge keeps the kind of the
+ * first stack through it in sorted order, the node's own first, else its first child's. */
+static int resolve_kind(struct fg *g, __u32 node, int depth)
+{
+	__u32 at = node;
+	const struct stack_sample *s;
+	int err;
+
+	while (!g->nodes[at].term && g->nodes[at].first != NO_NODE)
+		at = g->nodes[at].first;
+	if (!g->nodes[at].term)
+		return 0;
+	s = sample_at(g, g->nodes[at].term - 1);
+	err = s ? sample_sequence(g, s) : -ENOMEM;
+	if (!err && depth >= 1 && (size_t)depth <= g->seq_len)
+		g->nodes[node].kind = g->kinds[depth - 1];
+	return err;
+}
+
+/* Depth first in name order, a node before its children: visit(g, node, depth, path) for each,
+ * path[0..depth] the nodes from the root to it.  0 or -errno (visit's, or -ENOMEM). */
+static int walk(struct fg *g, int (*visit)(struct fg *g, __u32 node, int depth, const __u32 *path))
+{
+	__u32 *path = NULL;
+	size_t cap = 0;
+	int depth = 0, err = 0;
+	__u32 n = 0;
+
+	while (!err) {
+		if (ARRAY_GROW(path, cap, (size_t)depth + 1)) {
+			err = -ENOMEM;
+			break;
+		}
+		path[depth] = n;
+		err = visit(g, n, depth, path);
+		if (err)
+			break;
+		if (g->nodes[n].first != NO_NODE) {
+			n = g->nodes[n].first;
+			depth++;
 			continue;
 		}
-		for (d = 1; d <= len; d++)
-			g->nodes[stack[d]].value += g->s[i].value;
-		start += g->s[i].value;
+		/* up to the first ancestor with a next sibling */
+		while (depth > 0 && g->nodes[n].next == NO_NODE)
+			n = path[--depth];
+		if (!depth)
+			break;
+		n = g->nodes[n].next;
 	}
-cleanup:
-	free(stack);
+	free(path);
 	return err;
 }
 
@@ -643,38 +795,40 @@ static void write_label(FILE *out, const char *name, double width)
 }
 
 /* Differential: "; before N samples, X%; +D" in the frame's details. */
-static void write_delta(FILE *out, const struct fg *g, const struct fg_node *n)
+static void write_delta(FILE *out, const struct fg *g, __u32 node)
 {
-	double delta = n->value - n->before, root = g->nodes[0].before;
+	double before = g->before[node], delta = g->nodes[node].value - before;
+	double root = g->before[0];
 	char count[32];
 
-	fprintf(out, "; before %s ", thousands(llround(n->before), count, sizeof(count)));
+	fprintf(out, "; before %s ", thousands(llround(before), count, sizeof(count)));
 	xml_put(out, g->o->count_name ? g->o->count_name : "samples", SIZE_MAX);
-	fprintf(out, ", %.2f%%; %s%s", root > 0 ? 100.0 * n->before / root : 0.0,
+	fprintf(out, ", %.2f%%; %s%s", root > 0 ? 100.0 * before / root : 0.0,
 		delta < 0 ? "-" : "+", thousands(llround(fabs(delta)), count, sizeof(count)));
 }
 
-static void write_frame(FILE *out, const struct fg *g, const struct fg_node *n)
+static void write_frame(FILE *out, const struct fg *g, __u32 node, int depth, __u64 start)
 {
+	const struct fg_node *n = &g->nodes[node];
 	const char *name = n->name == NO_NAME ? "all" : stack_names__str(g->names, n->name);
-	long long x1 = centi(XPAD + n->start * g->scale);
-	long long x2 = centi(XPAD + (n->start + n->value) * g->scale);
+	long long x1 = centi(XPAD + start * g->scale);
+	long long x2 = centi(XPAD + (start + n->value) * g->scale);
 	long long share = llround(10000.0 * n->value / g->total);
-	int y = g->height - PAD_BOTTOM - (n->depth + 1) * FRAME_H + 1, rgb[3];
+	int y = g->height - PAD_BOTTOM - (depth + 1) * FRAME_H + 1, rgb[3];
 	char count[32];
 
 	if (g->o->before)
-		delta_color(n->value - n->before, g->max_delta, rgb);
+		delta_color(n->value - g->before[node], g->max_delta, rgb);
 	else
 		frame_color(g, name, n->kind, rgb);
-	fprintf(out, "<g data-s=\"%llu\" data-v=\"%llu\"><title>", (unsigned long long)n->start,
+	fprintf(out, "<g data-s=\"%llu\" data-v=\"%llu\"><title>", (unsigned long long)start,
 		(unsigned long long)n->value);
 	xml_put(out, name, SIZE_MAX);
 	fprintf(out, " (%s ", thousands(n->value, count, sizeof(count)));
 	xml_put(out, g->o->count_name ? g->o->count_name : "samples", SIZE_MAX);
 	fprintf(out, ", " CENTI_FMT "%%", CENTI(share));
 	if (g->o->before)
-		write_delta(out, g, n);
+		write_delta(out, g, node);
 	fprintf(out, ")</title><rect x=\"" CENTI_FMT "\" y=\"%d\" width=\""
 		CENTI_FMT "\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" rx=\"2\" ry=\"2\"/>"
 		"<text x=\"" CENTI_FMT "\" y=\"%d.5\">", CENTI(x1), y, CENTI(x2 - x1),
@@ -688,67 +842,131 @@ static bool drawn(const struct fg *g, const struct fg_node *n)
 	return n->value * g->scale >= MIN_WIDTH;
 }
 
-static void layout(struct fg *g)
+/* Before the frames are written: the kind of nodes stacks disagreed on, BEFORE's values added
+ * up as flamegraph.pl's merge adds them, the depth drawn. */
+static int visit_prepare(struct fg *g, __u32 node, int depth, const __u32 *path)
 {
-	size_t i;
+	const struct fg_node *n = &g->nodes[node];
+	int err = n->mixed ? resolve_kind(g, node, depth) : 0;
+
+	if (g->before_head) {
+		for (__u32 j = g->before_head[node]; j != NO_NODE; j = g->before_next[j]) {
+			double v = g->o->before[j].value * (g->o->before_scale ?: 1);
+
+			for (int d = 0; d <= depth; d++)
+				g->before[path[d]] += v;
+		}
+	}
+	if (drawn(g, n) && depth > g->max_depth)
+		g->max_depth = depth;
+	return err;
+}
+
+static int layout(struct fg *g)
+{
+	int err;
 
 	g->width = g->o->width > 0 ? g->o->width : 1200;
 	if (g->width < 2 * XPAD + 10)
 		g->width = 2 * XPAD + 10;
 	g->scale = (double)(g->width - 2 * XPAD) / g->total;
-	for (i = 0; i < g->nr_nodes; i++)
-		if (drawn(g, &g->nodes[i]) && g->nodes[i].depth > g->max_depth)
-			g->max_depth = g->nodes[i].depth;
+	err = walk(g, visit_prepare);
 	/* the root's change is the totals': not a frame's */
-	for (i = 1; i < g->nr_nodes; i++)
+	for (size_t i = 1; g->before && i < g->nr_nodes; i++)
 		if (drawn(g, &g->nodes[i]))
-			g->max_delta = fmax(g->max_delta, fabs(g->nodes[i].value - g->nodes[i].before));
+			g->max_delta = fmax(g->max_delta, fabs(g->nodes[i].value - g->before[i]));
 	g->top = g->o->subtitle ? 60 : 40;
 	g->height = g->top + (g->max_depth + 1) * FRAME_H + PAD_BOTTOM;
+	return err;
 }
 
-static void write_svg(FILE *out, struct fg *g)
-{
-	size_t i;
+/* Where the next frame at each depth starts, while the frames are written. */
+struct fg_write {
+	FILE *out;
+	__u64 *next;
+	size_t cap;
+};
 
-	layout(g);
+static int visit_write(struct fg *g, __u32 node, int depth, const __u32 *path)
+{
+	struct fg_write *w = g->writing;
+	const struct fg_node *n = &g->nodes[node];
+	__u64 start, children = 0;
+
+	if (ARRAY_GROW(w->next, w->cap, (size_t)depth + 2))
+		return -ENOMEM;
+	start = depth ? w->next[depth] : 0;
+	for (__u32 c = n->first; c != NO_NODE; c = g->nodes[c].next)
+		children += g->nodes[c].value;
+	/* its own samples first, then its children's; then its next sibling */
+	w->next[depth] = start + n->value;
+	w->next[depth + 1] = start + n->value - children;
+	if (ferror(w->out))
+		return 1;
+	if (drawn(g, n))
+		write_frame(w->out, g, node, depth, start);
+	return 0;
+}
+
+static int write_svg(FILE *out, struct fg *g)
+{
+	struct fg_write w = { .out = out };
+	int err;
+
 	write_head(out, g);
 	fprintf(out, "<g id=\"frames\" data-total=\"%llu\">\n", (unsigned long long)g->total);
-	for (i = 0; i < g->nr_nodes && !ferror(out); i++)
-		if (drawn(g, &g->nodes[i]))
-			write_frame(out, g, &g->nodes[i]);
+	g->writing = &w;
+	err = walk(g, visit_write);
+	g->writing = NULL;
+	free(w.next);
 	fputs("</g>\n</svg>\n", out);
+	return err < 0 ? err : 0;
 }
+
+static int write_graph(FILE *out, struct fg *g)
+{
+	int err = build_tree(g);
+
+	if (!err && g->total) {
+		err = rank_names(g);
+		err = err ?: sort_children(g);
+		err = err ?: layout(g);
+		err = err ?: write_svg(out, g);
+	}
+	if (err)
+		goto cleanup;
+	if (!g->total)
+		write_empty(out, g->o, g->o->width > 0 ? g->o->width : 1200);
+	err = stack_output_done(out);
+cleanup:
+	stack_source_free(&g->src);
+	stack_names__free(g->names);
+	stack_buf_free(&g->buf);
+	free(g->seq);
+	free(g->kinds);
+	free(g->rank);
+	if (g->nodes)
+		munmap(g->nodes, g->cap_nodes * sizeof(*g->nodes));
+	free(g->slots);
+	free(g->before);
+	free(g->before_head);
+	free(g->before_next);
+	return err;
+}
+
+static const struct flamegraph_opts defaults = { .title = "Flame Graph" };
 
 int flamegraph_write(FILE *out, const struct stack_sample *s, size_t n,
 		     const struct flamegraph_opts *o)
 {
-	static const struct flamegraph_opts defaults = { .title = "Flame Graph" };
-	struct fg g = { .s = s, .n = n, .o = o ? o : &defaults };
-	int err;
+	struct fg g = { .src = { .s = s, .n = n }, .n = n, .o = o ? o : &defaults };
 
-	err = build_sequences(&g);
-	if (!err && g.total) {
-		err = rank_names(&g);
-		if (!err)
-			qsort_r(g.order, g.nr_order, sizeof(*g.order), cmp_sample, &g);
-		err = err ?: build_tree(&g);
-	}
-	if (err)
-		goto cleanup;
-	if (g.total)
-		write_svg(out, &g);
-	else
-		write_empty(out, g.o, g.o->width > 0 ? g.o->width : 1200);
-	err = stack_output_done(out);
-cleanup:
-	stack_names__free(g.names);
-	stack_buf_free(&g.buf);
-	free(g.seq);
-	free(g.kinds);
-	free(g.off);
-	free(g.rank);
-	free(g.order);
-	free(g.nodes);
-	return err;
+	return write_graph(out, &g);
+}
+
+int flamegraph_write_tree(FILE *out, const struct stack_tree *t, const struct flamegraph_opts *o)
+{
+	struct fg g = { .src = { .t = t }, .n = t->nr_entries, .o = o ? o : &defaults };
+
+	return write_graph(out, &g);
 }

@@ -27,7 +27,11 @@ struct flamegraph_opts {
 };
 
 /* Writes a complete, valid XML SVG document.  Frames narrower than 0.1 px are elided, their
- * time still counted in their parent.  Returns 0 or -errno. */
+ * time still counted in their parent.  Returns 0 or -errno (-E2BIG beyond 268 million stacks,
+ * AFTER's and BEFORE's). */
 int flamegraph_write(FILE *out, const struct stack_sample *s, size_t n,
 		     const struct flamegraph_opts *o);
+/* flamegraph_write() of the entries of a call-path tree (out/stack.h): the same SVG as of the
+ * samples they are (stack_tree_sample()), made from one stack at a time. */
+int flamegraph_write_tree(FILE *out, const struct stack_tree *t, const struct flamegraph_opts *o);
 #endif

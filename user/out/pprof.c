@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The pprof writer: stack_samples into protobuf-c's Profile message, packed and gzip'd in memory.
- * Strings, mappings, functions and locations are interned (stack_names gives dense ids, so id + 1
- * is the pprof id); every pprof sample is one stack_sample. */
+/* The pprof writer: stack_samples into protobuf-c's Profile message, packed and gzip'd as it is
+ * made.  Strings, mappings, functions and locations are interned (stack_names gives dense ids, so
+ * id + 1 is the pprof id); every pprof sample is one stack_sample, read one at a time (from an
+ * array, or from a call-path tree's entries) and packed at once. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include "core/grow.h"
 #include "out/pprof.h"
 #include "profile.pb-c.h"
 
@@ -375,45 +377,112 @@ static int sample_values(const struct stack_sample *s, const struct pprof_meta *
 	return 0;
 }
 
-/* Everything a packed profile points into, freed in one place. */
+/* What the profile's header points into: its sample types and comments. */
 struct enc_out {
-	Sample *samples;
-	Sample **sample_ptrs;
-	uint64_t *loc_ids;
-	int64_t *values;
-	Label *labels;
-	Label **label_ptrs;
 	ValueType types[PPROF_MAX_VALUES + 1];
 	ValueType *type_ptrs[PPROF_MAX_VALUES];
-	Mapping *maps;
-	Mapping **map_ptrs;
-	Location *locs;
-	Location **loc_ptrs;
-	Line *lines;
-	Line **line_ptrs;
-	Function *fns;
-	Function **fn_ptrs;
-	char **strs;
 	int64_t comments[PPROF_MAX_COMMENTS];
 };
 
-static void enc_out_free(struct enc_out *o)
+/* Where the packed profile goes as it is packed: gzip'd, to a stream or into memory.
+ * protobuf-c hands it a few bytes at a time; they are deflated 64 KB at a time (the gzip'd bytes
+ * do not depend on how the input is cut, only on it and the flush at the end). */
+#define SINK_CHUNK (64 << 10)
+struct sink {
+	ProtobufCBuffer base; /* first: what protobuf-c calls */
+	z_stream z;
+	bool z_ready;
+	FILE *f;              /* or NULL: into buf */
+	void *buf;
+	size_t len, cap;
+	size_t in_len;
+	int err;
+	unsigned char in[SINK_CHUNK], out[SINK_CHUNK];
+};
+
+static int sink_put(struct sink *k, const void *data, size_t len)
 {
-	free(o->samples);
-	free(o->sample_ptrs);
-	free(o->loc_ids);
-	free(o->values);
-	free(o->labels);
-	free(o->label_ptrs);
-	free(o->maps);
-	free(o->map_ptrs);
-	free(o->locs);
-	free(o->loc_ptrs);
-	free(o->lines);
-	free(o->line_ptrs);
-	free(o->fns);
-	free(o->fn_ptrs);
-	free(o->strs);
+	if (k->f) {
+		if (fwrite(data, 1, len, k->f) != len)
+			return -errno ?: -EIO;
+		return 0;
+	}
+	if (reserve(&k->buf, &k->cap, k->len + len, 1))
+		return -ENOMEM;
+	memcpy((char *)k->buf + k->len, data, len);
+	k->len += len;
+	return 0;
+}
+
+static int sink_deflate(struct sink *k, int flush)
+{
+	int ret;
+
+	k->z.next_in = k->in;
+	k->z.avail_in = k->in_len;
+	do {
+		k->z.next_out = k->out;
+		k->z.avail_out = sizeof(k->out);
+		ret = deflate(&k->z, flush);
+		if (ret == Z_STREAM_ERROR)
+			return -ENOMEM;
+		if (sizeof(k->out) > k->z.avail_out) {
+			int err = sink_put(k, k->out, sizeof(k->out) - k->z.avail_out);
+
+			if (err)
+				return err;
+		}
+	} while (k->z.avail_out == 0 || (flush == Z_FINISH && ret != Z_STREAM_END));
+	k->in_len = 0;
+	return 0;
+}
+
+static void sink_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
+{
+	struct sink *k = (struct sink *)b;
+
+	while (len && !k->err) {
+		size_t n = len < sizeof(k->in) - k->in_len ? len : sizeof(k->in) - k->in_len;
+
+		memcpy(k->in + k->in_len, data, n);
+		k->in_len += n;
+		data += n;
+		len -= n;
+		if (k->in_len == sizeof(k->in))
+			k->err = sink_deflate(k, Z_NO_FLUSH);
+	}
+}
+
+static struct sink *sink_new(FILE *f)
+{
+	struct sink *k = calloc(1, sizeof(*k));
+
+	if (!k)
+		return NULL;
+	k->base.append = sink_append;
+	k->f = f;
+	if (deflateInit2(&k->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY)) {
+		free(k);
+		return NULL;
+	}
+	k->z_ready = true;
+	return k;
+}
+
+static int sink_finish(struct sink *k)
+{
+	return k->err ?: sink_deflate(k, Z_FINISH);
+}
+
+static void sink_free(struct sink *k)
+{
+	if (!k)
+		return;
+	if (k->z_ready)
+		deflateEnd(&k->z);
+	free(k->buf);
+	free(k);
 }
 
 /* Adds comment line to p (at most PPROF_MAX_COMMENTS).  0 or -ENOMEM. */
@@ -492,53 +561,62 @@ static int header_comments(struct enc *e, struct enc_out *o, const struct pprof_
 	return err ?: note_comments(e, o, p, h->cut);
 }
 
-static int build_samples(struct enc *e, struct enc_out *o, const struct stack_sample *s, size_t n,
-			 const struct pprof_meta *m, Profile *p)
+/* Each sample packed as it is read (a field of a profile of nothing else: the bytes the whole
+ * profile's sample field would have for it), its locations and strings interned on the way. */
+static int stream_samples(struct enc *e, struct stack_source *src, const struct pprof_meta *m,
+			  struct sink *k)
 {
-	size_t nr_ids = 0, at = 0;
-	int err;
+	Profile one = PERFTOOLS__PROFILES__PROFILE__INIT;
+	Label labels[MAX_LABELS], *label_ptrs[MAX_LABELS];
+	int64_t values[PPROF_MAX_VALUES];
+	uint64_t *loc_ids = NULL;
+	size_t cap = 0, n = stack_source_count(src);
+	Sample ps, *ps_ptr = &ps;
+	int err = 0;
 
-	for (size_t i = 0; i < n; i++)
-		nr_ids += s[i].nr_frames + s[i].nr_waker_frames + (s[i].nr_waker_frames ? 1 : 0);
-	o->samples = calloc(n ?: 1, sizeof(*o->samples));
-	o->sample_ptrs = calloc(n ?: 1, sizeof(*o->sample_ptrs));
-	o->loc_ids = calloc(nr_ids ?: 1, sizeof(*o->loc_ids));
-	o->values = calloc((n ?: 1) * m->nr_values, sizeof(*o->values));
-	o->labels = calloc((n ?: 1) * MAX_LABELS, sizeof(*o->labels));
-	o->label_ptrs = calloc((n ?: 1) * MAX_LABELS, sizeof(*o->label_ptrs));
-	if (!o->samples || !o->sample_ptrs || !o->loc_ids || !o->values || !o->labels ||
-	    !o->label_ptrs)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		Sample *ps = &o->samples[i];
+	one.sample = &ps_ptr;
+	one.n_sample = 1;
+	for (size_t i = 0; i < n && !err && !k->err; i++) {
+		const struct stack_sample *s = stack_source_get(src, i);
+		size_t nr;
 		long nloc;
 		int nl;
 
-		perftools__profiles__sample__init(ps);
-		ps->location_id = &o->loc_ids[at];
-		ps->n_location_id = s[i].nr_frames + s[i].nr_waker_frames + (s[i].nr_waker_frames ? 1 : 0);
-		at += ps->n_location_id;
-		ps->value = &o->values[i * m->nr_values];
-		ps->n_value = m->nr_values;
-		nloc = sample_locations(e, &s[i], ps->location_id);
-		if (nloc < 0)
-			return nloc;
-		ps->n_location_id = nloc;
-		err = sample_values(&s[i], m, ps->value);
+		if (!s) {
+			err = -ENOMEM;
+			break;
+		}
+		nr = s->nr_frames + s->nr_waker_frames + (s->nr_waker_frames ? 1 : 0);
+		if (ARRAY_GROW(loc_ids, cap, nr ?: 1)) {
+			err = -ENOMEM;
+			break;
+		}
+		perftools__profiles__sample__init(&ps);
+		ps.location_id = loc_ids;
+		nloc = sample_locations(e, s, loc_ids);
+		if (nloc < 0) {
+			err = nloc;
+			break;
+		}
+		ps.n_location_id = nloc;
+		ps.value = values;
+		ps.n_value = m->nr_values;
+		err = sample_values(s, m, values);
 		if (err)
-			return err;
-		nl = sample_labels(e, &s[i], m, &o->labels[i * MAX_LABELS]);
-		if (nl < 0)
-			return nl;
-		for (int k = 0; k < nl; k++)
-			o->label_ptrs[i * MAX_LABELS + k] = &o->labels[i * MAX_LABELS + k];
-		ps->label = &o->label_ptrs[i * MAX_LABELS];
-		ps->n_label = nl;
-		o->sample_ptrs[i] = ps;
+			break;
+		nl = sample_labels(e, s, m, labels);
+		if (nl < 0) {
+			err = nl;
+			break;
+		}
+		for (int j = 0; j < nl; j++)
+			label_ptrs[j] = &labels[j];
+		ps.label = label_ptrs;
+		ps.n_label = nl;
+		perftools__profiles__profile__pack_to_buffer(&one, &k->base);
 	}
-	p->sample = o->sample_ptrs;
-	p->n_sample = n;
-	return 0;
+	free(loc_ids);
+	return err ?: k->err;
 }
 
 static int build_header(struct enc *e, struct enc_out *o, const struct pprof_meta *m, Profile *p)
@@ -596,121 +674,77 @@ static void order_mappings(const struct enc *e, size_t nm, __u32 *pos)
 				pos[i] = at++;
 }
 
-/* Mappings, locations and functions, once every sample has named its own. */
-static int build_tables(struct enc *e, struct enc_out *o, Profile *p)
+/* Mappings, locations and functions, once every sample has named its own: packed one at a
+ * time, as stream_samples() packs samples. */
+static int stream_tables(struct enc *e, struct sink *k)
 {
 	size_t nm = stack_names__count(e->map_keys), nl = stack_names__count(e->loc_keys);
-	size_t nf = stack_names__count(e->fn_keys), ns;
-	__u32 *pos = calloc(nm ?: 1, sizeof(*pos));
+	size_t nf = stack_names__count(e->fn_keys);
+	__u32 *pos = calloc(nm ?: 1, sizeof(*pos)), *at = calloc(nm ?: 1, sizeof(*at));
+	Line lines[MAX_INLINE_LINES], *line_ptrs[MAX_INLINE_LINES];
+	Profile one = PERFTOOLS__PROFILES__PROFILE__INIT;
+	Mapping pm, *pm_ptr = &pm;
+	Location pl, *pl_ptr = &pl;
+	Function pf, *pf_ptr = &pf;
 
-	o->maps = calloc(nm ?: 1, sizeof(*o->maps));
-	o->map_ptrs = calloc(nm ?: 1, sizeof(*o->map_ptrs));
-	o->locs = calloc(nl ?: 1, sizeof(*o->locs));
-	o->loc_ptrs = calloc(nl ?: 1, sizeof(*o->loc_ptrs));
-	o->lines = calloc(e->nr_lines ?: 1, sizeof(*o->lines));
-	o->line_ptrs = calloc(e->nr_lines ?: 1, sizeof(*o->line_ptrs));
-	o->fns = calloc(nf ?: 1, sizeof(*o->fns));
-	o->fn_ptrs = calloc(nf ?: 1, sizeof(*o->fn_ptrs));
-	if (!pos || !o->maps || !o->map_ptrs || !o->locs || !o->loc_ptrs || !o->lines ||
-	    !o->line_ptrs || !o->fns || !o->fn_ptrs) {
+	if (!pos || !at) {
 		free(pos);
+		free(at);
 		return -ENOMEM;
 	}
 	order_mappings(e, nm, pos);
-	for (size_t i = 0; i < nm; i++) {
-		const struct enc_mapping *em = &e->maps[i];
-		Mapping *pm = &o->maps[pos[i]];
+	for (size_t i = 0; i < nm; i++)
+		at[pos[i]] = i;
+	one.mapping = &pm_ptr;
+	one.n_mapping = 1;
+	for (size_t j = 0; j < nm && !k->err; j++) {
+		const struct enc_mapping *em = &e->maps[at[j]];
 
-		perftools__profiles__mapping__init(pm);
-		pm->id = pos[i] + 1;
-		pm->memory_start = em->lo == UINT64_MAX ? 0 : em->lo;
-		pm->memory_limit = em->lo == UINT64_MAX ? 0 : em->hi + 1;
+		perftools__profiles__mapping__init(&pm);
+		pm.id = j + 1;
+		pm.memory_start = em->lo == UINT64_MAX ? 0 : em->lo;
+		pm.memory_limit = em->lo == UINT64_MAX ? 0 : em->hi + 1;
 		/* user addresses are file offsets: the mapping starts where its lowest one is */
-		pm->file_offset = em->kernel ? 0 : pm->memory_start;
-		pm->filename = em->file;
-		pm->build_id = em->build_id;
+		pm.file_offset = em->kernel ? 0 : pm.memory_start;
+		pm.filename = em->file;
+		pm.build_id = em->build_id;
 		/* every location is named: pprof must not symbolize them again */
-		pm->has_functions = true;
-		o->map_ptrs[pos[i]] = pm;
+		pm.has_functions = true;
+		perftools__profiles__profile__pack_to_buffer(&one, &k->base);
 	}
-	for (size_t i = 0; i < nl; i++) {
-		Location *pl = &o->locs[i];
-
+	one.n_mapping = 0;
+	one.location = &pl_ptr;
+	one.n_location = 1;
+	for (size_t i = 0; i < nl && !k->err; i++) {
 		const struct enc_location *el = &e->locs[i];
 
-		perftools__profiles__location__init(pl);
-		pl->id = i + 1;
-		pl->mapping_id = el->mapping == UINT32_MAX ? 0 : pos[el->mapping] + 1;
-		pl->address = el->address;
-		for (__u32 k = 0; k < el->nr_lines; k++) {
-			Line *ln = &o->lines[el->lines + k];
-
-			perftools__profiles__line__init(ln);
-			ln->function_id = e->lines[el->lines + k].function + 1;
-			ln->line = e->lines[el->lines + k].line;
-			o->line_ptrs[el->lines + k] = ln;
+		perftools__profiles__location__init(&pl);
+		pl.id = i + 1;
+		pl.mapping_id = el->mapping == UINT32_MAX ? 0 : pos[el->mapping] + 1;
+		pl.address = el->address;
+		for (__u32 j = 0; j < el->nr_lines; j++) {
+			perftools__profiles__line__init(&lines[j]);
+			lines[j].function_id = e->lines[el->lines + j].function + 1;
+			lines[j].line = e->lines[el->lines + j].line;
+			line_ptrs[j] = &lines[j];
 		}
-		pl->line = &o->line_ptrs[el->lines];
-		pl->n_line = el->nr_lines;
-		o->loc_ptrs[i] = pl;
+		pl.line = line_ptrs;
+		pl.n_line = el->nr_lines;
+		perftools__profiles__profile__pack_to_buffer(&one, &k->base);
 	}
-	for (size_t i = 0; i < nf; i++) {
-		Function *pf = &o->fns[i];
-
-		perftools__profiles__function__init(pf);
-		pf->id = i + 1;
-		pf->name = pf->system_name = e->fn_names[i];
-		pf->filename = e->fn_files[i];
-		o->fn_ptrs[i] = pf;
+	one.n_location = 0;
+	one.function = &pf_ptr;
+	one.n_function = 1;
+	for (size_t i = 0; i < nf && !k->err; i++) {
+		perftools__profiles__function__init(&pf);
+		pf.id = i + 1;
+		pf.name = pf.system_name = e->fn_names[i];
+		pf.filename = e->fn_files[i];
+		perftools__profiles__profile__pack_to_buffer(&one, &k->base);
 	}
 	free(pos);
-	p->mapping = o->map_ptrs;
-	p->n_mapping = nm;
-	p->location = o->loc_ptrs;
-	p->n_location = nl;
-	p->function = o->fn_ptrs;
-	p->n_function = nf;
-	/* the last: every string is in by now */
-	ns = stack_names__count(e->strs);
-	o->strs = calloc(ns ?: 1, sizeof(*o->strs));
-	if (!o->strs)
-		return -ENOMEM;
-	for (size_t i = 0; i < ns; i++)
-		o->strs[i] = (char *)stack_names__str(e->strs, i);
-	p->string_table = o->strs;
-	p->n_string_table = ns;
-	return 0;
-}
-
-/* gzip of len bytes into a malloc'd buffer. */
-static int gzip(const void *in, size_t len, void **out, size_t *size)
-{
-	z_stream z = {};
-	size_t cap;
-	void *buf;
-	int ret;
-
-	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY))
-		return -ENOMEM;
-	cap = deflateBound(&z, len);
-	buf = malloc(cap);
-	if (!buf) {
-		deflateEnd(&z);
-		return -ENOMEM;
-	}
-	z.next_in = (Bytef *)in;
-	z.avail_in = len;
-	z.next_out = buf;
-	z.avail_out = cap;
-	ret = deflate(&z, Z_FINISH);
-	deflateEnd(&z);
-	if (ret != Z_STREAM_END) {
-		free(buf);
-		return -ENOMEM;
-	}
-	*out = buf;
-	*size = z.total_out;
-	return 0;
+	free(at);
+	return k->err;
 }
 
 static void enc_free(struct enc *e)
@@ -726,18 +760,20 @@ static void enc_free(struct enc *e)
 	free(e->locs);
 }
 
-int pprof_encode(const struct stack_sample *s, size_t n, const struct pprof_meta *m, void **buf,
-		 size_t *size)
+/* The profile of the stacks of src, packed and gzip'd into k as it is made: the header's sample
+ * types (field 1), then each sample, mapping, location and function (fields 2-5, a message at a
+ * time), then the string table and the rest of the header (fields 6-14): the bytes
+ * perftools__profiles__profile__pack() gives for the whole profile, without the whole profile
+ * or its samples held at once. */
+static int encode(struct stack_source *src, const struct pprof_meta *m, struct sink *k)
 {
-	Profile p = PERFTOOLS__PROFILES__PROFILE__INIT;
+	Profile p = PERFTOOLS__PROFILES__PROFILE__INIT, head = PERFTOOLS__PROFILES__PROFILE__INIT;
 	struct enc_out o = {};
 	struct enc e = {};
-	uint8_t *packed = NULL;
-	size_t len;
+	char **strs = NULL;
+	size_t ns;
 	int err;
 
-	*buf = NULL;
-	*size = 0;
 	if (m->nr_values < 1 || m->nr_values > PPROF_MAX_VALUES)
 		return -EINVAL;
 	e.strs = stack_names__new();
@@ -749,35 +785,82 @@ int pprof_encode(const struct stack_sample *s, size_t n, const struct pprof_meta
 		goto cleanup;
 	}
 	err = build_header(&e, &o, m, &p);
-	err = err ?: build_samples(&e, &o, s, n, m, &p);
-	err = err ?: build_tables(&e, &o, &p);
 	if (err)
 		goto cleanup;
-	len = perftools__profiles__profile__get_packed_size(&p);
-	packed = malloc(len ?: 1);
-	if (!packed) {
+	head.sample_type = p.sample_type;
+	head.n_sample_type = p.n_sample_type;
+	perftools__profiles__profile__pack_to_buffer(&head, &k->base);
+	err = stream_samples(&e, src, m, k);
+	err = err ?: stream_tables(&e, k);
+	if (err)
+		goto cleanup;
+	/* the last: every string is in by now */
+	ns = stack_names__count(e.strs);
+	strs = calloc(ns ?: 1, sizeof(*strs));
+	if (!strs) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	perftools__profiles__profile__pack(&p, packed);
-	err = gzip(packed, len, buf, size);
+	for (size_t i = 0; i < ns; i++)
+		strs[i] = (char *)stack_names__str(e.strs, i);
+	p.sample_type = NULL;
+	p.n_sample_type = 0;
+	p.string_table = strs;
+	p.n_string_table = ns;
+	perftools__profiles__profile__pack_to_buffer(&p, &k->base);
+	err = sink_finish(k);
 cleanup:
-	free(packed);
-	enc_out_free(&o);
+	free(strs);
 	enc_free(&e);
 	return err;
 }
 
+static int encode_to(struct stack_source *src, const struct pprof_meta *m, FILE *out,
+		     void **buf, size_t *size)
+{
+	struct sink *k = sink_new(out);
+	int err = k ? encode(src, m, k) : -ENOMEM;
+
+	stack_source_free(src);
+	if (!err && buf) {
+		*buf = k->buf;
+		*size = k->len;
+		k->buf = NULL;
+	}
+	sink_free(k);
+	return err;
+}
+
+int pprof_encode(const struct stack_sample *s, size_t n, const struct pprof_meta *m, void **buf,
+		 size_t *size)
+{
+	struct stack_source src = { .s = s, .n = n };
+
+	*buf = NULL;
+	*size = 0;
+	return encode_to(&src, m, NULL, buf, size);
+}
+
+int pprof_encode_tree(const struct stack_tree *t, const struct pprof_meta *m, void **buf,
+		      size_t *size)
+{
+	struct stack_source src = { .t = t };
+
+	*buf = NULL;
+	*size = 0;
+	return encode_to(&src, m, NULL, buf, size);
+}
+
 int pprof_write(FILE *out, const struct stack_sample *s, size_t n, const struct pprof_meta *m)
 {
-	size_t size;
-	void *buf;
-	int err = pprof_encode(s, n, m, &buf, &size);
+	struct stack_source src = { .s = s, .n = n };
 
-	if (err)
-		return err;
-	if (fwrite(buf, 1, size, out) != size)
-		err = -errno ?: -EIO;
-	free(buf);
-	return err ?: stack_output_done(out);
+	return encode_to(&src, m, out, NULL, NULL) ?: stack_output_done(out);
+}
+
+int pprof_write_tree(FILE *out, const struct stack_tree *t, const struct pprof_meta *m)
+{
+	struct stack_source src = { .t = t };
+
+	return encode_to(&src, m, out, NULL, NULL) ?: stack_output_done(out);
 }

@@ -62,7 +62,16 @@ void pprof_meta_counted(struct pprof_meta *m, const char *type, const char *unit
 int pprof_encode(const struct stack_sample *s, size_t n, const struct pprof_meta *m, void **buf,
 		 size_t *size);
 
-/* pprof_encode() into out (an outfile's stream: committed whole or not at all by its owner).
- * 0 or -errno, a failed write included. */
+/* pprof_encode() of the entries of a call-path tree (out/stack.h), in entry order: the same
+ * bytes as of the samples the tree's entries are (stack_tree_sample()), no more than one of
+ * them made at a time. */
+int pprof_encode_tree(const struct stack_tree *t, const struct pprof_meta *m, void **buf,
+		      size_t *size);
+
+/* pprof_encode() into out (an outfile's stream: committed whole or not at all by its owner),
+ * gzip'd as it is packed: neither the profile nor its samples are held whole.  0 or -errno, a
+ * failed write included (out then holds part of the profile). */
 int pprof_write(FILE *out, const struct stack_sample *s, size_t n, const struct pprof_meta *m);
+/* pprof_write() of the entries of a call-path tree, as pprof_encode_tree() encodes them. */
+int pprof_write_tree(FILE *out, const struct stack_tree *t, const struct pprof_meta *m);
 #endif

@@ -93,6 +93,32 @@ void stack_tree_sample(const struct stack_tree *t, size_t i, __u32 *ids, struct 
 	s->frame_table = t->frames;
 }
 
+size_t stack_source_count(const struct stack_source *src)
+{
+	return src->t ? src->t->nr_entries : src->n;
+}
+
+const struct stack_sample *stack_source_get(struct stack_source *src, size_t i)
+{
+	__u32 len;
+
+	if (!src->t)
+		return &src->s[i];
+	len = stack_tree_nr_frames(src->t, i);
+	/* never NULL, even for a stack without frames (stack_tree_sample()) */
+	if (ARRAY_GROW(src->ids, src->ids_cap, len ?: 1))
+		return NULL;
+	stack_tree_sample(src->t, i, src->ids, &src->one);
+	return &src->one;
+}
+
+void stack_source_free(struct stack_source *src)
+{
+	free(src->ids);
+	src->ids = NULL;
+	src->ids_cap = 0;
+}
+
 __u64 stack_samples_total(const struct stack_sample *s, size_t n)
 {
 	__u64 total = 0;
@@ -100,6 +126,15 @@ __u64 stack_samples_total(const struct stack_sample *s, size_t n)
 
 	for (i = 0; i < n; i++)
 		total += s[i].value;
+	return total;
+}
+
+__u64 stack_tree_total(const struct stack_tree *t)
+{
+	__u64 total = 0;
+
+	for (size_t i = 0; i < t->nr_entries; i++)
+		total += t->entries[i].value;
 	return total;
 }
 

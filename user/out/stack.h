@@ -85,6 +85,24 @@ __u32 stack_tree_nr_frames(const struct stack_tree *t, size_t i);
  * stack_tree_nr_frames()): for writers that read a tree's stacks one at a time. */
 void stack_tree_sample(const struct stack_tree *t, size_t i, __u32 *ids, struct stack_sample *s);
 
+/* Stacks a writer reads one at a time: n samples s, or the entries of tree t (when t is given),
+ * each made a sample in turn with its frames as ids in a buffer of the source's: a tree's stacks
+ * are never all expanded at once.  Start it zeroed but for s, n or t. */
+struct stack_source {
+	const struct stack_sample *s;
+	size_t n;
+	const struct stack_tree *t;
+	/* the tree's entry read last */
+	struct stack_sample one;
+	__u32 *ids;
+	size_t ids_cap;
+};
+/* How many stacks src has. */
+size_t stack_source_count(const struct stack_source *src);
+/* Stack i of src, valid until the next call; NULL on ENOMEM. */
+const struct stack_sample *stack_source_get(struct stack_source *src, size_t i);
+void stack_source_free(struct stack_source *src);
+
 static inline const struct frame *stack_sample_frame(const struct stack_sample *s, __u32 i)
 {
 	return s->frame_ids ? &s->frame_table[s->frame_ids[i]] : &s->frames[i];
@@ -113,6 +131,8 @@ int stack_frame_decorate(struct stack_buf *b, const struct frame *f, bool inline
 
 /* Sum of values. */
 __u64 stack_samples_total(const struct stack_sample *s, size_t n);
+/* Sum of the values of t's entries. */
+__u64 stack_tree_total(const struct stack_tree *t);
 
 /* ---- helpers shared by the writers ---- */
 

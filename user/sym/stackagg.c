@@ -462,11 +462,6 @@ void stack_agg__tree(const struct stack_agg *a, struct stack_tree *t)
 				  .ctxs = a->ctxs, .frames = a->frames };
 }
 
-void stack_agg__drop_samples(struct stack_agg *a)
-{
-	drop_output(a);
-}
-
 void stack_agg__stats(const struct stack_agg *a, struct stack_agg_stats *st)
 {
 	st->entries = a->nr;

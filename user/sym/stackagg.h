@@ -48,16 +48,15 @@ __u64 stack_agg__serial(const struct stack_agg *a);
 int stack_agg__add_own(struct stack_agg *a, const struct stack_sample *s);
 /* Whether stack_agg__keep_leaf_addrs() was asked. */
 bool stack_agg__exact_leaves(const struct stack_agg *a);
-/* The entries so far as samples for the writers, their frames as ids into the aggregation's
- * frame table (stack_sample_frame()); valid until the next add or free.  NULL with *nr 0 when
+/* The entries so far as samples, for what reads or changes them as an array (the writers read
+ * the tree), their frames as ids into the aggregation's frame table (stack_sample_frame());
+ * valid until the next add or free.  NULL with *nr 0 when
  * there is none, or on ENOMEM. */
 const struct stack_sample *stack_agg__samples(struct stack_agg *a, size_t *nr);
 /* The aggregation as its call-path tree (out/stack.h's struct stack_tree), for writers that walk
  * it instead of reading a stack per sample: stack_agg__samples() copies every stack's frames, 4
  * bytes a frame and a stack_sample a stack.  Valid until the next add or free. */
 void stack_agg__tree(const struct stack_agg *a, struct stack_tree *t);
-/* Frees what stack_agg__samples() made (the samples it returned go with it). */
-void stack_agg__drop_samples(struct stack_agg *a);
 /* Bytes held, strings apart: for -v. */
 size_t stack_agg__bytes(const struct stack_agg *a);
 struct stack_agg_stats {
