@@ -424,6 +424,11 @@ size_t stack_agg__nr_frames(const struct stack_agg *a)
 	return a->nr_frames;
 }
 
+size_t stack_agg__nr_nodes(const struct stack_agg *a)
+{
+	return a->nr_nodes;
+}
+
 __u64 stack_agg__serial(const struct stack_agg *a)
 {
 	return a->serial;
@@ -485,6 +490,20 @@ size_t stack_agg__bytes(const struct stack_agg *a)
 	       a->nr_slots * sizeof(*a->slots) + a->cap * sizeof(*a->entries) +
 	       a->ctxs_cap * sizeof(*a->ctxs) +
 	       (a->ctx_index.cap + a->frame_index.cap) * sizeof(struct hashtab_entry);
+}
+
+void stack_agg__mem(const struct stack_agg *a, struct stack_agg_mem *m)
+{
+	*m = (struct stack_agg_mem){};
+	if (!a)
+		return;
+	m->tree = sizeof(*a) + a->nodes_cap * sizeof(*a->nodes) + a->nr_slots * sizeof(*a->slots) +
+		  a->cap * sizeof(*a->entries) + a->ctxs_cap * sizeof(*a->ctxs) +
+		  a->ctx_index.cap * sizeof(struct hashtab_entry);
+	m->frames = a->frames_cap * sizeof(*a->frames) +
+		    a->frame_index.cap * sizeof(struct hashtab_entry);
+	m->strings = stack_names__bytes(a->strs);
+	m->samples = a->out ? a->nr_out * sizeof(*a->out) + a->nr_ids * sizeof(*a->out_ids) : 0;
 }
 
 void stack_agg__free(struct stack_agg *a)

@@ -38,6 +38,8 @@ long stack_agg__frame_id(struct stack_agg *a, const struct frame *f);
 const struct frame *stack_agg__frames(const struct stack_agg *a);
 /* How many frames the table holds. */
 size_t stack_agg__nr_frames(const struct stack_agg *a);
+/* How many nodes the tree holds. */
+size_t stack_agg__nr_nodes(const struct stack_agg *a);
 /* A number no other aggregation of this process has, even once a is freed: for callers that
  * keep ids of one aggregation and must notice another (allocated where a freed one was). */
 __u64 stack_agg__serial(const struct stack_agg *a);
@@ -60,6 +62,14 @@ void stack_agg__tree(const struct stack_agg *a, struct stack_tree *t);
 void stack_agg__drop_samples(struct stack_agg *a);
 /* Bytes held, strings apart: for -v. */
 size_t stack_agg__bytes(const struct stack_agg *a);
+/* Heap bytes held, by part: for -v's memory lines. */
+struct stack_agg_mem {
+	size_t tree;    /* nodes, their index, entries, contexts */
+	size_t frames;  /* the frame table and its index */
+	size_t strings; /* names, modules, build-ids, source files, cgroups */
+	size_t samples; /* stack_agg__samples()' arrays, while made */
+};
+void stack_agg__mem(const struct stack_agg *a, struct stack_agg_mem *m);
 struct stack_agg_stats {
 	size_t entries, nodes, frames, ids, strings;
 	size_t max_nodes;                /* stack_agg__bound() */

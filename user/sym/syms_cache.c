@@ -5,6 +5,7 @@
  * needs them and shared too.  Every string handed out lives until syms_cache__free. */
 #include <elf.h>
 #include <errno.h>
+#include <malloc.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <fcntl.h>
@@ -1106,6 +1107,60 @@ size_t syms_cache__sweep_files(struct syms_cache *sc)
 	if (freed_syms)
 		forget_demangled(sc);
 	return before - syms_cache__nr_files(sc);
+}
+
+static void mem_top(struct syms_cache_mem *m, const char *path, size_t bytes)
+{
+	const size_t nr = sizeof(m->top) / sizeof(m->top[0]);
+	const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	size_t i = nr, len = strlen(name);
+
+	while (i > 0 && bytes > m->top[i - 1].bytes)
+		i--;
+	if (i == nr)
+		return;
+	memmove(&m->top[i + 1], &m->top[i], (nr - i - 1) * sizeof(m->top[0]));
+	m->top[i].bytes = bytes;
+	if (len >= sizeof(m->top[i].name))
+		name += len - sizeof(m->top[i].name) + 1;
+	strcpy(m->top[i].name, name);
+}
+
+void syms_cache__mem(const struct syms_cache *sc, struct syms_cache_mem *m)
+{
+	*m = (struct syms_cache_mem){};
+	for (size_t i = 0; i < sc->procs.cap; i++) {
+		const struct proc *p = sc->procs.slots[i].val;
+
+		if (!p)
+			continue;
+		m->procs++;
+		m->proc_bytes += malloc_usable_size((void *)p) + malloc_usable_size(p->maps) +
+				 malloc_usable_size(p->old_pms);
+		m->jit_bytes += perf_map__bytes(p->pm);
+		for (size_t k = 0; k < p->nr_old_pms; k++)
+			m->jit_bytes += perf_map__bytes(p->old_pms[k]);
+	}
+	for (size_t i = 0; i < sc->dsos.cap; i++)
+		for (const struct dso *d = sc->dsos.slots[i].val; d; d = d->next) {
+			m->files++;
+			m->file_bytes += malloc_usable_size((void *)d) + malloc_usable_size(d->path);
+			m->parsed += d->es != NULL;
+			m->sym_bytes += elf_syms__bytes(d->es);
+			m->idle += d->idle > 0;
+			m->idle_sym_bytes += d->idle ? elf_syms__bytes(d->es) : 0;
+			mem_top(m, d->path, elf_syms__bytes(d->es));
+		}
+	m->sym_bytes += elf_syms__bytes(sc->vdso);
+	m->index_bytes = (sc->procs.cap + sc->dsos.cap) * sizeof(struct hashtab_entry) +
+			 sc->revisits_cap * sizeof(*sc->revisits);
+	m->demangled_bytes = sc->demangled.cap * sizeof(struct hashtab_entry);
+	for (size_t i = 0; i < sc->demangled.cap; i++) {
+		const struct hashtab_entry *e = &sc->demangled.slots[i];
+
+		if (e->val && e->val != (void *)(uintptr_t)e->k1)
+			m->demangled_bytes += malloc_usable_size(e->val);
+	}
 }
 
 size_t syms_cache__nr_files(const struct syms_cache *sc)
