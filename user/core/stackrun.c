@@ -759,7 +759,7 @@ static void print_memory(const struct stack_run *s)
 	       "here: stacks %.1f (tree %.1f, %zu nodes; frames %.1f, %zu; strings %.1f), frame "
 	       "memo %.1f (its frames %.1f), stacks read %.1f, kernel symbols %.1f, processes %.1f "
 	       "(%zu; JIT maps %.1f), files %.1f (%zu), their symbols %.1f (%zu parsed; %.1f of the "
-	       "%zu files no process maps), demangled %.1f, tables %.1f, unwinder %.1f (%u files, %u processes), mmap records %.1f, "
+	       "%zu files no process maps; %llu evicted), demangled %.1f, tables %.1f, unwinder %.1f (%u files, %u processes), mmap records %.1f, "
 	       "drain buffers %.1f",
 	       (d->last_ns - d->start_ns) / 1e9, (unsigned long long)d->drains,
 	       MB((double)resident * page), MB((double)(resident - shared) * page),
@@ -770,7 +770,8 @@ static void print_memory(const struct stack_run *s)
 	       MB(am.strings), MB(rm.memo), MB(rm.known), MB(rm.traces), MB(rm.ksyms),
 	       MB(rm.syms.proc_bytes), rm.syms.procs, MB(rm.syms.jit_bytes),
 	       MB(rm.syms.file_bytes), rm.syms.files, MB(rm.syms.sym_bytes), rm.syms.parsed,
-	       MB(rm.syms.idle_sym_bytes), rm.syms.idle, MB(rm.syms.demangled_bytes), MB(rm.syms.index_bytes), MB(us.heap_bytes), us.files,
+	       MB(rm.syms.idle_sym_bytes), rm.syms.idle,
+	       (unsigned long long)rm.syms.syms_evicted, MB(rm.syms.demangled_bytes), MB(rm.syms.index_bytes), MB(us.heap_bytes), us.files,
 	       us.procs, MB(ms.heap_bytes), MB(d->maps.buf_size + d->exited_cap * sizeof(*d->exited)));
 	p_info("memory: the largest symbols held: %s %.1f MB, %s %.1f, %s %.1f",
 	       rm.syms.top[0].name, MB(rm.syms.top[0].bytes), rm.syms.top[1].name,

@@ -162,6 +162,10 @@ static long frame_id(struct stack_agg *a, const struct frame *f, bool exact)
 		    (!exact || (a->frames[(uintptr_t)slot - 1].addr == f->addr &&
 				a->frames[(uintptr_t)slot - 1].offset == f->offset)))
 			return (uintptr_t)slot - 1;
+	/* at the bound no node can hold a new frame: the frame table and the strings stop growing
+	 * with the tree (they grew on by the frames of stacks cut anyway) */
+	if (a->max_nodes && a->nr_nodes >= a->max_nodes)
+		return -ENOSPC;
 	if (a->nr_frames == a->frames_cap) {
 		size_t cap = a->frames_cap ? a->frames_cap * 2 : 1024;
 		struct frame *n = realloc(a->frames, cap * sizeof(*n));
@@ -343,6 +347,8 @@ static long add_path(struct stack_agg *a, long node, const struct stack_sample *
 		else
 			id = frame_id(a, waker ? stack_sample_waker_frame(s, i) :
 						 stack_sample_frame(s, i), i >= exact_from);
+		if (own && id == STACK_AGG_NO_FRAME)
+			id = -ENOSPC;
 		*last = node;
 		node = id < 0 ? id : child(a, node, id);
 	}

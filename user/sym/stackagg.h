@@ -31,9 +31,13 @@ void stack_agg__bound(struct stack_agg *a, size_t max_nodes);
  * 0 or -ENOMEM. */
 int stack_agg__add(struct stack_agg *a, const struct stack_sample *s);
 /* The id in a's frame table of frame f (added on first sight, copying its strings), as
- * stack_agg__add() would find it: for callers that memoize the frames they meet again.  -ENOMEM
- * or the id. */
+ * stack_agg__add() would find it: for callers that memoize the frames they meet again.  -ENOMEM,
+ * -ENOSPC when f is new and the bound's nodes are all made (no node could hold it: a sample
+ * with it is kept at a caller's path, STACK_AGG_NO_FRAME in stack_agg__add_own()), or the id. */
 long stack_agg__frame_id(struct stack_agg *a, const struct frame *f);
+/* A frame id of stack_agg__add_own()'s samples: a frame stack_agg__frame_id() refused at the
+ * bound, where the stack is cut. */
+#define STACK_AGG_NO_FRAME (UINT32_MAX - 1)
 /* The frame table the ids index; valid until the next add. */
 const struct frame *stack_agg__frames(const struct stack_agg *a);
 /* How many frames the table holds. */

@@ -973,8 +973,9 @@ static int known_run(struct stack_resolver *r, __u32 tgid, bool kernel, const __
 	return (runs->v[at] & ITEM_PENDING) ? -EAGAIN : 0;
 }
 
-/* The id in agg of r->known's frame kid: looked up there once per aggregation.  -ENOMEM or the
- * id. */
+/* The id in agg of r->known's frame kid: looked up there once per aggregation.  -ENOMEM, the
+ * id, or STACK_AGG_NO_FRAME for a frame new to agg once its bound is reached (its nodes are all
+ * made, and stay made: refused for good, and remembered so). */
 static long agg_id(struct stack_resolver *r, struct stack_agg *agg, long kid)
 {
 	long id;
@@ -995,6 +996,8 @@ static long agg_id(struct stack_resolver *r, struct stack_agg *agg, long kid)
 	if (r->xlat[kid])
 		return r->xlat[kid] - 1;
 	id = stack_agg__frame_id(agg, &stack_agg__frames(r->known)[kid]);
+	if (id == -ENOSPC)
+		id = STACK_AGG_NO_FRAME;
 	if (id >= 0)
 		r->xlat[kid] = id + 1;
 	return id;

@@ -197,14 +197,19 @@ void syms_cache__forget_exited(struct syms_cache *sc, __u32 tgid);
 size_t syms_cache__nr_procs(const struct syms_cache *sc);
 /* Frees the files (their fd and parsed symbols) that no process held has mapped for the last
  * ten sweeps, and for 20000 times the CPU time their symbols took to parse (5 minutes at most;
- * a deleted file after the ten sweeps): after processes are forgotten, a long run holds the
- * files of the processes alive and of those that ran lately (the same programs start again and
- * again under churn, and a large one that comes back now and then is not parsed each time), not
- * of every process it saw.  Frames symbolized before keep no pointer into them (the aggregation
- * copies names).  Returns how many were freed. */
+ * a deleted file, or one without symbols, after the ten sweeps): after processes are forgotten,
+ * a long run holds the files of the processes alive and of those that ran lately (the same
+ * programs start again and again under churn, and a large one that comes back now and then is
+ * not parsed each time), not of every process it saw.  Then the symbols over the budget
+ * (syms_cache__set_syms_budget()).  Frames symbolized before keep no pointer into them (the
+ * aggregation copies names).  Returns how many files were freed. */
 size_t syms_cache__sweep_files(struct syms_cache *sc);
 /* Files held. */
 size_t syms_cache__nr_files(const struct syms_cache *sc);
+/* The parsed symbols held at most (8 MiB unless set) beyond those of the files looked up in the
+ * last ten sweeps: each sweep frees the least recently looked-up files' symbols (mapped or not)
+ * down to it, and a later lookup parses them again.  For tests and -v. */
+void syms_cache__set_syms_budget(struct syms_cache *sc, size_t bytes);
 /* Heap bytes held, by part: for -v's memory lines. */
 struct syms_cache_mem {
 	size_t procs, proc_bytes;   /* processes: their entries and mappings */
@@ -212,6 +217,7 @@ struct syms_cache_mem {
 	size_t files, file_bytes;   /* files: their entries and paths */
 	size_t parsed, sym_bytes;   /* files whose symbols were parsed, and those symbols */
 	size_t idle, idle_sym_bytes; /* of the files, those no process mapped at the last sweep */
+	__u64 syms_evicted;         /* files' symbols freed over the budget, ever */
 	size_t index_bytes;         /* the tables of processes and files, the revisit queue */
 	size_t demangled_bytes;     /* demangled names and their table */
 	struct {
