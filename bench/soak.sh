@@ -7,13 +7,17 @@
 # itself (schedstat from the first interval to the last).  BEFORE=BINARY runs another bpfprof
 # beside it, the same way at the same time (each samples the other: a symmetric cost), for an
 # A/B in one run.  SOAK_FILE=pprof or svg: each also writes --pprof or --svg (its peak RSS then
-# counts the writer's; bench/writers_mem.sh).  Targets (issue 17): loss < 0.1%, RSS <= 40 MB
-# and flat, CPU <= 2%.
+# counts the writer's; bench/writers_mem.sh).  ARGS adds options to both runs (ARGS=-v: each
+# drain's memory, part by part, every 30 drains); KEEP=DIR keeps each run's report and stderr
+# there (after.txt, after.err, before.txt, before.err).  Targets (issue 17): loss < 0.1%,
+# RSS <= 40 MB and flat, CPU <= 2%.
 set -u
 cd "$(dirname "$0")/.."
 DURATION=${1:-600}
 EVERY=${SOAK_EVERY:-$((DURATION >= 300 ? 30 : 10))}
 BEFORE=${BEFORE:-}
+ARGS=${ARGS:-}
+KEEP=${KEEP:-}
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 
@@ -37,13 +41,13 @@ for i in "${!bins[@]}"; do
 	svg) file=(--svg "$tmp/file.$i") ;;
 	esac
 	/usr/bin/time -f "%M %U %S" -o "$tmp/time.$i" "${bins[$i]}" profile -F 999 -a \
-		-d "$DURATION" "${file[@]}" -o "$tmp/report.$i" 2> "$tmp/err.$i" &
+		-d "$DURATION" $ARGS "${file[@]}" -o "$tmp/report.$i" 2> "$tmp/err.$i" &
 	tpid[$i]=$!
 done
 # the profilers themselves, not the time(1) around them
 sleep 1
 for i in "${!bins[@]}"; do
-	pid[$i]=$(pgrep -P "${tpid[$i]}" -x bpfprof)
+	pid[$i]=$(pgrep -P "${tpid[$i]}") # time(1)'s one child, whatever the binary is named
 	cpu0[$i]=$(cpu_ns "${pid[$i]}")
 	cpu_prev[$i]=${cpu0[$i]}
 done
@@ -79,7 +83,13 @@ for i in "${!bins[@]}"; do
 	[ -n "${SOAK_FILE:-}" ] && echo "${names[$i]}: --$SOAK_FILE wrote $(stat -c %s "$tmp/file.$i" 2>/dev/null || echo no) bytes"
 	echo "${names[$i]}: exit $rc; peak RSS $((peak_kb / 1024)) MB; own CPU $(echo "scale=2; ($user + $sys) * 100 / $DURATION" | bc)% of a CPU" \
 		"(${run}% from 1 s to ${last} s, without the start and the report)"
-	grep -v '^libbpf' "$tmp/err.$i" | head -5
+	# its errors (with ARGS=-v, the last memory line: the rest is in KEEP)
+	if [ -z "$ARGS" ]; then grep -v '^libbpf' "$tmp/err.$i" | head -5
+	else grep 'memory at' "$tmp/err.$i" | tail -1; fi
 	echo "${names[$i]}: samples kept ${kept:-?}, lost ${lost:-?}: loss $(echo "scale=4; ${lost:-0} * 100 / (${kept:-0} + ${lost:-0} + 1)" | bc)%"
 	sed -n 's/^# Lost samples: .*(\(.*\))/lost detail: \1/p' "$tmp/report.$i" | head -1
+	if [ -n "$KEEP" ]; then
+		mkdir -p "$KEEP" && cp "$tmp/report.$i" "$KEEP/${names[$i]}.txt" &&
+			cp "$tmp/err.$i" "$KEEP/${names[$i]}.err"
+	fi
 done

@@ -1,5 +1,6 @@
 /* The user-space side of draining: the aggregation by (command, symbolized stack), and the hash
  * table whose deletions let processes be forgotten. */
+#include <errno.h>
 #include <stdint.h>
 #include "core/hashtab.h"
 #include "out/flamegraph.h"
@@ -331,7 +332,9 @@ static void test_agg_tree_walk(void)
 }
 
 /* At the bound on nodes, a new stack is kept under the longest path of it there is, its waker's
- * dropped, and counted; stacks already known still add where they are. */
+ * dropped, and counted; stacks already known still add where they are.  A frame no node could
+ * hold is not added to the frame table (nor its strings): with ids of the table's own, it is
+ * STACK_AGG_NO_FRAME, where the stack is cut the same way. */
 static void test_agg_bound(void)
 {
 	struct stack_agg *a = stack_agg__new(false);
@@ -359,22 +362,34 @@ static void test_agg_bound(void)
 	s4.nr_waker_frames = 3;
 	strcpy(s4.waker_comm, "q");
 	CHECK_INT(stack_agg__add(a, &s4), 0);
+	CHECK_INT(stack_agg__frame_id(a, &g[2]), -ENOSPC);
+	CHECK_INT(stack_agg__frame_id(a, &f[1]), 1);
+	{
+		/* main;work;<refused>: kept at main;work, as s2 */
+		__u32 ids[] = { 0, 1, STACK_AGG_NO_FRAME };
+		struct stack_sample own = { .nr_frames = 3, .frame_ids = ids, .value = 16,
+					    .frame_table = stack_agg__frames(a) };
+
+		strcpy(own.comm, "p");
+		CHECK_INT(stack_agg__add_own(a, &own), 0);
+	}
 	out = stack_agg__samples(a, &n);
 	stack_agg__stats(a, &st);
+	CHECK_INT(st.frames, 3); /* main, work, x: y was met at the bound */
 	CHECK_INT(st.nodes, 4 + 1); /* s4's other context: its own node, its frames none */
-	CHECK_INT(st.cut_samples, 2 + 8);
-	CHECK_INT(st.cut_adds, 2);
+	CHECK_INT(st.cut_samples, 2 + 8 + 16);
+	CHECK_INT(st.cut_adds, 3);
 	CHECK_INT(st.max_nodes, 4);
 	CHECK_INT(n, 3);
 	if (n == 3) {
 		CHECK_INT(out[0].value, 1);
-		CHECK_INT(out[1].value, 2 + 4); /* s2 cut to main;work, s3's stack */
+		CHECK_INT(out[1].value, 2 + 4 + 16); /* s2 and own cut to main;work, s3's stack */
 		CHECK_INT(out[1].nr_frames, 2);
 		CHECK_STR(stack_sample_frame(&out[1], 1)->name, "work");
 		CHECK_INT(out[2].value, 8);   /* s4: no room under its context */
 		CHECK_INT(out[2].nr_frames + out[2].nr_waker_frames, 0);
 	}
-	CHECK_INT(stack_samples_total(out, n), 1 + 2 + 4 + 8);
+	CHECK_INT(stack_samples_total(out, n), 1 + 2 + 4 + 8 + 16);
 	stack_agg__free(a);
 }
 

@@ -1249,6 +1249,29 @@ cleanup:
 	reap(&c);
 }
 
+/* The fixture program of dir (prog and libsymtest.so, "" for the top one) started, its six
+ * addresses read into v, and a cache that snapshotted it: the cache, or NULL (checked). */
+static struct syms_cache *spawn_snapshotted(const char *dir, char *prog, char *lib, size_t size,
+					    struct child *c, __u64 *v)
+{
+	struct syms_cache *sc;
+	char name[64];
+	int n;
+
+	snprintf(name, sizeof(name), "%sprog", dir);
+	fx(prog, size, name);
+	snprintf(name, sizeof(name), "%slibsymtest.so", dir);
+	fx(lib, size, name);
+	CHECK_INT(spawn(prog, c), 0);
+	n = read_ptrs(c, v, 6);
+	CHECK_INT(n, 6);
+	if (n != 6)
+		return NULL;
+	sc = syms_cache__new();
+	CHECK(sc && syms_cache__snapshot(sc, c->pid) == 0);
+	return sc;
+}
+
 static void test_cache_after_exit(void)
 {
 	char prog[4096], lib[4096];
@@ -1256,19 +1279,12 @@ static void test_cache_after_exit(void)
 	struct syms_cache *sc = NULL;
 	struct user_sym s;
 	__u64 v[6];
-	int n;
 
 	if (!fixtures_ok)
 		SKIP("fixtures failed to build");
-	fx(prog, sizeof(prog), "gone/prog");
-	fx(lib, sizeof(lib), "gone/libsymtest.so");
-	CHECK_INT(spawn(prog, &c), 0);
-	n = read_ptrs(&c, v, 6);
-	CHECK_INT(n, 6);
-	if (n != 6)
+	sc = spawn_snapshotted("gone/", prog, lib, sizeof(prog), &c, v);
+	if (!sc)
 		goto cleanup;
-	sc = syms_cache__new();
-	CHECK_INT(syms_cache__snapshot(sc, c.pid), 0);
 	/* nothing is parsed yet: the symbol tables are read after the files are gone */
 	reap(&c);
 	CHECK_INT(unlink(prog), 0);
@@ -1290,6 +1306,51 @@ static void test_cache_after_exit(void)
 	syms_cache__resolve(sc, 0x7ffffff1, 0x20000, &s);
 	CHECK_STR(s.module, "[unknown]");
 	CHECK_INT(syms_cache__snapshot(sc, 0x7ffffff0), -ENOENT);
+cleanup:
+	syms_cache__free(sc);
+	reap(&c);
+}
+
+/* Over the symbols' budget, the files looked up least lately lose their parsed symbols at a sweep
+ * (those looked up in the last ten sweeps keep them), mapped or not, and a later lookup parses
+ * them again: a long run holds the symbols of what it samples now, not of every program it saw. */
+static void test_cache_syms_budget(void)
+{
+	char prog[4096], lib[4096];
+	struct child c = { .in = -1 };
+	struct syms_cache *sc = NULL;
+	struct syms_cache_mem m;
+	struct user_sym s;
+	__u64 v[6];
+
+	if (!fixtures_ok)
+		SKIP("fixtures failed to build");
+	sc = spawn_snapshotted("", prog, lib, sizeof(prog), &c, v);
+	if (!sc)
+		goto cleanup;
+	for (int i = 1; i <= 3; i += 2) {
+		syms_cache__resolve(sc, c.pid, v[i] + 1, &s);
+		check_sym(&s, i == 1 ? "hot_function" : "lib_fn", i == 1 ? prog : lib);
+	}
+	syms_cache__set_syms_budget(sc, 1);
+	/* looked up lately: kept over the budget */
+	for (int i = 0; i < 9; i++)
+		syms_cache__sweep_files(sc);
+	syms_cache__mem(sc, &m);
+	CHECK(m.parsed >= 2 && m.sym_bytes > 0);
+	CHECK_INT(m.syms_evicted, 0);
+	syms_cache__sweep_files(sc);
+	syms_cache__mem(sc, &m);
+	CHECK_INT(m.parsed, 0);
+	CHECK(m.syms_evicted >= 2);
+	CHECK(m.files >= 2); /* the process still maps them: only their symbols went */
+	/* parsed again */
+	for (int i = 1; i <= 3; i += 2) {
+		syms_cache__resolve(sc, c.pid, v[i] + 1, &s);
+		check_sym(&s, i == 1 ? "hot_function" : "lib_fn", i == 1 ? prog : lib);
+	}
+	syms_cache__mem(sc, &m);
+	CHECK(m.parsed >= 2 && m.sym_bytes > 0);
 cleanup:
 	syms_cache__free(sc);
 	reap(&c);
@@ -1565,6 +1626,7 @@ int main(void)
 	RUN(test_vdso);
 	RUN(test_cache_live_process);
 	RUN(test_cache_after_exit);
+	RUN(test_cache_syms_budget);
 	RUN(test_cache_revisit);
 	RUN(test_cache_deleted_before_snapshot);
 	RUN(test_cache_records);

@@ -127,8 +127,9 @@ static bool no_debuginfod;
 static const struct opt general_table[] = {
 	{ 0, "no-debuginfod", NULL, "never ask debuginfod (DEBUGINFOD_URLS) for debug info",
 	  OPT_FLAG, &no_debuginfod, .needs = CAP_SYMBOLS },
-	{ 'v', "verbose", NULL, "print libbpf messages, the choices made and each BPF\n"
-	  "program's cost per run", OPT_FLAG, &verbose },
+	{ 'v', "verbose", NULL, "print libbpf messages, the choices made, each BPF\n"
+	  "program's cost per run and, where the maps are drained,\n"
+	  "the memory held, part by part, every 30 drains", OPT_FLAG, &verbose },
 	{ 'h', "help", NULL, "this help", OPT_FLAG, NULL },
 	{},
 };

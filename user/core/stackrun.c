@@ -61,6 +61,9 @@
  * has 200,000 nodes); stacks first seen beyond it are kept under their longest known caller path,
  * and counted in the header */
 #define MAX_NODES (1 << 18)
+/* -v says what memory is held, part by part, every this many drains (about 30 s: a drain a
+ * second unless the maps fill faster) and at the end */
+#define MEM_EVERY_DRAINS 30
 
 struct stack_drain {
 	struct stack_drain_maps maps;
@@ -69,7 +72,7 @@ struct stack_drain {
 	const __u64 *counts_stored, *stacks_stored; /* inserted by the BPF side, ever */
 	__u64 counts_max, stacks_max;
 	__u64 counts_deleted, stacks_deleted;      /* by user space, ever */
-	__u64 last_ns, trimmed_ns;
+	__u64 start_ns, last_ns, trimmed_ns;
 	__u64 drains, drained;
 	size_t files_freed;                        /* no process left that maps them */
 	__u32 *exited;                             /* told since the last drain: forgotten after
@@ -689,7 +692,7 @@ int stack_run_drain_init(struct stack_run *s, struct bpf_map *counts, struct bpf
 	d->stacks_stored = stacks_stored;
 	d->counts_max = bpf_map__max_entries(counts);
 	d->stacks_max = bpf_map__max_entries(stacks);
-	d->last_ns = now_ns();
+	d->start_ns = d->last_ns = now_ns();
 	s->drain = d;
 	syms_cache__exits_told(stack_resolver__syms(s->resolver));
 	return 0;
@@ -713,6 +716,61 @@ static void wait_for_programs(void)
 	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
 		return;
 	nanosleep(&(struct timespec){ .tv_nsec = 20000000 }, NULL);
+}
+
+#define MB(x) ((double)(x) / (1 << 20))
+
+/* -v: what the run holds, part by part (heap bytes by what each structure allocated, RSS as the
+ * kernel counts it, and glibc's view of its arenas), to tell what grows in a long run. */
+static void print_memory(const struct stack_run *s)
+{
+	const struct stack_drain *d = s->drain;
+	struct stack_resolver_mem rm;
+	struct stack_agg_mem am;
+	struct unwind_usage us = {};
+	struct mmaprec_stats ms;
+	struct mallinfo2 mi = mallinfo2();
+	unsigned long pages = 0, resident = 0, shared = 0;
+	long page = sysconf(_SC_PAGESIZE);
+	size_t known;
+	FILE *f;
+
+	f = fopen("/proc/self/statm", "re");
+	if (!f || fscanf(f, "%lu %lu %lu", &pages, &resident, &shared) != 3)
+		resident = shared = 0;
+	if (f)
+		fclose(f);
+	stack_agg__mem(d->agg, &am);
+	stack_resolver__mem(s->resolver, &rm);
+	if (s->unwinder)
+		unwinder__usage(s->unwinder, &us);
+	mmaprec__stats(d->records, &ms);
+	known = am.tree + am.frames + am.strings + am.samples + rm.memo + rm.known + rm.traces +
+		rm.ksyms + rm.syms.proc_bytes + rm.syms.jit_bytes + rm.syms.file_bytes +
+		rm.syms.sym_bytes + rm.syms.index_bytes + rm.syms.demangled_bytes + us.heap_bytes +
+		ms.heap_bytes + d->maps.buf_size + d->exited_cap * sizeof(*d->exited);
+	p_info("memory at %.0f s (drain %llu): RSS %.1f MB (%.1f not file-backed); heap %.1f MB in "
+	       "use of %.1f (%.1f free, %.1f of it at the top; %.1f mmapped), %.1f of it counted "
+	       "here: stacks %.1f (tree %.1f, %zu nodes; frames %.1f, %zu; strings %.1f), frame "
+	       "memo %.1f (its frames %.1f), stacks read %.1f, kernel symbols %.1f, processes %.1f "
+	       "(%zu; JIT maps %.1f), files %.1f (%zu), their symbols %.1f (%zu parsed; %.1f of the "
+	       "%zu files no process maps; %llu evicted), demangled %.1f, tables %.1f, unwinder %.1f (%u files, %u processes), mmap records %.1f, "
+	       "drain buffers %.1f",
+	       (d->last_ns - d->start_ns) / 1e9, (unsigned long long)d->drains,
+	       MB((double)resident * page), MB((double)(resident - shared) * page),
+	       MB(mi.uordblks + mi.hblkhd), MB(mi.arena + mi.hblkhd), MB(mi.fordblks),
+	       MB(mi.keepcost), MB(mi.hblkhd), MB(known),
+	       MB(am.tree + am.frames + am.strings + am.samples), MB(am.tree),
+	       stack_agg__nr_nodes(d->agg), MB(am.frames), stack_agg__nr_frames(d->agg),
+	       MB(am.strings), MB(rm.memo), MB(rm.known), MB(rm.traces), MB(rm.ksyms),
+	       MB(rm.syms.proc_bytes), rm.syms.procs, MB(rm.syms.jit_bytes),
+	       MB(rm.syms.file_bytes), rm.syms.files, MB(rm.syms.sym_bytes), rm.syms.parsed,
+	       MB(rm.syms.idle_sym_bytes), rm.syms.idle,
+	       (unsigned long long)rm.syms.syms_evicted, MB(rm.syms.demangled_bytes), MB(rm.syms.index_bytes), MB(us.heap_bytes), us.files,
+	       us.procs, MB(ms.heap_bytes), MB(d->maps.buf_size + d->exited_cap * sizeof(*d->exited)));
+	p_info("memory: the largest symbols held: %s %.1f MB, %s %.1f, %s %.1f",
+	       rm.syms.top[0].name, MB(rm.syms.top[0].bytes), rm.syms.top[1].name,
+	       MB(rm.syms.top[1].bytes), rm.syms.top[2].name, MB(rm.syms.top[2].bytes));
 }
 
 /* wait: for the programs that may still write the old generation (none at the run's end, see
@@ -762,6 +820,8 @@ static int drain_gen(struct stack_run *s, bool wait)
 		malloc_trim(0);
 		d->trimmed_ns = d->last_ns;
 	}
+	if (verbose && !(d->drains % MEM_EVERY_DRAINS))
+		print_memory(s);
 	if (err)
 		p_err("cannot read the samples: %s", strerror(-err));
 	return err;
@@ -1116,6 +1176,8 @@ int stack_run_finish(struct stack_run *s)
 	}
 	stack_resolver__print_lines_cost(s->resolver);
 	stack_resolver__print_memo(s->resolver);
+	if (verbose)
+		print_memory(s);
 	stack_resolver__release(s->resolver);
 	/* what symbolizing held (freed just above: processes, files, the lines' indexes and libdw's
 	 * state) goes back to the system before the outputs are made */

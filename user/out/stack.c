@@ -1,5 +1,6 @@
 /* Small helpers every stack writer shares: frame names, a growable string, a string interner. */
 #include <errno.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -186,6 +187,7 @@ struct stack_names {
 	size_t *lens;
 	__u64 *hashes;
 	size_t count, cap;
+	size_t str_bytes; /* the strings' allocations (malloc_usable_size) */
 	__u32 *slots; /* id + 1, 0 = empty; open addressing, kept at most half full */
 	size_t nr_slots;
 };
@@ -303,6 +305,7 @@ int stack_names__intern(struct stack_names *t, const char *s, size_t len)
 		return -ENOMEM;
 	memcpy(copy, s, len);
 	copy[len] = '\0';
+	t->str_bytes += malloc_usable_size(copy);
 	t->strs[t->count] = copy;
 	t->lens[t->count] = len;
 	t->hashes[t->count] = h;
@@ -318,6 +321,15 @@ const char *stack_names__str(const struct stack_names *t, __u32 id)
 __u32 stack_names__count(const struct stack_names *t)
 {
 	return t ? t->count : 0;
+}
+
+size_t stack_names__bytes(const struct stack_names *t)
+{
+	if (!t)
+		return 0;
+	return sizeof(*t) + t->str_bytes +
+	       t->cap * (sizeof(*t->strs) + sizeof(*t->lens) + sizeof(*t->hashes)) +
+	       t->nr_slots * sizeof(*t->slots);
 }
 
 void stack_names__free(struct stack_names *t)

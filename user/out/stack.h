@@ -156,6 +156,8 @@ struct stack_names *stack_names__new(void);
 int stack_names__intern(struct stack_names *t, const char *s, size_t len);
 const char *stack_names__str(const struct stack_names *t, __u32 id);
 __u32 stack_names__count(const struct stack_names *t);
+/* Heap bytes t holds (its strings and its index): for -v. */
+size_t stack_names__bytes(const struct stack_names *t);
 void stack_names__free(struct stack_names *t);
 
 /* Flushes out and reports any write that failed on it: a full disk or a closed pipe is an error.

@@ -3,6 +3,7 @@
  * Names and program headers are copied out of libelf, so nothing stays open or mapped once a
  * table is built. */
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <gelf.h>
@@ -924,6 +925,19 @@ int elf_syms__for_each_match(const struct elf_syms *es, const char *glob,
 			return ret;
 	}
 	return 0;
+}
+
+size_t elf_syms__bytes(const struct elf_syms *es)
+{
+	size_t n;
+
+	if (!es)
+		return 0;
+	n = malloc_usable_size((void *)es) + malloc_usable_size(es->syms) +
+	    malloc_usable_size(es->segs);
+	for (size_t i = 0; i < es->nr_strtabs; i++)
+		n += malloc_usable_size(es->strtabs[i]);
+	return n;
 }
 
 void elf_syms__free(struct elf_syms *es)

@@ -7,6 +7,7 @@
  * a size on the function's, and its name is made when an address falls in it.  A few data symbols
  * are kept by name (ksyms__data_addr()): where the kernel's ORC tables are. */
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -1009,6 +1010,23 @@ size_t ksyms__nr_names(const struct ksyms *ks)
 {
 	return ks && complete((struct ksyms *)ks) && !build_by_name((struct ksyms *)ks) ?
 	       ks->nr_names : 0;
+}
+
+size_t ksyms__bytes(const struct ksyms *ks)
+{
+	size_t n;
+
+	if (!ks)
+		return 0;
+	n = malloc_usable_size((void *)ks) + malloc_usable_size(ks->ents) +
+	    malloc_usable_size(ks->names) + malloc_usable_size(ks->old_names) +
+	    malloc_usable_size(ks->by_name) + malloc_usable_size(ks->modules) +
+	    malloc_usable_size(ks->bpf);
+	for (size_t i = 0; i < ks->nr_modules; i++)
+		n += malloc_usable_size(ks->modules[i]);
+	for (size_t i = 0; i < ks->nr_bpf; i++)
+		n += malloc_usable_size(ks->bpf[i].name);
+	return n;
 }
 
 void ksyms__free(struct ksyms *ks)

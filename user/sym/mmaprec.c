@@ -415,8 +415,11 @@ size_t mmaprec__consume(struct mmaprec *mr)
 void mmaprec__stats(const struct mmaprec *mr, struct mmaprec_stats *out)
 {
 	memset(out, 0, sizeof(*out));
-	if (mr)
-		*out = mr->st;
+	if (!mr)
+		return;
+	*out = mr->st;
+	out->heap_bytes = mr->batch_cap + 2 * mr->refs_cap * sizeof(*mr->refs) +
+			  (mr->nr_rings + 1) * (sizeof(*mr->runs) + sizeof(*mr->rings));
 }
 
 void mmaprec__free(struct mmaprec *mr)

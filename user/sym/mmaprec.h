@@ -31,6 +31,7 @@ struct mmaprec_stats {
 	__u64 forks, execs, mmaps, exits; /* of processes */
 	int cpus;      /* rings */
 	__u64 ring_bytes; /* each */
+	__u64 heap_bytes; /* the records copied out and their order, kept from read to read */
 };
 void mmaprec__stats(const struct mmaprec *mr, struct mmaprec_stats *out);
 

@@ -8,6 +8,7 @@
  * and reads it only when it is a regular file that its owner (the process's user or root) wrote,
  * reached without following a single symbolic link (sym/untrusted.h). */
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -251,6 +252,14 @@ const char *perf_map__find(const struct perf_map *pm, __u64 addr, __u64 *sym_off
 	if (sym_off)
 		*sym_off = addr - e->start;
 	return e->name;
+}
+
+size_t perf_map__bytes(const struct perf_map *pm)
+{
+	if (!pm)
+		return 0;
+	return malloc_usable_size((void *)pm) + malloc_usable_size(pm->text) +
+	       malloc_usable_size(pm->ents) + malloc_usable_size(pm->segs);
 }
 
 void perf_map__free(struct perf_map *pm)

@@ -162,6 +162,10 @@ static long frame_id(struct stack_agg *a, const struct frame *f, bool exact)
 		    (!exact || (a->frames[(uintptr_t)slot - 1].addr == f->addr &&
 				a->frames[(uintptr_t)slot - 1].offset == f->offset)))
 			return (uintptr_t)slot - 1;
+	/* at the bound no node can hold a new frame: the frame table and the strings stop growing
+	 * with the tree (they grew on by the frames of stacks cut anyway) */
+	if (a->max_nodes && a->nr_nodes >= a->max_nodes)
+		return -ENOSPC;
 	if (a->nr_frames == a->frames_cap) {
 		size_t cap = a->frames_cap ? a->frames_cap * 2 : 1024;
 		struct frame *n = realloc(a->frames, cap * sizeof(*n));
@@ -343,6 +347,8 @@ static long add_path(struct stack_agg *a, long node, const struct stack_sample *
 		else
 			id = frame_id(a, waker ? stack_sample_waker_frame(s, i) :
 						 stack_sample_frame(s, i), i >= exact_from);
+		if (own && id == STACK_AGG_NO_FRAME)
+			id = -ENOSPC;
 		*last = node;
 		node = id < 0 ? id : child(a, node, id);
 	}
@@ -424,6 +430,11 @@ size_t stack_agg__nr_frames(const struct stack_agg *a)
 	return a->nr_frames;
 }
 
+size_t stack_agg__nr_nodes(const struct stack_agg *a)
+{
+	return a->nr_nodes;
+}
+
 __u64 stack_agg__serial(const struct stack_agg *a)
 {
 	return a->serial;
@@ -480,6 +491,20 @@ size_t stack_agg__bytes(const struct stack_agg *a)
 	       a->nr_slots * sizeof(*a->slots) + a->cap * sizeof(*a->entries) +
 	       a->ctxs_cap * sizeof(*a->ctxs) +
 	       (a->ctx_index.cap + a->frame_index.cap) * sizeof(struct hashtab_entry);
+}
+
+void stack_agg__mem(const struct stack_agg *a, struct stack_agg_mem *m)
+{
+	*m = (struct stack_agg_mem){};
+	if (!a)
+		return;
+	m->tree = sizeof(*a) + a->nodes_cap * sizeof(*a->nodes) + a->nr_slots * sizeof(*a->slots) +
+		  a->cap * sizeof(*a->entries) + a->ctxs_cap * sizeof(*a->ctxs) +
+		  a->ctx_index.cap * sizeof(struct hashtab_entry);
+	m->frames = a->frames_cap * sizeof(*a->frames) +
+		    a->frame_index.cap * sizeof(struct hashtab_entry);
+	m->strings = stack_names__bytes(a->strs);
+	m->samples = a->out ? a->nr_out * sizeof(*a->out) + a->nr_ids * sizeof(*a->out_ids) : 0;
 }
 
 void stack_agg__free(struct stack_agg *a)

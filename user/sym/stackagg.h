@@ -31,13 +31,19 @@ void stack_agg__bound(struct stack_agg *a, size_t max_nodes);
  * 0 or -ENOMEM. */
 int stack_agg__add(struct stack_agg *a, const struct stack_sample *s);
 /* The id in a's frame table of frame f (added on first sight, copying its strings), as
- * stack_agg__add() would find it: for callers that memoize the frames they meet again.  -ENOMEM
- * or the id. */
+ * stack_agg__add() would find it: for callers that memoize the frames they meet again.  -ENOMEM,
+ * -ENOSPC when f is new and the bound's nodes are all made (no node could hold it: a sample
+ * with it is kept at a caller's path, STACK_AGG_NO_FRAME in stack_agg__add_own()), or the id. */
 long stack_agg__frame_id(struct stack_agg *a, const struct frame *f);
+/* A frame id of stack_agg__add_own()'s samples: a frame stack_agg__frame_id() refused at the
+ * bound, where the stack is cut. */
+#define STACK_AGG_NO_FRAME (UINT32_MAX - 1)
 /* The frame table the ids index; valid until the next add. */
 const struct frame *stack_agg__frames(const struct stack_agg *a);
 /* How many frames the table holds. */
 size_t stack_agg__nr_frames(const struct stack_agg *a);
+/* How many nodes the tree holds. */
+size_t stack_agg__nr_nodes(const struct stack_agg *a);
 /* A number no other aggregation of this process has, even once a is freed: for callers that
  * keep ids of one aggregation and must notice another (allocated where a freed one was). */
 __u64 stack_agg__serial(const struct stack_agg *a);
@@ -59,6 +65,14 @@ const struct stack_sample *stack_agg__samples(struct stack_agg *a, size_t *nr);
 void stack_agg__tree(const struct stack_agg *a, struct stack_tree *t);
 /* Bytes held, strings apart: for -v. */
 size_t stack_agg__bytes(const struct stack_agg *a);
+/* Heap bytes held, by part: for -v's memory lines. */
+struct stack_agg_mem {
+	size_t tree;    /* nodes, their index, entries, contexts */
+	size_t frames;  /* the frame table and its index */
+	size_t strings; /* names, modules, build-ids, source files, cgroups */
+	size_t samples; /* stack_agg__samples()' arrays, while made */
+};
+void stack_agg__mem(const struct stack_agg *a, struct stack_agg_mem *m);
 struct stack_agg_stats {
 	size_t entries, nodes, frames, ids, strings;
 	size_t max_nodes;                /* stack_agg__bound() */

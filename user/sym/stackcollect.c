@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -972,8 +973,9 @@ static int known_run(struct stack_resolver *r, __u32 tgid, bool kernel, const __
 	return (runs->v[at] & ITEM_PENDING) ? -EAGAIN : 0;
 }
 
-/* The id in agg of r->known's frame kid: looked up there once per aggregation.  -ENOMEM or the
- * id. */
+/* The id in agg of r->known's frame kid: looked up there once per aggregation.  -ENOMEM, the
+ * id, or STACK_AGG_NO_FRAME for a frame new to agg once its bound is reached (its nodes are all
+ * made, and stay made: refused for good, and remembered so). */
 static long agg_id(struct stack_resolver *r, struct stack_agg *agg, long kid)
 {
 	long id;
@@ -994,6 +996,8 @@ static long agg_id(struct stack_resolver *r, struct stack_agg *agg, long kid)
 	if (r->xlat[kid])
 		return r->xlat[kid] - 1;
 	id = stack_agg__frame_id(agg, &stack_agg__frames(r->known)[kid]);
+	if (id == -ENOSPC)
+		id = STACK_AGG_NO_FRAME;
 	if (id >= 0)
 		r->xlat[kid] = id + 1;
 	return id;
@@ -1463,6 +1467,27 @@ static int counts_of_gen_slow(int fd, size_t key_size, void *filter, char **keys
 	for (size_t i = 0; !err && i < *nr; i++)
 		bpf_map_lookup_elem(fd, *keys + i * key_size, &(*values)[i]);
 	return err;
+}
+
+void stack_resolver__mem(const struct stack_resolver *r, struct stack_resolver_mem *m)
+{
+	struct stack_agg_mem km;
+
+	*m = (struct stack_resolver_mem){};
+	m->memo = (r->memo.cap + r->memo_proc.cap) * sizeof(struct hashtab_entry) +
+		  (r->runs.cap + r->proc_runs.cap + r->xlat_cap + r->ids_cap + r->items_cap) *
+		  sizeof(__u32);
+	stack_agg__mem(r->known, &km);
+	m->known = km.tree + km.frames + km.strings;
+	m->traces = r->traces.cap * sizeof(struct hashtab_entry) +
+		    r->pending_cap * sizeof(*r->pending) +
+		    r->pending_items_cap * sizeof(*r->pending_items);
+	for (size_t i = 0; i < r->traces.cap; i++)
+		m->traces += malloc_usable_size(r->traces.slots[i].val);
+	/* the prefetching thread owns them until it is joined (at the first kernel frame) */
+	if (!r->prefetching)
+		m->ksyms = ksyms__bytes(r->ksyms);
+	syms_cache__mem(r->syms, &m->syms);
 }
 
 void stack_resolver__print_memo(const struct stack_resolver *r)

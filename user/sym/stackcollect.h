@@ -9,6 +9,7 @@ struct ksyms;
 struct ksyms_store;
 struct stack_resolver;
 struct syms_cache;
+#include "sym/syms.h"
 
 struct stack_resolver *stack_resolver__new(void);
 /* Starts loading kernel symbols in a background thread (reading /proc/kallsyms takes ~50 ms of
@@ -125,6 +126,16 @@ int stacks_drain_gen(struct stack_resolver *r, struct stack_drain_maps *m, __u32
 int kernel_vmlinux_find(const struct ksyms *ks, char *path, size_t size, __u64 *kaslr);
 /* Stack ids whose frames were gone when their sample was read. */
 __u64 stack_resolver__missing(const struct stack_resolver *r);
+/* Heap bytes the resolver holds, by part: for -v's memory lines (source lines apart: the
+ * worker's, said at the end). */
+struct stack_resolver_mem {
+	size_t memo;      /* the frame memo: its tables, runs and id translation */
+	size_t known;     /* the memo's frames (tree, table and strings of their aggregation) */
+	size_t traces;    /* stacks read and not yet dropped, keys waiting for lines */
+	size_t ksyms;     /* kernel symbols */
+	struct syms_cache_mem syms;
+};
+void stack_resolver__mem(const struct stack_resolver *r, struct stack_resolver_mem *m);
 /* With -v: how many frames the drains symbolized, and found symbolized before. */
 void stack_resolver__print_memo(const struct stack_resolver *r);
 #endif

@@ -63,6 +63,8 @@ int ksyms__for_each_name(const struct ksyms *ks, int (*fn)(const char *name, __u
 			 void *ctx);
 /* How many names ksyms__for_each_name() visits. */
 size_t ksyms__nr_names(const struct ksyms *ks);
+/* Heap bytes the table holds (for -v); 0 for NULL. */
+size_t ksyms__bytes(const struct ksyms *ks);
 /* Frees the table and every name it handed out; NULL is fine. */
 void ksyms__free(struct ksyms *ks);
 /* The GNU build-id in hex of the running kernel ("[kernel.kallsyms]", from /sys/kernel/notes) or
@@ -95,6 +97,8 @@ int elf_syms__for_each_match(const struct elf_syms *es, const char *glob,
 			     void *ctx);
 /* The file's GNU build-id in hex (as readelf -n prints it), or NULL when it has none. */
 const char *elf_syms__build_id(const struct elf_syms *es);
+/* Heap bytes the table holds (for -v); 0 for NULL. */
+size_t elf_syms__bytes(const struct elf_syms *es);
 /* Frees the table and every name it handed out; NULL is fine. */
 void elf_syms__free(struct elf_syms *es);
 /* Sets the root searched for separate debug files (DIR/.build-id/xx/rest.debug and
@@ -145,6 +149,8 @@ int perf_map__open(__u32 tgid, struct stat *st, enum file_refusal *why, char *pa
 		   size_t size);
 /* The newest entry containing addr, or NULL; *sym_off (if not NULL) gets addr - entry start. */
 const char *perf_map__find(const struct perf_map *pm, __u64 addr, __u64 *sym_off);
+/* Heap bytes the map holds (for -v); 0 for NULL. */
+size_t perf_map__bytes(const struct perf_map *pm);
 /* Frees the map and every name it handed out; NULL is fine. */
 void perf_map__free(struct perf_map *pm);
 
@@ -191,14 +197,35 @@ void syms_cache__forget_exited(struct syms_cache *sc, __u32 tgid);
 size_t syms_cache__nr_procs(const struct syms_cache *sc);
 /* Frees the files (their fd and parsed symbols) that no process held has mapped for the last
  * ten sweeps, and for 20000 times the CPU time their symbols took to parse (5 minutes at most;
- * a deleted file after the ten sweeps): after processes are forgotten, a long run holds the
- * files of the processes alive and of those that ran lately (the same programs start again and
- * again under churn, and a large one that comes back now and then is not parsed each time), not
- * of every process it saw.  Frames symbolized before keep no pointer into them (the aggregation
- * copies names).  Returns how many were freed. */
+ * a deleted file, or one without symbols, after the ten sweeps): after processes are forgotten,
+ * a long run holds the files of the processes alive and of those that ran lately (the same
+ * programs start again and again under churn, and a large one that comes back now and then is
+ * not parsed each time), not of every process it saw.  Then the symbols over the budget
+ * (syms_cache__set_syms_budget()).  Frames symbolized before keep no pointer into them (the
+ * aggregation copies names).  Returns how many files were freed. */
 size_t syms_cache__sweep_files(struct syms_cache *sc);
 /* Files held. */
 size_t syms_cache__nr_files(const struct syms_cache *sc);
+/* The parsed symbols held at most (8 MiB unless set) beyond those of the files looked up in the
+ * last ten sweeps: each sweep frees the least recently looked-up files' symbols (mapped or not)
+ * down to it, and a later lookup parses them again.  For tests and -v. */
+void syms_cache__set_syms_budget(struct syms_cache *sc, size_t bytes);
+/* Heap bytes held, by part: for -v's memory lines. */
+struct syms_cache_mem {
+	size_t procs, proc_bytes;   /* processes: their entries and mappings */
+	size_t jit_bytes;           /* their JIT maps (perf maps), replaced ones too */
+	size_t files, file_bytes;   /* files: their entries and paths */
+	size_t parsed, sym_bytes;   /* files whose symbols were parsed, and those symbols */
+	size_t idle, idle_sym_bytes; /* of the files, those no process mapped at the last sweep */
+	__u64 syms_evicted;         /* files' symbols freed over the budget, ever */
+	size_t index_bytes;         /* the tables of processes and files, the revisit queue */
+	size_t demangled_bytes;     /* demangled names and their table */
+	struct {
+		char name[40];      /* the file's name (its last 39 bytes) */
+		size_t bytes;
+	} top[3];                   /* the files with the largest symbols, largest first */
+};
+void syms_cache__mem(const struct syms_cache *sc, struct syms_cache_mem *m);
 /* Symbolizes addr in process tgid (snapshotting it first if needed); ELF files are parsed once
  * and shared by every process that maps them.  Always fills *out (name NULL when unresolved);
  * the strings stay valid until syms_cache__free.  An address outside the snapshot refreshes it

@@ -5,6 +5,7 @@
  * needs them and shared too.  Every string handed out lives until syms_cache__free. */
 #include <elf.h>
 #include <errno.h>
+#include <malloc.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <fcntl.h>
@@ -33,6 +34,12 @@
  * s; libLLVM's 17 ms parse (clang run now and then) cost a live view up to a third of its CPU. */
 #define FILE_KEEP_PER_PARSE_NS 20000
 #define FILE_KEEP_MAX_NS (300 * 1000000000ULL)
+/* Parsed symbols held at most, beyond those of the files looked up in the last FILE_IDLE_SWEEPS
+ * sweeps: the least recently looked-up files' go first, mapped or not, and are parsed again if a
+ * lookup needs them (the frame memo answers most addresses without one).  Under process churn on
+ * a machine running compilers, the symbols of every program seen lately (libLLVM's 3.5 MB,
+ * libclang-cpp's 2.9, cc1plus's 2.2...) grew a run's RSS from 7 to 27 MB and more. */
+#define SYMS_BUDGET_BYTES (8 << 20)
 #define DELETED_SUFFIX " (deleted)"
 /* Mappings a forked child's array has room for beyond its parent's (syms_cache__record_fork) */
 #define FORK_MAPS_ROOM 16
@@ -51,6 +58,8 @@ struct dso {
 	unsigned idle;       /* sweeps in a row that found no process mapping it */
 	__u64 idle_since_ns; /* when the first of them found none */
 	__u64 parse_ns;      /* the CPU time its symbols took to parse */
+	size_t sym_bytes;    /* what its parsed symbols hold */
+	__u64 used;          /* the sweep (syms_cache.sweeps) of its last lookup */
 	struct dso *next;    /* next dso with the same inode number */
 	__u64 serial;        /* syms_cache__file_at(): never another dso's, even once freed */
 };
@@ -105,6 +114,9 @@ struct syms_cache {
 	bool records_monotonic;   /* their times are CLOCK_MONOTONIC's */
 	bool records_lost;        /* some were lost: a new program under a pid may have gone untold */
 	__u64 dsos_made;          /* the last dso's serial */
+	__u64 sweeps;             /* syms_cache__sweep_files() calls */
+	size_t syms_budget;       /* SYMS_BUDGET_BYTES, or syms_cache__set_syms_budget()'s */
+	__u64 syms_evicted;       /* files' symbols freed over SYMS_BUDGET_BYTES */
 	/* processes to snapshot once more, in the order they were first seen */
 	__u32 *revisits;
 	size_t revisit_head, nr_revisits, revisits_cap;
@@ -125,7 +137,16 @@ static __u64 now_ns(void)
 
 struct syms_cache *syms_cache__new(void)
 {
-	return calloc(1, sizeof(struct syms_cache));
+	struct syms_cache *sc = calloc(1, sizeof(struct syms_cache));
+
+	if (sc)
+		sc->syms_budget = SYMS_BUDGET_BYTES;
+	return sc;
+}
+
+void syms_cache__set_syms_budget(struct syms_cache *sc, size_t bytes)
+{
+	sc->syms_budget = bytes;
 }
 
 /* Start time of a process in clock ticks since boot: unlike the pid, never reused. */
@@ -1039,8 +1060,9 @@ static bool idle_kept(const struct dso *d, __u64 now)
 
 	if (d->idle < FILE_IDLE_SWEEPS)
 		return true;
-	/* a deleted file's space on disk is held by its fd */
-	if (d->deleted)
+	/* a deleted file's space on disk is held by its fd; one without symbols (evicted, or none)
+	 * costs nothing to open again */
+	if (d->deleted || !d->es)
 		return false;
 	return now - d->idle_since_ns < (keep < FILE_KEEP_MAX_NS ? keep : FILE_KEEP_MAX_NS);
 }
@@ -1073,6 +1095,47 @@ static bool sweep_chain(struct syms_cache *sc, __u64 ino, struct dso *head, __u6
 	return freed_syms;
 }
 
+static int cmp_used(const void *a, const void *b)
+{
+	__u64 x = (*(struct dso *const *)a)->used, y = (*(struct dso *const *)b)->used;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Frees the symbols of the files least recently looked up (none in the last FILE_IDLE_SWEEPS
+ * sweeps) while all held are over the budget (SYMS_BUDGET_BYTES); true when it freed some. */
+static bool evict_symbols(struct syms_cache *sc)
+{
+	size_t total = 0, nr = 0, n = 0, i;
+	struct dso **v, *d;
+
+	for (i = 0; i < sc->dsos.cap; i++)
+		for (d = sc->dsos.slots[i].val; d; d = d->next) {
+			total += d->sym_bytes;
+			nr++;
+		}
+	if (total <= sc->syms_budget)
+		return false;
+	v = malloc(nr * sizeof(*v));
+	if (!v)
+		return false;
+	for (i = 0; i < sc->dsos.cap; i++)
+		for (d = sc->dsos.slots[i].val; d; d = d->next)
+			if (d->es && sc->sweeps - d->used >= FILE_IDLE_SWEEPS)
+				v[n++] = d;
+	qsort(v, n, sizeof(*v), cmp_used);
+	for (i = 0; i < n && total > sc->syms_budget; i++) {
+		total -= v[i]->sym_bytes;
+		elf_syms__free(v[i]->es);
+		v[i]->es = NULL;
+		v[i]->sym_bytes = 0;
+		v[i]->parsed = false; /* parsed again at the next lookup */
+		sc->syms_evicted++;
+	}
+	free(v);
+	return i > 0;
+}
+
 size_t syms_cache__sweep_files(struct syms_cache *sc)
 {
 	size_t before = 0, after = 0, i;
@@ -1102,10 +1165,67 @@ size_t syms_cache__sweep_files(struct syms_cache *sc)
 	for (i = 0; i < after; i++)
 		freed_syms |= sweep_chain(sc, inos[i], hashtab_get(&sc->dsos, inos[i], 0), now);
 	free(inos);
+	sc->sweeps++;
+	freed_syms |= evict_symbols(sc);
 	/* the demangled names are keyed by the raw names' pointers, which went with the symbols */
 	if (freed_syms)
 		forget_demangled(sc);
 	return before - syms_cache__nr_files(sc);
+}
+
+static void mem_top(struct syms_cache_mem *m, const char *path, size_t bytes)
+{
+	const size_t nr = sizeof(m->top) / sizeof(m->top[0]);
+	const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	size_t i = nr, len = strlen(name);
+
+	while (i > 0 && bytes > m->top[i - 1].bytes)
+		i--;
+	if (i == nr)
+		return;
+	memmove(&m->top[i + 1], &m->top[i], (nr - i - 1) * sizeof(m->top[0]));
+	m->top[i].bytes = bytes;
+	if (len >= sizeof(m->top[i].name))
+		name += len - sizeof(m->top[i].name) + 1;
+	strcpy(m->top[i].name, name);
+}
+
+void syms_cache__mem(const struct syms_cache *sc, struct syms_cache_mem *m)
+{
+	*m = (struct syms_cache_mem){};
+	for (size_t i = 0; i < sc->procs.cap; i++) {
+		const struct proc *p = sc->procs.slots[i].val;
+
+		if (!p)
+			continue;
+		m->procs++;
+		m->proc_bytes += malloc_usable_size((void *)p) + malloc_usable_size(p->maps) +
+				 malloc_usable_size(p->old_pms);
+		m->jit_bytes += perf_map__bytes(p->pm);
+		for (size_t k = 0; k < p->nr_old_pms; k++)
+			m->jit_bytes += perf_map__bytes(p->old_pms[k]);
+	}
+	for (size_t i = 0; i < sc->dsos.cap; i++)
+		for (const struct dso *d = sc->dsos.slots[i].val; d; d = d->next) {
+			m->files++;
+			m->file_bytes += malloc_usable_size((void *)d) + malloc_usable_size(d->path);
+			m->parsed += d->es != NULL;
+			m->sym_bytes += d->sym_bytes;
+			m->idle += d->idle > 0;
+			m->idle_sym_bytes += d->idle ? d->sym_bytes : 0;
+			mem_top(m, d->path, d->sym_bytes);
+		}
+	m->sym_bytes += elf_syms__bytes(sc->vdso);
+	m->syms_evicted = sc->syms_evicted;
+	m->index_bytes = (sc->procs.cap + sc->dsos.cap) * sizeof(struct hashtab_entry) +
+			 sc->revisits_cap * sizeof(*sc->revisits);
+	m->demangled_bytes = sc->demangled.cap * sizeof(struct hashtab_entry);
+	for (size_t i = 0; i < sc->demangled.cap; i++) {
+		const struct hashtab_entry *e = &sc->demangled.slots[i];
+
+		if (e->val && e->val != (void *)(uintptr_t)e->k1)
+			m->demangled_bytes += malloc_usable_size(e->val);
+	}
 }
 
 size_t syms_cache__nr_files(const struct syms_cache *sc)
@@ -1189,6 +1309,7 @@ static struct elf_syms *dso_syms(struct dso *d)
 		/* no fd: the file was refused, or gone; by its name now it could be anything */
 		d->es = d->fd >= 0 ? elf_syms__open_fd(d->fd, d->path) : NULL;
 		d->parse_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - start;
+		d->sym_bytes = elf_syms__bytes(d->es);
 	}
 	return d->es;
 }
@@ -1287,6 +1408,7 @@ static bool resolve_in_proc(struct syms_cache *sc, struct proc *p, __u64 addr,
 	if (m && m->kind == MAP_FILE) {
 		out->module = m->dso->path;
 		out->offset = addr - m->start + m->pgoff;
+		m->dso->used = sc->sweeps;
 		out->build_id = elf_syms__build_id(dso_syms(m->dso));
 		if (dso_syms(m->dso))
 			lookup_elf(sc, m->dso->es, out->offset, out);

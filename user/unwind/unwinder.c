@@ -11,6 +11,7 @@
  * lies inside) before the rows are reused.  The row array is mapped only while rows are written:
  * kept mapped, all of --unwind-mem would count in bpfprof's RSS. */
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
@@ -1354,9 +1355,24 @@ static void usage_locked(const struct unwinder *u, struct unwind_usage *out)
 	out->procs_written = u->procs_stored;
 	out->refreshes_same = u->refreshes_same;
 	out->announcements_stale = u->announcements_stale;
+	out->heap_bytes = sizeof(*u) + u->cap_jobs * sizeof(*u->jobs) +
+			  u->cap_free * sizeof(*u->free) +
+			  (u->files_by_key.cap + u->procs.cap) * sizeof(struct hashtab_entry) +
+			  (u->sorted ? UNWIND_MAX_TABLES * sizeof(*u->sorted) : 0) +
+			  (u->tables_len ? 0 : malloc_usable_size(u->tables)) +
+			  malloc_usable_size(u->rows);
 	for (__u32 i = 0; i < u->nr_files; i++) {
 		out->tables_loaded += u->files[i]->loaded;
 		out->tables_no_cfi += u->files[i]->no_cfi;
+		out->heap_bytes += malloc_usable_size(u->files[i]) +
+				   malloc_usable_size(u->files[i]->path);
+	}
+	for (size_t i = 0; i < u->procs.cap; i++) {
+		const struct uw_proc_rec *r = u->procs.slots[i].val;
+
+		if (r)
+			out->heap_bytes += malloc_usable_size((void *)r) +
+					   malloc_usable_size(r->copy);
 	}
 	if (u->walks_fd >= 0) {
 		int ncpu = libbpf_num_possible_cpus(), zero = 0;

@@ -161,6 +161,7 @@ struct unwind_usage {
 	__u64 refreshes_same;       /* lists asked for the same as held: not written */
 	__u64 announcements_stale;  /* announcements from before an exec told since: none written */
 	__u64 stats[UNW_STAT_NR];   /* the BPF side's counters, summed over CPUs */
+	__u64 heap_bytes;           /* held on the heap: files, processes, jobs, in-memory tables */
 };
 void unwinder__usage(const struct unwinder *u, struct unwind_usage *out);
 
