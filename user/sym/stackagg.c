@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/grow.h"
 #include "core/hashtab.h"
 #include "stacks.h"
 #include "sym/stackagg.h"
@@ -166,15 +167,8 @@ static long frame_id(struct stack_agg *a, const struct frame *f, bool exact)
 	 * with the tree (they grew on by the frames of stacks cut anyway) */
 	if (a->max_nodes && a->nr_nodes >= a->max_nodes)
 		return -ENOSPC;
-	if (a->nr_frames == a->frames_cap) {
-		size_t cap = a->frames_cap ? a->frames_cap * 2 : 1024;
-		struct frame *n = realloc(a->frames, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		a->frames = n;
-		a->frames_cap = cap;
-	}
+	if (ARRAY_GROW(a->frames, a->frames_cap, a->nr_frames + 1))
+		return -ENOMEM;
 	copy.name = intern(a, f->name, &err);
 	copy.module = intern(a, f->module, &err);
 	copy.build_id = intern(a, f->build_id, &err);

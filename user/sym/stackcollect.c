@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <sys/utsname.h>
 #include <bpf/bpf.h>
+#include "core/grow.h"
 #include "core/common.h"
 #include "core/hashtab.h"
 #include "sym/cgroups.h"
@@ -980,19 +981,8 @@ static long agg_id(struct stack_resolver *r, struct stack_agg *agg, long kid)
 {
 	long id;
 
-	if ((size_t)kid >= r->xlat_cap) {
-		size_t cap = r->xlat_cap ? r->xlat_cap : 1024;
-		__u32 *x;
-
-		while (cap <= (size_t)kid)
-			cap *= 2;
-		x = realloc(r->xlat, cap * sizeof(*x));
-		if (!x)
-			return -ENOMEM;
-		memset(x + r->xlat_cap, 0, (cap - r->xlat_cap) * sizeof(*x));
-		r->xlat = x;
-		r->xlat_cap = cap;
-	}
+	if (ARRAY_GROW_ZEROED(r->xlat, r->xlat_cap, (size_t)kid + 1))
+		return -ENOMEM;
 	if (r->xlat[kid])
 		return r->xlat[kid] - 1;
 	id = stack_agg__frame_id(agg, &stack_agg__frames(r->known)[kid]);
@@ -1097,17 +1087,8 @@ static int add_items(struct stack_resolver *r, struct stack_agg *agg, const stru
 static int pend_key(struct stack_resolver *r, const struct sample_key *key, __u64 value,
 		    size_t nr)
 {
-	struct pending_key *p;
-
-	if (r->nr_pending == r->pending_cap) {
-		size_t cap = r->pending_cap ? r->pending_cap * 2 : 64;
-
-		p = realloc(r->pending, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		r->pending = p;
-		r->pending_cap = cap;
-	}
+	if (ARRAY_GROW(r->pending, r->pending_cap, r->nr_pending + 1))
+		return -ENOMEM;
 	if (u32_room(&r->pending_items, &r->pending_items_cap, r->nr_pending_items, nr))
 		return -ENOMEM;
 	memcpy(r->pending_items + r->nr_pending_items, r->items, nr * sizeof(*r->items));

@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
+#include "core/grow.h"
 #include "core/hashtab.h"
 #include "sym/syms.h"
 
@@ -371,16 +372,7 @@ static bool have_procmap_query = true;
 
 static int grow_maps(struct mapping **maps, size_t nr, size_t *cap)
 {
-	struct mapping *tmp;
-
-	if (nr < *cap)
-		return 0;
-	tmp = realloc(*maps, (*cap ? *cap * 2 : 32) * sizeof(*tmp));
-	if (!tmp)
-		return -ENOMEM;
-	*maps = tmp;
-	*cap = *cap ? *cap * 2 : 32;
-	return 0;
+	return ARRAY_GROW(*maps, *cap, nr + 1);
 }
 
 /* The executable mappings through PROCMAP_QUERY; -ENOTTY where the kernel has none. */
@@ -881,15 +873,8 @@ static int proc_add_mapping(struct proc *p, const struct mapping *m)
 	}
 	if ((!lo || p->maps[lo - 1].end <= m->start) &&
 	    (lo == p->nr_maps || p->maps[lo].start >= m->end)) {
-		if (p->nr_maps == p->maps_cap) {
-			size_t cap = p->maps_cap ? p->maps_cap * 2 : 16;
-
-			out = realloc(p->maps, cap * sizeof(*out));
-			if (!out)
-				return -ENOMEM;
-			p->maps = out;
-			p->maps_cap = cap;
-		}
+		if (ARRAY_GROW(p->maps, p->maps_cap, p->nr_maps + 1))
+			return -ENOMEM;
 		memmove(&p->maps[lo + 1], &p->maps[lo], (p->nr_maps - lo) * sizeof(*p->maps));
 		p->maps[lo] = *m;
 		p->nr_maps++;
