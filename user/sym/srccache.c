@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include "core/grow.h"
 #include "core/common.h"
 #include "core/diskcache.h"
 #include "core/hashtab.h"
@@ -540,15 +541,8 @@ long src_file__add_entry(struct src_file *f, const struct fn_scopes *x, bool lin
 
 	if (f->len > SRC_FILE_MAX / 2)
 		return -E2BIG; /* enough for a file: the rest is looked up in its debug info */
-	if (f->nr_ae == f->cap_ae) {
-		size_t cap = f->cap_ae ? f->cap_ae * 2 : 64;
-		struct ent *n = realloc(f->ae, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		f->ae = n;
-		f->cap_ae = cap;
-	}
+	if (ARRAY_GROW(f->ae, f->cap_ae, f->nr_ae + 1))
+		return -ENOMEM;
 	err = write_entry(f, x, lines_only);
 	if (err)
 		return err;
@@ -570,15 +564,8 @@ int src_file__add_region(struct src_file *f, enum src_region kind, __u64 lo, __u
 	/* a function's other addresses looked up meanwhile find the same region */
 	if (f->nr_ar && f->ar[f->nr_ar - 1].lo == lo && f->ar[f->nr_ar - 1].hi == hi)
 		return 0;
-	if (f->nr_ar == f->cap_ar) {
-		size_t cap = f->cap_ar ? f->cap_ar * 2 : 64;
-		struct region *n = realloc(f->ar, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		f->ar = n;
-		f->cap_ar = cap;
-	}
+	if (ARRAY_GROW(f->ar, f->cap_ar, f->nr_ar + 1))
+		return -ENOMEM;
 	f->ar[f->nr_ar++] = (struct region){ lo, hi, kind == SRC_UNCOVERED ? 0 : entry, kind };
 	f->c->st.regions_added++;
 	return 0;
