@@ -827,22 +827,6 @@ static int fill_sample_key(struct stack_resolver *r, int stacks_fd, const void *
 }
 
 /* Room in *v (of *cap) for n more __u32 than used.  0 or -ENOMEM. */
-static int u32_room(__u32 **v, size_t *cap, size_t used, size_t n)
-{
-	__u32 *t;
-	size_t c;
-
-	if (used + n <= *cap)
-		return 0;
-	c = (used + n) * 2;
-	t = realloc(*v, c * sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	*v = t;
-	*cap = c;
-	return 0;
-}
-
 /* The frames of frame f with chain c (frame_chain()) into r->known, appended to *v (of *cap,
  * *n used).  0 or -ENOMEM. */
 static int chain_ids(struct stack_resolver *r, const struct frame *f,
@@ -851,7 +835,7 @@ static int chain_ids(struct stack_resolver *r, const struct frame *f,
 	__u32 k = frames_of_chain(r, c);
 	struct frame x;
 
-	if (u32_room(v, cap, *n, k))
+	if (ARRAY_GROW(*v, *cap, *n + k))
 		return -ENOMEM;
 	for (__u32 j = 0; j < k; j++) {
 		long id;
@@ -904,7 +888,7 @@ static long memo_run(struct stack_resolver *r, struct frame_runs *runs, __u32 tg
 		r->lines_ns += now_ns() - start;
 		if (err == -EAGAIN) {
 			id = stack_agg__frame_id(r->known, &f);
-			if (id < 0 || u32_room(&runs->v, &runs->cap, at, 2))
+			if (id < 0 || ARRAY_GROW(runs->v, runs->cap, at + 2))
 				return id < 0 ? id : -ENOMEM;
 			runs->v[at] = ITEM_PENDING | ticket;
 			runs->v[at + 1] = id;
@@ -1004,14 +988,14 @@ static int memo_items(struct stack_resolver *r, __u32 tgid, bool kernel, const _
 		int err = known_run(r, tgid, kernel, ips, i, &run);
 
 		if (err == -EAGAIN) {
-			if (u32_room(&r->items, &r->items_cap, *n, 2))
+			if (ARRAY_GROW(r->items, r->items_cap, *n + 2))
 				return -ENOMEM;
 			r->items[(*n)++] = run[0];
 			r->items[(*n)++] = run[1];
 			(*pending)++;
 			continue;
 		}
-		err = err ?: u32_room(&r->items, &r->items_cap, *n, run[0]);
+		err = err ?: ARRAY_GROW(r->items, r->items_cap, *n + run[0]);
 		if (err)
 			return err;
 		memcpy(r->items + *n, run + 1, run[0] * sizeof(*run));
@@ -1041,7 +1025,7 @@ static int add_items(struct stack_resolver *r, struct stack_agg *agg, const stru
 	int err;
 
 	/* room for every item (chain_ids() makes more for inlined frames) */
-	if (u32_room(&r->ids, &r->ids_cap, 0, nr))
+	if (ARRAY_GROW(r->ids, r->ids_cap, nr))
 		return -ENOMEM;
 	for (size_t i = 0; i < nr; i++) {
 		const struct srcline_chain *c;
@@ -1089,7 +1073,7 @@ static int pend_key(struct stack_resolver *r, const struct sample_key *key, __u6
 {
 	if (ARRAY_GROW(r->pending, r->pending_cap, r->nr_pending + 1))
 		return -ENOMEM;
-	if (u32_room(&r->pending_items, &r->pending_items_cap, r->nr_pending_items, nr))
+	if (ARRAY_GROW(r->pending_items, r->pending_items_cap, r->nr_pending_items + nr))
 		return -ENOMEM;
 	memcpy(r->pending_items + r->nr_pending_items, r->items, nr * sizeof(*r->items));
 	r->pending[r->nr_pending++] = (struct pending_key){ *key, value, r->nr_pending_items, nr };
