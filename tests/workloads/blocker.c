@@ -4,7 +4,9 @@
  *   "pipewriter" writer_loop -> raw_syscall(write): ... that this thread writes every 10 ms
  *   "diskio"     disk_loop -> raw_syscall(pwrite64 / fdatasync): O_DIRECT|O_SYNC writes to a file
  *                under /var/tmp, waiting for the disk (D)
- * The process exits when main has done its N sleeps.
+ * The process exits when main has done its N sleeps, and prints to stderr how long they took
+ * ("blocker: slept US us"): on a loaded machine each sleep ends later than its 20 ms, and a test
+ * compares what offcpu counted with that rather than with N x 20 ms.
  *
  * Every blocking system call goes through raw_syscall(), an inline "syscall" instruction in a
  * function with a frame pointer: Debian's libc is built without frame pointers, so a
@@ -45,10 +47,26 @@ __attribute__((noinline)) void sleep_20ms(void)
 		;
 }
 
-__attribute__((noinline)) void sleeper(int n)
+static long long now_us(void)
 {
-	for (int i = 0; i < n; i++)
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000LL + t.tv_nsec / 1000;
+}
+
+/* The time spent in sleep_20ms(), in microseconds. */
+__attribute__((noinline)) long long sleeper(int n)
+{
+	long long slept = 0;
+
+	for (int i = 0; i < n; i++) {
+		long long t0 = now_us();
+
 		sleep_20ms();
+		slept += now_us() - t0;
+	}
+	return slept;
 }
 
 __attribute__((noinline)) void reader_loop(void)
@@ -124,6 +142,7 @@ int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 50;
 	pthread_t r, w, d;
+	long long slept;
 
 	if (pipe(pipefd)) {
 		perror("blocker: pipe");
@@ -132,7 +151,8 @@ int main(int argc, char **argv)
 	pthread_create(&r, NULL, reader, NULL);
 	pthread_create(&w, NULL, writer, NULL);
 	pthread_create(&d, NULL, disk, NULL);
-	sleeper(n);
+	slept = sleeper(n);
+	fprintf(stderr, "blocker: slept %lld us\n", slept);
 	done = 1;
 	pthread_join(w, NULL);
 	close(pipefd[1]); /* the reader sees end of file */
