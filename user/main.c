@@ -8,8 +8,8 @@
 #define BPFPROF_VERSION "0.2"
 
 static const struct command *const cmds[] = {
-	&profile_cmd, &offcpu_cmd, &funclat_cmd, &stat_cmd, &runqlat_cmd, &sched_cmd, &biolat_cmd,
-	&list_cmd, &top_cmd, &annotate_cmd, &trace_cmd,
+	&profile_cmd, &record_cmd, &offcpu_cmd, &funclat_cmd, &stat_cmd, &runqlat_cmd, &sched_cmd,
+	&biolat_cmd, &list_cmd, &top_cmd, &annotate_cmd, &trace_cmd,
 };
 
 /* annotate reads a file instead of running when given -i FILE (before any "--"). */

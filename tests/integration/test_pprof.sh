@@ -23,7 +23,7 @@ expect_one_error "report on a missing file names it" "cannot read $TMP/nope" -- 
 expect_one_error "diff with a missing file names it" "cannot read $TMP/nope" -- diff "$TMP/ok.folded" "$TMP/nope"
 expect_one_error "report on a directory names it" "$TMP" -- report "$TMP"
 expect_one_error "diff of a count and a time profile is refused" "do not compare" -- diff "$TMP/ok.folded" "$ROOT/tests/fuzz/corpus/pprof/offcpu.pb.gz"
-expect_one_error "report without a file is usage" "takes FILE" -- report
+(cd "$TMP" && expect_one_error "report without a file (and no ./bpfprof.pb.gz) is usage" "takes FILE" -- report)
 "$BPFPROF" report "$TMP/ok.folded" >"$TMP/ok.txt" 2>&1
 check "report reads a folded file without a profile run" grep -q 'hot_a' "$TMP/ok.txt"
 # perf report's spellings: -i FILE and --stdio; the report of -i is the report of the FILE
@@ -84,6 +84,38 @@ else
 		check "the kernel's build-id is perf buildid-list -k's" test "$kbid" = "$want"
 	fi
 fi
+
+# ---- 1b. record now, report later: perf record and perf report's habit ----
+mkdir -p "$TMP/rec"
+(cd "$TMP/rec" && "$BPFPROF" record -F $F -g -- "$WL/hotcold" 2 >"$TMP/rec.out" 2>"$TMP/rec.err"); rc=$?
+check "record -- COMMAND: exit 0" test "$rc" -eq 0
+check "record writes ./bpfprof.pb.gz, whole" gzip -t "$TMP/rec/bpfprof.pb.gz"
+check "record prints no report" awk '/^# Samples/ { bad = 1 } END { exit bad }' "$TMP/rec.out"
+check "record says where the profile is" grep -q '^bpfprof record: the profile is in bpfprof.pb.gz' "$TMP/rec.err"
+(cd "$TMP/rec" && "$BPFPROF" report -f) >"$TMP/rec.folded" 2>"$TMP/recrep.err"
+a=$(folded_sum "$TMP/rec.folded" 'hot_a'); b=$(folded_sum "$TMP/rec.folded" 'hot_b')
+echo "# record, then report with no FILE: hot_a=$a hot_b=$b"
+check "report with no FILE reads ./bpfprof.pb.gz: hot_a about twice hot_b (within 20%)" \
+	within "$a" $((2 * ${b:-0})) 0.2
+cp "$TMP/rec/bpfprof.pb.gz" "$TMP/rec1.pb.gz"
+# typed as for perf: no --, the last words the command
+(cd "$TMP/rec" && "$BPFPROF" record -a -g sleep 0.3 >/dev/null 2>"$TMP/rec2.err"); rc=$?
+check "record -a -g sleep 0.3 (perf's spelling): exit 0, a new profile" \
+	test "$rc" -eq 0 -a -n "$(cmp "$TMP/rec1.pb.gz" "$TMP/rec/bpfprof.pb.gz" 2>&1)"
+check "the previous profile is kept as bpfprof.pb.gz.old, as perf.data.old" \
+	cmp -s "$TMP/rec1.pb.gz" "$TMP/rec/bpfprof.pb.gz.old"
+"$BPFPROF" record -o "$TMP/rec3.pb.gz" -F $F -- "$WL/hotcold" 1 >/dev/null 2>&1
+"$BPFPROF" report "$TMP/rec3.pb.gz" >"$TMP/rec3.txt" 2>&1
+check "record -o FILE: report FILE has the workload" grep -q 'hot_a' "$TMP/rec3.txt"
+if [ "$have_go" = 1 ]; then
+	gopprof -top "$TMP/rec3.pb.gz" >"$TMP/rec3top.txt"
+	check "record -o FILE: go tool pprof reads it" grep -q 'hot_a' "$TMP/rec3top.txt"
+fi
+expect_one_error "record -o to a missing directory fails before tracing" "cannot write $TMP/nodir" -- \
+	record -o "$TMP/nodir/x.pb.gz" -a 1
+expect_one_error "record --pprof is refused (-o names its file)" "record writes its profile to -o FILE" -- \
+	record --pprof "$TMP/x.pb.gz" -a 1
+check "no file left by the refused runs" test ! -e "$TMP/x.pb.gz" -a ! -e "$TMP/nodir"
 
 # ---- 2. report reads it back ----
 "$BPFPROF" report "$TMP/a.pb.gz" >"$TMP/rep.txt" 2>"$TMP/rep.err"; rc=$?

@@ -15,6 +15,9 @@ extern const struct command biolat_cmd;
 extern const struct command top_cmd;
 extern const struct command list_cmd;
 extern const struct command annotate_cmd;
+extern const struct command record_cmd;
+/* what record writes and report reads when given no file, as perf's ./perf.data */
+#define RECORD_DEFAULT_FILE "bpfprof.pb.gz"
 extern const struct command trace_cmd;
 /* Commands that read profiles instead of tracing (core/filerun.h). */
 extern const struct file_command report_cmd;

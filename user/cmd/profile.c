@@ -74,7 +74,7 @@ const struct opt profile_sampling_opts[] = {
 	{},
 };
 
-static const struct opt profile_opts[] = {
+const struct opt profile_opts[] = {
 	{ 0, "event-root", NULL, "with several events, each event as the root frame of the\n"
 	  "folded stacks and the flame graph (the report has a section\n"
 	  "per event)", OPT_FLAG, &env.event_root },
@@ -689,17 +689,9 @@ const struct command profile_cmd = {
 		CAP_STACK_FILES | CAP_EVENTS | CAP_PERIODS,
 	.positional = POS_DURATION,
 	.opts = profile_opts,
-	.sampling_opts = profile_sampling_opts,
-	.skel = &profile_skel,
+	PROFILE_RUN_HOOKS,
 	.check = profile_check,
-	.configure = profile_configure,
-	.fallback = stack_run_fallback,
-	.attach = profile_attach,
-	.started = profile_started,
-	.tick = profile_tick,
 	.period = profile_period,
-	.detach = profile_detach,
-	.collect = profile_collect,
 	.write = profile_write,
 	.teardown = profile_teardown,
 };

@@ -18,6 +18,8 @@ extern struct profile_sampling profile_sampling;
 /* The sampling options (-F, -c, --include-idle): profile's and top's struct command
  * sampling_opts. */
 extern const struct opt profile_sampling_opts[];
+/* profile's own options (--event-root, --filter, --by), which record shares */
+extern const struct opt profile_opts[];
 
 /* The events -e takes, for profile's --help and top's. */
 #define PROFILE_EVENT_NOTES                                                                    \
@@ -29,6 +31,14 @@ extern const struct opt profile_sampling_opts[];
 
 /* profile's hooks (core/runner.h), top's too. */
 int profile_check(struct runner *r);
+
+/* The hooks of profile's run that a command sampling as profile does shares whole (annotate,
+ * record): its own are check, write and what it adds.  In a file with RUNNER_SKELETON(profile). */
+#define PROFILE_RUN_HOOKS                                                                      \
+	.sampling_opts = profile_sampling_opts, .skel = &profile_skel,                          \
+	.configure = profile_configure, .fallback = stack_run_fallback,                         \
+	.attach = profile_attach, .started = profile_started, .tick = profile_tick,             \
+	.detach = profile_detach, .collect = profile_collect
 int profile_configure(struct runner *r);
 int profile_attach(struct runner *r);
 int profile_started(struct runner *r);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cmd/cmds.h"
 #include "core/common.h"
 #include "core/stackrun.h"
@@ -237,12 +238,18 @@ static int report_files(FILE *out, char **files, int nr_files);
 /* FILE arguments and -i FILEs, in that order. */
 static int report_run(FILE *out, char **args, int nr_args)
 {
+	static char *recorded[] = { RECORD_DEFAULT_FILE };
 	char **files;
 	int err;
 
+	/* as perf report reads ./perf.data: what bpfprof record wrote here by default */
+	if (!nr_args && !env.nr_inputs && !access(RECORD_DEFAULT_FILE, F_OK)) {
+		args = recorded;
+		nr_args = 1;
+	}
 	if (!nr_args && !env.nr_inputs) {
-		p_err("report takes FILE... : a pprof or folded file a run wrote (profile --pprof "
-		      "FILE, -f); nothing is recorded to a perf.data");
+		p_err("report takes FILE... : a pprof or folded file a run wrote (bpfprof record, "
+		      "profile --pprof FILE, -f); no ./%s here", RECORD_DEFAULT_FILE);
 		return -EINVAL;
 	}
 	files = calloc(nr_args + env.nr_inputs, sizeof(*files));
@@ -302,14 +309,16 @@ cleanup:
 const struct file_command report_cmd = {
 	.name = "report",
 	.summary = "read profiles back (pprof, folded): report, folded, flame graph",
-	.args = "FILE...",
+	.args = "[FILE...]",
 	.description =
-		"Read pprof profiles (bpfprof's --pprof, Go's runtime/pprof or go test -cpuprofile,\n"
-		"any profile.proto, gzip'd or not) and folded stacks, merge them, and write what a\n"
-		"run writes: the perf-style report, or -f folded stacks; --svg, --pprof besides.",
+		"Read pprof profiles (bpfprof record's and --pprof, Go's runtime/pprof or go test\n"
+		"-cpuprofile, any profile.proto, gzip'd or not) and folded stacks, merge them, and\n"
+		"write what a run writes: the perf-style report, or -f folded stacks; --svg, --pprof\n"
+		"besides.",
 	.notes =
 		"FILE: a pprof or folded file, told apart by content; - reads stdin.  Several files\n"
-		"are merged: they must count the same thing (samples with samples, time with time).\n",
+		"are merged: they must count the same thing (samples with samples, time with time).\n"
+		"Without FILE: ./bpfprof.pb.gz, which bpfprof record writes (perf report's perf.data).\n",
 	.opts = report_opts,
 	.caps = CAP_STACKS | CAP_STACK_OUTPUTS | CAP_STACK_FILES,
 	.run = report_run,

@@ -1296,6 +1296,20 @@ void stack_files_write(const struct stack_outputs *o, const struct stack_sample 
 	}
 }
 
+/* Where no report carries the header (folded stacks, record's files), what a user must not miss
+ * of it goes to stderr: an empty run (not left silent), stacks cut, samples lost. */
+static void header_to_stderr(const struct stack_outputs *o, bool empty, const char *what)
+{
+	if (empty)
+		fprintf(stderr, "bpfprof: no %s: %s is empty\n", o->lost_what, what);
+	if (o->header.cut)
+		fprintf(stderr, "bpfprof: %s\n", o->header.cut);
+	if (o->header.lost)
+		fprintf(stderr, "bpfprof: lost %s: %llu (%s)\n", o->lost_what,
+			(unsigned long long)o->header.lost,
+			o->header.lost_detail ? o->header.lost_detail : "");
+}
+
 int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const struct stack_run *sr)
 {
 	const struct stack_sample *s = sr->samples;
@@ -1342,18 +1356,12 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 	}
 
 	stack_files_write(o, s, n, t);
-	if (o->folded) {
+	if (o->files_only) {
+		header_to_stderr(o, t ? !t->nr_entries : !n, "the profile");
+	} else if (o->folded) {
 		err = t ? folded_write_tree(out, t, &o->folded_opts) :
 			  folded_write(out, s, n, &o->folded_opts);
-		/* folded lines have no room for a header: an empty run is said here, not left silent */
-		if (t ? !t->nr_entries : !n)
-			fprintf(stderr, "bpfprof: no %s: the folded output is empty\n", o->lost_what);
-		if (o->header.cut)
-			fprintf(stderr, "bpfprof: %s\n", o->header.cut);
-		if (o->header.lost)
-			fprintf(stderr, "bpfprof: lost %s: %llu (%s)\n", o->lost_what,
-				(unsigned long long)o->header.lost,
-				o->header.lost_detail ? o->header.lost_detail : "");
+		header_to_stderr(o, t ? !t->nr_entries : !n, "the folded output");
 	} else if (o->nr_events > 1) {
 		err = write_sections(out, o, t, s, n);
 	} else if (t) {

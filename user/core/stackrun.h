@@ -190,6 +190,8 @@ void stack_run_free(struct stack_run *s);
 /* What to write and how. */
 struct stack_outputs {
 	bool folded;           /* -f: folded stacks instead of the report */
+	bool files_only;       /* the --svg and --pprof files alone, no report or folded stacks
+				* (record); what folded stacks say on stderr is said */
 	struct folded_opts folded_opts;
 	struct flamegraph_opts flamegraph;
 	struct report_header header; /* with -f, its lost count and detail go to stderr */
