@@ -171,6 +171,20 @@ check "--svg on a full disk: the report still goes to stdout" \
 	>/dev/null 2>&1; rc=$?
 check "--heatmap on a full disk: exit 1, the histograms and the TSV still written" \
 	test "$rc" -eq 1 -a -s "$TMP/outs/h.tsv" -a "$(grep -c 'usecs' "$TMP/outs/rq.txt")" -ge 1
+# the other way round: a report that cannot be written costs only itself too
+"$BPFPROF" profile --svg "$TMP/outs/f.svg" --pprof "$TMP/outs/f.pb.gz" -o /dev/full 1 >/dev/null \
+	2>"$TMP/full.err"; rc=$?
+check "-o on a full disk: exit 1, one line naming it, the --svg and --pprof files still written" \
+	test "$rc" -eq 1 -a "$(cat "$TMP/full.err")" = "bpfprof: cannot write /dev/full: No space left on device" \
+	-a -s "$TMP/outs/f.svg" -a -s "$TMP/outs/f.pb.gz"
+"$BPFPROF" profile --svg "$TMP/outs/p.svg" 1 2>"$TMP/pipe.err" | head -n 1 >/dev/null
+rc=${PIPESTATUS[0]}
+check "the report into a pipe closed early (| head): exit 1, nothing said, the --svg still written" \
+	test "$rc" -eq 1 -a ! -s "$TMP/pipe.err" -a -s "$TMP/outs/p.svg"
+"$BPFPROF" report "$TMP/outs/f.pb.gz" --svg "$TMP/outs/r.svg" 2>"$TMP/pipe.err" | head -n 1 >/dev/null
+rc=${PIPESTATUS[0]}
+check "bpfprof report into a pipe closed early: exit 1, nothing said, the --svg still written" \
+	test "$rc" -eq 1 -a ! -s "$TMP/pipe.err" -a -s "$TMP/outs/r.svg"
 rm -f "$TMP"/outs/*
 
 # ---- -a with -- COMMAND: all CPUs, for as long as the command runs ----

@@ -196,10 +196,9 @@ else
 		test "$ni" -gt 0 -a $(( ti > ni ? ti - ni : ni - ti )) -le $(( 2 * $(nproc) ))
 fi
 
-# ---- a closed output ends the run with one line ----
+# ---- a closed output ends the run, without a word as perf sched timehist | head does ----
 timeout 30 "$BPFPROF" sched --timehist -a 2>"$TMP/pipe.err" | head -n 5 >/dev/null
 rc=${PIPESTATUS[0]}
-check "timehist into a closed pipe: exit 1, one line ($rc)" \
-	test "$rc" -eq 1 -a "$(grep -c '^bpfprof: cannot write the output' "$TMP/pipe.err")" -eq 1
+check "timehist into a closed pipe: exit 1, nothing said ($rc)" test "$rc" -eq 1 -a ! -s "$TMP/pipe.err"
 kill "$wpid" 2>/dev/null
 exit 0

@@ -359,7 +359,7 @@ static int biolat_report(struct runner *r, bool last)
 			env.counted += set.e[i].slots[k];
 	}
 	if (err)
-		p_err("cannot write %s: %s", run_opts.out.path ?: "the histograms", strerror(-err));
+		runner_report_failed(err);
 out:
 	hist_set_free(&set);
 	return err;

@@ -250,7 +250,7 @@ static int funclat_report(struct runner *r, bool last)
 	if (!err && !shown)
 		fprintf(r->out, "\n(no calls)\n");
 	if (err)
-		p_err("cannot write %s: %s", run_opts.out.path ?: "the report", strerror(-err));
+		runner_report_failed(err);
 	free(h);
 	return err;
 }

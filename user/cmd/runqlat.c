@@ -244,7 +244,7 @@ static int runqlat_report(struct runner *r, bool last)
 	else
 		err = report_keyed(r->out, r->skel, &env.prevs);
 	if (err)
-		p_err("cannot write %s: %s", run_opts.out.path ?: "the report", strerror(-err));
+		runner_report_failed(err);
 	return err;
 }
 

@@ -316,7 +316,7 @@ static int write_table(FILE *out, struct sched_row *rows, size_t n)
 	sched_rows_sort(rows, n, env.sort);
 	err = sched_table_write(out, rows, n, &o);
 	if (err)
-		p_err("cannot write %s: %s", run_opts.out.path ?: "the table", strerror(-err));
+		runner_report_failed(err);
 	return err;
 }
 
@@ -365,7 +365,7 @@ static int sched_collect(struct runner *r)
 	int err;
 
 	if (env.timehist && env.write_err) {
-		p_err("cannot write the output: %s", strerror(-env.write_err));
+		runner_report_failed(env.write_err);
 		return env.write_err;
 	}
 	if (env.timehist && !env.summary && !env.with_summary)
@@ -391,7 +391,7 @@ static int sched_write(struct runner *r)
 		int err = timehist_summary_write(r->out, env.rows, env.nr_rows, &o);
 
 		if (err)
-			p_err("cannot write the summary: %s", strerror(-err));
+			runner_report_failed(err);
 		return err;
 	}
 	if (env.timehist)

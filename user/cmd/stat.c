@@ -1447,7 +1447,7 @@ static int flush_out(void)
 	int err = stream_flush_check(env.out);
 
 	if (err)
-		p_err("cannot write %s: %s", run_opts.out.path ?: "the counts", strerror(-err));
+		runner_report_failed(err);
 	return err;
 }
 

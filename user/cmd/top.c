@@ -261,7 +261,7 @@ static int print_refresh(FILE *out)
 		return 1;
 	}
 	if (err)
-		p_err("cannot write %s: %s", run_opts.out.path ?: "the output", strerror(-err));
+		runner_report_failed(err);
 	return err;
 }
 

@@ -517,7 +517,7 @@ static int trace_collect(struct runner *r)
 	if (err == -ENOMEM)
 		p_err("cannot read the summary: %s", strerror(-err));
 	else if (err)
-		p_err("cannot write the output: %s", strerror(-err));
+		runner_report_failed(err);
 	return err;
 }
 

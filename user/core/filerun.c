@@ -80,6 +80,7 @@ int file_command_main(const struct file_command *cmd, int argc, char **argv)
 	err = outputs_open(groups, n, cmd->caps);
 	if (err)
 		return 1;
+	runner_set_report_output(out_file.of.f ? &out_file : NULL);
 	err = cmd->run(out_file.of.f ?: stdout, args.pos, args.nr_pos);
 	if (err) {
 		outputs_abort(groups, n, cmd->caps);
@@ -88,6 +89,6 @@ int file_command_main(const struct file_command *cmd, int argc, char **argv)
 	opts_for_each(groups, n, cmd->caps, count_given_up, &given_up);
 	err = outputs_commit(groups, n, cmd->caps);
 	if (!err && !out_file.path && (err = stream_flush_check(stdout)))
-		p_err("cannot write the output: %s", strerror(-err));
-	return err || given_up ? 1 : 0;
+		runner_report_failed(err);
+	return err || given_up || runner_output_error() ? 1 : 0;
 }

@@ -37,6 +37,9 @@ struct run_opts run_opts;
 static volatile sig_atomic_t child_signalled;
 /* the first error of an output given up (runner_output_failed): the run's exit status */
 static int output_err;
+/* where the report goes (runner_set_report_output()), NULL for stdout; whether it failed */
+static struct output *report_output;
+static bool report_failed;
 
 /* -e A,B (and, for POS_EVENTS, each argument): appended one by one, as perf splits -e. */
 static int opt_event(const char *arg)
@@ -547,6 +550,32 @@ void runner_output_failed(struct output *out, int err)
 	output_err = output_err ?: err;
 }
 
+void runner_set_report_output(struct output *out)
+{
+	report_output = out;
+	report_failed = false;
+}
+
+void runner_report_failed(int err)
+{
+	/* once: stdout's error flag fails the last flush again */
+	if (report_failed)
+		return;
+	report_failed = true;
+	if (report_output && report_output->of.f) {
+		runner_output_failed(report_output, err);
+		return;
+	}
+	if (err != -EPIPE)
+		p_err("cannot write the output: %s", strerror(-err));
+	output_err = output_err ?: err;
+}
+
+int runner_output_error(void)
+{
+	return output_err;
+}
+
 /* Every output file of the command's options, opened before tracing starts so that a path
  * that cannot be written fails at once.  0 or -errno (printed; nothing left behind). */
 int outputs_open(const struct opt_group *groups, int n, unsigned int caps)
@@ -739,7 +768,7 @@ static int report(struct runner *r, bool last)
 	/* what the command left in the buffer (its last lines) fails here, on a full disk */
 	if (!err && fflush(r->out) == EOF) {
 		err = -errno;
-		p_err("cannot write %s: %s", run_opts.out.path ?: "the output", strerror(-err));
+		runner_report_failed(err);
 	}
 	r->reports++;
 	return err;
@@ -1055,11 +1084,8 @@ static int finish(struct runner *r)
 	periods_err = period_close(err);
 	if (!err)
 		err = commit_outputs(r->cmd);
-	if (!err && r->out == stdout) {
-		err = stream_flush_check(stdout);
-		if (err)
-			p_err("cannot write the output: %s", strerror(-err));
-	}
+	if (!err && r->out == stdout && (err = stream_flush_check(stdout)))
+		runner_report_failed(err);
 	report_missed_runs(r);
 	report_bpf_cost(r);
 	p_info("finish: %.1f ms to detach, %.1f ms to collect, %.1f ms to report, %.1f ms to write",
@@ -1194,6 +1220,7 @@ static int run_once(const struct command *cmd, int argc, char **argv, unsigned r
 	if (err)
 		goto cleanup;
 	r.out = run_opts.out.of.f ?: cmd->stderr_beside_command && targets.command ? stderr : stdout;
+	runner_set_report_output(run_opts.out.of.f ? &run_opts.out : NULL);
 	err = setup(&r);
 	err = err ?: run_loop(&r);
 	if (r.start_ns) {

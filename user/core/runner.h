@@ -238,6 +238,16 @@ void runner_reset_options(void);
  * line and removes the file (never left half written); the run then exits 1, while every other
  * output, the report first, is still written and committed. */
 void runner_output_failed(struct output *out, int err);
+/* The report (-o FILE, else stdout) could not be written: a file is removed as
+ * runner_output_failed() removes one, the other outputs are still written and committed, and the
+ * run exits 1.  A pipe whose reader has gone (EPIPE: `| head`) is said by no line, as perf and
+ * git die of SIGPIPE without one. */
+void runner_report_failed(int err);
+/* Where the report goes, for runner_report_failed(): -o's output, NULL for stdout (set by
+ * runner_main() and by the file commands). */
+void runner_set_report_output(struct output *out);
+/* The first error of an output given up (runner_output_failed(), runner_report_failed()), or 0. */
+int runner_output_error(void);
 
 /* The output files of cmd's options (-o, --svg, --heatmap...), opened before tracing as
  * runner_main() does: 0, or -errno after printing which one failed and removing the others. */

@@ -1117,7 +1117,7 @@ int stack_run_period(struct stack_run *s, struct runner *r, int (*write)(struct 
 	/* printed periods go out as they end, not when a buffer fills */
 	if (!err && period_text() && fflush(r->out) == EOF) {
 		err = -errno;
-		p_err("cannot write the output: %s", strerror(-err));
+		runner_report_failed(err);
 	}
 	s->samples = NULL;
 	s->nr_samples = 0;
@@ -1369,9 +1369,10 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 	} else {
 		err = stack_agg_report_write(out, &o->header, s, n, &o->report);
 	}
+	/* the files above are whole: a report that failed costs only itself */
 	if (err)
-		p_err("cannot write %s: %s", run_opts.out.path ?: "the output", strerror(-err));
-	return err;
+		runner_report_failed(err);
+	return 0;
 }
 
 struct stack_outputs stack_outputs_from_opts(const char *default_title, enum report_unit unit)

@@ -220,7 +220,9 @@ bool stack_files_wanted(void);
 void stack_files_write(const struct stack_outputs *o, const struct stack_sample *s, size_t n,
 		       const struct stack_tree *t);
 
-/* The SVG (when --svg asked for it) and the report or folded stacks of the run's samples on out.
- * Files are committed by the runner.  Returns 0 or -errno (printed). */
+/* The SVG and pprof files (when asked for) and the report or folded stacks of the run's samples
+ * on out.  Files are committed by the runner.  A report that cannot be written costs only itself
+ * (runner_report_failed(): the run exits 1, the files are still committed); returns 0, or
+ * -errno (printed) of --every's periods. */
 int stack_outputs_write(FILE *out, const struct stack_outputs *o, const struct stack_run *sr);
 #endif
