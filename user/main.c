@@ -28,6 +28,24 @@ static const struct file_command *const file_cmds[] = {
 	&report_cmd, &diff_cmd,
 };
 
+/* perf's commands that bpfprof answers under other names: the unknown-command line says where. */
+static const char *perf_hint(const char *name)
+{
+	static const struct {
+		const char *perf, *hint;
+	} hints[] = {
+		{ "script", "perf script's lines are 'bpfprof trace' (one line per event) or "
+			    "'bpfprof report -f' (folded stacks, for flamegraph.pl)" },
+		{ "probe", "no probe is created beforehand: event specs name it where it is used "
+			   "(u:PATH:FUNC, k:FUNC in profile -e, stat, funclat, trace)" },
+	};
+
+	for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++)
+		if (!strcmp(name, hints[i].perf))
+			return hints[i].hint;
+	return "'bpfprof help' lists them";
+}
+
 /* The command list: on stdout when asked for, on stderr with exit 2 when no command was given
  * (a script that forgot its command must not read as a success). */
 static int cmd_help(FILE *f)
@@ -63,6 +81,6 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(file_cmds) / sizeof(file_cmds[0]); i++)
 		if (!strcmp(argv[1], file_cmds[i]->name))
 			return file_command_main(file_cmds[i], argc - 1, argv + 1);
-	p_err("unknown command '%s'; 'bpfprof help' lists them", argv[1]);
+	p_err("unknown command '%s'; %s", argv[1], perf_hint(argv[1]));
 	return 2;
 }

@@ -24,6 +24,13 @@ check "profile --help exits 0" test "$rc" -eq 0
 check "profile --help shows usage" grep -q "Usage: bpfprof profile" "$TMP/h"
 "$BPFPROF" nosuchcmd >/dev/null 2>&1; rc=$?
 check "unknown command exits 2" test "$rc" -eq 2
+# perf's habits: record is a command; script says where its lines are
+"$BPFPROF" script >/dev/null 2>"$TMP/script.err"; rc=$?
+check "perf's 'script': exit 2, one line naming trace and report -f" \
+	test "$rc" -eq 2 -a "$(wc -l <"$TMP/script.err")" -eq 1 -a "$(grep -c "bpfprof trace.*bpfprof report -f" "$TMP/script.err")" -eq 1
+"$BPFPROF" record --help >"$TMP/h" 2>&1; rc=$?
+check "record --help: exit 0, where the profile goes" \
+	test "$rc" -eq 0 -a "$(grep -c 'bpfprof.pb.gz' "$TMP/h")" -ge 1
 "$BPFPROF" >"$TMP/none.out" 2>"$TMP/none.err"; rc=$?
 check "no command: exit 2, the commands listed on stderr" \
 	sh -c "test $rc -eq 2 && test ! -s '$TMP/none.out' && grep -q '^Usage: bpfprof COMMAND' '$TMP/none.err'"
