@@ -91,7 +91,10 @@ mkdir -p "$TMP/rec"
 check "record -- COMMAND: exit 0" test "$rc" -eq 0
 check "record writes ./bpfprof.pb.gz, whole" gzip -t "$TMP/rec/bpfprof.pb.gz"
 check "record prints no report" awk '/^# Samples/ { bad = 1 } END { exit bad }' "$TMP/rec.out"
-check "record says where the profile is" grep -q '^bpfprof record: the profile is in bpfprof.pb.gz' "$TMP/rec.err"
+said=$(sed -n 's/^bpfprof record: \([0-9]*\) samples, [0-9.]* KB, in bpfprof.pb.gz .*/\1/p' "$TMP/rec.err")
+in_file=$(cd "$TMP/rec" && "$BPFPROF" report 2>/dev/null | sed -n 's/^# Samples: \([0-9]*\) .*/\1/p')
+check "record says where the profile is and how many samples it holds ($said, report: $in_file)" \
+	test -n "$said" -a "$said" = "$in_file"
 (cd "$TMP/rec" && "$BPFPROF" report -f) >"$TMP/rec.folded" 2>"$TMP/recrep.err"
 a=$(folded_sum "$TMP/rec.folded" 'hot_a'); b=$(folded_sum "$TMP/rec.folded" 'hot_b')
 echo "# record, then report with no FILE: hot_a=$a hot_b=$b"

@@ -13,6 +13,7 @@
 #include "cmd/profile.h"
 #include "core/common.h"
 #include "core/stackrun.h"
+#include "sym/stackagg.h"
 #include "profile.skel.h"
 
 RUNNER_SKELETON(profile);
@@ -51,25 +52,46 @@ static void keep_previous(const char *path)
 		p_info("cannot keep the previous %s as %s: %s", path, old, strerror(errno));
 }
 
+/* The samples the profile holds (perf record's last line counts them). */
+static __u64 samples_of(const struct stack_run *sr)
+{
+	struct stack_tree t;
+	__u64 n = 0;
+
+	if (sr->samples) {
+		for (size_t i = 0; i < sr->nr_samples; i++)
+			n += sr->samples[i].value;
+		return n;
+	}
+	if (!sr->agg)
+		return 0;
+	stack_agg__tree(sr->agg, &t);
+	for (size_t i = 0; i < t.nr_entries; i++)
+		n += t.entries[i].value;
+	return n;
+}
+
 static int record_write(struct runner *r)
 {
 	struct profile_texts texts;
 	struct profile_state st;
 	struct stack_outputs o;
+	bool dflt = !strcmp(stack_opts.pprof.path, RECORD_DEFAULT_FILE);
+	long size;
 	int err;
 
 	profile_state(r, &st);
 	profile_outputs(r, &texts, &o);
 	o.files_only = true;
 	err = stack_outputs_write(r->out, &o, st.sr);
-	if (!err && stack_opts.pprof.of.f) {
-		keep_previous(stack_opts.pprof.path);
-		fprintf(stderr, "bpfprof record: the profile is in %s ('bpfprof report%s%s' reads it)\n",
-			stack_opts.pprof.path,
-			strcmp(stack_opts.pprof.path, RECORD_DEFAULT_FILE) ? " " : "",
-			strcmp(stack_opts.pprof.path, RECORD_DEFAULT_FILE) ? stack_opts.pprof.path : "");
-	}
-	return err;
+	if (err || !stack_opts.pprof.of.f)
+		return err;
+	keep_previous(stack_opts.pprof.path);
+	size = fflush(stack_opts.pprof.of.f) ? -1 : ftell(stack_opts.pprof.of.f);
+	fprintf(stderr, "bpfprof record: %llu samples, %.1f KB, in %s ('bpfprof report%s%s' reads it)\n",
+		(unsigned long long)samples_of(st.sr), size > 0 ? size / 1024.0 : 0.0,
+		stack_opts.pprof.path, dflt ? "" : " ", dflt ? "" : stack_opts.pprof.path);
+	return 0;
 }
 
 const struct command record_cmd = {
