@@ -21,7 +21,6 @@ expect_exit2() {
 	fi
 }
 
-expect_exit2 "trace: no event" "no event to trace" -- trace
 expect_exit2 "trace: -s on a tracepoint" "-s summarizes syscalls" -- trace -s sched:sched_switch
 expect_exit2 "trace: -s with -g" "-g has no events" -- trace -s -g
 # perf trace's spellings of a syscall are sys:NAME's lines
@@ -59,6 +58,14 @@ check "trace sys:openat -p: only the workload" test -z "$(grep -v -e "opener/$wp
 # about 100 opens a second: at least 50 in the second traced
 check "trace sys:openat -p: one line per call (>= 50 in 1 s)" test "$(wc -l <"$TMP/open.txt")" -ge 50
 check "trace: events counted and drops shown" grep -Eq '^bpfprof: [0-9]+ events printed, 0 dropped$' "$TMP/open.err"
+
+# ---- no event: every syscall, as perf trace -- COMMAND (strace's view) ----
+"$BPFPROF" trace -- "$WL/opener" "$path" 2 0 0 >"$TMP/all.txt" 2>"$TMP/all.err"; rc=$?
+check "trace -- COMMAND with no event: exit 0, every syscall (openat, mmap, write among them)" \
+	test "$rc" -eq 0 -a "$(grep -c "opener/[0-9]* openat(dfd: CWD, filename: \"$path\"" "$TMP/all.err")" -ge 2 \
+	-a "$(grep -c ' mmap(' "$TMP/all.err")" -ge 1 -a "$(grep -c ' write(fd: 1' "$TMP/all.err")" -ge 1
+check "trace with no event: mmap's arguments named as perf trace names them" \
+	grep -Eq ' mmap\(len: [0-9]+, prot: READ(\|WRITE)?, flags: PRIVATE\|ANONYMOUS, fd: -1\)' "$TMP/all.err"
 
 # ---- -g: the stack of each call goes through the workload's functions ----
 "$BPFPROF" trace -g sys:openat -p "$wpid" 0.5 >"$TMP/g.txt" 2>&1

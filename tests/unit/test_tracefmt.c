@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "test.h"
 #include "out/tracefmt.h"
 
@@ -54,6 +55,37 @@ static void test_signed_and_pointers(void)
 
 	trace_format_call(call, sizeof(call), "read", args, 3);
 	CHECK_STR(call, "read(fd: -1, buf: 0x1000, count: 18446744073709551615)");
+}
+
+/* mmap's and mprotect's PROT_* and MAP_* named as perf trace names them; mmap's fd, an unsigned
+ * long in its tracepoint, an int (-1 for an anonymous map) */
+static void test_mmap_flags(void)
+{
+	struct trace_arg args[] = {
+		{ .name = "len", .val = 8192, .size = 8 },
+		{ .name = "prot", .val = PROT_READ | PROT_WRITE, .size = 8 },
+		{ .name = "flags", .val = MAP_PRIVATE | MAP_ANONYMOUS, .size = 8 },
+		{ .name = "fd", .val = 0xffffffff, .size = 8 },
+	};
+	char call[256];
+
+	trace_format_call(call, sizeof(call), "mmap", args, 4);
+	CHECK_STR(call, "mmap(len: 8192, prot: READ|WRITE, flags: PRIVATE|ANONYMOUS, fd: -1)");
+	args[1].val = PROT_READ | PROT_EXEC;
+	args[2].val = MAP_SHARED_VALIDATE | MAP_FIXED | 0x8000000;
+	args[3].val = 3;
+	trace_format_call(call, sizeof(call), "mmap", args, 4);
+	CHECK_STR(call, "mmap(len: 8192, prot: READ|EXEC, flags: SHARED_VALIDATE|FIXED|0x8000000, "
+			"fd: 3)");
+	trace_format_call(call, sizeof(call), "mprotect", args, 2);
+	CHECK_STR(call, "mprotect(len: 8192, prot: READ|EXEC)");
+	/* another call's flags stay a number; an address the tracepoint types as one is hex */
+	trace_format_call(call, sizeof(call), "munmap", args, 3);
+	CHECK_STR(call, "munmap(len: 8192, prot: 5, flags: 134217747)");
+	args[0].name = "addr";
+	args[0].val = 0x7f0000001000ULL;
+	trace_format_call(call, sizeof(call), "munmap", args, 1);
+	CHECK_STR(call, "munmap(addr: 0x7f0000001000)");
 }
 
 static void test_tp_line(void)
@@ -110,6 +142,7 @@ int main(void)
 {
 	RUN(test_openat_line);
 	RUN(test_signed_and_pointers);
+	RUN(test_mmap_flags);
 	RUN(test_tp_line);
 	RUN(test_summary);
 	TESTS_DONE();

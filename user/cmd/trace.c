@@ -219,11 +219,6 @@ static int trace_check(struct runner *r)
 	char **specs = run_opts.events;
 	int n = run_opts.nr_events, err;
 
-	if (!n && !env.summary) {
-		p_err("no event to trace (e.g. bpfprof trace sys:openat, or trace -s for every "
-		      "syscall)");
-		return -EINVAL;
-	}
 	if (env.summary && env.stacks) {
 		p_err("-s prints a summary only: -g has no events to show stacks of");
 		return -EINVAL;
@@ -572,9 +567,9 @@ const struct command trace_cmd = {
 		"  ms ( duration ms): comm/tid name(arg: value, ...) = return value\n"
 		"functions as perf script prints perf probe's events (--fields picks and casts):\n"
 		"  comm  tid [cpu] seconds: bin:func: arg0=0x7 arg1=\"str\"\n"
-		"--filter on a syscall is decided at its exit: its arguments and its ret.\n"
-		"-s prints perf trace -s's per-process summary instead (every syscall when no\n"
-		"EVENT is named), counted in the kernel.\n"
+		"With no EVENT, every syscall (as perf trace).  --filter on a syscall is decided\n"
+		"at its exit: its arguments and its ret.\n"
+		"-s prints perf trace -s's per-process summary instead, counted in the kernel.\n"
 		"Output goes to stderr when a COMMAND runs (as perf trace), to stdout otherwise\n"
 		"(or -o FILE).",
 	.notes =

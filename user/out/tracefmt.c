@@ -4,13 +4,17 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "out/tracefmt.h"
 
-/* open(2)'s flags as perf trace's beautifier names them, access mode first */
-static const struct {
-	unsigned flag;
+struct flag_name {
+	unsigned long flag;
 	const char *name;
-} open_flags[] = {
+};
+#define FLAGS(t) t, sizeof(t) / sizeof(t[0])
+
+/* open(2)'s flags as perf trace's beautifier names them, the access mode apart */
+static const struct flag_name open_flags[] = {
 	/* the flags that contain others first: O_SYNC holds O_DSYNC, O_TMPFILE O_DIRECTORY */
 	{ O_SYNC, "SYNC" },	    { O_TMPFILE, "TMPFILE" },	{ O_CREAT, "CREAT" },
 	{ O_EXCL, "EXCL" },	    { O_NOCTTY, "NOCTTY" },	{ O_TRUNC, "TRUNC" },
@@ -20,23 +24,49 @@ static const struct {
 	{ O_PATH, "PATH" },
 };
 
+/* PROT_SEM: the kernel's (asm-generic/mman-common.h), not in the C library's header */
+#define PROT_SEM_KERNEL 0x8
+
+/* mmap(2), mprotect(2): PROT_* */
+static const struct flag_name prot_flags[] = {
+	{ PROT_READ, "READ" },		 { PROT_WRITE, "WRITE" },     { PROT_EXEC, "EXEC" },
+	{ PROT_SEM_KERNEL, "SEM" },	 { PROT_GROWSDOWN, "GROWSDOWN" }, { PROT_GROWSUP, "GROWSUP" },
+};
+
+/* mmap(2): MAP_* (the type first: SHARED_VALIDATE holds SHARED and PRIVATE's bits) */
+static const struct flag_name map_flags[] = {
+	{ MAP_SHARED_VALIDATE, "SHARED_VALIDATE" }, { MAP_SHARED, "SHARED" },
+	{ MAP_PRIVATE, "PRIVATE" }, { MAP_FIXED_NOREPLACE, "FIXED_NOREPLACE" }, { MAP_FIXED, "FIXED" },
+	{ MAP_ANONYMOUS, "ANONYMOUS" }, { MAP_GROWSDOWN, "GROWSDOWN" }, { MAP_DENYWRITE, "DENYWRITE" },
+	{ MAP_EXECUTABLE, "EXECUTABLE" }, { MAP_LOCKED, "LOCKED" }, { MAP_NORESERVE, "NORESERVE" },
+	{ MAP_POPULATE, "POPULATE" }, { MAP_NONBLOCK, "NONBLOCK" }, { MAP_STACK, "STACK" },
+	{ MAP_HUGETLB, "HUGETLB" }, { MAP_SYNC, "SYNC" },
+};
+
+/* v's flags by name, '|' between, after what buf holds at off; bits no name covers in hex. */
+static int flags_str(char *buf, size_t size, int off, unsigned long v, const struct flag_name *t,
+		     size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		/* O_LARGEFILE is 0 in a 64-bit C library: never shown */
+		if (!t[i].flag || (v & t[i].flag) != t[i].flag)
+			continue;
+		off += snprintf(buf + off, size > (size_t)off ? size - off : 0, "%s%s",
+				off ? "|" : "", t[i].name);
+		v &= ~t[i].flag;
+	}
+	if (v)
+		off += snprintf(buf + off, size > (size_t)off ? size - off : 0, "%s%#lx",
+				off ? "|" : "", v);
+	return off;
+}
+
 static int open_flags_str(char *buf, size_t size, unsigned v)
 {
 	static const char *const acc[] = { "RDONLY", "WRONLY", "RDWR", "ACCMODE" };
 	int off = snprintf(buf, size, "%s", acc[v & O_ACCMODE]);
 
-	v &= ~O_ACCMODE;
-	for (size_t i = 0; i < sizeof(open_flags) / sizeof(open_flags[0]); i++) {
-		/* O_LARGEFILE is 0 in a 64-bit C library: never shown */
-		if (!open_flags[i].flag || (v & open_flags[i].flag) != open_flags[i].flag)
-			continue;
-		off += snprintf(buf + off, size > (size_t)off ? size - off : 0, "|%s",
-				open_flags[i].name);
-		v &= ~open_flags[i].flag;
-	}
-	if (v)
-		off += snprintf(buf + off, size > (size_t)off ? size - off : 0, "|%#x", v);
-	return off;
+	return flags_str(buf, size, off, v & ~O_ACCMODE, FLAGS(open_flags));
 }
 
 /* O_TMPFILE without O_DIRECTORY (the kernel's __O_TMPFILE) */
@@ -64,12 +94,21 @@ static void format_arg(char *buf, size_t size, const char *sys, const struct tra
 
 	if (a->is_str && a->str)
 		snprintf(buf, size, "\"%s\"", a->str);
-	else if (a->is_str || a->is_ptr)
+	/* an address the tracepoint types as a number (munmap's unsigned long addr, brk's brk) */
+	else if (a->is_str || a->is_ptr || (nlen >= 4 && !strcmp(a->name + nlen - 4, "addr")) ||
+		 !strcmp(a->name, "brk"))
 		snprintf(buf, size, "%#llx", (unsigned long long)a->val);
 	else if (nlen >= 2 && !strcmp(a->name + nlen - 2, "fd") && (int)a->val == AT_FDCWD)
 		snprintf(buf, size, "CWD");
+	/* a descriptor is an int, whatever the width the tracepoint gives it (mmap's long fd) */
+	else if (nlen >= 2 && !strcmp(a->name + nlen - 2, "fd"))
+		snprintf(buf, size, "%d", (int)a->val);
 	else if (!strcmp(a->name, "flags") && is_open_call(sys))
 		open_flags_str(buf, size, (unsigned)a->val);
+	else if (!strcmp(a->name, "prot") && (!strcmp(sys, "mmap") || strstr(sys, "mprotect")))
+		flags_str(buf, size, 0, a->val, FLAGS(prot_flags));
+	else if (!strcmp(a->name, "flags") && !strcmp(sys, "mmap"))
+		flags_str(buf, size, 0, a->val, FLAGS(map_flags));
 	else if (!strcmp(a->name, "mode") && is_open_call(sys))
 		snprintf(buf, size, "%#llo", (unsigned long long)a->val);
 	else if (a->is_signed)
