@@ -32,6 +32,8 @@ const volatile bool targ_filter = false;  /* --filter: each event's in field_tab
 /* user space is woken once this much is waiting (it also reads every 100 ms): a wakeup per
  * record would cost a context switch on the reader's CPU per event */
 const volatile __u64 targ_wakeup_bytes = 1 << 20;
+/* the syscalls that never return (exit, exit_group): their line is sent at the entry */
+const volatile long targ_nr_exit = -1, targ_nr_exit_group = -1;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -198,51 +200,6 @@ int tp_event(void *ctx)
 	return 0;
 }
 
-SEC("raw_tp")
-int BPF_PROG(sys_enter, struct pt_regs *regs, long nr)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-	struct trace_inflight *in;
-	struct trace_ev_cfg *cfg;
-	__u32 tid = id, zero = 0, slot = 0;
-	struct trace_buf *b;
-	int idx, n;
-
-	if (compat_syscall(regs))
-		return 0;
-	idx = sys_event(&sys_enter_idx, nr);
-	if (idx < 0 || !target_current_wanted(id >> 32, tid))
-		return 0;
-	/* the scratch buffer holds the entry while it is filled */
-	b = bpf_map_lookup_elem(&scratch, &zero);
-	if (!b)
-		return 0;
-	in = (struct trace_inflight *)b->data;
-	in->ts = bpf_ktime_get_ns();
-	in->idx = idx;
-	in->str_len[0] = in->str_len[1] = 0;
-	if (!targ_summary || targ_filter) {
-		in->args[0] = PT_REGS_PARM1_CORE_SYSCALL(regs);
-		in->args[1] = PT_REGS_PARM2_CORE_SYSCALL(regs);
-		in->args[2] = PT_REGS_PARM3_CORE_SYSCALL(regs);
-		in->args[3] = PT_REGS_PARM4_CORE_SYSCALL(regs);
-		in->args[4] = PT_REGS_PARM5_CORE_SYSCALL(regs);
-		in->args[5] = PT_REGS_PARM6_CORE_SYSCALL(regs);
-		cfg = bpf_map_lookup_elem(&evcfg, &(__u32){ idx });
-		for (int i = 0; i < TRACE_ARGS && cfg && !targ_summary; i++) {
-			if (!(cfg->str_mask & (1u << i)) || slot >= TRACE_STRS)
-				continue;
-			n = bpf_probe_read_user_str(in->strs[slot], TRACE_STR_MAX,
-						    (void *)in->args[i]);
-			in->str_len[slot] = n > 0 ? n : in->args[i] ? TRACE_STR_RETRY : 0;
-			slot++;
-		}
-	}
-	if (bpf_map_update_elem(&inflight, &tid, in, BPF_ANY))
-		count_lost(TRACE_LOST_INFLIGHT);
-	return 0;
-}
-
 /* The strings the entry could not read (their page not yet faulted in: this program cannot
  * fault), read at the exit, once the kernel's own copy of them (getname()) has brought the page
  * in.  Another thread may have changed them meanwhile, which strace's reading after the stop
@@ -295,20 +252,15 @@ static __always_inline void sum_add(__u32 tgid, __u32 idx, __u64 dur, long ret)
 		s->max_ns = dur;
 }
 
-SEC("raw_tp")
-int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
+/* The call of thread id at its end: its line (or its -s row) from what its entry saved, its
+ * return value ret, or none (the syscall does not return: TRACE_NO_RETURN as its duration). */
+static __always_inline int call_end(void *ctx, int idx, __u64 id, long ret, bool returns)
 {
-	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
+	__u64 now = bpf_ktime_get_ns();
 	struct trace_inflight *in;
 	struct trace_buf *b;
 	__u32 tid = id;
-	int idx;
 
-	if (compat_syscall(regs))
-		return 0;
-	idx = sys_event(&sys_exit_idx, exit_syscall_nr(regs));
-	if (idx < 0)
-		return 0;
 	/* only calls seen entering (a wanted task, after attach) */
 	in = bpf_map_lookup_elem(&inflight, &tid);
 	if (!in)
@@ -327,12 +279,12 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 		sum_add(id >> 32, idx, now - in->ts, ret);
 		goto done;
 	}
-	if (in->str_len[0] == TRACE_STR_RETRY || in->str_len[1] == TRACE_STR_RETRY)
+	if (returns && (in->str_len[0] == TRACE_STR_RETRY || in->str_len[1] == TRACE_STR_RETRY))
 		reread_strs(in, idx);
 	b = rec_begin(idx, id, in->ts);
 	if (!b)
 		goto done;
-	b->rec.dur_ns = now - in->ts;
+	b->rec.dur_ns = returns ? now - in->ts : TRACE_NO_RETURN;
 	b->rec.ret = ret;
 	__builtin_memcpy(b->rec.args, in->args, sizeof(b->rec.args));
 	b->rec.str_len[0] = in->str_len[0];
@@ -345,6 +297,69 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 done:
 	bpf_map_delete_elem(&inflight, &tid);
 	return 0;
+}
+
+SEC("raw_tp")
+int BPF_PROG(sys_enter, struct pt_regs *regs, long nr)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct trace_inflight *in;
+	struct trace_ev_cfg *cfg;
+	__u32 tid = id, zero = 0, slot = 0;
+	struct trace_buf *b;
+	int idx, n;
+
+	if (compat_syscall(regs))
+		return 0;
+	idx = sys_event(&sys_enter_idx, nr);
+	if (idx < 0 || !target_current_wanted(id >> 32, tid))
+		return 0;
+	/* the scratch buffer holds the entry while it is filled */
+	b = bpf_map_lookup_elem(&scratch, &zero);
+	if (!b)
+		return 0;
+	in = (struct trace_inflight *)b->data;
+	in->ts = bpf_ktime_get_ns();
+	in->idx = idx;
+	in->str_len[0] = in->str_len[1] = 0;
+	if (!targ_summary || targ_filter) {
+		in->args[0] = PT_REGS_PARM1_CORE_SYSCALL(regs);
+		in->args[1] = PT_REGS_PARM2_CORE_SYSCALL(regs);
+		in->args[2] = PT_REGS_PARM3_CORE_SYSCALL(regs);
+		in->args[3] = PT_REGS_PARM4_CORE_SYSCALL(regs);
+		in->args[4] = PT_REGS_PARM5_CORE_SYSCALL(regs);
+		in->args[5] = PT_REGS_PARM6_CORE_SYSCALL(regs);
+		cfg = bpf_map_lookup_elem(&evcfg, &(__u32){ idx });
+		for (int i = 0; i < TRACE_ARGS && cfg && !targ_summary; i++) {
+			if (!(cfg->str_mask & (1u << i)) || slot >= TRACE_STRS)
+				continue;
+			n = bpf_probe_read_user_str(in->strs[slot], TRACE_STR_MAX,
+						    (void *)in->args[i]);
+			in->str_len[slot] = n > 0 ? n : in->args[i] ? TRACE_STR_RETRY : 0;
+			slot++;
+		}
+	}
+	if (bpf_map_update_elem(&inflight, &tid, in, BPF_ANY)) {
+		count_lost(TRACE_LOST_INFLIGHT);
+		return 0;
+	}
+	/* no exit comes: the line now, as perf trace prints exit_group(...) = ? */
+	if (nr == targ_nr_exit || nr == targ_nr_exit_group)
+		call_end(ctx, idx, id, 0, false);
+	return 0;
+}
+
+SEC("raw_tp")
+int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
+{
+	int idx;
+
+	if (compat_syscall(regs))
+		return 0;
+	idx = sys_event(&sys_exit_idx, exit_syscall_nr(regs));
+	if (idx < 0)
+		return 0;
+	return call_end(ctx, idx, bpf_get_current_pid_tgid(), ret, true);
 }
 
 /* A function's entry (its arguments) or return (its value), as perf probe's events are: one

@@ -25,9 +25,10 @@ struct trace_ev_cfg {
 /* A record's fixed part; `data` follows: the payload (a tracepoint's raw record, or a syscall's
  * strings, TRACE_STR_MAX bytes a slot, in argument order), and with -g, at TRACE_PAYLOAD_MAX,
  * the kernel stack then the user stack (TRACE_STACK_BYTES each). */
+#define TRACE_NO_RETURN (~0ULL)
 struct trace_rec {
 	__u64 ts;      /* bpf_ktime_get_ns(): the event, or a syscall's entry */
-	__u64 dur_ns;  /* syscall: entry to exit */
+	__u64 dur_ns;  /* syscall: entry to exit, TRACE_NO_RETURN for a call that has none */
 	__s64 ret;     /* syscall: return value */
 	__u64 args[TRACE_ARGS];
 	__u32 idx;     /* event index */

@@ -64,6 +64,8 @@ check "trace: events counted and drops shown" grep -Eq '^bpfprof: [0-9]+ events 
 check "trace -- COMMAND with no event: exit 0, every syscall (openat, mmap, write among them)" \
 	test "$rc" -eq 0 -a "$(grep -c "opener/[0-9]* openat(dfd: CWD, filename: \"$path\"" "$TMP/all.err")" -ge 2 \
 	-a "$(grep -c ' mmap(' "$TMP/all.err")" -ge 1 -a "$(grep -c ' write(fd: 1' "$TMP/all.err")" -ge 1
+check "trace: the call that does not return has its line, last (exit_group(...) = ?)" \
+	sh -c "grep 'opener/' '$TMP/all.err' | tail -n 1 | grep -Eq '^ +[0-9.]+ \(         \): opener/[0-9]+ exit_group\(.*\) += \?\$'"
 check "trace with no event: mmap's arguments named as perf trace names them" \
 	grep -Eq ' mmap\(len: [0-9]+, prot: READ(\|WRITE)?, flags: PRIVATE\|ANONYMOUS, fd: -1\)' "$TMP/all.err"
 

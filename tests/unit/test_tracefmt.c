@@ -42,6 +42,13 @@ static void test_openat_line(void)
 	CHECK_STR(out, "     0.123 ( 0.005 ms): ls/4242 close(fd: 3)"
 		       "                                                           = 0\n");
 	free(out);
+	/* a call that does not return: no duration, '?' */
+	f = open_memstream(&out, &len);
+	trace_write_syscall(f, 0.456, -1, "ls", 4242, "exit_group()", "0");
+	fclose(f);
+	CHECK_STR(out, "     0.456 (         ): ls/4242 exit_group()"
+		       "                                                           = ?\n");
+	free(out);
 }
 
 static void test_signed_and_pointers(void)

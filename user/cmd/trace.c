@@ -268,6 +268,8 @@ static int trace_configure(struct runner *r)
 	skel->rodata->targ_stacks = env.stacks;
 	skel->rodata->targ_wakeup_bytes = ((env.buffer_mb ?: 16) << 20) / 8;
 	skel->rodata->targ_filter = env.filter != NULL;
+	skel->rodata->targ_nr_exit = probe_syscall_nr("exit");
+	skel->rodata->targ_nr_exit_group = probe_syscall_nr("exit_group");
 	err = bpf_map__set_max_entries(skel->maps.evcfg, env.evs.nr);
 	err = err ?: bpf_map__set_max_entries(skel->maps.field_tabs, env.evs.nr);
 	err = err ?: bpf_map__set_max_entries(skel->maps.events,
@@ -365,7 +367,8 @@ static void write_syscall(FILE *out, const struct trace_buf *b)
 	trace_format_call(call, sizeof(call), t->sys, args, t->nr_args);
 	trace_format_ret(ret, sizeof(ret), t->sys, b->rec.ret);
 	snprintf(comm, sizeof(comm), "%.*s", TRACE_COMM_LEN, b->rec.comm);
-	trace_write_syscall(out, (b->rec.ts - env.first_ts) / 1e6, b->rec.dur_ns / 1e6, comm,
+	trace_write_syscall(out, (b->rec.ts - env.first_ts) / 1e6,
+			    b->rec.dur_ns == TRACE_NO_RETURN ? -1 : b->rec.dur_ns / 1e6, comm,
 			    b->rec.pid, call, ret);
 }
 

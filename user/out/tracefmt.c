@@ -176,7 +176,11 @@ char *trace_format_ret(char *buf, size_t size, const char *sys, __s64 ret)
 void trace_write_syscall(FILE *f, double t_ms, double dur_ms, const char *comm, __u32 tid,
 			 const char *call, const char *ret)
 {
-	fprintf(f, "%10.3f (%6.3f ms): %s/%u %-70s = %s\n", t_ms, dur_ms, comm, tid, call, ret);
+	if (dur_ms < 0) /* a call that does not return: perf trace's blank duration and '?' */
+		fprintf(f, "%10.3f (         ): %s/%u %-70s = ?\n", t_ms, comm, tid, call);
+	else
+		fprintf(f, "%10.3f (%6.3f ms): %s/%u %-70s = %s\n", t_ms, dur_ms, comm, tid, call,
+			ret);
 }
 
 void trace_write_tp(FILE *f, const char *comm, __u32 tid, __u32 cpu, __u64 ts_ns,

@@ -29,7 +29,8 @@ int trace_format_call(char *buf, size_t size, const char *sys, const struct trac
  * "-1 ENOENT (No such file or directory)".  Returns buf. */
 char *trace_format_ret(char *buf, size_t size, const char *sys, __s64 ret);
 
-/* One perf trace line: "   0.123 ( 0.005 ms): ls/4242 openat(...)   = 3". */
+/* One perf trace line: "   0.123 ( 0.005 ms): ls/4242 openat(...)   = 3"; with dur_ms < 0 a
+ * call that does not return: "   0.456 (         ): ls/4242 exit_group()   = ?". */
 void trace_write_syscall(FILE *f, double t_ms, double dur_ms, const char *comm, __u32 tid,
 			 const char *call, const char *ret);
 
