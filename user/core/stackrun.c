@@ -382,14 +382,16 @@ bool stack_run_fallback(struct runner *r, int err)
 /* Work of the start that needs no skeleton, done on threads while the main one opens, configures
  * and loads it: the unwinder's row array (32 MB that the kernel clears page by page as it makes
  * it: 4-10 ms), and the kernel struct fields its programs read (a 5 MB stream of the BTF: 5-6
- * ms), written to the loaded object before attach.  Where only the sampling programs read the
+ * ms; kept in the persistent cache for the rest of the boot, and read back from it by the runs
+ * after), written to the loaded object before attach.  Where only the sampling programs read the
  * rows (profile without event specs), libbpf is handed a one-row stand-in at configure and the
  * array replaces it behind the same descriptor just before the first of them loads
  * (swap_rows()): the maps and the other programs load meanwhile, and the load no longer waits
  * for the array before it starts. */
 static struct {
 	pthread_t rows_thread, fields_thread;
-	bool rows_started, fields_started;
+	bool rows_started, fields_started, fields_kept;
+	struct disk_cache *fields_cache; /* a reference for the fields' thread, or NULL */
 	__u32 rows;
 	int rows_fd;
 	struct bpf_map *stand_in; /* libbpf's map, its descriptor a one-row stand-in so far */
@@ -406,7 +408,7 @@ static void *make_rows(void *arg)
 
 static void *read_fields(void *arg)
 {
-	unwind_kernel_fields(&early.kfields);
+	unwind_kernel_fields_kept(early.fields_cache, &early.kfields, &early.fields_kept);
 	return NULL;
 }
 
@@ -415,6 +417,8 @@ static void join_fields(void)
 	if (early.fields_started)
 		pthread_join(early.fields_thread, NULL);
 	early.fields_started = false;
+	disk_cache__put(early.fields_cache);
+	early.fields_cache = NULL;
 }
 
 void stack_run_adopt_kfields(struct unw_kfields *out)
@@ -429,6 +433,9 @@ void stack_run_adopt_kfields(struct unw_kfields *out)
 		       !unwind_vma_support()->on || !out->ok ? "" : out->mm_vdso ?
 		       "; the [vdso] told by its address (mm->context.vdso)" :
 		       "; the [vdso] not told (no mm_context_t.vdso in the BTF): walks end there");
+	if (stack_opts.unwind != UNWIND_FP && out->ok)
+		p_info("unwind: kernel struct fields %s", early.fields_kept ?
+		       "kept from an earlier run of this boot" : "read from the kernel's BTF");
 }
 
 static void join_rows(void)
@@ -494,9 +501,13 @@ static void register_sampling_handler(void)
 	libbpf_register_prog_handler(UNWIND_SYSCALL_SEC, BPF_PROG_TYPE_RAW_TRACEPOINT, 0, &opts);
 }
 
+static struct disk_cache *run_cache(struct stack_run *s);
+
 /* Two threads: the main one has less to do before it waits for them than either takes. */
-static void early_start(void)
+static void early_start(struct stack_run *s)
 {
+	struct disk_cache *c;
+
 	__u64 rows = (stack_opts.unwind_mem_mb << 20) / sizeof(struct unw_row);
 
 	if (early.rows_started || stack_opts.unwind == UNWIND_FP || rows < 1024 ||
@@ -504,7 +515,13 @@ static void early_start(void)
 		return;
 	early.rows = rows;
 	early.rows_started = !pthread_create(&early.rows_thread, NULL, make_rows, NULL);
+	c = run_cache(s);
+	early.fields_cache = c ? disk_cache__get(c) : NULL;
 	early.fields_started = !pthread_create(&early.fields_thread, NULL, read_fields, NULL);
+	if (!early.fields_started) {
+		disk_cache__put(early.fields_cache);
+		early.fields_cache = NULL;
+	}
 	register_sampling_handler();
 }
 
@@ -537,8 +554,6 @@ void stack_run_adopt_early(struct bpf_map *rows, bool only_sampling)
 	early.rows_fd = -1;
 }
 
-static struct disk_cache *run_cache(struct stack_run *s);
-
 /* pprof's pid and tid labels need the threads apart; everything else merges processes of one
  * command, which keeps a fork storm's memory to its distinct stacks. */
 static bool keep_threads(void)
@@ -558,7 +573,7 @@ int stack_run_init(struct stack_run *s)
 	struct cgroup_names *cgroups = NULL;
 
 	memset(s, 0, sizeof(*s));
-	early_start();
+	early_start(s);
 	s->resolver = stack_resolver__new();
 	/* every frame's line where a report row or a pprof location shows it; else only the
 	 * inlined frames', and a function's samples at different lines stay one stack */
