@@ -162,7 +162,7 @@ const struct opt stack_opts_table[] = {
 	{ 0, "unwind-mem", "MB", "memory for unwind tables (default 32)", OPT_U64,
 	  &stack_opts.unwind_mem_mb, 1, 4096, .hint = "1 to 4096 MB", .needs = CAP_STACKS },
 	{ 0, "no-cache", NULL, "neither read nor store the persistent cache of unwind\n"
-	  "tables, inline chains and the core kernel's symbols\n"
+	  "tables, inline chains, the core kernel's symbols and struct fields\n"
 	  "($XDG_CACHE_HOME/bpfprof, else /var/cache/bpfprof)", OPT_FLAG,
 	  &stack_opts.no_unwind_cache, .needs = CAP_STACKS },
 	{ 0, "no-unwind-cache", NULL, "the same as --no-cache", OPT_FLAG,
@@ -487,9 +487,41 @@ static int before_sampling_load(struct bpf_program *prog, struct bpf_prog_load_o
 	return swap_rows() ?: progload_beside(prog, opts);
 }
 
+/* The unwinder's small programs on threads as well, once the big ones have theirs: under a
+ * real-time policy a thread keeps its CPU until it waits, and loaded by the main thread they made
+ * the walk at a syscall's entry wait for a CPU until they were done (2.5-4.5 ms); on threads they
+ * fill whichever CPU the big ones leave first. */
+static int before_unwinder_load(struct bpf_program *prog, struct bpf_prog_load_opts *opts,
+				long cookie)
+{
+	return progload_beside(prog, opts);
+}
+
+/* libbpf's own attach of SEC("raw_tp/NAME") and SEC("tp/CAT/NAME"), which a handler of ours
+ * replaces. */
+static int attach_unwinder(const struct bpf_program *prog, long cookie, struct bpf_link **link)
+{
+	const char *sec = bpf_program__section_name(prog), *name;
+	char cat[64];
+
+	if (!strncmp(sec, "raw_tp/", 7)) {
+		*link = bpf_program__attach_raw_tracepoint(prog, sec + 7);
+	} else {
+		name = strchr(sec + 3, '/');
+		if (strncmp(sec, "tp/", 3) || !name || name - (sec + 3) >= (long)sizeof(cat))
+			return -EINVAL;
+		snprintf(cat, sizeof(cat), "%.*s", (int)(name - (sec + 3)), sec + 3);
+		*link = bpf_program__attach_tracepoint(prog, cat, name + 1);
+	}
+	return libbpf_get_error(*link);
+}
+
 static void register_sampling_handler(void)
 {
 	LIBBPF_OPTS(libbpf_prog_handler_opts, opts, .prog_prepare_load_fn = before_sampling_load);
+	LIBBPF_OPTS(libbpf_prog_handler_opts, others, .prog_prepare_load_fn = before_unwinder_load,
+		    .prog_attach_fn = attach_unwinder);
+	static const char *const secs[] = UNWIND_OTHER_SECS;
 	static bool registered;
 
 	if (registered)
@@ -499,6 +531,9 @@ static void register_sampling_handler(void)
 	/* the unwinder's walk at a syscall's entry reads the rows too, and may load first; with
 	 * no attach step of its own here, unwind_attach_syscalls() attaches it */
 	libbpf_register_prog_handler(UNWIND_SYSCALL_SEC, BPF_PROG_TYPE_RAW_TRACEPOINT, 0, &opts);
+	for (size_t i = 0; i < sizeof(secs) / sizeof(secs[0]); i++)
+		libbpf_register_prog_handler(secs[i], secs[i][0] == 'r' ? BPF_PROG_TYPE_RAW_TRACEPOINT :
+					     BPF_PROG_TYPE_TRACEPOINT, 0, &others);
 }
 
 static struct disk_cache *run_cache(struct stack_run *s);

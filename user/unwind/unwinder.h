@@ -80,8 +80,12 @@ int unwind_bpf_configure(const struct unwind_bpf *ub, enum unwind_method m, __u6
 					  (method) != UNWIND_FP && task_regs_);                \
 	} while (0)
 
-/* The section of the unwinder's walk at a syscall's entry (bpf/unwind.bpf.h: unwind_syscall). */
+/* The section of the unwinder's walk at a syscall's entry (bpf/unwind_progs.bpf.h: unwind_syscall). */
 #define UNWIND_SYSCALL_SEC "raw_tp/sys_enter"
+/* The sections of its other programs (exit, mmap, fork, exec), as raw_tp/NAME or tp/CAT/NAME. */
+#define UNWIND_OTHER_SECS                                                                       \
+	{ "raw_tp/sched_process_exit", "tp/syscalls/sys_exit_mmap", "raw_tp/sched_process_fork", \
+	  "raw_tp/sched_process_exec" }
 /* After the skeleton's attach: prog (the unwinder's unwind_syscall), where loaded, attached to
  * the sys_enter raw tracepoint (*link, unless the skeleton did).  A failure is told, not
  * returned: samples inside execve() and exit_group() then keep their leaf alone. */
