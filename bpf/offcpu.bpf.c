@@ -338,5 +338,5 @@ int walk_tasks(struct bpf_iter__task *ctx)
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* after the sampling program (bpf/unwind.bpf.h) */
-UNWIND_SYSCALL_PROGRAM
+/* after the sampling programs: see there */
+#include "unwind_progs.bpf.h"

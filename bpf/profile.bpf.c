@@ -215,5 +215,5 @@ int BPF_PROG(event_sys_exit, struct pt_regs *regs, long ret)
 
 char LICENSE[] SEC("license") = "GPL";
 
-/* after the sampling program (bpf/unwind.bpf.h) */
-UNWIND_SYSCALL_PROGRAM
+/* after the sampling programs: see there */
+#include "unwind_progs.bpf.h"

@@ -113,5 +113,26 @@ check "size bound: eviction counted" test "$(stat_of bound evicted)" -ge 1
 check "size bound: the directory within 1 MB" test "$(du -sk "$CDIR" | cut -f1)" -le 1024
 check "size bound: the new tables kept" test "$(find "$CDIR" -name '*.unw' | wc -l)" -gt 0
 
-# 8. Bad input: the bound's range.
+# 8. The kernel's struct fields the walks read: streamed from its BTF once a boot, then kept; a
+# corrupt copy rejected and made again.
+rm -f "$CDIR"/kf-*
+run kfcold
+if grep -q "kernel struct fields" "$TMP/kfcold.err"; then
+	check "kernel fields, cold: read from the BTF" grep -q "kernel struct fields read from the kernel's BTF" "$TMP/kfcold.err"
+	check "kernel fields, cold: kept for the boot" test "$(find "$CDIR" -name 'kf-*' | wc -l)" -eq 1
+	run kfwarm
+	check "kernel fields, warm: from the cache" grep -q "kernel struct fields kept from an earlier run of this boot" "$TMP/kfwarm.err"
+	check "kernel fields, warm: full stacks" test "$(complete kfwarm)" -gt 0
+	f=$(find "$CDIR" -name 'kf-*' | head -1)
+	printf '\xa5' | dd of="$f" bs=1 seek=$(( $(stat -c %s "$f") - 3 )) conv=notrunc status=none
+	run kfbad
+	check "kernel fields, flipped byte: rejected" grep -q "cache: .*/kf-.* rejected (corrupt or not ours)" "$TMP/kfbad.err"
+	check "kernel fields, flipped byte: read from the BTF again" grep -q "kernel struct fields read from the kernel's BTF" "$TMP/kfbad.err"
+	run kfagain
+	check "kernel fields, after the rebuild: from the cache again" grep -q "kernel struct fields kept from an earlier run of this boot" "$TMP/kfagain.err"
+else
+	skip "kernel fields kept" "no kernel struct field found in this kernel's BTF"
+fi
+
+# 9. Bad input: the bound's range.
 expect_one_error "--unwind-cache-mb 0: one line" "unwind-cache-mb" -- profile --unwind-cache-mb 0 -a 1

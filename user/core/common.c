@@ -306,6 +306,25 @@ void explain_bpf_error(const char *what, int err)
 		p_err("%s: %s (run with -v for the verifier's log)", what, strerror(err));
 }
 
+int boot_id(char *buf, size_t size)
+{
+	char id[64] = "";
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, id, sizeof(id) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n < 32)
+		return -ENOENT;
+	id[n] = '\0';
+	id[strcspn(id, "\n")] = '\0';
+	for (char *c = id; *c; c++)
+		if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f') || *c == '-'))
+			return -ENOENT;
+	snprintf(buf, size, "%s", id);
+	return 0;
+}
+
 __u64 now_ns(void)
 {
 	struct timespec ts;

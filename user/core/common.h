@@ -57,6 +57,10 @@ const char *bpf_privileges_missing(void);
 /* One line explaining a failed BPF load/attach (missing privileges, no BTF...). */
 void explain_bpf_error(const char *what, int err);
 
+/* This boot's id (/proc/sys/kernel/random/boot_id: [0-9a-f-] only) into buf, for what is kept in
+ * the cache for a boot: 0, or -ENOENT. */
+int boot_id(char *buf, size_t size);
+
 /* Monotonic time in ns. */
 __u64 now_ns(void);
 #endif

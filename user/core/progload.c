@@ -40,6 +40,7 @@ struct beside {
 
 static struct beside jobs[MAX_BESIDE];
 static int nr_jobs;
+static bool armed; /* between progload_begin() and progload_finish() */
 
 static void *load_beside(void *arg)
 {
@@ -86,7 +87,7 @@ static bool worth_a_thread(const struct bpf_prog_load_opts *opts)
 	if (!cpus)
 		cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	/* fd_array (kfuncs of modules) lives in the object only while it loads */
-	return cpus > 1 && nr_jobs < MAX_BESIDE && !opts->fd_array && !opts->log_level &&
+	return armed && cpus > 1 && nr_jobs < MAX_BESIDE && !opts->fd_array && !opts->log_level &&
 	       !getenv("BPFPROF_SERIAL_LOAD");
 }
 
@@ -157,10 +158,16 @@ static int put_in_place(struct beside *j)
 	return dup3(j->fd, fd, O_CLOEXEC) < 0 ? -errno : 0;
 }
 
+void progload_begin(void)
+{
+	armed = true;
+}
+
 int progload_finish(int load_err)
 {
 	int err = 0;
 
+	armed = false;
 	for (int i = 0; i < nr_jobs; i++) {
 		struct beside *j = &jobs[i];
 

@@ -691,6 +691,7 @@ static int load(struct runner *r)
 	if (err)
 		return err;
 	mark(PH_OPENED);
+	progload_begin();
 	err = progload_finish(r->cmd->skel->load(r->skel));
 	if (err && !not_permitted(err) && r->cmd->fallback && r->cmd->fallback(r, err)) {
 		r->cmd->skel->destroy(r->skel);
@@ -698,6 +699,7 @@ static int load(struct runner *r)
 		err = open_skeleton(r);
 		if (err)
 			return err; /* explained */
+		progload_begin();
 		err = progload_finish(r->cmd->skel->load(r->skel));
 	}
 	if (err)

@@ -162,7 +162,7 @@ const struct opt stack_opts_table[] = {
 	{ 0, "unwind-mem", "MB", "memory for unwind tables (default 32)", OPT_U64,
 	  &stack_opts.unwind_mem_mb, 1, 4096, .hint = "1 to 4096 MB", .needs = CAP_STACKS },
 	{ 0, "no-cache", NULL, "neither read nor store the persistent cache of unwind\n"
-	  "tables, inline chains and the core kernel's symbols\n"
+	  "tables, inline chains, the core kernel's symbols and struct fields\n"
 	  "($XDG_CACHE_HOME/bpfprof, else /var/cache/bpfprof)", OPT_FLAG,
 	  &stack_opts.no_unwind_cache, .needs = CAP_STACKS },
 	{ 0, "no-unwind-cache", NULL, "the same as --no-cache", OPT_FLAG,
@@ -382,14 +382,16 @@ bool stack_run_fallback(struct runner *r, int err)
 /* Work of the start that needs no skeleton, done on threads while the main one opens, configures
  * and loads it: the unwinder's row array (32 MB that the kernel clears page by page as it makes
  * it: 4-10 ms), and the kernel struct fields its programs read (a 5 MB stream of the BTF: 5-6
- * ms), written to the loaded object before attach.  Where only the sampling programs read the
+ * ms; kept in the persistent cache for the rest of the boot, and read back from it by the runs
+ * after), written to the loaded object before attach.  Where only the sampling programs read the
  * rows (profile without event specs), libbpf is handed a one-row stand-in at configure and the
  * array replaces it behind the same descriptor just before the first of them loads
  * (swap_rows()): the maps and the other programs load meanwhile, and the load no longer waits
  * for the array before it starts. */
 static struct {
 	pthread_t rows_thread, fields_thread;
-	bool rows_started, fields_started;
+	bool rows_started, fields_started, fields_kept;
+	struct disk_cache *fields_cache; /* a reference for the fields' thread, or NULL */
 	__u32 rows;
 	int rows_fd;
 	struct bpf_map *stand_in; /* libbpf's map, its descriptor a one-row stand-in so far */
@@ -406,7 +408,7 @@ static void *make_rows(void *arg)
 
 static void *read_fields(void *arg)
 {
-	unwind_kernel_fields(&early.kfields);
+	unwind_kernel_fields_kept(early.fields_cache, &early.kfields, &early.fields_kept);
 	return NULL;
 }
 
@@ -415,6 +417,8 @@ static void join_fields(void)
 	if (early.fields_started)
 		pthread_join(early.fields_thread, NULL);
 	early.fields_started = false;
+	disk_cache__put(early.fields_cache);
+	early.fields_cache = NULL;
 }
 
 void stack_run_adopt_kfields(struct unw_kfields *out)
@@ -429,6 +433,9 @@ void stack_run_adopt_kfields(struct unw_kfields *out)
 		       !unwind_vma_support()->on || !out->ok ? "" : out->mm_vdso ?
 		       "; the [vdso] told by its address (mm->context.vdso)" :
 		       "; the [vdso] not told (no mm_context_t.vdso in the BTF): walks end there");
+	if (stack_opts.unwind != UNWIND_FP && out->ok)
+		p_info("unwind: kernel struct fields %s", early.fields_kept ?
+		       "kept from an earlier run of this boot" : "read from the kernel's BTF");
 }
 
 static void join_rows(void)
@@ -480,9 +487,41 @@ static int before_sampling_load(struct bpf_program *prog, struct bpf_prog_load_o
 	return swap_rows() ?: progload_beside(prog, opts);
 }
 
+/* The unwinder's small programs on threads as well, once the big ones have theirs: under a
+ * real-time policy a thread keeps its CPU until it waits, and loaded by the main thread they made
+ * the walk at a syscall's entry wait for a CPU until they were done (2.5-4.5 ms); on threads they
+ * fill whichever CPU the big ones leave first. */
+static int before_unwinder_load(struct bpf_program *prog, struct bpf_prog_load_opts *opts,
+				long cookie)
+{
+	return progload_beside(prog, opts);
+}
+
+/* libbpf's own attach of SEC("raw_tp/NAME") and SEC("tp/CAT/NAME"), which a handler of ours
+ * replaces. */
+static int attach_unwinder(const struct bpf_program *prog, long cookie, struct bpf_link **link)
+{
+	const char *sec = bpf_program__section_name(prog), *name;
+	char cat[64];
+
+	if (!strncmp(sec, "raw_tp/", 7)) {
+		*link = bpf_program__attach_raw_tracepoint(prog, sec + 7);
+	} else {
+		name = strchr(sec + 3, '/');
+		if (strncmp(sec, "tp/", 3) || !name || name - (sec + 3) >= (long)sizeof(cat))
+			return -EINVAL;
+		snprintf(cat, sizeof(cat), "%.*s", (int)(name - (sec + 3)), sec + 3);
+		*link = bpf_program__attach_tracepoint(prog, cat, name + 1);
+	}
+	return libbpf_get_error(*link);
+}
+
 static void register_sampling_handler(void)
 {
 	LIBBPF_OPTS(libbpf_prog_handler_opts, opts, .prog_prepare_load_fn = before_sampling_load);
+	LIBBPF_OPTS(libbpf_prog_handler_opts, others, .prog_prepare_load_fn = before_unwinder_load,
+		    .prog_attach_fn = attach_unwinder);
+	static const char *const secs[] = UNWIND_OTHER_SECS;
 	static bool registered;
 
 	if (registered)
@@ -492,11 +531,18 @@ static void register_sampling_handler(void)
 	/* the unwinder's walk at a syscall's entry reads the rows too, and may load first; with
 	 * no attach step of its own here, unwind_attach_syscalls() attaches it */
 	libbpf_register_prog_handler(UNWIND_SYSCALL_SEC, BPF_PROG_TYPE_RAW_TRACEPOINT, 0, &opts);
+	for (size_t i = 0; i < sizeof(secs) / sizeof(secs[0]); i++)
+		libbpf_register_prog_handler(secs[i], secs[i][0] == 'r' ? BPF_PROG_TYPE_RAW_TRACEPOINT :
+					     BPF_PROG_TYPE_TRACEPOINT, 0, &others);
 }
 
+static struct disk_cache *run_cache(struct stack_run *s);
+
 /* Two threads: the main one has less to do before it waits for them than either takes. */
-static void early_start(void)
+static void early_start(struct stack_run *s)
 {
+	struct disk_cache *c;
+
 	__u64 rows = (stack_opts.unwind_mem_mb << 20) / sizeof(struct unw_row);
 
 	if (early.rows_started || stack_opts.unwind == UNWIND_FP || rows < 1024 ||
@@ -504,7 +550,13 @@ static void early_start(void)
 		return;
 	early.rows = rows;
 	early.rows_started = !pthread_create(&early.rows_thread, NULL, make_rows, NULL);
+	c = run_cache(s);
+	early.fields_cache = c ? disk_cache__get(c) : NULL;
 	early.fields_started = !pthread_create(&early.fields_thread, NULL, read_fields, NULL);
+	if (!early.fields_started) {
+		disk_cache__put(early.fields_cache);
+		early.fields_cache = NULL;
+	}
 	register_sampling_handler();
 }
 
@@ -537,8 +589,6 @@ void stack_run_adopt_early(struct bpf_map *rows, bool only_sampling)
 	early.rows_fd = -1;
 }
 
-static struct disk_cache *run_cache(struct stack_run *s);
-
 /* pprof's pid and tid labels need the threads apart; everything else merges processes of one
  * command, which keeps a fork storm's memory to its distinct stacks. */
 static bool keep_threads(void)
@@ -558,7 +608,7 @@ int stack_run_init(struct stack_run *s)
 	struct cgroup_names *cgroups = NULL;
 
 	memset(s, 0, sizeof(*s));
-	early_start();
+	early_start(s);
 	s->resolver = stack_resolver__new();
 	/* every frame's line where a report row or a pprof location shows it; else only the
 	 * inlined frames', and a function's samples at different lines stay one stack */

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
+#include "core/common.h"
 #include "core/grow.h"
 #include "sym/syms.h"
 
@@ -646,19 +647,10 @@ static bool first_lines_match(const struct ksyms *ks)
 static int kept_name(char *name, size_t size)
 {
 	const char *id = kernel_build_id("[kernel.kallsyms]");
-	char boot[64] = "";
-	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, boot, sizeof(boot) - 1) : -1;
+	char boot[64];
 
-	if (fd >= 0)
-		close(fd);
-	if (n < 32 || !id)
+	if (!id || boot_id(boot, sizeof(boot)))
 		return -ENOENT;
-	boot[n] = '\0';
-	boot[strcspn(boot, "\n")] = '\0';
-	for (char *c = boot; *c; c++)
-		if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f') || *c == '-'))
-			return -ENOENT;
 	snprintf(name, size, "k-%s-%.40s.v%d.ksym", boot, id, CORE_VERSION);
 	return 0;
 }

@@ -31,6 +31,7 @@
 #include "sym/untrusted.h"
 #include "core/btffields.h"
 #include "core/common.h"
+#include "core/diskcache.h"
 #include "core/hashtab.h"
 #include "core/features.h"
 #include "stacks.h"
@@ -1247,6 +1248,47 @@ void unwind_kernel_fields(struct unw_kfields *out)
 	out->prefill &= out->ok;
 	if (!vdso || !out->ok || !out->task_mm)
 		out->mm_vdso = 0;
+}
+
+/* Format of the kept offsets: struct unw_kfields as it is, under a name of this version (bump it
+ * with any change of the struct or of the fields unwind_kernel_fields() looks for). */
+#define KFIELDS_VERSION 1
+
+/* The kept offsets' name: this boot's. */
+static int kfields_name(char *name, size_t size)
+{
+	char boot[64];
+
+	if (boot_id(boot, sizeof(boot)))
+		return -ENOENT;
+	snprintf(name, size, "kf-%s.v%d.kfld", boot, KFIELDS_VERSION);
+	return 0;
+}
+
+void unwind_kernel_fields_kept(struct disk_cache *c, struct unw_kfields *out, bool *kept)
+{
+	char name[96];
+	void *buf = NULL;
+	size_t len = 0;
+
+	*kept = false;
+	if (!c || kfields_name(name, sizeof(name))) {
+		unwind_kernel_fields(out);
+		return;
+	}
+	/* checked by the cache (its header, a checksum of the whole); a size of another struct is
+	 * rejected as well, and the offsets made again */
+	if (!disk_cache__read_file(c, name, sizeof(*out), &buf, &len) && len == sizeof(*out)) {
+		memcpy(out, buf, sizeof(*out));
+		free(buf);
+		*kept = true;
+		return;
+	}
+	free(buf);
+	unwind_kernel_fields(out);
+	/* none found (no kernel BTF): nothing worth keeping */
+	if (out->ok)
+		disk_cache__write_file(c, name, out, sizeof(*out));
 }
 
 void unwind_attach_syscalls(struct bpf_program *prog, struct bpf_link **link)

@@ -13,6 +13,8 @@
 #include <bpf/libbpf.h>
 #include "unwind.h"
 
+struct disk_cache;
+
 #define UNWIND_DEFAULT_MEM_MB 32
 /* The tables and the BPF walk know x86-64's registers and ABI only. */
 #if defined(__x86_64__)
@@ -49,6 +51,11 @@ const struct unwind_vma_support *unwind_vma_support(void);
  * on a thread while the object loads; stack_run_adopt_early() waits for it).  out->ok and
  * out->prefill are 0 where fields are missing. */
 void unwind_kernel_fields(struct unw_kfields *out);
+/* The same, kept in the persistent cache c (NULL: none) for the rest of the boot: the kernel's BTF
+ * cannot change before the next, and a later run reads the offsets back rather than stream the
+ * BTF again (3 ms of CPU that the start shares two CPUs for).  *kept tells whether they came
+ * from the cache. */
+void unwind_kernel_fields_kept(struct disk_cache *c, struct unw_kfields *out, bool *kept);
 
 /* Between open and load: sizes the maps for method m and a row budget of mem_bytes (maps shrink
  * to nothing for fp).  *task_regs tells whether the kernel has bpf_task_pt_regs() (the
@@ -73,8 +80,12 @@ int unwind_bpf_configure(const struct unwind_bpf *ub, enum unwind_method m, __u6
 					  (method) != UNWIND_FP && task_regs_);                \
 	} while (0)
 
-/* The section of the unwinder's walk at a syscall's entry (bpf/unwind.bpf.h: unwind_syscall). */
+/* The section of the unwinder's walk at a syscall's entry (bpf/unwind_progs.bpf.h: unwind_syscall). */
 #define UNWIND_SYSCALL_SEC "raw_tp/sys_enter"
+/* The sections of its other programs (exit, mmap, fork, exec), as raw_tp/NAME or tp/CAT/NAME. */
+#define UNWIND_OTHER_SECS                                                                       \
+	{ "raw_tp/sched_process_exit", "tp/syscalls/sys_exit_mmap", "raw_tp/sched_process_fork", \
+	  "raw_tp/sched_process_exec" }
 /* After the skeleton's attach: prog (the unwinder's unwind_syscall), where loaded, attached to
  * the sys_enter raw tracepoint (*link, unless the skeleton did).  A failure is told, not
  * returned: samples inside execve() and exit_group() then keep their leaf alone. */
