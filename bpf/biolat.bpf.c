@@ -7,10 +7,11 @@
 #include <bpf/bpf_core_read.h>
 #include "biolat.h"
 #include "core_fixes.bpf.h"
-#include "heatmap.bpf.h"
-#include "target.bpf.h"
 
-/* Settings, fixed before load. */
+/* Settings, fixed before load.  Declared before heatmap.bpf.h's, and the variables the
+ * completion reads before its other globals, so that what a stamped completion reads of them
+ * lies in one cache line each (targ_heatmap and heatmap_start_ns included): a cold line costs
+ * a completion tens of ns. */
 const volatile bool targ_queued = false;      /* -Q: from insert, not issue */
 const volatile bool targ_per_disk = false;    /* -D */
 const volatile bool targ_per_flags = false;   /* -F */
@@ -26,13 +27,24 @@ const volatile bool targ_events = false;
 /* Completions read the kernel's own issue stamp (request_issue_stamp()) where it took one, and
  * the issue program is attached only once a request comes without (issue_on). */
 const volatile bool targ_stamped = false;
+/* Without -D and -F: the one histogram, hist1 below. */
+const volatile bool targ_one_hist = false;
+const volatile __u32 targ_ncpu = 1;
+const volatile __u32 targ_slot_bits = 14;    /* set by the loader: log2 of the in-flight slots */
+
+/* Set by user space once it attached the issue program in a stamped run: completions look for
+ * the request's own entry first. */
+__u32 issue_on;
+/* hist1's generation the programs count in; user space flips it at each report. */
+__u32 hist_gen;
+
+#include "heatmap.bpf.h"
+#include "target.bpf.h"
+
 /* The operation in cmd_flags' low bits (REQ_OP_BITS, 8 since 4.10). */
 #define REQ_OP_MASK 0xff
 
 __u64 lost[BIOLAT_LOST_REASONS];
-/* Set by user space once it attached the issue program in a stamped run: completions look for
- * the request's own entry first. */
-__u32 issue_on;
 /* Stamped runs: the I/Os counted that the disks' statistics leave out (flushes, passthrough
  * requests), for user space's count of the completions never seen (biolat.c, unseen_stamped()). */
 __u64 not_in_disk_stats;
@@ -47,7 +59,6 @@ __u64 only_in_disk_stats;
  * request whose slot another request holds goes to the `start` hash map instead; `spilled`
  * counts the entries there, so that while it is 0 (nearly always) no lookup goes to the map.  A
  * request's events (insert, issue, complete) come in order, so its own spill is always seen. */
-const volatile __u32 targ_slot_bits = 14;    /* set by the loader: log2 of the slots */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -85,22 +96,36 @@ struct {
 	__array(values, struct hists_inner);
 } hists SEC(".maps");
 
-/* Without -D and -F, the one histogram: a per-CPU array, found by index, always there. */
-const volatile bool targ_one_hist = false;
-
-struct hist1_inner {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+/* Without -D and -F, the one histogram: a copy per CPU and generation in an array, found by
+ * index (the CPU's number, an inlined per-CPU load), with no map or map-in-map pointer to load
+ * (two cache misses fewer per I/O than a per-CPU array in an outer map), each slot's count
+ * beside its sum (one line written, not two).  User space flips
+ * hist_gen at each report and waits for the programs running (an update of gen_wait) before it
+ * reads and clears the old generation, so no count is lost or split between reports. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2); /* 2 * targ_ncpu, set by the loader */
+	/* read and cleared by user space without a syscall */
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(key_size, sizeof(__u32));
-	__uint(value_size, BIOLAT_VALUE_SIZE);
+	__uint(value_size, BIOLAT_HIST1_VALUE_SIZE);
+} hist1 SEC(".maps");
+
+/* Never read here: an update of a map-in-map returns once every program running has finished
+ * (syscall.c, maybe_wait_bpf_programs(), since 4.20), the wait hist_gen's flip needs. */
+struct gen_wait_inner {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__array(values, struct hist1_inner);
-} hists1 SEC(".maps");
+	__array(values, struct gen_wait_inner);
+} gen_wait SEC(".maps");
 
 /* A zeroed histogram value to create new keys from (the stack is too small for one). */
 struct {
@@ -358,16 +383,20 @@ static __always_inline int on_merge(struct request *rq, bool btf)
 
 static __always_inline void count_hist(struct biolat_key *key, __u64 lat_ns)
 {
-	__u32 zero = 0;
+	__u32 zero = 0, idx;
 	__u64 *v, slot;
 	void *inner, *zv;
 
 	if (targ_one_hist) {
-		inner = bpf_map_lookup_elem(&hists1, &zero);
-		v = inner ? bpf_map_lookup_elem(inner, &zero) : NULL;
+		idx = (hist_gen & 1) * targ_ncpu + bpf_get_smp_processor_id();
+		v = bpf_map_lookup_elem(&hist1, &idx);
 		if (!v)
 			return;
-		goto count;
+		/* this CPU's copy, and the kernel never nests a program inside itself on one CPU */
+		v += 2 * hist_ns_slot(lat_ns);
+		v[BIOLAT_PAIR_COUNT] += 1;
+		v[BIOLAT_PAIR_SUM] += lat_ns;
+		return;
 	}
 	inner = bpf_map_lookup_elem(&hists, &zero);
 	if (!inner)
@@ -384,7 +413,6 @@ static __always_inline void count_hist(struct biolat_key *key, __u64 lat_ns)
 			return;
 		}
 	}
-count:
 	slot = hist_ns_slot(lat_ns);
 	/* per-CPU value, and the kernel never nests a program inside itself on one CPU */
 	v[BIOLAT_VAL_SUM] += lat_ns;
@@ -452,19 +480,14 @@ static __always_inline int complete_stamped(struct request *rq, __u64 issued, __
 	return 0;
 }
 
-/* block_rq_complete(rq, error, nr_bytes): nr_bytes of rq's data are done.  A driver may complete
- * a request in parts (SCSI, MMC): each part is a hit, and the request is counted once, at the
- * part that ends it (nr_bytes covers what is left of it). */
-static __always_inline int on_complete(__u64 *ctx, struct request *rq, bool btf)
+/* block_rq_complete's other cases: a write with no bytes left, a stamped request once the issue
+ * program is on, or one timed by it. */
+static __always_inline int complete_rest(struct request *rq, __u32 data_len, bool btf)
 {
 	struct biolat_key hkey = {};
 	struct biolat_start *sv;
 	__u64 key = rq_key(rq, btf), now, lat_ns, issued = 0;
-	__u32 data_len = btf ? rq->__data_len : BPF_CORE_READ(rq, __data_len);
-	__u32 nr_bytes = complete_nr_bytes(ctx);
 
-	if (nr_bytes < data_len)
-		return 0;
 	/* A write that went through the flush machinery (a data write with a preflush or FUA the
 	 * disk lacks) completes twice: its data, counted, then once its postflush is done
 	 * (blk_flush_complete_seq(), REQ_FSEQ_DONE) with no bytes left.  Counted once, at the
@@ -515,6 +538,32 @@ static __always_inline int on_complete(__u64 *ctx, struct request *rq, bool btf)
 	count_disk_stats(rq, btf);
 	count_io(&hkey, now, lat_ns);
 	return 0;
+}
+
+/* complete_rest() of a tp_btf program, apart from the common case (on_complete()), so that its
+ * code stays out of the few cache lines that case runs through. */
+static __noinline int complete_other(struct request *rq, __u32 data_len)
+{
+	return complete_rest(rq, data_len, true);
+}
+
+/* block_rq_complete(rq, error, nr_bytes): nr_bytes of rq's data are done.  A driver may complete
+ * a request in parts (SCSI, MMC): each part is a hit, and the request is counted once, at the
+ * part that ends it (nr_bytes covers what is left of it).  The common case of a stamped run
+ * first: a request with data that the kernel stamped, before any issue program. */
+static __always_inline int on_complete(__u64 *ctx, struct request *rq, bool btf)
+{
+	__u32 data_len = btf ? rq->__data_len : BPF_CORE_READ(rq, __data_len);
+	__u64 issued;
+
+	if (complete_nr_bytes(ctx) < data_len)
+		return 0;
+	if (targ_stamped && btf && data_len && !issue_on) {
+		issued = request_issue_stamp(rq);
+		if (issued)
+			return complete_stamped(rq, issued, data_len);
+	}
+	return btf ? complete_other(rq, data_len) : complete_rest(rq, data_len, false);
 }
 
 /* One tp_btf program and its raw_tp fallback per tracepoint; the loader keeps one of the two.

@@ -12,6 +12,11 @@
 #define BIOLAT_VAL_SUM 0
 #define BIOLAT_VAL_SLOT0 1
 #define BIOLAT_VALUE_SIZE ((1 + HIST_NS_SLOTS) * 8)
+/* Without -D and -F, a copy of the one histogram in the `hist1` array: a (count, sum of the
+ * latencies in ns) pair a slot, so that counting an I/O writes one cache line. */
+#define BIOLAT_PAIR_COUNT 0
+#define BIOLAT_PAIR_SUM 1
+#define BIOLAT_HIST1_VALUE_SIZE (HIST_NS_SLOTS * 16)
 
 /* What histograms are split by: dev with -D, cmd_flags with -F, 0 otherwise. */
 struct biolat_key {

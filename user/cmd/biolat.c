@@ -31,7 +31,9 @@
 
 RUNNER_SKELETON(biolat);
 
-/* Histograms: an inner map swapped for an empty one at each report, then read whole. */
+/* Histograms: with -D or -F, an inner map swapped for an empty one at each report, then read
+ * whole; otherwise the `hist1` array's copies of one generation (a copy per CPU), read through
+ * a mapping once the programs write the other. */
 struct hists {
 	int outer_fd;
 	int cur_fd;
@@ -39,6 +41,10 @@ struct hists {
 	__u32 key_size, value_size, max_entries;
 	int ncpu;
 	struct blk_req_names names;
+	bool by_cpu;
+	__u64 *mem;     /* hist1, mapped: 2 * ncpu values of BIOLAT_HIST1_VALUE_SIZE bytes */
+	size_t mem_len;
+	int wait_fd;    /* an inner map for gen_wait's updates */
 };
 
 /* --events: "time latency" lines written from the ring buffer. */
@@ -277,6 +283,41 @@ static bool all_zero(const __u64 *v, size_t size)
 	return true;
 }
 
+/* The one histogram of generation gen, which no program writes any more: its copies' (count,
+ * sum) pairs added up, then cleared for its next turn. */
+static int read_hist1(struct hists *h, __u32 gen, struct hist_set *out)
+{
+	size_t len = (size_t)h->ncpu * BIOLAT_HIST1_VALUE_SIZE;
+	__u64 *vals = (__u64 *)((char *)h->mem + gen * len);
+	struct hist_entry *e;
+
+	if (all_zero(vals, len))
+		return 0;
+	e = set_entry(out, 0, "");
+	if (!e)
+		return -ENOMEM;
+	for (size_t i = 0; i < len / sizeof(*vals); i += 2) {
+		e->slots[i / 2 % HIST_NS_SLOTS] += vals[i + BIOLAT_PAIR_COUNT];
+		e->sum_ns += vals[i + BIOLAT_PAIR_SUM];
+	}
+	memset(vals, 0, len);
+	return 0;
+}
+
+/* Makes the programs count in the other generation of hist1 and returns the one they counted
+ * in, once no program can still be writing it: a map-in-map update returns after every program
+ * running has finished, so any that read the old hist_gen. */
+static int hist1_flip(struct biolat_bpf *skel, struct hists *h, __u32 *old_gen)
+{
+	__u32 zero = 0;
+
+	*old_gen = skel->bss->hist_gen & 1;
+	__atomic_store_n(&skel->bss->hist_gen, *old_gen ^ 1, __ATOMIC_SEQ_CST);
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.gen_wait), &zero, &h->wait_fd, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
 /* Reads every histogram of inner map fd, summing the per-CPU copies. */
 static int read_hists(struct hists *h, int fd, struct hist_set *out)
 {
@@ -297,9 +338,6 @@ static int read_hists(struct hists *h, int fd, struct hist_set *out)
 			err = -errno;
 			break;
 		}
-		/* the single histogram of a per-CPU array is there before any I/O */
-		if (h->type == BPF_MAP_TYPE_PERCPU_ARRAY && all_zero(vals, h->ncpu * stride))
-			continue;
 		entry_label(h, &key, label, sizeof(label));
 		e = set_entry(out, env.per_disk ? key.dev : 0, label);
 		if (!e) {
@@ -328,19 +366,25 @@ static int print_entry(FILE *out, const struct hist_entry *e)
 			     unit_name());
 }
 
-/* One report: the histograms since the last one, read from the inner map just swapped out. */
+/* One report: the histograms since the last one, read from the inner map just swapped out or
+ * the generation just left. */
 static int biolat_report(struct runner *r, bool last)
 {
 	struct hist_set set = {};
 	int old_fd = -1, err;
+	__u32 gen = 0;
 
-	err = hists_swap(&env.h, &old_fd);
+	err = env.h.by_cpu ? hist1_flip(r->skel, &env.h, &gen) : hists_swap(&env.h, &old_fd);
 	if (err) {
 		p_err("cannot swap the histogram map: %s", strerror(-err));
 		return err;
 	}
-	err = read_hists(&env.h, old_fd, &set);
-	close(old_fd);
+	if (env.h.by_cpu) {
+		err = read_hist1(&env.h, gen, &set);
+	} else {
+		err = read_hists(&env.h, old_fd, &set);
+		close(old_fd);
+	}
 	if (err) {
 		p_err("cannot read the histograms: %s", strerror(-err));
 		goto out;
@@ -536,13 +580,15 @@ static int biolat_configure(struct runner *r)
 	h->max_entries = bpf_map__max_entries(inner);
 	h->type = BPF_MAP_TYPE_PERCPU_HASH;
 	h->key_size = sizeof(struct biolat_key);
-	/* one histogram: a per-CPU array, whose lookup is an index, where a hash's walks a bucket
-	 * and an element (cache misses on every completion) */
-	skel->rodata->targ_one_hist = !env.per_disk && !env.per_flags;
-	if (skel->rodata->targ_one_hist) {
-		h->type = BPF_MAP_TYPE_PERCPU_ARRAY;
-		h->key_size = sizeof(__u32);
-		h->max_entries = 1;
+	/* one histogram: a copy per CPU and generation in an array, whose lookup is an index,
+	 * where a hash's walks a bucket and an element (cache misses on every completion) */
+	h->by_cpu = !env.per_disk && !env.per_flags;
+	skel->rodata->targ_one_hist = h->by_cpu;
+	skel->rodata->targ_ncpu = h->ncpu;
+	err = bpf_map__set_max_entries(skel->maps.hist1, h->by_cpu ? 2 * h->ncpu : 1);
+	if (err) {
+		p_err("cannot size the histogram array: %s", strerror(-err));
+		return err;
 	}
 
 	/* tp_btf where it exists, raw_tp otherwise; insert only when it is needed */
@@ -662,7 +708,7 @@ static void print_lost(struct biolat_bpf *skel)
 
 static int biolat_check(struct runner *r)
 {
-	env.h = (struct hists){ .outer_fd = -1, .cur_fd = -1 };
+	env.h = (struct hists){ .outer_fd = -1, .cur_fd = -1, .wait_fd = -1 };
 	env.h.ncpu = libbpf_num_possible_cpus();
 	if (env.h.ncpu <= 0) {
 		p_err("cannot count CPUs: %s", strerror(-env.h.ncpu));
@@ -671,15 +717,35 @@ static int biolat_check(struct runner *r)
 	return env.disk ? resolve_disk() : 0;
 }
 
+/* Maps hist1 and makes gen_wait's inner map. */
+static int hist1_map(struct biolat_bpf *skel, struct hists *h)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	h->mem_len = ((size_t)2 * h->ncpu * BIOLAT_HIST1_VALUE_SIZE + page - 1) / page * page;
+	p = mmap(NULL, h->mem_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 bpf_map__fd(skel->maps.hist1), 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	h->mem = p;
+	h->wait_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "biolat_wait", sizeof(__u32),
+				    sizeof(__u32), 1, NULL);
+	return h->wait_fd < 0 ? -errno : 0;
+}
+
 /* The first histogram map, and the events' ring buffer. */
 static int biolat_prepare(struct runner *r)
 {
 	struct biolat_bpf *skel = r->skel;
 	int err;
 
-	env.h.outer_fd = bpf_map__fd(skel->rodata->targ_one_hist ? skel->maps.hists1
-								 : skel->maps.hists);
-	err = hists_swap(&env.h, NULL);
+	if (env.h.by_cpu) {
+		err = hist1_map(skel, &env.h);
+	} else {
+		env.h.outer_fd = bpf_map__fd(skel->maps.hists);
+		err = hists_swap(&env.h, NULL);
+	}
 	if (err) {
 		p_err("cannot create the histogram map: %s", strerror(-err));
 		return err;
@@ -736,6 +802,10 @@ static void biolat_teardown(struct runner *r)
 {
 	if (env.h.cur_fd >= 0)
 		close(env.h.cur_fd);
+	if (env.h.wait_fd >= 0)
+		close(env.h.wait_fd);
+	if (env.h.mem)
+		munmap(env.h.mem, env.h.mem_len);
 	memset(&env, 0, sizeof(env));
 }
 
