@@ -150,9 +150,12 @@ struct srclines {
  * every unit copied again each time, and reads a unit's line table again for each function of
  * it indexed after: more CPU, no less memory.  A replay of the 5,090 lookups of a 60 s
  * system-wide run under churn took 0.35 s with these bounds and those below, 1.33 s with 64
- * indexes, 8k rows, 4 MB of indexes and 1 MB of line tables; RSS 22 against 26 MB.) */
-#define SRCLINE_RELEASE_EVERY 256
-#define SRCLINE_RELEASE_ROWS (32 << 10)
+ * indexes, 8k rows, 4 MB of indexes and 1 MB of line tables; RSS 22 against 26 MB.)  Halved
+ * (128 indexes, 16k rows: 0.75 MB of libdw's rows) with the indexes' bound below at 2 MB, 60 s
+ * of churn with an empty cache held 1-2 MB less than with 256, 32k and 3 MB, beside it at load
+ * 8 (the peak 45 MB against 49), for 0.5% of a CPU more (10.4% against 9.9%). */
+#define SRCLINE_RELEASE_EVERY 128
+#define SRCLINE_RELEASE_ROWS (16 << 10)
 
 /* Indexes made between two unmappings of the pages of the copies libdw read to make them (the
  * kernel's page cache: mapped again, a minor fault a page, if read again).  After each: with
@@ -168,8 +171,8 @@ struct srclines {
  * to the persistent cache in the middle of it (SRCLINE_PENDING_MAX), a function dropped is read
  * back from there (a pread(), no libdw): at 3 MB the same run under churn with an empty cache
  * held 2.7 MB of them (4.9-6.5 at 8), its lookups 1.3 s of the worker's CPU a minute
- * (0.9-1.3). */
-#define SRCLINE_INDEX_MAX (3 << 20)
+ * (0.9-1.3); 2 MB (above, with libdw's state given back twice as often) took 1-2 MB less. */
+#define SRCLINE_INDEX_MAX (2 << 20)
 
 /* The units' line tables held at most (each 16 bytes a row kept, about a row in three of
  * libdw's): past it the least recently used go, read again if a function of theirs not seen
