@@ -1,6 +1,6 @@
 #!/bin/bash
 # What inlined frames and source lines cost a system-wide profile (issue 16): a run with --inline
-# (inlined frames from the DWARF of every program sampled that has some, through the
+# (the default: inlined frames from the DWARF of every program sampled that has some, through the
 # persistent cache) and the same run with --no-inline, side by side in each round, under the same
 # load (each samples the other too).  A first run of each part fills the cache (its figures are
 # not counted): what is measured is a run whose programs were profiled before, as on a machine
@@ -65,7 +65,7 @@ rounds() {
 
 report() { # report PREFIX UNIT
 	printf '%-34s %10s %10s %14s %6s\n' "" "CPU ($2)" "RSS (MB)" "lookups (s/min)" "lost"
-	row "--inline" "$1.on"
+	row "--inline (the default)" "$1.on"
 	row "--no-inline" "$1.off"
 	[ -n "$BEFORE" ] && row "BEFORE --inline" "$1.before"
 	echo "CPU ratio $(ratio "$(cut -d' ' -f1 "$BTMP/$1.on" | median)" \

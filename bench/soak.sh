@@ -9,13 +9,17 @@
 # A/B in one run.  SOAK_FILE=pprof or svg: each also writes --pprof or --svg (its peak RSS then
 # counts the writer's; bench/writers_mem.sh).  ARGS adds options to both runs (ARGS=-v: each
 # drain's memory, part by part, every 30 drains); KEEP=DIR keeps each run's report and stderr
-# there (after.txt, after.err, before.txt, before.err).  Targets (issue 17): loss < 0.1%,
-# RSS <= 40 MB and flat, CPU <= 2%.
+# there (after.txt, after.err, before.txt, before.err).  BEFORE_ARGS adds options to the BEFORE
+# run only (BEFORE=./bpfprof BEFORE_ARGS=--no-inline: what inlined frames add, side by side).
+# COLD=1 gives each run an empty cache directory of its own (XDG_CACHE_HOME: no unwind tables,
+# no inline chains cached), as test_longrun does: what a run holds of debug info it meets for
+# the first time.  Targets (issue 17): loss < 0.1%, RSS <= 40 MB and flat, CPU <= 2%.
 set -u
 cd "$(dirname "$0")/.."
 DURATION=${1:-600}
 EVERY=${SOAK_EVERY:-$((DURATION >= 300 ? 30 : 10))}
 BEFORE=${BEFORE:-}
+BEFORE_ARGS=${BEFORE_ARGS:-}
 ARGS=${ARGS:-}
 KEEP=${KEEP:-}
 tmp=$(mktemp -d)
@@ -40,8 +44,12 @@ for i in "${!bins[@]}"; do
 	pprof) file=(--pprof "$tmp/file.$i") ;;
 	svg) file=(--svg "$tmp/file.$i") ;;
 	esac
+	extra=()
+	[ "${names[$i]}" = before ] && extra=($BEFORE_ARGS)
+	[ -n "${COLD:-}" ] && mkdir -p "$tmp/xdg.$i"
+	${COLD:+env XDG_CACHE_HOME="$tmp/xdg.$i"} \
 	/usr/bin/time -f "%M %U %S" -o "$tmp/time.$i" "${bins[$i]}" profile -F 999 -a \
-		-d "$DURATION" $ARGS "${file[@]}" -o "$tmp/report.$i" 2> "$tmp/err.$i" &
+		-d "$DURATION" $ARGS "${extra[@]}" "${file[@]}" -o "$tmp/report.$i" 2> "$tmp/err.$i" &
 	tpid[$i]=$!
 done
 # the profilers themselves, not the time(1) around them
@@ -51,7 +59,8 @@ for i in "${!bins[@]}"; do
 	cpu0[$i]=$(cpu_ns "${pid[$i]}")
 	cpu_prev[$i]=${cpu0[$i]}
 done
-[ -n "$BEFORE" ] && echo "after: ./bpfprof; before: $BEFORE (the same run, side by side)"
+[ -n "$BEFORE" ] && echo "after: ./bpfprof; before: $BEFORE $BEFORE_ARGS (the same run, side by side)"
+[ -n "${COLD:-}" ] && echo "each with an empty cache directory of its own (COLD=1)"
 for i in "${!bins[@]}"; do printf '%6s %8s %5s %8s  ' "t (s)" "RSS (MB)" "fds" "CPU (%)"; done
 echo
 last=0

@@ -106,23 +106,22 @@ if [ "$(uname -m)" = x86_64 ] && command -v script >/dev/null; then
 	check "srcline: annotate on a terminal: the hottest instruction in bold red" \
 		grep -q $'\e\\[1;31m *[0-9.]\+' "$TMP/tty.txt"
 fi
-# system-wide: inlined frames with --inline (by default none: see stack_opts_inline()), reading
-# every sampled program's DWARF, and what it found kept in the persistent cache (a private one
-# here): a second run answers from it, alike
+# system-wide: inlined frames by default, reading every sampled program's DWARF, and what it
+# found kept in the persistent cache (a private one here): a second run answers from it, alike
 "$WL/inlined" inline 20 >/dev/null &
 wl=$!
 sleep 0.3
 export XDG_CACHE_HOME="$TMP/xdg"
 mkdir -p "$XDG_CACHE_HOME"
-"$BPFPROF" profile -a -U -F 499 --no-children --inline -o "$TMP/sys.txt" -v 1.5 2>"$TMP/sys.err"
-"$BPFPROF" profile -a -U -F 499 --no-children --inline -o "$TMP/sys2.txt" -v 1.5 2>"$TMP/sys2.err"
-"$BPFPROF" profile -a -U -F 499 --no-children -o "$TMP/sys_none.txt" 1 2>/dev/null
+"$BPFPROF" profile -a -U -F 499 --no-children -o "$TMP/sys.txt" -v 1.5 2>"$TMP/sys.err"
+"$BPFPROF" profile -a -U -F 499 --no-children -o "$TMP/sys2.txt" -v 1.5 2>"$TMP/sys2.err"
+"$BPFPROF" profile -a -U -F 499 --no-children --no-inline -o "$TMP/sys_none.txt" 1 2>/dev/null
 kill $wl 2>/dev/null
 wait $wl 2>/dev/null
 for f in sys sys2; do
 	sa=$(grep -E '\[\.\] mix_a \(inlined\)  inlined\.c:' "$TMP/$f.txt" | head -1)
 	sb=$(grep -E '\[\.\] mix_b \(inlined\)  inlined\.c:' "$TMP/$f.txt" | head -1)
-	check "srcline: -a --inline ($f) has the inlined rows" test -n "$sa" -a -n "$sb"
+	check "srcline: -a ($f) has the inlined rows by default" test -n "$sa" -a -n "$sb"
 	check "srcline: -a ($f): mix_a's and mix_b's lines in their bodies (${sa##* }, ${sb##* })" \
 		bash -c "$(declare -f range_of in_range); SRC='$SRC'; in_range '${sa##* }' mix_a && in_range '${sb##* }' mix_b"
 	check "srcline: -a ($f): the call graph has mix_a inlined in work" \
@@ -133,14 +132,14 @@ check "srcline: -a: inline chains stored in the cache ($stored files), 0700" \
 	bash -c "[ $stored -gt 0 ] && [ \$(stat -c %a '$XDG_CACHE_HOME/bpfprof') = 700 ]"
 answered=$(grep -oE 'inline cache .*: [0-9]+ addresses answered from it' "$TMP/sys2.err" | grep -oE '[0-9]+ addresses' | grep -oE '[0-9]+')
 check "srcline: -a: the second run answers from the cache (${answered:-0} addresses)" test "${answered:-0}" -gt 0
-check "srcline: -a without --inline has none (work holds them)" \
+check "srcline: -a --no-inline has none (work holds them)" \
 	bash -c "! grep -q '(inlined)' '$TMP/sys_none.txt' && grep -qE '\[\.\] work$' '$TMP/sys_none.txt'"
 # a corrupt cache file is rejected, the run's answers alike, the file written again
 for f in "$XDG_CACHE_HOME"/bpfprof/*.src; do printf 'XXXX' | dd of="$f" bs=1 seek=40 conv=notrunc 2>/dev/null; done
 "$WL/inlined" inline 20 >/dev/null &
 wl=$!
 sleep 0.3
-"$BPFPROF" profile -a -U -F 499 --no-children --inline -o "$TMP/sys3.txt" -v 1.5 2>"$TMP/sys3.err"
+"$BPFPROF" profile -a -U -F 499 --no-children -o "$TMP/sys3.txt" -v 1.5 2>"$TMP/sys3.err"
 kill $wl 2>/dev/null
 wait $wl 2>/dev/null
 check "srcline: -a: corrupt cache files rejected and rebuilt" \

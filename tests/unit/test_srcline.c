@@ -747,6 +747,16 @@ static void test_persistent_cache(void)
 			;
 		srclines__stats(s, &st);
 		CHECK(st.cache_regions > 0);
+		/* more than a run holds to store (libc's whole): stored in the middle of the run,
+		 * read back, and the same run's answers alike after it */
+		if (st.harvested && strstr(files[i], "libc.so"))
+			CHECK(st.cache_flushes > 0);
+		if (st.cache_flushes) {
+			CHECK_INT(st.cache_flush_dropped, 0);
+			CHECK_INT(differ_span(ref, s, files[i], sp, step), 0);
+			srclines__stats(s, &st);
+			CHECK(st.cache_answers > 0);
+		}
 		srclines__free(s);
 		/* the next answers every address alike, those from the cache */
 		s = srclines__new();

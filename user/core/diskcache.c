@@ -436,22 +436,28 @@ out:
 	free(e);
 }
 
-int disk_cache__store(struct disk_cache *c, const char *name, const struct iovec *iov, int nr)
+int disk_cache_write(int fd, const void *buf, size_t len)
+{
+	return write_full(fd, buf, len);
+}
+
+int disk_cache__store_with(struct disk_cache *c, const char *name, __u64 size,
+			   int (*fill)(int fd, void *ctx), void *ctx)
 {
 	char tmp[DISK_CACHE_KEY_MAX + 64];
-	__u64 size = 0;
-	int fd, err = 0;
+	struct stat st;
+	int fd, err;
 
-	for (int i = 0; i < nr; i++)
-		size += iov[i].iov_len;
 	if (size > c->max_bytes)
 		return -E2BIG;
 	snprintf(tmp, sizeof(tmp), ".%s.%d.%lx", name, getpid(), (unsigned long)syscall(SYS_gettid));
 	fd = openat(c->dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	for (int i = 0; i < nr && !err; i++)
-		err = write_full(fd, iov[i].iov_base, iov[i].iov_len);
+	err = fill(fd, ctx);
+	/* what the writer promised, no more: the bound counts it */
+	if (!err && (fstat(fd, &st) ? -errno : (__u64)st.st_size != size))
+		err = -EIO;
 	if (close(fd) && !err)
 		err = -errno;
 	if (!err && renameat(c->dfd, tmp, c->dfd, name))
@@ -467,6 +473,31 @@ int disk_cache__store(struct disk_cache *c, const char *name, const struct iovec
 		evict(c);
 	pthread_mutex_unlock(&c->lock);
 	return 0;
+}
+
+struct iov_write {
+	const struct iovec *iov;
+	int nr;
+};
+
+static int write_iov(int fd, void *ctx)
+{
+	const struct iov_write *w = ctx;
+	int err = 0;
+
+	for (int i = 0; i < w->nr && !err; i++)
+		err = write_full(fd, w->iov[i].iov_base, w->iov[i].iov_len);
+	return err;
+}
+
+int disk_cache__store(struct disk_cache *c, const char *name, const struct iovec *iov, int nr)
+{
+	struct iov_write w = { iov, nr };
+	__u64 size = 0;
+
+	for (int i = 0; i < nr; i++)
+		size += iov[i].iov_len;
+	return disk_cache__store_with(c, name, size, write_iov, &w);
 }
 
 /* The header of a file of a kind with no header of its own (disk_cache__read_file()). */

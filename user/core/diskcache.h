@@ -89,6 +89,13 @@ void disk_cache__touch(int fd);
  * evicts the least recently used files beyond the bound.  0, -E2BIG (larger than the bound) or
  * -errno. */
 int disk_cache__store(struct disk_cache *c, const char *name, const struct iovec *iov, int nr);
+/* The same of a file that fill() writes to fd (with disk_cache_write()), size bytes exactly
+ * (checked against the bound first, and after): for what is too large to hold whole in memory
+ * at once.  fill() returns 0 or -errno (then nothing is stored). */
+int disk_cache__store_with(struct disk_cache *c, const char *name, __u64 size,
+			   int (*fill)(int fd, void *ctx), void *ctx);
+/* len bytes of buf to fd (a file disk_cache__store_with() writes): 0 or -errno. */
+int disk_cache_write(int fd, const void *buf, size_t len);
 
 /* A cache file of a kind with no header of its own (the core kernel's symbols: sym/ksyms.c),
  * name a plain file name: read whole into *buf (malloc'd) and *len with the same distrust as

@@ -191,9 +191,8 @@ const struct opt stack_output_opts_table[] = {
 	  "dso, sym (default all three; sym always); srcline: as --srcline", OPT_FN,
 	  .fn = opt_sort, .needs = CAP_STACKS },
 	{ 0, "inline", NULL, "inlined functions as frames of their own, from DWARF\n"
-	  "(the default with -p, -t or a COMMAND, but not with -a\n"
-	  "or -f; folded frames get _[i] with --annotate); kept in\n"
-	  "the persistent cache", OPT_FLAG,
+	  "(the default, but not with -f; folded frames get _[i]\n"
+	  "with --annotate); kept in the persistent cache", OPT_FLAG,
 	  &stack_opts.inline_frames, .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
 	{ 0, "no-inline", NULL, "no inlined frames", OPT_FLAG, &stack_opts.no_inline,
 	  .needs = CAP_STACKS | CAP_STACK_OUTPUTS },
@@ -639,19 +638,16 @@ int stack_run_init(struct stack_run *s)
 	return 0;
 }
 
-/* By default where the run writes a report, a flame graph or a pprof of the processes it was
- * given (-p, -t, COMMAND), as perf report does.  The debug info of the programs sampled is read
- * only for the functions sampled, once each (sym/srcline.c), on a thread of its own so that
- * draining never waits on it (sym/srcworker.h), and what it finds is kept in the persistent
- * cache (sym/srccache.h), from which later runs answer without opening the debug info.  A
- * system-wide run (-a) asks with --inline: even so, each run opens the debug info of what the
- * cache has not seen, and `profile -F 99 -a 5` beside a compiler loop took 0.11-0.14 s and
- * 15.1-17.1 MB against 0.07-0.08 s and 14.2-14.5 MB without (the ceilings are 0.15 s and 16 MB),
- * under process churn ~8 MB more.  Folded stacks keep their format unless --inline. */
+/* By default where the run writes a report, a flame graph or a pprof, as perf report does,
+ * system-wide (-a) too: the debug info of the programs sampled is read only for the functions
+ * sampled, once each (sym/srcline.c), on a thread of its own so that draining never waits on it
+ * (sym/srcworker.h), and what it finds is kept in the persistent cache (sym/srccache.h), from
+ * which later runs answer without opening the debug info (opening libc's debug file and its
+ * memory were most of what inlined frames cost a run of the whole machine).  Folded stacks keep
+ * their format unless --inline. */
 bool stack_opts_inline(void)
 {
-	return !stack_opts.no_inline &&
-	       (stack_opts.inline_frames || (!stack_opts.folded && targets_by_id(&targets)));
+	return !stack_opts.no_inline && (stack_opts.inline_frames || !stack_opts.folded);
 }
 
 bool stack_opts_lines(void)

@@ -166,10 +166,11 @@ static void reject(struct src_file *f)
 	disk_cache__reject(f->c->dc, f->name, "inline cache");
 }
 
-/* The header, regions and entries of the cache file, if there is a sound one of src's file. */
+/* The header, regions and entries of the cache file, if there is a sound one of src's file
+ * (src NULL: the file this run just stored, its identity f's). */
 static void read_file(struct src_file *f, struct disk_cache_src *src)
 {
-	bool moved;
+	bool moved = false;
 
 	struct src_hdr h;
 	struct stat st;
@@ -193,7 +194,7 @@ static void read_file(struct src_file *f, struct disk_cache_src *src)
 		goto bad;
 	/* another build's bytes under the same build-id and size (a binary patched in place):
 	 * not this file's, and written over at the store */
-	if (!disk_cache_src_same(src, h.ident, h.cfi_hash, &moved)) {
+	if (src && !disk_cache_src_same(src, h.ident, h.cfi_hash, &moved)) {
 		forget_read(f);
 		return;
 	}
@@ -539,6 +540,8 @@ long src_file__add_entry(struct src_file *f, const struct fn_scopes *x, bool lin
 	size_t at = f->len;
 	int err;
 
+	if (f->unhashed)
+		return -EINVAL; /* never stored: not held either */
 	if (f->len > SRC_FILE_MAX / 2)
 		return -E2BIG; /* enough for a file: the rest is looked up in its debug info */
 	if (ARRAY_GROW(f->ae, f->cap_ae, f->nr_ae + 1))
@@ -557,6 +560,8 @@ int src_file__add_region(struct src_file *f, enum src_region kind, __u64 lo, __u
 
 	if (lo >= hi || (kind != SRC_UNCOVERED && entry >= f->nr_ae))
 		return -EINVAL;
+	if (f->unhashed)
+		return 0;
 	/* held already (a file put in the cache whole, opened again for an address it could not
 	 * hold): nothing to store, and the file is not written again for it */
 	if (src_file__find(f, lo, &e) != SRC_NONE)
@@ -587,15 +592,59 @@ static bool overlaps(const struct region *r, size_t nr, __u64 lo, __u64 hi)
 	return a && r[a - 1].hi > lo;
 }
 
+/* Where each entry of a file being stored comes from: one read (an offset in the data of the
+ * file read), or this run's (in buf). */
+struct ent_from {
+	__u64 off;
+	bool added;
+};
+
+struct store_job {
+	struct src_file *f;
+	const struct src_hdr *h;
+	const struct region *r;
+	const struct ent *e;
+	const struct ent_from *from;
+	char *scratch;               /* the largest entry read, at most */
+};
+
+/* The file a store writes: its header, regions and entries, then the entries' bytes, one at a
+ * time (those read copied through scratch and checked again: a file replaced under us is not
+ * copied blindly), so that what a store holds is its largest entry, not the file. */
+static int write_store(int fd, void *ctx)
+{
+	const struct store_job *j = ctx;
+	const struct src_file *f = j->f;
+	int err;
+
+	err = disk_cache_write(fd, j->h, sizeof(*j->h));
+	err = err ?: disk_cache_write(fd, j->r, j->h->nr_regions * sizeof(*j->r));
+	err = err ?: disk_cache_write(fd, j->e, j->h->nr_entries * sizeof(*j->e));
+	for (size_t i = 0; i < j->h->nr_entries && !err; i++) {
+		const char *b = f->buf + j->from[i].off;
+
+		if (!j->from[i].added) {
+			err = disk_cache_read(f->fd, j->scratch, j->e[i].size,
+					      f->data_off + j->from[i].off);
+			if (!err && disk_cache_hash(0, j->scratch, j->e[i].size) != j->e[i].checksum)
+				err = -EBADMSG;
+			b = j->scratch;
+		}
+		err = err ?: disk_cache_write(fd, b, j->e[i].size);
+	}
+	return err;
+}
+
 int src_file__store(struct src_file *f)
 {
 	struct src_hdr h = { .magic = SRC_MAGIC, .version = SRC_CACHE_VERSION };
 	struct region *r = NULL;
 	struct ent *e = NULL;
+	struct ent_from *from = NULL;
 	__u32 *old_to_new = NULL, *add_to_new = NULL;
-	char *data = NULL;
-	size_t nr_r = 0, nr_e = 0, len = 0, cap = 0;
-	struct iovec iov[4];
+	char *scratch = NULL;
+	size_t nr_r = 0, nr_e = 0, len = 0, scratch_cap = 0;
+	struct store_job job;
 	int err = -ENOMEM;
 
 	if (!f->nr_ar && !f->dirty)
@@ -604,14 +653,14 @@ int src_file__store(struct src_file *f)
 		return -EINVAL;
 	r = malloc((f->nr_r + f->nr_ar) * sizeof(*r));
 	e = malloc((f->nr_e + f->nr_ae + 1) * sizeof(*e));
+	from = malloc((f->nr_e + f->nr_ae + 1) * sizeof(*from));
 	old_to_new = malloc((f->nr_e + 1) * sizeof(*old_to_new));
 	add_to_new = malloc((f->nr_ae + 1) * sizeof(*add_to_new));
-	if (!r || !e || !old_to_new || !add_to_new)
+	if (!r || !e || !from || !old_to_new || !add_to_new)
 		goto cleanup;
 	memset(old_to_new, 0xff, (f->nr_e + 1) * sizeof(*old_to_new));
 	memset(add_to_new, 0xff, (f->nr_ae + 1) * sizeof(*add_to_new));
-	/* the regions read, their entries copied as they are (checked again: a file replaced
-	 * under us is not copied blindly) */
+	/* the regions read, their entries copied as they are, those that still check */
 	for (size_t i = 0; i < f->nr_r; i++) {
 		struct region x = f->r[i];
 
@@ -619,19 +668,20 @@ int src_file__store(struct src_file *f)
 			continue; /* its entry was corrupt */
 		if (x.kind != SRC_UNCOVERED && old_to_new[x.entry] == UINT32_MAX) {
 			const struct ent *o = &f->e[x.entry];
-			char *d;
 
-			if (len + o->size > cap) {
-				cap = (len + o->size) * 2;
-				d = realloc(data, cap);
-				if (!d)
+			if (o->size > scratch_cap) {
+				char *s = realloc(scratch, o->size);
+
+				if (!s)
 					goto cleanup;
-				data = d;
+				scratch = s;
+				scratch_cap = o->size;
 			}
-			if (disk_cache_read(f->fd, data + len, o->size, f->data_off + o->off) ||
-			    disk_cache_hash(0, data + len, o->size) != o->checksum)
+			if (disk_cache_read(f->fd, scratch, o->size, f->data_off + o->off) ||
+			    disk_cache_hash(0, scratch, o->size) != o->checksum)
 				continue;
 			e[nr_e] = (struct ent){ len, o->size, o->checksum };
+			from[nr_e] = (struct ent_from){ o->off, false };
 			old_to_new[x.entry] = nr_e++;
 			len += o->size;
 		}
@@ -651,17 +701,8 @@ int src_file__store(struct src_file *f)
 		if (x.kind != SRC_UNCOVERED && add_to_new[x.entry] == UINT32_MAX) {
 			const struct ent *a = &f->ae[x.entry];
 
-			if (len + a->size > cap) {
-				char *d;
-
-				cap = (len + a->size) * 2;
-				d = realloc(data, cap);
-				if (!d)
-					goto cleanup;
-				data = d;
-			}
-			memcpy(data + len, f->buf + a->off, a->size);
 			e[nr_e] = (struct ent){ len, a->size, a->checksum };
+			from[nr_e] = (struct ent_from){ a->off, true };
 			add_to_new[x.entry] = nr_e++;
 			len += a->size;
 		}
@@ -677,12 +718,11 @@ int src_file__store(struct src_file *f)
 	h.nr_entries = nr_e;
 	h.data_size = len;
 	h.checksum = hdr_checksum(&h, r, e);
-	iov[0] = (struct iovec){ &h, sizeof(h) };
-	iov[1] = (struct iovec){ r, nr_r * sizeof(*r) };
-	iov[2] = (struct iovec){ e, nr_e * sizeof(*e) };
-	iov[3] = (struct iovec){ data, len };
+	job = (struct store_job){ f, &h, r, e, from, scratch };
 	err = sizeof(h) + nr_r * sizeof(*r) + nr_e * sizeof(*e) + len > SRC_FILE_MAX ? -E2BIG :
-	      disk_cache__store(f->c->dc, f->name, iov, 4);
+	      disk_cache__store_with(f->c->dc, f->name,
+				     sizeof(h) + nr_r * sizeof(*r) + nr_e * sizeof(*e) + len,
+				     write_store, &job);
 	if (!err) {
 		f->c->st.files_stored++;
 		f->nr_ar = f->nr_ae = f->len = 0;
@@ -691,9 +731,42 @@ int src_file__store(struct src_file *f)
 cleanup:
 	free(r);
 	free(e);
+	free(from);
 	free(old_to_new);
 	free(add_to_new);
-	free(data);
+	free(scratch);
+	return err;
+}
+
+size_t src_file__pending(const struct src_file *f)
+{
+	return f->cap + f->cap_ar * sizeof(*f->ar) + f->cap_ae * sizeof(*f->ae);
+}
+
+/* What this run added, given back (stored or not). */
+static void forget_added(struct src_file *f)
+{
+	free(f->ar);
+	free(f->ae);
+	free(f->buf);
+	f->ar = NULL;
+	f->ae = NULL;
+	f->buf = NULL;
+	f->nr_ar = f->cap_ar = f->nr_ae = f->cap_ae = f->len = f->cap = 0;
+}
+
+int src_file__flush(struct src_file *f)
+{
+	int err = src_file__store(f);
+
+	if (err) {
+		f->c->st.flush_dropped += f->nr_ar;
+	} else {
+		forget_read(f);
+		read_file(f, NULL);
+		f->c->st.flushes++;
+	}
+	forget_added(f);
 	return err;
 }
 

@@ -70,10 +70,19 @@ int src_file__add_region(struct src_file *f, enum src_region kind, __u64 lo, __u
 /* The file's regions, those read and those added (those read first where they overlap),
  * written back when some were added.  0 or -errno. */
 int src_file__store(struct src_file *f);
+/* The bytes this run's additions hold until they are stored. */
+size_t src_file__pending(const struct src_file *f);
+/* src_file__store() in the middle of a run, to bound what a run that meets much debug info the
+ * cache has not seen holds: what was stored is read back, answered from the disk from then on
+ * as a run before's, and this run's copies given back.  The entry numbers that
+ * src_file__add_entry() gave are void after it, stored or not.  0 or -errno: then what was
+ * added is dropped (counted: flush_dropped), looked up in the debug info again if asked. */
+int src_file__flush(struct src_file *f);
 void src_file__free(struct src_file *f);
 
 struct src_cache_stats {
 	__u64 files_read, files_stored, entries_read, regions_added, rejected;
+	__u64 flushes, flush_dropped; /* src_file__flush(): done, and regions it could not store */
 };
 void src_cache__stats(const struct src_cache *c, struct src_cache_stats *out);
 const char *src_cache__dir(const struct src_cache *c);

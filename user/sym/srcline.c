@@ -150,29 +150,51 @@ struct srclines {
  * every unit copied again each time, and reads a unit's line table again for each function of
  * it indexed after: more CPU, no less memory.  A replay of the 5,090 lookups of a 60 s
  * system-wide run under churn took 0.35 s with these bounds and those below, 1.33 s with 64
- * indexes, 8k rows, 4 MB of indexes and 1 MB of line tables; RSS 22 against 26 MB.) */
-#define SRCLINE_RELEASE_EVERY 256
-#define SRCLINE_RELEASE_ROWS (32 << 10)
+ * indexes, 8k rows, 4 MB of indexes and 1 MB of line tables; RSS 22 against 26 MB.)  Halved
+ * (128 indexes, 16k rows: 0.75 MB of libdw's rows) with the indexes' bound below at 2 MB, 60 s
+ * of churn with an empty cache held 1-2 MB less than with 256, 32k and 3 MB, beside it at load
+ * 8 (the peak 45 MB against 49), for 0.5% of a CPU more (10.4% against 9.9%). */
+#define SRCLINE_RELEASE_EVERY 128
+#define SRCLINE_RELEASE_ROWS (16 << 10)
 
 /* Indexes made between two unmappings of the pages of the copies libdw read to make them (the
- * kernel's page cache: mapped again, a minor fault a page, if read again). */
-#define SRCLINE_UNMAP_EVERY 8
+ * kernel's page cache: mapped again, a minor fault a page, if read again).  After each: with
+ * an empty cache under churn, 8 left 4-6 MB of them mapped (shmem, counted in RSS) as a shared
+ * machine's fresh builds were opened one after another, 1 about 0.5 MB. */
+#define SRCLINE_UNMAP_EVERY 1
 
 /* The indexes' memory at most: past it, the least recently used files' indexes go (their
  * units are indexed again if looked up again).  A 60 s system-wide profile under process churn
  * held 4.5 MB of them (libc's, ld.so's, and those of the other programs with debug info that a
  * shared machine ran: several bpfprof builds, CPython's huge functions); a bound below what
- * the programs running need has each drop read their units again. */
-#define SRCLINE_INDEX_MAX (8 << 20)
+ * the programs running need has each drop read their units again.  Since what a run finds goes
+ * to the persistent cache in the middle of it (SRCLINE_PENDING_MAX), a function dropped is read
+ * back from there (a pread(), no libdw): at 3 MB the same run under churn with an empty cache
+ * held 2.7 MB of them (4.9-6.5 at 8), its lookups 1.3 s of the worker's CPU a minute
+ * (0.9-1.3); 2 MB (above, with libdw's state given back twice as often) took 1-2 MB less. */
+#define SRCLINE_INDEX_MAX (2 << 20)
 
 /* The units' line tables held at most (each 16 bytes a row kept, about a row in three of
  * libdw's): past it the least recently used go, read again if a function of theirs not seen
  * before is looked up.  The same run held 3.7 MB (CPython's ceval.c alone is 0.5 MB); at 1 MB,
- * a new function of a unit dropped cost its whole table parsed again, 0.5 ms. */
-#define SRCLINE_CU_LINES_MAX (4 << 20)
+ * a new function of a unit dropped cost its whole table parsed again, 0.5 ms.  At 1.5 MB the
+ * empty cache's run held 1.3 MB (2.2-4.0 at 4). */
+#define SRCLINE_CU_LINES_MAX (3 << 19)
 
-/* Chains cached at most: past it they all go (looked up again, from the indexes, when asked). */
-#define SRCLINE_MAX_CHAINS (64 << 10)
+/* What this run found that the persistent cache did not hold, kept to be stored (its entries,
+ * serialized), at most: past it the file holding the most is stored in the middle of the run
+ * and read back (src_file__flush()), its regions then answered from the disk.  A run that
+ * meets debug info the cache has not seen holds otherwise every function it looked up until
+ * the file closes: 60 s of churn with an empty cache held 11 MB of them (libc's, ld.so's
+ * every function, put in it whole, 8.7). */
+#define SRCLINE_PENDING_MAX (512 << 10)
+
+/* Chains cached at most: past it they all go (looked up again, from the indexes, when asked).
+ * The lookup thread keeps its own copy of each answer (sym/srcworker.c) and asks an address
+ * once until it forgets them: these answer what it asks again after that, and the other
+ * form of an address (its file offset, its virtual address).  At 64k they held 1.6 MB after
+ * 60 s under churn (8,820 chains, their table's 32k slots). */
+#define SRCLINE_MAX_CHAINS (8 << 10)
 
 /* Cached for addresses the debug info does not cover. */
 static struct srcline_chain no_chain;
@@ -1555,6 +1577,13 @@ static int cmp_addr_range(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/* What an index of a function's scopes holds. */
+static size_t scopes_bytes(const struct fn_scopes *x)
+{
+	return sizeof(*x) + x->cap * sizeof(*x->s) + x->cap_r * sizeof(*x->r) +
+	       lines_bytes(&x->lines);
+}
+
 /* The scopes of the concrete function at DIE offset die of CU cu (index ix) and the rows of
  * the CU's line table for its addresses, read on first sight.  NULL when it cannot be read, or
  * on ENOMEM. */
@@ -1592,8 +1621,7 @@ static struct fn_scopes *fn_scopes(struct srclines *s, struct sfile *f, Dwarf_Di
 	}
 	f->nr_functions++;
 	s->built++;
-	bytes = sizeof(*x) + x->cap * sizeof(*x->s) + x->cap_r * sizeof(*x->r) +
-		x->lines.nr_rows * sizeof(*x->lines.rows) + x->lines.nr_files * sizeof(char *);
+	bytes = scopes_bytes(x);
 	f->index_bytes += bytes;
 	s->index_bytes += bytes;
 	return x;
@@ -1856,9 +1884,11 @@ static void cache_function(struct sfile *f, const struct cu_index *ix, struct fn
 			   __u64 vaddr)
 {
 	__u64 lo, hi, clo = 0, chi = UINT64_MAX;
+	__u32 held;
 	long entry;
 
-	if (!fn_span(ix, vaddr, &lo, &hi))
+	/* stored in the middle of the run (src_file__flush()): no second entry */
+	if (src_file__find(f->src, vaddr, &held) != SRC_NONE || !fn_span(ix, vaddr, &lo, &hi))
 		return;
 	if (f->cus_read)
 		cu_span(f, vaddr, &clo, &chi);
@@ -2027,8 +2057,7 @@ static bool cached_chain(struct srclines *s, struct sfile *f, __u64 vaddr,
 			*err = -ENOMEM;
 			return true;
 		}
-		bytes = sizeof(*x) + x->cap * sizeof(*x->s) + x->cap_r * sizeof(*x->r) +
-			lines_bytes(&x->lines);
+		bytes = scopes_bytes(x);
 		f->nr_functions++;
 		f->index_bytes += bytes;
 		s->index_bytes += bytes;
@@ -2062,6 +2091,49 @@ static void drop_indexes(struct srclines *s, size_t keep)
 	}
 }
 
+/* What the files hold to store in the persistent cache, bounded (SRCLINE_PENDING_MAX): the file
+ * holding the most stored and read back.  The entry numbers its indexes held go with it: the
+ * functions read from the cache (keyed by their entry's number) go, and those made from libdw
+ * that it stored (answered from it from now on, read back if asked again); those it could
+ * not store keep their scopes, not their number. */
+static void bound_pending(struct srclines *s)
+{
+	struct sfile *most = NULL;
+	size_t total = 0, most_bytes = 0;
+	bool stored;
+
+	for (size_t i = 0; i < s->nr_files; i++) {
+		size_t b = s->files[i].src ? src_file__pending(s->files[i].src) : 0;
+
+		total += b;
+		if (b > most_bytes) {
+			most_bytes = b;
+			most = &s->files[i];
+		}
+	}
+	if (total <= SRCLINE_PENDING_MAX)
+		return;
+	stored = !src_file__flush(most->src);
+	for (size_t i = 0; i < most->fn_scopes.cap;) {
+		struct hashtab_entry *e = &most->fn_scopes.slots[i];
+		struct fn_scopes *x = e->val;
+
+		if (x && (e->k2 == 1 || (stored && x->cache_entry))) {
+			/* a deletion shifts later entries back into this slot: look at it again */
+			size_t bytes = scopes_bytes(x);
+
+			free_fn_scopes(hashtab_del(&most->fn_scopes, e->k1, e->k2));
+			most->nr_functions--;
+			most->index_bytes -= bytes;
+			s->index_bytes -= bytes;
+			continue;
+		}
+		if (x)
+			x->cache_entry = 0;
+		i++;
+	}
+}
+
 /* The chain at vaddr of file f (index idx), which has debug info. */
 static int lookup_in(struct srclines *s, struct sfile *f, size_t idx, __u64 vaddr,
 		     const struct srcline_chain **chain)
@@ -2081,6 +2153,7 @@ static int lookup_in(struct srclines *s, struct sfile *f, size_t idx, __u64 vadd
 			c = chain_at(s, f, vaddr, &err);
 		else
 			err = 0; /* the cache held the file's, its debug info is gone */
+		bound_pending(s);
 	}
 	/* (the chain's strings are interned: nothing of libdw's is kept) */
 	if (s->built >= SRCLINE_RELEASE_EVERY || s->parsed >= SRCLINE_RELEASE_ROWS)
@@ -2177,6 +2250,7 @@ static void harvest_unit(struct srclines *s, struct sfile *f, size_t idx, const 
 	/* what it indexed is in the cache: kept only within the bound lookups keep */
 	if (s->index_bytes > SRCLINE_INDEX_MAX / 2)
 		drop_indexes(s, idx);
+	bound_pending(s);
 }
 
 bool srclines__harvest(struct srclines *s)
@@ -2323,6 +2397,8 @@ void srclines__stats(const struct srclines *s, struct srcline_stats *st)
 		st->cache_stored = cs.files_stored;
 		st->cache_regions = cs.regions_added;
 		st->cache_rejected = cs.rejected;
+		st->cache_flushes = cs.flushes;
+		st->cache_flush_dropped = cs.flush_dropped;
 		st->cache_dir = src_cache__dir(s->cache);
 	}
 	st->lookups = s->lookups;

@@ -73,6 +73,8 @@ struct srcline_stats {
 	__u64 harvested;         /* files whose every function went to the cache */
 	__u64 cache_answers;     /* lookups answered from the persistent cache */
 	__u64 cache_files, cache_entries, cache_stored, cache_regions, cache_rejected;
+	__u64 cache_flushes;     /* files stored in the middle of the run (bounded memory) */
+	__u64 cache_flush_dropped; /* regions such a store could not keep (looked up again) */
 	const char *cache_dir;   /* NULL: no persistent cache */
 };
 /* What the lookups so far cost: for -v. */

@@ -577,12 +577,15 @@ void stack_resolver__print_lines_cost(const struct stack_resolver *r)
 	if (st.cache_dir)
 		p_info("inline cache %s: %llu addresses answered from it (%llu files, %llu functions "
 		       "read), the debug info of %llu files opened (%llu put in it whole); %llu "
-		       "regions added (stored as the files close), %llu rejected (corrupt or foreign) "
-		       "and rebuilt",
+		       "regions added (stored as the files close, or %llu times before, to bound "
+		       "what is held: %llu regions not stored then), %llu rejected (corrupt or "
+		       "foreign) and rebuilt",
 		       st.cache_dir, (unsigned long long)st.cache_answers,
 		       (unsigned long long)st.cache_files, (unsigned long long)st.cache_entries,
 		       (unsigned long long)st.dwarf_opened, (unsigned long long)st.harvested,
-		       (unsigned long long)st.cache_regions, (unsigned long long)st.cache_rejected);
+		       (unsigned long long)st.cache_regions, (unsigned long long)st.cache_flushes,
+		       (unsigned long long)st.cache_flush_dropped,
+		       (unsigned long long)st.cache_rejected);
 	else
 		p_info("inline cache: not used; the debug info of %llu files opened",
 		       (unsigned long long)st.dwarf_opened);
