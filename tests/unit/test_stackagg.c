@@ -516,6 +516,75 @@ static void test_agg_tree_writers(void)
 	free(got);
 }
 
+/* The report of a tree as a string. */
+static char *report_of(const struct stack_tree *t)
+{
+	struct report_opts o = { .children = true, .call_graph = true };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	if (report_write_tree(f, NULL, t, -1, &o)) {
+		fclose(f);
+		free(buf);
+		return NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+/* Sealed, an aggregation reads as before (its report the same bytes) and takes nothing more. */
+static void test_agg_seal(void)
+{
+	struct stack_agg *a = stack_agg__new(false);
+	char m[] = "main", w[] = "work", x[] = "x", mod[] = "/bin/p";
+	struct frame f1[] = { { .name = m, .module = mod }, { .name = w, .module = mod } };
+	struct frame f2[] = { { .name = m, .module = mod }, { .name = x, .module = mod } };
+	struct stack_sample s[] = { sample("p", 1, f1, 2, 3), sample("p", 2, f2, 2, 1),
+				    sample("q", 3, f1, 2, 2) };
+	struct stack_tree t;
+	char *want, *got;
+
+	CHECK(a);
+	if (!a)
+		return;
+	for (size_t i = 0; i < 3; i++)
+		CHECK_INT(stack_agg__add(a, &s[i]), 0);
+	stack_agg__tree(a, &t);
+	want = report_of(&t);
+	stack_agg__seal(a);
+	stack_agg__tree(a, &t);
+	got = report_of(&t);
+	CHECK(want && got && strstr(got, "[.] work"));
+	if (want && got)
+		CHECK_STR(got, want);
+	CHECK_INT(stack_agg__add(a, &s[0]), -EROFS);
+	CHECK_INT(stack_agg__frame_id(a, &f1[0]), -EROFS);
+	CHECK_INT(stack_agg__nr_nodes(a), t.nr_nodes);
+	free(want);
+	free(got);
+	stack_agg__free(a);
+
+	/* sums past 32 bits (the report's are 8 bytes a node then): offcpu's microseconds */
+	a = stack_agg__new(false);
+	CHECK(a);
+	if (!a)
+		return;
+	s[0].value = 5000000000ULL;
+	s[1].value = 1000000000ULL;
+	for (size_t i = 0; i < 2; i++)
+		CHECK_INT(stack_agg__add(a, &s[i]), 0);
+	stack_agg__tree(a, &t);
+	got = report_of(&t);
+	CHECK(got && strstr(got, "# Samples: 6000000000"));
+	CHECK(got && strstr(got, "    83.33%    83.33%  p        p              [.] work"));
+	CHECK(got && strstr(got, "--83.33%--work"));
+	free(got);
+	stack_agg__free(a);
+}
+
 static void test_hashtab_del(void)
 {
 	enum { N = 2000 };
@@ -591,6 +660,7 @@ int main(void)
 	RUN(test_agg_tree_walk);
 	RUN(test_agg_bound);
 	RUN(test_agg_tree_writers);
+	RUN(test_agg_seal);
 	RUN(test_hashtab_del);
 	RUN(test_hashtab_reset);
 	TESTS_DONE();

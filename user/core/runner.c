@@ -132,7 +132,8 @@ static const struct opt general_table[] = {
 	  OPT_FLAG, &no_debuginfod, .needs = CAP_SYMBOLS },
 	{ 'v', "verbose", NULL, "print libbpf messages, the choices made, each BPF\n"
 	  "program's cost per run and, where the maps are drained,\n"
-	  "the memory held, part by part, every 30 drains", OPT_FLAG, &verbose },
+	  "the memory held, part by part, every 30 drains, and the\n"
+	  "RSS before the outputs and the peak with them", OPT_FLAG, &verbose },
 	{ 'h', "help", NULL, "this help", OPT_FLAG, NULL },
 	{},
 };

@@ -819,6 +819,22 @@ static void print_memory(const struct stack_run *s)
 	       MB(rm.syms.top[1].bytes), rm.syms.top[2].name, MB(rm.syms.top[2].bytes));
 }
 
+/* Field VmRSS or VmHWM of /proc/self/status, MB; 0 when unread. */
+static double status_mb(const char *field)
+{
+	size_t len = strlen(field);
+	char line[128];
+	double kb = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, len) && line[len] == ':')
+			kb = strtod(line + len + 1, NULL);
+	if (f)
+		fclose(f);
+	return kb / 1024;
+}
+
 /* wait: for the programs that may still write the old generation (none at the run's end, see
  * stack_run_finish()). */
 static int drain_gen(struct stack_run *s, bool wait)
@@ -1225,8 +1241,11 @@ int stack_run_finish(struct stack_run *s)
 	if (verbose)
 		print_memory(s);
 	stack_resolver__release(s->resolver);
-	/* what symbolizing held (freed just above: processes, files, the lines' indexes and libdw's
-	 * state) goes back to the system before the outputs are made */
+	/* nothing is added from here on: the writers only read the tree */
+	stack_agg__seal(d->agg);
+	/* what symbolizing held (freed just above: processes, files, kernel symbols, the lines'
+	 * indexes and libdw's state) and the aggregation's indexes go back to the system before
+	 * the outputs are made */
 	malloc_trim(0);
 	if (d->records) {
 		struct mmaprec_stats ms;
@@ -1363,6 +1382,8 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 	char refused[512], lines_missing[512], cut[256];
 	size_t n = sr->nr_samples;
 	struct stack_tree tree, *t = NULL;
+	/* -v: whether the outputs set the run's peak (issue 17: 40 MB with the report) */
+	double rss = verbose && sr->drain ? status_mb("VmRSS") : 0, hwm = rss ? status_mb("VmHWM") : 0;
 	int err = 0;
 
 	/* a drained run's stacks: every writer reads them in the tree, where they are */
@@ -1418,6 +1439,9 @@ int stack_outputs_write(FILE *out, const struct stack_outputs *outputs, const st
 	/* the files above are whole: a report that failed costs only itself */
 	if (err)
 		runner_report_failed(err);
+	if (rss)
+		p_info("memory: RSS %.1f MB before the outputs, peak RSS %.1f MB before them and %.1f "
+		       "with them", rss, hwm, status_mb("VmHWM"));
 	return 0;
 }
 

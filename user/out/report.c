@@ -5,26 +5,27 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/grow.h"
-#include "core/hashtab.h"
 #include "out/report.h"
 
 #define NO_NODE UINT32_MAX
 #define GRAPH_MARGIN 12 /* perf indents every call-graph line by 12 columns */
 
+/* A row (or a call-graph frame, or a waker's "woken by"): what tells it apart is its command,
+ * kind, file and name, each an id of an interned string (a name is held once, however many
+ * commands have it).  72 bytes: a long run's report has an entry for each (command, frame). */
 struct entry {
-	char comm[17];
-	const char *dso;     /* short module name, from the samples */
-	const char *sym;     /* display name, inside the interned key */
-	size_t sym_len;
-	bool kernel;
-	bool row;            /* in a sampled stack, not only in a waker's */
 	__u64 self, children;
-	size_t last_sample;  /* 1 + index of the last sample counted: recursion counts once */
-	size_t occ_start, nr_occ;
+	const char *dso;     /* short module name, from the samples */
 	const char *src;     /* an inlined function's source file (base name), or NULL */
+	__u32 last_sample;   /* 1 + index of the last sample counted: recursion counts once */
+	__u32 occ_start, nr_occ;
+	__u32 name;          /* display name: an id in report.names */
+	__u32 comm;          /* command as --sort tells them apart: an id in report.comms */
+	__u32 module;        /* file as --sort tells them apart: an id in report.modules */
 	__u32 line_lo, line_hi;
+	char kind;           /* 'k' kernel, 'u' user, 'w' "woken by" */
+	bool row;            /* in a sampled stack, not only in a waker's */
 };
-
 
 /* The report reads the stacks as a call-path tree (sym/stackagg.h): what it keeps is sized by the
  * tree's nodes, not by the frames of every stack (a drained run's 1.5 million frames are 200,000
@@ -35,19 +36,31 @@ struct report {
 	int event;            /* only the stacks of this event, or -1 */
 	struct report_opts o;
 	__u64 total;
-	struct stack_names *keys; /* "comm\x1fk\x1fmodule\x1fsymbol" -> entry id */
-	struct stack_buf key;
+	/* what entries are told apart by, interned: display names, commands (empty where --sort
+	 * leaves them out, as entries' comm), files (empty likewise) */
+	struct stack_names *names, *comms, *modules;
+	struct stack_buf key; /* a name being made */
 	struct entry *entries;
 	size_t nr_entries, cap_entries;
+	/* entries by (kind, comm, module, name) while they are made: entry id + 1, open
+	 * addressing, half full at most */
+	__u32 *slots;
+	size_t nr_slots;
+	/* by tree frame id, while entries are made: its name's and file's ids, NO_NODE until met
+	 * (making a frame's name, printf and interning, was half of writing the report) */
+	__u32 *frame_name, *frame_module;
+	size_t nr_frames;
 	/* by tree node: its entry (a context node: its empty stack's "[unknown]"), NO_NODE for a
 	 * node no stack of the report goes through */
 	__u32 *ent;
 	/* by tree node: the value of the samples whose own stack (not the waker's) goes through
-	 * it; a context node's: of its empty stack only */
-	__u64 *sum;
+	 * it; a context node's: of its empty stack only (node_sum()).  4 bytes a node where the
+	 * tree's total fits (a long run's samples), else 8 (offcpu's microseconds) */
+	__u32 *sum32;
+	__u64 *sum64;
 	__u32 *first_child, *next_sibling; /* the nodes with a sum, under their parent */
 	/* the tree's entries: where the sampled stack ends (before a waker's, or at the context
-	 * node for an empty one), and the context */
+	 * node for an empty one; --no-children only), and the context (wakers only) */
 	__u32 *leaf, *ectx;
 	/* wakers (offcpu --waker), NULL without: by node, the first tree entry + 1 whose stack ends
 	 * there and has a waker, by tree entry the next one; by context its "woken by" entry */
@@ -55,10 +68,6 @@ struct report {
 	/* children: the nodes where each entry is the outermost on a stack, entries[k].occ_start
 	 * on; --no-children: the tree entries whose stack ends in it */
 	__u32 *occ;
-	/* entry ids of tree frames: (frame id, command id) -> entry id + 1; commands by their ids
-	 * in `comms`, contexts' in ctx_comm */
-	struct hashtab by_frame;
-	struct stack_names *comms;
 	__u32 *path;          /* a stack's nodes, innermost first, as index_entry() walks it */
 	size_t path_cap;
 };
@@ -164,47 +173,120 @@ static void add_lines(struct entry *e, const struct frame *f)
 	}
 }
 
-/* Id of the entry (comm, frame), created on first sight; kind 'k', 'u' or 'w' ("woken by").
- * Commands or files that --sort leaves out are not told apart. */
-static int entry_id(struct report *r, const char comm[16], const struct frame *f, char kind,
-		    const char *pseudo, bool row)
+static const char *entry_sym(const struct report *r, const struct entry *e)
 {
-	size_t comm_len = sort_keys(r) & REPORT_SORT_COMM ? strnlen(comm, 16) : 0, prefix;
-	bool dso = sort_keys(r) & REPORT_SORT_DSO;
+	return stack_names__str(r->names, e->name);
+}
+
+static const char *entry_comm(const struct report *r, const struct entry *e)
+{
+	return stack_names__str(r->comms, e->comm);
+}
+
+static size_t entry_slot(const struct report *r, char kind, __u32 comm, __u32 module, __u32 name)
+{
+	__u64 h = ((__u64)name << 32 | comm) * 0x9e3779b97f4a7c15ULL ^
+		  ((__u64)module << 8 | (unsigned char)kind) * 0xc2b2ae3d27d4eb4fULL;
+	size_t i = (h ^ h >> 29) & (r->nr_slots - 1);
+
+	for (;; i = (i + 1) & (r->nr_slots - 1)) {
+		const struct entry *e;
+
+		if (!r->slots[i])
+			return i;
+		e = &r->entries[r->slots[i] - 1];
+		if (e->name == name && e->comm == comm && e->module == module && e->kind == kind)
+			return i;
+	}
+}
+
+static int grow_slots(struct report *r)
+{
+	size_t nr = r->nr_slots ? r->nr_slots * 2 : 1024;
+	__u32 *old = r->slots;
+
+	r->slots = calloc(nr, sizeof(*r->slots));
+	if (!r->slots) {
+		r->slots = old;
+		return -ENOMEM;
+	}
+	r->nr_slots = nr;
+	for (size_t i = 0; i < r->nr_entries; i++) {
+		const struct entry *e = &r->entries[i];
+
+		r->slots[entry_slot(r, e->kind, e->comm, e->module, e->name)] = i + 1;
+	}
+	free(old);
+	return 0;
+}
+
+/* Id of the entry (kind, comm id, module id, name id), created on first sight for frame f (NULL
+ * for a "woken by"). */
+static int entry_of(struct report *r, char kind, int comm, int module, int name,
+		    const struct frame *f, bool row)
+{
 	struct entry *e;
-	int id, err;
+	size_t slot;
+
+	if (comm < 0 || module < 0 || name < 0)
+		return comm < 0 ? comm : module < 0 ? module : name;
+	if ((r->nr_entries + 1) * 2 > r->nr_slots && grow_slots(r))
+		return -ENOMEM;
+	slot = entry_slot(r, kind, comm, module, name);
+	if (r->slots[slot]) {
+		e = &r->entries[r->slots[slot] - 1];
+		e->row |= row;
+		add_lines(e, f);
+		return r->slots[slot] - 1;
+	}
+	if (r->nr_entries >= NO_NODE - 1 || ARRAY_GROW(r->entries, r->cap_entries, r->nr_entries + 1))
+		return -ENOMEM;
+	e = &r->entries[r->nr_entries];
+	*e = (struct entry){ .dso = f ? stack_module_short(f->module) : "", .name = name,
+			     .comm = comm, .module = module, .kind = kind, .row = row };
+	add_lines(e, f);
+	r->slots[slot] = ++r->nr_entries;
+	return r->nr_entries - 1;
+}
+
+/* The id of command comm as entries tell commands apart: --sort without comm has one for all. */
+static int comm_id(struct report *r, const char comm[16])
+{
+	return stack_names__intern(r->comms, comm,
+				   sort_keys(r) & REPORT_SORT_COMM ? strnlen(comm, 16) : 0);
+}
+
+/* The ids of frame f's display name and file as entries tell them apart. */
+static int frame_ids(struct report *r, const struct frame *f, int *module, int *name)
+{
+	const char *mod = sort_keys(r) & REPORT_SORT_DSO ? module_key(f) : "";
+	int err;
 
 	r->key.len = 0;
-	err = stack_buf_add(&r->key, comm, comm_len);
-	err = err ?: stack_buf_printf(&r->key, "\x1f%c\x1f%s\x1f", kind,
-				      f && dso ? module_key(f) : "");
-	prefix = r->key.len;
-	if (!err)
-		err = pseudo ? stack_buf_printf(&r->key, "%s%.*s", pseudo, (int)strnlen(comm, 16),
-						comm)
-			     : display_name(&r->key, f, r->o.srcline);
-	if (err)
-		return err;
-	id = stack_names__intern(r->keys, r->key.s, r->key.len);
-	if (id < 0)
-		return id;
-	if ((size_t)id < r->nr_entries) {
-		r->entries[id].row |= row;
-		add_lines(&r->entries[id], f);
-		return id;
-	}
-	if (ARRAY_GROW(r->entries, r->cap_entries, r->nr_entries + 1))
-		return -ENOMEM;
-	e = &r->entries[r->nr_entries++];
-	memset(e, 0, sizeof(*e));
-	memcpy(e->comm, comm, comm_len);
-	e->dso = f ? stack_module_short(f->module) : "";
-	e->sym = stack_names__str(r->keys, id) + prefix;
-	e->sym_len = r->key.len - prefix;
-	e->kernel = kind == 'k';
-	e->row = row;
-	add_lines(e, f);
-	return id;
+	err = display_name(&r->key, f, r->o.srcline);
+	*name = err ?: stack_names__intern(r->names, r->key.s, r->key.len);
+	*module = stack_names__intern(r->modules, mod, strlen(mod));
+	return *name < 0 ? *name : *module < 0 ? *module : 0;
+}
+
+/* Id of the entry of frame f in a stack of command comm (its comm_id() cid), created on first
+ * sight.  Commands or files that --sort leaves out are not told apart. */
+static int entry_id(struct report *r, int cid, const struct frame *f, bool row)
+{
+	int module, name, err = frame_ids(r, f, &module, &name);
+
+	return err ?: entry_of(r, f->kernel ? 'k' : 'u', cid, module, name, f, row);
+}
+
+/* The "woken by COMM" entry of waker command comm. */
+static int woken_id(struct report *r, const char comm[16])
+{
+	int err;
+
+	r->key.len = 0;
+	err = stack_buf_printf(&r->key, "woken by %.*s", (int)strnlen(comm, 16), comm);
+	return err ?: entry_of(r, 'w', comm_id(r, comm), stack_names__intern(r->modules, "", 0),
+			       stack_names__intern(r->names, r->key.s, r->key.len), NULL, false);
 }
 
 static bool is_ctx(const struct report *r, __u32 n)
@@ -212,31 +294,38 @@ static bool is_ctx(const struct report *r, __u32 n)
 	return r->t->nodes[n].parent == NO_NODE;
 }
 
-static const struct frame *node_frame(const struct report *r, __u32 n)
+static __u64 node_sum(const struct report *r, __u32 n)
 {
-	return &r->t->frames[r->t->nodes[n].frame];
+	return r->sum32 ? r->sum32[n] : r->sum64[n];
 }
 
-/* entry_id() of node n's frame in a sampled stack of command comm (comm_id its id in r->comms),
- * through r->by_frame: a frame recurs in many nodes (the outer ones of a program's stacks, the
- * kernel's paths), and making an entry's key (printf) and interning it was half of writing the
- * report. */
-static int frame_entry_id(struct report *r, __u32 n, const char *comm, int comm_id)
+/* No sum overflows its width: none is above the tree's total. */
+static void add_sum(struct report *r, __u32 n, __u64 v)
 {
-	const struct frame *f = node_frame(r, n);
-	void *hit = hashtab_get(&r->by_frame, r->t->nodes[n].frame, comm_id);
-	int id;
+	if (r->sum32)
+		r->sum32[n] += v;
+	else
+		r->sum64[n] += v;
+}
 
-	if (hit) {
-		id = (uintptr_t)hit - 1;
-		r->entries[id].row = true;
-		return id;
+/* entry_id() of node n's frame in a stack of command cid, its name and file through
+ * r->frame_name and frame_module: a frame recurs in many nodes (the outer ones of a program's
+ * stacks, the kernel's paths). */
+static int frame_entry_id(struct report *r, __u32 n, int cid, bool row)
+{
+	__u32 fid = r->t->nodes[n].frame;
+	const struct frame *f = &r->t->frames[fid];
+	int module, name, err;
+
+	if (r->frame_name[fid] == NO_NODE) {
+		err = frame_ids(r, f, &module, &name);
+		if (err)
+			return err;
+		r->frame_name[fid] = name;
+		r->frame_module[fid] = module;
 	}
-	id = entry_id(r, comm, f, f->kernel ? 'k' : 'u', NULL, true);
-	if (id >= 0 &&
-	    hashtab_put(&r->by_frame, r->t->nodes[n].frame, comm_id, (void *)(uintptr_t)(id + 1)))
-		id = -ENOMEM;
-	return id;
+	return entry_of(r, f->kernel ? 'k' : 'u', cid, r->frame_module[fid], r->frame_name[fid],
+			f, row);
 }
 
 /* Tree entry i: its frames' entries (in the order the stacks and their frames come, outermost
@@ -250,9 +339,10 @@ static int index_entry(struct report *r, size_t i)
 	__u64 v = t->entries[i].value;
 	size_t len = 0, k, first = 0;
 	__u32 n, c, leaf;
-	int id, comm_id;
+	int id, cid;
 
-	r->leaf[i] = NO_NODE;
+	if (r->leaf)
+		r->leaf[i] = NO_NODE;
 	if (!v)
 		return 0;
 	/* the path, innermost first, up to its context node */
@@ -274,29 +364,30 @@ static int index_entry(struct report *r, size_t i)
 		}
 	/* the sampled stack is path[first..len - 1), its leaf first; an empty one is "[unknown]" */
 	leaf = first + 1 < len ? r->path[first] : c;
-	r->leaf[i] = leaf;
-	r->ectx[i] = t->nodes[c].frame;
+	if (r->leaf)
+		r->leaf[i] = leaf;
+	if (r->ectx)
+		r->ectx[i] = t->nodes[c].frame;
 	/* --sort without comm: one command for all */
-	comm_id = stack_names__intern(r->comms, ctx->comm, sort_keys(r) & REPORT_SORT_COMM ?
-					     strnlen(ctx->comm, 16) : 0);
-	if (comm_id < 0)
-		return comm_id;
+	cid = comm_id(r, ctx->comm);
+	if (cid < 0)
+		return cid;
 	if (leaf == c) {
-		id = entry_id(r, ctx->comm, &unknown_frame, 'u', NULL, true);
+		id = entry_id(r, cid, &unknown_frame, true);
 		if (id < 0)
 			return id;
 		r->ent[c] = id;
-		r->sum[c] += v;
+		add_sum(r, c, v);
 	}
 	for (k = len - 1; k-- > first;) {
 		n = r->path[k];
 		if (r->ent[n] == NO_NODE) {
-			id = frame_entry_id(r, n, ctx->comm, comm_id);
+			id = frame_entry_id(r, n, cid, true);
 			if (id < 0)
 				return id;
 			r->ent[n] = id;
 		}
-		r->sum[n] += v;
+		add_sum(r, n, v);
 	}
 	r->total += v;
 	r->entries[r->ent[leaf]].self += v;
@@ -311,18 +402,19 @@ static int index_entry(struct report *r, size_t i)
 	if (!first)
 		return 0;
 	/* the waker's: "woken by COMM", then its frames innermost first */
-	id = entry_id(r, ctx->waker_comm, NULL, 'w', "woken by ", false);
+	id = woken_id(r, ctx->waker_comm);
 	if (id < 0)
 		return id;
 	r->woken[t->nodes[c].frame] = id;
-	for (k = 0; k + 1 < first; k++) {
-		const struct frame *f = node_frame(r, r->path[k]);
-
-		id = entry_id(r, ctx->waker_comm, f, f->kernel ? 'k' : 'u', NULL, false);
+	cid = comm_id(r, ctx->waker_comm);
+	for (k = 0; k + 1 < first && cid >= 0; k++) {
+		id = frame_entry_id(r, r->path[k], cid, false);
 		if (id < 0)
 			return id;
 		r->ent[r->path[k]] = id;
 	}
+	if (cid < 0)
+		return cid;
 	r->wnext[i] = r->wfirst[leaf];
 	r->wfirst[leaf] = i + 1;
 	return 0;
@@ -332,31 +424,46 @@ static int index_entry(struct report *r, size_t i)
 static int alloc_index(struct report *r)
 {
 	const struct stack_tree *t = r->t;
-	size_t nn = t->nr_nodes ?: 1, ne = t->nr_entries ?: 1, nc = 1, i;
+	size_t nn = t->nr_nodes ?: 1, ne = t->nr_entries ?: 1, nc = 1, nf = 1, i;
 	bool wakers = false;
 
 	for (i = 0; i < t->nr_nodes; i++) {
+		__u32 f = t->nodes[i].frame;
+
 		if (is_ctx(r, i))
-			nc = t->nodes[i].frame + 1 > nc ? t->nodes[i].frame + 1 : nc;
+			nc = f + 1 > nc ? f + 1 : nc;
+		else if (f == STACK_TREE_WAKER)
+			wakers = true;
 		else
-			wakers |= t->nodes[i].frame == STACK_TREE_WAKER;
+			nf = f + 1 > nf ? f + 1 : nf;
 	}
 	r->ent = malloc(nn * sizeof(*r->ent));
-	r->sum = calloc(nn, sizeof(*r->sum));
+	if (stack_tree_total(t) <= UINT32_MAX)
+		r->sum32 = calloc(nn, sizeof(*r->sum32));
+	else
+		r->sum64 = calloc(nn, sizeof(*r->sum64));
 	r->first_child = malloc(nn * sizeof(*r->first_child));
 	r->next_sibling = malloc(nn * sizeof(*r->next_sibling));
-	r->leaf = malloc(ne * sizeof(*r->leaf));
-	r->ectx = malloc(ne * sizeof(*r->ectx));
+	if (!r->o.children)
+		r->leaf = malloc(ne * sizeof(*r->leaf));
 	if (wakers) {
+		r->ectx = malloc(ne * sizeof(*r->ectx));
 		r->wfirst = calloc(nn, sizeof(*r->wfirst));
 		r->wnext = calloc(ne, sizeof(*r->wnext));
 		r->woken = calloc(nc, sizeof(*r->woken));
 	}
-	r->keys = stack_names__new();
+	r->frame_name = malloc(nf * sizeof(*r->frame_name));
+	r->frame_module = malloc(nf * sizeof(*r->frame_module));
+	r->nr_frames = nf;
+	r->names = stack_names__new();
 	r->comms = stack_names__new();
-	if (!r->ent || !r->sum || !r->first_child || !r->next_sibling || !r->leaf || !r->ectx ||
-	    (wakers && (!r->wfirst || !r->wnext || !r->woken)) || !r->keys || !r->comms)
+	r->modules = stack_names__new();
+	if (!r->ent || (!r->sum32 && !r->sum64) || !r->first_child || !r->next_sibling ||
+	    (!r->o.children && !r->leaf) ||
+	    (wakers && (!r->ectx || !r->wfirst || !r->wnext || !r->woken)) || !r->frame_name ||
+	    !r->frame_module || !r->names || !r->comms || !r->modules)
 		return -ENOMEM;
+	memset(r->frame_name, 0xff, nf * sizeof(*r->frame_name));
 	memset(r->ent, 0xff, nn * sizeof(*r->ent));
 	memset(r->first_child, 0xff, nn * sizeof(*r->first_child));
 	return 0;
@@ -399,7 +506,7 @@ static void find_occurrences(struct report *r, bool record)
 		if (!is_ctx(r, i))
 			continue;
 		/* an empty stack: "[unknown]" alone */
-		if (r->sum[i]) {
+		if (node_sum(r, i)) {
 			e = &r->entries[r->ent[i]];
 			if (record)
 				r->occ[e->occ_start + e->nr_occ] = i;
@@ -432,6 +539,26 @@ static void find_occurrences(struct report *r, bool record)
 	}
 }
 
+/* The index of entries, the frames' ids, the path and the name being made: not needed once every
+ * entry is made.  The entries' array keeps no room it will not use. */
+static void drop_making(struct report *r)
+{
+	struct entry *fit;
+
+	free(r->slots);
+	free(r->frame_name);
+	free(r->frame_module);
+	free(r->path);
+	stack_buf_free(&r->key);
+	r->slots = r->frame_name = r->frame_module = r->path = NULL;
+	r->nr_slots = r->nr_frames = r->path_cap = 0;
+	if (r->nr_entries && r->nr_entries < r->cap_entries &&
+	    (fit = realloc(r->entries, r->nr_entries * sizeof(*fit)))) {
+		r->entries = fit;
+		r->cap_entries = r->nr_entries;
+	}
+}
+
 static int build_report(struct report *r)
 {
 	const struct stack_tree *t = r->t;
@@ -443,12 +570,14 @@ static int build_report(struct report *r)
 		err = index_entry(r, i);
 	if (err)
 		return err;
+	/* what only making the entries needed goes before the call graphs are drawn */
+	drop_making(r);
 	/* the nodes of the samples' own stacks under their parents (a waker's have no sum) */
 	for (i = t->nr_nodes; i-- > 0;) {
 		__u32 p = t->nodes[i].parent;
 
 		r->next_sibling[i] = NO_NODE;
-		if (r->sum[i] && p != NO_NODE) {
+		if (node_sum(r, i) && p != NO_NODE) {
 			r->next_sibling[i] = r->first_child[p];
 			r->first_child[p] = i;
 		}
@@ -470,13 +599,14 @@ static int build_report(struct report *r)
 
 static void free_report(struct report *r)
 {
-	stack_names__free(r->keys);
+	drop_making(r);
+	stack_names__free(r->names);
 	stack_names__free(r->comms);
-	hashtab_clear(&r->by_frame, NULL);
-	stack_buf_free(&r->key);
+	stack_names__free(r->modules);
 	free(r->entries);
 	free(r->ent);
-	free(r->sum);
+	free(r->sum32);
+	free(r->sum64);
 	free(r->first_child);
 	free(r->next_sibling);
 	free(r->leaf);
@@ -485,7 +615,6 @@ static void free_report(struct report *r)
 	free(r->wnext);
 	free(r->woken);
 	free(r->occ);
-	free(r->path);
 }
 
 /* ---- drawing trees like perf ---- */
@@ -536,7 +665,7 @@ static void graph_line(struct printer *p, int depth)
 static void chain_line(struct printer *p, int depth, __u32 node, bool first)
 {
 	const struct tnode *n = &p->t->nodes[node];
-	const struct entry *e = &p->r->entries[n->id];
+	const char *sym = entry_sym(p->r, &p->r->entries[n->id]);
 	int i;
 
 	add_margin(p);
@@ -552,7 +681,7 @@ static void chain_line(struct printer *p, int depth, __u32 node, bool first)
 			ADD(p, "          ");
 		}
 	}
-	add(p, e->sym, e->sym_len);
+	add(p, sym, strlen(sym));
 	emit_line(p);
 }
 
@@ -574,7 +703,8 @@ static int cmp_node(const void *a, const void *b, void *ctx)
 	const struct tnode *x = &p->t->nodes[*(const __u32 *)a], *y = &p->t->nodes[*(const __u32 *)b];
 	int c = cmp_u64_desc(x->value, y->value);
 
-	c = c ?: strcmp(p->r->entries[x->id].sym, p->r->entries[y->id].sym);
+	c = c ?: strcmp(entry_sym(p->r, &p->r->entries[x->id]),
+			entry_sym(p->r, &p->r->entries[y->id]));
 	return c ?: (x->id > y->id) - (x->id < y->id);
 }
 
@@ -637,14 +767,14 @@ static void print_rooted(struct printer *p)
 	add_margin(p);
 	ADD(p, "---");
 	e = &p->r->entries[p->t->nodes[c].id];
-	add(p, e->sym, e->sym_len);
+	add(p, entry_sym(p->r, e), strlen(entry_sym(p->r, e)));
 	emit_line(p);
 	p->margin += 3;
 	while (run_next(p->t, c) != NO_NODE) {
 		c = run_next(p->t, c);
 		e = &p->r->entries[p->t->nodes[c].id];
 		add_margin(p);
-		add(p, e->sym, e->sym_len);
+		add(p, entry_sym(p->r, e), strlen(entry_sym(p->r, e)));
 		emit_line(p);
 	}
 	p->mask[0] = true;
@@ -714,7 +844,7 @@ static int grow_down(const struct report *r, struct tree *t, const struct item *
 	for (i = 0; i < n; i++)
 		for (c = is_ctx(r, g[i].node) ? NO_NODE : r->first_child[g[i].node]; c != NO_NODE;
 		     c = r->next_sibling[c])
-			kids[nr++] = (struct item){ c, r->ent[c], r->sum[c] };
+			kids[nr++] = (struct item){ c, r->ent[c], node_sum(r, c) };
 	qsort(kids, nr, sizeof(*kids), cmp_item);
 	*depth = level + 1 > *depth ? level + 1 : *depth;
 	for (i = 0; i < nr && !err; i = j) {
@@ -800,7 +930,8 @@ static int entry_items(const struct report *r, const struct entry *e, bool waker
 		if (!waker) {
 			err = array_grow(v, &cap, *nr + 1, sizeof(**v), false);
 			if (!err && r->o.children)
-				(*v)[(*nr)++] = (struct item){ o, e - r->entries, r->sum[o] };
+				(*v)[(*nr)++] = (struct item){ o, e - r->entries,
+							       node_sum(r, o) };
 			else if (!err)
 				(*v)[(*nr)++] = (struct item){ r->leaf[o], 0,
 							       r->t->entries[o].value };
@@ -919,10 +1050,10 @@ static int cmp_entry(const void *a, const void *b, void *ctx)
 	const struct entry *x = &r->entries[*(const __u32 *)a], *y = &r->entries[*(const __u32 *)b];
 	int c = cmp_u64_desc(sort_value(r, x), sort_value(r, y));
 
-	c = c ?: strcmp(x->sym, y->sym);
-	c = c ?: strcmp(x->comm, y->comm);
+	c = c ?: strcmp(entry_sym(r, x), entry_sym(r, y));
+	c = c ?: strcmp(entry_comm(r, x), entry_comm(r, y));
 	c = c ?: strcmp(x->dso, y->dso);
-	return c ?: (int)y->kernel - (int)x->kernel;
+	return c ?: (int)(y->kind == 'k') - (int)(x->kind == 'k');
 }
 
 /* The rows to show, in order; *nr gets their count.  NULL on no memory. */
@@ -954,11 +1085,11 @@ static void measure(const struct report *r, const __u32 *rows, size_t nr, struct
 	for (i = 0; i < nr; i++) {
 		const struct entry *e = &r->entries[rows[i]];
 
-		len = strlen(e->comm);
+		len = strlen(entry_comm(r, e));
 		w->comm = len > w->comm ? len : w->comm;
 		len = strlen(e->dso);
 		w->dso = len > w->dso ? len : w->dso;
-		len = 4 + strlen(e->sym);
+		len = 4 + strlen(entry_sym(r, e));
 		w->sym = len > w->sym ? len : w->sym;
 		len = snprintf(buf, sizeof(buf), "%.3f", sort_value(r, e) / 1000.0);
 		w->ms = len > w->ms ? len : w->ms;
@@ -1031,9 +1162,9 @@ static void print_row(FILE *out, const struct report *r, const struct entry *e,
 		fprintf(out, "  %*.3f  %*.3f", w->ms, e->children / 1000.0, w->ms, e->self / 1000.0);
 	else if (ms)
 		fprintf(out, "  %*.3f", w->ms, e->self / 1000.0);
-	print_column(out, w->comm, e->comm);
+	print_column(out, w->comm, entry_comm(r, e));
 	print_column(out, w->dso, e->dso);
-	fprintf(out, "  [%c] %s", e->kernel ? 'k' : '.', e->sym);
+	fprintf(out, "  [%c] %s", e->kind == 'k' ? 'k' : '.', entry_sym(r, e));
 	/* where an inlined function's samples are: its lines, unless each row is a line already */
 	if (e->src && !r->o.srcline && e->line_lo != e->line_hi)
 		fprintf(out, "  %s:%u-%u", e->src, e->line_lo, e->line_hi);

@@ -23,6 +23,7 @@ struct stack_agg {
 	bool by_tid;
 	bool leaf_addrs;           /* stack_agg__keep_leaf_addrs() */
 	bool all_addrs;            /* stack_agg__keep_addrs() */
+	bool sealed;               /* stack_agg__seal(): no index to add with */
 	size_t max_nodes;          /* stack_agg__bound(), 0 for none */
 	__u64 cut_samples, cut_adds; /* samples kept at a caller's path at the bound */
 	struct stack_names *strs;  /* every name and module, stored once */
@@ -158,6 +159,8 @@ static long frame_id(struct stack_agg *a, const struct frame *f, bool exact)
 	void *slot;
 	int err = 0;
 
+	if (a->sealed)
+		return -EROFS;
 	for (probe = 0; (slot = hashtab_get(&a->frame_index, h, probe)); probe++)
 		if (same_frame(&a->frames[(uintptr_t)slot - 1], f) &&
 		    (!exact || (a->frames[(uintptr_t)slot - 1].addr == f->addr &&
@@ -363,6 +366,8 @@ static int add_sample(struct stack_agg *a, const struct stack_sample *s, bool ow
 	long node, last, waker;
 	bool cut;
 
+	if (a->sealed)
+		return -EROFS;
 	drop_output(a);
 	node = add_path(a, ctx_node(a, s), s, false, own, &last);
 	/* at the bound: kept under the longest path known (its waker's dropped), and counted */
@@ -499,6 +504,18 @@ void stack_agg__mem(const struct stack_agg *a, struct stack_agg_mem *m)
 		    a->frame_index.cap * sizeof(struct hashtab_entry);
 	m->strings = stack_names__bytes(a->strs);
 	m->samples = a->out ? a->nr_out * sizeof(*a->out) + a->nr_ids * sizeof(*a->out_ids) : 0;
+}
+
+void stack_agg__seal(struct stack_agg *a)
+{
+	if (!a)
+		return;
+	a->sealed = true;
+	free(a->slots);
+	a->slots = NULL;
+	a->nr_slots = 0;
+	hashtab_clear(&a->ctx_index, NULL);
+	hashtab_clear(&a->frame_index, NULL);
 }
 
 void stack_agg__free(struct stack_agg *a)

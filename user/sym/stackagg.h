@@ -63,6 +63,10 @@ const struct stack_sample *stack_agg__samples(struct stack_agg *a, size_t *nr);
  * it instead of reading a stack per sample: stack_agg__samples() copies every stack's frames, 4
  * bytes a frame and a stack_sample a stack.  Valid until the next add or free. */
 void stack_agg__tree(const struct stack_agg *a, struct stack_tree *t);
+/* Nothing more is added (adds fail with -EROFS from here on): the indexes that find a stack's
+ * nodes, frames and context as it is added are freed (at the bound, 2 MB of a run's 10), for
+ * the writers that read the tree after. */
+void stack_agg__seal(struct stack_agg *a);
 /* Bytes held, strings apart: for -v. */
 size_t stack_agg__bytes(const struct stack_agg *a);
 /* Heap bytes held, by part: for -v's memory lines. */

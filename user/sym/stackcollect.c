@@ -538,7 +538,9 @@ void stack_resolver__release(struct stack_resolver *r)
 	}
 	syms_cache__release(r->syms);
 	free_drain_state(r);
-	if (r->ksyms_tried && !r->loaded) {
+	/* tried: the prefetch is over, and what it told loaded (the kernel-stack walker's
+	 * addresses) holds no pointer into them */
+	if (r->ksyms_tried) {
 		tell_kept(r);
 		ksyms__free(r->ksyms);
 		r->ksyms = NULL; /* tried: frames would stay unresolved, and none is asked for */

@@ -15,7 +15,8 @@ struct stack_resolver *stack_resolver__new(void);
 /* Starts loading kernel symbols in a background thread (reading /proc/kallsyms takes ~50 ms of
  * kernel time): call it when a run starts, so the report does not wait.  loaded (may be NULL)
  * is called on that thread with the symbols (NULL when they cannot be read), which nothing else
- * touches until the resolver first needs them.  0 or -errno. */
+ * touches until the resolver first needs them, nor keeps: stack_resolver__release() frees them.
+ * 0 or -errno. */
 int stack_resolver__prefetch(struct stack_resolver *r,
 			     void (*loaded)(const struct ksyms *ks, void *ctx), void *ctx);
 /* The core kernel's symbols kept between the runs of a boot in st (ksyms__load_kept()), before
@@ -65,8 +66,8 @@ struct stack_agg;
 int stack_resolver__settle(struct stack_resolver *r, struct stack_agg *agg);
 /* The samples are all symbolized and aggregated (whose frames own their strings): what
  * symbolizing them holds is given back before the outputs are written: the processes, files and
- * their symbols, the kernel's symbols (unless another was given them: prefetch's loaded), the
- * frame memo and the stacks read, what finding lines holds (the worker stopped,
+ * their symbols, the kernel's symbols (once loaded: what prefetch's loaded is given must not be
+ * kept past the run), the frame memo and the stacks read, what finding lines holds (the worker stopped,
  * srclines__close_files()).  The counts the outputs' notes are made of stay. */
 void stack_resolver__release(struct stack_resolver *r);
 
