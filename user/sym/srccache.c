@@ -621,14 +621,14 @@ static int write_store(int fd, void *ctx)
 	err = err ?: disk_cache_write(fd, j->r, j->h->nr_regions * sizeof(*j->r));
 	err = err ?: disk_cache_write(fd, j->e, j->h->nr_entries * sizeof(*j->e));
 	for (size_t i = 0; i < j->h->nr_entries && !err; i++) {
-		const char *b = f->buf + j->from[i].off;
+		/* this run's entries are in buf; a file with none added has no buf at all */
+		const char *b = j->from[i].added ? f->buf + j->from[i].off : j->scratch;
 
 		if (!j->from[i].added) {
 			err = disk_cache_read(f->fd, j->scratch, j->e[i].size,
 					      f->data_off + j->from[i].off);
 			if (!err && disk_cache_hash(0, j->scratch, j->e[i].size) != j->e[i].checksum)
 				err = -EBADMSG;
-			b = j->scratch;
 		}
 		err = err ?: disk_cache_write(fd, b, j->e[i].size);
 	}
