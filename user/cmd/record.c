@@ -5,7 +5,6 @@
  * reads ./bpfprof.pb.gz.  The file is what --pprof writes: go tool pprof, Pyroscope and
  * bpfprof annotate -i read it too.  An existing FILE becomes FILE.old, as perf.data does. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,6 +12,7 @@
 #include "cmd/profile.h"
 #include "core/common.h"
 #include "core/stackrun.h"
+#include "out/stack.h"
 #include "sym/stackagg.h"
 #include "profile.skel.h"
 
@@ -56,19 +56,11 @@ static void keep_previous(const char *path)
 static __u64 samples_of(const struct stack_run *sr)
 {
 	struct stack_tree t;
-	__u64 n = 0;
 
-	if (sr->samples) {
-		for (size_t i = 0; i < sr->nr_samples; i++)
-			n += sr->samples[i].value;
-		return n;
-	}
-	if (!sr->agg)
-		return 0;
+	if (sr->samples || !sr->agg)
+		return stack_samples_total(sr->samples, sr->nr_samples);
 	stack_agg__tree(sr->agg, &t);
-	for (size_t i = 0; i < t.nr_entries; i++)
-		n += t.entries[i].value;
-	return n;
+	return stack_tree_total(&t);
 }
 
 static int record_write(struct runner *r)
