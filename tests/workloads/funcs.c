@@ -5,7 +5,9 @@
  *                             so level d returns after 2*d ms
  *   funcs loop N              N calls of fast_op in a tight loop (benchmarks), prints ns per call
  * WL_WAIT_USR1=1 waits for SIGUSR1 (after loading the library) before the calls: a tracer
- * attached with -p signals when ready. */
+ * attached with -p signals when ready.  WL_LATE=1 (calls) says on stderr how many of each slow
+ * function's calls took 8192 us or more by its own clock (a loaded machine wakes a sleep late):
+ * a tracer's time for a call is within the caller's, so the rest are in funclat's 4096 bucket. */
 // build: -ldl
 #include <dlfcn.h>
 #include <limits.h>
@@ -46,6 +48,22 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* NCALLS calls of FN, timed around each call for WL_LATE */
+static void slow_calls(const char *name, void (*fn)(void), long ncalls)
+{
+	long late = 0;
+
+	for (long i = 0; i < ncalls; i++) {
+		double t0 = now();
+
+		fn();
+		if (now() - t0 >= 8192e-6)
+			late++;
+	}
+	if (getenv("WL_LATE"))
+		fprintf(stderr, "funcs: %s: %ld of %ld calls took 8192 us or more\n", name, late, ncalls);
 }
 
 static void wait_for_tracer(void)
@@ -94,12 +112,10 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		wait_for_tracer();
-		for (long i = 0; i < a; i++)
-			slow_op();
+		slow_calls("slow_op", slow_op, a);
 		for (long i = 0; i < b; i++)
 			fast_op();
-		for (long i = 0; i < a; i++)
-			lib_slow();
+		slow_calls("lib_slow_op", lib_slow, a);
 		for (long i = 0; i < b; i++)
 			lib_fast();
 	} else if (!strcmp(argv[1], "recurse")) {
