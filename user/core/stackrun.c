@@ -690,10 +690,14 @@ static int proc_event(void *ctx, void *data, size_t size)
 	/* a process born during the run is known from its records: no /proc read */
 	read_records(s);
 	if (e->exited) {
-		/* the unwinder is done with it now; the symbolizer after the next drain */
+		/* the unwinder is done with it now; the symbolizer after the next drain.  With mmap
+		 * records, after the drain that follows their exit record (record_exited()): since
+		 * 6.16 (commit "exit: move trace_sched_process_exit() earlier in do_exit()") the
+		 * tracepoint fires before exit_mm(), whose freeing of the memory goes on sampling,
+		 * maybe across the next drain's flip; perf's exit record comes after it. */
 		if (s->unwinder)
 			unwinder__forget_process(s->unwinder, e->tgid, e->time);
-		if (s->drain) {
+		if (s->drain && !s->drain->records) {
 			syms_cache__exited(stack_resolver__syms(s->resolver), e->tgid);
 			queue_exit(s->drain, e->tgid);
 		}
