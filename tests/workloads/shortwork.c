@@ -1,8 +1,10 @@
 /* A short-lived process: 20 ms of CPU in short_work(), then exit.  Sixty of them in a row under
  * `profile -a` give one stack shape only if every process is unwound the same way from its first
  * sample.  With FORKS, that many children forked one after another (no exec: each runs its
- * parent's code, as a shell's subshell does) do the work instead.  Usage: shortwork [MS [FORKS]] */
+ * parent's code, as a shell's subshell does) do the work instead.  WL_COMM=NAME renames the
+ * process (a first run whose samples a test tells apart).  Usage: shortwork [MS [FORKS]] */
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
@@ -29,6 +31,8 @@ int main(int argc, char **argv)
 	double ms = argc > 1 ? atof(argv[1]) : 20;
 	int forks = argc > 2 ? atoi(argv[2]) : 0;
 
+	if (getenv("WL_COMM"))
+		prctl(PR_SET_NAME, getenv("WL_COMM"));
 	if (!forks)
 		short_work(ms);
 	for (int i = 0; i < forks; i++) {

@@ -47,6 +47,13 @@
 /* The first drain comes sooner: it loads the symbols of the programs running then while the
  * run goes on, not at its end, where a short run (profile -a 1) waited for them. */
 #define FIRST_DRAIN_NS 250000000ULL
+/* A process's exit is told before its memory is freed: on 6.18 perf's exit record and the
+ * sched_process_exit tracepoint both come before exit_mm() (older kernels told it after), and
+ * samples go on in exit_mmap(), with the user stacks walked at exit_group()'s entry.  Its
+ * symbols are forgotten by the first drain this long after: freeing 128 MB takes 10-60 ms here
+ * under load, and a drain that forgot it sooner left those samples [unknown] (9 of 140 in CI,
+ * the exit record 4 ms before the flip that followed it and samples after that flip). */
+#define EXIT_GRACE_NS 500000000ULL
 /* A run across processes this long or longer preallocates its maps (maps_churn()). */
 #define PREALLOC_AFTER_S 10
 /* --max-stacks by default */
@@ -65,6 +72,11 @@
  * second unless the maps fill faster) and at the end */
 #define MEM_EVERY_DRAINS 30
 
+struct told_exit {
+	__u32 tgid;
+	__u64 told_ns;
+};
+
 struct stack_drain {
 	struct stack_drain_maps maps;
 	struct stack_agg *agg;
@@ -75,8 +87,8 @@ struct stack_drain {
 	__u64 start_ns, last_ns, trimmed_ns;
 	__u64 drains, drained;
 	size_t files_freed;                        /* no process left that maps them */
-	__u32 *exited;                             /* told since the last drain: forgotten after
-						    * the next one, which reads their last samples */
+	struct told_exit *exited;                  /* in the order told: forgotten by a drain
+						    * that reads their last samples */
 	size_t nr_exited, exited_cap;
 	int (*keep)(void *ctx, __u32 gen);         /* stack_run_drain_keys() */
 	void *keep_ctx;
@@ -659,7 +671,18 @@ static void queue_exit(struct stack_drain *d, __u32 tgid)
 {
 	if (ARRAY_GROW(d->exited, d->exited_cap, d->nr_exited + 1))
 		return; /* its symbols stay until the run ends: memory, not samples */
-	d->exited[d->nr_exited++] = tgid;
+	d->exited[d->nr_exited].tgid = tgid;
+	d->exited[d->nr_exited++].told_ns = now_ns();
+}
+
+/* The exits told EXIT_GRACE_NS or more before flip_ns: a prefix of d->exited. */
+static size_t exits_done(const struct stack_drain *d, __u64 flip_ns)
+{
+	size_t n = 0;
+
+	while (n < d->nr_exited && d->exited[n].told_ns + EXIT_GRACE_NS <= flip_ns)
+		n++;
+	return n;
 }
 
 /* What mmap records told so far, before anything asks for a process's mappings. */
@@ -690,14 +713,10 @@ static int proc_event(void *ctx, void *data, size_t size)
 	/* a process born during the run is known from its records: no /proc read */
 	read_records(s);
 	if (e->exited) {
-		/* the unwinder is done with it now; the symbolizer after the next drain.  With mmap
-		 * records, after the drain that follows their exit record (record_exited()): since
-		 * 6.16 (commit "exit: move trace_sched_process_exit() earlier in do_exit()") the
-		 * tracepoint fires before exit_mm(), whose freeing of the memory goes on sampling,
-		 * maybe across the next drain's flip; perf's exit record comes after it. */
+		/* the unwinder is done with it now; the symbolizer once its memory is freed */
 		if (s->unwinder)
 			unwinder__forget_process(s->unwinder, e->tgid, e->time);
-		if (s->drain && !s->drain->records) {
+		if (s->drain) {
 			syms_cache__exited(stack_resolver__syms(s->resolver), e->tgid);
 			queue_exit(s->drain, e->tgid);
 		}
@@ -845,7 +864,7 @@ static int drain_gen(struct stack_run *s, bool wait)
 {
 	struct stack_drain *d = s->drain;
 	__u32 old = __atomic_load_n(d->gen, __ATOMIC_RELAXED) & 1;
-	size_t exits = d->nr_exited;
+	size_t exits = exits_done(d, now_ns());
 	struct stack_drain_result res;
 	int err, kept;
 
@@ -866,11 +885,11 @@ static int drain_gen(struct stack_run *s, bool wait)
 	d->drained += res.value;
 	d->drains++;
 	d->last_ns = now_ns();
-	/* told before the flip: the samples their threads took until the leader exited were read
-	 * now (a thread that outlives its leader by a moment is symbolized, if at all, from a
-	 * fresh snapshot) */
+	/* told long enough before the flip: the samples their threads took until the process's
+	 * memory was freed were read now (a thread that outlives its leader by more is
+	 * symbolized, if at all, from a fresh snapshot) */
 	for (size_t i = 0; i < exits; i++)
-		syms_cache__forget_exited(stack_resolver__syms(s->resolver), d->exited[i]);
+		syms_cache__forget_exited(stack_resolver__syms(s->resolver), d->exited[i].tgid);
 	if (exits) {
 		memmove(d->exited, d->exited + exits, (d->nr_exited - exits) * sizeof(*d->exited));
 		d->nr_exited -= exits;
