@@ -17,7 +17,13 @@ expected=$(awk -v f=$F -v c="$cpu" 'BEGIN { printf "%d", f * c }')
 echo "# hot_a=$a hot_b=$b total=$total expected~$expected (F x ${cpu} CPU seconds)"
 check "full stack main;driver;hot_a;spin present" test "$a" -gt 0
 check "full stack main;driver;hot_b;spin present" test "$b" -gt 0
-check "hot_a:hot_b is 2:1 within 25%" within "$(awk -v a="$a" -v b="$b" 'BEGIN{print (b ? a/b : 0)}')" 2 0.25
+# 2:1 in work; in the time each phase ran as a timer sees it (the workload's own measure: a VM's
+# stolen time lengthens a phase for the sampler as much as its work does) 2:1 quiet
+read -r sa sb <<<"$(awk '/^sampled_seconds/ { print $3, $5 }' "$TMP/hc.err")"
+ran=$(awk -v a="$sa" -v b="$sb" 'BEGIN { print (b > 0 ? a / b : 0) }')
+echo "# hot_a:hot_b ran ${sa:-?} s : ${sb:-?} s by the workload's measure ($ran)"
+check "hot_a:hot_b is as the phases ran (2:1 quiet) within 25%" \
+	within "$(awk -v a="$a" -v b="$b" 'BEGIN{print (b ? a/b : 0)}')" "$ran" 0.25
 check "sample count within 20% of F x CPU seconds" within "$total" "$expected" 0.20
 
 # 2. Report: header and rows.

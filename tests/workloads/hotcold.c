@@ -4,8 +4,13 @@
  * samples then fell on the same phases of the round for seconds (hot_a:hot_b 1.5:1 or 2.8:1
  * at 499 Hz, seen on a VM).  Usage: hotcold [SECONDS] (default 3).
  * At exit it prints "cpu_seconds N" on stderr: the CPU time it got, which is what a sampler can
- * see on a loaded machine. */
+ * see on a loaded machine; and "sampled_seconds hot_a A hot_b B": the time each phase ran as a
+ * timer sampler sees it (its wall time less its waits on the run queue, from schedstat: on a VM
+ * that keeps the time the host took the CPU, which a cpu-clock timer samples and CPU time
+ * leaves out; a burst of it in one phase moved hot_a:hot_b to 2.74). */
+#include <fcntl.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <time.h>
 #include <sys/resource.h>
@@ -48,9 +53,35 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static int schedstat_fd = -1;
+
+/* Seconds waited on the run queue so far (schedstat's second field); 0 without schedstat. */
+static double run_delay(void)
+{
+	char buf[128];
+	unsigned long long exec, delay;
+	ssize_t n;
+
+	if (schedstat_fd < 0 || lseek(schedstat_fd, 0, SEEK_SET) < 0)
+		return 0;
+	n = read(schedstat_fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return sscanf(buf, "%llu %llu", &exec, &delay) == 2 ? delay / 1e9 : 0;
+}
+
+/* The time a sampler sees between two readings: wall time less run-queue waits. */
+static double sampled_now(void)
+{
+	return now() - run_delay();
+}
+
+static double sampled_a, sampled_b;
+
 __attribute__((noinline)) void driver(double seconds)
 {
-	double end = now() + seconds;
+	double end = now() + seconds, t;
 	unsigned long seed = 88172645463325252UL;
 
 	while (now() < end) {
@@ -58,8 +89,12 @@ __attribute__((noinline)) void driver(double seconds)
 		seed ^= seed >> 7;
 		seed ^= seed << 17;
 		round_quarters = 2 + seed % 5;
+		t = sampled_now();
 		hot_a();
+		sampled_a += sampled_now() - t;
+		t = sampled_now();
 		hot_b();
+		sampled_b += sampled_now() - t;
 	}
 }
 
@@ -67,9 +102,11 @@ int main(int argc, char **argv)
 {
 	struct rusage ru;
 
+	schedstat_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
 	driver(argc > 1 ? atof(argv[1]) : 3.0);
 	getrusage(RUSAGE_SELF, &ru);
 	fprintf(stderr, "cpu_seconds %.3f\n", ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
 						ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
+	fprintf(stderr, "sampled_seconds hot_a %.3f hot_b %.3f\n", sampled_a, sampled_b);
 	return 0;
 }
