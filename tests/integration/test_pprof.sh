@@ -114,6 +114,27 @@ if [ "$have_go" = 1 ]; then
 	gopprof -top "$TMP/rec3.pb.gz" >"$TMP/rec3top.txt"
 	check "record -o FILE: go tool pprof reads it" grep -q 'hot_a' "$TMP/rec3top.txt"
 fi
+# perf report --header: the machine the profile was taken on, from the file
+"$BPFPROF" report --header "$TMP/rec3.pb.gz" >"$TMP/hdr.txt" 2>&1
+check "report --header: host, kernel, CPUs and the command line of the recording" sh -c \
+	"grep -qx '# hostname : $(hostname)' '$TMP/hdr.txt' && grep -qx '# os release : $(uname -r)' '$TMP/hdr.txt' &&
+	 grep -qx '# nrcpus online : $(getconf _NPROCESSORS_ONLN)' '$TMP/hdr.txt' &&
+	 grep -q '^# cmdline : .*bpfprof record -o $TMP/rec3.pb.gz -F $F -- $WL/hotcold 1\$' '$TMP/hdr.txt'"
+check "report --header: then the report" grep -q '^# Samples: [0-9]' "$TMP/hdr.txt"
+"$BPFPROF" report --header-only "$TMP/rec3.pb.gz" >"$TMP/hdronly.txt" 2>&1; rc=$?
+check "report --header-only: the header alone" sh -c \
+	"test $rc -eq 0 && grep -q '^# captured on *: ' '$TMP/hdronly.txt' && ! grep -q '^# Samples' '$TMP/hdronly.txt'"
+check "report without --header: no machine lines" \
+	awk '/^# (hostname|cmdline) :/ { bad = 1 } END { exit bad }' "$TMP/rec3.txt"
+"$BPFPROF" report --pprof "$TMP/rec3b.pb.gz" "$TMP/rec3.pb.gz" >/dev/null 2>&1
+"$BPFPROF" report --header-only "$TMP/rec3b.pb.gz" >"$TMP/hdr3b.txt" 2>&1
+check "report --pprof of a recording keeps the machine it was taken on" \
+	cmp -s "$TMP/hdronly.txt" "$TMP/hdr3b.txt"
+printf 'main;a 3\n' >"$TMP/nohdr.folded"
+"$BPFPROF" report --header-only "$TMP/nohdr.folded" >"$TMP/nohdr.txt" 2>&1
+check "report --header-only of folded stacks: says there is none" grep -q '^# no machine header in ' "$TMP/nohdr.txt"
+expect_one_error "report -f --header is refused" "--header goes with the text report" -- \
+	report -f --header "$TMP/rec3.pb.gz"
 expect_one_error "record -o to a missing directory fails before tracing" "cannot write $TMP/nodir" -- \
 	record -o "$TMP/nodir/x.pb.gz" -a 1
 expect_one_error "record --pprof is refused (-o names its file)" "record writes its profile to -o FILE" -- \

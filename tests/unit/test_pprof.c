@@ -388,10 +388,11 @@ static void test_pprof_header_comments(void)
 	pprof_meta_counted(&m, "cpu", "nanoseconds", 10101010);
 	m.comment = "cpu-clock at 99 Hz, 1.0 s";
 	m.header = &h;
+	m.machine = "captured on    : Fri Nov 27 20:43:51 2026\nhostname : box";
 	CHECK_INT(pprof_encode(s, 1, &m, &buf, &size), 0);
 	p = unpack_gz(buf, size);
-	CHECK(p && p->n_comment == 9);
-	if (p && p->n_comment == 9) {
+	CHECK(p && p->n_comment == 11);
+	if (p && p->n_comment == 11) {
 		CHECK_STR(str(p, p->comment[0]), "cpu-clock at 99 Hz, 1.0 s");
 		CHECK_STR(str(p, p->comment[1]), "# Event: cpu-clock");
 		CHECK_STR(str(p, p->comment[2]), "# Event frequency: 99 Hz");
@@ -402,6 +403,9 @@ static void test_pprof_header_comments(void)
 		CHECK_STR(str(p, p->comment[6]), "# first note");
 		CHECK_STR(str(p, p->comment[7]), "# second note");
 		CHECK_STR(str(p, p->comment[8]), "# JIT maps not read");
+		/* the machine's lines last, "## " (report --header alone prints them) */
+		CHECK_STR(str(p, p->comment[9]), "## captured on    : Fri Nov 27 20:43:51 2026");
+		CHECK_STR(str(p, p->comment[10]), "## hostname : box");
 	}
 	if (p)
 		perftools__profiles__profile__free_unpacked(p, NULL);
@@ -415,6 +419,7 @@ static void test_pprof_header_comments(void)
 	CHECK_STR(in->header.excluded, "the idle task");
 	/* the notes, printed as the live run printed them: a "# " line each */
 	CHECK_STR(in->header.extra, "first note\n# second note\n# JIT maps not read");
+	CHECK_STR(in->machine, "captured on    : Fri Nov 27 20:43:51 2026\nhostname : box");
 	CHECK(!in->header.source);
 	/* a second file adds its losses, not its header */
 	h.lost = 3;

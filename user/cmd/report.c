@@ -25,6 +25,7 @@ static struct {
 	char *inputs[MAX_FILTERS]; /* -i FILE: perf report's spelling of a FILE */
 	int nr_inputs;
 	bool stdio;
+	bool header, header_only; /* the machine's header (perf report --header, --header-only) */
 } env;
 
 static int opt_input(const char *arg)
@@ -118,6 +119,10 @@ static const struct opt report_opts[] = {
 	  "repeatable", OPT_FN, .fn = opt_input },
 	{ 0, "stdio", NULL, "accepted: the report is text (perf report --stdio)", OPT_FLAG,
 	  &env.stdio },
+	{ 0, "header", NULL, "first the machine the profile was taken on, as perf report\n"
+	  "--header: when, host, kernel, CPUs, command line (from\n"
+	  "bpfprof record's and --pprof files)", OPT_FLAG, &env.header },
+	{ 0, "header-only", NULL, "that header alone, no report", OPT_FLAG, &env.header_only },
 	{},
 };
 
@@ -201,6 +206,7 @@ static void pprof_meta(const struct profile_in *in, struct pprof_meta *m)
 	}
 	m->duration_nanos = in->duration_s * 1e9;
 	m->labels = PPROF_LABEL_PID | PPROF_LABEL_TID | PPROF_LABEL_COMM;
+	m->machine = in->machine; /* where the samples were taken, not where they are read */
 }
 
 /* --no-inline: the samples' inlined frames (pprof lines) left out, in frames of their own
@@ -235,6 +241,25 @@ static int drop_inlined(struct stack_sample *s, size_t n, struct frame **frames)
 
 static int report_files(FILE *out, char **files, int nr_files);
 
+/* perf report --header's block: the machine the first file was taken on. */
+static void print_machine(FILE *out, const struct profile_in *in, const char *file)
+{
+	const char *l = in->machine;
+
+	fprintf(out, "# ========\n");
+	if (!l)
+		fprintf(out, "# no machine header in %s (bpfprof record and --pprof files carry "
+			"one)\n", file);
+	while (l && *l) {
+		const char *nl = strchr(l, '\n');
+		int len = nl ? (int)(nl - l) : (int)strlen(l);
+
+		fprintf(out, "# %.*s\n", len, l);
+		l = nl ? nl + 1 : NULL;
+	}
+	fprintf(out, "# ========\n#\n");
+}
+
 /* FILE arguments and -i FILEs, in that order. */
 static int report_run(FILE *out, char **args, int nr_args)
 {
@@ -250,6 +275,11 @@ static int report_run(FILE *out, char **args, int nr_args)
 	if (!nr_args && !env.nr_inputs) {
 		p_err("report takes FILE... : a pprof or folded file a run wrote (bpfprof record, "
 		      "profile --pprof FILE, -f); no ./%s here", RECORD_DEFAULT_FILE);
+		return -EINVAL;
+	}
+	if ((env.header || env.header_only) && stack_opts.folded) {
+		p_err("--header goes with the text report, not with -f (folded stacks have no "
+		      "header lines)");
 		return -EINVAL;
 	}
 	files = calloc(nr_args + env.nr_inputs, sizeof(*files));
@@ -277,6 +307,10 @@ static int report_files(FILE *out, char **files, int nr_files)
 	for (int i = 0; !err && i < nr_files; i++)
 		err = profile_in__read(in, files[i]);
 	if (err)
+		goto cleanup;
+	if (env.header || env.header_only)
+		print_machine(out, in, files[0]);
+	if (env.header_only)
 		goto cleanup;
 	all = profile_in__samples(in, &n);
 	sr.samples = calloc(n ?: 1, sizeof(*sr.samples));

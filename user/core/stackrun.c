@@ -19,6 +19,7 @@
 #include "core/common.h"
 #include "core/diskcache.h"
 #include "core/features.h"
+#include "core/machine.h"
 #include "core/period.h"
 #include "core/progload.h"
 #include "core/runner.h"
@@ -1493,6 +1494,7 @@ struct stack_outputs stack_outputs_from_opts(const char *default_title, enum rep
 
 void stack_pprof_meta(struct stack_outputs *o, const struct runner *r, const char *comment)
 {
+	static char machine[MACHINE_HEADER_MAX];
 	struct timespec wall;
 	__u64 mono = now_ns();
 
@@ -1503,4 +1505,7 @@ void stack_pprof_meta(struct stack_outputs *o, const struct runner *r, const cha
 	o->pprof.duration_nanos = runner_elapsed(r) * 1e9;
 	o->pprof.labels = PPROF_LABEL_PID | PPROF_LABEL_TID | PPROF_LABEL_COMM;
 	o->pprof.comment = comment;
+	/* one run a process: the machine's lines are the run's */
+	machine_header(machine, sizeof(machine), o->pprof.time_nanos);
+	o->pprof.machine = machine;
 }

@@ -371,8 +371,8 @@ static int read_header(const struct pp *r, struct profile_in *in)
 {
 	struct report_header *h = &in->header;
 	bool first = in->nr_files == 1, lost_seen = false;
-	struct stack_buf notes = {};
-	int nr_notes = 0, err = 0;
+	struct stack_buf notes = {}, machine = {};
+	int nr_notes = 0, nr_machine = 0, err = 0;
 	const char *v;
 
 	for (size_t i = 0; !err && i < r->p->n_comment; i++) {
@@ -381,6 +381,13 @@ static int read_header(const struct pp *r, struct profile_in *in)
 		if (!c) {
 			err = bad(r, "a comment out of the string table");
 			break;
+		}
+		/* the machine's header (core/machine.h), printed by report --header alone */
+		if ((v = after(c, "## "))) {
+			if (first && nr_machine < MAX_NOTES &&
+			    machine.len + strlen(v) + 2 < MAX_NOTES_BYTES)
+				err = stack_buf_printf(&machine, "%s%s", nr_machine++ ? "\n" : "", v);
+			continue;
 		}
 		if (!(c = after(c, "# ")))
 			continue;
@@ -412,7 +419,12 @@ static int read_header(const struct pp *r, struct profile_in *in)
 		h->extra = notes.s;
 		notes.s = NULL;
 	}
+	if (!err && machine.len && !in->machine) {
+		in->machine = machine.s;
+		machine.s = NULL;
+	}
 	stack_buf_free(&notes);
+	stack_buf_free(&machine);
 	return err;
 }
 

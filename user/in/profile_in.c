@@ -39,6 +39,7 @@ void profile_in__free(struct profile_in *in)
 	free((char *)in->header.unwind);
 	free((char *)in->header.excluded);
 	free((char *)in->header.extra);
+	free(in->machine);
 	free(in);
 }
 

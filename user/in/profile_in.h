@@ -38,6 +38,8 @@ struct profile_in {
 	 * samples: 0"; out/pprof.h): the first file's, each field NULL or 0 where it says none. */
 	struct report_header header;
 	__u64 lost;                 /* "# Lost samples:" of every file, summed */
+	char *machine;              /* the first file's machine header (core/machine.h: "## "
+				     * comments, as "key : value" lines), or NULL */
 	int nr_headers;             /* files that had a "# Lost samples:" line */
 };
 

@@ -25,7 +25,7 @@ typedef Perftools__Profiles__ValueType ValueType;
 #define MAX_INLINE_LINES 64
 
 /* Comments a profile gets at most: the run's line, its header's (report.h), lines of notes. */
-#define PPROF_MAX_COMMENTS 24
+#define PPROF_MAX_COMMENTS 32
 
 /* Labels a sample gets at most: pid, tid, comm, cgroup, waker. */
 #define MAX_LABELS 5
@@ -518,7 +518,25 @@ static int note_comments(struct enc *e, struct enc_out *o, Profile *p, const cha
 	return err;
 }
 
-/* The run's line, then its report header's lines (pprof_meta.header). */
+/* The machine's header lines, each as a comment "## LINE". */
+static int machine_comments(struct enc *e, struct enc_out *o, Profile *p, const char *lines)
+{
+	char line[1024];
+	int err = 0;
+
+	while (!err && lines && *lines) {
+		const char *nl = strchr(lines, '\n');
+		int len = nl ? (int)(nl - lines) : (int)strlen(lines);
+
+		snprintf(line, sizeof(line), "## %.*s", len, lines);
+		err = add_comment(e, o, p, line);
+		lines = nl ? nl + 1 : NULL;
+	}
+	return err;
+}
+
+/* The run's line, its report header's lines (pprof_meta.header), then the machine's: last,
+ * so that at PPROF_MAX_COMMENTS they go first. */
 static int header_comments(struct enc *e, struct enc_out *o, const struct pprof_meta *m,
 			   Profile *p)
 {
@@ -528,7 +546,7 @@ static int header_comments(struct enc *e, struct enc_out *o, const struct pprof_
 	int err = m->comment ? add_comment(e, o, p, m->comment) : 0;
 
 	if (err || !h)
-		return err;
+		return err ?: machine_comments(e, o, p, m->machine);
 	if (h->event) {
 		snprintf(line, sizeof(line), "# Event: %s", h->event);
 		err = add_comment(e, o, p, line);
@@ -558,7 +576,8 @@ static int header_comments(struct enc *e, struct enc_out *o, const struct pprof_
 	err = err ?: note_comments(e, o, p, h->extra);
 	err = err ?: note_comments(e, o, p, h->symbols);
 	err = err ?: note_comments(e, o, p, h->lines);
-	return err ?: note_comments(e, o, p, h->cut);
+	err = err ?: note_comments(e, o, p, h->cut);
+	return err ?: machine_comments(e, o, p, m->machine);
 }
 
 /* Each sample packed as it is read (a field of a profile of nothing else: the bytes the whole
