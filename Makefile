@@ -158,6 +158,7 @@ FUZZ_SRCS     := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS     := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 FUZZ_LIB_SRCS := user/sym/perfmap.c user/sym/ksyms.c user/sym/elf_syms.c user/sym/debuginfo.c \
 		 user/sym/untrusted.c user/unwind/cfi.c user/core/common.c user/core/hashtab.c user/core/grow.c \
+		 user/core/slotidx.c \
 		 user/in/profile_in.c user/in/pprof_read.c user/sym/stackagg.c user/out/stack.c \
 		 user/out/pprof.c user/probe/usdt.c user/sym/srcline.c user/sym/srccache.c \
 		 user/core/diskcache.c

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "core/grow.h"
+#include "core/slotidx.h"
 #include "out/flamegraph.h"
 
 #define XPAD 10           /* left and right margins */
@@ -56,8 +57,7 @@ struct fg {
 	__u32 *rank;     /* rank[name id]: position of the name in strcmp order */
 	struct fg_node *nodes;
 	size_t nr_nodes, cap_nodes;
-	__u32 *slots;    /* (parent, name) -> node + 1, open addressing */
-	size_t nr_slots;
+	struct slotidx children; /* (parent, name) -> node */
 	/* differential: BEFORE's values by node, and the samples that end at each node, in index
 	 * order (the order flamegraph.pl's sort adds them in, which rounding may tell) */
 	double *before;
@@ -307,48 +307,41 @@ static int add_node(struct fg *g, __u32 name, enum kind kind)
 	return (int)g->nr_nodes++;
 }
 
-static size_t child_slot(const struct fg *g, __u32 parent, __u32 name)
+/* A child's key: its parent and name. */
+struct child_key {
+	__u32 parent, name;
+};
+
+static bool child_eq(const void *ctx, __u32 row, const void *key)
 {
-	__u64 h = ((__u64)parent << 32 | name) * 0x9e3779b97f4a7c15ULL;
-	size_t i = (h ^ h >> 29) & (g->nr_slots - 1);
+	const struct fg_node *n = &((const struct fg *)ctx)->nodes[row];
+	const struct child_key *k = key;
 
-	for (;; i = (i + 1) & (g->nr_slots - 1)) {
-		__u32 n = g->slots[i];
-
-		if (!n || (g->nodes[n - 1].next == parent && g->nodes[n - 1].name == name))
-			return i;
-	}
+	return n->next == k->parent && n->name == k->name;
 }
 
-/* Three quarters full at most. */
-static int grow_slots(struct fg *g)
+/* Every node but the root, which has no parent. */
+static bool child_rehash(const void *ctx, __u32 row, __u64 *h)
 {
-	size_t nr = g->nr_slots ? g->nr_slots * 2 : 4096;
-	__u32 *old = g->slots;
+	const struct fg_node *n = &((const struct fg *)ctx)->nodes[row];
 
-	g->slots = calloc(nr, sizeof(*g->slots));
-	if (!g->slots) {
-		g->slots = old;
-		return -ENOMEM;
-	}
-	g->nr_slots = nr;
-	for (size_t i = 1; i < g->nr_nodes; i++)
-		g->slots[child_slot(g, g->nodes[i].next, g->nodes[i].name)] = i + 1;
-	free(old);
-	return 0;
+	*h = slotidx_hash2(n->next, n->name);
+	return row != 0;
 }
 
 /* The child of parent named name, made on first sight.  -ENOMEM or the node. */
 static long child(struct fg *g, __u32 parent, __u32 name, enum kind kind)
 {
+	struct child_key k = { parent, name };
 	size_t i;
 	int n;
 
-	if ((g->nr_nodes + 1) * 4 > g->nr_slots * 3 && grow_slots(g))
+	/* three quarters full at most */
+	if (slotidx_reserve(&g->children, g->nr_nodes, 3, 4096, child_rehash, g))
 		return -ENOMEM;
-	i = child_slot(g, parent, name);
-	if (g->slots[i]) {
-		n = g->slots[i] - 1;
+	i = slotidx_find(&g->children, slotidx_hash2(parent, name), child_eq, g, &k);
+	if (g->children.slots[i]) {
+		n = g->children.slots[i] - 1;
 		g->nodes[n].mixed |= g->nodes[n].kind != (__u32)kind;
 		return n;
 	}
@@ -356,7 +349,7 @@ static long child(struct fg *g, __u32 parent, __u32 name, enum kind kind)
 	if (n < 0)
 		return n;
 	g->nodes[n].next = parent;
-	g->slots[i] = n + 1;
+	g->children.slots[i] = n + 1;
 	return n;
 }
 
@@ -410,8 +403,7 @@ static int build_tree(struct fg *g)
 			g->before_next[i - g->n] = node; /* linked by node below */
 	}
 	g->nodes[0].value = g->total;
-	free(g->slots);
-	g->slots = NULL;
+	slotidx_free(&g->children);
 	/* children lists from the parents: a node comes after its parent */
 	for (size_t i = g->nr_nodes - 1; i > 0; i--) {
 		__u32 parent = g->nodes[i].next;
@@ -947,7 +939,7 @@ cleanup:
 	free(g->rank);
 	if (g->nodes)
 		munmap(g->nodes, g->cap_nodes * sizeof(*g->nodes));
-	free(g->slots);
+	slotidx_free(&g->children);
 	free(g->before);
 	free(g->before_head);
 	free(g->before_next);

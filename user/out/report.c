@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/grow.h"
+#include "core/slotidx.h"
 #include "out/report.h"
 
 #define NO_NODE UINT32_MAX
@@ -44,8 +45,7 @@ struct report {
 	size_t nr_entries, cap_entries;
 	/* entries by (kind, comm, module, name) while they are made: entry id + 1, open
 	 * addressing, half full at most */
-	__u32 *slots;
-	size_t nr_slots;
+	struct slotidx by_key;
 	/* by tree frame id, while entries are made: its name's and file's ids, NO_NODE until met
 	 * (making a frame's name, printf and interning, was half of writing the report) */
 	__u32 *frame_name, *frame_module;
@@ -183,41 +183,33 @@ static const char *entry_comm(const struct report *r, const struct entry *e)
 	return stack_names__str(r->comms, e->comm);
 }
 
-static size_t entry_slot(const struct report *r, char kind, __u32 comm, __u32 module, __u32 name)
+/* What an entry is told apart by. */
+struct entry_key {
+	__u32 name, comm, module;
+	char kind;
+};
+
+static __u64 entry_hash(const struct entry_key *k)
 {
-	__u64 h = ((__u64)name << 32 | comm) * 0x9e3779b97f4a7c15ULL ^
-		  ((__u64)module << 8 | (unsigned char)kind) * 0xc2b2ae3d27d4eb4fULL;
-	size_t i = (h ^ h >> 29) & (r->nr_slots - 1);
-
-	for (;; i = (i + 1) & (r->nr_slots - 1)) {
-		const struct entry *e;
-
-		if (!r->slots[i])
-			return i;
-		e = &r->entries[r->slots[i] - 1];
-		if (e->name == name && e->comm == comm && e->module == module && e->kind == kind)
-			return i;
-	}
+	return ((__u64)k->name << 32 | k->comm) * 0x9e3779b97f4a7c15ULL ^
+	       ((__u64)k->module << 8 | (unsigned char)k->kind) * 0xc2b2ae3d27d4eb4fULL;
 }
 
-static int grow_slots(struct report *r)
+static bool entry_eq(const void *ctx, __u32 row, const void *key)
 {
-	size_t nr = r->nr_slots ? r->nr_slots * 2 : 1024;
-	__u32 *old = r->slots;
+	const struct entry *e = &((const struct report *)ctx)->entries[row];
+	const struct entry_key *k = key;
 
-	r->slots = calloc(nr, sizeof(*r->slots));
-	if (!r->slots) {
-		r->slots = old;
-		return -ENOMEM;
-	}
-	r->nr_slots = nr;
-	for (size_t i = 0; i < r->nr_entries; i++) {
-		const struct entry *e = &r->entries[i];
+	return e->name == k->name && e->comm == k->comm && e->module == k->module &&
+	       e->kind == k->kind;
+}
 
-		r->slots[entry_slot(r, e->kind, e->comm, e->module, e->name)] = i + 1;
-	}
-	free(old);
-	return 0;
+static bool entry_rehash(const void *ctx, __u32 row, __u64 *h)
+{
+	const struct entry *e = &((const struct report *)ctx)->entries[row];
+
+	*h = entry_hash(&(struct entry_key){ e->name, e->comm, e->module, e->kind });
+	return true;
 }
 
 /* Id of the entry (kind, comm id, module id, name id), created on first sight for frame f (NULL
@@ -225,19 +217,20 @@ static int grow_slots(struct report *r)
 static int entry_of(struct report *r, char kind, int comm, int module, int name,
 		    const struct frame *f, bool row)
 {
+	struct entry_key k = { name, comm, module, kind };
 	struct entry *e;
 	size_t slot;
 
 	if (comm < 0 || module < 0 || name < 0)
 		return comm < 0 ? comm : module < 0 ? module : name;
-	if ((r->nr_entries + 1) * 2 > r->nr_slots && grow_slots(r))
+	if (slotidx_reserve(&r->by_key, r->nr_entries, 2, 1024, entry_rehash, r))
 		return -ENOMEM;
-	slot = entry_slot(r, kind, comm, module, name);
-	if (r->slots[slot]) {
-		e = &r->entries[r->slots[slot] - 1];
+	slot = slotidx_find(&r->by_key, entry_hash(&k), entry_eq, r, &k);
+	if (r->by_key.slots[slot]) {
+		e = &r->entries[r->by_key.slots[slot] - 1];
 		e->row |= row;
 		add_lines(e, f);
-		return r->slots[slot] - 1;
+		return r->by_key.slots[slot] - 1;
 	}
 	if (r->nr_entries >= NO_NODE - 1 || ARRAY_GROW(r->entries, r->cap_entries, r->nr_entries + 1))
 		return -ENOMEM;
@@ -245,7 +238,7 @@ static int entry_of(struct report *r, char kind, int comm, int module, int name,
 	*e = (struct entry){ .dso = f ? stack_module_short(f->module) : "", .name = name,
 			     .comm = comm, .module = module, .kind = kind, .row = row };
 	add_lines(e, f);
-	r->slots[slot] = ++r->nr_entries;
+	r->by_key.slots[slot] = ++r->nr_entries;
 	return r->nr_entries - 1;
 }
 
@@ -545,13 +538,13 @@ static void drop_making(struct report *r)
 {
 	struct entry *fit;
 
-	free(r->slots);
+	slotidx_free(&r->by_key);
 	free(r->frame_name);
 	free(r->frame_module);
 	free(r->path);
 	stack_buf_free(&r->key);
-	r->slots = r->frame_name = r->frame_module = r->path = NULL;
-	r->nr_slots = r->nr_frames = r->path_cap = 0;
+	r->frame_name = r->frame_module = r->path = NULL;
+	r->nr_frames = r->path_cap = 0;
 	if (r->nr_entries && r->nr_entries < r->cap_entries &&
 	    (fit = realloc(r->entries, r->nr_entries * sizeof(*fit)))) {
 		r->entries = fit;

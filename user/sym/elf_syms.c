@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include "core/sorted.h"
 #include "sym/syms.h"
 #include "sym/untrusted.h"
 
@@ -324,16 +325,8 @@ static bool x86_entry_got(const unsigned char *code, size_t len, __u64 addr, __u
 /* Whether got is among the n sorted slots; *at: where it is, or would go. */
 static bool find_got(const struct plt_slot *slots, size_t n, __u64 got, size_t *at)
 {
-	size_t lo = 0, hi = n;
+	size_t lo = FIRST_AT(slots, n, got, got);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (slots[mid].got < got)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	*at = lo;
 	return lo < n && slots[lo].got == got;
 }
@@ -878,18 +871,11 @@ const char *elf_syms__find(const struct elf_syms *es, __u64 vaddr, __u64 *sym_of
 const char *elf_syms__find_span(const struct elf_syms *es, __u64 vaddr, __u64 *sym_off,
 				__u64 *size)
 {
-	size_t lo = 0, hi, mid;
+	size_t lo, mid;
 
 	if (!es)
 		return NULL;
-	hi = es->nr_syms;
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (es->syms[mid].addr <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = FIRST_ABOVE(es->syms, es->nr_syms, addr, vaddr);
 	if (!lo)
 		return NULL;
 	/* the best-ranked alias sorts first among equal addresses */

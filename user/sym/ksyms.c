@@ -18,6 +18,7 @@
 #include <bpf/btf.h>
 #include "core/common.h"
 #include "core/grow.h"
+#include "core/sorted.h"
 #include "sym/syms.h"
 
 struct kent {
@@ -807,16 +808,7 @@ bool ksyms__partial(const struct ksyms *ks)
 /* How many entries start at or below addr (sorted by address): a binary search. */
 static size_t entries_up_to(const struct ksyms *ks, __u64 addr)
 {
-	size_t lo = 0, hi = ks->nr, mid;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (ks->ents[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return FIRST_ABOVE(ks->ents, ks->nr, addr, addr);
 }
 
 /* A table of the core kernel's symbols made whole from /proc/kallsyms, the first time a lookup

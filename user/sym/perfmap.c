@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include "core/sorted.h"
 #include "sym/syms.h"
 #include "sym/untrusted.h"
 
@@ -233,19 +234,12 @@ struct perf_map *perf_map__load(const char *path)
 
 const char *perf_map__find(const struct perf_map *pm, __u64 addr, __u64 *sym_off)
 {
-	size_t lo = 0, hi, mid;
 	const struct pm_ent *e;
+	size_t lo;
 
 	if (!pm)
 		return NULL;
-	hi = pm->nr_segs;
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (pm->segs[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = FIRST_ABOVE(pm->segs, pm->nr_segs, start, addr);
 	if (!lo || addr >= pm->segs[lo - 1].end)
 		return NULL;
 	e = &pm->ents[pm->segs[lo - 1].ent];

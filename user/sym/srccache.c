@@ -19,6 +19,7 @@
 #include "core/common.h"
 #include "core/diskcache.h"
 #include "core/hashtab.h"
+#include "core/sorted.h"
 #include "out/stack.h"
 #include "sym/srccache.h"
 
@@ -255,26 +256,10 @@ bool src_file__loaded(const struct src_file *f)
 	return f->nr_r > 0;
 }
 
-/* How many of the nr regions r (sorted) start below key. */
-static size_t starting_below(const struct region *r, size_t nr, __u64 key)
-{
-	size_t a = 0, b = nr;
-
-	while (a < b) {
-		size_t mid = a + (b - a) / 2;
-
-		if (r[mid].lo < key)
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	return a;
-}
-
 enum src_region src_file__find(struct src_file *f, __u64 vaddr, __u32 *entry)
 {
 	/* the last region starting at or below vaddr */
-	size_t lo = vaddr == UINT64_MAX ? f->nr_r : starting_below(f->r, f->nr_r, vaddr + 1);
+	size_t lo = FIRST_ABOVE(f->r, f->nr_r, lo, vaddr);
 
 	if (!lo || vaddr >= f->r[lo - 1].hi)
 		return SRC_NONE;
@@ -586,9 +571,9 @@ static int by_lo(const void *a, const void *b)
 /* Whether [lo, hi) overlaps one of the nr regions r (sorted). */
 static bool overlaps(const struct region *r, size_t nr, __u64 lo, __u64 hi)
 {
-	size_t a = starting_below(r, nr, hi);
+	size_t a = FIRST_AT(r, nr, lo, hi);
 
-	/* r[a - 1] is the last starting below hi */
+	/* r[a - 1] is the last whose lo is below hi */
 	return a && r[a - 1].hi > lo;
 }
 

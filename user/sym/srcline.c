@@ -27,6 +27,7 @@
 #include "core/grow.h"
 #include "core/diskcache.h"
 #include "core/hashtab.h"
+#include "core/sorted.h"
 #include "out/stack.h"
 #include "sym/srccache.h"
 #include "sym/srcindex.h"
@@ -198,31 +199,6 @@ struct srclines {
 
 /* Cached for addresses the debug info does not cover. */
 static struct srcline_chain no_chain;
-
-/* The first of nr elements of size bytes at base, sorted by the __u64 each begins with (an
- * address, an offset), that begins with key or more: nr when none does. */
-static size_t first_at(const void *base, size_t nr, size_t size, __u64 key)
-{
-	size_t lo = 0, hi = nr;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		__u64 k;
-
-		memcpy(&k, (const char *)base + mid * size, sizeof(k));
-		if (k < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* The same past the elements that begin with key: the first above it. */
-static size_t first_above(const void *base, size_t nr, size_t size, __u64 key)
-{
-	return key == UINT64_MAX ? nr : first_at(base, nr, size, key + 1);
-}
 
 struct srclines *srclines__new(void)
 {
@@ -763,7 +739,7 @@ static Dwarf_Off unit_die(struct sfile *f, Dwarf_Off unit)
 	struct cu_range *n;
 
 	/* the units copied, by their place in the file: this one, or the one after it */
-	lo = first_at(f->present, f->nr_present, sizeof(*f->present), unit);
+	lo = FIRST_AT(f->present, f->nr_present, lo, unit);
 	if (lo < f->nr_present && f->present[lo].lo == unit)
 		return f->present[lo].die;
 	if (unit + 12 > f->info.size || pread(src, h, 12, f->info.full + unit) != 12)
@@ -1386,7 +1362,7 @@ cleanup:
 /* The first of ln's rows at or above addr. */
 static size_t first_row_at(const struct lines *ln, __u64 addr)
 {
-	return first_at(ln->rows, ln->nr_rows, sizeof(*ln->rows), addr);
+	return FIRST_AT(ln->rows, ln->nr_rows, addr, addr);
 }
 
 /* The rows of a CU's table cu a lookup in the nr ranges r (by lo, not overlapping) can find,
@@ -1442,7 +1418,7 @@ static int range_lines(struct lines *ln, const struct lines *cu, const struct ad
  * pc, unless that is the end of a sequence; NULL when there is none. */
 static const struct line_row *row_at(const struct lines *ln, __u64 pc)
 {
-	size_t n = first_above(ln->rows, ln->nr_rows, sizeof(*ln->rows), pc);
+	size_t n = FIRST_ABOVE(ln->rows, ln->nr_rows, addr, pc);
 
 	return n && !ln->rows[n - 1].end ? &ln->rows[n - 1] : NULL;
 }
@@ -1517,7 +1493,7 @@ static const struct lines *cu_lines(struct srclines *s, struct cu_index *ix, Dwa
 /* The concrete function of a CU containing pc, from its index: its DIE's offset, or 0. */
 static Dwarf_Off function_at(const struct cu_index *ix, __u64 pc)
 {
-	size_t lo = first_above(ix->r, ix->nr, sizeof(*ix->r), pc);
+	size_t lo = FIRST_ABOVE(ix->r, ix->nr, lo, pc);
 
 	for (size_t i = lo; i > 0 && lo - i < 8; i--)
 		if (pc >= ix->r[i - 1].lo && pc < ix->r[i - 1].hi)
@@ -1751,7 +1727,7 @@ static bool cu_at(struct sfile *f, __u64 vaddr, Dwarf_Off *off)
 	if (!f->cus_read)
 		read_cu_ranges(f);
 	/* the last range starting at or below vaddr, then back over overlapping ones */
-	lo = first_above(f->cus, f->nr_cus, sizeof(*f->cus), vaddr);
+	lo = FIRST_ABOVE(f->cus, f->nr_cus, lo, vaddr);
 	for (size_t i = lo; i > 0; i--) {
 		if (vaddr < f->cus[i - 1].lo || vaddr >= f->cus[i - 1].hi)
 			continue;
@@ -1804,7 +1780,7 @@ static struct srcline_chain *scopes_chain(const struct fn_scopes *x, __u64 vaddr
  * unit, or none), from the units' ranges (f->cus_read). */
 static void cu_span(const struct sfile *f, __u64 vaddr, __u64 *lo, __u64 *hi)
 {
-	size_t at = first_above(f->cus, f->nr_cus, sizeof(*f->cus), vaddr), chosen = at;
+	size_t at = FIRST_ABOVE(f->cus, f->nr_cus, lo, vaddr), chosen = at;
 
 	for (size_t i = at; i > 0; i--) {
 		if (vaddr >= f->cus[i - 1].lo && vaddr < f->cus[i - 1].hi) {
@@ -1824,11 +1800,11 @@ static void cu_span(const struct sfile *f, __u64 vaddr, __u64 *lo, __u64 *hi)
 }
 
 /* The span [*lo, *hi) around pc in which function_at() finds what it finds at pc (its first
- * call, with first_above(), and its choice among the 8 ranges before: the same).  false where
+ * call, with FIRST_ABOVE(), and its choice among the 8 ranges before: the same).  false where
  * it finds none. */
 static bool fn_span(const struct cu_index *ix, __u64 pc, __u64 *lo, __u64 *hi)
 {
-	size_t at = first_above(ix->r, ix->nr, sizeof(*ix->r), pc), chosen = at;
+	size_t at = FIRST_ABOVE(ix->r, ix->nr, lo, pc), chosen = at;
 
 	for (size_t i = at; i > 0 && at - i < 8; i--) {
 		if (pc >= ix->r[i - 1].lo && pc < ix->r[i - 1].hi) {

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "core/grow.h"
 #include "core/hashtab.h"
+#include "core/slotidx.h"
 #include "stacks.h"
 #include "sym/stackagg.h"
 
@@ -35,8 +36,7 @@ struct stack_agg {
 	struct hashtab ctx_index;  /* (context hash, probe) -> context node + 1 */
 	struct stack_tree_node *nodes;
 	size_t nr_nodes, nodes_cap;
-	__u32 *slots;              /* (parent, frame) -> node + 1, open addressing */
-	size_t nr_slots;
+	struct slotidx children;   /* (parent, frame) -> node */
 	struct stack_tree_entry *entries; /* in the order first seen */
 	size_t nr, cap;
 	size_t nr_ids;             /* frames of every entry, waker frames too */
@@ -204,36 +204,26 @@ static int grow_array(void **v, size_t *cap, size_t need, size_t size, size_t fi
 	return 0;
 }
 
-static size_t child_slot(const struct stack_agg *a, __u32 parent, __u32 frame)
+/* A child's key: its parent and frame. */
+struct child_key {
+	__u32 parent, frame;
+};
+
+static bool child_eq(const void *ctx, __u32 row, const void *key)
 {
-	__u64 h = ((__u64)parent << 32 | frame) * 0x9e3779b97f4a7c15ULL;
-	size_t i = (h ^ h >> 29) & (a->nr_slots - 1);
+	const struct stack_tree_node *n = &((const struct stack_agg *)ctx)->nodes[row];
+	const struct child_key *k = key;
 
-	for (;; i = (i + 1) & (a->nr_slots - 1)) {
-		__u32 n = a->slots[i];
-
-		if (!n || (a->nodes[n - 1].parent == parent && a->nodes[n - 1].frame == frame))
-			return i;
-	}
+	return n->parent == k->parent && n->frame == k->frame;
 }
 
-/* Three quarters full at most: 4 bytes a slot, 5.3 to 8 bytes a node. */
-static int grow_slots(struct stack_agg *a)
+/* Every node but the roots (context nodes), which have no parent. */
+static bool child_rehash(const void *ctx, __u32 row, __u64 *h)
 {
-	size_t nr = a->nr_slots ? a->nr_slots * 2 : 4096;
-	__u32 *old = a->slots;
+	const struct stack_tree_node *n = &((const struct stack_agg *)ctx)->nodes[row];
 
-	a->slots = calloc(nr, sizeof(*a->slots));
-	if (!a->slots) {
-		a->slots = old;
-		return -ENOMEM;
-	}
-	a->nr_slots = nr;
-	for (size_t i = 0; i < a->nr_nodes; i++)
-		if (a->nodes[i].parent != NO_NODE)
-			a->slots[child_slot(a, a->nodes[i].parent, a->nodes[i].frame)] = i + 1;
-	free(old);
-	return 0;
+	*h = slotidx_hash2(n->parent, n->frame);
+	return n->parent != NO_NODE;
 }
 
 static long new_node(struct stack_agg *a, __u32 parent, __u32 frame)
@@ -251,19 +241,21 @@ static long new_node(struct stack_agg *a, __u32 parent, __u32 frame)
  * node. */
 static long child(struct stack_agg *a, __u32 parent, __u32 frame)
 {
+	struct child_key k = { parent, frame };
 	size_t i;
 	long n;
 
-	if ((a->nr_nodes + 1) * 4 > a->nr_slots * 3 && grow_slots(a))
+	/* three quarters full at most: 4 bytes a slot, 5.3 to 8 bytes a node */
+	if (slotidx_reserve(&a->children, a->nr_nodes, 3, 4096, child_rehash, a))
 		return -ENOMEM;
-	i = child_slot(a, parent, frame);
-	if (a->slots[i])
-		return a->slots[i] - 1;
+	i = slotidx_find(&a->children, slotidx_hash2(parent, frame), child_eq, a, &k);
+	if (a->children.slots[i])
+		return a->children.slots[i] - 1;
 	if (a->max_nodes && a->nr_nodes >= a->max_nodes)
 		return -ENOSPC;
 	n = new_node(a, parent, frame);
 	if (n >= 0)
-		a->slots[i] = n + 1;
+		a->children.slots[i] = n + 1;
 	return n;
 }
 
@@ -487,7 +479,7 @@ void stack_agg__stats(const struct stack_agg *a, struct stack_agg_stats *st)
 size_t stack_agg__bytes(const struct stack_agg *a)
 {
 	return a->frames_cap * sizeof(*a->frames) + a->nodes_cap * sizeof(*a->nodes) +
-	       a->nr_slots * sizeof(*a->slots) + a->cap * sizeof(*a->entries) +
+	       slotidx_bytes(&a->children) + a->cap * sizeof(*a->entries) +
 	       a->ctxs_cap * sizeof(*a->ctxs) +
 	       (a->ctx_index.cap + a->frame_index.cap) * sizeof(struct hashtab_entry);
 }
@@ -497,7 +489,7 @@ void stack_agg__mem(const struct stack_agg *a, struct stack_agg_mem *m)
 	*m = (struct stack_agg_mem){};
 	if (!a)
 		return;
-	m->tree = sizeof(*a) + a->nodes_cap * sizeof(*a->nodes) + a->nr_slots * sizeof(*a->slots) +
+	m->tree = sizeof(*a) + a->nodes_cap * sizeof(*a->nodes) + slotidx_bytes(&a->children) +
 		  a->cap * sizeof(*a->entries) + a->ctxs_cap * sizeof(*a->ctxs) +
 		  a->ctx_index.cap * sizeof(struct hashtab_entry);
 	m->frames = a->frames_cap * sizeof(*a->frames) +
@@ -511,9 +503,7 @@ void stack_agg__seal(struct stack_agg *a)
 	if (!a)
 		return;
 	a->sealed = true;
-	free(a->slots);
-	a->slots = NULL;
-	a->nr_slots = 0;
+	slotidx_free(&a->children);
 	hashtab_clear(&a->ctx_index, NULL);
 	hashtab_clear(&a->frame_index, NULL);
 }
@@ -525,7 +515,7 @@ void stack_agg__free(struct stack_agg *a)
 	drop_output(a);
 	free(a->entries);
 	free(a->nodes);
-	free(a->slots);
+	slotidx_free(&a->children);
 	free(a->ctxs);
 	free(a->frames);
 	hashtab_clear(&a->ctx_index, NULL);

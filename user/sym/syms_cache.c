@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include "core/grow.h"
 #include "core/hashtab.h"
+#include "core/sorted.h"
 #include "sym/syms.h"
 
 #define REFRESH_INTERVAL_NS 1000000000ULL
@@ -482,30 +483,16 @@ static int read_maps(struct syms_cache *sc, __u32 tgid, struct mapping **out, si
 
 static const struct mapping *find_mapping(const struct mapping *maps, size_t nr, __u64 addr)
 {
-	size_t lo = 0, hi = nr, mid;
+	size_t lo = FIRST_ABOVE(maps, nr, start, addr);
 
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (maps[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo && addr < maps[lo - 1].end ? &maps[lo - 1] : NULL;
 }
 
 static bool overlaps(const struct mapping *maps, size_t nr, const struct mapping *m)
 {
-	size_t lo = 0, hi = nr, mid;
-
 	/* the last mapping starting before m ends is the only one that can overlap it */
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (maps[mid].start < m->end)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = FIRST_AT(maps, nr, start, m->end);
+
 	return lo && maps[lo - 1].end > m->start;
 }
 
@@ -858,19 +845,11 @@ static int proc_add_mapping(struct proc *p, const struct mapping *m)
 {
 	struct mapping *out, part;
 	bool placed = false;
-	size_t n = 0, lo = 0, hi = p->nr_maps;
+	size_t n = 0, lo = FIRST_AT(p->maps, p->nr_maps, start, m->start);
 
 	/* most records map where nothing is (a process's libraries after its exec): m goes in
 	 * between, in the room the array has, where each record made an array afresh and copied
 	 * it whole */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->maps[mid].start < m->start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if ((!lo || p->maps[lo - 1].end <= m->start) &&
 	    (lo == p->nr_maps || p->maps[lo].start >= m->end)) {
 		if (ARRAY_GROW(p->maps, p->maps_cap, p->nr_maps + 1))
