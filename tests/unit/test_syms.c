@@ -525,6 +525,18 @@ static int compare_kept(const char *name, __u64 addr, void *ctx)
 	return 0;
 }
 
+/* Whether /proc/kallsyms still names a BPF program name at addr: programs of other tools come
+ * and go between the test's reads. */
+static bool bpf_prog_still_there(__u64 addr, const char *name)
+{
+	struct ksyms *now = ksyms__load_file("/proc/kallsyms");
+	const struct ksym *f = now ? ksyms__find(now, addr) : NULL;
+	bool there = f && f->addr == addr && !strcmp(f->name, name);
+
+	ksyms__free(now);
+	return there;
+}
+
 /* The core kernel's symbols kept between runs: the first load reads the file and keeps them, the
  * second takes them back and answers every core address as the whole table does without reading
  * the file, and a BPF program's from the program's info; every name asked for reads it whole
@@ -581,8 +593,11 @@ static void test_ksyms_kept(void)
 
 		snprintf(fname, sizeof(fname), "%s", f->name);
 		k = ksyms__find(kept, c.bpf_addr + 1);
-		CHECK(k && !strcmp(k->name, fname) && !strcmp(k->module, "[bpf]") &&
-		      k->addr == c.bpf_addr);
+		if (!(k && !strcmp(k->name, fname)) && !bpf_prog_still_there(c.bpf_addr, fname))
+			printf("    # %s was unloaded meanwhile (another tool's program)\n", fname);
+		else
+			CHECK(k && !strcmp(k->name, fname) && !strcmp(k->module, "[bpf]") &&
+			      k->addr == c.bpf_addr);
 		CHECK(ksyms__partial(kept));
 	}
 	/* the rest (modules', trampolines'): the file read whole at the first of them */
