@@ -52,7 +52,7 @@
  * sched_process_exit tracepoint both come before exit_mm() (older kernels told it after), and
  * samples go on in exit_mmap(), with the user stacks walked at exit_group()'s entry.  Its
  * symbols are forgotten by the first drain this long after: freeing 128 MB takes 10-60 ms here
- * under load, and a drain that forgot it sooner left those samples [unknown] (9 of 140 in CI,
+ * under load, and a drain that forgot it sooner left those samples [unknown] (15 of 140 in CI,
  * the exit record 4 ms before the flip that followed it and samples after that flip). */
 #define EXIT_GRACE_NS 500000000ULL
 /* A run across processes this long or longer preallocates its maps (maps_churn()). */
