@@ -593,7 +593,8 @@ static void test_units_moved(void)
 /* The worker (sym/srcworker.h): every address of caller() asked without waiting is answered
  * once the worker settles, each as srclines__lookup() answers it in srclines of its own, and
  * asked again at once from what it kept; a file without debug info is answered so at once after
- * its first address; and answers go only when none is pending. */
+ * its first address; answers go only when none is pending; and questions asked while it is held
+ * are answered alike. */
 static void test_worker(void)
 {
 	struct srclines *s = srclines__new(), *ref = srclines__new();
@@ -640,6 +641,24 @@ static void test_worker(void)
 	CHECK_INT(t, 12345); /* no question asked */
 	CHECK(!srcworker__trim(w, n + 10));
 	CHECK(srcworker__trim(w, 0));
+	/* held (a drain's questions asked in one go): a question waited for is answered, settling
+	 * returns, and every answer is the same */
+	srcworker__hold(w, true);
+	for (size_t i = 0; i < n; i++) {
+		err = srcworker__ask(w, fixture, true, sp.start + i, false, &y, &tickets[i]);
+		bad += err != -EAGAIN && err != 0 && err != -ENXIO;
+	}
+	CHECK_INT(srcworker__ask(w, fixture, true, sp.start + n / 2, true, &y, NULL),
+		  srclines__lookup(ref, fixture, sp.start + n / 2, &x));
+	srcworker__settle(w);
+	for (size_t i = 0; i < n; i++) {
+		int ex = srclines__lookup(ref, fixture, sp.start + i, &x);
+		int ey = srcworker__answer(w, tickets[i], &y);
+
+		bad += !same_chain(ex, x, ey, y);
+	}
+	srcworker__hold(w, false);
+	CHECK_INT(bad, 0);
 	srcworker__stop(w, NULL);
 	/* stopped, the srclines are the caller's again; a question starts it again */
 	CHECK(srclines__has_dwarf(s, fixture));

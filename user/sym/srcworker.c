@@ -36,6 +36,7 @@ struct srcworker {
 	pthread_cond_t asked, answered;
 	pthread_t thread;
 	bool running, stopping;
+	bool held;                   /* questions queued, the thread not woken (srcworker__hold()) */
 	struct question *q;
 	size_t nr, cap;
 	struct hashtab index;        /* (at, path | vaddr) -> ticket + 1 */
@@ -170,7 +171,8 @@ static int queue_question(struct srcworker *w, __u32 t)
 		w->running = true;
 	}
 	w->queue[w->tail++] = t;
-	pthread_cond_signal(&w->asked);
+	if (!w->held)
+		pthread_cond_signal(&w->asked);
 	return 0;
 }
 
@@ -228,6 +230,8 @@ int srcworker__ask(struct srcworker *w, const char *path, bool vaddr, __u64 at, 
 	 * own nice value meanwhile, or under load each answer waits for a thread that gets a
 	 * third of the CPU its asker would (raising a thread's priority needs CAP_SYS_NICE: else
 	 * the wait is as long as before) */
+	if (wait && w->q[t].err == -EAGAIN)
+		pthread_cond_signal(&w->asked); /* (queued while held) */
 	if (wait && w->q[t].err == -EAGAIN && w->tid &&
 	    !setpriority(PRIO_PROCESS, w->tid, w->nice_base)) {
 		while (w->q[t].err == -EAGAIN)
@@ -257,9 +261,20 @@ int srcworker__answer(struct srcworker *w, __u32 ticket, const struct srcline_ch
 	return err;
 }
 
+void srcworker__hold(struct srcworker *w, bool hold)
+{
+	pthread_mutex_lock(&w->lock);
+	w->held = hold;
+	if (!hold && w->head != w->tail)
+		pthread_cond_signal(&w->asked);
+	pthread_mutex_unlock(&w->lock);
+}
+
 void srcworker__settle(struct srcworker *w)
 {
 	pthread_mutex_lock(&w->lock);
+	if (w->pending)
+		pthread_cond_signal(&w->asked); /* (queued while held) */
 	while (w->pending)
 		pthread_cond_wait(&w->answered, &w->lock);
 	pthread_mutex_unlock(&w->lock);

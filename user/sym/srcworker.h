@@ -24,6 +24,11 @@ int srcworker__ask(struct srcworker *w, const char *path, bool vaddr, __u64 at, 
 		   const struct srcline_chain **chain, __u32 *ticket);
 /* The answer to the question ticket, as srcworker__ask() gives it (-EAGAIN: not yet). */
 int srcworker__answer(struct srcworker *w, __u32 ticket, const struct srcline_chain **chain);
+/* While held, a question is queued without waking the thread (a thread woken for each one,
+ * its lock taken from it, cost as much CPU as the lookups under churn); released, the thread
+ * takes every question queued in one go.  A question waited for, srcworker__settle() and
+ * srcworker__stop() wake it anyway. */
+void srcworker__hold(struct srcworker *w, bool hold);
 /* Returns once every question asked is answered. */
 void srcworker__settle(struct srcworker *w);
 /* Answers forgotten (and tickets with them) once more than max are held and none is pending:

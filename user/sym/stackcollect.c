@@ -22,9 +22,11 @@
 #define MEMO_SLOTS 65536
 
 /* Answers the worker keeps at most between drains that do not go through the memo (a chain or
- * two each, 40-90 bytes); the memo's drains keep them until it starts afresh, one at most for
- * each of its addresses. */
+ * two each, 40-90 bytes); the memo's drains keep them until it starts afresh, and past that
+ * while at most WORKER_ANSWERS_KEPT are held. */
 #define WORKER_ANSWERS_MAX 32768
+/* Answers kept when the memo starts afresh: at most this many, or none. */
+#define WORKER_ANSWERS_KEPT (WORKER_ANSWERS_MAX / 2)
 
 /* An item of a key's frames (below) that waits for an inline chain: ITEM_PENDING | the
  * worker's ticket, then the id in known of the frame of the function it was compiled in. */
@@ -1146,9 +1148,12 @@ static int memo_begin(struct stack_resolver *r, struct stack_agg *agg)
 		r->runs.nr = 0;
 	}
 	if ((full && !r->nr_pending) || !r->known) {
-		/* known and the worker's answers, once no key waits on them */
+		/* known, once no key waits on it; the worker's answers only past a bound: under
+		 * churn most addresses come back after the memo starts afresh, and an answer held
+		 * is given at once where a question asked again waits for the thread, its key aside
+		 * until the next drain (27-60% of the questions in bench/soak.sh's runs were such) */
 		if (r->worker)
-			srcworker__trim(r->worker, 0);
+			srcworker__trim(r->worker, WORKER_ANSWERS_KEPT);
 		stack_agg__free(r->known);
 		r->known = stack_agg__new(false);
 		if (r->xlat)
@@ -1378,10 +1383,14 @@ int stacks_drain_gen(struct stack_resolver *r, struct stack_drain_maps *m, __u32
 	memset(res, 0, sizeof(*res));
 	if (memo && (err = memo_begin(r, agg)))
 		return err;
+	/* the drain's new addresses asked of the worker in one go, at its end (memo drains never
+	 * wait for an answer) */
+	if (memo && r->worker)
+		srcworker__hold(r->worker, true);
 	/* the generation's stacks first, in batches: the samples below find them cached */
 	err = stacks_of_gen(r, m, m->stacks_fd, gen, &ids, &nr_ids);
 	if (err && err != -ENOTSUP)
-		return err;
+		goto cleanup;
 	listed = !err;
 	err = counts_of_gen(m, m->counts_fd, m->key_size, m->gen_off, gen, &keys, &values, &nr_keys);
 	if (err == -ENOTSUP)
@@ -1419,6 +1428,9 @@ int stacks_drain_gen(struct stack_resolver *r, struct stack_drain_maps *m, __u32
 	 * hold tickets); the others need none past the drain */
 	if (r->worker && !r->memo.len && !r->nr_pending)
 		srcworker__trim(r->worker, WORKER_ANSWERS_MAX);
+cleanup:
+	if (memo && r->worker)
+		srcworker__hold(r->worker, false);
 	free(keys);
 	free(values);
 	free(ids);
