@@ -10,6 +10,7 @@
 #include "cmd/cmds.h"
 #include "cmd/schedtp.h"
 #include "core/common.h"
+#include "core/features.h"
 #include "core/hashtab.h"
 #include "core/heatmaprun.h"
 #include "core/runner.h"
@@ -209,6 +210,10 @@ static int runqlat_configure(struct runner *r)
 	err = schedtp_configure(skel->obj, use_btf, skel->rodata->targ_sched_info, skel->maps.start,
 				skel->maps.start_hash, bpf_map__max_entries(skel->maps.start_hash),
 				skel->progs.prefill);
+	/* the raw flavour's waits need their baselines too, where the kernel has task iterators */
+	err = err ?: bpf_program__set_autoload(skel->progs.prefill_hash,
+					       !use_btf && skel->rodata->targ_sched_info &&
+					       feat_task_iter());
 	if (err)
 		return err;
 	err = bpf_map__set_max_entries(skel->maps.hists,
@@ -226,8 +231,12 @@ static int runqlat_attach(struct runner *r)
 {
 	struct runqlat_bpf *skel = r->skel;
 
+	int err = 0;
+
 	heatmap_run_start(&heatmap_opts, &skel->bss->heatmap_start_ns);
-	return schedtp_start(skel->obj, skel->progs.prefill, &env.links);
+	if (bpf_program__autoload(skel->progs.prefill_hash))
+		err = schedtp_run_task_iter(skel->progs.prefill_hash, "seeds the waits' baselines");
+	return err ?: schedtp_start(skel->obj, skel->progs.prefill, &env.links);
 }
 
 static void runqlat_detach(struct runner *r)

@@ -145,6 +145,14 @@ bool feat_task_storage(void)
 	return feat.task_storage;
 }
 
+bool feat_task_iter(void)
+{
+	const struct btf *btf = feat_btf();
+
+	/* the task iterator's context type came with it (5.8) */
+	return btf && btf__find_by_name_kind(btf, "bpf_iter__task", BTF_KIND_STRUCT) > 0;
+}
+
 bool feat_task_pt_regs(void)
 {
 	/* tests run the paths of 5.11-5.14 kernels with it */

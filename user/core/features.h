@@ -34,6 +34,8 @@ int feat_tp_arg_index(const char *tp, const char *struct_name);
 
 /* Task storage maps (5.11+). */
 bool feat_task_storage(void);
+/* Task iterators (SEC("iter/task"), 5.8): the kernel's BTF has their context type. */
+bool feat_task_iter(void);
 
 /* bpf_task_pt_regs() (5.15+): the user registers of a task in a tracepoint.  False with
  * BPFPROF_NO_TASK_PT_REGS=1 in the environment, for tests of older kernels' paths. */
