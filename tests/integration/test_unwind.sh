@@ -13,8 +13,8 @@ FULL_NODRIVER='_start;__libc_start_main[^;]*;__libc_start_call_main'
 # other_shapes FOLDED ALL-RE FULL-RE: the three commonest stacks matching ALL-RE but not FULL-RE,
 # for the log (what a failed share consisted of)
 other_shapes() {
-	awk -v all="$2" -v full="$3" '$0 ~ all && $0 !~ full' "$1" | sort -t' ' -k2 -nr | head -3 |
-		cut -c1-300 | sed 's/^/#   other: /'
+	awk -v all="$2" -v full="$3" '$0 ~ all && $0 !~ full { print $NF "\t" $0 }' "$1" | sort -nr |
+		head -3 | cut -f2 | cut -c1-300 | sed 's/^/#   other: /'
 }
 
 # 1. hotcold with and without frame pointers: eh and auto give the whole stack, from _start through
