@@ -388,7 +388,7 @@ static void test_pprof_header_comments(void)
 	pprof_meta_counted(&m, "cpu", "nanoseconds", 10101010);
 	m.comment = "cpu-clock at 99 Hz, 1.0 s";
 	m.header = &h;
-	m.machine = "captured on    : Fri Nov 27 20:43:51 2026\nhostname : box";
+	m.machine = "captured on    : Fri Nov 27 20:43:51 2026\n# hostname : box";
 	CHECK_INT(pprof_encode(s, 1, &m, &buf, &size), 0);
 	p = unpack_gz(buf, size);
 	CHECK(p && p->n_comment == 11);
@@ -419,7 +419,7 @@ static void test_pprof_header_comments(void)
 	CHECK_STR(in->header.excluded, "the idle task");
 	/* the notes, printed as the live run printed them: a "# " line each */
 	CHECK_STR(in->header.extra, "first note\n# second note\n# JIT maps not read");
-	CHECK_STR(in->machine, "captured on    : Fri Nov 27 20:43:51 2026\nhostname : box");
+	CHECK_STR(in->machine, "captured on    : Fri Nov 27 20:43:51 2026\n# hostname : box");
 	CHECK(!in->header.source);
 	/* a second file adds its losses, not its header */
 	h.lost = 3;

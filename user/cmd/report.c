@@ -244,19 +244,12 @@ static int report_files(FILE *out, char **files, int nr_files);
 /* perf report --header's block: the machine the first file was taken on. */
 static void print_machine(FILE *out, const struct profile_in *in, const char *file)
 {
-	const char *l = in->machine;
-
 	fprintf(out, "# ========\n");
-	if (!l)
+	if (in->machine)
+		fprintf(out, "# %s\n", in->machine);
+	else
 		fprintf(out, "# no machine header in %s (bpfprof record and --pprof files carry "
 			"one)\n", file);
-	while (l && *l) {
-		const char *nl = strchr(l, '\n');
-		int len = nl ? (int)(nl - l) : (int)strlen(l);
-
-		fprintf(out, "# %.*s\n", len, l);
-		l = nl ? nl + 1 : NULL;
-	}
 	fprintf(out, "# ========\n#\n");
 }
 

@@ -39,8 +39,8 @@ void machine_header(char *buf, size_t size, __s64 captured_ns)
 	own_cmdline(cmdline, sizeof(cmdline));
 	/* perf's keys, so that a perf user reads it as perf report --header */
 	snprintf(buf, size,
-		 "captured on    : %s\nhostname : %s\nos release : %s\narch : %s\n"
-		 "nrcpus online : %ld\nnrcpus avail : %ld\ncmdline : %s",
+		 "captured on    : %s\n# hostname : %s\n# os release : %s\n# arch : %s\n"
+		 "# nrcpus online : %ld\n# nrcpus avail : %ld\n# cmdline : %s",
 		 when, host, u.release, u.machine, sysconf(_SC_NPROCESSORS_ONLN),
 		 sysconf(_SC_NPROCESSORS_CONF), cmdline);
 }

@@ -9,7 +9,8 @@
 /* Longest header: the command line is cut to fit */
 #define MACHINE_HEADER_MAX 1024
 
-/* Writes "key : value" lines, '\n' between them, into buf (size bytes, NUL-terminated): when
+/* Writes "key : value" lines into buf, "\n# " between them as between a report header's notes
+ * (the report prints them after a "# ") (size bytes, NUL-terminated): when
  * the run started (captured_ns since the epoch, 0: now), the host name, kernel release,
  * architecture, CPUs online and possible, and this process's command line. */
 void machine_header(char *buf, size_t size, __s64 captured_ns);

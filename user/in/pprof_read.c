@@ -386,7 +386,7 @@ static int read_header(const struct pp *r, struct profile_in *in)
 		if ((v = after(c, "## "))) {
 			if (first && nr_machine < MAX_NOTES &&
 			    machine.len + strlen(v) + 2 < MAX_NOTES_BYTES)
-				err = stack_buf_printf(&machine, "%s%s", nr_machine++ ? "\n" : "", v);
+				err = stack_buf_printf(&machine, "%s%s", nr_machine++ ? "\n# " : "", v);
 			continue;
 		}
 		if (!(c = after(c, "# ")))

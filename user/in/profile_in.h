@@ -39,7 +39,7 @@ struct profile_in {
 	struct report_header header;
 	__u64 lost;                 /* "# Lost samples:" of every file, summed */
 	char *machine;              /* the first file's machine header (core/machine.h: "## "
-				     * comments, as "key : value" lines), or NULL */
+				     * comments, as "key : value" lines, "\n# " between), or NULL */
 	int nr_headers;             /* files that had a "# Lost samples:" line */
 };
 

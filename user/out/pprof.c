@@ -499,8 +499,9 @@ static int add_comment(struct enc *e, struct enc_out *o, Profile *p, const char 
 	return 0;
 }
 
-/* Notes of the header ("a\n# b": a line each) as comments "# a", "# b". */
-static int note_comments(struct enc *e, struct enc_out *o, Profile *p, const char *notes)
+/* Notes of the header ("a\n# b": a line each) as comments "PREFIXa", "PREFIXb". */
+static int note_comments(struct enc *e, struct enc_out *o, Profile *p, const char *notes,
+			 const char *prefix)
 {
 	struct stack_buf b = {};
 	int err = 0;
@@ -510,28 +511,11 @@ static int note_comments(struct enc *e, struct enc_out *o, Profile *p, const cha
 		size_t len = next ? (size_t)(next - notes) : strlen(notes);
 
 		b.len = 0;
-		err = stack_buf_printf(&b, "# %.*s", (int)len, notes);
+		err = stack_buf_printf(&b, "%s%.*s", prefix, (int)len, notes);
 		err = err ?: add_comment(e, o, p, b.s);
 		notes = next ? next + 3 : NULL;
 	}
 	stack_buf_free(&b);
-	return err;
-}
-
-/* The machine's header lines, each as a comment "## LINE". */
-static int machine_comments(struct enc *e, struct enc_out *o, Profile *p, const char *lines)
-{
-	char line[1024];
-	int err = 0;
-
-	while (!err && lines && *lines) {
-		const char *nl = strchr(lines, '\n');
-		int len = nl ? (int)(nl - lines) : (int)strlen(lines);
-
-		snprintf(line, sizeof(line), "## %.*s", len, lines);
-		err = add_comment(e, o, p, line);
-		lines = nl ? nl + 1 : NULL;
-	}
 	return err;
 }
 
@@ -546,7 +530,7 @@ static int header_comments(struct enc *e, struct enc_out *o, const struct pprof_
 	int err = m->comment ? add_comment(e, o, p, m->comment) : 0;
 
 	if (err || !h)
-		return err ?: machine_comments(e, o, p, m->machine);
+		return err ?: note_comments(e, o, p, m->machine, "## ");
 	if (h->event) {
 		snprintf(line, sizeof(line), "# Event: %s", h->event);
 		err = add_comment(e, o, p, line);
@@ -573,11 +557,11 @@ static int header_comments(struct enc *e, struct enc_out *o, const struct pprof_
 		snprintf(line, sizeof(line), "# Excluded: %s", h->excluded);
 		err = add_comment(e, o, p, line);
 	}
-	err = err ?: note_comments(e, o, p, h->extra);
-	err = err ?: note_comments(e, o, p, h->symbols);
-	err = err ?: note_comments(e, o, p, h->lines);
-	err = err ?: note_comments(e, o, p, h->cut);
-	return err ?: machine_comments(e, o, p, m->machine);
+	err = err ?: note_comments(e, o, p, h->extra, "# ");
+	err = err ?: note_comments(e, o, p, h->symbols, "# ");
+	err = err ?: note_comments(e, o, p, h->lines, "# ");
+	err = err ?: note_comments(e, o, p, h->cut, "# ");
+	return err ?: note_comments(e, o, p, m->machine, "## ");
 }
 
 /* Each sample packed as it is read (a field of a profile of nothing else: the bytes the whole

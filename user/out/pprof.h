@@ -46,7 +46,8 @@ struct pprof_meta {
 	 * report prints them ("# Lost samples: 0", "# Call graph: fp"; the event as "# Event:
 	 * NAME"), which bpfprof report reads back (in/pprof_read.c); not its source line. */
 	const struct report_header *header;
-	/* The machine's header (core/machine.h: "key : value" lines), or NULL: each line a comment
+	/* The machine's header (core/machine.h: "key : value" lines, "\n# " between), or NULL: each
+	 * line a comment
 	 * "## key : value" after the run's line, which bpfprof report --header prints back. */
 	const char *machine;
 };
