@@ -81,7 +81,7 @@ static double sampled_a, sampled_b;
 
 __attribute__((noinline)) void driver(double seconds)
 {
-	double end = now() + seconds, t;
+	double end = now() + seconds, t, mid;
 	unsigned long seed = 88172645463325252UL;
 
 	while (now() < end) {
@@ -91,10 +91,10 @@ __attribute__((noinline)) void driver(double seconds)
 		round_quarters = 2 + seed % 5;
 		t = sampled_now();
 		hot_a();
-		sampled_a += sampled_now() - t;
-		t = sampled_now();
+		mid = sampled_now();
+		sampled_a += mid - t;
 		hot_b();
-		sampled_b += sampled_now() - t;
+		sampled_b += sampled_now() - mid;
 	}
 }
 
