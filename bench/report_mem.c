@@ -16,21 +16,7 @@
 #include "in/profile_in.h"
 #include "out/report.h"
 #include "sym/stackagg.h"
-
-/* VmRSS or VmHWM of this process, MB. */
-static double status_mb(const char *field)
-{
-	char line[256];
-	double kb = 0;
-	FILE *f = fopen("/proc/self/status", "re");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, field, strlen(field)))
-			kb = strtod(line + strlen(field) + 1, NULL);
-	if (f)
-		fclose(f);
-	return kb / 1024;
-}
+#include "peak.h"
 
 static unsigned parse_sort(const char *arg)
 {
@@ -66,7 +52,7 @@ int main(int argc, char **argv)
 	struct stack_tree t;
 	const struct stack_sample *s;
 	double rss, hwm;
-	FILE *out, *f;
+	FILE *out;
 	int c, err = 0;
 
 	while ((c = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
@@ -106,11 +92,8 @@ int main(int argc, char **argv)
 	stack_agg__tree(a, &t);
 	rss = status_mb("VmRSS:");
 	/* the peak from here on: the report's */
-	f = fopen("/proc/self/clear_refs", "we");
-	if (!f || fputs("5", f) == EOF || fclose(f)) {
-		fprintf(stderr, "report_mem: cannot reset the peak RSS (/proc/self/clear_refs)\n");
+	if (reset_peak("report_mem"))
 		return 1;
-	}
 	err = report_write_tree(out, &h, &t, -1, &o);
 	hwm = status_mb("VmHWM:");
 	if (err || fclose(out)) {

@@ -3,7 +3,8 @@
 # mode (perf record --call-graph dwarf + perf script), on CPU-bound binaries built without frame
 # pointers: (1) BPF cost per sample and workload slowdown at -F 999, (2) bytes moved to user
 # space, (3) time from the end of the run to the final output, (4) unwind table memory for a
-# process using libc + libstdc++ + its binary.
+# process using libc + libstdc++ + its binary, (5) the persistent table cache, cold and warm,
+# (6) building the largest tables installed (build/bench/cfi_mem: rows, CPU, peak RSS).
 . "$(dirname "$0")/lib.sh"
 
 DEEP="$WL/cppsort"        # C++, ~25 frames through libstdc++ and libc, no frame pointers
@@ -111,4 +112,13 @@ for i in $(seq "$REPS"); do
 done
 echo "COMMAND's tables before it runs (cppsort), cold: $(printf '%s\n' "${cpre[@]}" | median) ms, warm: $(printf '%s\n' "${wpre[@]}" | median) ms"
 echo "profile -F 99 -a 1, wall beyond 1 s, cold:      $(printf '%s\n' "${caft[@]}" | median) s, warm: $(printf '%s\n' "${waft[@]}" | median) s (target <= 0.030)"
+echo "## (6) building a table: the largest shared objects and compilers installed (rows, CPU, peak RSS over the RSS before)"
+big=$(find /usr/lib /usr/libexec -type f \( -name '*.so*' -o -name cc1 -o -name cc1plus \) -size +20M 2>/dev/null |
+	xargs -r ls -S 2>/dev/null | head -4)
+if [ -n "$big" ] && [ -x "$ROOT/build/bench/cfi_mem" ]; then
+	# shellcheck disable=SC2086 # one path a word
+	"$ROOT/build/bench/cfi_mem" $big
+else
+	echo "(no shared object over 20 MB, or build/bench/cfi_mem not built: make bench builds it)"
+fi
 exit 0

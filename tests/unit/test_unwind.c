@@ -236,6 +236,99 @@ static void test_rows_from_fixture(void)
 	cfi_rows_free(&r);
 }
 
+/* FDEs out of address order (g_hot's code goes first, its FDE second: the linker puts .text.hot
+ * before .text) and overlapping (a hand-written FDE, first in the section, covers g_over's first
+ * 8 bytes with a CFA of sp+64, where g_over's own FDE, after it, says sp+8 then sp+16). */
+static const char order_s[] =
+	"	.section .eh_frame,\"a\",@unwind\n"
+	"cie:	.long cie_end - cie_id\n"
+	"cie_id:	.long 0\n"
+	"	.byte 1\n"
+	"	.string \"zR\"\n"
+	"	.uleb128 1\n"
+	"	.sleb128 -8\n"
+	"	.uleb128 16\n"
+	"	.uleb128 1\n"
+	"	.byte 0x1b\n"                   /* FDE addresses: pc-relative, signed 4 bytes */
+	"	.byte 0x0c, 7, 8\n"             /* DW_CFA_def_cfa rsp 8 */
+	"	.byte 0x90, 1\n"                /* DW_CFA_offset RA, cfa-8 */
+	"	.balign 8, 0\n"
+	"cie_end:\n"
+	"	.long fde_end - fde_cie\n"
+	"fde_cie:	.long fde_cie - cie\n"
+	"	.long over_start - .\n"
+	"	.long 8\n"
+	"	.uleb128 0\n"
+	"	.byte 0x0e, 64\n"               /* DW_CFA_def_cfa_offset 64 */
+	"	.balign 8, 0\n"
+	"fde_end:\n"
+	"	.text\n"
+	"	.globl g_over\n"
+	"g_over:\n"
+	"over_start:\n"
+	"	.cfi_startproc\n"
+	"	push %rbx\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	.cfi_offset %rbx, -16\n"
+	"	nop; nop; nop; nop; nop; nop; nop; nop; nop; nop; nop; nop\n"
+	"	pop %rbx\n"
+	"	.cfi_def_cfa_offset 8\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	"	.section .text.hot,\"ax\",@progbits\n"
+	"	.globl g_hot\n"
+	"g_hot:\n"
+	"	.cfi_startproc\n"
+	"	sub $24, %rsp\n"
+	"	.cfi_def_cfa_offset 32\n"
+	"	add $24, %rsp\n"
+	"	.cfi_def_cfa_offset 8\n"
+	"	ret\n"
+	"	.cfi_endproc\n";
+
+static void test_fde_order_and_overlap(void)
+{
+	const char *so = path_in_dir("order.so"), *src = path_in_dir("order.s");
+	struct cfi_rows r;
+	char why[256];
+	__u64 hot, over;
+	FILE *f;
+
+	if (!have_cc)
+		SKIP("no C compiler to build the fixture");
+	f = fopen(src, "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fputs(order_s, f);
+	fclose(f);
+	/* ld refuses an .eh_frame_hdr over overlapping FDEs: without one, libdw reads them in order */
+	if (sh("cc -shared -nostdlib -Wl,--no-eh-frame-hdr -o %s %s >/dev/null 2>&1", so, src)) {
+		CHECK(!"the fixture builds");
+		return;
+	}
+	hot = sym(so, "g_hot");
+	over = sym(so, "g_over");
+	CHECK(hot != UINT64_MAX && over != UINT64_MAX && hot < over);
+	CHECK_INT(cfi_build_file(so, -1, NULL, &r, why, sizeof(why)), 0);
+	CHECK_INT(r.fdes, 3);
+	CHECK_STR(rule_at(&r, hot), "cfa=sp+8 fp=same");
+	CHECK_STR(rule_at(&r, hot + 4), "cfa=sp+32 fp=same");
+	CHECK_STR(rule_at(&r, hot + 8), "cfa=sp+8 fp=same");
+	/* where they overlap, the FDE first in the section wins; libdw keeps no two overlapping
+	 * FDEs in its search tree, so past the first one's end g_over's own cannot be run: covered
+	 * as unsupported (the walk stops there), not guessed */
+	CHECK_STR(rule_at(&r, over), "cfa=sp+64 fp=same");
+	CHECK_STR(rule_at(&r, over + 7), "cfa=sp+64 fp=same");
+	CHECK_STR(rule_at(&r, over + 8), "unsupported");
+	CHECK_STR(rule_at(&r, over + 14), "unsupported");
+	CHECK_STR(rule_at(&r, over + 15), "none");
+	CHECK_INT(r.unsupported, 1);
+	for (size_t i = 1; i < r.nr; i++)
+		CHECK(r.rows[i - 1].pc < r.rows[i].pc);
+	cfi_rows_free(&r);
+}
+
 /* File offset of a section, UINT64_MAX when the file has none. */
 static __u64 section_offset(const char *file, const char *section)
 {
@@ -940,6 +1033,7 @@ int main(void)
 		  system("objcopy --version >/dev/null 2>&1") == 0;
 	RUN(test_rows_from_fixture);
 	RUN(test_plt);
+	RUN(test_fde_order_and_overlap);
 	RUN(test_debug_frame);
 	RUN(test_bad_input);
 	RUN(test_hostile_cfi);

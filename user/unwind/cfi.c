@@ -29,18 +29,25 @@ struct seg {
 	__u64 vaddr, off, filesz;
 };
 
-/* A PC range [lo, hi) (file offsets, below 4 GB) with one rule: 16 bytes, a few hundred thousand
- * of them for the largest binaries. */
-struct span {
-	__u32 lo, hi;
-	struct unw_row rule; /* pc unused */
+/* One FDE's code [lo, hi) (file offsets, below 4 GB) and its offset in the section: 12 bytes, ~100k
+ * of them for the largest libraries.  The FDEs are listed first, then turned into rows in address
+ * order, so the rows are written once, in order, with nothing held per row beside them. */
+struct fde_ref {
+	__u32 lo, hi, off;
+};
+
+/* An address space reserved for the worst case, touched as it fills. */
+struct reserved {
+	void *p;
+	size_t nr, cap, len;
 };
 
 struct builder {
 	struct seg segs[16]; /* executable PT_LOADs */
 	int nr_segs;
-	struct span *spans; /* address space reserved for the worst case, touched as it fills */
-	size_t nr_spans, cap_spans, map_len;
+	struct reserved refs; /* struct fde_ref */
+	struct reserved rows; /* struct unw_row, in address order */
+	__u32 prev_end;       /* the end of the code the last row covers */
 	size_t fdes, unsupported;
 	const volatile int *cancel;
 	Dwarf_Off bounded_cie; /* the last CIE whose initial instructions were found bounded, +1 */
@@ -239,49 +246,58 @@ unsupported:
 	return false;
 }
 
-static bool spans_sorted(const struct builder *b)
-{
-	for (size_t i = 1; i < b->nr_spans; i++)
-		if (b->spans[i].lo < b->spans[i - 1].lo)
-			return false;
-	return true;
-}
-
 static bool same_rule(const struct unw_row *a, const struct unw_row *b)
 {
 	return a->type == b->type && a->cfa_off == b->cfa_off && a->fp_off == b->fp_off;
 }
 
-static int add_span(struct builder *b, __u64 lo, __u64 hi, const struct unw_row *rule)
+/* Appends a row (room guaranteed by the caller), merging it with an identical predecessor. */
+static void push_row(struct reserved *rows, __u64 pc, const struct unw_row *rule)
 {
-	struct span *last = b->nr_spans ? &b->spans[b->nr_spans - 1] : NULL;
+	struct unw_row *r = rows->p;
 
-	/* the rows of one FDE come in order: extend the previous span when the rule repeats */
-	if (last && last->hi == lo && same_rule(&last->rule, rule)) {
-		last->hi = hi;
-		return 0;
+	if (rows->nr && same_rule(&r[rows->nr - 1], rule))
+		return;
+	if (rows->nr && r[rows->nr - 1].pc == pc) {
+		/* an empty row (a zero-length range) replaced by the next one */
+		r[rows->nr - 1] = *rule;
+		r[rows->nr - 1].pc = pc;
+		if (rows->nr > 1 && same_rule(&r[rows->nr - 2], rule))
+			rows->nr--;
+		return;
 	}
-	if (b->nr_spans + 1 >= b->cap_spans)
+	r[rows->nr] = *rule;
+	r[rows->nr].pc = pc;
+	rows->nr++;
+}
+
+/* The rule of code [lo, hi), which starts at or past the end of the rows so far. */
+static int add_range(struct builder *b, __u64 lo, __u64 hi, const struct unw_row *rule)
+{
+	const struct unw_row none = { .type = UNW_ROW_TYPE(UNW_CFA_NONE, UNW_FP_UNDEFINED) };
+
+	/* a gap row and this one, and room for the last row */
+	if (b->rows.nr + 3 > b->rows.cap)
 		return -E2BIG; /* more rows than instruction bytes: cannot happen */
-	b->spans[b->nr_spans].lo = lo;
-	b->spans[b->nr_spans].hi = hi;
-	b->spans[b->nr_spans].rule = *rule;
-	b->nr_spans++;
+	/* alignment padding between functions is never executed, nor a return address (those
+	 * are looked up at the call, pc - 1): no row for it */
+	if (b->rows.nr && lo >= (__u64)b->prev_end + 16)
+		push_row(&b->rows, b->prev_end, &none);
+	push_row(&b->rows, lo, rule);
+	b->prev_end = hi;
 	return 0;
 }
 
-/* Walks one FDE's rows: each dwarf_cfi_addrframe gives the rules at pc and the range they hold.
- * An FDE that libdw may not run (not runnable) is covered as unsupported. */
-static int add_fde(struct builder *b, Dwarf_CFI *cfi, __u64 lo, __u64 hi, bool runnable)
+/* Walks one FDE's rows from file offset from on (where an earlier FDE overlapping it ends): each
+ * dwarf_cfi_addrframe gives the rules at pc and the range they hold.  lo is the FDE's vaddr.  An
+ * FDE that libdw may not run (not runnable) is covered as unsupported. */
+static int add_fde(struct builder *b, Dwarf_CFI *cfi, __u64 lo, const struct fde_ref *f,
+		   __u32 from, bool runnable)
 {
-	__u64 pc = lo, olo, ohi, start, end;
+	__u64 pc = lo + (from - f->lo), hi = lo + (f->hi - f->lo);
 	struct unw_row rule;
 	int err;
 
-	if (hi <= lo || !to_offsets(b, lo, hi, &olo, &ohi))
-		return 0; /* empty, or describes code outside the executable segments */
-	hi = lo + (ohi - olo);
-	b->fdes++;
 	while (pc < hi) {
 		Dwarf_Frame *fr = NULL;
 		Dwarf_Addr s, e;
@@ -292,19 +308,17 @@ static int add_fde(struct builder *b, Dwarf_CFI *cfi, __u64 lo, __u64 hi, bool r
 			/* libdw could not execute this FDE: cover the rest as unsupported */
 			set_unsupported(&rule);
 			b->unsupported++;
-			return add_span(b, olo + (pc - lo), ohi, &rule);
+			return add_range(b, f->lo + (pc - lo), f->hi, &rule);
 		}
 		if (dwarf_frame_info(fr, &s, &e, NULL) < 0 || e <= pc || e > hi)
 			e = hi;
-		start = pc;
-		end = e;
 		if (!classify(fr, &rule))
 			b->unsupported++;
 		free(fr);
-		err = add_span(b, olo + (start - lo), olo + (end - lo), &rule);
+		err = add_range(b, f->lo + (pc - lo), f->lo + (e - lo), &rule);
 		if (err)
 			return err;
-		pc = end;
+		pc = e;
 	}
 	return 0;
 }
@@ -565,192 +579,258 @@ static Elf_Scn *section_by_name(Elf *elf, const char *name, GElf_Shdr *sh)
 	return NULL;
 }
 
+/* A CFI section's bytes, read by dwarf_next_cfi. */
+struct cfi_section {
+	const unsigned char *ident;
+	Elf_Data *data;
+	__u64 addr; /* the section's vaddr: .eh_frame's pc-relative addresses count from it */
+	int addr_size;
+	bool eh;
+};
+
+/* One FDE as read from its section. */
+struct fde {
+	Dwarf_CFI_Entry entry, cie;
+	const __u8 *insns; /* past the address range */
+	__u64 lo, len;     /* the code it describes (vaddr) */
+	__u8 enc;          /* its pointer encoding */
+};
+
+static const char *section_name(const struct cfi_section *s)
+{
+	return s->eh ? ".eh_frame" : ".debug_frame";
+}
+
+/* The entry at off, and when it is an FDE, its CIE and code range.  1 at the end of the section,
+ * 0 for an FDE (*next is the following entry), -ENOENT for a CIE, -EINVAL (why set) when corrupt. */
+static int read_fde(const struct cfi_section *s, Dwarf_Off off, Dwarf_Off *next, struct fde *f,
+		    char *why, size_t size)
+{
+	Dwarf_Off cie_next;
+	const __u8 *end;
+	int r;
+
+	r = dwarf_next_cfi(s->ident, s->data, s->eh, off, next, &f->entry);
+	if (r > 0)
+		return 1;
+	if (r < 0) {
+		snprintf(why, size, "corrupt %s at offset %#llx: %s", section_name(s),
+			 (unsigned long long)off, dwarf_errmsg(-1));
+		return -EINVAL;
+	}
+	if (dwarf_cfi_cie_p(&f->entry))
+		return -ENOENT;
+	if (dwarf_next_cfi(s->ident, s->data, s->eh, f->entry.fde.CIE_pointer, &cie_next, &f->cie) ||
+	    !dwarf_cfi_cie_p(&f->cie) || fde_encoding(&f->cie.cie, s->addr_size, &f->enc)) {
+		snprintf(why, size, "corrupt %s: an FDE's CIE at offset %#llx is unreadable",
+			 section_name(s), (unsigned long long)f->entry.fde.CIE_pointer);
+		return -EINVAL;
+	}
+	if (!s->eh)
+		f->enc = DW_EH_PE_absptr;
+	f->insns = f->entry.fde.start;
+	end = f->entry.fde.end;
+	if (read_encoded(&f->insns, end, f->enc,
+			 s->addr + (f->insns - (const __u8 *)s->data->d_buf), s->addr_size, &f->lo) ||
+	    read_encoded(&f->insns, end, f->enc & 0x0f, 0, s->addr_size, &f->len)) {
+		snprintf(why, size, "corrupt %s: unreadable FDE address at offset %#llx",
+			 section_name(s), (unsigned long long)off);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Lists the FDEs that describe code in the executable segments.  0, or -EINVAL (why set) for a
+ * corrupt section, in which case nothing from it should be trusted. */
+static int list_fdes(struct builder *b, const struct cfi_section *s, char *why, size_t size)
+{
+	struct fde_ref *refs = b->refs.p;
+	Dwarf_Off off = 0, next;
+	__u64 olo, ohi;
+	struct fde f;
+	int r;
+
+	for (; (r = read_fde(s, off, &next, &f, why, size)) != 1; off = next) {
+		if (r == -ENOENT)
+			continue;
+		if (r < 0)
+			return r;
+		if (b->cancel && *b->cancel)
+			return -ECANCELED;
+		/* .debug_frame FDEs of functions the linker dropped keep address 0; empty ones and
+		 * those for code outside the executable segments describe nothing */
+		if ((!s->eh && f.lo == 0) || !f.len || f.lo + f.len < f.lo ||
+		    !to_offsets(b, f.lo, f.lo + f.len, &olo, &ohi) || ohi <= olo)
+			continue;
+		if (b->refs.nr == b->refs.cap || off > UINT32_MAX) {
+			/* more FDEs than their smallest size allows: cannot happen */
+			snprintf(why, size, "%s: too many FDEs", section_name(s));
+			return -E2BIG;
+		}
+		refs[b->refs.nr++] = (struct fde_ref){ .lo = olo, .hi = ohi, .off = off };
+		b->fdes++;
+	}
+	return 0;
+}
+
+static bool ref_before(const struct fde_ref *a, const struct fde_ref *b)
+{
+	return a->lo < b->lo || (a->lo == b->lo && a->off < b->off);
+}
+
+static void sift_down(struct fde_ref *r, size_t root, size_t n)
+{
+	for (size_t child; (child = 2 * root + 1) < n; root = child) {
+		struct fde_ref tmp;
+
+		if (child + 1 < n && ref_before(&r[child], &r[child + 1]))
+			child++;
+		if (!ref_before(&r[root], &r[child]))
+			return;
+		tmp = r[root];
+		r[root] = r[child];
+		r[child] = tmp;
+	}
+}
+
+/* Sorts the FDEs by address, those at one address in section order, without extra memory (most
+ * come sorted, not all: 594 out of order in libLLVM). */
+static void sort_fdes(struct fde_ref *r, size_t n)
+{
+	size_t i;
+
+	for (i = 1; i < n && !ref_before(&r[i], &r[i - 1]); i++)
+		;
+	if (i >= n)
+		return;
+	for (i = n / 2; i-- > 0;)
+		sift_down(r, i, n);
+	while (n-- > 1) {
+		struct fde_ref tmp = r[0];
+
+		r[0] = r[n];
+		r[n] = tmp;
+		sift_down(r, 0, n);
+	}
+}
+
+/* The listed FDEs' rows, in address order: gaps become UNW_CFA_NONE rows, and where FDEs overlap
+ * the first one wins (the one at the lower address, then the one earlier in the section). */
+static int add_fdes(struct builder *b, Dwarf_CFI *cfi, const struct cfi_section *s, char *why,
+		    size_t size)
+{
+	const struct unw_row none = { .type = UNW_ROW_TYPE(UNW_CFA_NONE, UNW_FP_UNDEFINED) };
+	const struct fde_ref *refs = b->refs.p;
+	Dwarf_Off next;
+	struct fde f;
+	int err;
+
+	for (size_t i = 0; i < b->refs.nr; i++) {
+		const struct fde_ref *r = &refs[i];
+		__u32 from = r->lo;
+
+		if (b->rows.nr) {
+			if (r->hi <= b->prev_end)
+				continue;
+			if (from < b->prev_end)
+				from = b->prev_end;
+		}
+		/* listed, so it reads again: the section is the same bytes in memory */
+		err = read_fde(s, r->off, &next, &f, why, size);
+		if (err > 0 || err == -ENOENT)
+			snprintf(why, size, "%s: no FDE at offset %#x", section_name(s), r->off);
+		if (err)
+			return err == -EINVAL ? err : -EINVAL;
+		err = add_fde(b, cfi, f.lo, r, from,
+			      fde_bounded(b, &f.entry, &f.cie, f.insns, f.enc, s->addr_size));
+		if (err == -E2BIG)
+			snprintf(why, size, "%s: more rows than instruction bytes", section_name(s));
+		if (err)
+			return err;
+	}
+	if (b->rows.nr)
+		push_row(&b->rows, b->prev_end, &none); /* room: add_range keeps it */
+	return 0;
+}
+
 /* Adds every FDE of one CFI section.  Returns 0, or -EINVAL (why set) for a corrupt section, in
  * which case nothing from it should be trusted. */
 static int add_section(struct builder *b, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 		       Dwarf_CFI *cfi, bool eh, char *why, size_t size)
 {
-	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
-	int addr_size = ident && ident[EI_CLASS] == ELFCLASS32 ? 4 : 8;
-	Dwarf_Off off = 0, next;
-	Elf_Data *data;
+	struct cfi_section s = {
+		.ident = (const unsigned char *)elf_getident(elf, NULL), .addr = sh->sh_addr, .eh = eh,
+	};
 	int err;
 
+	s.addr_size = s.ident && s.ident[EI_CLASS] == ELFCLASS32 ? 4 : 8;
 	if ((sh->sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0) {
-		snprintf(why, size, "cannot decompress %s", eh ? ".eh_frame" : ".debug_frame");
+		snprintf(why, size, "cannot decompress %s", section_name(&s));
 		return -EINVAL;
 	}
-	data = elf_getdata(scn, NULL);
-	if (!data || !data->d_buf || !ident) {
-		snprintf(why, size, "cannot read %s", eh ? ".eh_frame" : ".debug_frame");
+	s.data = elf_getdata(scn, NULL);
+	if (!s.data || !s.data->d_buf || !s.ident) {
+		snprintf(why, size, "cannot read %s", section_name(&s));
 		return -EINVAL;
 	}
-	for (;;) {
-		Dwarf_CFI_Entry entry, cie_entry;
-		const __u8 *p, *end;
-		__u64 lo = 0, len = 0;
-		Dwarf_Off cie_next;
-		__u8 enc;
-		int r;
-
-		r = dwarf_next_cfi(ident, data, eh, off, &next, &entry);
-		if (r > 0)
-			break;
-		if (r < 0) {
-			snprintf(why, size, "corrupt %s at offset %#llx: %s", eh ? ".eh_frame" : ".debug_frame",
-				 (unsigned long long)off, dwarf_errmsg(-1));
-			return -EINVAL;
-		}
-		off = next;
-		if (dwarf_cfi_cie_p(&entry))
-			continue;
-		if (b->cancel && *b->cancel)
-			return -ECANCELED;
-		if (dwarf_next_cfi(ident, data, eh, entry.fde.CIE_pointer, &cie_next, &cie_entry) ||
-		    !dwarf_cfi_cie_p(&cie_entry) ||
-		    fde_encoding(&cie_entry.cie, addr_size, &enc)) {
-			snprintf(why, size, "corrupt %s: an FDE's CIE at offset %#llx is unreadable",
-				 eh ? ".eh_frame" : ".debug_frame",
-				 (unsigned long long)entry.fde.CIE_pointer);
-			return -EINVAL;
-		}
-		if (!eh)
-			enc = DW_EH_PE_absptr;
-		p = entry.fde.start;
-		end = entry.fde.end;
-		if (read_encoded(&p, end, enc, sh->sh_addr + (p - (const __u8 *)data->d_buf),
-				 addr_size, &lo) ||
-		    read_encoded(&p, end, enc & 0x0f, 0, addr_size, &len)) {
-			snprintf(why, size, "corrupt %s: unreadable FDE address at offset %#llx",
-				 eh ? ".eh_frame" : ".debug_frame", (unsigned long long)off);
-			return -EINVAL;
-		}
-		/* .debug_frame FDEs of functions the linker dropped keep address 0 */
-		if (!eh && lo == 0)
-			continue;
-		err = add_fde(b, cfi, lo, lo + len,
-			      fde_bounded(b, &entry, &cie_entry, p, enc, addr_size));
-		if (err)
-			return err;
-	}
-	return 0;
+	err = list_fdes(b, &s, why, size);
+	if (err)
+		return err;
+	sort_fdes(b->refs.p, b->refs.nr);
+	return add_fdes(b, cfi, &s, why, size);
 }
 
-static void sift_down(struct span *s, size_t root, size_t n)
+/* Reserves room for cap elements of size each; pages are only used as they are touched. */
+static int reserve(struct reserved *r, size_t cap, size_t size)
 {
-	for (size_t child; (child = 2 * root + 1) < n; root = child) {
-		struct span tmp;
+	size_t page = sysconf(_SC_PAGESIZE), len = (cap * size + page - 1) / page * page;
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
-		if (child + 1 < n && s[child + 1].lo > s[child].lo)
-			child++;
-		if (s[root].lo >= s[child].lo)
-			return;
-		tmp = s[root];
-		s[root] = s[child];
-		s[child] = tmp;
-	}
-}
-
-/* Sorts spans by start address without extra memory. */
-static void heapsort_spans(struct span *s, size_t n)
-{
-	for (size_t i = n / 2; i-- > 0;)
-		sift_down(s, i, n);
-	while (n-- > 1) {
-		struct span tmp = s[0];
-
-		s[0] = s[n];
-		s[n] = tmp;
-		sift_down(s, 0, n);
-	}
-}
-
-/* Appends a row (room guaranteed by the caller), merging it with an identical predecessor. */
-static void push_row(struct cfi_rows *out, __u64 pc, const struct unw_row *rule)
-{
-	if (out->nr && same_rule(&out->rows[out->nr - 1], rule))
-		return;
-	if (out->nr && out->rows[out->nr - 1].pc == pc) {
-		/* an empty row (a zero-length range) replaced by the next one */
-		out->rows[out->nr - 1] = *rule;
-		out->rows[out->nr - 1].pc = pc;
-		if (out->nr > 1 && same_rule(&out->rows[out->nr - 2], rule))
-			out->nr--;
-		return;
-	}
-	out->rows[out->nr] = *rule;
-	out->rows[out->nr].pc = pc;
-	out->nr++;
-}
-
-/* Sorted spans -> rows: gaps become UNW_CFA_NONE rows, identical neighbours merge, and where
- * FDEs overlap the first one wins.  The rows are written over the spans (a span yields at most
- * two 8-byte rows into its own 16 bytes, read before they are written), which keeps the peak
- * memory of the largest tables (libLLVM: ~900k rows) to one buffer. */
-static int spans_to_rows(struct builder *b, struct cfi_rows *out)
-{
-	const struct unw_row none = { .type = UNW_ROW_TYPE(UNW_CFA_NONE, UNW_FP_UNDEFINED) };
-	size_t page = sysconf(_SC_PAGESIZE), used;
-	__u64 prev_end = 0;
-
-	/* in place: glibc's qsort copies the array, megabytes for the largest libraries */
-	if (!spans_sorted(b))
-		heapsort_spans(b->spans, b->nr_spans);
-	out->rows = (struct unw_row *)b->spans;
-	out->nr = 0;
-	for (size_t i = 0; i < b->nr_spans; i++) {
-		struct span s = b->spans[i];
-		__u64 lo = s.lo;
-
-		if (i && lo < prev_end) {
-			if (s.hi <= prev_end)
-				continue;
-			lo = prev_end;
-		}
-		/* alignment padding between functions is never executed, nor a return address
-		 * (those are looked up at the call, pc - 1): no row for it */
-		if (i && lo >= prev_end + 16)
-			push_row(out, prev_end, &none);
-		push_row(out, lo, &s.rule);
-		prev_end = s.hi;
-	}
-	if (b->nr_spans)
-		push_row(out, prev_end, &none); /* room: the reserved spare span */
-	/* the mapping now belongs to out; the pages past the rows go back */
-	out->map_len = b->map_len;
-	used = (out->nr * sizeof(struct unw_row) + page - 1) / page * page;
-	if (used < b->map_len)
-		madvise((char *)b->spans + used, b->map_len - used, MADV_DONTNEED);
-	b->spans = NULL;
-	b->nr_spans = b->cap_spans = b->map_len = 0;
-	return 0;
-}
-
-/* Reserves room for max_spans spans (and a spare); pages are only used as they are touched. */
-static int builder_reserve(struct builder *b, size_t max_spans)
-{
-	size_t page = sysconf(_SC_PAGESIZE);
-	void *p;
-
-	b->map_len = ((max_spans + 2) * sizeof(struct span) + page - 1) / page * page;
-	p = mmap(NULL, b->map_len, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED) {
-		b->map_len = 0;
+		*r = (struct reserved){ 0 };
 		return -ENOMEM;
 	}
-	b->spans = p;
-	b->nr_spans = 0;
-	b->cap_spans = max_spans + 2;
+	*r = (struct reserved){ .p = p, .cap = cap, .len = len };
 	return 0;
+}
+
+static void unreserve(struct reserved *r)
+{
+	if (r->p)
+		munmap(r->p, r->len);
+	*r = (struct reserved){ 0 };
+}
+
+/* Room for the rows and FDEs a CFI section of size bytes can hold: an instruction byte at least
+ * per row (a row of UNW_CFA_NONE at most beside each), 8 bytes at least per FDE. */
+static int builder_reserve(struct builder *b, size_t size)
+{
+	int err = reserve(&b->rows, 2 * size + 3, sizeof(struct unw_row));
+
+	return err ?: reserve(&b->refs, size / 8 + 1, sizeof(struct fde_ref));
 }
 
 static void builder_free(struct builder *b)
 {
-	if (b->spans)
-		munmap(b->spans, b->map_len);
-	b->spans = NULL;
-	b->nr_spans = b->cap_spans = b->map_len = 0;
+	unreserve(&b->rows);
+	unreserve(&b->refs);
+	b->prev_end = 0;
+}
+
+/* The rows become out's: the pages past them go back. */
+static void builder_give_rows(struct builder *b, struct cfi_rows *out)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+	size_t used = (b->rows.nr * sizeof(struct unw_row) + page - 1) / page * page;
+
+	if (used < b->rows.len)
+		madvise((char *)b->rows.p + used, b->rows.len - used, MADV_DONTNEED);
+	out->rows = b->rows.p;
+	out->nr = b->rows.nr;
+	out->map_len = b->rows.len;
+	out->map_off = 0;
+	b->rows = (struct reserved){ 0 };
 }
 
 /* Adds one CFI section of elf; 0, -ENOENT when it has none, -EINVAL when corrupt. */
@@ -765,8 +845,8 @@ static int try_section(struct builder *b, Elf *elf, bool eh, char *why, size_t s
 	scn = section_by_name(elf, eh ? ".eh_frame" : ".debug_frame", &sh);
 	if (!scn || !sh.sh_size)
 		return -ENOENT;
-	/* a row takes at least one byte of CFI instructions: the section size bounds the spans
-	 * (a compressed .debug_frame inflates: allow for it) */
+	/* the section size bounds the rows and FDEs (a compressed .debug_frame inflates: allow
+	 * for it) */
 	builder_free(b);
 	b->fdes = b->unsupported = 0;
 	b->bounded_cie = 0;
@@ -833,8 +913,8 @@ int cfi_build(Elf *elf, Elf *debug_elf, const volatile int *cancel, struct cfi_r
 	}
 	if (err)
 		goto cleanup;
-	err = spans_to_rows(&b, out);
-	if (!err && out->nr > UNWIND_MAX_TABLE_ROWS) {
+	builder_give_rows(&b, out);
+	if (out->nr > UNWIND_MAX_TABLE_ROWS) {
 		snprintf(why, size, "%zu rows: more than the %u a table may hold", out->nr,
 			 UNWIND_MAX_TABLE_ROWS);
 		err = -E2BIG;
