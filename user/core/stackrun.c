@@ -792,6 +792,22 @@ static void wait_for_programs(void)
 
 /* -v: what the run holds, part by part (heap bytes by what each structure allocated, RSS as the
  * kernel counts it, and glibc's view of its arenas), to tell what grows in a long run. */
+/* Field VmRSS or VmHWM of /proc/self/status, MB; 0 when unread. */
+static double status_mb(const char *field)
+{
+	size_t len = strlen(field);
+	char line[128];
+	double kb = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, len) && line[len] == ':')
+			kb = strtod(line + len + 1, NULL);
+	if (f)
+		fclose(f);
+	return kb / 1024;
+}
+
 static void print_memory(const struct stack_run *s)
 {
 	const struct stack_drain *d = s->drain;
@@ -819,7 +835,8 @@ static void print_memory(const struct stack_run *s)
 		rm.ksyms + rm.syms.proc_bytes + rm.syms.jit_bytes + rm.syms.file_bytes +
 		rm.syms.sym_bytes + rm.syms.index_bytes + rm.syms.demangled_bytes + us.heap_bytes +
 		ms.heap_bytes + d->maps.buf_size + d->exited_cap * sizeof(*d->exited);
-	p_info("memory at %.0f s (drain %llu): RSS %.1f MB (%.1f not file-backed); heap %.1f MB in "
+	p_info("memory at %.0f s (drain %llu): RSS %.1f MB (%.1f not file-backed; peak %.1f so far); "
+	       "heap %.1f MB in "
 	       "use of %.1f (%.1f free, %.1f of it at the top; %.1f mmapped), %.1f of it counted "
 	       "here: stacks %.1f (tree %.1f, %zu nodes; frames %.1f, %zu; strings %.1f), frame "
 	       "memo %.1f (its frames %.1f), stacks read %.1f, kernel symbols %.1f, processes %.1f "
@@ -827,7 +844,7 @@ static void print_memory(const struct stack_run *s)
 	       "%zu files no process maps; %llu evicted), demangled %.1f, tables %.1f, unwinder %.1f (%u files, %u processes), mmap records %.1f, "
 	       "drain buffers %.1f",
 	       (d->last_ns - d->start_ns) / 1e9, (unsigned long long)d->drains,
-	       MB((double)resident * page), MB((double)(resident - shared) * page),
+	       MB((double)resident * page), MB((double)(resident - shared) * page), status_mb("VmHWM"),
 	       MB(mi.uordblks + mi.hblkhd), MB(mi.arena + mi.hblkhd), MB(mi.fordblks),
 	       MB(mi.keepcost), MB(mi.hblkhd), MB(known),
 	       MB(am.tree + am.frames + am.strings + am.samples), MB(am.tree),
@@ -841,22 +858,6 @@ static void print_memory(const struct stack_run *s)
 	p_info("memory: the largest symbols held: %s %.1f MB, %s %.1f, %s %.1f",
 	       rm.syms.top[0].name, MB(rm.syms.top[0].bytes), rm.syms.top[1].name,
 	       MB(rm.syms.top[1].bytes), rm.syms.top[2].name, MB(rm.syms.top[2].bytes));
-}
-
-/* Field VmRSS or VmHWM of /proc/self/status, MB; 0 when unread. */
-static double status_mb(const char *field)
-{
-	size_t len = strlen(field);
-	char line[128];
-	double kb = 0;
-	FILE *f = fopen("/proc/self/status", "re");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, field, len) && line[len] == ':')
-			kb = strtod(line + len + 1, NULL);
-	if (f)
-		fclose(f);
-	return kb / 1024;
 }
 
 /* wait: for the programs that may still write the old generation (none at the run's end, see
