@@ -142,6 +142,18 @@ static int build_fixture(const char *name, const char *directive)
 	return sh("cc -shared -nostdlib -Wl,--build-id -o %s %s 2>&1", path_in_dir(name), src) ? -EIO : 0;
 }
 
+/* Assembles text (written to src) into the shared object so; ldflags are added to the link. */
+static int build_so(const char *so, const char *src, const char *text, const char *ldflags)
+{
+	FILE *f = fopen(src, "w");
+
+	if (!f)
+		return -errno;
+	fputs(text, f);
+	fclose(f);
+	return sh("cc -shared -nostdlib %s -o %s %s >/dev/null 2>&1", ldflags, so, src) ? -EIO : 0;
+}
+
 struct sym_off {
 	const char *name;
 	__u64 off;
@@ -292,21 +304,11 @@ static void test_fde_order_and_overlap(void)
 	struct cfi_rows r;
 	char why[256];
 	__u64 hot, over;
-	FILE *f;
 
 	if (!have_cc)
 		SKIP("no C compiler to build the fixture");
-	f = fopen(src, "w");
-	CHECK(f != NULL);
-	if (!f)
-		return;
-	fputs(order_s, f);
-	fclose(f);
 	/* ld refuses an .eh_frame_hdr over overlapping FDEs: without one, libdw reads them in order */
-	if (sh("cc -shared -nostdlib -Wl,--no-eh-frame-hdr -o %s %s >/dev/null 2>&1", so, src)) {
-		CHECK(!"the fixture builds");
-		return;
-	}
+	CHECK_INT(build_so(so, src, order_s, "-Wl,--no-eh-frame-hdr"), 0);
 	hot = sym(so, "g_hot");
 	over = sym(so, "g_over");
 	CHECK(hot != UINT64_MAX && over != UINT64_MAX && hot < over);
@@ -487,17 +489,10 @@ static void test_hostile_cfi(void)
 	struct rusage before, after;
 	struct cfi_rows r;
 	char why[256];
-	FILE *f;
 
 	if (!have_cc)
 		SKIP("no C compiler to build the fixture");
-	f = fopen(asm_path, "w");
-	CHECK(f != NULL);
-	if (!f)
-		return;
-	fputs(src, f);
-	fclose(f);
-	CHECK_INT(sh("cc -shared -nostdlib -o %s %s 2>&1", so, asm_path), 0);
+	CHECK_INT(build_so(so, asm_path, src, ""), 0);
 	getrusage(RUSAGE_SELF, &before);
 	CHECK_INT(cfi_build_file(so, -1, NULL, &r, why, sizeof(why)), 0);
 	getrusage(RUSAGE_SELF, &after);
