@@ -790,8 +790,6 @@ static void wait_for_programs(void)
 
 #define MB(x) ((double)(x) / (1 << 20))
 
-/* -v: what the run holds, part by part (heap bytes by what each structure allocated, RSS as the
- * kernel counts it, and glibc's view of its arenas), to tell what grows in a long run. */
 /* Field VmRSS or VmHWM of /proc/self/status, MB; 0 when unread. */
 static double status_mb(const char *field)
 {
@@ -808,6 +806,8 @@ static double status_mb(const char *field)
 	return kb / 1024;
 }
 
+/* -v: what the run holds, part by part (heap bytes by what each structure allocated, RSS as the
+ * kernel counts it, and glibc's view of its arenas), to tell what grows in a long run. */
 static void print_memory(const struct stack_run *s)
 {
 	const struct stack_drain *d = s->drain;
@@ -836,8 +836,7 @@ static void print_memory(const struct stack_run *s)
 		rm.syms.sym_bytes + rm.syms.index_bytes + rm.syms.demangled_bytes + us.heap_bytes +
 		ms.heap_bytes + d->maps.buf_size + d->exited_cap * sizeof(*d->exited);
 	p_info("memory at %.0f s (drain %llu): RSS %.1f MB (%.1f not file-backed; peak %.1f so far); "
-	       "heap %.1f MB in "
-	       "use of %.1f (%.1f free, %.1f of it at the top; %.1f mmapped), %.1f of it counted "
+	       "heap %.1f MB in use of %.1f (%.1f free, %.1f of it at the top; %.1f mmapped), %.1f of it counted "
 	       "here: stacks %.1f (tree %.1f, %zu nodes; frames %.1f, %zu; strings %.1f), frame "
 	       "memo %.1f (its frames %.1f), stacks read %.1f, kernel symbols %.1f, processes %.1f "
 	       "(%zu; JIT maps %.1f), files %.1f (%zu), their symbols %.1f (%zu parsed; %.1f of the "
