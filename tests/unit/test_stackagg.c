@@ -635,6 +635,26 @@ static void test_hashtab_reset(void)
 	hashtab_clear(&h, NULL);
 }
 
+/* A table at its load bound (half its slots used) replaces a key it holds where it is: the frame
+ * memo, kept at 65,536 slots, doubled to 3 MB at the first update past its bound. */
+static void test_hashtab_put_at_bound(void)
+{
+	struct hashtab h = {};
+	size_t cap;
+
+	for (__u64 k = 0; k < 32; k++)
+		CHECK_INT(hashtab_put(&h, k, 0, (void *)(uintptr_t)(k + 1)), 0);
+	cap = h.cap;
+	CHECK_INT(cap, 64);
+	CHECK_INT(hashtab_put(&h, 5, 0, (void *)99), 0);
+	CHECK(h.cap == cap && h.len == 32 && hashtab_get(&h, 5, 0) == (void *)99);
+	CHECK_INT(hashtab_put(&h, 32, 0, (void *)33), 0); /* a new key: it grows */
+	CHECK(h.cap == 2 * cap && h.len == 33);
+	for (__u64 k = 0; k <= 32; k++)
+		CHECK(hashtab_get(&h, k, 0) == (void *)(uintptr_t)(k == 5 ? 99 : k + 1));
+	hashtab_clear(&h, NULL);
+}
+
 /* The drain's memo keeps ids of one aggregation and tells the next one by its serial: an
  * aggregation allocated where a freed one was must not pass for it. */
 static void test_agg_serial(void)
@@ -663,5 +683,6 @@ int main(void)
 	RUN(test_agg_seal);
 	RUN(test_hashtab_del);
 	RUN(test_hashtab_reset);
+	RUN(test_hashtab_put_at_bound);
 	TESTS_DONE();
 }

@@ -600,11 +600,18 @@ static void test_ksyms_kept(void)
 			      k->addr == c.bpf_addr);
 		CHECK(ksyms__partial(kept));
 	}
-	/* the rest (modules', trampolines'): the file read whole at the first of them */
+	/* the rest (modules', trampolines'): the file's symbols outside the core read at the
+	 * first of them, beside the kept core's, not the whole file */
 	c.core = false;
 	c.asked = c.differ = 0;
 	ksyms__for_each_name(full, compare_kept, &c);
-	printf("    # %zu other lookups, %zu differ (BPF programs come and go)\n", c.asked, c.differ);
+	printf("    # %zu other lookups, %zu differ (BPF programs come and go); %zu symbols "
+	       "outside the core read, %zu KB held (the whole table: %zu KB)\n", c.asked, c.differ,
+	       ksyms__outside(kept), ksyms__bytes(kept) >> 10, ksyms__bytes(full) >> 10);
+	CHECK(c.asked > 0);
+	CHECK(c.differ * 10 <= c.asked);
+	CHECK(ksyms__partial(kept) && ksyms__outside(kept) > 0);
+	CHECK(ksyms__bytes(kept) < ksyms__bytes(full));
 	CHECK_STR(early, "schedule"); /* a name found before stays */
 	CHECK_INT(ksyms__nr_names(kept) > 1000, 1); /* every name: the file read whole */
 	CHECK(!ksyms__partial(kept));

@@ -53,17 +53,20 @@ static int grow(struct hashtab *h)
 
 int hashtab_put(struct hashtab *h, __u64 k1, __u64 k2, void *val)
 {
-	struct hashtab_entry *e;
+	struct hashtab_entry *e = find(h, k1, k2);
 	int err;
 
-	if ((h->len + 1) * 2 > h->cap) {
-		err = grow(h);
-		if (err)
-			return err;
-	}
-	e = find(h, k1, k2);
-	if (!e->val)
+	/* a key it holds is replaced where it is: a table kept at its bound (the frame memo's
+	 * 65,536 slots, half of them used) doubled at its next put, 3 MB, to hold no more */
+	if (!e || !e->val) {
+		if ((h->len + 1) * 2 > h->cap) {
+			err = grow(h);
+			if (err)
+				return err;
+			e = find(h, k1, k2);
+		}
 		h->len++;
+	}
 	e->k1 = k1;
 	e->k2 = k2;
 	e->val = val;

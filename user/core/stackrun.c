@@ -832,13 +832,13 @@ static void print_memory(const struct stack_run *s)
 		unwinder__usage(s->unwinder, &us);
 	mmaprec__stats(d->records, &ms);
 	known = am.tree + am.frames + am.strings + am.samples + rm.memo + rm.known + rm.traces +
-		rm.ksyms + rm.syms.proc_bytes + rm.syms.jit_bytes + rm.syms.file_bytes +
+		rm.ksyms + rm.lines + rm.syms.proc_bytes + rm.syms.jit_bytes + rm.syms.file_bytes +
 		rm.syms.sym_bytes + rm.syms.index_bytes + rm.syms.demangled_bytes + us.heap_bytes +
 		ms.heap_bytes + d->maps.buf_size + d->exited_cap * sizeof(*d->exited);
 	p_info("memory at %.0f s (drain %llu): RSS %.1f MB (%.1f not file-backed; peak %.1f so far); "
 	       "heap %.1f MB in use of %.1f (%.1f free, %.1f of it at the top; %.1f mmapped), %.1f of it counted "
 	       "here: stacks %.1f (tree %.1f, %zu nodes; frames %.1f, %zu; strings %.1f), frame "
-	       "memo %.1f (its frames %.1f), stacks read %.1f, kernel symbols %.1f, processes %.1f "
+	       "memo %.1f (its frames %.1f), stacks read %.1f, kernel symbols %.1f, source lines %.1f, processes %.1f "
 	       "(%zu; JIT maps %.1f), files %.1f (%zu), their symbols %.1f (%zu parsed; %.1f of the "
 	       "%zu files no process maps; %llu evicted), demangled %.1f, tables %.1f, unwinder %.1f (%u files, %u processes), mmap records %.1f, "
 	       "drain buffers %.1f",
@@ -848,7 +848,7 @@ static void print_memory(const struct stack_run *s)
 	       MB(mi.keepcost), MB(mi.hblkhd), MB(known),
 	       MB(am.tree + am.frames + am.strings + am.samples), MB(am.tree),
 	       stack_agg__nr_nodes(d->agg), MB(am.frames), stack_agg__nr_frames(d->agg),
-	       MB(am.strings), MB(rm.memo), MB(rm.known), MB(rm.traces), MB(rm.ksyms),
+	       MB(am.strings), MB(rm.memo), MB(rm.known), MB(rm.traces), MB(rm.ksyms), MB(rm.lines),
 	       MB(rm.syms.proc_bytes), rm.syms.procs, MB(rm.syms.jit_bytes),
 	       MB(rm.syms.file_bytes), rm.syms.files, MB(rm.syms.sym_bytes), rm.syms.parsed,
 	       MB(rm.syms.idle_sym_bytes), rm.syms.idle,

@@ -46,6 +46,10 @@ struct ksyms {
 	bool partial;
 	__u64 lo, hi;
 	char *old_names;   /* the core names, still pointed to by symbols found before */
+	/* The file's symbols outside the core kernel (modules', trampolines', other tools' BPF
+	 * programs'), read once beside the kept core's (find_outside()) */
+	struct ksyms *outside;
+	bool outside_read;
 	/* BPF programs' functions known without the file (ksyms__add_bpf()), by start */
 	struct bpf_sym {
 		__u64 start;
@@ -393,7 +397,9 @@ static void keep_data(struct ksyms *ks, const struct kline *l)
  * line is well under a KB (names stop at 512 bytes). */
 #define READ_BUF (1 << 16)
 
-struct ksyms *ksyms__load_file(const char *path)
+/* The file's code symbols (outside only: those of a module, "[bpf]", "[__builtin__ftrace]"...,
+ * not the core kernel's), sorted; NULL with errno set when it cannot be read. */
+static struct ksyms *load_file(const char *path, bool outside)
 {
 	struct ksyms *ks = NULL;
 	bool zero = false, have = false, skipping = false;
@@ -439,9 +445,11 @@ struct ksyms *ksyms__load_file(const char *path)
 			*nl = '\0';
 			if (!skipping && (nl < end || !got)) {
 				l.name = NULL;
-				if (parse_line(p, nl - p, &l, &zero))
-					err = take_line(ks, &l, &held, held_name, held_mod, &have);
-				else
+				if (parse_line(p, nl - p, &l, &zero)) {
+					if (!outside || l.module)
+						err = take_line(ks, &l, &held, held_name,
+								held_mod, &have);
+				} else
 					keep_data(ks, &l);
 			}
 			skipping = nl == end && got;
@@ -471,6 +479,11 @@ cleanup:
 		return NULL;
 	}
 	return ks;
+}
+
+struct ksyms *ksyms__load_file(const char *path)
+{
+	return load_file(path, false);
 }
 
 struct ksyms *ksyms__load(void)
@@ -805,6 +818,11 @@ bool ksyms__partial(const struct ksyms *ks)
 	return ks && ks->partial;
 }
 
+size_t ksyms__outside(const struct ksyms *ks)
+{
+	return ks && ks->partial && ks->outside ? ks->outside->nr : 0;
+}
+
 /* How many entries start at or below addr (sorted by address): a binary search. */
 static size_t entries_up_to(const struct ksyms *ks, __u64 addr)
 {
@@ -845,18 +863,64 @@ static bool complete(struct ksyms *ks)
 	return true;
 }
 
+/* The symbol of table t at addr, into out's `found` slot (and pfx_name: a __pfx_ symbol's name),
+ * or NULL when t has none at or below it. */
+static const struct ksym *find_in(const struct ksyms *t, __u64 addr, struct ksyms *out)
+{
+	size_t lo = entries_up_to(t, addr), mid;
+	const struct kent *e;
+
+	/* in the padding before the next function: its __pfx_ symbol */
+	if (lo < t->nr && t->ents[lo].pfx && addr >= t->ents[lo].addr - t->ents[lo].pfx) {
+		e = &t->ents[lo];
+		snprintf(out->pfx_name, sizeof(out->pfx_name), "%s%s", pfx_prefix, ent_name(t, e));
+		out->found.addr = e->addr - e->pfx;
+		out->found.name = out->pfx_name;
+		out->found.module = e->module ? t->modules[e->module] : kernel_module;
+		return &out->found;
+	}
+	if (!lo)
+		return NULL;
+	/* the best-ranked alias sorts first among equal addresses */
+	for (mid = lo - 1; mid && t->ents[mid - 1].addr == t->ents[mid].addr; mid--)
+		;
+	e = &t->ents[mid];
+	out->found.addr = e->addr;
+	out->found.name = ent_name(t, e);
+	out->found.module = e->module ? t->modules[e->module] : kernel_module;
+	return &out->found;
+}
+
+/* An address outside the kept core's range that no BPF program of this run's or another's
+ * holds (a module's, a trampoline's): the file's symbols outside the core kernel read once,
+ * beside the core's kept (a few hundred here), not the whole file again, which held 2 MB more
+ * for the rest of a system-wide run (the core's names twice: those handed out stay valid).
+ * They all lie above the core's (core_image()): an address below the first of them is the
+ * last core function's, as in the whole table.  NULL when the file cannot be read. */
+static const struct ksym *find_outside(struct ksyms *ks, __u64 addr)
+{
+	const struct ksym *k;
+
+	if (!ks->outside_read) {
+		ks->outside_read = true;
+		ks->outside = load_file("/proc/kallsyms", true);
+	}
+	if (!ks->outside)
+		return NULL;
+	k = find_in(ks->outside, addr, ks);
+	return k ?: find_in(ks, addr, ks);
+}
+
 const struct ksym *ksyms__find(const struct ksyms *ks, __u64 addr)
 {
 	struct ksyms *mut = (struct ksyms *)ks; /* only the `found` slot is written */
-	size_t lo, mid;
-	const struct kent *e;
 
 	if (!ks)
 		return NULL;
 	if (ks->partial && (addr < ks->lo || addr >= ks->hi)) {
 		/* a BPF program's function: named as the file names it, from the program's info
 		 * (this run's own are known from the start; another's asked for at its first
-		 * address); anything else reads the file */
+		 * address); anything else reads the file's symbols outside the core */
 		for (int pass = 0; pass < 2; pass++) {
 			for (size_t i = 0; i < ks->nr_bpf; i++)
 				if (addr >= ks->bpf[i].start && addr - ks->bpf[i].start < ks->bpf[i].len) {
@@ -868,29 +932,12 @@ const struct ksym *ksyms__find(const struct ksyms *ks, __u64 addr)
 			if (pass || add_bpf_at(mut, addr))
 				break;
 		}
-		if (!complete(mut))
-			return NULL;
-	}
-	lo = entries_up_to(ks, addr);
-	/* in the padding before the next function: its __pfx_ symbol */
-	if (lo < ks->nr && ks->ents[lo].pfx && addr >= ks->ents[lo].addr - ks->ents[lo].pfx) {
-		e = &ks->ents[lo];
-		snprintf(mut->pfx_name, sizeof(mut->pfx_name), "%s%s", pfx_prefix, ent_name(ks, e));
-		mut->found.addr = e->addr - e->pfx;
-		mut->found.name = mut->pfx_name;
-		mut->found.module = e->module ? ks->modules[e->module] : kernel_module;
-		return &mut->found;
-	}
-	if (!lo)
+		if (addr >= ks->hi)
+			return find_outside(mut, addr);
+		/* below the core: nothing is (core_image()) */
 		return NULL;
-	/* the best-ranked alias sorts first among equal addresses */
-	for (mid = lo - 1; mid && ks->ents[mid - 1].addr == ks->ents[mid].addr; mid--)
-		;
-	e = &ks->ents[mid];
-	mut->found.addr = e->addr;
-	mut->found.name = ent_name(ks, e);
-	mut->found.module = e->module ? ks->modules[e->module] : kernel_module;
-	return &mut->found;
+	}
+	return find_in(ks, addr, mut);
 }
 
 __u64 ksyms__end(const struct ksyms *ks, __u64 addr)
@@ -1005,7 +1052,7 @@ size_t ksyms__bytes(const struct ksyms *ks)
 	n = malloc_usable_size((void *)ks) + malloc_usable_size(ks->ents) +
 	    malloc_usable_size(ks->names) + malloc_usable_size(ks->old_names) +
 	    malloc_usable_size(ks->by_name) + malloc_usable_size(ks->modules) +
-	    malloc_usable_size(ks->bpf);
+	    malloc_usable_size(ks->bpf) + ksyms__bytes(ks->outside);
 	for (size_t i = 0; i < ks->nr_modules; i++)
 		n += malloc_usable_size(ks->modules[i]);
 	for (size_t i = 0; i < ks->nr_bpf; i++)
@@ -1027,6 +1074,7 @@ void ksyms__free(struct ksyms *ks)
 	for (size_t i = 0; i < ks->nr_bpf; i++)
 		free(ks->bpf[i].name);
 	free(ks->bpf);
+	ksyms__free(ks->outside);
 	free(ks);
 }
 

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <dwarf.h>
@@ -128,11 +129,13 @@ struct srclines {
 	__u32 unmapped;              /* built when the copies were last unmapped */
 	size_t parsed;               /* line table rows libdw read for them */
 	size_t nr_chains;
+	size_t chain_bytes;          /* theirs */
 	size_t index_bytes;          /* the files' */
 	size_t cu_lines_bytes;       /* the units' line tables held */
 	__u64 lines_clock;
 	__u64 opened, drops, releases;
 	struct src_cache *cache;     /* the persistent cache, or NULL */
+	__u64 libdw_ns;              /* when libdw was last read (CLOCK_MONOTONIC) */
 	__u64 dwarf_opened;          /* files whose debug info was opened */
 	__u64 cache_answers;         /* lookups answered from it */
 	__u64 harvested;             /* files whose every function went to it */
@@ -197,6 +200,12 @@ struct srclines {
  * 60 s under churn (8,820 chains, their table's 32k slots). */
 #define SRCLINE_MAX_CHAINS (8 << 10)
 
+/* libdw's state left unread this long (no unit or function indexed from it) is given back
+ * (srclines__stale_at()): under churn a long run asks for addresses all the time, most of them
+ * answered from the persistent cache or the indexes, and what libdw parsed for the last one it
+ * was read for would otherwise stay until SRCLINE_RELEASE_EVERY more indexes are made. */
+#define SRCLINE_STALE_NS (3ULL * 1000000000)
+
 /* Cached for addresses the debug info does not cover. */
 static struct srcline_chain no_chain;
 
@@ -212,6 +221,20 @@ struct srclines *srclines__new(void)
 		return NULL;
 	}
 	return s;
+}
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* libdw read (an index made from it): its state is given back a while after the last such. */
+static void read_libdw(struct srclines *s)
+{
+	s->libdw_ns = mono_ns();
 }
 
 static __u64 hash_path(const char *p)
@@ -1005,6 +1028,11 @@ static void open_file(struct srclines *s, struct sfile *f)
 
 static void free_chain(void *c);
 
+static size_t chain_bytes(const struct srcline_chain *c)
+{
+	return c && c != &no_chain ? sizeof(*c) + c->nr * sizeof(c->f[0]) : 0;
+}
+
 static void free_lines(struct lines *ln)
 {
 	free(ln->rows);
@@ -1116,6 +1144,7 @@ static void evict(struct srclines *s, size_t keep)
 
 		/* a deletion shifts later entries back into this slot: look at it again */
 		if (e->val && e->k2 == idx) {
+			s->chain_bytes -= chain_bytes(e->val);
 			free_chain(hashtab_del(&s->chains, e->k1, e->k2));
 			s->nr_chains--;
 		} else
@@ -1444,6 +1473,7 @@ static struct cu_index *cu_index(struct srclines *s, struct sfile *f, Dwarf_Die 
 	}
 	f->nr_units++;
 	s->built++;
+	read_libdw(s);
 	bytes = sizeof(*ix) + ix->cap * sizeof(*ix->r);
 	f->index_bytes += bytes;
 	s->index_bytes += bytes;
@@ -1597,6 +1627,7 @@ static struct fn_scopes *fn_scopes(struct srclines *s, struct sfile *f, Dwarf_Di
 	}
 	f->nr_functions++;
 	s->built++;
+	read_libdw(s);
 	bytes = scopes_bytes(x);
 	f->index_bytes += bytes;
 	s->index_bytes += bytes;
@@ -1948,6 +1979,7 @@ static struct srcline_chain *chain_at(struct srclines *s, struct sfile *f, __u64
 	ix = hashtab_get(&f->cu_indexes, off, 0);
 	if (!ix) {
 		f->dirty = true;
+		read_libdw(s);
 		if (!dwarf_offdie(f->dw, off, &cu))
 			return NULL;
 		have_cu = true;
@@ -1988,6 +2020,7 @@ static struct srcline_chain *chain_at(struct srclines *s, struct sfile *f, __u64
 		}
 		n = cu_scopes_at(s, ix, &cu, vaddr, levels, MAX_INLINE_DEPTH);
 		s->built++;
+		read_libdw(s);
 		if (f->src && !fn && !n)
 			cache_no_function(s, f, ix, &cu, vaddr);
 	}
@@ -2142,13 +2175,14 @@ static int lookup_in(struct srclines *s, struct sfile *f, size_t idx, __u64 vadd
 		return err;
 	if (s->nr_chains >= SRCLINE_MAX_CHAINS) {
 		hashtab_clear(&s->chains, free_chain);
-		s->nr_chains = 0;
+		s->nr_chains = s->chain_bytes = 0;
 	}
 	if (hashtab_put(&s->chains, vaddr, idx, c ?: &no_chain)) {
 		free(c);
 		return -ENOMEM;
 	}
 	s->nr_chains++;
+	s->chain_bytes += chain_bytes(c);
 	*chain = c ?: &no_chain;
 	return c ? 0 : -ENXIO;
 }
@@ -2203,6 +2237,7 @@ static void harvest_unit(struct srclines *s, struct sfile *f, size_t idx, const 
 	if (!off || !dwarf_offdie(f->dw, off, &cu))
 		return;
 	f->dirty = true;
+	read_libdw(s);
 	ix = cu_index(s, f, &cu, off);
 	if (!ix || ix->harvested)
 		return;
@@ -2327,6 +2362,21 @@ static void release_file(struct sfile *f)
 		f->err = -EINVAL;
 }
 
+static bool parsed_held(const struct srclines *s)
+{
+	if (s->built || s->parsed)
+		return true;
+	for (size_t i = 0; i < s->nr_files; i++)
+		if (s->files[i].dirty)
+			return true;
+	return false;
+}
+
+__u64 srclines__stale_at(const struct srclines *s)
+{
+	return parsed_held(s) ? s->libdw_ns + SRCLINE_STALE_NS : 0;
+}
+
 void srclines__release(struct srclines *s)
 {
 	unmap_copies(s);
@@ -2348,7 +2398,7 @@ void srclines__close_files(struct srclines *s)
 	}
 	s->nr_open = 0;
 	hashtab_clear(&s->chains, free_chain);
-	s->nr_chains = 0;
+	s->nr_chains = s->chain_bytes = 0;
 }
 
 int srclines__set_cache(struct srclines *s, struct disk_cache *dc)
@@ -2389,6 +2439,13 @@ void srclines__stats(const struct srclines *s, struct srcline_stats *st)
 		st->functions += s->files[i].nr_functions;
 		st->index_bytes += s->files[i].index_bytes;
 	}
+}
+
+size_t srclines__bytes(const struct srclines *s)
+{
+	return s->index_bytes + s->cu_lines_bytes + s->chain_bytes +
+	       (s->chains.cap + s->file_index.cap) * sizeof(struct hashtab_entry) +
+	       s->cap_files * sizeof(*s->files) + stack_names__bytes(s->strs);
 }
 
 static void free_chain(void *c)

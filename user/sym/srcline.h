@@ -57,6 +57,9 @@ bool srclines__has_dwarf(struct srclines *s, const char *path);
  * pages of it they mapped, given back; the chains found and the indexes made stay.  Lookups
  * do it themselves after a few indexes made (sym/srcline.c). */
 void srclines__release(struct srclines *s);
+/* When what libdw parsed for the lookups, unread since, is to be given back (srclines__release():
+ * CLOCK_MONOTONIC ns; 0 while it holds nothing).  For the lookup thread (sym/srcworker.c). */
+__u64 srclines__stale_at(const struct srclines *s);
 /* Everything held for lookups given back: the files (reopened if looked up again), their
  * indexes, the chains cached (their strings stay).  Once the lookups of a run are done. */
 void srclines__close_files(struct srclines *s);
@@ -77,6 +80,8 @@ struct srcline_stats {
 	__u64 cache_flush_dropped; /* regions such a store could not keep (looked up again) */
 	const char *cache_dir;   /* NULL: no persistent cache */
 };
+/* What the srclines hold of bpfprof's heap, as far as it counts it (not libdw's parse): for -v. */
+size_t srclines__bytes(const struct srclines *s);
 /* What the lookups so far cost: for -v. */
 void srclines__stats(const struct srclines *s, struct srcline_stats *st);
 void srclines__free(struct srclines *s);

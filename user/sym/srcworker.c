@@ -47,6 +47,8 @@ struct srcworker {
 	size_t head, tail, queue_cap;
 	size_t pending;              /* asked, not answered */
 	bool harvest;                /* srclines__harvest() has more to do */
+	size_t answer_bytes;         /* the answers' chains held */
+	size_t lines_bytes;          /* srclines__bytes(), as the thread last saw it */
 	__u64 cpu_ns;                /* the thread's, once it ended */
 	pid_t tid;                   /* the thread's, once it set its nice value */
 	int nice_base;               /* the process's nice value then */
@@ -55,6 +57,7 @@ struct srcworker {
 struct srcworker *srcworker__new(struct srclines *s)
 {
 	struct srcworker *w = calloc(1, sizeof(*w));
+	pthread_condattr_t monotonic;
 
 	if (!w)
 		return NULL;
@@ -65,7 +68,11 @@ struct srcworker *srcworker__new(struct srclines *s)
 	}
 	w->lines = s;
 	pthread_mutex_init(&w->lock, NULL);
-	pthread_cond_init(&w->asked, NULL);
+	/* (the idle wait's deadline: a clock that no one sets) */
+	pthread_condattr_init(&monotonic);
+	pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->asked, &monotonic);
+	pthread_condattr_destroy(&monotonic);
 	pthread_cond_init(&w->answered, NULL);
 	return w;
 }
@@ -99,8 +106,19 @@ static void answer(struct srcworker *w, __u32 t, int err, struct srcline_chain *
 		w->no_debug[id] = true;
 	w->q[t].err = err;
 	w->q[t].chain = c;
+	w->answer_bytes += c ? sizeof(*c) + c->nr * sizeof(c->f[0]) : 0;
+	w->lines_bytes = srclines__bytes(w->lines);
 	w->pending--;
 	pthread_cond_broadcast(&w->answered);
+}
+
+/* Whether what libdw parsed went unread since stale (srclines__stale_at(); 0: never). */
+static bool stale_now(__u64 stale)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return stale && ts.tv_sec * 1000000000ULL + ts.tv_nsec >= stale;
 }
 
 static void *work(void *arg)
@@ -134,8 +152,22 @@ static void *work(void *arg)
 			pthread_mutex_lock(&w->lock);
 			w->harvest = more;
 		}
-		while (w->head == w->tail && !w->stopping)
-			pthread_cond_wait(&w->asked, &w->lock);
+		/* idle: what libdw parsed given back once it went unread a while */
+		while (w->head == w->tail && !w->stopping) {
+			__u64 stale = srclines__stale_at(w->lines);
+
+			if (!stale) {
+				pthread_cond_wait(&w->asked, &w->lock);
+			} else if (stale_now(stale)) {
+				pthread_mutex_unlock(&w->lock);
+				srclines__release(w->lines);
+				pthread_mutex_lock(&w->lock);
+			} else {
+				ts.tv_sec = stale / 1000000000;
+				ts.tv_nsec = stale % 1000000000;
+				pthread_cond_timedwait(&w->asked, &w->lock, &ts);
+			}
+		}
 		if (w->head == w->tail)
 			break; /* stopping, and every question answered */
 		t = w->queue[w->head++];
@@ -146,6 +178,8 @@ static void *work(void *arg)
 		at = w->q[t].at;
 		pthread_mutex_unlock(&w->lock);
 		err = look_up(w->lines, path, vaddr, at, &c);
+		if (stale_now(srclines__stale_at(w->lines)))
+			srclines__release(w->lines);
 		pthread_mutex_lock(&w->lock);
 		answer(w, t, err, c);
 		w->harvest = true; /* (a lookup may have opened a file) */
@@ -289,7 +323,7 @@ bool srcworker__trim(struct srcworker *w, size_t max)
 	if (trim) {
 		for (size_t i = 0; i < w->nr; i++)
 			free(w->q[i].chain);
-		w->nr = 0;
+		w->nr = w->answer_bytes = 0;
 		hashtab_reset(&w->index);
 	}
 	pthread_mutex_unlock(&w->lock);
@@ -321,6 +355,18 @@ void srcworker__held(struct srcworker *w, size_t *answers, size_t *bytes)
 		*bytes += w->q[i].chain ? sizeof(*w->q[i].chain) +
 					  w->q[i].chain->nr * sizeof(w->q[i].chain->f[0]) : 0;
 	pthread_mutex_unlock(&w->lock);
+}
+
+size_t srcworker__bytes(struct srcworker *w)
+{
+	size_t n;
+
+	pthread_mutex_lock(&w->lock);
+	n = sizeof(*w) + w->answer_bytes + w->cap * sizeof(*w->q) +
+	    w->index.cap * sizeof(struct hashtab_entry) + w->queue_cap * sizeof(*w->queue) +
+	    w->no_debug_cap * sizeof(*w->no_debug) + stack_names__bytes(w->paths) + w->lines_bytes;
+	pthread_mutex_unlock(&w->lock);
+	return n;
 }
 
 void srcworker__free(struct srcworker *w)

@@ -39,6 +39,9 @@ bool srcworker__trim(struct srcworker *w, size_t max);
 void srcworker__stop(struct srcworker *w, __u64 *cpu_ns);
 /* How many answers are held, and the bytes of their chains. */
 void srcworker__held(struct srcworker *w, size_t *answers, size_t *bytes);
+/* What the thread and its srclines hold of bpfprof's heap as they count it (their tables,
+ * answers, chains, indexes and line tables; not libdw's parse), as of its last answer: for -v. */
+size_t srcworker__bytes(struct srcworker *w);
 /* Stops the thread and frees the answers (not the srclines). */
 void srcworker__free(struct srcworker *w);
 #endif

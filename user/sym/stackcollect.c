@@ -22,9 +22,12 @@
 #define MEMO_SLOTS 65536
 
 /* Answers the worker keeps at most between drains that do not go through the memo (a chain or
- * two each, 40-90 bytes); the memo's drains keep them until it starts afresh, and past that
- * while at most WORKER_ANSWERS_KEPT are held. */
-#define WORKER_ANSWERS_MAX 32768
+ * two each, 40-90 bytes, and 40 of the question and 50 of its index's slots beside it: 4 MB
+ * at 32k; 10k were held after 10 minutes of churn, and they go on growing); the memo's drains keep
+ * them until it starts afresh, and past that while at most WORKER_ANSWERS_KEPT are held.  An
+ * address asked again is answered from the srclines' chains, indexes or persistent cache:
+ * the worker's whole CPU was 0.2 s in 10 minutes of churn. */
+#define WORKER_ANSWERS_MAX 16384
 /* Answers kept when the memo starts afresh: at most this many, or none. */
 #define WORKER_ANSWERS_KEPT (WORKER_ANSWERS_MAX / 2)
 
@@ -184,10 +187,14 @@ static void tell_kept(struct stack_resolver *r)
 	if (!r->ksyms || !r->kept.read || r->told_kept)
 		return;
 	r->told_kept = true;
-	p_info("kernel symbols: %s", ksyms__partial(r->ksyms) ?
-	       "the core kernel's, kept from an earlier run of this boot; /proc/kallsyms not read" :
-	       "/proc/kallsyms read (none kept for this boot yet, or an address outside the core "
-	       "kernel and this run's BPF programs to name)");
+	if (ksyms__outside(r->ksyms))
+		p_info("kernel symbols: the core kernel's, kept from an earlier run of this boot; "
+		       "/proc/kallsyms read for the %zu outside it (an address of a module, a "
+		       "trampoline or another tool's BPF program to name)", ksyms__outside(r->ksyms));
+	else
+		p_info("kernel symbols: %s", ksyms__partial(r->ksyms) ?
+		       "the core kernel's, kept from an earlier run of this boot; /proc/kallsyms not read" :
+		       "/proc/kallsyms read (none kept for this boot yet, or every name asked for)");
 }
 
 void stack_resolver__keep_ksyms(struct stack_resolver *r, const struct ksyms_store *st)
@@ -1144,7 +1151,9 @@ static int memo_begin(struct stack_resolver *r, struct stack_agg *agg)
 		 * runs: the memo starts afresh whether or not some wait (else every miss would still
 		 * append to runs, drain after drain, while the worker is behind) */
 		r->memo_resets++;
-		hashtab_clear(&r->memo, NULL);
+		/* its slots kept (1.5 MB): grown again from nothing, each doubling held the old
+		 * slots beside the new */
+		hashtab_reset(&r->memo);
 		r->runs.nr = 0;
 	}
 	if ((full && !r->nr_pending) || !r->known) {
@@ -1470,6 +1479,7 @@ void stack_resolver__mem(const struct stack_resolver *r, struct stack_resolver_m
 	if (!r->prefetching)
 		m->ksyms = ksyms__bytes(r->ksyms);
 	syms_cache__mem(r->syms, &m->syms);
+	m->lines = r->worker ? srcworker__bytes(r->worker) : 0;
 }
 
 void stack_resolver__print_memo(const struct stack_resolver *r)

@@ -134,6 +134,7 @@ struct stack_resolver_mem {
 	size_t known;     /* the memo's frames (tree, table and strings of their aggregation) */
 	size_t traces;    /* stacks read and not yet dropped, keys waiting for lines */
 	size_t ksyms;     /* kernel symbols */
+	size_t lines;     /* inline chains and source lines: the lookup thread's (sym/srcworker.h) */
 	struct syms_cache_mem syms;
 };
 void stack_resolver__mem(const struct stack_resolver *r, struct stack_resolver_mem *m);
