@@ -549,6 +549,8 @@ static void test_ksyms_kept(void)
 	struct kept_cmp c = { 0 };
 	const struct ksym *k;
 	const char *early;
+	size_t outside;
+	bool read_outside;
 	__u64 sched;
 
 	if (!full && errno == EPERM)
@@ -605,12 +607,13 @@ static void test_ksyms_kept(void)
 	c.core = false;
 	c.asked = c.differ = 0;
 	ksyms__for_each_name(full, compare_kept, &c);
+	read_outside = ksyms__outside(kept, &outside);
 	printf("    # %zu other lookups, %zu differ (BPF programs come and go); %zu symbols "
 	       "outside the core read, %zu KB held (the whole table: %zu KB)\n", c.asked, c.differ,
-	       ksyms__outside(kept), ksyms__bytes(kept) >> 10, ksyms__bytes(full) >> 10);
-	CHECK(c.asked > 0);
+	       outside, ksyms__bytes(kept) >> 10, ksyms__bytes(full) >> 10);
+	/* (none where no module, trampoline or BPF program is listed: nothing read then) */
 	CHECK(c.differ * 10 <= c.asked);
-	CHECK(ksyms__partial(kept) && ksyms__outside(kept) > 0);
+	CHECK(ksyms__partial(kept) && ((read_outside && outside > 0) || !c.asked));
 	CHECK(ksyms__bytes(kept) < ksyms__bytes(full));
 	CHECK_STR(early, "schedule"); /* a name found before stays */
 	CHECK_INT(ksyms__nr_names(kept) > 1000, 1); /* every name: the file read whole */

@@ -818,9 +818,10 @@ bool ksyms__partial(const struct ksyms *ks)
 	return ks && ks->partial;
 }
 
-size_t ksyms__outside(const struct ksyms *ks)
+bool ksyms__outside(const struct ksyms *ks, size_t *nr)
 {
-	return ks && ks->partial && ks->outside ? ks->outside->nr : 0;
+	*nr = ks && ks->outside ? ks->outside->nr : 0;
+	return ks && ks->partial && ks->outside_read;
 }
 
 /* How many entries start at or below addr (sorted by address): a binary search. */

@@ -184,13 +184,15 @@ static void *load_ksyms(void *arg)
 /* -v: whether /proc/kallsyms was read, once the symbols are no longer needed. */
 static void tell_kept(struct stack_resolver *r)
 {
+	size_t outside;
+
 	if (!r->ksyms || !r->kept.read || r->told_kept)
 		return;
 	r->told_kept = true;
-	if (ksyms__outside(r->ksyms))
+	if (ksyms__outside(r->ksyms, &outside))
 		p_info("kernel symbols: the core kernel's, kept from an earlier run of this boot; "
 		       "/proc/kallsyms read for the %zu outside it (an address of a module, a "
-		       "trampoline or another tool's BPF program to name)", ksyms__outside(r->ksyms));
+		       "trampoline or another tool's BPF program to name)", outside);
 	else
 		p_info("kernel symbols: %s", ksyms__partial(r->ksyms) ?
 		       "the core kernel's, kept from an earlier run of this boot; /proc/kallsyms not read" :

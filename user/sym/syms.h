@@ -46,8 +46,8 @@ int bpf_prog_ksyms(int fd, const struct btf *btf,
 /* Whether ks holds the kept core symbols (and, once an address outside them was asked for, the
  * file's symbols outside the core: ksyms__outside()) rather than the whole file. */
 bool ksyms__partial(const struct ksyms *ks);
-/* How many symbols outside the core kernel a partial ks read from the file (0: not read). */
-size_t ksyms__outside(const struct ksyms *ks);
+/* Whether a partial ks read the file's symbols outside the core kernel, and how many into *nr. */
+bool ksyms__outside(const struct ksyms *ks, size_t *nr);
 /* The symbol containing addr (greatest start <= addr), or NULL.  kallsyms has no sizes: past the
  * last symbol this is still the last symbol. */
 const struct ksym *ksyms__find(const struct ksyms *ks, __u64 addr);
