@@ -894,7 +894,7 @@ static const struct ksym *find_in(const struct ksyms *t, __u64 addr, struct ksym
 
 /* An address outside the kept core's range that no BPF program of this run's or another's
  * holds (a module's, a trampoline's): the file's symbols outside the core kernel read once,
- * beside the core's kept (a few hundred here), not the whole file again, which held 2 MB more
+ * beside the core's kept (36 here), not the whole file again, which held 2 MB more
  * for the rest of a system-wide run (the core's names twice: those handed out stay valid).
  * They all lie above the core's (core_image()): an address below the first of them is the
  * last core function's, as in the whole table.  NULL when the file cannot be read. */

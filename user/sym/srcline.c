@@ -17,7 +17,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <dwarf.h>
@@ -25,6 +24,7 @@
 #include <gelf.h>
 #include <zlib.h>
 #include <sys/mman.h>
+#include "core/common.h"
 #include "core/grow.h"
 #include "core/diskcache.h"
 #include "core/hashtab.h"
@@ -223,18 +223,10 @@ struct srclines *srclines__new(void)
 	return s;
 }
 
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /* libdw read (an index made from it): its state is given back a while after the last such. */
 static void read_libdw(struct srclines *s)
 {
-	s->libdw_ns = mono_ns();
+	s->libdw_ns = now_ns();
 }
 
 static __u64 hash_path(const char *p)
@@ -1030,7 +1022,7 @@ static void free_chain(void *c);
 
 static size_t chain_bytes(const struct srcline_chain *c)
 {
-	return c && c != &no_chain ? sizeof(*c) + c->nr * sizeof(c->f[0]) : 0;
+	return c && c != &no_chain ? srcline_chain_size(c) : 0;
 }
 
 static void free_lines(struct lines *ln)

@@ -22,6 +22,12 @@ struct srcline_chain {
 	struct srcline_frame f[];
 };
 
+/* The bytes of chain c. */
+static inline size_t srcline_chain_size(const struct srcline_chain *c)
+{
+	return sizeof(*c) + c->nr * sizeof(c->f[0]);
+}
+
 struct srclines;
 
 /* NULL on ENOMEM.  Not thread-safe. */

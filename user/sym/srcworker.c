@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include "core/common.h"
 #include "core/grow.h"
 #include "core/hashtab.h"
 #include "out/stack.h"
@@ -89,7 +90,7 @@ static int look_up(struct srclines *s, const char *path, bool vaddr, __u64 at,
 	err = vaddr ? srclines__lookup(s, path, at, &c) : srclines__lookup_offset(s, path, at, &c);
 	if (err)
 		return err;
-	size = sizeof(*c) + c->nr * sizeof(c->f[0]);
+	size = srcline_chain_size(c);
 	*out = malloc(size);
 	if (!*out)
 		return -ENOMEM;
@@ -106,7 +107,7 @@ static void answer(struct srcworker *w, __u32 t, int err, struct srcline_chain *
 		w->no_debug[id] = true;
 	w->q[t].err = err;
 	w->q[t].chain = c;
-	w->answer_bytes += c ? sizeof(*c) + c->nr * sizeof(c->f[0]) : 0;
+	w->answer_bytes += c ? srcline_chain_size(c) : 0;
 	w->lines_bytes = srclines__bytes(w->lines);
 	w->pending--;
 	pthread_cond_broadcast(&w->answered);
@@ -115,10 +116,7 @@ static void answer(struct srcworker *w, __u32 t, int err, struct srcline_chain *
 /* Whether what libdw parsed went unread since stale (srclines__stale_at(); 0: never). */
 static bool stale_now(__u64 stale)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return stale && ts.tv_sec * 1000000000ULL + ts.tv_nsec >= stale;
+	return stale && now_ns() >= stale;
 }
 
 static void *work(void *arg)
@@ -350,10 +348,7 @@ void srcworker__held(struct srcworker *w, size_t *answers, size_t *bytes)
 {
 	pthread_mutex_lock(&w->lock);
 	*answers = w->nr;
-	*bytes = 0;
-	for (size_t i = 0; i < w->nr; i++)
-		*bytes += w->q[i].chain ? sizeof(*w->q[i].chain) +
-					  w->q[i].chain->nr * sizeof(w->q[i].chain->f[0]) : 0;
+	*bytes = w->answer_bytes;
 	pthread_mutex_unlock(&w->lock);
 }
 
