@@ -42,6 +42,12 @@ check "srcline: stripped: the caller holds the samples" \
 	bash -c "grep -E '^ +(9[0-9]|100)\.[0-9]+%  inl_stripped +inl_stripped +\[\.\] work$' '$TMP/stripped.txt' >/dev/null"
 check "srcline: stripped: the header says lines are unavailable" \
 	grep -q "^# source lines and inlined functions unavailable .*inl_stripped" "$TMP/stripped.txt"
+# stripped of its symbols too (strip): its frames have no name, and the header says so all the same
+cp "$WL/inlined" "$TMP/inl_nosyms" && strip --remove-section=.note.gnu.build-id "$TMP/inl_nosyms"
+DEBUGINFOD_URLS= "$BPFPROF" profile -U -F 499 --no-children --no-debuginfod -o "$TMP/nosyms.txt" \
+	-- "$TMP/inl_nosyms" inline 1 2>/dev/null
+check "srcline: strip: the header says lines are unavailable" \
+	grep -q "^# source lines and inlined functions unavailable .*inl_nosyms" "$TMP/nosyms.txt"
 
 # pprof: go tool pprof -lines shows the inlined functions at their lines
 if command -v go >/dev/null; then

@@ -435,7 +435,7 @@ static int frame_chain(struct stack_resolver *r, const struct frame *f, bool lea
 			return 0;
 		err = srcworker__ask(r->worker, r->vmlinux, true, f->addr - r->kaslr - !leaf, wait,
 				     c, ticket);
-	} else if (f->kernel || !f->name || !f->module || f->module[0] != '/') {
+	} else if (f->kernel || !f->module || f->module[0] != '/') {
 		return 0;
 	} else {
 		err = srcworker__ask(r->worker, f->module, false, f->offset, wait, c, ticket);
