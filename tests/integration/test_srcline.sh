@@ -106,6 +106,16 @@ check "srcline: the flame graph marks inlined frames (mix_a_[i])" grep -q 'mix_a
 "$BPFPROF" profile -U -F 499 --no-children --sort srcline -o "$TMP/bysrc.txt" -- "$WL/inlined" inline 1 2>/dev/null
 check "srcline: --sort srcline: rows per line of mix_a" \
 	grep -qE '^ +[0-9.]+%  \[\.\] mix_a \(inlined\) inlined\.c:[0-9]+$' "$TMP/bysrc.txt"
+# kernel frames and no vmlinux with debug info: --srcline's header says their lines are missing
+"$BPFPROF" profile -F 499 --no-children --srcline -o "$TMP/ksrc.txt" -- "$WL/syscalls" read 1 2>/dev/null
+if ! grep -q '\[k\]' "$TMP/ksrc.txt"; then
+	skip "srcline: the kernel's missing lines in the header" "no kernel frame sampled"
+elif grep -q '\[k\] .*\.[ch]:[0-9]' "$TMP/ksrc.txt"; then
+	skip "srcline: the kernel's missing lines in the header" "a vmlinux with debug info is here"
+else
+	check "srcline: the header says the kernel's lines are unavailable, once" \
+		test "$(grep -c '^# source lines .* unavailable .*\[kernel\.kallsyms\]' "$TMP/ksrc.txt")" = 1
+fi
 # on a terminal: the hottest instruction in bold red (script(1) gives annotate a tty)
 if [ "$(uname -m)" = x86_64 ] && command -v script >/dev/null; then
 	script -qec "'$BPFPROF' annotate -i '$TMP/loop.pb.gz' asm_loop" /dev/null >"$TMP/tty.txt" 2>&1

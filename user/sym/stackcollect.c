@@ -405,6 +405,10 @@ static void find_vmlinux(struct stack_resolver *r)
 	p_info("kernel source lines: %s", r->vmlinux ? r->vmlinux :
 	       "no vmlinux with debug info (/usr/lib/debug/boot/vmlinux-RELEASE, by build-id, or "
 	       "from debuginfod)");
+	/* asked for every frame's line (--srcline, a pprof): the header says the kernel's have
+	 * none, as it does a program's */
+	if (!r->vmlinux && r->every_line)
+		note_no_lines(r, "[kernel.kallsyms]");
 }
 
 /* The chain the worker answered err for frame f (NULL where there is none), its file noted
