@@ -148,6 +148,39 @@ static void test_inlined_twice(void)
 	srclines__free(s);
 }
 
+/* Every file a chain names is the source's whole path, as addr2line gives it: the Makefile
+ * compiles the fixture by a relative path, and DWARF 5 keeps the unit's directories relative to
+ * its DW_AT_comp_dir ("tests/unit/fixtures"), which libdw (0.188) leaves as they are. */
+static void test_whole_file_names(void)
+{
+	struct srclines *s = srclines__new();
+	char want[PATH_MAX], got[PATH_MAX];
+	const struct srcline_chain *c;
+	struct span sp;
+	int seen = 0;
+
+	if (!find_fixture())
+		SKIP("fixture not built (make unit builds it)");
+	CHECK(realpath(source, want) != NULL);
+	sp = function_span(fixture, "caller");
+	CHECK(sp.end > sp.start);
+	for (__u64 a = sp.start; a < sp.end; a++) {
+		if (srclines__lookup(s, fixture, a, &c))
+			continue;
+		for (__u32 k = 0; k < c->nr; k++, seen++) {
+			if (!c->f[k].file || c->f[k].file[0] != '/' || !realpath(c->f[k].file, got) ||
+			    strcmp(got, want)) {
+				fprintf(stderr, "    %s at 0x%llx: not %s\n", c->f[k].file ?: "(none)",
+					(unsigned long long)a, want);
+				CHECK(!"a whole path");
+				break;
+			}
+		}
+	}
+	CHECK(seen > 0);
+	srclines__free(s);
+}
+
 static void test_not_inlined(void)
 {
 	struct srclines *s = srclines__new();
@@ -937,6 +970,7 @@ out:
 int main(void)
 {
 	RUN(test_inlined_twice);
+	RUN(test_whole_file_names);
 	RUN(test_not_inlined);
 	RUN(test_file_offset);
 	RUN(test_debug_file);

@@ -27,10 +27,11 @@ struct src_cache;
 struct src_file;
 
 /* Bumped on any change of the file's layout, of what an entry holds, or of disk_cache_hash()
- * (2: its four lanes; 3: the file's identity in the header, the key unhashed); in the file
- * names too, as the unwind tables' (unwind/tcache.c says why). */
-#define SRC_CACHE_VERSION 3
-#define SRC_CACHE_SUFFIX ".v3.src"
+ * (2: its four lanes; 3: the file's identity in the header, the key unhashed; 4: source file
+ * names made whole with their unit's directory); in the file names too, as the unwind tables'
+ * (unwind/tcache.c says why). */
+#define SRC_CACHE_VERSION 4
+#define SRC_CACHE_SUFFIX ".v4.src"
 
 /* What a region of a file's addresses is. */
 enum src_region {

@@ -14,6 +14,7 @@
  * addr2line -i and perf's inline_list build the same chain. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1200,6 +1201,26 @@ static const char *intern(struct srclines *s, const char *str)
 	return id < 0 ? NULL : stack_names__str(s->strs, id);
 }
 
+/* A file name of the line table of CU cu, interned, made whole with the unit's DW_AT_comp_dir
+ * where it is relative, as addr2line and llvm-symbolizer give it: libdw (0.188) leaves DWARF 5's
+ * relative directories as they are ("tests/workloads/inlined.c"), a name that annotate cannot
+ * read the source at, nor pprof -list find, but where the program was built. */
+static const char *intern_src(struct srclines *s, Dwarf_Die *cu, const char *name)
+{
+	char full[PATH_MAX];
+	Dwarf_Attribute a;
+	const char *dir;
+	int n = -1;
+
+	/* "<artificial>", "<built-in>": no file */
+	if (!name || name[0] == '/' || name[0] == '<')
+		return intern(s, name);
+	dir = dwarf_formstring(dwarf_attr_integrate(cu, DW_AT_comp_dir, &a));
+	if (dir && dir[0])
+		n = snprintf(full, sizeof(full), "%s/%s", dir, name);
+	return intern(s, n > 0 && (size_t)n < sizeof(full) ? full : name);
+}
+
 /* The files of CU cu's line table header into ix, interned, on first use. */
 static void read_srcfiles(struct srclines *s, struct cu_index *ix, Dwarf_Die *cu)
 {
@@ -1213,7 +1234,7 @@ static void read_srcfiles(struct srclines *s, struct cu_index *ix, Dwarf_Die *cu
 	if (!ix->srcfiles)
 		return;
 	for (size_t i = 0; i < nr; i++)
-		ix->srcfiles[i] = intern(s, dwarf_filesrc(files, i, NULL, NULL));
+		ix->srcfiles[i] = intern_src(s, cu, dwarf_filesrc(files, i, NULL, NULL));
 	ix->nr_srcfiles = nr;
 }
 
@@ -1359,7 +1380,7 @@ static int read_lines(struct srclines *s, struct lines *ln, Dwarf_Die *cu)
 				goto cleanup;
 			ln->files = m;
 			names[k] = name;
-			ln->files[k] = intern(s, name);
+			ln->files[k] = intern_src(s, cu, name);
 			ln->nr_files++;
 		}
 		last = k;
@@ -2006,7 +2027,7 @@ static struct srcline_chain *chain_at(struct srclines *s, struct sfile *f, __u64
 		if (line) {
 			int l = 0;
 
-			file = intern(s, dwarf_linesrc(line, NULL, NULL));
+			file = intern_src(s, &cu, dwarf_linesrc(line, NULL, NULL));
 			dwarf_lineno(line, &l);
 			lineno = l > 0 ? l : 0;
 		}
