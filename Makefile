@@ -161,7 +161,7 @@ FUZZ_LIB_SRCS := user/sym/perfmap.c user/sym/ksyms.c user/sym/elf_syms.c user/sy
 		 user/core/slotidx.c \
 		 user/in/profile_in.c user/in/pprof_read.c user/sym/stackagg.c user/out/stack.c \
 		 user/out/pprof.c user/probe/usdt.c user/sym/srcline.c user/sym/srccache.c \
-		 user/core/diskcache.c
+		 user/core/diskcache.c user/sym/demangle.c
 FUZZ_LIB_OBJS := $(patsubst user/%.c,$(OUT)/fuzz/obj/%.o,$(FUZZ_LIB_SRCS)) \
 		 $(OUT)/fuzz/obj/profile.pb-c.o
 # Per harness, for make fuzz; make test runs each for a few seconds.

@@ -181,6 +181,53 @@ static void test_whole_file_names(void)
 	srclines__free(s);
 }
 
+/* A C++ member function inlined is named as its own code is, its linkage name demangled
+ * ("ns::W::get() const"), not by its DW_AT_name alone ("get"). */
+static void test_cxx_names(void)
+{
+	static const char w_cc[] =
+		"namespace ns { struct W { int v; int get() const { return v * 3 + 1; } }; }\n"
+		"__attribute__((noinline)) int use(const ns::W *w, int n)\n"
+		"{ int t = 0; for (int i = 0; i < n; i++) t += w[i].get() ^ t; return t; }\n"
+		"int main(int argc, char **argv)\n"
+		"{ ns::W w[4] = { { argc } }; return use(w, argc); }\n";
+	char dir[] = "/tmp/srcline-cxx-XXXXXX", cmd[3 * PATH_MAX], prog[PATH_MAX], src[PATH_MAX];
+	struct srclines *s = srclines__new();
+	const struct srcline_chain *c;
+	bool qualified = false, bare = false;
+	struct span sp;
+	FILE *f;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(src, sizeof(src), "%s/w.cc", dir);
+	snprintf(prog, sizeof(prog), "%s/w", dir);
+	f = fopen(src, "w");
+	CHECK(f && fputs(w_cc, f) >= 0 && !fclose(f));
+	snprintf(cmd, sizeof(cmd), "c++ -O2 -g '%s' -o '%s' 2>/dev/null", src, prog);
+	if (system(cmd)) {
+		fprintf(stderr, "    c++ could not build the program: skipped\n");
+	} else {
+		sp = function_span(prog, "_Z3usePKN2ns1WEi");
+		CHECK(sp.end > sp.start);
+		for (__u64 a = sp.start; a < sp.end; a++) {
+			if (srclines__lookup(s, prog, a, &c))
+				continue;
+			for (__u32 k = 1; k < c->nr; k++) {
+				const char *fn = c->f[k].func ?: "";
+
+				qualified |= !strcmp(fn, "ns::W::get() const");
+				bare |= !strcmp(fn, "get");
+			}
+		}
+		CHECK(qualified);
+		CHECK(!bare);
+	}
+	srclines__free(s);
+	unlink(prog);
+	unlink(src);
+	rmdir(dir);
+}
+
 static void test_not_inlined(void)
 {
 	struct srclines *s = srclines__new();
@@ -971,6 +1018,7 @@ int main(void)
 {
 	RUN(test_inlined_twice);
 	RUN(test_whole_file_names);
+	RUN(test_cxx_names);
 	RUN(test_not_inlined);
 	RUN(test_file_offset);
 	RUN(test_debug_file);

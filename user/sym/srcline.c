@@ -123,6 +123,7 @@ struct srclines {
 	struct hashtab file_index;   /* (path hash, probe) -> file index + 1 */
 	struct hashtab chains;       /* (vaddr, file index) -> struct srcline_chain */
 	struct stack_names *strs;    /* function and file names, stored once */
+	struct hashtab demangled;    /* a linkage name in strs -> its demangled name in strs */
 	__u64 lookups, hits;
 	__u64 clock;                 /* file uses, for the least recently used */
 	size_t nr_open;              /* files held open */
@@ -1544,6 +1545,32 @@ static Dwarf_Off function_at(const struct cu_index *ix, __u64 pc)
 	return 0;
 }
 
+/* The name of function or inlined subroutine d, interned: its linkage name demangled as symbols
+ * are (C++: "cmp<int>::operator()(int, int) const", where DW_AT_name says "operator()"), so that
+ * an inlined copy and the function's own code have the one name; else DW_AT_name (C). */
+static const char *scope_name(struct srclines *s, Dwarf_Die *d)
+{
+	Dwarf_Attribute a, *at = dwarf_attr_integrate(d, DW_AT_linkage_name, &a);
+	const char *linkage, *key, *name;
+	char *dm;
+
+	linkage = dwarf_formstring(at ?: dwarf_attr_integrate(d, DW_AT_MIPS_linkage_name, &a));
+	if (!linkage || linkage[0] != '_' || linkage[1] != 'Z')
+		return intern(s, dwarf_diename(d));
+	/* demangled once: a template's every inlined copy has the one name (a 2 us call each) */
+	key = intern(s, linkage);
+	name = key ? hashtab_get(&s->demangled, (uintptr_t)key, 0) : NULL;
+	if (name)
+		return name;
+	dm = demangle(linkage);
+	name = intern(s, dm ?: dwarf_diename(d));
+	free(dm);
+	/* (ENOMEM: demangled again the next time) */
+	if (key && name)
+		hashtab_put(&s->demangled, (uintptr_t)key, 0, (void *)name);
+	return name;
+}
+
 /* Scope d (of kind) and, below depth levels, the scopes in it, appended to x.  0 or -ENOMEM. */
 static int add_scope(struct srclines *s, struct fn_scopes *x, struct cu_index *ix, Dwarf_Die *cu,
 		     Dwarf_Die *d, int kind, int depth)
@@ -1561,7 +1588,7 @@ static int add_scope(struct srclines *s, struct fn_scopes *x, struct cu_index *i
 	sc->kind = kind;
 	sc->ranges = x->nr_r;
 	if (kind == SCOPE_FUNCTION || kind == SCOPE_INLINED)
-		sc->name = intern(s, dwarf_diename(d));
+		sc->name = scope_name(s, d);
 	if (kind == SCOPE_INLINED) {
 		sc->call_file = call_file(s, ix, cu, d);
 		sc->call_line = call_line(d);
@@ -1711,7 +1738,7 @@ static int cu_scopes_at(struct srclines *s, struct cu_index *ix, Dwarf_Die *cu, 
 			kind = scope_kind(&child);
 			if ((kind == SCOPE_FUNCTION || kind == SCOPE_INLINED) && n < max)
 				out[n++] = (struct level){
-					intern(s, dwarf_diename(&child)), kind == SCOPE_INLINED,
+					scope_name(s, &child), kind == SCOPE_INLINED,
 					kind == SCOPE_INLINED ? call_file(s, ix, cu, &child) : NULL,
 					kind == SCOPE_INLINED ? call_line(&child) : 0 };
 			parent = child;
@@ -2456,8 +2483,10 @@ void srclines__stats(const struct srclines *s, struct srcline_stats *st)
 
 size_t srclines__bytes(const struct srclines *s)
 {
+	size_t tables = s->chains.cap + s->file_index.cap + s->demangled.cap;
+
 	return s->index_bytes + s->cu_lines_bytes + s->chain_bytes +
-	       (s->chains.cap + s->file_index.cap) * sizeof(struct hashtab_entry) +
+	       tables * sizeof(struct hashtab_entry) +
 	       s->cap_files * sizeof(*s->files) + stack_names__bytes(s->strs);
 }
 
@@ -2473,6 +2502,7 @@ void srclines__free(struct srclines *s)
 		return;
 	hashtab_clear(&s->chains, free_chain);
 	hashtab_clear(&s->file_index, NULL);
+	hashtab_clear(&s->demangled, NULL);
 	for (size_t i = 0; i < s->nr_files; i++) {
 		close_file(s, &s->files[i]);
 		free(s->files[i].path);

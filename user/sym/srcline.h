@@ -9,7 +9,8 @@
 #include <linux/types.h>
 
 struct srcline_frame {
-	const char *func; /* the function (an inlined one's own name), NULL when DWARF has none */
+	const char *func; /* the function (an inlined one's own name: its linkage name demangled,
+			   * else DW_AT_name), NULL when DWARF has none */
 	const char *file; /* the source file as DWARF names it (usually absolute), or NULL */
 	__u32 line;       /* 0 when unknown */
 };
