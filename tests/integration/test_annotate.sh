@@ -7,9 +7,13 @@ need_root annotate || exit 0
 
 # ---- the grammar: annotate [options] [SYMBOL] [DURATION] [-- COMMAND] ----
 if [ "$(uname -m)" = x86_64 ]; then
-	"$BPFPROF" annotate --stdio -F 999 asm_loop -- "$WL/inlined" loop 1 >"$TMP/pos.txt" 2>"$TMP/pos.err"
+	# from another directory than the one the workload was compiled in (its DWARF names the
+	# source relative to that: tests/workloads/inlined.c)
+	(cd "$TMP" && "$BPFPROF" annotate --stdio -F 999 asm_loop -- "$WL/inlined" loop 1 >"$TMP/pos.txt" 2>"$TMP/pos.err")
 	check "annotate: SYMBOL positional in a live run annotates that function only" \
 		test "$(grep -c 'Disassembly of' "$TMP/pos.txt")" -eq 1 -a "$(grep -c 'Disassembly of asm_loop ' "$TMP/pos.txt")" -eq 1
+	check "annotate: the source text is found from another directory (DW_AT_comp_dir)" \
+		grep -q '__asm__ volatile' "$TMP/pos.txt"
 	# SYMBOL then DURATION, with -p
 	"$WL/inlined" loop 20 >/dev/null &
 	wl=$!
