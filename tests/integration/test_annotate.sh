@@ -98,3 +98,11 @@ else
 	"$BPFPROF" profile -F 999 --no-children --srcline -o "$TMP/ksrc.txt" -- "$WL/syscalls" read 1 2>/dev/null
 	check "report: kernel frames have source lines" grep -qE '\[k\] .*\.[ch]:[0-9]+' "$TMP/ksrc.txt"
 fi
+
+# ---- a shared library's function, named as perf names a C++ one (no parameter list) ----
+"$BPFPROF" record -F 499 -o "$TMP/cpp.pb.gz" -- "$WL/cppsort" 1 2>/dev/null
+"$BPFPROF" annotate -i "$TMP/cpp.pb.gz" --stdio std::_Hash_bytes >"$TMP/cpp.txt" 2>"$TMP/cpp.err"
+check "annotate -i: std::_Hash_bytes names std::_Hash_bytes(void const*, ...) in libstdc++ ($(head -c 200 "$TMP/cpp.err"))" \
+	bash -c "grep -q 'Disassembly of std::_Hash_bytes(void const\*' '$TMP/cpp.txt' && grep -qE '^ +:	/.*libstdc\+\+\.so' '$TMP/cpp.txt'"
+sum=$(awk '/^ +[0-9.]+ :\t *[0-9a-f]+:/ { s += $1 } END { printf "%.2f", s }' "$TMP/cpp.txt")
+check "annotate -i: std::_Hash_bytes's percentages sum to 100 ($sum)" within "$sum" 100 0.001

@@ -550,6 +550,39 @@ cleanup:
 	return err;
 }
 
+/* Where a demangled C++ name's parameter list begins ("by_hash(std::string const&) const" ->
+ * 7, "S::operator()(int)" -> 13): the '(' that the last ')' closes; strlen(name) without one. */
+static size_t params_at(const char *name)
+{
+	const char *close = strrchr(name, ')');
+	int depth = 0;
+
+	for (const char *c = close; c && c > name; c--) {
+		depth += *c == ')' ? 1 : *c == '(' ? -1 : 0;
+		if (!depth)
+			return c - name;
+	}
+	return strlen(name);
+}
+
+/* Whether SYMBOL names the function: its name as it is (where a C++ name's "[abi:cxx11]" or
+ * "operator[]" would be a bracket expression to fnmatch), as a glob, or either without the
+ * parameter list of a demangled C++ name ("by_hash" for "by_hash(std::string const&)"), as
+ * perf annotate names it. */
+static bool name_matches(const char *symbol, const char *name)
+{
+	size_t n = params_at(name);
+	char base[1024];
+
+	if (!strcmp(symbol, name) || !fnmatch(symbol, name, 0))
+		return true;
+	if (!name[n] || n >= sizeof(base))
+		return false;
+	memcpy(base, name, n);
+	base[n] = '\0';
+	return !strcmp(symbol, base) || !fnmatch(symbol, base, 0);
+}
+
 /* The samples with a function named glob on their stack; with leaf false, not at its leaf:
  * time spent in what the function calls, which an annotation of its own code cannot show. */
 static __u64 samples_named(const struct stack_sample *s, size_t n, const char *glob, bool leaf)
@@ -560,7 +593,7 @@ static __u64 samples_named(const struct stack_sample *s, size_t n, const char *g
 		for (__u32 k = 0; k + !leaf < s[i].nr_frames; k++) {
 			const struct frame *f = stack_sample_frame(&s[i], k);
 
-			if (f->name && !fnmatch(glob, f->name, 0)) {
+			if (f->name && name_matches(glob, f->name)) {
 				v += s[i].value;
 				break;
 			}
@@ -574,7 +607,7 @@ static bool kernel_leaf_named(const struct stack_sample *s, size_t n, const char
 		const struct frame *f = s[i].nr_frames ?
 					stack_sample_frame(&s[i], s[i].nr_frames - 1) : NULL;
 
-		if (f && f->kernel && f->name && !fnmatch(glob, f->name, 0))
+		if (f && f->kernel && f->name && name_matches(glob, f->name))
 			return true;
 	}
 	return false;
@@ -605,7 +638,7 @@ static int annotate_write(FILE *out, const struct stack_sample *s, size_t n, con
 	for (size_t i = 0; i < a.nr; i++) {
 		struct ann_fn *fn = &a.fns[i];
 
-		if (symbol ? fnmatch(symbol, fn->name, 0) != 0 :
+		if (symbol ? !name_matches(symbol, fn->name) :
 			     100.0 * fn->total < percent_limit * a.total)
 			continue;
 		int e = annotate_fn(&p, fn);
@@ -725,13 +758,14 @@ const struct command annotate_cmd = {
 	.notes =
 		PROFILE_EVENT_NOTES
 		"\n"
-		"SYMBOL (or -s SYM, a glob): that function only; without it, those at or above\n"
-		"--percent-limit of the samples (default all), hottest first.  A last word that\n"
-		"begins with a digit is the DURATION: `annotate spin 5`, `annotate -p PID spin`,\n"
-		"`annotate spin -- ./prog`.  On a terminal, instructions at 5% or more are red, at\n"
-		"0.5% green, the hottest bold.  Kernel functions are disassembled from the running\n"
-		"kernel's code (/proc/kcore, else read by a BPF program), with their source lines\n"
-		"where a vmlinux with debug info is found (/usr/lib/debug, or debuginfod).\n",
+		"SYMBOL (or -s SYM, a glob): that function only (a C++ one also by its name without\n"
+		"its parameter list, as perf shows it: `annotate by_hash`); without it, those at\n"
+		"or above --percent-limit of the samples (default all), hottest first.  A last word\n"
+		"that begins with a digit is the DURATION: `annotate spin 5`, `annotate -p PID\n"
+		"spin`, `annotate spin -- ./prog`.  On a terminal, instructions at 5% or more are\n"
+		"red, at 0.5% green, the hottest bold.  Kernel functions are disassembled from the\n"
+		"running kernel's code (/proc/kcore, else read by a BPF program), with their source\n"
+		"lines where a vmlinux with debug info is found (/usr/lib/debug, or debuginfod).\n",
 	.caps = CAP_SYMBOLS | CAP_CPUS | CAP_THREAD_KIND | CAP_STACKS | CAP_EVENTS,
 	.positional = POS_SYMBOL_DURATION,
 	.opts = annotate_opts,
