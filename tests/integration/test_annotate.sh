@@ -106,3 +106,11 @@ check "annotate -i: std::_Hash_bytes names std::_Hash_bytes(void const*, ...) in
 	bash -c "grep -q 'Disassembly of std::_Hash_bytes(void const\*' '$TMP/cpp.txt' && grep -qE '^ +:	/.*libstdc\+\+\.so' '$TMP/cpp.txt'"
 sum=$(awk '/^ +[0-9.]+ :\t *[0-9a-f]+:/ { s += $1 } END { printf "%.2f", s }' "$TMP/cpp.txt")
 check "annotate -i: std::_Hash_bytes's percentages sum to 100 ($sum)" within "$sum" 100 0.001
+
+# ---- files without addresses: said so, not blamed on callees or symbols ----
+"$BPFPROF" report -i "$TMP/hc.pb.gz" -f -o "$TMP/hc.folded" 2>/dev/null
+"$BPFPROF" report -i "$TMP/hc.folded" --pprof "$TMP/noaddr.pb.gz" -o /dev/null 2>/dev/null
+expect_one_error "annotate -i: folded stacks have no addresses" "no sample is at an address in a file: folded stacks" \
+	-- annotate -i "$TMP/hc.folded" spin
+expect_one_error "annotate -i: a pprof without addresses" "no sample is at an address in a file" \
+	-- annotate -i "$TMP/noaddr.pb.gz"

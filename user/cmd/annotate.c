@@ -653,7 +653,10 @@ static int annotate_write(FILE *out, const struct stack_sample *s, size_t n, con
 	} else if (!shown) {
 		__u64 below = symbol ? samples_named(s, n, symbol, false) : 0;
 
-		if (symbol && !samples_named(s, n, symbol, true))
+		if (!live && a.unresolved && a.unresolved + a.kernel == a.total)
+			p_err("no sample is at an address in a file: folded stacks and pprof profiles "
+			      "without mappings have none (bpfprof record and --pprof write them)");
+		else if (symbol && !samples_named(s, n, symbol, true))
 			p_err("no function named %s in the %llu samples", symbol,
 			      (unsigned long long)a.total);
 		else if (below && !(a.kernel && !live && kernel_leaf_named(s, n, symbol)))
