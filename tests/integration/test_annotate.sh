@@ -114,3 +114,26 @@ expect_one_error "annotate -i: folded stacks have no addresses" "no sample is at
 	-- annotate -i "$TMP/hc.folded" spin
 expect_one_error "annotate -i: a pprof without addresses" "no sample is at an address in a file" \
 	-- annotate -i "$TMP/noaddr.pb.gz"
+
+# ---- a function's name is not enough to tell it: two static spin()s, one in a.c, one in b.c ----
+# (a.c's spins twice as long): each is annotated with its own samples, none lost between them
+for f in a b; do
+	n=$([ $f = a ] && echo 2000000 || echo 1000000)
+	printf 'static volatile unsigned long sink;\n__attribute__((noinline)) static void spin(unsigned long n)\n{\n\tunsigned long x = n;\n\tfor (unsigned long i = 0; i < n; i++)\n\t\tx = x * %s + i;\n\tsink = x;\n}\nvoid run_%s(void) { spin(%s); }\n' \
+		"$([ $f = a ] && echo 6364136223846793005UL || echo 0x9e3779b97f4a7c15UL)" $f $n >"$TMP/dup_$f.c"
+done
+printf '#include <time.h>\nvoid run_a(void); void run_b(void);\nint main(void)\n{\n\ttime_t end = time(NULL) + 2;\n\twhile (time(NULL) < end) {\n\t\trun_a();\n\t\trun_b();\n\t}\n\treturn 0;\n}\n' >"$TMP/dup_main.c"
+if cc -O1 -g -o "$TMP/dup" "$TMP/dup_main.c" "$TMP/dup_a.c" "$TMP/dup_b.c" 2>"$TMP/dup_cc.err"; then
+	"$BPFPROF" annotate --stdio -F 999 spin -- "$TMP/dup" >"$TMP/dup.txt" 2>"$TMP/dup.err"
+	sections=$(grep -c 'Disassembly of spin ' "$TMP/dup.txt")
+	check "annotate: two static functions of one name are two annotations ($sections)" test "$sections" -eq 2
+	# each one's percentages sum to 100: no samples of the other one's addresses counted in
+	sums=$(awk '/Disassembly of / { n++ } /^ +[0-9.]+ :\t *[0-9a-f]+:/ { s[n] += $1 } END { for (i = 1; i <= n; i++) printf "%.1f ", s[i] }' "$TMP/dup.txt")
+	check "annotate: each spin()'s percentages sum to 100 ($sums)" \
+		awk -v s="$sums" 'BEGIN { n = split(s, v, " "); for (i = 1; i <= n; i++) if (v[i] < 99.9 || v[i] > 100.1) exit 1; exit n != 2 }'
+	# a.c's first (the hotter), then b.c's
+	files=$(awk '/Disassembly of / { n++ } /^ +:\tdup_[ab]\.c:[0-9]+/ && !seen[n]++ { sub(":.*", "", $2); printf "%s ", $2 }' "$TMP/dup.txt")
+	check "annotate: the hotter spin() (dup_a.c) first, then dup_b.c's ($files)" test "$files" = "dup_a.c dup_b.c "
+else
+	fail "annotate: two static functions of one name" "cc: $(head -c 300 "$TMP/dup_cc.err")"
+fi

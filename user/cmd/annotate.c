@@ -613,6 +613,68 @@ static bool kernel_leaf_named(const struct stack_sample *s, size_t n, const char
 	return false;
 }
 
+/* Whether fn is annotated: named by symbol when given, else at or above percent_limit of the
+ * samples. */
+static bool chosen(const struct annotation *a, const struct ann_fn *fn, const char *symbol,
+		   double percent_limit)
+{
+	return symbol ? name_matches(symbol, fn->name) : 100.0 * fn->total >= percent_limit * a->total;
+}
+
+/* Where the symbol that holds a function's address off (a file offset; a kernel function's:
+ * the address) begins, the same way; ~0 where no symbol holds it. */
+static __u64 symbol_start(struct printer *p, const struct ann_fn *fn, __u64 off)
+{
+	const struct elf_syms *es;
+	const struct ksym *k;
+	__u64 vaddr, sym_off, size;
+
+	if (fn->kernel) {
+		p->ksyms = p->ksyms ?: ksyms__load();
+		k = p->ksyms ? ksyms__find(p->ksyms, off) : NULL;
+		return k ? k->addr : ~0ULL;
+	}
+	es = module_syms(p, fn->module);
+	if (!es || srclines__file_offset_to_vaddr(p->lines, fn->module, off, &vaddr) ||
+	    !elf_syms__find_span(es, vaddr, &sym_off, &size))
+		return ~0ULL;
+	return off - sym_off;
+}
+
+/* a->fns[i] split by its symbols: functions of one name in one file (a static one in each of
+ * two source files, of which the kernel has hundreds) are one name to the samples' frames,
+ * and each is annotated on its own, with its own samples.  The addresses of the others go to
+ * a function appended to a->fns, which is split in turn.  0 or -ENOMEM. */
+static int split_by_symbol(struct printer *p, struct annotation *a, size_t i)
+{
+	struct ann_fn *fn = &a->fns[i];
+	struct ann_fn rest = { .name = fn->name, .module = fn->module, .kernel = fn->kernel };
+	__u64 first = symbol_start(p, fn, fn->addrs[0].offset);
+	size_t keep = 0;
+
+	for (size_t k = 0; k < fn->nr; k++) {
+		if (symbol_start(p, fn, fn->addrs[k].offset) == first) {
+			fn->addrs[keep++] = fn->addrs[k];
+			continue;
+		}
+		if (ARRAY_GROW(rest.addrs, rest.cap, rest.nr + 1))
+			goto nomem;
+		rest.addrs[rest.nr++] = fn->addrs[k];
+		rest.total += fn->addrs[k].count;
+	}
+	fn->nr = keep;
+	fn->total -= rest.total;
+	if (!rest.nr)
+		return 0;
+	if (ARRAY_GROW(a->fns, a->cap, a->nr + 1))
+		goto nomem;
+	a->fns[a->nr++] = rest;
+	return 0;
+nomem:
+	free(rest.addrs);
+	return -ENOMEM;
+}
+
 /* Writes the annotation of the samples' hot functions: those named symbol (a glob) when given,
  * else those at or above percent_limit of all samples.  0 or -errno (printed). */
 static int annotate_write(FILE *out, const struct stack_sample *s, size_t n, const char *event,
@@ -629,6 +691,9 @@ static int annotate_write(FILE *out, const struct stack_sample *s, size_t n, con
 		err = -ENOMEM;
 	for (size_t i = 0; !err && i < n; i++)
 		err = add_leaf(&a, &s[i]);
+	for (size_t i = 0; !err && i < a.nr; i++)
+		if (chosen(&a, &a.fns[i], symbol, percent_limit))
+			err = split_by_symbol(&p, &a, i);
 	if (err)
 		goto cleanup;
 	p.run_total = a.total;
@@ -638,8 +703,7 @@ static int annotate_write(FILE *out, const struct stack_sample *s, size_t n, con
 	for (size_t i = 0; i < a.nr; i++) {
 		struct ann_fn *fn = &a.fns[i];
 
-		if (symbol ? !name_matches(symbol, fn->name) :
-			     100.0 * fn->total < percent_limit * a.total)
+		if (!chosen(&a, fn, symbol, percent_limit))
 			continue;
 		int e = annotate_fn(&p, fn);
 
