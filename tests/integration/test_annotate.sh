@@ -137,3 +137,12 @@ if cc -O1 -g -o "$TMP/dup" "$TMP/dup_main.c" "$TMP/dup_a.c" "$TMP/dup_b.c" 2>"$T
 else
 	fail "annotate: two static functions of one name" "cc: $(head -c 300 "$TMP/dup_cc.err")"
 fi
+
+# ---- events apart: a run of two events annotates each event's samples, as perf does ----
+"$BPFPROF" record -e cpu-clock,task-clock -F 499 -o "$TMP/two.pb.gz" -- "$WL/hotcold" 1 2>/dev/null
+"$BPFPROF" annotate -i "$TMP/two.pb.gz" --stdio spin >"$TMP/two.txt" 2>"$TMP/two.err"
+check "annotate -i: two events are two annotations of spin ($(grep -o 'for [a-z-]* ([0-9]* samples' "$TMP/two.txt" | tr '\n' ' '))" \
+	bash -c "[ \$(grep -c 'Disassembly of spin for cpu-clock ' '$TMP/two.txt') -eq 1 ] && [ \$(grep -c 'Disassembly of spin for task-clock ' '$TMP/two.txt') -eq 1 ]"
+"$BPFPROF" annotate --stdio -e cpu-clock,task-clock -F 499 spin -- "$WL/hotcold" 1 >"$TMP/two_live.txt" 2>&1
+check "annotate: a live run of two events: an annotation each" \
+	test "$(grep -cE 'Disassembly of spin for (cpu|task)-clock ' "$TMP/two_live.txt")" -eq 2

@@ -675,43 +675,72 @@ nomem:
 	return -ENOMEM;
 }
 
+/* Annotates the chosen functions of the samples of event ev (of every sample when ev < 0),
+ * adding its samples to sum's counts, the functions written to *shown and the error of one
+ * that could not be (printed) to *fn_err.  0 or -ENOMEM. */
+static int annotate_event(struct printer *p, const struct stack_sample *s, size_t n, int ev,
+			  const char *symbol, double percent_limit, struct annotation *sum,
+			  size_t *shown, int *fn_err)
+{
+	struct annotation a = { .live = sum->live };
+	int err = 0;
+
+	a.keys = stack_names__new();
+	if (!a.keys)
+		return -ENOMEM;
+	for (size_t i = 0; !err && i < n; i++)
+		if (ev < 0 || s[i].event == (__u32)ev)
+			err = add_leaf(&a, &s[i]);
+	for (size_t i = 0; !err && i < a.nr; i++)
+		if (chosen(&a, &a.fns[i], symbol, percent_limit))
+			err = split_by_symbol(p, &a, i);
+	if (!err && a.nr)
+		qsort(a.fns, a.nr, sizeof(*a.fns), cmp_fn);
+	p->run_total = a.total;
+	for (size_t i = 0; !err && i < a.nr; i++) {
+		int e;
+
+		if (!chosen(&a, &a.fns[i], symbol, percent_limit))
+			continue;
+		e = annotate_fn(p, &a.fns[i]);
+		if (e)
+			*fn_err = e;
+		else
+			(*shown)++;
+	}
+	sum->total += a.total;
+	sum->kernel += a.kernel;
+	sum->unresolved += a.unresolved;
+	for (size_t i = 0; i < a.nr; i++)
+		free(a.fns[i].addrs);
+	free(a.fns);
+	stack_names__free(a.keys);
+	return err;
+}
+
 /* Writes the annotation of the samples' hot functions: those named symbol (a glob) when given,
- * else those at or above percent_limit of all samples.  0 or -errno (printed). */
-static int annotate_write(FILE *out, const struct stack_sample *s, size_t n, const char *event,
-			  const char *symbol, double percent_limit, bool live)
+ * else those at or above percent_limit of all samples.  With more than one event, each event's
+ * apart, as perf annotates each event's (events[i] names the samples of stack_sample.event i);
+ * else the samples are of label.  0 or -errno (printed). */
+static int annotate_write(FILE *out, const struct stack_sample *s, size_t n, const char *label,
+			  const char *const *events, int nr_events, const char *symbol,
+			  double percent_limit, bool live)
 {
 	struct annotation a = { .live = live };
-	struct printer p = { .out = out, .event = event };
+	struct printer p = { .out = out };
 	size_t shown = 0;
 	int err = 0, fn_err = 0;
 
-	a.keys = stack_names__new();
 	p.lines = srclines__new();
-	if (!a.keys || !p.lines)
+	if (!p.lines)
 		err = -ENOMEM;
-	for (size_t i = 0; !err && i < n; i++)
-		err = add_leaf(&a, &s[i]);
-	for (size_t i = 0; !err && i < a.nr; i++)
-		if (chosen(&a, &a.fns[i], symbol, percent_limit))
-			err = split_by_symbol(&p, &a, i);
+	p.colour = !env.stdio && isatty(fileno(out));
+	for (int ev = nr_events > 1 ? 0 : -1; !err && ev < (nr_events > 1 ? nr_events : 0); ev++) {
+		p.event = ev < 0 ? label : events[ev];
+		err = annotate_event(&p, s, n, ev, symbol, percent_limit, &a, &shown, &fn_err);
+	}
 	if (err)
 		goto cleanup;
-	p.run_total = a.total;
-	p.colour = !env.stdio && isatty(fileno(out));
-	if (a.nr)
-		qsort(a.fns, a.nr, sizeof(*a.fns), cmp_fn);
-	for (size_t i = 0; i < a.nr; i++) {
-		struct ann_fn *fn = &a.fns[i];
-
-		if (!chosen(&a, fn, symbol, percent_limit))
-			continue;
-		int e = annotate_fn(&p, fn);
-
-		if (e)
-			fn_err = e;
-		else
-			shown++;
-	}
 	if (!shown && fn_err) {
 		err = fn_err; /* each function that could not be shown said why */
 	} else if (!shown) {
@@ -746,10 +775,6 @@ static int annotate_write(FILE *out, const struct stack_sample *s, size_t n, con
 cleanup:
 	if (err == -ENOMEM)
 		p_err("%s", strerror(ENOMEM));
-	for (size_t i = 0; i < a.nr; i++)
-		free(a.fns[i].addrs);
-	free(a.fns);
-	stack_names__free(a.keys);
 	srclines__free(p.lines);
 	src_cache_free(&p.src);
 	ksyms__free(p.ksyms);
@@ -804,8 +829,8 @@ static int annotate_run_write(struct runner *r)
 	profile_state(r, &st);
 	if (stack_run_samples(st.sr))
 		return -ENOMEM;
-	return annotate_write(r->out, st.sr->samples, st.sr->nr_samples, st.event, env.symbol,
-			      stack_opts.percent_limit, true);
+	return annotate_write(r->out, st.sr->samples, st.sr->nr_samples, st.event, st.events,
+			      st.nr_events, env.symbol, stack_opts.percent_limit, true);
 }
 
 static void annotate_teardown(struct runner *r)
@@ -872,7 +897,8 @@ static int annotate_file_run(FILE *out, char **args, int nr)
 	if (err)
 		goto cleanup;
 	s = profile_in__samples(in, &n);
-	err = annotate_write(out, s, n, in->event_names[0] ? in->event_names[0] : in->value_type,
+	err = annotate_write(out, s, n, in->event_names[0] ?: in->value_type,
+			     (const char *const *)in->event_names, in->nr_events,
 			     nr ? args[0] : env.symbol, env.percent_limit, false);
 cleanup:
 	profile_in__free(in);

@@ -669,6 +669,8 @@ void profile_state(struct runner *r, struct profile_state *out)
 	*out = (struct profile_state){
 		.sr = &env.sr,
 		.event = env.label,
+		.events = env.names,
+		.nr_events = env.nr_names,
 		.freq = env.nr_specs ? 0 : sampled_freq(),
 		.lost = lost ? lost[LOST_STACK_ERR] + lost[LOST_STACKS_FULL] +
 			       lost[LOST_STACK_COLLIDED] + lost[LOST_COUNTS_FULL] : 0,

@@ -51,6 +51,8 @@ void profile_teardown(struct runner *r);
 struct profile_state {
 	struct stack_run *sr;  /* its draining: stack_run_take_period() */
 	const char *event;     /* the events, as given ("cpu-clock") */
+	const char *const *events; /* each event's name, by stack_sample.event */
+	int nr_events;
 	__u64 freq;            /* Hz; 0 when every hit of an event spec is a sample */
 	__u64 lost;            /* samples lost so far: not stored, and runs the kernel skipped */
 	bool trim_bpf_frames;  /* event specs: samples end at the code that hit the event
