@@ -146,3 +146,15 @@ check "annotate -i: two events are two annotations of spin ($(grep -o 'for [a-z-
 "$BPFPROF" annotate --stdio -e cpu-clock,task-clock -F 499 spin -- "$WL/hotcold" 1 >"$TMP/two_live.txt" 2>&1
 check "annotate: a live run of two events: an annotation each" \
 	test "$(grep -cE 'Disassembly of spin for (cpu|task)-clock ' "$TMP/two_live.txt")" -eq 2
+
+# ---- a file rebuilt or gone since the profile was taken: said once, not disassembled ----
+cp "$WL/hotcold" "$TMP/hc_copy"
+"$BPFPROF" record -F 499 -o "$TMP/copy.pb.gz" -- "$TMP/hc_copy" 1 2>/dev/null
+cp "$WL/inlined" "$TMP/hc_copy"
+expect_one_error "annotate -i: a file rebuilt since is not disassembled (build-ids differ)" \
+	"$TMP/hc_copy is not the file the samples are of \(build-id [0-9a-f]+, the samples' [0-9a-f]+\)" \
+	-- annotate -i "$TMP/copy.pb.gz" spin
+rm "$TMP/hc_copy"
+# (spin, hot_a, hot_b: the file's functions, one line for them)
+expect_one_error "annotate -i: a file gone since: why, once" "cannot read $TMP/hc_copy: No such file or directory" \
+	-- annotate -i "$TMP/copy.pb.gz" '[sh][po][it]*'

@@ -52,6 +52,7 @@ struct ann_addr {
 /* A function the samples' leaves are in. */
 struct ann_fn {
 	const char *name, *module;
+	const char *build_id; /* the module's, as the samples had it (hex), or NULL */
 	bool kernel;
 	__u64 total;
 	struct ann_addr *addrs;
@@ -100,7 +101,7 @@ static int add_leaf(struct annotation *a, const struct stack_sample *s)
 		if (ARRAY_GROW(a->fns, a->cap, a->nr + 1))
 			return -ENOMEM;
 		a->fns[a->nr++] = (struct ann_fn){ .name = f->name, .module = f->module,
-						   .kernel = leaf->kernel };
+						   .build_id = f->build_id, .kernel = leaf->kernel };
 	}
 	fn = &a->fns[id];
 	fn->total += s->value;
@@ -205,19 +206,23 @@ struct printer {
 	struct {
 		char *path;
 		struct elf_syms *es;
+		int err;   /* errno of the open where es is NULL */
+		bool said; /* why its functions cannot be disassembled, printed */
 	} syms[32];
 	size_t nr_syms, next_sym;
 };
 
-/* The symbols of the file at path, from the cache (NULL when unreadable). */
+/* The symbols of the file at path, from the cache (NULL with errno set when unreadable). */
 static const struct elf_syms *module_syms(struct printer *p, const char *path)
 {
 	size_t i, n = sizeof(p->syms) / sizeof(p->syms[0]);
 	char *copy;
 
 	for (i = 0; i < p->nr_syms; i++)
-		if (!strcmp(p->syms[i].path, path))
+		if (!strcmp(p->syms[i].path, path)) {
+			errno = p->syms[i].err;
 			return p->syms[i].es;
+		}
 	copy = strdup(path);
 	if (!copy)
 		return NULL;
@@ -227,7 +232,23 @@ static const struct elf_syms *module_syms(struct printer *p, const char *path)
 	elf_syms__free(p->syms[i].es);
 	p->syms[i].path = copy;
 	p->syms[i].es = elf_syms__open(path);
+	p->syms[i].err = p->syms[i].es ? 0 : errno ?: ENOEXEC;
+	errno = p->syms[i].err;
 	return p->syms[i].es;
+}
+
+/* Whether why the file at path cannot be read was said (module_syms() opened it): then true;
+ * else false, and it is taken as said. */
+static bool module_said(struct printer *p, const char *path)
+{
+	for (size_t i = 0; i < p->nr_syms; i++) {
+		if (strcmp(p->syms[i].path, path))
+			continue;
+		if (p->syms[i].said)
+			return true;
+		p->syms[i].said = true;
+	}
+	return false;
 }
 
 static const char *colour_of(const struct printer *p, double pct, bool hottest)
@@ -248,14 +269,29 @@ static int read_code(struct printer *p, const struct ann_fn *fn, __u64 *start, _
 	const struct elf_syms *es = module_syms(p, fn->module);
 	__u64 vaddr, off = fn->addrs[0].offset, sym_off = 0, size = 0;
 	enum file_refusal why;
+	const char *name, *id;
 	struct stat st;
-	const char *name;
-	int fd = -1, err;
+	int fd = -1, err = -errno;
 	ssize_t got;
 
 	*code = NULL;
+	/* (once per file, not once for each of its functions) */
+	if (!es) {
+		if (!module_said(p, fn->module))
+			p_err("cannot read %s: %s", fn->module, strerror(-err));
+		goto cleanup;
+	}
+	/* a file rebuilt since the profile was taken: its code is not what was sampled */
+	id = elf_syms__build_id(es);
+	if (fn->build_id && id && strcmp(fn->build_id, id)) {
+		if (!module_said(p, fn->module))
+			p_err("%s is not the file the samples are of (build-id %s, the samples' %s)",
+			      fn->module, id, fn->build_id);
+		err = -ESTALE;
+		goto cleanup;
+	}
 	err = srclines__file_offset_to_vaddr(p->lines, fn->module, off, &vaddr);
-	name = err || !es ? NULL : elf_syms__find_span(es, vaddr, &sym_off, &size);
+	name = err ? NULL : elf_syms__find_span(es, vaddr, &sym_off, &size);
 	if (!name || !size) {
 		p_err("%s: no symbol at %s+0x%llx to disassemble", fn->name, fn->module,
 		      (unsigned long long)off);
@@ -648,7 +684,8 @@ static __u64 symbol_start(struct printer *p, const struct ann_fn *fn, __u64 off)
 static int split_by_symbol(struct printer *p, struct annotation *a, size_t i)
 {
 	struct ann_fn *fn = &a->fns[i];
-	struct ann_fn rest = { .name = fn->name, .module = fn->module, .kernel = fn->kernel };
+	struct ann_fn rest = { .name = fn->name, .module = fn->module, .build_id = fn->build_id,
+			       .kernel = fn->kernel };
 	__u64 first = symbol_start(p, fn, fn->addrs[0].offset);
 	size_t keep = 0;
 
