@@ -158,3 +158,9 @@ rm "$TMP/hc_copy"
 # (spin, hot_a, hot_b: the file's functions, one line for them)
 expect_one_error "annotate -i: a file gone since: why, once" "cannot read $TMP/hc_copy: No such file or directory" \
 	-- annotate -i "$TMP/copy.pb.gz" '[sh][po][it]*'
+
+# ---- an output that cannot be written: said, exit 1 ----
+expect_one_error "annotate -i: a full disk is said" "cannot write /dev/full: No space left on device" \
+	-- annotate -i "$TMP/hc.pb.gz" -o /dev/full spin
+expect_one_error "annotate: a full disk is said (a live run)" "cannot write /dev/full: No space left on device" \
+	-- annotate -F 99 -o /dev/full work -- "$WL/inlined" inline 0.3

@@ -807,8 +807,8 @@ static int annotate_write(FILE *out, const struct stack_sample *s, size_t n, con
 			"live run only (a file's addresses may be another boot's)\n",
 			(unsigned long long)a.kernel);
 	}
-	if (!err)
-		err = stack_output_done(out);
+	if (!err && (err = stack_output_done(out)))
+		runner_report_failed(err); /* the output's name and why, once; not a closed pipe */
 cleanup:
 	if (err == -ENOMEM)
 		p_err("%s", strerror(ENOMEM));
