@@ -35,6 +35,7 @@ usage_error "annotate: two symbols" "unexpected argument 'b'" annotate a b -- tr
 usage_error "annotate: DURATION before SYMBOL" "unexpected argument 'spin'" annotate 5 spin -- true
 usage_error "annotate: two durations" "unexpected argument '6'" annotate 5 6 -- true
 usage_error "annotate: SYMBOL and -s" "given twice" annotate -s a b -- true
+expect_one_error "annotate -i: SYMBOL and -s" "the function is given twice \('b' and -s a\)" -- annotate -i /dev/null -s a b
 usage_error "annotate: SYMBOL DURATION and -d" "DURATION given twice" annotate -d 1 a 2 -- true
 usage_error "annotate: a bad DURATION" "invalid duration" annotate a 0 -- true
 "$BPFPROF" annotate --help >"$TMP/help.txt"

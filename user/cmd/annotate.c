@@ -927,6 +927,10 @@ static int annotate_file_run(FILE *out, char **args, int nr)
 		p_err("annotate from a file needs -i FILE");
 		return -EINVAL;
 	}
+	if (nr && env.symbol) {
+		p_err("the function is given twice ('%s' and -s %s)", args[0], env.symbol);
+		return -EINVAL;
+	}
 	in = profile_in__new();
 	if (in)
 		stack_agg__keep_leaf_addrs(in->agg); /* the addresses are what is annotated */
