@@ -165,3 +165,11 @@ expect_one_error "annotate -i: a full disk is said" "cannot write /dev/full: No 
 	-- annotate -i "$TMP/hc.pb.gz" -o /dev/full spin
 expect_one_error "annotate: a full disk is said (a live run)" "cannot write /dev/full: No space left on device" \
 	-- annotate -F 99 -o /dev/full work -- "$WL/inlined" inline 0.3
+
+# ---- the vdso: the image every process maps (ours too), annotated as perf does ----
+vfn=$([ "$(uname -m)" = aarch64 ] && echo __kernel_clock_gettime || echo __vdso_clock_gettime)
+"$BPFPROF" annotate --stdio -F 499 $vfn -- "$WL/vdsoclock" 1 >"$TMP/vdso.txt" 2>"$TMP/vdso.err"
+check "annotate: the vdso's $vfn is annotated ($(head -c 200 "$TMP/vdso.err"))" \
+	bash -c "grep -q 'Disassembly of $vfn ' '$TMP/vdso.txt' && grep -qE '^ +:	\[vdso\]$' '$TMP/vdso.txt'"
+sum=$(awk '/^ +[0-9.]+ :\t *[0-9a-f]+:/ { s += $1 } END { printf "%.2f", s }' "$TMP/vdso.txt")
+check "annotate: the vdso function's percentages sum to 100 ($sum)" within "$sum" 100 0.001

@@ -33,6 +33,8 @@
 #define MAX_FUNCTION_BYTES (1 << 20)
 /* of a kernel function, whose end kallsyms only bounds by the next symbol */
 #define MAX_KERNEL_FUNCTION_BYTES (1 << 16)
+/* The module of a frame in the vdso (sym/syms.h) */
+#define VDSO "[vdso]"
 /* perf annotate's colours: red from 5%, green from 0.5% */
 #define HOT_PERCENT 5.0
 #define WARM_PERCENT 0.5
@@ -89,7 +91,8 @@ static int add_leaf(struct annotation *a, const struct stack_sample *s)
 		a->kernel += s->value;
 	if (leaf->kernel && !a->live)
 		return 0;
-	if (!f->name || !f->module || (!leaf->kernel && f->module[0] != '/')) {
+	if (!f->name || !f->module ||
+	    (!leaf->kernel && f->module[0] != '/' && strcmp(f->module, VDSO))) {
 		a->unresolved += s->value;
 		return 0;
 	}
@@ -212,10 +215,12 @@ struct printer {
 	size_t nr_syms, next_sym;
 };
 
-/* The symbols of the file at path, from the cache (NULL with errno set when unreadable). */
+/* The symbols of the file at path (or of our own [vdso], every process's), from the cache (NULL
+ * with errno set when unreadable). */
 static const struct elf_syms *module_syms(struct printer *p, const char *path)
 {
-	size_t i, n = sizeof(p->syms) / sizeof(p->syms[0]);
+	size_t i, n = sizeof(p->syms) / sizeof(p->syms[0]), size;
+	const void *vdso;
 	char *copy;
 
 	for (i = 0; i < p->nr_syms; i++)
@@ -231,7 +236,13 @@ static const struct elf_syms *module_syms(struct printer *p, const char *path)
 	free(p->syms[i].path);
 	elf_syms__free(p->syms[i].es);
 	p->syms[i].path = copy;
-	p->syms[i].es = elf_syms__open(path);
+	if (strcmp(path, VDSO)) {
+		p->syms[i].es = elf_syms__open(path);
+	} else {
+		vdso = syms_vdso_image(&size);
+		errno = ENOENT; /* a kernel without one */
+		p->syms[i].es = vdso ? elf_syms__open_mem(vdso, size, VDSO) : NULL;
+	}
 	p->syms[i].err = p->syms[i].es ? 0 : errno ?: ENOEXEC;
 	errno = p->syms[i].err;
 	return p->syms[i].es;
@@ -270,6 +281,7 @@ static int read_code(struct printer *p, const struct ann_fn *fn, __u64 *start, _
 	__u64 vaddr, off = fn->addrs[0].offset, sym_off = 0, size = 0;
 	enum file_refusal why;
 	const char *name, *id;
+	size_t image_size;
 	struct stat st;
 	int fd = -1, err = -errno;
 	ssize_t got;
@@ -290,8 +302,8 @@ static int read_code(struct printer *p, const struct ann_fn *fn, __u64 *start, _
 		err = -ESTALE;
 		goto cleanup;
 	}
-	err = srclines__file_offset_to_vaddr(p->lines, fn->module, off, &vaddr);
-	name = err ? NULL : elf_syms__find_span(es, vaddr, &sym_off, &size);
+	name = elf_syms__file_offset_to_vaddr(es, off, &vaddr) ?
+	       elf_syms__find_span(es, vaddr, &sym_off, &size) : NULL;
 	if (!name || !size) {
 		p_err("%s: no symbol at %s+0x%llx to disassemble", fn->name, fn->module,
 		      (unsigned long long)off);
@@ -300,6 +312,20 @@ static int read_code(struct printer *p, const struct ann_fn *fn, __u64 *start, _
 	}
 	*start = vaddr - sym_off;
 	*len = size > MAX_FUNCTION_BYTES ? MAX_FUNCTION_BYTES : size;
+	if (!strcmp(fn->module, VDSO)) {
+		/* the image mapped into every process, ours too (the build-ids agreed) */
+		const __u8 *image = syms_vdso_image(&image_size);
+
+		if (!image || off - sym_off >= image_size || !(*code = malloc(*len))) {
+			err = image ? -ENOMEM : -ENOENT;
+			p_err("cannot read %s's code in %s: %s", fn->name, VDSO, strerror(-err));
+			goto cleanup;
+		}
+		*len = *len < image_size - (off - sym_off) ? *len : image_size - (off - sym_off);
+		memcpy(*code, image + off - sym_off, *len);
+		err = 0;
+		goto cleanup;
+	}
 	fd = untrusted_open(AT_FDCWD, fn->module, FILE_MAPPED, &named, &st, &why);
 	*code = malloc(*len);
 	if (fd < 0 || !*code) {
@@ -496,7 +522,7 @@ static int annotate_fn(struct printer *p, const struct ann_fn *fn)
 		start_off = start; /* a kernel function's "offsets" are its addresses */
 	} else {
 		es = module_syms(p, fn->module);
-		srclines__file_offset_to_vaddr(p->lines, fn->module, fn->addrs[0].offset, &vaddr);
+		elf_syms__file_offset_to_vaddr(es, fn->addrs[0].offset, &vaddr);
 		start_off = fn->addrs[0].offset - (vaddr - start);
 	}
 	err = capstone_load();
@@ -671,7 +697,7 @@ static __u64 symbol_start(struct printer *p, const struct ann_fn *fn, __u64 off)
 		return k ? k->addr : ~0ULL;
 	}
 	es = module_syms(p, fn->module);
-	if (!es || srclines__file_offset_to_vaddr(p->lines, fn->module, off, &vaddr) ||
+	if (!elf_syms__file_offset_to_vaddr(es, off, &vaddr) ||
 	    !elf_syms__find_span(es, vaddr, &sym_off, &size))
 		return ~0ULL;
 	return off - sym_off;
