@@ -173,3 +173,7 @@ check "annotate: the vdso's $vfn is annotated ($(head -c 200 "$TMP/vdso.err"))" 
 	bash -c "grep -q 'Disassembly of $vfn ' '$TMP/vdso.txt' && grep -qE '^ +:	\[vdso\]$' '$TMP/vdso.txt'"
 sum=$(awk '/^ +[0-9.]+ :\t *[0-9a-f]+:/ { s += $1 } END { printf "%.2f", s }' "$TMP/vdso.txt")
 check "annotate: the vdso function's percentages sum to 100 ($sum)" within "$sum" 100 0.001
+# code in no file (JIT): not annotated, and the annotation says how much of the run that is
+"$BPFPROF" annotate --stdio -F 499 -- "$WL/jit" 1 >"$TMP/jit.txt" 2>"$TMP/jit.err"
+check "annotate: samples in JIT code are said not annotated ($(grep '^# ' "$TMP/jit.txt" | head -1))" \
+	grep -qE '^# [0-9]+ samples \((9[0-9]|100)\.[0-9]%\) are not annotated: in code of no file' "$TMP/jit.txt"

@@ -825,13 +825,18 @@ static int annotate_write(FILE *out, const struct stack_sample *s, size_t n, con
 			      " (no samples at all)");
 		else
 			p_err("no function to annotate: %llu samples, %llu of them in the kernel, "
-			      "%llu in code without symbols", (unsigned long long)a.total,
+			      "%llu in code of no file or of no symbol", (unsigned long long)a.total,
 			      (unsigned long long)a.kernel, (unsigned long long)a.unresolved);
 		err = -ENOENT;
-	} else if (a.kernel && !live) {
-		fprintf(out, "# %llu samples in the kernel are not annotated: its code is read in a "
-			"live run only (a file's addresses may be another boot's)\n",
-			(unsigned long long)a.kernel);
+	} else {
+		if (a.kernel && !live)
+			fprintf(out, "# %llu samples in the kernel are not annotated: its code is read "
+				"in a live run only (a file's addresses may be another boot's)\n",
+				(unsigned long long)a.kernel);
+		if (a.unresolved && !symbol)
+			fprintf(out, "# %llu samples (%.1f%%) are not annotated: in code of no file (JIT, "
+				"anonymous memory) or of no symbol\n", (unsigned long long)a.unresolved,
+				100.0 * a.unresolved / a.total);
 	}
 	if (!err && (err = stack_output_done(out)))
 		runner_report_failed(err); /* the output's name and why, once; not a closed pipe */
