@@ -177,3 +177,18 @@ check "annotate: the vdso function's percentages sum to 100 ($sum)" within "$sum
 "$BPFPROF" annotate --stdio -F 499 -- "$WL/jit" 1 >"$TMP/jit.txt" 2>"$TMP/jit.err"
 check "annotate: samples in JIT code are said not annotated ($(grep '^# ' "$TMP/jit.txt" | head -1))" \
 	grep -qE '^# [0-9]+ samples \((9[0-9]|100)\.[0-9]%\) are not annotated: in code of no file' "$TMP/jit.txt"
+
+# ---- perf annotate's display options: -n, -M intel, --asm-raw, --no-source ----
+"$BPFPROF" annotate -i "$TMP/hc.pb.gz" spin -n -M intel --asm-raw --no-source >"$TMP/opts.txt" 2>"$TMP/opts.err"
+total=$(sed -n 's/.*Disassembly of spin for [^(]*(\([0-9]*\) samples.*/\1/p' "$TMP/opts.txt")
+counted=$(awk '/^ +[0-9]+ :\t *[0-9a-f]+:/ { s += $1 } END { print s + 0 }' "$TMP/opts.txt")
+check "annotate -n: sample counts that add up to the function's ($counted of ${total:-none})" \
+	bash -c "grep -q '^ Samples |' '$TMP/opts.txt' && [ -n '$total' ] && [ '$counted' = '$total' ]"
+check "annotate --asm-raw: each instruction's bytes" \
+	grep -qE '^ +[0-9]+ :	 *[0-9a-f]+:   ([0-9a-f]{2} )+ +[a-z]' "$TMP/opts.txt"
+if [ "$(uname -m)" = x86_64 ]; then
+	check "annotate -M intel: Intel syntax (no %registers)" \
+		bash -c "grep -qE '^ +[0-9]+ :	' '$TMP/opts.txt' && ! grep -E '^ +[0-9]+ :	' '$TMP/opts.txt' | grep -q '%'"
+fi
+check "annotate --no-source: no source lines" bash -c "! grep -qE '^ +:	[^ ]+\.[ch]:[0-9]+' '$TMP/opts.txt'"
+usage_error "annotate -M: an unknown style" "invalid --disassembler-style 'foo' \(att or intel\)" annotate -M foo -- true

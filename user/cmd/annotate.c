@@ -44,6 +44,8 @@ static struct {
 	const char *input;  /* -i */
 	bool stdio;
 	double percent_limit; /* the file mode's --percent-limit */
+	/* perf annotate's -n, -M intel, --asm-raw, --no-source */
+	bool show_nr, intel, asm_raw, no_source;
 } env;
 
 struct ann_addr {
@@ -449,6 +451,17 @@ static const char *call_target(struct printer *p, const struct ann_fn *fn,
 	return buf;
 }
 
+/* --asm-raw: the instruction's bytes in hex, as objdump prints them, padded to seven. */
+static const char *raw_bytes(const cs_insn *insn, char *buf, size_t size)
+{
+	size_t off = 0;
+
+	for (size_t i = 0; i < insn->size && off + 4 < size; i++)
+		off += snprintf(buf + off, size - off, "%02x ", insn->bytes[i]);
+	snprintf(buf + off, size - off, "%*s", off < 21 ? (int)(21 - off) : 0, "");
+	return buf;
+}
+
 static __u64 insn_count(const struct ann_fn *fn, __u64 start_off, __u64 addr, __u64 start,
 			size_t size)
 {
@@ -510,7 +523,7 @@ static int annotate_fn(struct printer *p, const struct ann_fn *fn)
 	__u8 *code = NULL;
 	size_t len = 0, n = 0;
 	const struct elf_syms *es = NULL;
-	char target[256];
+	char target[256], raw[64];
 	csh cs = 0;
 	int err;
 
@@ -530,9 +543,9 @@ static int annotate_fn(struct printer *p, const struct ann_fn *fn)
 		goto cleanup;
 #if defined(__x86_64__)
 	err = cs_rt.open(CS_ARCH_X86, CS_MODE_64, &cs) == CS_ERR_OK ? 0 : -EINVAL;
-	/* AT&T, as objdump and perf annotate print x86 */
+	/* AT&T, as objdump and perf annotate print x86, unless -M intel */
 	if (!err)
-		cs_rt.option(cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
+		cs_rt.option(cs, CS_OPT_SYNTAX, env.intel ? CS_OPT_SYNTAX_INTEL : CS_OPT_SYNTAX_ATT);
 #elif defined(__aarch64__)
 	err = cs_rt.open(CS_ARCH_ARM64, CS_MODE_ARM, &cs) == CS_ERR_OK ? 0 : -EINVAL;
 #else
@@ -549,22 +562,23 @@ static int annotate_fn(struct printer *p, const struct ann_fn *fn)
 
 		hottest = c > hottest ? c : hottest;
 	}
-	fprintf(p->out, " Percent |\tSource code & Disassembly of %s for %s (%llu samples, "
-		"%.2f%% of all, percent: local period)\n", fn->name, p->event,
+	fprintf(p->out, " %s |\tSource code & Disassembly of %s for %s (%llu samples, "
+		"%.2f%% of all, percent: local period)\n", env.show_nr ? "Samples" : "Percent",
+		fn->name, p->event,
 		(unsigned long long)fn->total, p->run_total ? 100.0 * fn->total / p->run_total : 0);
 	fprintf(p->out, "%s\n", "----------------------------------------------------------------"
 		"--------------------------------");
 	if (fn->kernel) {
 		fprintf(p->out, "         :\t%s (the code as it runs, read through %s)\n",
 			fn->module, p->ktext_how);
-		if (insn_chain(p, fn, start, &chain) == -ENOENT)
+		if (!env.no_source && insn_chain(p, fn, start, &chain) == -ENOENT)
 			fprintf(p->out, "         :\t(source lines unavailable: %s)\n",
 				p->vmlinux ? "a module's, and only vmlinux's are read" :
 				"no vmlinux with debug info (/usr/lib/debug/boot/vmlinux-RELEASE, "
 				"by build-id, or from debuginfod)");
 	} else {
 		fprintf(p->out, "         :\t%s\n", fn->module);
-		if (!srclines__has_dwarf(p->lines, fn->module))
+		if (!env.no_source && !srclines__has_dwarf(p->lines, fn->module))
 			fprintf(p->out, "         :\t(source lines unavailable: no debug info, nor a "
 				"debug file)\n");
 	}
@@ -574,7 +588,7 @@ static int annotate_fn(struct printer *p, const struct ann_fn *fn)
 		const char *col = colour_of(p, pct, c && c == hottest);
 
 		/* the source line the instruction is from, where it changes */
-		if (!insn_chain(p, fn, insn[i].address, &chain)) {
+		if (!env.no_source && !insn_chain(p, fn, insn[i].address, &chain)) {
 			const struct srcline_frame *at = &chain->f[chain->nr - 1];
 
 			if (at->file && at->line && (at->line != last_line || !last_file ||
@@ -593,11 +607,15 @@ static int annotate_fn(struct printer *p, const struct ann_fn *fn)
 				last_line = at->line;
 			}
 		}
-		if (c)
+		if (c && env.show_nr)
+			fprintf(p->out, "%s%8llu%s :\t", col, (unsigned long long)c,
+				p->colour ? "\033[0m" : "");
+		else if (c)
 			fprintf(p->out, "%s%8.2f%s :\t", col, pct, p->colour ? "\033[0m" : "");
 		else
-			fprintf(p->out, "    0.00 :\t");
-		fprintf(p->out, "%s%8llx:   %-7s %s%s%s\n", col, (unsigned long long)insn[i].address,
+			fprintf(p->out, env.show_nr ? "       0 :\t" : "    0.00 :\t");
+		fprintf(p->out, "%s%8llx:   %s%-7s %s%s%s\n", col, (unsigned long long)insn[i].address,
+			env.asm_raw ? raw_bytes(&insn[i], raw, sizeof(raw)) : "",
 			insn[i].mnemonic, insn[i].op_str,
 			call_target(p, fn, es, &insn[i], start, start + len, target, sizeof(target)),
 			p->colour && *col ? "\033[0m" : "");
@@ -859,6 +877,26 @@ cleanup:
 
 RUNNER_SKELETON(profile);
 
+static int opt_style(const char *arg)
+{
+	if (strcmp(arg, "att") && strcmp(arg, "intel")) {
+		p_err("invalid --disassembler-style '%s' (att or intel)", arg);
+		return -EINVAL;
+	}
+	env.intel = !strcmp(arg, "intel");
+	return 0;
+}
+
+/* How instructions are shown, live and from a file: perf annotate's options. */
+#define ANNOTATE_DISPLAY_OPTS                                                                   \
+	{ 'n', "show-nr-samples", NULL, "the samples on each instruction, not their percent",     \
+	  OPT_FLAG, &env.show_nr },                                                                \
+	{ 'M', "disassembler-style", "STYLE", "att (the default, as objdump prints x86) or intel", \
+	  OPT_FN, .fn = opt_style },                                                               \
+	{ 0, "asm-raw", NULL, "each instruction's bytes too", OPT_FLAG, &env.asm_raw },           \
+	{ 0, "no-source", NULL, "no source lines between the instructions", OPT_FLAG,            \
+	  &env.no_source }
+
 static const struct opt annotate_opts[] = {
 	{ 's', "symbol", "SYM", "only this function (a glob), as SYMBOL; default every\n"
 	  "function at or above --percent-limit", OPT_STR, &env.symbol },
@@ -866,6 +904,7 @@ static const struct opt annotate_opts[] = {
 	  "terminal)", OPT_FLAG, &env.stdio },
 	{ 'i', "input", "FILE", "annotate a pprof file made with addresses (bpfprof's\n"
 	  "--pprof) instead of running: bpfprof annotate -i FILE [SYMBOL]", OPT_STR, &env.input },
+	ANNOTATE_DISPLAY_OPTS,
 	{},
 };
 
@@ -944,6 +983,7 @@ static const struct opt annotate_file_opts[] = {
 	{ 0, "stdio", NULL, "plain text, no colours", OPT_FLAG, &env.stdio },
 	{ 0, "percent-limit", "P", "only functions with at least P percent of the samples",
 	  OPT_PERCENT, &env.percent_limit },
+	ANNOTATE_DISPLAY_OPTS,
 	{},
 };
 
