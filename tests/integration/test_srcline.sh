@@ -106,6 +106,8 @@ check "srcline: the flame graph marks inlined frames (mix_a_[i])" grep -q 'mix_a
 "$BPFPROF" profile -U -F 499 --no-children --sort srcline -o "$TMP/bysrc.txt" -- "$WL/inlined" inline 1 2>/dev/null
 check "srcline: --sort srcline: rows per line of mix_a" \
 	grep -qE '^ +[0-9.]+%  \[\.\] mix_a \(inlined\) inlined\.c:[0-9]+$' "$TMP/bysrc.txt"
+check "srcline: --sort srcline: the column says Source:Line, as perf's" \
+	grep -q '^# Overhead  Symbol and Source:Line$' "$TMP/bysrc.txt"
 # kernel frames and no vmlinux with debug info: --srcline's header says their lines are missing
 "$BPFPROF" profile -F 499 --no-children --srcline -o "$TMP/ksrc.txt" -- "$WL/syscalls" read 1 2>/dev/null
 if ! grep -q '\[k\]' "$TMP/ksrc.txt"; then

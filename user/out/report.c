@@ -1126,7 +1126,8 @@ static void print_table_header(FILE *out, const struct report *r, const __u32 *r
 		fprintf(out, "  %*s", w->ms, "Self(ms)");
 	print_column(out, w->comm, "Command");
 	print_column(out, w->dso, "Shared Object");
-	fprintf(out, "  Symbol\n");
+	/* perf names the column of --sort srcline Source:Line; ours keeps the symbol before it */
+	fprintf(out, "  %s\n", r->o.srcline ? "Symbol and Source:Line" : "Symbol");
 	fprintf(out, "# ........");
 	if (r->o.children)
 		fprintf(out, "  ........");
