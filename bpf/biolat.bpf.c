@@ -46,11 +46,11 @@ __u32 hist_gen;
 
 __u64 lost[BIOLAT_LOST_REASONS];
 /* Stamped runs: the I/Os counted that the disks' statistics leave out (flushes, passthrough
- * requests), for user space's count of the completions never seen (biolat.c, unseen_stamped()). */
+ * requests, a queue's without iostats), for user space's count of the completions never seen
+ * (biolat.c, unseen_stamped()). */
 __u64 not_in_disk_stats;
-/* Stamped runs: completions the disks' statistics count as writes and biolat does not: writes
- * with no bytes left, the end of a flush sequence (its data was counted at its completion) or a
- * bare preflush. */
+/* Stamped runs: completions the disks' statistics count as writes and biolat does not: the end
+ * of a bare preflush, a write with no data. */
 __u64 only_in_disk_stats;
 
 /* Requests in flight, in a direct-mapped table indexed by a hash of the request's address: an
@@ -420,7 +420,10 @@ static __always_inline void count_hist(struct biolat_key *key, __u64 lat_ns)
 }
 
 /* In a stamped run, counts rq apart when /sys/block/D/stat's reads, writes and discards leave
- * it out: the kernel's request operations are enum req_op, as readable as RQF_STATS. */
+ * it out: flushes (counted apart, blk_account_io_flush()), passthrough requests and those of a
+ * queue without iostats (no RQF_IO_STAT).  The kernel's request operations are enum req_op, as
+ * readable as RQF_STATS.  A flush sequence's data write is counted here at its data and there
+ * once, at the sequence's end (blk_account_io_done() skips it while RQF_FLUSH_SEQ is set). */
 static __always_inline void count_disk_stats(struct request *rq, bool btf)
 {
 	__u32 op;
@@ -430,7 +433,7 @@ static __always_inline void count_disk_stats(struct request *rq, bool btf)
 	op = rq->cmd_flags & REQ_OP_MASK;
 	if (op == bpf_core_enum_value(enum req_op, REQ_OP_FLUSH) ||
 	    op == bpf_core_enum_value(enum req_op, REQ_OP_DRV_IN) ||
-	    op == bpf_core_enum_value(enum req_op, REQ_OP_DRV_OUT))
+	    op == bpf_core_enum_value(enum req_op, REQ_OP_DRV_OUT) || !request_io_stat(rq))
 		__sync_fetch_and_add(&not_in_disk_stats, 1);
 }
 
@@ -491,11 +494,12 @@ static __always_inline int complete_rest(struct request *rq, __u32 data_len, boo
 	/* A write that went through the flush machinery (a data write with a preflush or FUA the
 	 * disk lacks) completes twice: its data, counted, then once its postflush is done
 	 * (blk_flush_complete_seq(), REQ_FSEQ_DONE) with no bytes left.  Counted once, at the
-	 * first, where the issue program's entry ends; the kernel stamps no other write without
-	 * bytes (a bare preflush is never issued itself). */
+	 * first, where the issue program's entry ends; the disk's statistics count it once too,
+	 * at the second.  A bare preflush (fsync's, O_DSYNC's) completes once, with no bytes and
+	 * never issued itself (state idle: its flush request was): no I/O here, a write there. */
 	if (targ_stamped && btf && !data_len &&
 	    (rq->cmd_flags & REQ_OP_MASK) == bpf_core_enum_value(enum req_op, REQ_OP_WRITE)) {
-		if (describe_ok(rq))
+		if (rq->state == MQ_RQ_IDLE && request_io_stat(rq) && describe_ok(rq))
 			__sync_fetch_and_add(&only_in_disk_stats, 1);
 		return 0;
 	}

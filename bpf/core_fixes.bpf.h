@@ -127,6 +127,16 @@ static __always_inline __u64 request_issue_stamp(struct request *rq)
 	return rq->io_start_time_ns;
 }
 
+/* Whether the disk's statistics (/sys/block/D/stat) count rq when it ends: blk_account_io_start()
+ * sets RQF_IO_STAT on every request of a queue with iostats on but passthrough ones.  A bit of
+ * enum rqf_flags as request_issue_stamp()'s RQF_STATS (6.15); true where it cannot be read. */
+static __always_inline bool request_io_stat(struct request *rq)
+{
+	if (!bpf_core_enum_value_exists(enum rqf_flags, __RQF_IO_STAT))
+		return true;
+	return rq->rq_flags & (1U << bpf_core_enum_value(enum rqf_flags, __RQF_IO_STAT));
+}
+
 /* The task's own PID namespace, task_active_pid_ns(): thread_pid->numbers[thread_pid->level].ns.
  * thread_pid exists since 4.19, commit 2c4704756cab ("pids: Move the pgrp and session pid
  * pointers from task_struct to signal_struct"); 0 before.  Not nsproxy->pid_ns_for_children,

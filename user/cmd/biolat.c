@@ -625,7 +625,8 @@ static const char *traced_disk(void)
 
 /* Completions BPF never saw in a stamped run, which has no issue to notice them by, estimated:
  * the disks' completions during the run, less the requests they had in flight when it began,
- * less those counted that the disks count too (not flushes, not passthrough requests). */
+ * less those counted that the disks count too (not flushes, not passthrough requests), less the
+ * bare preflushes they count as writes and biolat as no I/O. */
 static __u64 unseen_stamped(const struct biolat_bpf *skel)
 {
 	long done = env.done_end - env.done_start - env.inflight_start;
