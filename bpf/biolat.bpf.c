@@ -343,9 +343,10 @@ static __always_inline int on_issue(struct request *rq, bool btf)
 		sv->state = RQ_ISSUED;
 		return 0;
 	}
-	/* the previous request at this address was issued and never seen completing: here (6.18,
-	 * virtio-blk under a deep queue) up to 1 in 1000 block_rq_complete hits that perf stat
-	 * counts reaches no BPF program, with no recursion miss recorded (README, biolat) */
+	/* the previous request at this address was issued and never seen completing: a nested
+	 * run the kernel skipped, or a kernel that runs no tracing program while certain tasks
+	 * are current (this VM's skips PID 1's threads: a completion interrupting one is never
+	 * seen, and no recursion miss is counted; README, biolat) */
 	if (sv && sv->state == RQ_ISSUED)
 		count_lost(BIOLAT_LOST_NO_COMPLETION);
 	if (target_filters_tasks() && !current_wanted()) {

@@ -96,9 +96,10 @@ label_count() {
 }
 
 # unseen OUT: I/Os biolat reported as issued with no completion seen, or unfinished at the end.
-# On this kernel a block_rq_complete now and then reaches perf's probe and no BPF program at
-# all (no recursion miss counted either; see the README); biolat notices when the request's
-# address is issued again and reports it.
+# This VM's kernel runs no BPF program while the current task is one of PID 1's threads, so a
+# completion interrupting one reaches ftrace and no BPF program, with no recursion miss counted
+# (see the README); biolat notices when the request's address is issued again, or estimates it
+# from the disk's statistics with the kernel's stamp, and reports it.
 unseen() {
 	sed -n -e 's/.*completion never seen by BPF \([0-9]*\).*/\1/p' \
 		-e 's/^bpfprof: \([0-9]*\) I\/Os issued and not completed.*/\1/p' "$1.err" |
@@ -267,12 +268,13 @@ if grep -q "issue time: the kernel's" "$TMP/st.out.err"; then
 			test "$a" -eq "$b"
 	done
 	r=$(label_count "$TMP/st.out" '(= |-)Read$'); w=$(label_count "$TMP/st.out" '(= |-)Write$')
+	# both miss the same completions (above): the stamped run estimates the lost reads and writes
 	u=$(unseen "$TMP/st.out")
 	if [ "$r" -ne 90 ]; then
 		# what each instance said of its losses (the issue program notices a completion
 		# never seen when the request is issued again; the stamped run estimates them from
 		# the disk's counters)
-		grep -h "lost\|never seen\|not completed\|in flight" "$TMP/st.out.err" "$TMP/ni.out.err" |
+		grep -h "lost\|not seen\|not completed\|in flight" "$TMP/st.out.err" "$TMP/ni.out.err" |
 			sed 's/^/#   /'
 	fi
 	accounted "biolat with the kernel's stamp: the 90 reads" "$r" "$u" 90

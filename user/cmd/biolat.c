@@ -695,9 +695,12 @@ static void print_lost(struct biolat_bpf *skel)
 			(unsigned long long)lost[BIOLAT_LOST_HISTS_FULL],
 			(unsigned long long)unseen,
 			(unsigned long long)lost[BIOLAT_LOST_UNSTAMPED]);
+	/* without the stamp, a request whose completion BPF never saw and whose address was not
+	 * issued again looks the same as one still in flight */
 	if (unfinished)
-		fprintf(stderr, "bpfprof: %llu I/Os issued and not completed when the run ended "
-			"(not counted)\n", (unsigned long long)unfinished);
+		fprintf(stderr, "bpfprof: %llu I/Os issued and not completed when the run ended%s "
+			"(not counted)\n", (unsigned long long)unfinished,
+			env.stamped ? "" : ", or whose completion never reached BPF");
 	if (skel->bss->heatmap_late)
 		fprintf(stderr, "bpfprof: %llu I/Os completed after the heat map's last column\n",
 			(unsigned long long)skel->bss->heatmap_late);
