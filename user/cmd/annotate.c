@@ -217,19 +217,28 @@ struct printer {
 	size_t nr_syms, next_sym;
 };
 
+/* The slot of p->syms that holds the file at path, or -1. */
+static int module_slot(const struct printer *p, const char *path)
+{
+	for (size_t i = 0; i < p->nr_syms; i++)
+		if (!strcmp(p->syms[i].path, path))
+			return i;
+	return -1;
+}
+
 /* The symbols of the file at path (or of our own [vdso], every process's), from the cache (NULL
  * with errno set when unreadable). */
 static const struct elf_syms *module_syms(struct printer *p, const char *path)
 {
 	size_t i, n = sizeof(p->syms) / sizeof(p->syms[0]), size;
+	int held = module_slot(p, path);
 	const void *vdso;
 	char *copy;
 
-	for (i = 0; i < p->nr_syms; i++)
-		if (!strcmp(p->syms[i].path, path)) {
-			errno = p->syms[i].err;
-			return p->syms[i].es;
-		}
+	if (held >= 0) {
+		errno = p->syms[held].err;
+		return p->syms[held].es;
+	}
 	copy = strdup(path);
 	if (!copy)
 		return NULL;
@@ -254,14 +263,12 @@ static const struct elf_syms *module_syms(struct printer *p, const char *path)
  * else false, and it is taken as said. */
 static bool module_said(struct printer *p, const char *path)
 {
-	for (size_t i = 0; i < p->nr_syms; i++) {
-		if (strcmp(p->syms[i].path, path))
-			continue;
-		if (p->syms[i].said)
-			return true;
+	int i = module_slot(p, path);
+	bool said = i >= 0 && p->syms[i].said;
+
+	if (i >= 0)
 		p->syms[i].said = true;
-	}
-	return false;
+	return said;
 }
 
 static const char *colour_of(const struct printer *p, double pct, bool hottest)
